@@ -1,0 +1,222 @@
+"""The random-set selective weighted-mean anonymizer (Algorithm 1 of the model-agnostic paper).
+
+Each record ``d`` is replaced by a mean over a random set ``G`` of ``g`` records (itself
+included, ``round(t·g)`` of them sharing its interest value). On the selected features ``I``
+(those most relevant to the interest and additional attributes, minus those most relevant to
+the sensitive attribute) the record's own value keeps a weight ``w``::
+
+    d' = ((w−1)·d + Σ_G g) / (w−1+g) ⊙ 1_I  +  (Σ_G g) / g ⊙ (1 − 1_I)
+
+For all records at once this is one sparse mixing matrix ``M`` (g non-zeros of 1/g per row)::
+
+    X' = M X + λ (X − M X) ⊙ mask,   λ = (w−1)/(w−1+g)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..errors import BioanonError
+from ..relevance import relevance_scores, select_features
+from ..table import FeatureTable
+from .base import AnonymizerMixin, label_values, split_input
+from .random_sets import assemble_sets
+
+
+def secure_seed() -> int:
+    """A fresh 128-bit seed from the operating system's secure entropy source."""
+    return int(np.random.SeedSequence().entropy)
+
+
+def mixing_matrix(sets: np.ndarray) -> sp.csr_matrix:
+    """Sparse n×n matrix with 1/g at (i, j) for every member j of record i's set."""
+    n, g = sets.shape
+    index_dtype = np.int32 if n < 2**31 - 1 else np.int64
+    data = np.full(n * g, 1.0 / g, dtype=np.float32)
+    indptr = np.arange(0, n * g + 1, g, dtype=index_dtype)
+    return sp.csr_matrix((data, sets.ravel().astype(index_dtype), indptr), shape=(n, n))
+
+
+def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float) -> np.ndarray:
+    """Return ``M X + lam (X − M X) ⊙ mask`` without a loop over records."""
+    out = np.asarray(M @ X, dtype=np.float32)
+    if lam and mask.any():
+        cols = np.flatnonzero(mask)
+        out[:, cols] += np.float32(lam) * (X[:, cols] - out[:, cols])
+    return out
+
+
+class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
+    """Random-set selective weighted-mean anonymizer.
+
+    Parameters
+    ----------
+    interest : str
+        Label column of the attribute of interest p (its recognisability must survive).
+    additional : sequence of str or mapping {column: r_q}, optional
+        Additional attributes q_i to keep; a mapping gives each its own retention ratio.
+    sensitive : str, optional
+        Label column of the sensitive attribute; needed only when ``r_s > 0``.
+    g : int, default 32
+        Size of each random set, the record included.
+    t : float, default 0.8
+        Purity: fraction of the set sharing the record's interest value, in [1/g, 1].
+    w : float, default 10
+        Weight of the record's own value on the selected features (``w >= 1``; 1 = plain mean).
+    r_p : float, default 0.01
+        Fraction of features most relevant to the interest attribute to keep weighted.
+    r_q : float or mapping, default 0
+        Same for each additional attribute (overridden by a mapping in ``additional``).
+    r_s : float, default 0
+        Fraction of features most relevant to the sensitive attribute to exclude from the
+        selection (section 5.2.7).
+    relevance : {"forest", "mutual_info"} or estimator, default "forest"
+        How relevance scores are computed.
+    allow_replacement : bool, default False
+        Draw donors with replacement when an interest class is too small for g and t.
+    random_state : int or None, default None
+        ``None`` draws a fresh seed from the operating system for every transform. The seed is
+        a secret key (with it the mixing can be rebuilt): it is never written to any output.
+
+    Attributes
+    ----------
+    mask_ : bool array (d,)
+        Selected features I.
+    relevance_interest_, relevance_additional_, relevance_sensitive_ : arrays
+        Relevance scores R_p, {R_q}, R_s (R_s is None when not needed).
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=20, n_features=32)
+    >>> anon = SelectiveMeanAnonymizer("expression", g=8, t=0.75, r_p=0.1, random_state=0)
+    >>> released = anon.fit_transform(t.X, t.labels)
+    >>> released.shape
+    (120, 32)
+    """
+
+    def __init__(self, interest: str = "interest",
+                 additional: Sequence[str] | Mapping[str, float] | None = None,
+                 sensitive: str | None = None, g: int = 32, t: float = 0.8, w: float = 10.0,
+                 r_p: float = 0.01, r_q: float | Mapping[str, float] = 0.0, r_s: float = 0.0,
+                 relevance: Any = "forest", allow_replacement: bool = False,
+                 random_state: int | None = None) -> None:
+        self.interest = interest
+        self.additional = additional
+        self.sensitive = sensitive
+        self.g = g
+        self.t = t
+        self.w = w
+        self.r_p = r_p
+        self.r_q = r_q
+        self.r_s = r_s
+        self.relevance = relevance
+        self.allow_replacement = allow_replacement
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ helpers
+    def _retention_q(self) -> dict[str, float]:
+        if isinstance(self.additional, Mapping):
+            return {str(k): float(v) for k, v in self.additional.items()}
+        cols = [] if self.additional is None else [str(c) for c in self.additional]
+        if isinstance(self.r_q, Mapping):
+            return {c: float(self.r_q.get(c, 0.0)) for c in cols}
+        return {c: float(self.r_q) for c in cols}
+
+    def _check_params(self) -> None:
+        if int(self.g) != self.g or self.g < 1:
+            raise BioanonError(f"set size g={self.g} must be a positive integer")
+        if not (1.0 / self.g - 1e-9 <= self.t <= 1.0):
+            raise BioanonError(f"purity t={self.t} must lie in [1/g, 1] = [{1 / self.g:.3g}, 1]")
+        if self.w < 1:
+            raise BioanonError(f"weight w={self.w} must be at least 1 (1 = plain mean)")
+        for name, r in [("r_p", self.r_p), ("r_s", self.r_s),
+                        *[(f"r_q[{c}]", v) for c, v in self._retention_q().items()]]:
+            if not 0.0 <= r <= 1.0:
+                raise BioanonError(f"{name}={r} must lie in [0, 1]; e.g. 0.01 keeps 1%")
+        if self.r_s > 0 and not self.sensitive:
+            raise BioanonError("r_s > 0 needs the sensitive column; pass sensitive=...")
+
+    # ------------------------------------------------------------------ estimator API
+    def fit(self, X: Any, labels: Any = None) -> SelectiveMeanAnonymizer:
+        """Learn relevance scores R_p, {R_q}, R_s and the feature selection mask.
+
+        Parameters
+        ----------
+        X : array (n, d) or FeatureTable
+        labels : DataFrame with the interest, additional and (if ``r_s > 0``) sensitive columns
+        """
+        self._check_params()
+        X, labels = split_input(X, labels)
+        n, d = X.shape
+        seed = self.random_state if self.random_state is not None else secure_seed()
+        seeds = np.random.SeedSequence(seed).generate_state(3)
+        r_q = self._retention_q()
+        y_p = label_values(labels, self.interest, n)
+        if np.unique(y_p).size < 2:
+            raise BioanonError(
+                f"interest column '{self.interest}' has a single class; it needs at least two"
+            )
+        self.relevance_interest_ = (relevance_scores(X, y_p, self.relevance, int(seeds[0]))
+                                    if self.r_p > 0 else np.zeros(d))
+        self.relevance_additional_ = {
+            c: relevance_scores(X, label_values(labels, c, n), self.relevance, int(seeds[1]))
+            for c, r in r_q.items() if r > 0
+        }
+        for c in r_q:  # validate every named column, even those with r_q = 0
+            label_values(labels, c, n)
+        self.relevance_sensitive_ = (
+            relevance_scores(X, label_values(labels, self.sensitive, n), self.relevance,
+                             int(seeds[2])) if self.r_s > 0 else None)
+        self.mask_ = select_features(self.relevance_interest_, self.r_p,
+                                     self.relevance_additional_, r_q,
+                                     self.relevance_sensitive_, self.r_s)
+        self.n_features_in_ = d
+        return self
+
+    def transform(self, X: Any, labels: Any = None) -> Any:
+        """Anonymize ``X``; donors come from the records being transformed.
+
+        Parameters
+        ----------
+        X : array (n, d) or FeatureTable
+        labels : DataFrame with the interest column, or an array of interest values
+
+        Returns
+        -------
+        Array (n, d) float32, or a FeatureTable when a FeatureTable was given.
+        """
+        check_is_fitted(self, "mask_")
+        table = X if isinstance(X, FeatureTable) else None
+        X, labels = split_input(X, labels)
+        if X.shape[1] != self.n_features_in_:
+            raise BioanonError(
+                f"X has {X.shape[1]} features but the anonymizer was fitted on "
+                f"{self.n_features_in_}; transform data with the same features"
+            )
+        M = self.mixing_matrix(labels, X.shape[0])
+        lam = (self.w - 1.0) / (self.w - 1.0 + self.g)
+        out = apply_mixing(X, M, self.mask_, lam)
+        if table is not None:
+            return table.with_features(out)
+        return out
+
+    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
+        """Fit on ``X`` and anonymize it."""
+        return self.fit(X, labels).transform(X, labels)
+
+    def mixing_matrix(self, labels: Any, n: int) -> sp.csr_matrix:
+        """Build the secret mixing matrix M for ``n`` records with these interest labels."""
+        y = label_values(labels, self.interest, n)
+        classes, codes = np.unique(y, return_inverse=True)
+        seed = self.random_state if self.random_state is not None else secure_seed()
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        sets = assemble_sets(codes, int(self.g), float(self.t), rng, classes,
+                             self.allow_replacement)
+        return mixing_matrix(sets)

@@ -1,0 +1,30 @@
+"""The ``bioanon`` command line: parse, load, call the library, write files.
+
+User errors print one line (``error: ...``) naming the problem and the fix and exit with
+status 2, without a traceback. Outputs are written to a temporary file and renamed, so a failed
+run never leaves a partial or overwritten file, and an input is never overwritten.
+
+Each group of commands lives in its own module and registers itself on :data:`app`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import __version__
+from . import release  # noqa: E402,F401  (registers anonymize, evaluate, demo)
+from .common import app, console
+
+
+@app.callback(invoke_without_command=True)
+def main(version: Annotated[bool, typer.Option("--version", help="Show the version.")] = False
+         ) -> None:
+    """bioanon: utility-preserving biometric anonymization with honest evaluation."""
+    if version:
+        console.print(f"bioanon {__version__}")
+        raise typer.Exit(0)
+
+
+__all__ = ["app"]

@@ -1,0 +1,118 @@
+"""Feature relevance scores and the feature selection F(R_p, {R_q}, R_s).
+
+Relevance of each feature to an attribute comes from a random forest's Gini importances
+(``"forest"``), from mutual information (``"mutual_info"``, model-agnostic), or from any
+scikit-learn estimator exposing ``feature_importances_`` or ``coef_`` after fitting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.feature_selection import mutual_info_classif
+
+from .errors import BioanonError
+
+SCORERS = ("forest", "mutual_info")
+
+
+def relevance_scores(X: np.ndarray, y: np.ndarray, scorer: Any = "forest",
+                     random_state: int | np.random.Generator | None = None) -> np.ndarray:
+    """Return one non-negative relevance score per feature for predicting ``y``.
+
+    Parameters
+    ----------
+    X : array (n, d)
+    y : array (n,)
+        Class labels.
+    scorer : {"forest", "mutual_info"} or estimator
+        Estimators are cloned and fitted; their ``feature_importances_`` or ``|coef_|``
+        (averaged over classes) are used.
+    random_state : int, Generator or None
+
+    Returns
+    -------
+    array (d,) of float64, summing to 1 (or all zeros if nothing is relevant).
+    """
+    seed = _seed_int(random_state)
+    if isinstance(scorer, str):
+        if scorer == "forest":
+            est = RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=-1,
+                                         random_state=seed)
+            scores = est.fit(X, y).feature_importances_
+        elif scorer == "mutual_info":
+            scores = mutual_info_classif(X, y, random_state=seed)
+        else:
+            raise BioanonError(
+                f"unknown relevance scorer '{scorer}'; use one of {', '.join(SCORERS)} or a "
+                "fitted-estimator object with feature_importances_ or coef_"
+            )
+    else:
+        est = clone(scorer).fit(X, y)
+        if hasattr(est, "feature_importances_"):
+            scores = est.feature_importances_
+        elif hasattr(est, "coef_"):
+            coef = np.atleast_2d(np.asarray(est.coef_))
+            scores = np.abs(coef).mean(axis=0)
+        else:
+            raise BioanonError(
+                f"relevance estimator {type(est).__name__} has neither feature_importances_ nor "
+                "coef_; use 'forest', 'mutual_info' or an estimator that has one"
+            )
+    scores = np.clip(np.asarray(scores, dtype=np.float64).ravel(), 0.0, None)
+    if scores.shape[0] != X.shape[1]:
+        raise BioanonError(
+            f"relevance scorer returned {scores.shape[0]} scores for {X.shape[1]} features"
+        )
+    total = scores.sum()
+    return scores / total if total > 0 else scores
+
+
+def top_fraction(scores: np.ndarray, ratio: float) -> np.ndarray:
+    """Indices of the ``ratio`` most relevant features (at least one when ``ratio > 0``)."""
+    if not 0.0 <= ratio <= 1.0:
+        raise BioanonError(f"retention ratio {ratio} is outside [0, 1]; use e.g. 0.01 for 1%")
+    d = scores.shape[0]
+    count = 0 if ratio == 0 else min(d, max(1, int(round(ratio * d))))
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
+    # stable ordering: highest score first, ties broken by feature index
+    order = np.lexsort((np.arange(d), -scores))
+    return np.sort(order[:count])
+
+
+def select_features(relevance_interest: np.ndarray, r_p: float,
+                    relevance_additional: Mapping[str, np.ndarray] | None = None,
+                    r_q: Mapping[str, float] | None = None,
+                    relevance_sensitive: np.ndarray | None = None,
+                    r_s: float = 0.0) -> np.ndarray:
+    """The selection F: top r_p of R_p ∪ top r_q of each R_q, minus top r_s of R_s.
+
+    Returns
+    -------
+    Boolean mask of shape (d,): True for the features the record's own value is kept on.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> select_features(np.array([.5, .3, .1, .1]), 0.5,
+    ...                 relevance_sensitive=np.array([0., 1., 0., 0.]), r_s=0.25)
+    array([ True, False, False, False])
+    """
+    mask = np.zeros(relevance_interest.shape[0], dtype=bool)
+    mask[top_fraction(relevance_interest, r_p)] = True
+    for col, scores in (relevance_additional or {}).items():
+        mask[top_fraction(scores, (r_q or {}).get(col, 0.0))] = True
+    if relevance_sensitive is not None and r_s > 0:
+        mask[top_fraction(relevance_sensitive, r_s)] = False
+    return mask
+
+
+def _seed_int(random_state: int | np.random.Generator | None) -> int | None:
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**31 - 1))
+    return random_state

@@ -1,0 +1,80 @@
+"""The Report: a plain nested dict with stable keys, written as JSON and HTML.
+
+Keys later versions may extend but never rename: ``utility.interest.clear``,
+``utility.interest.anonymized``, ``utility.U``, ``privacy.chance``, ``privacy.attacks`` (objects
+with ``mode``, ``model``, ``accuracy``), ``privacy.worst_case.accuracy``, ``params``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..io import write_text_atomic
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf become null."""
+    if isinstance(obj, Mapping):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+class Report(Mapping[str, Any]):
+    """Evaluation results; read it like a dict (``report["utility"]["U"]``)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe deep copy."""
+        return _clean(self._data)
+
+    def to_json(self) -> str:
+        """The report as indented JSON text."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+    def write(self, out_dir: str | os.PathLike) -> dict[str, Path]:
+        """Write ``report.json`` and ``report.html`` into ``out_dir`` (created if missing)."""
+        from .html import render_html
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "report.json", "html": out / "report.html"}
+        html = render_html(self)
+        write_text_atomic(paths["json"], self.to_json())
+        write_text_atomic(paths["html"], html)
+        return paths
+
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """Short (label, value) rows for a terminal summary."""
+        u, p = self["utility"], self["privacy"]
+        rows = [(f"utility: {u['interest']['column']} (clear → anonymized)",
+                 f"{u['interest']['clear']:.3f} → {u['interest']['anonymized']:.3f}")]
+        for col, a in u.get("additional", {}).items():
+            rows.append((f"utility: {col} (alpha {a['alpha']:g})",
+                         f"{a['clear']:.3f} → {a['anonymized']:.3f}"))
+        rows.append(("utility U", f"{u['U']:.3f} (clear {u['U_clear']:.3f})"))
+        rows.append((f"chance for '{p['sensitive']}'", f"{p['chance']:.3f}"))
+        for att in p["attacks"]:
+            rows.append((f"attack {att['mode']} / {att['model']}", f"{att['accuracy']:.3f}"))
+        w = p["worst_case"]
+        rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
+        return rows

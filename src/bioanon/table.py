@@ -1,0 +1,295 @@
+"""FeatureTable: the one data structure every part of bioanon reads and writes.
+
+A table holds ``X`` (n records × d features, float32), ``labels`` (a pandas DataFrame with one
+row per record: identity, attributes), ``feature_names`` and ``meta`` (provenance). It reads and
+writes Parquet, CSV (label columns plus one column per feature) and NPZ (``X`` plus one array per
+label).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import BioanonError, missing_column
+from .io import atomic_path
+
+FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".npz": "npz"}
+_NPZ_RESERVED = ("X", "feature_names")
+
+
+def check_finite(X: np.ndarray, what: str = "features") -> None:
+    """Raise a :class:`BioanonError` naming the first non-finite cell of ``X``."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise BioanonError(
+            f"{what} contain {int(bad.sum())} NaN/inf value(s), first at record {row}, "
+            f"feature {col}; impute or drop those records first"
+        )
+
+
+def as_feature_matrix(X: Any, what: str = "X") -> np.ndarray:
+    """Validate and convert ``X`` to a 2-D float32 array without NaN or inf."""
+    try:
+        arr = np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise BioanonError(f"{what} is not numeric ({exc}); pass numbers only") from None
+    if arr.ndim != 2:
+        raise BioanonError(
+            f"{what} must be 2-D (records × features), got shape {arr.shape}; reshape it"
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
+    check_finite(arr, what)
+    return arr
+
+
+def format_of(path: str | os.PathLike) -> str:
+    """Return the table format ('parquet', 'csv' or 'npz') from a file name's extension."""
+    ext = Path(path).suffix.lower()
+    if ext not in FORMATS:
+        raise BioanonError(
+            f"unknown table format '{ext or path}'; use a .parquet, .csv or .npz file"
+        )
+    return FORMATS[ext]
+
+
+@dataclass
+class FeatureTable:
+    """Feature vectors with their labels and provenance.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        Feature matrix; stored as float32. NaN and inf are refused.
+    labels : DataFrame
+        One row per record (identity, attributes). May have zero columns.
+    feature_names : sequence of str, optional
+        Defaults to ``f0, f1, ...``.
+    meta : dict, optional
+        Provenance (source, extractor, ...). Never put secrets here.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> t = FeatureTable(np.zeros((2, 3)), pd.DataFrame({"speaker": ["a", "b"]}))
+    >>> t.n_records, t.n_features, t.feature_names
+    (2, 3, ['f0', 'f1', 'f2'])
+    """
+
+    X: np.ndarray
+    labels: pd.DataFrame
+    feature_names: list[str] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.X = as_feature_matrix(self.X)
+        if not isinstance(self.labels, pd.DataFrame):
+            self.labels = pd.DataFrame(self.labels)
+        self.labels = self.labels.reset_index(drop=True)
+        if len(self.labels) != self.X.shape[0]:
+            raise BioanonError(
+                f"labels have {len(self.labels)} rows but X has {self.X.shape[0]} records; "
+                "pass one label row per record"
+            )
+        if self.feature_names is None:
+            self.feature_names = [f"f{j}" for j in range(self.X.shape[1])]
+        self.feature_names = [str(f) for f in self.feature_names]
+        if len(self.feature_names) != self.X.shape[1]:
+            raise BioanonError(
+                f"{len(self.feature_names)} feature names for {self.X.shape[1]} features; "
+                "pass one name per column of X"
+            )
+        names = list(map(str, self.labels.columns)) + self.feature_names
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise BioanonError(
+                f"duplicate column name(s) {dup}; rename them so every label and feature "
+                "column is unique"
+            )
+
+    @property
+    def n_records(self) -> int:
+        """Number of records (rows)."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Number of features (columns of X)."""
+        return int(self.X.shape[1])
+
+    def label(self, column: str, min_classes: int = 2) -> pd.Series:
+        """Return one label column, checked to exist and to have at least ``min_classes``."""
+        if column not in self.labels.columns:
+            raise missing_column(column, self.labels.columns)
+        values = self.labels[column]
+        if values.isna().any():
+            raise BioanonError(
+                f"label column '{column}' has {int(values.isna().sum())} empty value(s); "
+                "fill or drop those records"
+            )
+        n_classes = values.nunique()
+        if n_classes < min_classes:
+            raise BioanonError(
+                f"label column '{column}' has a single class ({values.iloc[0]!r}); "
+                "choose a column with at least two values"
+            )
+        return values
+
+    def subset(self, index: Sequence[int] | np.ndarray) -> FeatureTable:
+        """Return the records at ``index`` (positions) as a new table."""
+        idx = np.asarray(index)
+        return FeatureTable(self.X[idx], self.labels.iloc[idx].reset_index(drop=True),
+                            list(self.feature_names), dict(self.meta))
+
+    def with_features(self, X: np.ndarray, **meta: Any) -> FeatureTable:
+        """Return a copy with new feature values (same labels and names) and extra meta."""
+        return FeatureTable(X, self.labels.copy(), list(self.feature_names),
+                            {**self.meta, **meta})
+
+    def drop_labels(self, columns: Sequence[str]) -> FeatureTable:
+        """Return a copy without the given label columns."""
+        return FeatureTable(self.X, self.labels.drop(columns=list(columns)),
+                            list(self.feature_names), dict(self.meta))
+
+    # ------------------------------------------------------------------ I/O
+    def to_frame(self) -> pd.DataFrame:
+        """Label columns followed by one column per feature."""
+        feats = pd.DataFrame(self.X, columns=self.feature_names)
+        return pd.concat([self.labels.reset_index(drop=True), feats], axis=1)
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Write the table atomically; the format follows the extension.
+
+        The output appears only once complete (temporary file, then rename).
+        """
+        fmt = format_of(path)
+        with atomic_path(path) as tmp:
+            if fmt == "parquet":
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                tab = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
+                md = dict(tab.schema.metadata or {})
+                md[b"bioanon"] = json.dumps(
+                    {"label_columns": list(map(str, self.labels.columns)),
+                     "meta": self.meta}, default=str).encode()
+                pq.write_table(tab.replace_schema_metadata(md), tmp)
+            elif fmt == "csv":
+                self.to_frame().to_csv(tmp, index=False)
+            else:
+                arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
+                for col in self.labels.columns:
+                    values = self.labels[col].to_numpy()
+                    if values.dtype == object:  # strings: store as unicode, never pickles
+                        values = values.astype(str)
+                    arrays[str(col)] = values
+                with open(tmp, "wb") as fh:
+                    np.savez_compressed(fh, **arrays)
+        return Path(path)
+
+    @classmethod
+    def read(cls, path: str | os.PathLike,
+             label_columns: Sequence[str] | None = None) -> FeatureTable:
+        """Read a table; ``label_columns`` names the labels, every other column is a feature.
+
+        When ``label_columns`` is None, Parquet files written by bioanon remember their label
+        columns, NPZ files treat every array but ``X`` as a label, and CSV files treat the
+        non-numeric columns as labels.
+        """
+        p = Path(path)
+        fmt = format_of(p)
+        if not p.exists():
+            raise BioanonError(f"input file '{p}' does not exist; check the path")
+        if p.stat().st_size == 0:
+            raise BioanonError(f"input file '{p}' is empty; pass a table with records")
+        if fmt == "npz":
+            return cls._read_npz(p, label_columns)
+        try:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                tab = pq.read_table(p)
+                md = json.loads((tab.schema.metadata or {}).get(b"bioanon", b"{}"))
+                df = tab.to_pandas()
+                known = [c for c in md.get("label_columns") or [] if c in df.columns]
+                if label_columns is None:
+                    label_columns = known or None
+                else:  # columns bioanon wrote as labels are never features
+                    label_columns = list(dict.fromkeys([*label_columns, *known]))
+                meta = md.get("meta", {})
+            else:
+                import csv
+
+                with open(p, newline="", encoding="utf-8") as fh:
+                    header = next(csv.reader(fh), [])
+                dup = sorted({c for c in header if header.count(c) > 1})
+                if dup:
+                    raise BioanonError(
+                        f"duplicate column name(s) {dup} in '{p}'; make every column unique")
+                df = pd.read_csv(p)
+                meta = {}
+        except BioanonError:
+            raise
+        except Exception as exc:  # a broken file is the user's problem: say so in one line
+            raise BioanonError(f"cannot read '{p}' as {fmt}: {exc}".splitlines()[0]) from None
+        return cls.from_frame(df, label_columns, meta={**meta, "source": str(p)})
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,
+                   meta: dict[str, Any] | None = None) -> FeatureTable:
+        """Build a table from a DataFrame of label columns and numeric feature columns."""
+        cols = list(map(str, df.columns))
+        dup = sorted({c for c in cols if cols.count(c) > 1})
+        if dup:
+            raise BioanonError(f"duplicate column name(s) {dup}; make every column unique")
+        if len(df) == 0:
+            raise BioanonError("the table has no records; pass a non-empty table")
+        if label_columns is None:
+            label_columns = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+        label_columns = list(label_columns)
+        for c in label_columns:
+            if c not in df.columns:
+                raise missing_column(c, df.columns)
+        feat_cols = [c for c in df.columns if c not in label_columns]
+        if not feat_cols:
+            raise BioanonError("the table has no feature columns; every column is a label")
+        non_numeric = [c for c in feat_cols if not pd.api.types.is_numeric_dtype(df[c])]
+        if non_numeric:
+            raise BioanonError(
+                f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
+                "columns (--label COL on the command line) or convert them to numbers"
+            )
+        X = df[feat_cols].to_numpy(dtype=np.float32)
+        check_finite(X, "features")
+        return cls(X, df[label_columns].reset_index(drop=True), [str(c) for c in feat_cols],
+                   dict(meta or {}))
+
+    @classmethod
+    def _read_npz(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+        except Exception as exc:
+            raise BioanonError(f"cannot read '{p}' as npz: {exc}".splitlines()[0]) from None
+        if "X" not in arrays:
+            raise BioanonError(f"'{p}' has no array named 'X'; save features as X=...")
+        available = [k for k in arrays if k not in _NPZ_RESERVED]
+        if label_columns is None:
+            label_columns = available
+        for c in label_columns:
+            if c not in arrays:
+                raise missing_column(c, available)
+        X = as_feature_matrix(arrays["X"], f"'{p}' X")
+        labels = pd.DataFrame({c: arrays[c] for c in label_columns})
+        names = arrays.get("feature_names")
+        return cls(X, labels, None if names is None else [str(n) for n in names],
+                   {"source": str(p)})
