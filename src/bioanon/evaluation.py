@@ -64,6 +64,27 @@ def split_table(table: FeatureTable, interest: str, sensitive: str, test_size: f
     )
 
 
+def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
+                     tick: Callable[[str], None] = lambda _: None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Anonymize both splits with the same parameters.
+
+    By default each split is anonymized on its own (``fit_transform``), as the owner would
+    anonymize the data to release. Methods that learn a model on auxiliary data
+    (``fit_on_auxiliary = True``) are fitted once on the training split and transform both.
+    """
+    if getattr(anonymizer, "fit_on_auxiliary", False):
+        tick("fitting the anonymizer on the train split (auxiliary data)")
+        fitted = clone(anonymizer).fit(train.X, train.labels)
+        tick("anonymizing both splits")
+        return (np.asarray(fitted.transform(train.X, train.labels)),
+                np.asarray(fitted.transform(test.X, test.labels)))
+    tick("anonymizing the train split")
+    anon_train = clone(anonymizer).fit_transform(train.X, train.labels)
+    tick("anonymizing the test split (the release)")
+    return anon_train, clone(anonymizer).fit_transform(test.X, test.labels)
+
+
 def _attack_record(mode: str, model: str, train_data: str, y_true: np.ndarray,
                    y_pred: np.ndarray, chance: float, proba: np.ndarray | None,
                    classes: np.ndarray | None, top_k: int) -> dict[str, Any]:
@@ -148,10 +169,7 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     tr, te = split_table(table, interest, sensitive, test_size, random_state)
     train, test = table.subset(tr), table.subset(te)
 
-    tick("anonymizing the train split")
-    anon_train = clone(anonymizer).fit_transform(train.X, train.labels)
-    tick("anonymizing the test split (the release)")
-    anon_test = clone(anonymizer).fit_transform(test.X, test.labels)
+    anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick)
 
     # ---------------------------------------------------------------- utility
     util: dict[str, Any] = {}

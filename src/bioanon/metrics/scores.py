@@ -1,4 +1,4 @@
-"""Metrics: utility, mixture, chance, KL from chance, top-k, confidence intervals."""
+"""Classification scores: accuracy, chance, mixture, utility U, KL from chance, top-k, Wilson."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""Feature extractors: raw biometric records in, FeatureTable out."""
