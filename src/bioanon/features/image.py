@@ -117,6 +117,16 @@ def _centre_crop(img: np.ndarray, size: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- one photo
+def face_landmarks(img: np.ndarray, upsample: int = 1) -> np.ndarray | None:
+    """The 68 (x, y) landmarks of the largest face in a grayscale photo, or None."""
+    detector, predictor = _detector_and_predictor()
+    dets = detector(img, upsample)
+    if len(dets) == 0:
+        return None
+    shape = predictor(img, max(dets, key=lambda r: r.area()))
+    return np.array([(p.x, p.y) for p in shape.parts()], dtype=np.float64)
+
+
 def analyse_face(img: np.ndarray, features: str, size: int = 64, upsample: int = 1,
                  fallback: bool = True) -> tuple[np.ndarray | None, bool]:
     """Detect, align and describe the largest face of one grayscale photo.
