@@ -17,6 +17,7 @@ from bioanon.report.preview import (
     contact_sheet_html,
     image_shape,
     pick_columns,
+    preview_html,
     to_images,
     write_images,
 )
@@ -88,3 +89,11 @@ def test_preview_cli(tmp_path):
                               str(tmp_path / "shuf.parquet"), "-o", str(tmp_path / "x.png")])
     assert res.exit_code == 2 and "--keep-order" in res.output
     assert not (tmp_path / "x.png").exists()
+
+
+def test_preview_html_only_for_pixels():
+    t = pixel_table(n=4)
+    snippet = preview_html(t, t.X[::-1], n=3, by="person")
+    assert snippet is not None and snippet.count("<img") == 1
+    plain = FeatureTable(t.X, t.labels)
+    assert preview_html(plain, plain.X) is None

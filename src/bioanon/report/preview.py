@@ -5,7 +5,8 @@ Pixel tables (``bioanon extract face --features pixels``) carry
 8-bit grayscale images, :func:`write_images` saves them as PNG files, and
 :func:`contact_sheet` renders originals above and released records below, one column per
 record, as PNG bytes; :func:`contact_sheet_html` wraps those bytes in a self-contained
-``<figure>`` for an HTML report.
+``<figure>`` for an HTML report, and :func:`preview_html` does all of it for a pixel table
+and its anonymized rows (None for tables that are not pixels).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pandas as pd
 
 from ..errors import BioanonError, missing_column
 from ..io import atomic_path
+from ..table import FeatureTable
 
 MAX_COLUMNS = 24
 
@@ -149,3 +151,21 @@ def pick_columns(labels: pd.DataFrame, n: int, by: str | None = None,
     taken = set(chosen)
     rest = [i for i in order if i not in taken]
     return np.asarray(chosen + rest[: n - len(chosen)])
+
+
+def preview_html(original: FeatureTable, released: np.ndarray, n: int = 8,
+                 by: str | None = None, random_state: int | None = 0) -> str | None:
+    """The contact-sheet ``<figure>`` for a report, or None when the features are not pixels.
+
+    ``released`` holds the anonymized rows of ``original``, same order. A report renderer can
+    call this with the evaluation's held-out split and its anonymized version and insert the
+    returned snippet as it is.
+    """
+    if "image_shape" not in original.meta:
+        return None
+    hw = image_shape(original.meta, original.n_features)
+    cols = pick_columns(original.labels, min(n, original.n_records, MAX_COLUMNS), by,
+                        random_state)
+    captions = original.labels[by].astype(str).to_numpy()[cols] if by else None
+    png = contact_sheet(original.X[cols], np.asarray(released)[cols], hw, captions)
+    return contact_sheet_html(png)
