@@ -4,7 +4,10 @@
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := test
+EXTRAS := test,face,voice
+# voice: the CPU build of torch cached on these machines first (a bare 'torch' pulls a CUDA
+# build of several GB), and resemblyzer without its stale dependency pins
+TORCH  := torch==2.13.0
 
 .PHONY: demo test lint bench clean
 
@@ -17,7 +20,9 @@ $(VENV)/.installed-core: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	-$(BIN)/python -m pip install -q "$(TORCH)"
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install -q --no-deps "resemblyzer>=0.1.3"
 	touch $@ $(VENV)/.installed-core
 
 demo: $(VENV)/.installed-core

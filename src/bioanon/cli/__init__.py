@@ -14,6 +14,8 @@ from typing import Annotated
 import typer
 
 from .. import __version__
+from . import extract as _extract  # noqa: F401  (registers extract)
+from . import preview as _preview  # noqa: F401  (registers preview)
 from . import release  # noqa: E402,F401  (registers anonymize, evaluate, demo)
 from .common import app, console
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.fft import dct, rfft
 from scipy.io import wavfile
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import BioanonError
+from ..table import FeatureTable
 
 
 def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
@@ -98,3 +102,84 @@ def mfcc_matrix(paths: Sequence[str | os.PathLike], n_mfcc: int = 20, n_steps: i
         if progress is not None and i % 100 == 0:
             progress(i, len(paths), os.path.basename(str(p)))
     return out
+
+
+# ---------------------------------------------------------------------- the transformer
+VOICE_FEATURES = ("mfcc", "speaker")
+
+
+def mfcc_rows(paths: Sequence[str | os.PathLike], n_mfcc: int = 20, n_steps: int = 10,
+              progress: Callable[[int, int, str], None] | None = None
+              ) -> tuple[np.ndarray, np.ndarray, list[dict[str, str]]]:
+    """Like :func:`mfcc_matrix`, but unreadable files are left out and reported.
+
+    Returns the vectors of the readable files, their positions and ``[{"file", "reason"}]``.
+    """
+    rows, kept, skipped = [], [], []
+    for i, p in enumerate(paths):  # file reading is per file; the maths inside is vectorised
+        try:
+            data, sr = read_wav(p)
+            rows.append(mfcc_vector(data, sr, n_mfcc, n_steps))
+            kept.append(i)
+        except BioanonError as exc:
+            skipped.append({"file": str(p), "reason": str(exc)})
+        if progress is not None and i % 50 == 0:
+            progress(i, len(paths), os.path.basename(str(p)))
+    X = np.vstack(rows) if rows else np.empty((0, 2 * n_mfcc * n_steps), np.float32)
+    return X.astype(np.float32), np.asarray(kept, np.int64), skipped
+
+
+class VoiceFeatures(TransformerMixin, BaseEstimator):
+    """WAV files in, FeatureTable out: ``mfcc`` (NumPy/SciPy) or ``speaker`` (Resemblyzer).
+
+    Parameters
+    ----------
+    features : {"mfcc", "speaker"}
+        ``mfcc``: MFCC and delta tracks on an ``n_steps`` time grid (2·n_mfcc·n_steps values);
+        ``speaker``: the 256-d Resemblyzer embedding (needs the ``voice`` extra).
+    n_mfcc, n_steps : int
+        MFCC layout (``mfcc`` only).
+
+    Examples
+    --------
+    >>> table = VoiceFeatures("mfcc").transform(paths, labels)   # doctest: +SKIP
+    """
+
+    def __init__(self, features: str = "mfcc", n_mfcc: int = 20, n_steps: int = 10):
+        self.features = features
+        self.n_mfcc = n_mfcc
+        self.n_steps = n_steps
+
+    def fit(self, X: Any = None, y: Any = None) -> VoiceFeatures:
+        """Nothing to learn; checks the parameters."""
+        if self.features not in VOICE_FEATURES:
+            raise BioanonError(f"unknown voice features '{self.features}'; use one of "
+                               f"{', '.join(VOICE_FEATURES)}")
+        if self.n_mfcc < 1 or self.n_steps < 1:
+            raise BioanonError("n_mfcc and n_steps must be at least 1")
+        return self
+
+    def transform(self, X: Sequence[str | os.PathLike], labels: pd.DataFrame | None = None,
+                  progress: Callable[[int, int, str], None] | None = None) -> FeatureTable:
+        """Describe the recordings ``X``; ``labels`` has one row per file (kept rows out)."""
+        self.fit()
+        paths = list(X)
+        if self.features == "mfcc":
+            F, kept, skipped = mfcc_rows(paths, self.n_mfcc, self.n_steps, progress)
+            names = mfcc_feature_names(self.n_mfcc, self.n_steps)
+            desc = f"mfcc{self.n_mfcc}x{self.n_steps}+delta"
+        else:
+            from .speaker import speaker_embeddings, speaker_feature_names
+
+            F, kept, skipped = speaker_embeddings(paths, progress=progress)
+            names, desc = speaker_feature_names(), "resemblyzer speaker embedding (256-d)"
+        if kept.size == 0:
+            raise BioanonError(f"no recording could be read ({len(skipped)} skipped, first: "
+                               f"{skipped[0]['reason'] if skipped else 'no input'})")
+        lab = (pd.DataFrame(index=range(len(paths))) if labels is None
+               else pd.DataFrame(labels).reset_index(drop=True))
+        if len(lab) != len(paths):
+            raise BioanonError(f"{len(lab)} label rows for {len(paths)} recordings; pass one "
+                               "label row per recording")
+        return FeatureTable(F, lab.iloc[kept].reset_index(drop=True), names,
+                            {"features": desc, "skipped": skipped})

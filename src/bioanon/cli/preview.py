@@ -1,0 +1,91 @@
+"""``bioanon preview``: look at pixel-space anonymization (contact sheet, images back)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from ..errors import BioanonError
+from ..io import atomic_path, check_not_input, write_text_atomic
+from ..report.preview import (
+    contact_sheet,
+    contact_sheet_html,
+    image_shape,
+    pick_columns,
+    write_images,
+)
+from ..table import FeatureTable
+from .common import app, console, user_errors
+
+
+def _shape(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    h, sep, w = text.lower().partition("x")
+    try:
+        return int(h), int(w)
+    except ValueError:
+        raise BioanonError(f"--shape '{text}' must look like HxW, e.g. 64x64") from None
+
+
+def aligned(original: FeatureTable, released: FeatureTable) -> None:
+    """Refuse tables whose rows are not the same records in the same order."""
+    if original.n_records != released.n_records:
+        raise BioanonError(f"the original has {original.n_records} records and the release "
+                           f"{released.n_records}; pass the release of this very table")
+    if original.n_features != released.n_features:
+        raise BioanonError(f"the original has {original.n_features} features and the release "
+                           f"{released.n_features}; pass the release of this very table")
+    for col in set(original.labels.columns) & set(released.labels.columns):
+        a = original.labels[col].fillna("").astype(str).to_numpy()
+        b = released.labels[col].fillna("").astype(str).to_numpy()
+        if not np.array_equal(a, b):
+            raise BioanonError(f"label '{col}' differs row by row: the release is shuffled; "
+                               "anonymize with --keep-order to preview it")
+
+
+@app.command()
+@user_errors
+def preview(
+    original: Annotated[Path, typer.Argument(help="Pixel table (extract face --features "
+                                                  "pixels).")],
+    released: Annotated[Path, typer.Argument(help="Its release, same order (anonymize "
+                                                  "--keep-order).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Contact sheet PNG.")],
+    n: Annotated[int, typer.Option("--n", help="Records (columns) shown.")] = 8,
+    by: Annotated[str | None, typer.Option(
+        help="Show one record per class of this label first; it captions the columns.")] =
+    None,
+    shape: Annotated[str | None, typer.Option(
+        help="Image shape HxW when the table does not record it.")] = None,
+    images: Annotated[Path | None, typer.Option(
+        help="Also write every released record as a PNG into this folder.")] = None,
+    html: Annotated[Path | None, typer.Option(
+        help="Also write an HTML snippet embedding the sheet (for a report).")] = None,
+) -> None:
+    """Render originals above and released records below, one column per record."""
+    if output.suffix.lower() != ".png":
+        raise BioanonError(f"output '{output}' must end in .png")
+    for out in (output, html):
+        if out is not None:
+            check_not_input(out, [original, released])
+    orig = FeatureTable.read(original)
+    rel = FeatureTable.read(released)
+    aligned(orig, rel)
+    hw = image_shape(orig.meta, orig.n_features, _shape(shape))
+    cols = pick_columns(orig.labels, min(n, orig.n_records), by)
+    captions = orig.labels[by].astype(str).to_numpy()[cols] if by else None
+    png = contact_sheet(orig.X[cols], rel.X[cols], hw, captions,
+                        title=f"{original.name} → {released.name}")
+    with atomic_path(output) as tmp:
+        tmp.write_bytes(png)
+    console.print(f"wrote {output} ({len(cols)} records)")
+    if html is not None:
+        write_text_atomic(html, contact_sheet_html(png))
+        console.print(f"wrote {html}")
+    if images is not None:
+        paths = write_images(rel.X, hw, images)
+        console.print(f"wrote {len(paths)} released images to {images}/")

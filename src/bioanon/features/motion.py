@@ -1,0 +1,301 @@
+"""Motion features: fixed-length windows over inertial sensor streams.
+
+A stream is one sensor recording (a CSV of channels such as ``x_acc, ..., z_gyro`` plus a
+timestamp). Its rows are labelled by a *segment table* (``file, start_row, end_row`` and label
+columns, end exclusive). Each stream is cut on its own into windows of ``window`` samples with
+``hop`` samples between starts, so **a window never straddles two streams**; a window takes the
+majority segment label of its samples, and windows whose majority is unlabelled are dropped.
+
+Options: channel selection; resampling onto a uniform time grid (``rate_hz``, from the
+timestamps); removing gravity from the acceleration channels (a 0.3 Hz low-pass estimate is
+subtracted, giving user acceleration as MotionSense records it). Features: ``raw`` (every
+``step``-th sample of each channel, flattened, as the paper used for MotionSense) or ``stats``
+(mean, std, min, max, 10/50/90th percentiles per channel, plus the magnitude of each x/y/z
+acceleration triple).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from ..errors import BioanonError, missing_column
+from ..table import FeatureTable
+
+MOTION_FEATURES = ("raw", "stats")
+STATS = ("mean", "std", "min", "max", "p10", "p50", "p90")
+SEGMENT_COLUMNS = ("file", "start_row", "end_row")
+Progress = Callable[[int, int, str], None]
+UNLABELLED = ""
+
+
+def window_stream(values: np.ndarray, labels: np.ndarray, window: int,
+                  hop: int) -> tuple[np.ndarray, np.ndarray]:
+    """Windows of one stream: (n_windows, window, channels) and their majority labels."""
+    labels = np.asarray(labels)
+    if values.shape[0] < window:
+        return np.empty((0, window, values.shape[1]), values.dtype), np.empty(0, labels.dtype)
+    wins = np.lib.stride_tricks.sliding_window_view(values, window, axis=0)[::hop]
+    wins = np.moveaxis(wins, -1, 1)  # (n_windows, window, channels)
+    classes, codes = np.unique(labels, return_inverse=True)
+    onehot = np.eye(classes.size, dtype=np.int32)[codes.ravel()]
+    counts = np.lib.stride_tricks.sliding_window_view(onehot, window, axis=0)[::hop].sum(-1)
+    return wins, classes[counts.argmax(axis=1)]
+
+
+def acc_triples(channels: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """``(name, [ix, iy, iz])`` for each ``x_S, y_S, z_S`` channel triple whose S names acc."""
+    pos = {c: i for i, c in enumerate(channels)}
+    out = []
+    for c in channels:
+        if c.startswith("x_") and "acc" in c[2:]:
+            s = c[2:]
+            if f"y_{s}" in pos and f"z_{s}" in pos:
+                out.append((f"{s}_mag", [pos[c], pos[f"y_{s}"], pos[f"z_{s}"]]))
+    return out
+
+
+def window_features(wins: np.ndarray, features: str, step: int,
+                    channels: Sequence[str] | None = None) -> np.ndarray:
+    """``raw``: every ``step``-th row of each channel, flattened; ``stats``: per-channel stats.
+
+    ``channels`` names the last axis (default: the six SP-SW-HAR channels when there are six);
+    ``stats`` adds the magnitude of each x/y/z acceleration triple.
+    """
+    if features == "raw":
+        return wins[:, ::step, :].reshape(wins.shape[0], -1)
+    if features == "stats":
+        chans = list(channels) if channels is not None else _default_names(wins.shape[2])
+        mags = [np.linalg.norm(wins[:, :, idx], axis=2, keepdims=True)
+                for _, idx in acc_triples(chans)]
+        w = np.concatenate([wins, *mags], axis=2)
+        q = np.percentile(w, [10, 50, 90], axis=1)
+        return np.concatenate([w.mean(1), w.std(1), w.min(1), w.max(1), *q], axis=1)
+    raise BioanonError(f"unknown motion features '{features}'; use 'raw' or 'stats'")
+
+
+def _default_names(n: int) -> list[str]:
+    from ..datasets.sp_sw_har import CHANNELS
+
+    return list(CHANNELS) if n == len(CHANNELS) else [f"ch{j}" for j in range(n)]
+
+
+def motion_feature_names(features: str, channels: Sequence[str], window: int,
+                         step: int) -> list[str]:
+    """Column names matching :func:`window_features`."""
+    if features == "raw":
+        return [f"{c}_t{t}" for t in range(0, window, step) for c in channels]
+    cols = [*channels, *(name for name, _ in acc_triples(channels))]
+    return [f"{c}_{stat}" for stat in STATS for c in cols]
+
+
+def resample_uniform(values: np.ndarray, time_ms: np.ndarray, rate_hz: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Linear interpolation onto a uniform grid; returns (values, nearest source row)."""
+    t = np.asarray(time_ms, dtype=np.float64)
+    t = t - t[0]
+    grid = np.arange(0.0, t[-1] + 1e-9, 1000.0 / rate_hz)
+    out = np.stack([np.interp(grid, t, values[:, j]) for j in range(values.shape[1])], axis=1)
+    right = np.clip(np.searchsorted(t, grid), 0, len(t) - 1)
+    left = np.clip(right - 1, 0, len(t) - 1)
+    nearest = np.where(np.abs(t[left] - grid) <= np.abs(t[right] - grid), left, right)
+    return out.astype(values.dtype), nearest
+
+
+def remove_gravity(values: np.ndarray, channels: Sequence[str], rate_hz: float,
+                   cutoff_hz: float = 0.3) -> np.ndarray:
+    """Subtract a low-pass (gravity) estimate from every channel whose name contains 'acc'."""
+    from scipy.signal import butter, sosfiltfilt
+
+    idx = [j for j, c in enumerate(channels) if "acc" in c]
+    if not idx or values.shape[0] < 16:
+        return values
+    sos = butter(2, cutoff_hz, btype="low", fs=rate_hz, output="sos")
+    out = values.copy()
+    out[:, idx] -= sosfiltfilt(sos, values[:, idx], axis=0,
+                               padlen=min(values.shape[0] - 1, 50)).astype(values.dtype)
+    return out
+
+
+def row_labels(n_rows: int, segments: pd.DataFrame, column: str) -> np.ndarray:
+    """Per-row label of one stream from its segments (rows outside any segment: '')."""
+    out = np.full(n_rows, UNLABELLED, dtype=object)
+    for s, e, v in zip(segments["start_row"], segments["end_row"], segments[column],
+                       strict=True):  # one slice per segment
+        out[int(s):int(e)] = str(v)
+    return out.astype(str)
+
+
+def check_segments(segments: pd.DataFrame, label_column: str) -> None:
+    """Raise a one-line error when the segment table lacks a needed column."""
+    for c in (*SEGMENT_COLUMNS, label_column):
+        if c not in segments.columns:
+            raise missing_column(c, segments.columns, "segment table column")
+
+
+class MotionFeatures(TransformerMixin, BaseEstimator):
+    """Sensor streams in, FeatureTable of windows out.
+
+    Parameters
+    ----------
+    window, hop : int
+        Window length and hop in samples (rows, or grid points when ``rate_hz`` is set).
+    features : {"raw", "stats"}
+    step : int
+        Keep every ``step``-th sample in ``raw`` features.
+    channels : list of str, optional
+        Columns of the stream used as channels (default: every numeric column except the
+        time column and label columns).
+    rate_hz : float, optional
+        Resample each stream onto a uniform grid at this rate, using ``time_column`` (ms).
+    gravity : {"keep", "remove"}
+        ``remove`` turns acceleration channels into user acceleration.
+    label_column : str
+        Segment-table column giving the window label (majority over the window).
+    time_column : str
+
+    Examples
+    --------
+    >>> mf = MotionFeatures(window=200, hop=100, features="stats")   # doctest: +SKIP
+    >>> table = mf.transform({"a.csv": df_a, "b.csv": df_b}, segments)  # doctest: +SKIP
+    """
+
+    def __init__(self, window: int = 200, hop: int = 100, features: str = "raw", step: int = 4,
+                 channels: Sequence[str] | None = None, rate_hz: float | None = None,
+                 gravity: str = "keep", label_column: str = "activity",
+                 time_column: str = "timestamp"):
+        self.window = window
+        self.hop = hop
+        self.features = features
+        self.step = step
+        self.channels = channels
+        self.rate_hz = rate_hz
+        self.gravity = gravity
+        self.label_column = label_column
+        self.time_column = time_column
+
+    def _check(self) -> None:
+        if self.features not in MOTION_FEATURES:
+            raise BioanonError(f"unknown motion features '{self.features}'; use 'raw' or "
+                               "'stats'")
+        if self.window < 2 or self.hop < 1 or self.step < 1:
+            raise BioanonError("window must be at least 2 samples, hop and step at least 1")
+        if self.gravity not in ("keep", "remove"):
+            raise BioanonError(f"gravity='{self.gravity}' is unknown; use 'keep' or 'remove'")
+        if self.rate_hz is not None and self.rate_hz <= 0:
+            raise BioanonError(f"rate_hz={self.rate_hz} must be positive")
+
+    def fit(self, X: Any = None, y: Any = None) -> MotionFeatures:
+        """Nothing to learn; checks the parameters."""
+        self._check()
+        return self
+
+    def _channels(self, df: pd.DataFrame) -> list[str]:
+        if self.channels is not None:
+            for c in self.channels:
+                if c not in df.columns:
+                    raise missing_column(c, df.columns, "sensor channel")
+            return list(self.channels)
+        return [c for c in df.columns if c not in (self.time_column, "label")
+                and pd.api.types.is_numeric_dtype(df[c])]
+
+    def stream_windows(self, df: pd.DataFrame, segments: pd.DataFrame
+                       ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """Features and majority labels of one stream's windows."""
+        chans = self._channels(df)
+        values = df[chans].to_numpy(np.float32)
+        labels = row_labels(len(df), segments, self.label_column)
+        rate = self.rate_hz
+        if rate is not None or self.gravity == "remove":
+            if self.time_column not in df.columns:
+                raise missing_column(self.time_column, df.columns, "time column")
+            t = df[self.time_column].to_numpy(np.float64)
+            if rate is not None:
+                values, nearest = resample_uniform(values, t, rate)
+                labels = labels[nearest]
+            else:
+                rate = 1000.0 / max(float(np.median(np.diff(t))), 1e-3)
+            if self.gravity == "remove":
+                values = remove_gravity(values, chans, rate)
+        if not np.isfinite(values).all():
+            raise BioanonError("the stream has NaN or inf sensor values")
+        wins, acts = window_stream(values, labels, self.window, self.hop)
+        keep = acts != UNLABELLED
+        return window_features(wins[keep], self.features, self.step, chans), acts[keep], chans
+
+    def transform(self, X: Mapping[str, str | os.PathLike | pd.DataFrame],
+                  segments: pd.DataFrame, stream_labels: pd.DataFrame | None = None,
+                  progress: Progress | None = None) -> FeatureTable:
+        """Window every stream of ``X`` (file name -> CSV path or DataFrame).
+
+        ``segments`` labels the rows of each stream (by its ``file``); the window label comes
+        from ``label_column`` and every other segment column that is constant over a stream,
+        plus the columns of ``stream_labels`` (one row per ``file``), labels all its windows.
+        Unreadable streams are left out and listed in ``meta["skipped"]``.
+        """
+        self._check()
+        check_segments(segments, self.label_column)
+        per_stream = self._stream_label_table(segments, stream_labels)
+        parts, rows, skipped, chans = [], [], [], None
+        files = list(X)
+        for i, name in enumerate(files):  # one file per stream; windowing is vectorised
+            src = X[name]
+            try:
+                df = src if isinstance(src, pd.DataFrame) else _read_stream(src)
+                seg = segments[segments["file"] == name]
+                feats, acts, ch = self.stream_windows(df, seg)
+                if chans is not None and ch != chans:
+                    raise BioanonError(f"channels {ch} differ from the first stream's {chans}")
+            except BioanonError as exc:
+                skipped.append({"file": str(name), "reason": str(exc)})
+                continue
+            chans = ch
+            parts.append(feats)
+            meta = per_stream.get(name, {})
+            rows.extend({self.label_column: a, **meta} for a in acts)
+            if progress is not None:
+                progress(i + 1, len(files), os.path.basename(str(name)))
+        if not rows:
+            first = skipped[0]["reason"] if skipped else "no stream gave a labelled window"
+            raise BioanonError(f"no window could be made ({len(skipped)} stream(s) skipped; "
+                               f"{first}); check the files, window and segment table")
+        assert chans is not None
+        X_all = np.concatenate(parts).astype(np.float32)
+        names = motion_feature_names(self.features, chans, self.window, self.step)
+        return FeatureTable(X_all, pd.DataFrame(rows), names, {
+            "features": f"motion {self.features} windows", "window": self.window,
+            "hop": self.hop, "step": self.step, "channels": chans, "rate_hz": self.rate_hz,
+            "gravity": self.gravity, "skipped": skipped})
+
+    def _stream_label_table(self, segments: pd.DataFrame,
+                            stream_labels: pd.DataFrame | None) -> dict[str, dict[str, Any]]:
+        skip = {*SEGMENT_COLUMNS, self.label_column, "segment_index", "n_samples",
+                "duration_s"}
+        cols = [c for c in segments.columns if c not in skip]
+        const = segments.groupby("file")[cols].nunique(dropna=False).le(1).all()
+        keep = [c for c in cols if const.get(c, False)]
+        out = segments.groupby("file")[keep].first().to_dict("index") if keep else {}
+        if stream_labels is not None:
+            if "file" not in stream_labels.columns:
+                raise missing_column("file", stream_labels.columns, "stream label column")
+            extra = stream_labels.drop_duplicates("file").set_index("file").to_dict("index")
+            for f, d in extra.items():
+                out[f] = {**d, **out.get(f, {})}
+        return out
+
+
+def _read_stream(path: str | os.PathLike) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(path)
+    except FileNotFoundError:
+        raise BioanonError(f"stream file '{path}' not found") from None
+    except Exception as exc:
+        raise BioanonError(f"cannot read stream '{path}': {exc}".splitlines()[0]) from None
+    if df.empty:
+        raise BioanonError(f"stream '{path}' has no rows")
+    return df

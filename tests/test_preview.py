@@ -1,0 +1,99 @@
+"""Pixel write-back and contact sheets (``bioanon preview``)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from bioanon.cli import app
+from bioanon.errors import BioanonError
+from bioanon.report.preview import (
+    contact_sheet,
+    contact_sheet_html,
+    image_shape,
+    pick_columns,
+    preview_html,
+    to_images,
+    write_images,
+)
+from bioanon.table import FeatureTable
+
+runner = CliRunner()
+
+
+def pixel_table(n=6, h=12, w=10, seed=0) -> FeatureTable:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, h * w)).astype(np.float32)
+    labels = pd.DataFrame({"person": [f"p{i % 3}" for i in range(n)],
+                           "mood": [f"m{i % 2}" for i in range(n)]})
+    return FeatureTable(X, labels, meta={"image_shape": [h, w]})
+
+
+def test_images_round_trip_and_clip(tmp_path):
+    t = pixel_table()
+    imgs = to_images(t.X, (12, 10))
+    assert imgs.shape == (6, 12, 10) and imgs.dtype == np.uint8
+    assert np.abs(imgs / 255.0 - t.X.reshape(6, 12, 10)).max() <= 0.5 / 255 + 1e-6
+    assert to_images(np.array([[-3.0, 0.5, 7.0, 1.0]]), (2, 2)).ravel().tolist() == \
+        [0, 128, 255, 255]
+    paths = write_images(t.X, (12, 10), tmp_path / "out", names=[f"r{i}" for i in range(6)])
+    back = np.asarray(Image.open(paths[2]))
+    assert back.shape == (12, 10) and np.array_equal(back, imgs[2])
+
+
+def test_contact_sheet_layout():
+    t = pixel_table(n=5, h=20, w=20)
+    released = np.zeros_like(t.X)
+    png = contact_sheet(t.X, released, (20, 20), captions=list("abcde"))
+    sheet = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=float)
+    h, w = sheet.shape
+    assert w > 2 * h  # five columns, two rows
+    # released cells are black: the lower half is much darker than the upper half
+    assert sheet[h // 2:].mean() < sheet[: h // 2].mean() - 20
+    snippet = contact_sheet_html(png)
+    assert snippet.startswith("<figure") and "data:image/png;base64," in snippet
+    with pytest.raises(BioanonError, match="same records"):
+        contact_sheet(t.X, released[:3], (20, 20))
+
+
+def test_image_shape_and_column_choice():
+    assert image_shape({"image_shape": [12, 10]}, 120) == (12, 10)
+    assert image_shape({}, 64) == (8, 8)
+    with pytest.raises(BioanonError, match="not pixels"):
+        image_shape({}, 50)
+    labels = pd.DataFrame({"c": list("aaabbbccc")})
+    cols = pick_columns(labels, 4, by="c", random_state=1)
+    assert len(set(cols)) == 4 and set(labels["c"][cols[:3]]) == {"a", "b", "c"}
+
+
+def test_preview_cli(tmp_path):
+    t = pixel_table(n=6)
+    t.write(tmp_path / "orig.parquet")
+    t.with_features(1.0 - t.X).write(tmp_path / "rel.parquet")
+    res = runner.invoke(app, ["preview", str(tmp_path / "orig.parquet"),
+                              str(tmp_path / "rel.parquet"), "-o", str(tmp_path / "s.png"),
+                              "--n", "4", "--by", "person", "--images", str(tmp_path / "img"),
+                              "--html", str(tmp_path / "s.html")])
+    assert res.exit_code == 0, res.output
+    assert Image.open(tmp_path / "s.png").format == "PNG"
+    assert len(list((tmp_path / "img").glob("*.png"))) == 6
+    assert "<img" in (tmp_path / "s.html").read_text()
+    shuffled = t.subset(np.array([1, 0, 2, 3, 4, 5]))
+    shuffled.write(tmp_path / "shuf.parquet")
+    res = runner.invoke(app, ["preview", str(tmp_path / "orig.parquet"),
+                              str(tmp_path / "shuf.parquet"), "-o", str(tmp_path / "x.png")])
+    assert res.exit_code == 2 and "--keep-order" in res.output
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_preview_html_only_for_pixels():
+    t = pixel_table(n=4)
+    snippet = preview_html(t, t.X[::-1], n=3, by="person")
+    assert snippet is not None and snippet.count("<img") == 1
+    plain = FeatureTable(t.X, t.labels)
+    assert preview_html(plain, plain.X) is None
