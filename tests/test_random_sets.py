@@ -23,9 +23,9 @@ def _check_sets(sets: np.ndarray, codes: np.ndarray, g: int, t: float) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(n_classes=st.integers(2, 5), per_class=st.integers(5, 60), g=st.integers(1, 12),
-       t_frac=st.floats(0.0, 1.0), seed=st.integers(0, 2**16))
-def test_sets_have_exact_size_purity_and_no_repeats(n_classes, per_class, g, t_frac, seed):
-    t = 1.0 / g + t_frac * (1.0 - 1.0 / g)
+       t_pct=st.integers(0, 100), seed=st.integers(0, 2**16))
+def test_sets_have_exact_size_purity_and_no_repeats(n_classes, per_class, g, t_pct, seed):
+    t = 1.0 / g + t_pct / 100 * (1.0 - 1.0 / g)
     codes = np.repeat(np.arange(n_classes), per_class)
     rng = np.random.default_rng(seed)
     k_same = n_same(g, t) - 1

@@ -107,3 +107,9 @@ def test_write_is_atomic_and_leaves_no_temporary_files(tmp_path):
     t = _table()
     t.write(tmp_path / "t.parquet")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+
+
+def test_npz_accepts_a_label_named_file(tmp_path):
+    t = FeatureTable(np.ones((2, 2)), pd.DataFrame({"file": ["a.wav", "b.wav"]}))
+    back = FeatureTable.read(t.write(tmp_path / "t.npz"))
+    assert back.labels["file"].tolist() == ["a.wav", "b.wav"]

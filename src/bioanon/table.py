@@ -192,8 +192,7 @@ class FeatureTable:
                     if values.dtype == object:  # strings: store as unicode, never pickles
                         values = values.astype(str)
                     arrays[str(col)] = values
-                with open(tmp, "wb") as fh:
-                    np.savez_compressed(fh, **arrays)
+                _write_npz(tmp, arrays)
         return Path(path)
 
     @classmethod
@@ -293,3 +292,17 @@ class FeatureTable:
         names = arrays.get("feature_names")
         return cls(X, labels, None if names is None else [str(n) for n in names],
                    {"source": str(p)})
+
+
+def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write arrays as a compressed ``.npz`` (readable by ``np.load``) under any names.
+
+    ``np.savez_compressed(file, **arrays)`` cannot take an array named ``file``; writing the
+    zip members directly has no such restriction.
+    """
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, arr in arrays.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(arr), allow_pickle=False)

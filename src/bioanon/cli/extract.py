@@ -116,10 +116,6 @@ def extract(
     check_not_input(skip_out, inputs)
     if not src.is_dir():
         raise BioanonError(f"source folder '{src}' not found; pass the folder of records")
-    if keep_file and fmt == "npz" and file_column == "file":
-        # numpy's savez takes 'file' as its own argument name (FeatureTable.write to .npz)
-        raise BioanonError("--keep-file cannot be stored in .npz (a label named 'file'); "
-                           "write .parquet or .csv")
     if no_face not in ("centre", "skip"):
         raise BioanonError(f"--no-face '{no_face}' is unknown; use 'centre' or 'skip'")
     with progress_bar(f"extracting {kind.value} {feats}") as update:
