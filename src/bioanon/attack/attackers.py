@@ -203,16 +203,33 @@ def _fit_and_score(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
             single_threaded(est)
         fitted = est.fit(X, y)
     fit_s = time.perf_counter() - start
-    proba = {name: np.asarray(fitted.predict_proba(P), dtype=np.float64)
-             for name, P in probes.items()}
-    return {"proba": proba, "classes": np.asarray(fitted.classes_), "fit_seconds": fit_s,
+    classes = np.asarray(fitted.classes_)
+    kind = ("proba" if hasattr(fitted, "predict_proba") else
+            "decision" if hasattr(fitted, "decision_function") else "label")
+    return {"proba": {name: class_scores(fitted, P, classes, kind) for name, P in probes.items()},
+            "kind": kind, "classes": classes, "fit_seconds": fit_s,
             "model": fitted if keep else None}
+
+
+def class_scores(fitted: Any, X: np.ndarray, classes: np.ndarray, kind: str) -> np.ndarray:
+    """(n, n_classes) scores: probabilities, decision values, or one-hot predictions."""
+    if kind == "proba":
+        return np.asarray(fitted.predict_proba(X), dtype=np.float64)
+    if kind == "decision":
+        s = np.asarray(fitted.decision_function(X), dtype=np.float64)
+        return np.column_stack([-s, s]) if s.ndim == 1 else s
+    pred = np.asarray(fitted.predict(X))
+    return (pred[:, None] == classes[None, :]).astype(np.float64)
 
 
 def attack_record(threat: ThreatModel, y_true: np.ndarray, scores: np.ndarray | None,
                   classes: np.ndarray | None, chance: float, top_k: int,
-                  y_pred: np.ndarray | None = None, proba: bool = True) -> dict[str, Any]:
-    """One attack's entry in the report: accuracy, Wilson CI, advantage, top-k, KL."""
+                  y_pred: np.ndarray | None = None, kind: str = "proba") -> dict[str, Any]:
+    """One attack's entry in the report: accuracy, Wilson CI, advantage, top-k, KL.
+
+    ``kind`` says what ``scores`` are: ``proba`` (top-k and KL from uniform), ``decision``
+    (a ranking: top-k only) or ``label`` (one-hot predictions: neither).
+    """
     if y_pred is None:
         assert scores is not None and classes is not None
         y_pred = np.asarray(classes)[np.argmax(scores, axis=1)]
@@ -225,9 +242,9 @@ def attack_record(threat: ThreatModel, y_true: np.ndarray, scores: np.ndarray | 
         "advantage": advantage(acc, chance), "mixture": mixture(acc), "n": int(y_true.size),
         "threat": threat.to_dict(),
     }
-    if scores is not None and classes is not None:
+    if scores is not None and classes is not None and kind != "label":
         rec["top_k"] = top_k_accuracy(scores, classes, y_true, top_k)
-        rec["kl_uniform"] = kl_from_uniform(scores) if proba else None
+        rec["kl_uniform"] = kl_from_uniform(scores) if kind == "proba" else None
     return rec
 
 
@@ -323,7 +340,7 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
                         for f in fractions if (mi, f) in results}
         clear_tm = ThreatModel("naive", name, seed)
         rec = attack_record(clear_tm, y_test, res0["proba"]["clear"], res0["classes"], chance,
-                            top_k)
+                            top_k, kind=res0["kind"])
         rec.update(mode="clear", train_data="clear", test_data="clear")
         rec.pop("threat")
         clear.append(rec)
@@ -335,7 +352,7 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
             res = results[(mi, spec.anonymized_fraction)]
             tm = ThreatModel(mode, model_name(m), seed)
             rec = attack_record(tm, y_test, res["proba"][spec.probes], res["classes"], chance,
-                                top_k)
+                                top_k, kind=res["kind"])
             rec["fit_seconds"] = res["fit_seconds"]
             attacks.append(rec)
     if "linkage" in modes:
@@ -343,7 +360,7 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         link = LinkageAttacker(k=top_k).fit(X_test, y_test)
         scores, classes = link.class_scores(A_test)
         rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, scores, classes,
-                            chance, top_k, proba=False)
+                            chance, top_k, kind="decision")
         rates = link.record_hit_rates(A_test, np.arange(len(y_test)), top_k)
         rec["record_top_k"] = rates
         rec["record_chance_top_k"] = [min(1.0, k / len(y_test)) for k in range(1, len(rates) + 1)]

@@ -110,7 +110,8 @@ def make_recognizer(model: str | ClassifierMixin | Pipeline,
 
 def single_threaded(est: Any) -> Any:
     """Set every ``n_jobs`` parameter of ``est`` (nested too) to 1, for use inside a worker."""
-    params = {k: 1 for k in est.get_params(deep=True) if k.split("__")[-1] == "n_jobs"}
+    params = {k: 1 for k, v in est.get_params(deep=True).items()
+              if k.split("__")[-1] == "n_jobs" and v not in (None, 1)}
     return est.set_params(**params) if params else est
 
 
