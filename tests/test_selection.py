@@ -150,8 +150,8 @@ def test_grouped_split_keeps_identities_disjoint_for_gender():
                  attackers="naive,parrot", anonymizer=ShuffleWithinInterest("expression"),
                  selection="auto", random_state=0)
     assert r["params"]["evaluation"]["group"] == "identity"
-    assert "selection" not in r["privacy"]
-    with pytest.raises(BioanonError, match="identity selection needs"):
+    assert "only 2 values" in r["privacy"]["selection"]["skipped"]["random"]
+    with pytest.raises(BioanonError, match="needs at least 4"):
         evaluate(t, "expression", "gender", group="identity", selection="random",
                  models=["knn"])
     with pytest.raises(BioanonError, match="several 'identity' values|several"):

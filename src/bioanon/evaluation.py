@@ -223,7 +223,7 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     selection : "auto", "all", "none"/None, or strategy names
         Identity-selection strategies (random, classification, metadata, distinctive,
         center); "auto" runs those that apply. Needs the sensitive attribute to be the
-        identity (no ``group``).
+        identity (or at least 4 classes); classes are subsampled in both splits.
     identities : sequence of int or "3,6,12", optional
         Identity counts of the selection curves (default: 50%, 25%, ... down to 3).
     n_random : int
@@ -232,8 +232,10 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
         Per-identity attribute columns of the metadata strategy (default: every label column
         with one value per identity, other than the interest and additional attributes).
     group : str, optional
-        Identity column for a grouped split (whole identities on one side), for a sensitive
-        attribute shared by several identities such as gender.
+        Column of groups kept whole on one side of the split: the identity, for a sensitive
+        attribute shared by several identities such as gender; or a recording session
+        (``execution``), for a closed-set identity split without overlapping windows of one
+        session on both sides. Each group must have a single sensitive value.
     n_jobs : int or None
         Parallel fits (joblib; -1: all cores).
     cache : ModelCache, optional
@@ -265,10 +267,6 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
         if group in (sensitive, interest, *additional):
             raise BioanonError(f"group '{group}' must differ from the sensitive and useful "
                                "columns; pass the identity column")
-        if strict:
-            raise BioanonError("identity selection needs the sensitive attribute to be the "
-                               "identity; drop --group or --selection")
-        strategies = []
     if top_k < 1:
         raise BioanonError(f"top_k={top_k} must be at least 1")
     if anonymizer is None:
@@ -294,7 +292,10 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
             skipped["metadata"] = f"no label column has one value per '{sensitive}'"
             strategies = [s for s in strategies if s != "metadata"]
     if strategies and not counts:
-        skipped.update({s: f"only {n_ids} identities; nothing smaller to select"
+        if strict:
+            raise BioanonError(f"'{sensitive}' has only {n_ids} values; identity selection "
+                               "needs at least 4 (drop --selection)")
+        skipped.update({s: f"only {n_ids} values of '{sensitive}'; nothing smaller to select"
                         for s in strategies})
         strategies = []
 
@@ -384,7 +385,7 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
             "evaluation": {"interest": interest, "sensitive": sensitive,
                            "additional": additional, "test_size": test_size,
                            "split": ("closed set: per identity" if group is None else
-                                     f"grouped by '{group}' (whole identities per side)"),
+                                     f"grouped by '{group}' (each group on one side)"),
                            "group": group,
                            "attackers": modes,
                            "models": [model_name(m) for m in models],

@@ -146,8 +146,8 @@ def evaluate(
         help="Per-identity attribute columns for the metadata strategy, comma-separated "
              "(default: every label column with one value per identity).")] = None,
     group: Annotated[str | None, typer.Option(
-        help="Identity column: split whole identities between train and test (for a "
-             "sensitive attribute such as gender).")] = None,
+        help="Column of groups kept whole on one side of the split: the identity (for a "
+             "sensitive attribute such as gender) or a session id.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
     test_size: Annotated[float, typer.Option(
         help="Share of each identity's records held out (closed set).")] = 0.25,
@@ -177,7 +177,7 @@ def evaluate(
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
                                 models=model_list, test_size=test_size,
                                 random_state=eval_seed, progress=update, attackers=modes,
-                                selection=None if group and selection == "auto" else selection,
+                                selection=selection,
                                 identities=identities, n_random=n_random, metadata=meta_cols,
                                 group=group, n_jobs=jobs)
     paths = report.write(out)
