@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-MODE_COLORS = {"naive": "#7fa7d9", "parrot": "#d9534f", "parrot25": "#f4b6a6",
+MODE_COLORS = {"naive": "#7fa7d9", "parrot": "#a61c1c", "parrot25": "#f4b6a6",
                "parrot50": "#eb8c78", "parrot75": "#e06452", "reverse": "#5cb85c",
                "linkage": "#8c6bb1"}
 STRATEGY_COLORS = {"random": "#777777", "classification": "#d9534f", "metadata": "#f0ad4e",
@@ -118,6 +118,7 @@ def top_k_chart(report: Mapping[str, Any]) -> bytes | None:
     if chance:
         ax.plot(range(1, len(chance) + 1), chance, color="black", linestyle="--",
                 linewidth=1, label="random guess")
+    ax.set_xticks(range(1, max(len(a["top_k"]) for a in best.values()) + 1))
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("k")
     ax.set_ylabel("true identity among the top k")
@@ -147,5 +148,5 @@ def utility_chart(report: Mapping[str, Any]) -> bytes:
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("accuracy (trained on → scored on)")
     ax.set_title("Utility kept (higher is better; dashes: chance)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     return _png(fig)
