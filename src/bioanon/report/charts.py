@@ -33,8 +33,7 @@ def attack_chart(report: Mapping[str, Any]) -> bytes:
     models = list(dict.fromkeys(a["model"] for a in attacks))
     modes = list(dict.fromkeys(a["mode"] for a in attacks if a["mode"] != "linkage"))
     width = 0.8 / max(1, len(modes))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(models) * max(1, len(modes)) ** 0.5 + 3),
-                                    4.0))
+    fig, ax = plt.subplots(figsize=(min(13.0, max(6.0, 0.25 * len(attacks) + 3)), 4.0))
     for mi, mode in enumerate(modes + (["linkage"] if "linkage" in
                                        {a["mode"] for a in attacks} else [])):
         xs, acc, err_lo, err_hi = [], [], [], []
