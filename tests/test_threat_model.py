@@ -8,7 +8,14 @@ from panel_helpers import IdentityTransform
 from sklearn.linear_model import RidgeClassifierCV
 from sklearn.naive_bayes import GaussianNB
 
-from bioanon.attack import MODES, RECOGNIZERS, ThreatModel, parse_models, parse_modes
+from bioanon.attack import (
+    MODES,
+    RECOGNIZERS,
+    ThreatModel,
+    make_recognizer,
+    parse_models,
+    parse_modes,
+)
 from bioanon.attack.attackers import LinkageAttacker, mix_mask, training_set
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
@@ -77,3 +84,23 @@ def test_linkage_class_scores_rank_the_nearest_class_first():
     assert list(classes) == ["a", "b", "c"]
     assert (classes[scores.argmax(1)] == att.predict(X + 0.01)).all()
     assert (classes[scores.argmax(1)] == y).all()
+
+
+def test_register_a_recognizer_by_name():
+    from sklearn.tree import DecisionTreeClassifier
+
+    from bioanon.attack import register_recognizer
+
+    register_recognizer("tree", DecisionTreeClassifier(max_depth=3))
+    try:
+        assert make_recognizer("tree", 7).random_state == 7
+        assert "tree" in parse_models("all")
+        t = make_biometric(n_identities=4, records_per_identity=20, n_features=32,
+                           random_state=2)
+        r = evaluate(t, "expression", "identity", models="tree,knn", attackers="naive",
+                     anonymizer=IdentityTransform(), random_state=0)
+        assert [a["model"] for a in r["privacy"]["attacks"]] == ["tree", "knn"]
+    finally:
+        RECOGNIZERS.pop("tree", None)
+    with pytest.raises(BioanonError, match="must be a non-empty word"):
+        register_recognizer("all", DecisionTreeClassifier())

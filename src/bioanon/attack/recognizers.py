@@ -80,6 +80,37 @@ RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
 DEFAULT_MODELS = ("forest", "linear_svm", "knn")
 
 
+def register_recognizer(name: str, recognizer: Callable[[int | None], Any] | Any) -> None:
+    """Add a recognizer to the zoo under ``name`` (then usable in ``models`` and ``--models``).
+
+    ``recognizer`` is a factory taking a seed, or an estimator (cloned per use; its
+    ``random_state``, if any, is set to the evaluation seed).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> register_recognizer("gnb", GaussianNB())
+    >>> type(make_recognizer("gnb")).__name__
+    'GaussianNB'
+    >>> del RECOGNIZERS["gnb"]
+    """
+    if not isinstance(name, str) or not name or "," in name or name == "all":
+        raise BioanonError(f"recognizer name {name!r} must be a non-empty word other than 'all'")
+    if callable(recognizer) and not hasattr(recognizer, "fit"):
+        RECOGNIZERS[name] = recognizer
+        return
+    if not hasattr(recognizer, "fit") or not hasattr(recognizer, "predict"):
+        raise BioanonError(f"recognizer {recognizer!r} is not a classifier (no fit/predict)")
+
+    def factory(seed: int | None) -> Any:
+        est = clone(recognizer)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=seed)
+        return est
+
+    RECOGNIZERS[name] = factory
+
+
 def make_recognizer(model: str | ClassifierMixin | Pipeline,
                     random_state: int | None = None) -> Any:
     """Return a fresh, unfitted recognizer.
