@@ -316,6 +316,12 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick)
     anon_train = np.asarray(anon_train, dtype=np.float32)
     anon_test = np.asarray(anon_test, dtype=np.float32)
+    if anon_train.shape != train.X.shape or anon_test.shape != test.X.shape:
+        raise BioanonError(
+            f"the anonymizer returned shape {anon_test.shape} for {test.X.shape} records × "
+            "features; the attack panel compares clear and anonymized records and needs one "
+            "anonymized record per record in the same feature space"
+        )
 
     # ---------------------------------------------------------------- utility
     tick("utility (three views)")
