@@ -1,10 +1,38 @@
-"""Attackers that need no training recognizer: nearest-neighbour linkage."""
+"""Attackers built from the recognizer zoo: the attack panel and nearest-neighbour linkage.
+
+:func:`run_panel` realises every :class:`~bioanon.attack.threat.ThreatModel` of a panel
+(attacker modes × recognizers) on one closed-set split. It fits each recognizer once per
+distinct training set (clear, anonymized, and each p% mix) and scores every mode that shares
+it: ``reverse`` reuses the parrot model on clear probes, the clear baseline reuses the naive
+model. Fits run in parallel with joblib; clear-trained models can be kept in a
+:class:`ModelCache` and reused by later evaluations of the same split (e.g. a parameter sweep).
+"""
 
 from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
+
+from ..metrics import (
+    accuracy,
+    advantage,
+    kl_from_uniform,
+    mixture,
+    top_k_accuracy,
+    wilson_interval,
+)
+from .parallel import is_parallel, parallel_map
+from .recognizers import make_recognizer, model_name, single_threaded
+from .threat import MODES, ThreatModel, parse_modes
+
+Progress = Callable[[int, int, str], None]
 
 
 def _unit_rows(X: np.ndarray) -> np.ndarray:
@@ -45,12 +73,15 @@ class LinkageAttacker(BaseEstimator):
         self.labels_ = None if y_gallery is None else np.asarray(y_gallery)
         return self
 
+    def _probe(self, X_probe: np.ndarray) -> np.ndarray:
+        return _unit_rows((np.asarray(X_probe, dtype=np.float64) - self.mean_) / self.scale_)
+
     def kneighbors(self, X_probe: np.ndarray, k: int | None = None,
                    block: int = 2048) -> np.ndarray:
         """Indices of the ``k`` nearest gallery records per probe, nearest first."""
         check_is_fitted(self, "gallery_")
         k = min(k or self.k, self.gallery_.shape[0])
-        P = _unit_rows((np.asarray(X_probe, dtype=np.float64) - self.mean_) / self.scale_)
+        P = self._probe(X_probe)
         out = np.empty((P.shape[0], k), dtype=np.int64)
         for s in range(0, P.shape[0], block):  # blocks of probes bound the memory
             sim = P[s:s + block] @ self.gallery_.T
@@ -65,9 +96,290 @@ class LinkageAttacker(BaseEstimator):
             raise ValueError("fit the linkage attacker with gallery labels to predict labels")
         return self.labels_[self.kneighbors(X_probe, k=1)[:, 0]]
 
+    def class_scores(self, X_probe: np.ndarray,
+                     block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+        """Per class, the best cosine similarity of any of its gallery records.
+
+        Returns ``(scores, classes)`` with scores of shape (n_probes, n_classes); ranking the
+        classes by score gives the linkage attacker's top-k guesses.
+        """
+        check_is_fitted(self, "gallery_")
+        if self.labels_ is None:
+            raise ValueError("fit the linkage attacker with gallery labels to score classes")
+        classes, codes = np.unique(self.labels_, return_inverse=True)
+        order = np.argsort(codes, kind="stable")
+        starts = np.searchsorted(codes[order], np.arange(classes.size))
+        G = self.gallery_[order]
+        P = self._probe(X_probe)
+        out = np.empty((P.shape[0], classes.size))
+        for s in range(0, P.shape[0], block):
+            out[s:s + block] = np.maximum.reduceat(P[s:s + block] @ G.T, starts, axis=1)
+        return out, classes
+
     def record_hit_rates(self, X_probe: np.ndarray, true_index: np.ndarray,
                          k: int | None = None) -> list[float]:
         """Top-j re-identification rate of the exact record, j = 1..k."""
         nn = self.kneighbors(X_probe, k)
         hits = np.cumsum(nn == np.asarray(true_index)[:, None], axis=1) > 0
         return [float(v) for v in hits.mean(axis=0)]
+
+
+# ---------------------------------------------------------------------------- the panel
+def fingerprint(*arrays: np.ndarray) -> str:
+    """A short content hash of arrays (to recognise the same training data again)."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str((a.shape, a.dtype.str)).encode())
+        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class ModelCache:
+    """Fitted clear-data recognizers kept across evaluations of the same split.
+
+    Pass one instance to several :func:`bioanon.evaluation.evaluate` calls (a sweep over
+    anonymizer parameters): the naive attackers and the clear baseline are then fitted once.
+    """
+
+    models: dict[str, Any] = field(default_factory=dict)
+    hits: int = 0
+
+    def key(self, model: Any, seed: int, data_key: str) -> str:
+        name = model if isinstance(model, str) else repr(model)
+        return f"{name}|{seed}|{data_key}"
+
+    def get(self, key: str) -> Any | None:
+        found = self.models.get(key)
+        self.hits += found is not None
+        return found
+
+    def put(self, key: str, model: Any) -> None:
+        self.models[key] = model
+
+
+def mix_mask(y: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """Boolean mask choosing ``fraction`` of the records of every class (rounded), at random.
+
+    Examples
+    --------
+    >>> int(mix_mask(np.repeat(["a", "b"], 8), 0.25, seed=0).sum())
+    4
+    """
+    y = np.asarray(y)
+    _, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    rng = np.random.default_rng(seed)
+    order = np.lexsort((rng.random(y.size), codes))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    rank = np.empty(y.size, dtype=np.int64)
+    rank[order] = np.arange(y.size) - starts[codes[order]]
+    return rank < np.round(fraction * counts)[codes]
+
+
+def training_set(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
+                 fraction: float, seed: int) -> np.ndarray:
+    """The training records of an attacker whose ``fraction`` of records is anonymized.
+
+    The anonymized records are drawn per identity (:func:`mix_mask`) with the seed
+    ``seed + round(100 * fraction)``, the same for every recognizer of a panel.
+    """
+    if fraction <= 0.0:
+        return X_train
+    if fraction >= 1.0:
+        return A_train
+    mask = mix_mask(y_train, fraction, seed + int(round(100 * fraction)))
+    return np.where(mask[:, None], A_train, X_train)
+
+
+def _fit_and_score(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
+                   probes: dict[str, np.ndarray], single_thread: bool, keep: bool,
+                   fitted: Any = None) -> dict[str, Any]:
+    """Fit one recognizer (unless given fitted) and return its probabilities on each probe."""
+    start = time.perf_counter()
+    if fitted is None:
+        est = make_recognizer(model, seed)
+        if single_thread:
+            single_threaded(est)
+        fitted = est.fit(X, y)
+    fit_s = time.perf_counter() - start
+    classes = np.asarray(fitted.classes_)
+    kind = ("proba" if hasattr(fitted, "predict_proba") else
+            "decision" if hasattr(fitted, "decision_function") else "label")
+    return {"proba": {name: class_scores(fitted, P, classes, kind) for name, P in probes.items()},
+            "kind": kind, "classes": classes, "fit_seconds": fit_s,
+            "model": fitted if keep else None}
+
+
+def class_scores(fitted: Any, X: np.ndarray, classes: np.ndarray, kind: str) -> np.ndarray:
+    """(n, n_classes) scores: probabilities, decision values, or one-hot predictions."""
+    if kind == "proba":
+        return np.asarray(fitted.predict_proba(X), dtype=np.float64)
+    if kind == "decision":
+        s = np.asarray(fitted.decision_function(X), dtype=np.float64)
+        return np.column_stack([-s, s]) if s.ndim == 1 else s
+    pred = np.asarray(fitted.predict(X))
+    return (pred[:, None] == classes[None, :]).astype(np.float64)
+
+
+def attack_record(threat: ThreatModel, y_true: np.ndarray, scores: np.ndarray | None,
+                  classes: np.ndarray | None, chance: float, top_k: int,
+                  y_pred: np.ndarray | None = None, kind: str = "proba") -> dict[str, Any]:
+    """One attack's entry in the report: accuracy, Wilson CI, advantage, top-k, KL.
+
+    ``kind`` says what ``scores`` are: ``proba`` (top-k and KL from uniform), ``decision``
+    (a ranking: top-k only) or ``label`` (one-hot predictions: neither).
+    """
+    if y_pred is None:
+        assert scores is not None and classes is not None
+        y_pred = np.asarray(classes)[np.argmax(scores, axis=1)]
+    y_true = np.asarray(y_true)
+    acc = accuracy(y_true, y_pred)
+    hits = int(np.sum(y_true == np.asarray(y_pred)))
+    rec: dict[str, Any] = {
+        "mode": threat.mode, "model": threat.recognizer, "train_data": threat.train_data,
+        "test_data": threat.probes, "accuracy": acc, "ci": list(wilson_interval(hits, y_true.size)),
+        "advantage": advantage(acc, chance), "mixture": mixture(acc), "n": int(y_true.size),
+        "threat": threat.to_dict(),
+    }
+    if scores is not None and classes is not None and kind != "label":
+        rec["top_k"] = top_k_accuracy(scores, classes, y_true, top_k)
+        rec["kl_uniform"] = kl_from_uniform(scores) if kind == "proba" else None
+    return rec
+
+
+def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
+              X_test: np.ndarray, A_test: np.ndarray, y_test: np.ndarray, chance: float,
+              modes: str | Sequence[str] = "all", models: Sequence[Any] = ("knn",),
+              seed: int = 0, top_k: int = 5, n_jobs: int | None = -1,
+              cache: ModelCache | None = None,
+              progress: Progress | None = None) -> dict[str, Any]:
+    """Run every attacker mode × recognizer on one closed-set split.
+
+    Parameters
+    ----------
+    X_train, A_train : arrays (n_train, d)
+        Clear and anonymized training records (same order).
+    y_train : array (n_train,)
+        Sensitive labels of the training records.
+    X_test, A_test, y_test
+        Clear and anonymized test records (the release) and their sensitive labels.
+    chance : float
+        Chance accuracy on ``y_test`` (for the advantage).
+    modes : "all" or names from :data:`bioanon.attack.threat.MODES`
+    models : sequence of recognizer names or estimators
+    seed : int
+        Seed of the recognizers and of the mixes (every fit uses it).
+    top_k : int
+        Largest k of the top-k curves.
+    n_jobs : int or None
+        Parallel fits (joblib; -1: all cores).
+    cache : ModelCache, optional
+        Reuse clear-trained recognizers fitted on the same training data.
+    progress : callable (done, total, description), optional
+
+    Returns
+    -------
+    dict with ``attacks`` (records in mode × recognizer order), ``clear`` (each recognizer on
+    clear test data), ``timing`` (seconds per recognizer fit) and ``mix_seed``.
+    """
+    modes = parse_modes(modes)
+    models = list(models)
+    fractions = sorted({MODES[m].anonymized_fraction for m in modes} - {None} | {0.0})
+    train_sets = {f: training_set(X_train, A_train, y_train, f, seed) for f in fractions}
+    clear_key = fingerprint(X_train, np.asarray(y_train).astype(str))
+
+    single = is_parallel(n_jobs, len(models) * len(fractions))
+    jobs, slots, done_early = [], [], {}
+    for mi, m in enumerate(models):
+        for f in fractions:
+            probes: dict[str, np.ndarray] = {}
+            if f == 0.0:
+                probes["clear"] = X_test
+                if "naive" in modes:
+                    probes["anonymized"] = A_test
+            if f > 0.0:
+                probes["anonymized"] = A_test
+            if f == 1.0 and "reverse" in modes:
+                probes["clear"] = X_test
+            if f == 1.0 and not ({"parrot", "reverse"} & set(modes)):
+                continue
+            X_fit = train_sets[f]
+            key = cache.key(m, seed, clear_key) if cache is not None and f == 0.0 else None
+            fitted = cache.get(key) if key is not None else None
+            if fitted is not None:
+                done_early[(mi, f)] = _fit_and_score(m, seed, X_fit, y_train, probes, single,
+                                                     False, fitted)
+                continue
+            slots.append((mi, f, key))
+            jobs.append((m, seed, X_fit, y_train, probes, single, key is not None))
+
+    total = len(jobs)
+    results: dict[tuple[int, float], dict[str, Any]] = dict(done_early)
+    if progress is not None:
+        progress(0, total, f"fitting {total} attack models")
+    if total:
+        # heavy recognizers first keeps both cores busy to the end
+        order = sorted(range(total), key=lambda j: _cost_rank(models[slots[j][0]]))
+        outs = parallel_map(_tagged, [(j, *jobs[j]) for j in order], n_jobs, total,
+                            unordered=True)
+        for count, (j, res) in enumerate(outs, start=1):
+            mi, f, key = slots[j]
+            results[(mi, f)] = res
+            if key is not None and cache is not None:
+                cache.put(key, res["model"])
+            if progress is not None:
+                progress(count, total, f"{model_name(models[mi])} "
+                                       f"({_frac_label(f)} training data)")
+
+    attacks, clear, timing = [], [], {}
+    for mi, m in enumerate(models):
+        name = model_name(m)
+        res0 = results[(mi, 0.0)]
+        timing[name] = {_frac_label(f): results[(mi, f)]["fit_seconds"]
+                        for f in fractions if (mi, f) in results}
+        clear_tm = ThreatModel("naive", name, seed)
+        rec = attack_record(clear_tm, y_test, res0["proba"]["clear"], res0["classes"], chance,
+                            top_k, kind=res0["kind"])
+        rec.update(mode="clear", train_data="clear", test_data="clear")
+        rec.pop("threat")
+        clear.append(rec)
+    for mode in modes:
+        spec = MODES[mode]
+        if spec.anonymized_fraction is None:
+            continue
+        for mi, m in enumerate(models):
+            res = results[(mi, spec.anonymized_fraction)]
+            tm = ThreatModel(mode, model_name(m), seed)
+            rec = attack_record(tm, y_test, res["proba"][spec.probes], res["classes"], chance,
+                                top_k, kind=res["kind"])
+            rec["fit_seconds"] = res["fit_seconds"]
+            attacks.append(rec)
+    if "linkage" in modes:
+        start = time.perf_counter()
+        link = LinkageAttacker(k=top_k).fit(X_test, y_test)
+        scores, classes = link.class_scores(A_test)
+        rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, scores, classes,
+                            chance, top_k, kind="decision")
+        rates = link.record_hit_rates(A_test, np.arange(len(y_test)), top_k)
+        rec["record_top_k"] = rates
+        rec["record_chance_top_k"] = [min(1.0, k / len(y_test)) for k in range(1, len(rates) + 1)]
+        rec["fit_seconds"] = time.perf_counter() - start
+        attacks.append(rec)
+        timing["cosine_nn"] = {"none": rec["fit_seconds"]}
+    return {"attacks": attacks, "clear": clear, "timing": timing}
+
+
+_COST = {"rbf_svm": 0, "pca_svm": 1, "forest": 2, "linear_svm": 3, "mlp": 4}
+
+
+def _cost_rank(model: Any) -> int:
+    return _COST.get(model, 5) if isinstance(model, str) else 0
+
+
+def _tagged(j: int, *args: Any) -> tuple[int, dict[str, Any]]:
+    return j, _fit_and_score(*args)
+
+
+def _frac_label(f: float) -> str:
+    return {0.0: "clear", 1.0: "anonymized"}.get(f, f"{round(100 * f)}% anonymized")

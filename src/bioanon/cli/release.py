@@ -129,31 +129,57 @@ def evaluate(
     allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
     block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
     sampler: SamplerOpt = None, param: ParamOpt = None,
-    models: Annotated[str, typer.Option(help="Attack recognizers, comma-separated.")] =
-    "forest,linear_svm,knn",
-    test_size: Annotated[float, typer.Option(help="Share of records held out.")] = 0.3,
+    models: Annotated[str, typer.Option(
+        help="Attack recognizers, comma-separated, or 'all' (forest, linear_svm, rbf_svm, "
+             "knn, mlp, logreg, pca_svm).")] = "forest,linear_svm,knn",
+    attackers: Annotated[str, typer.Option(
+        help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
+             "parrot75, reverse, linkage.")] = "all",
+    selection: Annotated[str, typer.Option(
+        help="Identity-selection strategies: random, classification, metadata, distinctive, "
+             "center; 'auto' (those that apply) or 'none'.")] = "auto",
+    identities: Annotated[str | None, typer.Option(
+        help="Identity counts of the selection curves, e.g. 3,6,12 (default: 50%, 25%, ... "
+             "down to 3).")] = None,
+    n_random: Annotated[int, typer.Option(help="Repeats of the random selection.")] = 10,
+    metadata: Annotated[str | None, typer.Option(
+        help="Per-identity attribute columns for the metadata strategy, comma-separated "
+             "(default: every label column with one value per identity).")] = None,
+    group: Annotated[str | None, typer.Option(
+        help="Column of groups kept whole on one side of the split: the identity (for a "
+             "sensitive attribute such as gender) or a session id.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
+    test_size: Annotated[float, typer.Option(
+        help="Share of each identity's records held out (closed set).")] = 0.25,
 ) -> None:
-    """Measure utility and privacy of a method on a held-out split of one table."""
-    from ..attack import make_recognizer
+    """Measure utility and privacy of a method against the attack panel on a held-out split."""
+    from ..attack import parse_models, parse_modes
+    from ..attack.selection import parse_strategies
     from ..evaluation import evaluate as run_evaluation
 
     check_not_input(out / "report.json", [input])
+    check_not_input(out / "report.html", [input])
     add = parse_weighted(additional, 1.0, "--additional")
     eval_seed = 0 if seed is None else seed
     opts = method_options(method, interest, add, sensitive, eval_seed, g, t, w, rp, rq, rs,
                           relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
                           sampler, param)
     anon = build_method(opts)
-    model_list = [m.strip() for m in models.split(",") if m.strip()]
-    for m in model_list:
-        make_recognizer(m)
+    model_list = parse_models(models)
+    modes = parse_modes(attackers)
+    parse_strategies(selection)
     if interest is None:
         raise BioanonError("evaluate needs --interest (the attribute whose utility is measured)")
-    table = read_input(input, [interest, *add, sensitive, *(label or [])])
+    meta_cols = [c.strip() for c in metadata.split(",") if c.strip()] if metadata else None
+    table = read_input(input, [interest, *add, sensitive, group, *(meta_cols or []),
+                               *(label or [])])
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
                                 models=model_list, test_size=test_size,
-                                random_state=eval_seed, progress=update)
+                                random_state=eval_seed, progress=update, attackers=modes,
+                                selection=selection,
+                                identities=identities, n_random=n_random, metadata=meta_cols,
+                                group=group, n_jobs=jobs)
     paths = report.write(out)
     print_summary(report)
     console.print(f"wrote {paths['json']} and {paths['html']}")
@@ -180,7 +206,7 @@ def demo(
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, "expression", "identity",
                                 additional={"environment": 0.5}, anonymizer=anon,
-                                random_state=seed, progress=update)
+                                random_state=seed, progress=update, selection="auto")
     paths = report.write(out)
     print_summary(report)
     console.print(f"wrote {paths['json']} and {paths['html']}")

@@ -70,7 +70,9 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (float(max(0.0, centre - half)), float(min(1.0, centre + half)))
+    lo = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends (no rounding)
+    hi = 1.0 if successes == n else min(1.0, centre + half)
+    return (float(lo), float(hi))
 
 
 def advantage(acc: float, chance: float) -> float:

@@ -3,6 +3,13 @@
 Keys later versions may extend but never rename: ``utility.interest.clear``,
 ``utility.interest.anonymized``, ``utility.U``, ``privacy.chance``, ``privacy.attacks`` (objects
 with ``mode``, ``model``, ``accuracy``), ``privacy.worst_case.accuracy``, ``params``.
+
+Since the attack panel, each attack also carries ``train_data``, ``test_data``, ``ci`` (Wilson
+95%), ``advantage``, ``top_k`` (k = 1..K; absent where the attacker ranks nothing),
+``kl_uniform`` and ``threat`` (its threat model); ``privacy.top_k_chance`` is the random-guess
+line, ``privacy.worst_case`` names the attacker, and ``privacy.selection`` holds the
+identity-count curves per strategy. Utility entries add ``anonymized_to_clear`` and
+``anonymized_to_anonymized``.
 """
 
 from __future__ import annotations
@@ -72,9 +79,23 @@ class Report(Mapping[str, Any]):
             rows.append((f"utility: {col} (alpha {a['alpha']:g})",
                          f"{a['clear']:.3f} → {a['anonymized']:.3f}"))
         rows.append(("utility U", f"{u['U']:.3f} (clear {u['U_clear']:.3f})"))
+        if "anonymized_to_clear" in u["interest"]:
+            rows.append((f"utility: {u['interest']['column']} (anonymized → clear / → anonymized)",
+                         f"{u['interest']['anonymized_to_clear']:.3f} / "
+                         f"{u['interest']['anonymized_to_anonymized']:.3f}"))
         rows.append((f"chance for '{p['sensitive']}'", f"{p['chance']:.3f}"))
-        for att in p["attacks"]:
-            rows.append((f"attack {att['mode']} / {att['model']}", f"{att['accuracy']:.3f}"))
+        best: dict[str, dict[str, Any]] = {}
+        for att in p["attacks"]:  # one row per mode: its strongest recognizer
+            if att["mode"] not in best or att["accuracy"] > best[att["mode"]]["accuracy"]:
+                best[att["mode"]] = att
+        for mode, att in best.items():
+            ci = f" [{att['ci'][0]:.3f}, {att['ci'][1]:.3f}]" if "ci" in att else ""
+            rows.append((f"attack {mode} (best: {att['model']})", f"{att['accuracy']:.3f}{ci}"))
         w = p["worst_case"]
         rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
+        for name, points in (p.get("selection") or {}).get("strategies", {}).items():
+            if points:
+                pt = points[-1]
+                rows.append((f"selection {name}: {pt['n_identities']} identities",
+                             f"{pt['accuracy']:.3f} (chance {pt['chance']:.3f})"))
         return rows

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .charts import attack_chart, utility_chart
+from .charts import attack_chart, selection_chart, top_k_chart, utility_chart
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;color:#222}
@@ -37,39 +37,110 @@ def _table(rows: list[Mapping[str, Any]], cols: list[str]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _attack_matrix(p: Mapping[str, Any]) -> str:
+    """Accuracy per mode (rows) and recognizer (columns), with the clear baseline."""
+    attacks = [a for a in p["attacks"] if a["mode"] != "linkage"]
+    models = list(dict.fromkeys(a["model"] for a in attacks))
+    modes = list(dict.fromkeys(a["mode"] for a in attacks))
+    acc = {(a["mode"], a["model"]): a for a in attacks}
+    clear = {c["model"]: c for c in p.get("clear", [])}
+    head = "<th>mode \\ recognizer</th>" + "".join(f"<th>{html.escape(m)}</th>" for m in models)
+    rows = []
+    if clear:
+        rows.append("<tr><td><i>clear data</i></td>" + "".join(
+            f"<td>{clear[m]['accuracy']:.3f}</td>" if m in clear else "<td></td>"
+            for m in models) + "</tr>")
+    for mode in modes:
+        cells = []
+        for m in models:
+            a = acc.get((mode, m))
+            cells.append("<td></td>" if a is None else
+                         f"<td>{a['accuracy']:.3f} <small>[{a['ci'][0]:.2f}, "
+                         f"{a['ci'][1]:.2f}]</small></td>")
+        rows.append(f"<tr><td>{html.escape(mode)}</td>{''.join(cells)}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _selection_section(p: Mapping[str, Any]) -> list[str]:
+    sel = p.get("selection")
+    if not sel:
+        return []
+    parts = ["<h3>Fewer identities (identity selection)</h3>"]
+    if sel.get("strategies"):
+        att = sel["attacker"]
+        parts.append(
+            f"<p>The strongest trained attacker of the panel ({html.escape(att['mode'])} with "
+            f"{html.escape(att['model'])}) evaluated on subsets of the identities chosen by each "
+            "strategy; random subsets are drawn repeatedly (mean, spread over draws). A real "
+            "attacker often knows the person is one of a few; chance rises accordingly.</p>")
+        png = selection_chart({"privacy": p})
+        if png:
+            parts.append(_img(png, "identity selection chart"))
+        rows = []
+        for name, points in sel["strategies"].items():
+            for pt in points:
+                rows.append({"strategy": name, "identities": pt["n_identities"],
+                             "accuracy": pt["accuracy"], "spread (std)": pt.get("std", ""),
+                             "min": pt.get("min", ""), "max": pt.get("max", ""),
+                             "ci": pt.get("ci", ""), "chance": pt["chance"]})
+        parts.append(_table(rows, ["strategy", "identities", "accuracy", "spread (std)", "min",
+                                   "max", "ci", "chance"]))
+    for name, why in (sel.get("skipped") or {}).items():
+        parts.append(f"<p>Strategy <code>{html.escape(name)}</code> skipped: "
+                     f"{html.escape(why)}.</p>")
+    return parts
+
+
 def render_html(report: Mapping[str, Any]) -> str:
     """Return the report as a self-contained HTML page."""
     u, p = report["utility"], report["privacy"]
     w = p["worst_case"]
     verdict_cls = "ok" if w["accuracy"] <= p["chance"] + 0.1 else "bad"
     util_rows = [u["interest"], *u.get("additional", {}).values()]
+    seed = report["params"].get("evaluation", {}).get("seed")
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>bioanon report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>bioanon evaluation report</h1>",
         f"<p>Data: {_fmt(report['dataset']['source'])} — {report['dataset']['n_records']} "
         f"records × {report['dataset']['n_features']} features; "
-        f"{report['dataset']['n_test']} held-out records stand for the release.</p>",
+        f"{report['dataset']['n_test']} held-out records stand for the release "
+        f"({_fmt(report['params'].get('evaluation', {}).get('split', 'held-out split'))}; "
+        f"evaluation seed {_fmt(seed)}).</p>",
         "<h2>Summary</h2>",
         f"<p>Utility U = <b>{u['U']:.3f}</b> (clear data: {u['U_clear']:.3f}). "
         f"Sensitive attribute <code>{html.escape(str(p['sensitive']))}</code>: chance "
         f"{p['chance']:.3f}; the strongest attack reached "
         f"<span class='{verdict_cls}'>{w['accuracy']:.3f}</span> "
-        f"({html.escape(w['mode'])} attacker, {html.escape(w['model'])}).</p>",
+        + (f"(95% CI {w['ci'][0]:.3f}–{w['ci'][1]:.3f}) " if "ci" in w else "")
+        + f"({html.escape(w['mode'])} attacker, {html.escape(w['model'])}).</p>",
         "<p>How to read this: <i>naive</i> attackers were trained on clear data, <i>parrot</i> "
         "attackers on data anonymized with the same method and parameters (they know the "
-        "method), <i>linkage</i> matches each released record to its nearest clear record. "
+        "method), <i>parrotNN</i> on a mix with NN% of the training records anonymized, "
+        "<i>reverse</i> attackers hold an anonymized labelled gallery and clear probes, "
+        "<i>linkage</i> matches each released record to its nearest clear record. "
         "Trust the worst case, not the naive number.</p>",
         "<h2>Utility</h2>", _img(utility_chart(report), "utility chart"),
-        _table(util_rows, ["column", "model", "clear", "anonymized", "chance", "alpha"]),
+        _table(util_rows, ["column", "model", "clear", "anonymized", "anonymized_to_clear",
+                           "anonymized_to_anonymized", "chance", "alpha"]),
+        "<p><i>anonymized</i>: trained on clear, scored on anonymized (the paper's view); "
+        "<i>anonymized_to_clear</i>: trained on anonymized, scored on clear (classification "
+        "accuracy score); <i>anonymized_to_anonymized</i>: trained and scored on "
+        "anonymized.</p>",
         "<h2>Privacy</h2>", _img(attack_chart(report), "attack chart"),
-        _table(p["attacks"], ["mode", "model", "train_data", "accuracy", "ci", "advantage",
-                              "mixture", "kl_uniform"]),
+        "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>", _attack_matrix(p),
+        "<h3>Every attack</h3>",
+        _table(p["attacks"], ["mode", "model", "train_data", "test_data", "accuracy", "ci",
+                              "advantage", "mixture", "kl_uniform"]),
         "<h3>Recognizers on clear data (reference)</h3>",
         _table(p.get("clear", []), ["model", "accuracy", "ci"]),
     ]
+    topk = top_k_chart(report)
+    if topk:
+        parts += ["<h3>Top-k accuracy</h3>", _img(topk, "top-k chart")]
+    parts += _selection_section(p)
     link = [a for a in p["attacks"] if a["mode"] == "linkage"]
-    if link:
+    if link and "record_top_k" in link[0]:
         parts += ["<h3>Record linkage</h3><p>Top-k rate at which the nearest clear records "
                   "include the released record's own original, and the random-guess rate.</p>",
                   _table([{"k": k + 1, "hit rate": h, "random guess": c} for k, (h, c) in
