@@ -66,6 +66,13 @@ class _RecordwiseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         """Fit and transform the same records."""
         return self.fit(X, labels).transform(X, labels)
 
+    def public_params(self) -> dict[str, Any]:
+        """Parameters safe to publish (tuples as lists)."""
+        params = {k: list(v) if isinstance(v, tuple) else v
+                  for k, v in self.get_params(deep=False).items() if k != "random_state"}
+        return {k: (v if v is None or isinstance(v, str | int | float | bool | list | dict)
+                    else type(v).__name__) for k, v in params.items()}
+
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 

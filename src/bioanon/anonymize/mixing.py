@@ -130,8 +130,8 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         classes, counts = np.unique(y, return_counts=True)
         small = counts < self.k
         if small.any():
-            bad = ", ".join(f"'{c}' ({m})" for c, m in zip(classes[small], counts[small],
-                                                           strict=True)[:5])
+            bad = ", ".join(f"'{c}' ({m})" for c, m in list(zip(classes[small], counts[small],
+                                                                strict=True))[:5])
             raise BioanonError(
                 f"interest class(es) {bad} have fewer than k={self.k} records, so k-Same-Select "
                 f"cannot k-anonymize them; lower k to {int(counts.min())} or drop those classes")
