@@ -14,7 +14,10 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from . import release  # noqa: E402,F401  (registers anonymize, evaluate, demo)
+from . import (
+    release,  # noqa: E402,F401  (registers anonymize, evaluate, demo)
+    tune,  # noqa: E402,F401  (registers tune-k)
+)
 from .common import app, console
 
 
