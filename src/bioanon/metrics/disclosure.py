@@ -109,7 +109,8 @@ def rank1(gallery: np.ndarray, gallery_ids: np.ndarray, probe: np.ndarray,
 def rank1_panel(gallery_clear: np.ndarray, gallery_released: np.ndarray,
                 gallery_ids: np.ndarray, probe_clear: np.ndarray, probe_released: np.ndarray,
                 probe_ids: np.ndarray, n_components: int | float | None = None,
-                pca_fit: np.ndarray | None = None, whiten: bool = False,
+                pca_fit: np.ndarray | None = None,
+                parrot_pca_fit: np.ndarray | None = None, whiten: bool = False,
                 random_state: int = 0) -> dict[str, float]:
     """Rank-1 rates of the clear baseline and the naive, reverse and parrot attackers.
 
@@ -120,12 +121,13 @@ def rank1_panel(gallery_clear: np.ndarray, gallery_released: np.ndarray,
       and parameters), released probes.
 
     With ``n_components``, a PCA recognizer (eigenfaces) is fitted on ``pca_fit`` (default:
-    the clear gallery); for the parrot attacker it is fitted on the released gallery instead,
-    as an attacker who trains on anonymized data would.
+    the clear gallery); for the parrot attacker it is fitted on ``parrot_pca_fit`` (default:
+    the released gallery), as an attacker who trains on anonymized data would.
     """
     clear_pca = _embed(gallery_clear if pca_fit is None else pca_fit, n_components, whiten,
                        random_state)
-    parrot_pca = _embed(gallery_released, n_components, whiten, random_state)
+    parrot_pca = _embed(gallery_released if parrot_pca_fit is None else parrot_pca_fit,
+                        n_components, whiten, random_state)
     return {
         "clear": rank1(gallery_clear, gallery_ids, probe_clear, probe_ids, clear_pca),
         "naive": rank1(gallery_clear, gallery_ids, probe_released, probe_ids, clear_pca),
