@@ -39,7 +39,7 @@ def test_mdav_two_dimensional_example() -> None:
     assert partition(mdav(X, 3)) == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(n=st.integers(2, 70), k=st.integers(2, 7), d=st.integers(1, 4),
        method=st.sampled_from(CLUSTERERS), seed=st.integers(0, 2**16))
 def test_cluster_sizes_between_k_and_2k_minus_1(n: int, k: int, d: int, method: str,

@@ -22,7 +22,7 @@ from bioanon.metrics import (
 from bioanon.table import FeatureTable
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(n=st.integers(2, 60), k=st.integers(2, 6), d=st.integers(1, 5),
        clusterer=st.sampled_from(["knn", "mdav", "kmember", "hierarchical"]),
        seed=st.integers(0, 2**16))
