@@ -196,3 +196,21 @@ def test_cli_anonymize_ksame_without_interest(tmp_path, small_table: FeatureTabl
     bad = CliRunner().invoke(app, ["anonymize", str(src), "-o", str(tmp_path / "b.parquet"),
                                    "--sensitive", "identity", "--method", "ksame", "--k", "1"])
     assert bad.exit_code == 2 and "k >= 2" in bad.output
+
+
+def test_cli_anonymize_reads_image_shape_from_table_meta(tmp_path) -> None:
+    rng = np.random.default_rng(0)
+    t = FeatureTable(rng.uniform(0, 255, size=(10, 24)),
+                     pd.DataFrame({"subject": np.repeat(["a", "b"], 5)}),
+                     meta={"image_shape": [6, 4]})
+    src = tmp_path / "faces.parquet"
+    t.write(src)
+    out = tmp_path / "pix.parquet"
+    res = CliRunner().invoke(app, ["anonymize", str(src), "-o", str(out), "--sensitive",
+                                   "subject", "--method", "pixelate", "--block", "2",
+                                   "--keep-order", "--keep-sensitive"])
+    assert res.exit_code == 0, res.output
+    released = FeatureTable.read(out)
+    assert "subject" in released.labels.columns  # --keep-sensitive kept it
+    want = PixelateAnonymizer(block=2, image_shape=(6, 4)).fit_transform(t.X)
+    np.testing.assert_allclose(released.X, want, rtol=1e-5)
