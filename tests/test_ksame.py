@@ -105,3 +105,10 @@ def test_eigenface_space_and_table_io() -> None:
     assert out.X.shape == (40, 30)
     assert is_k_anonymous(out.X, 3)
     assert "random_state" not in anon.public_params()
+
+
+def test_ksame_select_single_record_class_suggests_dropping() -> None:
+    X = np.random.default_rng(5).normal(size=(7, 2))
+    lab = pd.DataFrame({"e": ["a"] * 6 + ["b"]})
+    with pytest.raises(BioanonError, match="drop or merge"):
+        KSameSelectAnonymizer("e", k=2).fit(X, lab)

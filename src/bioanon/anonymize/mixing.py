@@ -132,9 +132,11 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         if small.any():
             bad = ", ".join(f"'{c}' ({m})" for c, m in list(zip(classes[small], counts[small],
                                                                 strict=True))[:5])
+            fix = (f"lower k to {int(counts.min())} or drop those classes"
+                   if counts.min() >= 2 else "drop or merge those classes")
             raise BioanonError(
                 f"interest class(es) {bad} have fewer than k={self.k} records, so k-Same-Select "
-                f"cannot k-anonymize them; lower k to {int(counts.min())} or drop those classes")
+                f"cannot k-anonymize them; {fix}")
         return y
 
     # ------------------------------------------------------------------ the release
