@@ -101,3 +101,37 @@ def test_estimator_wrapper_clones_and_fits() -> None:
     est = clone(FixedSizeClusterer(k=4, method="kmember", random_state=0))
     sizes = np.bincount(est.fit_predict(X))
     assert sizes.min() >= 4 and sizes.max() <= 7
+
+
+@settings(max_examples=60, deadline=None)
+@given(n_ids=st.integers(2, 8), per_id=st.integers(1, 12), k=st.integers(2, 5),
+       seed=st.integers(0, 2**16))
+def test_distinct_grouping_clusters_hold_k_different_values(n_ids: int, per_id: int, k: int,
+                                                            seed: int) -> None:
+    from bioanon.anonymize.clustering import distinct_grouping
+
+    rng = np.random.default_rng(seed)
+    ids = np.repeat(np.arange(n_ids), per_id)
+    X = rng.normal(size=(n_ids, 3))[ids] * 5 + rng.normal(size=(ids.size, 3))
+    if n_ids < k or ids.size < k:
+        with pytest.raises(BioanonError):
+            distinct_grouping(X, k, ids)
+        return
+    try:
+        labels = distinct_grouping(X, k, ids)
+    except BioanonError as exc:  # only when some value is too frequent to spread
+        assert "too many records" in str(exc)
+        return
+    for c in np.unique(labels):
+        members = ids[labels == c]
+        assert members.size >= k
+        assert np.unique(members).size == members.size  # all values differ
+
+
+def test_distinct_grouping_refuses_a_dominant_value() -> None:
+    from bioanon.anonymize.clustering import distinct_grouping
+
+    ids = np.r_[np.zeros(20, int), np.arange(1, 11)]  # value 0: 20 records > n/k = 10
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(BioanonError, match="too many records"):
+        distinct_grouping(X, 3, ids)

@@ -112,3 +112,20 @@ def test_ksame_select_single_record_class_suggests_dropping() -> None:
     lab = pd.DataFrame({"e": ["a"] * 6 + ["b"]})
     with pytest.raises(BioanonError, match="drop or merge"):
         KSameSelectAnonymizer("e", k=2).fit(X, lab)
+
+
+def test_distinct_ksame_bounds_identity_recognition() -> None:
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(6)
+    ids = np.repeat(np.arange(6), 40)  # several records per person
+    X = rng.normal(size=(6, 10))[ids] * 4 + rng.normal(size=(240, 10))
+    lab = pd.DataFrame({"speaker": ids})
+    rec = KNeighborsClassifier(1).fit(X, ids)  # an attacker with clear records
+    plain = KSameAnonymizer(k=3).fit_transform(X, lab)
+    distinct = KSameAnonymizer(k=3, distinct="speaker").fit_transform(X, lab)
+    assert np.mean(rec.predict(plain) == ids) > 0.9  # plain k-Same keeps the person
+    assert np.mean(rec.predict(distinct) == ids) <= 1 / 3 + 1e-12
+    assert is_k_anonymous(distinct, 3)
+    with pytest.raises(BioanonError, match="not found"):
+        KSameAnonymizer(k=3, distinct="speakr").fit(X, lab)

@@ -106,7 +106,7 @@ def _bool(raw: str) -> bool:
 
 
 _CLUSTER_PARAMS: dict[str, Callable[[str], Any]] = {
-    "clusterer": str, "linkage": str, "n_components": int}
+    "clusterer": str, "linkage": str, "n_components": int, "distinct": str}
 
 
 def _k(o: MethodOptions) -> int:

@@ -227,6 +227,74 @@ def knn_grouping(X: np.ndarray, k: int, progress: Progress | None = None) -> np.
     return labels
 
 
+def distinct_grouping(X: np.ndarray, k: int, groups: np.ndarray,
+                      progress: Progress | None = None) -> np.ndarray:
+    """Groups of k records with k different ``groups`` values (e.g. k different people).
+
+    k-anonymity bounds record linkage by 1/k, but when a person has several records, a
+    cluster of one person's records still releases that person. Here every cluster holds k
+    distinct values, so any recognizer's guess for a shared released vector is right for at
+    most one member: identity recognition ≤ 1/k as well.
+
+    Each step seeds with a record of the value that has the most records left (so values
+    deplete evenly, as in Anatomy bucketization), the first such record in order, then adds
+    the nearest remaining record of each of the k−1 nearest other values. Records left when
+    fewer than k values remain join the nearest cluster that lacks their value (that cluster
+    may then exceed 2k−1); if every cluster has it, the call is refused.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    k = check_k(n, k)
+    _, codes = np.unique(np.asarray(groups), return_inverse=True)
+    codes = np.asarray(codes).ravel()
+    n_values = int(codes.max()) + 1
+    if n_values < k:
+        raise BioanonError(f"only {n_values} distinct values for k={k}: clusters of k "
+                           f"different values are impossible; use k <= {n_values}")
+    labels = np.full(n, -1, dtype=np.int64)
+    pool = _Pool(X)
+    left = np.bincount(codes, minlength=n_values)
+    c = 0
+    while np.count_nonzero(left) >= k:
+        pool.compact()
+        pc = codes[pool.idx]
+        big = int(np.argmax(left))
+        seed = int(np.flatnonzero(pool.alive & (pc == big))[0])
+        d = np.where(pool.alive, pool.sqdist(pool.X[seed]), np.inf)
+        d[pc == big] = np.inf
+        order = np.lexsort((d, pc))  # by value, then distance: first of each value = nearest
+        first = order[np.r_[True, pc[order][1:] != pc[order][:-1]]]
+        first = first[np.isfinite(d[first])]
+        pick = first[np.argsort(d[first], kind="stable")[:k - 1]]
+        members = np.concatenate([[seed], pick])
+        rec = pool.remove(members)
+        labels[rec] = c
+        left -= np.bincount(codes[rec], minlength=n_values)
+        c += 1
+        if progress is not None and c % 64 == 0:
+            progress(n - pool.n_alive, n, "distinct grouping")
+    rest = pool.rest()
+    if rest.size:
+        done = labels >= 0
+        has = np.zeros((c, n_values), dtype=bool)
+        has[labels[done], codes[done]] = True
+        counts = np.bincount(labels[done], minlength=c).astype(np.float64)
+        sums = np.zeros((c, X.shape[1]))
+        np.add.at(sums, labels[done], X[done])
+        cent = sums / counts[:, None]
+        for i in rest:  # fewer than k values remain: a short loop over the leftovers
+            d = ((cent - X[i]) ** 2).sum(axis=1)
+            d[has[:, codes[i]]] = np.inf
+            j = int(np.argmin(d))
+            if not np.isfinite(d[j]):
+                raise BioanonError(
+                    "one value holds too many records for clusters of distinct values (more "
+                    "than n/k); drop some of its records or lower k")
+            labels[i] = j
+            has[j, codes[i]] = True
+    return labels
+
+
 def hierarchical_partition(X: np.ndarray, k: int, linkage: str = "ward",
                            max_memory: int = HIERARCHICAL_MEMORY_BYTES,
                            progress: Progress | None = None) -> np.ndarray:

@@ -25,6 +25,10 @@ class KSameAnonymizer(ClusterReleaseBase):
         Linkage of the hierarchical clusterer.
     n_components : int, optional
         Group on the first principal components instead of the raw features.
+    distinct : str, optional
+        Label column (usually the identity) whose values must all differ within a group, so
+        that identity recognition, not only record linkage, stays at most 1/k when a person
+        has several records (``clusterer`` is then not used).
     random_state : int or None
         Seeds the clusterers that draw (k-member, PCA). Never published.
 
@@ -37,11 +41,13 @@ class KSameAnonymizer(ClusterReleaseBase):
     """
 
     def __init__(self, k: int = 5, clusterer: str = "knn", linkage: str = "ward",
-                 n_components: int | None = None, random_state: int | None = None) -> None:
+                 n_components: int | None = None, distinct: str | None = None,
+                 random_state: int | None = None) -> None:
         self.k = k
         self.clusterer = clusterer
         self.linkage = linkage
         self.n_components = n_components
+        self.distinct = distinct
         self.random_state = random_state
 
     interest = None
@@ -57,7 +63,7 @@ class KSameSelectAnonymizer(ClusterReleaseBase):
     ----------
     interest : str
         Label column of the utility attribute (e.g. expression).
-    k, clusterer, linkage, n_components, random_state
+    k, clusterer, linkage, n_components, distinct, random_state
         As :class:`KSameAnonymizer`.
 
     Examples
@@ -71,12 +77,13 @@ class KSameSelectAnonymizer(ClusterReleaseBase):
 
     def __init__(self, interest: str = "interest", k: int = 5, clusterer: str = "knn",
                  linkage: str = "ward", n_components: int | None = None,
-                 random_state: int | None = None) -> None:
+                 distinct: str | None = None, random_state: int | None = None) -> None:
         self.interest = interest
         self.k = k
         self.clusterer = clusterer
         self.linkage = linkage
         self.n_components = n_components
+        self.distinct = distinct
         self.random_state = random_state
 
     sensitive = None

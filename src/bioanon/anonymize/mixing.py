@@ -34,6 +34,7 @@ from .clustering import (
     LINKAGES,
     Progress,
     check_k,
+    distinct_grouping,
     fixed_size_clusters,
 )
 from .selective_mean import secure_seed
@@ -121,9 +122,15 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
+    def _distinct_values(self, labels: Any, n: int) -> np.ndarray | None:
+        if getattr(self, "distinct", None) is None:
+            return None
+        return label_values(labels, self.distinct, n)
+
     def _check_input(self, X: np.ndarray, labels: Any) -> np.ndarray | None:
         n = X.shape[0]
         check_k(n, self.k)
+        self._distinct_values(labels, n)
         if self.interest is None:
             return None
         y = label_values(labels, self.interest, n)
@@ -149,16 +156,23 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         return PCA(n_components=m, random_state=seed % (2**32)).fit_transform(X)
 
     def _clusters(self, X: np.ndarray, y: np.ndarray | None, seed: int,
-                  progress: Progress | None) -> np.ndarray:
+                  progress: Progress | None, groups: np.ndarray | None = None) -> np.ndarray:
         Z = self._space(X, seed)
+
+        def cluster(rows: np.ndarray | None, prog: Progress | None) -> np.ndarray:
+            Zr = Z if rows is None else Z[rows]
+            if groups is not None:
+                return distinct_grouping(Zr, self.k, groups if rows is None else groups[rows],
+                                         prog)
+            return fixed_size_clusters(Zr, self.k, self.clusterer, self.linkage, seed, prog)
+
         if y is None:
-            return fixed_size_clusters(Z, self.k, self.clusterer, self.linkage, seed, progress)
+            return cluster(None, progress)
         labels = np.empty(X.shape[0], dtype=np.int64)
         offset = 0
         for cls in np.unique(y):  # one step per interest class (k-Same-Select, Alg. 4.2)
             idx = np.flatnonzero(y == cls)
-            part = fixed_size_clusters(Z[idx], self.k, self.clusterer, self.linkage, seed,
-                                       None)
+            part = cluster(idx, None)
             labels[idx] = part + offset
             offset += int(part.max()) + 1
         return labels
@@ -182,7 +196,8 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         ss = np.random.SeedSequence(seed)
         s_cluster, s_weights, s_thr = (int(s.generate_state(1)[0]) for s in ss.spawn(3))
         X64 = np.asarray(X, dtype=np.float64)
-        clusters = self._clusters(X64, y, s_cluster, progress)
+        groups = self._distinct_values(labels, X.shape[0])
+        clusters = self._clusters(X64, y, s_cluster, progress, groups)
         out = self._mix(X64, clusters, labels, np.random.default_rng(s_weights),
                         np.random.default_rng(s_thr))
         out = out.astype(np.float32)
@@ -269,6 +284,10 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
     n_components : int, optional
         Cluster on the first principal components (eigenface space) instead of the raw
         features; the mixing is always done on the features.
+    distinct : str, optional
+        Label column (usually the identity) whose values must all differ within a cluster:
+        then identity recognition, not only record linkage, is bounded by 1/k (see
+        :func:`bioanon.anonymize.clustering.distinct_grouping`; ``clusterer`` is not used).
     delta : float, default 0
         Radius of the random weights, uniform in ``1/k ± delta`` (must be below 1/k).
     risk_threshold : float, "auto" or None, default "auto"
@@ -296,7 +315,8 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
 
     def __init__(self, k: int = 5, clusterer: str = "mdav", linkage: str = "ward",
                  interest: str | None = None, sensitive: str | None = None,
-                 n_components: int | None = None, delta: float = 0.0,
+                 n_components: int | None = None, distinct: str | None = None,
+                 delta: float = 0.0,
                  risk_threshold: float | str | None = "auto",
                  threshold_percentile: float = 5.0, beta: float = 0.2, max_rounds: int = 20,
                  random_state: int | None = None) -> None:
@@ -306,6 +326,7 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
         self.interest = interest
         self.sensitive = sensitive
         self.n_components = n_components
+        self.distinct = distinct
         self.delta = delta
         self.risk_threshold = risk_threshold
         self.threshold_percentile = threshold_percentile
