@@ -67,8 +67,167 @@ def _selective_mean(o: MethodOptions) -> Any:
     return anon
 
 
+# ---------------------------------------------------------------------- k-anonymity family
+def _extra(o: MethodOptions, allowed: dict[str, Callable[[str], Any]]) -> dict[str, Any]:
+    """Parse ``--param KEY=VALUE`` items this method accepts; refuse the others."""
+    out = {}
+    for key, raw in o.extra.items():
+        if key not in allowed:
+            hint = f"; it accepts {', '.join(sorted(allowed))}" if allowed else \
+                "; it takes no --param"
+            raise BioanonError(f"method '{o.method}' has no parameter '{key}'"
+                               f"{suggest(key, allowed)}{hint}")
+        try:
+            out[key] = allowed[key](raw)
+        except (TypeError, ValueError):
+            raise BioanonError(f"--param {key}={raw} has the wrong form for method "
+                               f"'{o.method}'") from None
+    return out
+
+
+def _floats(raw: str) -> list[float]:
+    return [float(v) for v in raw.split(",")]
+
+
+def _channels(raw: str) -> list[Any]:
+    return [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in raw.split(",")]
+
+
+def _threshold(raw: str) -> Any:
+    return None if raw.lower() in ("none", "off") else raw if raw == "auto" else float(raw)
+
+
+def _bool(raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+_CLUSTER_PARAMS: dict[str, Callable[[str], Any]] = {
+    "clusterer": str, "linkage": str, "n_components": int, "distinct": str}
+
+
+def _k(o: MethodOptions) -> int:
+    from .anonymize.clustering import check_k
+
+    return check_k(None, o.need("k"))
+
+
+def _ksame(o: MethodOptions) -> Any:
+    from .anonymize import KSameAnonymizer
+
+    anon = KSameAnonymizer(k=_k(o), random_state=o.seed, **_extra(o, _CLUSTER_PARAMS))
+    anon._check_params()
+    return anon
+
+
+def _ksame_select(o: MethodOptions) -> Any:
+    from .anonymize import KSameSelectAnonymizer
+
+    anon = KSameSelectAnonymizer(interest=o.need("interest"), k=_k(o), random_state=o.seed,
+                                 **_extra(o, _CLUSTER_PARAMS))
+    anon._check_params()
+    return anon
+
+
+def _cluster_mix(o: MethodOptions) -> Any:
+    from .anonymize import ClusterMixAnonymizer
+
+    extra = _extra(o, {**_CLUSTER_PARAMS, "delta": float, "risk_threshold": _threshold,
+                       "threshold_percentile": float, "beta": float, "max_rounds": int,
+                       "per_interest": _bool})
+    per_interest = extra.pop("per_interest", False)
+    anon = ClusterMixAnonymizer(k=_k(o), sensitive=o.sensitive,
+                                interest=o.need("interest") if per_interest else None,
+                                random_state=o.seed, **extra)
+    anon._check_params()
+    return anon
+
+
+def _noise(o: MethodOptions) -> Any:
+    from .anonymize import GaussianNoiseAnonymizer
+
+    anon = GaussianNoiseAnonymizer(sigma=o.need("sigma"), random_state=o.seed,
+                                   **_extra(o, {"scale": str}))
+    anon._check_params()
+    return anon
+
+
+def _laplace(o: MethodOptions) -> Any:
+    from .anonymize import LaplaceAnonymizer
+
+    anon = LaplaceAnonymizer(epsilon=o.need("epsilon"), random_state=o.seed,
+                             **_extra(o, {"bounds": _floats, "clip_quantile": float,
+                                          "budget": str}))
+    anon._check_params()
+    return anon
+
+
+def _image(o: MethodOptions, cls_name: str, **params: Any) -> Any:
+    from . import anonymize
+
+    extra = {"image_shape": str, "band": _floats, "fill": float, "m": int,
+             "value_range": float}
+    allowed = {"image_shape": str, **{k: extra[k] for k in params.pop("_extra", ())}}
+    anon = getattr(anonymize, cls_name)(**params, **_extra(o, allowed))
+    anon._check_params()
+    return anon
+
+
+def _blur(o: MethodOptions) -> Any:
+    return _image(o, "BlurAnonymizer", sigma=o.need("sigma"))
+
+
+def _pixelate(o: MethodOptions) -> Any:
+    return _image(o, "PixelateAnonymizer", block=o.need("block"))
+
+
+def _mask(o: MethodOptions) -> Any:
+    return _image(o, "EyeBandMaskAnonymizer", _extra=("band", "fill"))
+
+
+def _dp_pix(o: MethodOptions) -> Any:
+    return _image(o, "DPPixAnonymizer", block=o.need("block"), epsilon=o.need("epsilon"),
+                  random_state=o.seed, _extra=("m", "value_range"))
+
+
+def _keep(o: MethodOptions) -> Any:
+    from .anonymize import KeepChannelsAnonymizer
+
+    extra = _extra(o, {"channels": _channels, "n_channels": int, "fill": _fill})
+    if "channels" not in extra:
+        raise BioanonError("method 'keep' needs --param channels=0,1,2 (positions or names of "
+                           "the channels to keep)")
+    anon = KeepChannelsAnonymizer(**extra)
+    anon._check_params()
+    return anon
+
+
+def _fill(raw: str) -> Any:
+    return raw if raw == "mean" else float(raw)
+
+
+def _motion(o: MethodOptions) -> Any:
+    from .anonymize import MotionExtractAnonymizer
+
+    return MotionExtractAnonymizer(**_extra(o, {"n_channels": int}))
+
+
 METHODS: dict[str, Callable[[MethodOptions], Any]] = {
     "selective-mean": _selective_mean,
+    "ksame": _ksame,
+    "ksame-select": _ksame_select,
+    "cluster-mix": _cluster_mix,
+    "noise": _noise,
+    "laplace": _laplace,
+    "blur": _blur,
+    "pixelate": _pixelate,
+    "mask": _mask,
+    "dp-pix": _dp_pix,
+    "keep": _keep,
+    "motion-extract": _motion,
 }
 
 

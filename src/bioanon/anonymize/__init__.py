@@ -1,5 +1,34 @@
 """Anonymizers: scikit-learn style estimators, one module per family."""
 
+from .baselines import (
+    BlurAnonymizer,
+    DPPixAnonymizer,
+    EyeBandMaskAnonymizer,
+    GaussianNoiseAnonymizer,
+    KeepChannelsAnonymizer,
+    LaplaceAnonymizer,
+    MotionExtractAnonymizer,
+    PixelateAnonymizer,
+)
+from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
+from .ksame import KSameAnonymizer, KSameSelectAnonymizer
+from .mixing import ClusterMixAnonymizer
 from .selective_mean import SelectiveMeanAnonymizer
 
-__all__ = ["SelectiveMeanAnonymizer"]
+__all__ = [
+    "BlurAnonymizer",
+    "ClusterMixAnonymizer",
+    "DPPixAnonymizer",
+    "EyeBandMaskAnonymizer",
+    "FixedSizeClusterer",
+    "GaussianNoiseAnonymizer",
+    "KSameAnonymizer",
+    "KSameSelectAnonymizer",
+    "KeepChannelsAnonymizer",
+    "LaplaceAnonymizer",
+    "MotionExtractAnonymizer",
+    "PixelateAnonymizer",
+    "SelectiveMeanAnonymizer",
+    "cluster_quality",
+    "fixed_size_clusters",
+]

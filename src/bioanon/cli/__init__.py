@@ -14,9 +14,11 @@ from typing import Annotated
 import typer
 
 from .. import __version__
-from . import extract as _extract  # noqa: F401  (registers extract)
-from . import preview as _preview  # noqa: F401  (registers preview)
-from . import release  # noqa: E402,F401  (registers anonymize, evaluate, demo)
+# each module registers its commands on the app when imported
+from . import extract as _extract  # noqa: F401  (extract)
+from . import preview as _preview  # noqa: F401  (preview)
+from . import release as _release  # noqa: F401  (anonymize, evaluate, demo)
+from . import tune as _tune  # noqa: F401  (tune-k)
 from .common import app, console
 
 

@@ -87,7 +87,7 @@ def anonymize(
                           "private (it is not written to the output)", highlight=False)
     with progress_bar("anonymizing") as update:
         update(0, 2, "fitting")
-        anon.fit(table.X, table.labels)
+        anon.fit(table, table.labels)  # a table: methods may read its meta (image_shape)
         update(1, 2, "transforming")
         released = table.with_features(anon.transform(table.X, table.labels))
         update(2, 2, "done")

@@ -3,6 +3,16 @@
 One module per kind of measure; everything public is re-exported here.
 """
 
+from .disclosure import (
+    anonymity_sets,
+    homogeneity,
+    information_loss,
+    is_k_anonymous,
+    k_anonymity,
+    rank1,
+    rank1_panel,
+    record_linkage_rate,
+)
 from .scores import (
     accuracy,
     advantage,
@@ -17,9 +27,17 @@ from .scores import (
 __all__ = [
     "accuracy",
     "advantage",
+    "anonymity_sets",
     "chance_level",
+    "homogeneity",
+    "information_loss",
+    "is_k_anonymous",
+    "k_anonymity",
     "kl_from_uniform",
     "mixture",
+    "rank1",
+    "rank1_panel",
+    "record_linkage_rate",
     "top_k_accuracy",
     "utility",
     "wilson_interval",

@@ -1,0 +1,348 @@
+"""Weighted cluster mixing (AnonFACES 3.4) and the shared machinery of the k-Same family.
+
+Records are clustered into groups of k to 2k−1 (see :mod:`.clustering`); every member of a
+cluster is released as the same weighted mean of the members::
+
+    v_C = Σ_i w_i x_i / Σ_i w_i
+
+With equal weights this is k-Same. AnonFACES adds two things, both here:
+
+- randomized weights, uniform in ``w_mean ± delta`` (``w_mean = 1/k``), so the release is not
+  a deterministic function of the input;
+- the re-identification risk loop: a member whose distance to ``v_C`` is below a threshold is
+  at risk; at-risk members' weights are multiplied by ``1 − beta`` and ``v_C`` recomputed,
+  until no member is at risk or ``max_rounds`` is reached. The per-cluster re-identification
+  rate ``u/k`` (u members at risk) is recorded before and after.
+
+Cluster assignments, weights and the seed are secrets and are never written anywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..errors import BioanonError
+from ..table import FeatureTable
+from .base import AnonymizerMixin, label_values, split_input
+from .clustering import (
+    CLUSTERERS,
+    LINKAGES,
+    Progress,
+    check_k,
+    distinct_grouping,
+    fixed_size_clusters,
+)
+from .selective_mean import secure_seed
+
+
+def cluster_means(X: np.ndarray, labels: np.ndarray,
+                  weights: np.ndarray | None = None) -> np.ndarray:
+    """Weighted mean of each cluster's rows, ``(n_clusters, d)``, as one sparse product."""
+    labels = np.asarray(labels)
+    n = labels.size
+    n_clusters = int(labels.max()) + 1
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    S = sp.csr_matrix((w, (labels, np.arange(n))), shape=(n_clusters, n))
+    wsum = np.bincount(labels, weights=w, minlength=n_clusters)
+    return np.asarray(S @ np.asarray(X, dtype=np.float64)) / wsum[:, None]
+
+
+def pairwise_percentile(X: np.ndarray, groups: np.ndarray | None, q: float,
+                        rng: np.random.Generator, per_group: int = 200,
+                        sample: int = 2000) -> float:
+    """The q-th percentile of same-group pairwise distances (or of nearest-neighbour distances).
+
+    With ``groups`` (e.g. identities): distances between records of the same group, on at
+    most ``per_group`` records per group. Without: each of at most ``sample`` records'
+    distance to its nearest other record.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    values = []
+    if groups is not None:
+        _, codes = np.unique(groups, return_inverse=True)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.flatnonzero(np.diff(codes[order])) + 1
+        for members in np.split(order, bounds):  # one step per group
+            if members.size < 2:
+                continue
+            if members.size > per_group:
+                members = rng.choice(members, per_group, replace=False)
+            Y = X[members]
+            sq = np.einsum("ij,ij->i", Y, Y)
+            D = np.sqrt(np.maximum(sq[:, None] - 2 * Y @ Y.T + sq[None, :], 0.0))
+            values.append(D[np.triu_indices(members.size, 1)])
+    if not values:
+        pick = rng.choice(X.shape[0], min(sample, X.shape[0]), replace=False)
+        sq = np.einsum("ij,ij->i", X, X)
+        nn = np.empty(pick.size)
+        for s in range(0, pick.size, 256):  # blocks bound the memory
+            rows = pick[s:s + 256]
+            D = sq[rows, None] - 2 * X[rows] @ X.T + sq[None, :]
+            D[np.arange(rows.size), rows] = np.inf
+            nn[s:s + 256] = np.sqrt(np.maximum(D.min(axis=1), 0.0))
+        values = [nn]
+    return float(np.percentile(np.concatenate(values), q))
+
+
+class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
+    """Cluster into groups of k..2k−1 (optionally within each interest class), release means.
+
+    Subclasses set the defaults; see :class:`ClusterMixAnonymizer` for the parameters.
+    """
+
+    _mixing = False  # subclasses with weights and the risk loop set True
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self) -> None:
+        if self.clusterer not in CLUSTERERS:
+            from ..errors import suggest
+
+            raise BioanonError(f"clusterer '{self.clusterer}'{suggest(self.clusterer, CLUSTERERS)}"
+                               f" is unknown; choose from {', '.join(CLUSTERERS)}")
+        if self.linkage not in LINKAGES:
+            raise BioanonError(f"linkage '{self.linkage}' is unknown; choose from "
+                               f"{', '.join(LINKAGES)}")
+        check_k(None, self.k)
+        if self.n_components is not None and (int(self.n_components) != self.n_components
+                                              or self.n_components < 1):
+            raise BioanonError(f"n_components={self.n_components} must be a positive integer "
+                               "(or None to cluster on the features themselves)")
+
+    def fit(self, X: Any, labels: Any = None) -> ClusterReleaseBase:
+        """Check the parameters and the input (nothing is learned: each release is clustered
+        on its own records)."""
+        self._check_params()
+        X, labels = split_input(X, labels)
+        self._check_input(X, labels)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _distinct_values(self, labels: Any, n: int) -> np.ndarray | None:
+        if getattr(self, "distinct", None) is None:
+            return None
+        return label_values(labels, self.distinct, n)
+
+    def _check_input(self, X: np.ndarray, labels: Any) -> np.ndarray | None:
+        n = X.shape[0]
+        check_k(n, self.k)
+        self._distinct_values(labels, n)
+        if self.interest is None:
+            return None
+        y = label_values(labels, self.interest, n)
+        classes, counts = np.unique(y, return_counts=True)
+        small = counts < self.k
+        if small.any():
+            bad = ", ".join(f"'{c}' ({m})" for c, m in list(zip(classes[small], counts[small],
+                                                                strict=True))[:5])
+            fix = (f"lower k to {int(counts.min())} or drop those classes"
+                   if counts.min() >= 2 else "drop or merge those classes")
+            raise BioanonError(
+                f"interest class(es) {bad} have fewer than k={self.k} records, so k-Same-Select "
+                f"cannot k-anonymize them; {fix}")
+        return y
+
+    # ------------------------------------------------------------------ the release
+    def _space(self, X: np.ndarray, seed: int) -> np.ndarray:
+        if self.n_components is None:
+            return X
+        from sklearn.decomposition import PCA
+
+        m = int(min(self.n_components, X.shape[0], X.shape[1]))
+        return PCA(n_components=m, random_state=seed % (2**32)).fit_transform(X)
+
+    def _clusters(self, X: np.ndarray, y: np.ndarray | None, seed: int,
+                  progress: Progress | None, groups: np.ndarray | None = None) -> np.ndarray:
+        Z = self._space(X, seed)
+
+        def cluster(rows: np.ndarray | None, prog: Progress | None) -> np.ndarray:
+            Zr = Z if rows is None else Z[rows]
+            if groups is not None:
+                return distinct_grouping(Zr, self.k, groups if rows is None else groups[rows],
+                                         prog)
+            return fixed_size_clusters(Zr, self.k, self.clusterer, self.linkage, seed, prog)
+
+        if y is None:
+            return cluster(None, progress)
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        offset = 0
+        for cls in np.unique(y):  # one step per interest class (k-Same-Select, Alg. 4.2)
+            idx = np.flatnonzero(y == cls)
+            part = cluster(idx, None)
+            labels[idx] = part + offset
+            offset += int(part.max()) + 1
+        return labels
+
+    def transform(self, X: Any, labels: Any = None, progress: Progress | None = None) -> Any:
+        """Release ``X``: every record becomes its cluster's (weighted) mean.
+
+        Returns an array (n, d) float32, or a FeatureTable when one was given. Diagnostics of
+        this release (no secrets) are kept as attributes: ``information_loss_``,
+        ``reid_rate_initial_``, ``reid_rate_``, ``cluster_reid_rates_``, ``threshold_``,
+        ``n_rounds_``, ``n_clusters_``.
+        """
+        check_is_fitted(self, "n_features_in_")
+        table = X if isinstance(X, FeatureTable) else None
+        X, labels = split_input(X, labels)
+        if X.shape[1] != self.n_features_in_:
+            raise BioanonError(f"X has {X.shape[1]} features but the anonymizer was fitted on "
+                               f"{self.n_features_in_}; transform data with the same features")
+        y = self._check_input(X, labels)
+        seed = self.random_state if self.random_state is not None else secure_seed()
+        ss = np.random.SeedSequence(seed)
+        s_cluster, s_weights, s_thr = (int(s.generate_state(1)[0]) for s in ss.spawn(3))
+        X64 = np.asarray(X, dtype=np.float64)
+        groups = self._distinct_values(labels, X.shape[0])
+        clusters = self._clusters(X64, y, s_cluster, progress, groups)
+        out = self._mix(X64, clusters, labels, np.random.default_rng(s_weights),
+                        np.random.default_rng(s_thr))
+        out = out.astype(np.float32)
+        self.information_loss_ = float(np.linalg.norm(X64 - out, axis=1).mean())
+        self.n_clusters_ = int(clusters.max()) + 1
+        if table is not None:
+            return table.with_features(out)
+        return out
+
+    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
+        """Check the parameters and release ``X``."""
+        return self.fit(X, labels).transform(X, labels, **fit_params)
+
+    def _mix(self, X: np.ndarray, clusters: np.ndarray, labels: Any,
+             rng_w: np.random.Generator, rng_t: np.random.Generator) -> np.ndarray:
+        k = int(self.k)
+        w = np.full(X.shape[0], 1.0 / k)
+        delta = float(getattr(self, "delta", 0.0) or 0.0)
+        if delta:
+            w = rng_w.uniform(1.0 / k - delta, 1.0 / k + delta, size=X.shape[0])
+        thr = self._threshold(X, labels, rng_t)
+        sizes = np.bincount(clusters).astype(np.float64)
+        rounds = 0
+        beta = float(getattr(self, "beta", 0.0) or 0.0)
+        max_rounds = int(getattr(self, "max_rounds", 0) or 0)
+        mixed = cluster_means(X, clusters, w)
+        self.threshold_ = thr
+        self.n_rounds_ = 0
+        if thr is None:
+            self.reid_rate_initial_ = self.reid_rate_ = float("nan")
+            self.cluster_reid_rates_initial_ = self.cluster_reid_rates_ = np.empty(0)
+            return mixed[clusters]
+        best = None
+        while True:
+            at_risk = np.linalg.norm(X - mixed[clusters], axis=1) < thr
+            per_cluster = np.bincount(clusters, weights=at_risk, minlength=sizes.size) / sizes
+            if rounds == 0:
+                self.reid_rate_initial_ = float(at_risk.mean())
+                # sorted, so the array says nothing about which cluster is which
+                self.cluster_reid_rates_initial_ = np.sort(per_cluster)[::-1]
+            if best is None or at_risk.sum() < best[0]:
+                best = (int(at_risk.sum()), mixed, per_cluster, rounds)
+            if not at_risk.any() or rounds >= max_rounds:
+                break
+            w = np.where(at_risk, w * (1.0 - beta), w)
+            mixed = cluster_means(X, clusters, w)
+            rounds += 1
+        # the round with the fewest members at risk is released (never worse than the start)
+        n_risk, mixed, per_cluster, self.n_rounds_ = best
+        self.reid_rate_ = n_risk / X.shape[0]
+        self.cluster_reid_rates_ = np.sort(per_cluster)[::-1]
+        return mixed[clusters]
+
+    def _threshold(self, X: np.ndarray, labels: Any, rng: np.random.Generator) -> float | None:
+        thr = getattr(self, "risk_threshold", None)
+        if thr is None:
+            return None
+        if isinstance(thr, str):
+            if thr != "auto":
+                raise BioanonError(f"risk_threshold='{thr}' must be a number, 'auto' or None")
+            groups = None
+            if self.sensitive is not None:
+                groups = label_values(labels, self.sensitive, X.shape[0])
+            return pairwise_percentile(X, groups, float(self.threshold_percentile), rng)
+        if float(thr) < 0:
+            raise BioanonError(f"risk_threshold={thr} must be non-negative")
+        return float(thr)
+
+
+class ClusterMixAnonymizer(ClusterReleaseBase):
+    """Fixed-size clustering with weighted mixing and the re-identification risk loop.
+
+    Parameters
+    ----------
+    k : int, default 5
+        Minimum cluster size; every released vector is shared by k to 2k−1 records.
+    clusterer : {"mdav", "kmember", "knn", "hierarchical"}, default "mdav"
+    linkage : {"average", "complete", "ward", "single"}, default "ward"
+        Linkage of the hierarchical clusterer.
+    interest : str, optional
+        When given, cluster within each class of this column (as k-Same-Select).
+    sensitive : str, optional
+        Identity column used only for the data-derived risk threshold.
+    n_components : int, optional
+        Cluster on the first principal components (eigenface space) instead of the raw
+        features; the mixing is always done on the features.
+    distinct : str, optional
+        Label column (usually the identity) whose values must all differ within a cluster:
+        then identity recognition, not only record linkage, is bounded by 1/k (see
+        :func:`bioanon.anonymize.clustering.distinct_grouping`; ``clusterer`` is not used).
+    delta : float, default 0
+        Radius of the random weights, uniform in ``1/k ± delta`` (must be below 1/k).
+    risk_threshold : float, "auto" or None, default "auto"
+        Distance under which a member is at risk. "auto": the ``threshold_percentile``-th
+        percentile of same-identity distances (with ``sensitive``) or of nearest-neighbour
+        distances. None turns the risk loop off.
+    threshold_percentile : float, default 5
+    beta : float, default 0.2
+        At-risk members' weights are multiplied by ``1 − beta`` each round.
+    max_rounds : int, default 20
+    random_state : int or None
+        ``None`` draws fresh OS entropy per release. A secret: never published.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=20, n_features=32)
+    >>> anon = ClusterMixAnonymizer(k=4, sensitive="identity", random_state=0)
+    >>> out = anon.fit_transform(t.X, t.labels)
+    >>> int(np.unique(out, axis=0, return_counts=True)[1].min()) >= 4
+    True
+    """
+
+    _mixing = True
+
+    def __init__(self, k: int = 5, clusterer: str = "mdav", linkage: str = "ward",
+                 interest: str | None = None, sensitive: str | None = None,
+                 n_components: int | None = None, distinct: str | None = None,
+                 delta: float = 0.0,
+                 risk_threshold: float | str | None = "auto",
+                 threshold_percentile: float = 5.0, beta: float = 0.2, max_rounds: int = 20,
+                 random_state: int | None = None) -> None:
+        self.k = k
+        self.clusterer = clusterer
+        self.linkage = linkage
+        self.interest = interest
+        self.sensitive = sensitive
+        self.n_components = n_components
+        self.distinct = distinct
+        self.delta = delta
+        self.risk_threshold = risk_threshold
+        self.threshold_percentile = threshold_percentile
+        self.beta = beta
+        self.max_rounds = max_rounds
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not 0.0 <= self.delta < 1.0 / self.k:
+            raise BioanonError(f"delta={self.delta} must lie in [0, 1/k) = [0, {1 / self.k:.3g})"
+                               " so every weight stays positive")
+        if not 0.0 < self.beta < 1.0:
+            raise BioanonError(f"beta={self.beta} must lie strictly between 0 and 1")
+        if int(self.max_rounds) != self.max_rounds or self.max_rounds < 0:
+            raise BioanonError(f"max_rounds={self.max_rounds} must be a non-negative integer")
+        if not 0.0 <= self.threshold_percentile <= 100.0:
+            raise BioanonError(f"threshold_percentile={self.threshold_percentile} must lie in "
+                               "[0, 100]")
