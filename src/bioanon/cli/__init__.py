@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from .. import __version__
+
 # each module registers its commands on the app when imported
 from . import extract as _extract  # noqa: F401  (extract)
 from . import preview as _preview  # noqa: F401  (preview)
