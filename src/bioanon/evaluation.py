@@ -127,20 +127,27 @@ def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Anonymize both splits with the same parameters.
 
-    By default each split is anonymized on its own (``fit_transform``), as the owner would
-    anonymize the data to release. Methods that learn a model on auxiliary data
-    (``fit_on_auxiliary = True``) are fitted once on the training split and transform both.
+    The splits are passed as FeatureTables, so methods can read the table's meta (an image
+    method its ``image_shape``). By default each split is anonymized on its own
+    (``fit_transform``), as the owner would anonymize the data to release. Methods that learn
+    a model on auxiliary data (``fit_on_auxiliary = True``) are fitted once on the training
+    split and transform both.
     """
     if getattr(anonymizer, "fit_on_auxiliary", False):
         tick("fitting the anonymizer on the train split (auxiliary data)")
-        fitted = clone(anonymizer).fit(train.X, train.labels)
+        fitted = clone(anonymizer).fit(train, train.labels)
         tick("anonymizing both splits")
-        return (np.asarray(fitted.transform(train.X, train.labels)),
-                np.asarray(fitted.transform(test.X, test.labels)))
+        return (_features(fitted.transform(train, train.labels)),
+                _features(fitted.transform(test, test.labels)))
     tick("anonymizing the train split")
-    anon_train = clone(anonymizer).fit_transform(train.X, train.labels)
+    anon_train = _features(clone(anonymizer).fit_transform(train, train.labels))
     tick("anonymizing the test split (the release)")
-    return anon_train, clone(anonymizer).fit_transform(test.X, test.labels)
+    return anon_train, _features(clone(anonymizer).fit_transform(test, test.labels))
+
+
+def _features(released: Any) -> np.ndarray:
+    """The feature matrix of an anonymizer's output (a FeatureTable or an array)."""
+    return np.asarray(released.X if isinstance(released, FeatureTable) else released)
 
 
 def _utility_fit(model: Any, seed: int, X: np.ndarray, y: np.ndarray,

@@ -110,6 +110,9 @@ def speaker_embeddings(paths: Sequence[str | os.PathLike], batch: int = 256,
     with torch.no_grad():
         parts = np.concatenate([encoder(torch.from_numpy(allmels[s:s + batch])).numpy()
                                 for s in range(0, len(allmels), batch)])
+    # torch's CPU kernels can leave flush-to-zero switched on in this thread; switch it off so
+    # later NumPy arithmetic keeps IEEE subnormals
+    torch.set_flush_denormal(False)
     sums = np.zeros((len(kept), EMBED_DIM), np.float64)
     np.add.at(sums, who, parts)
     X = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
