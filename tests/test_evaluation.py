@@ -86,3 +86,14 @@ def test_kl_is_zero_for_uniform_and_positive_otherwise():
     proba = np.array([[0.1, 0.7, 0.2], [0.5, 0.2, 0.3]])
     assert top_k_accuracy(proba, np.array(["a", "b", "c"]), np.array(["c", "b"]), 3) == [
         0.0, 0.5, 1.0]
+
+
+def test_pixel_tables_get_a_contact_sheet_in_html_only(tmp_path):
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=3)
+    t.meta["image_shape"] = [4, 8]
+    r = evaluate(t, "expression", "identity", anonymizer=Identity(), models=["knn"],
+                 attackers=["naive"], selection=[])
+    paths = r.write(tmp_path)
+    assert len(r.figures) == 1
+    assert "release looks like" in paths["html"].read_text()
+    assert "release looks like" not in paths["json"].read_text()

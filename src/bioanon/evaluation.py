@@ -43,6 +43,7 @@ from .attack.threat import MODES, parse_modes
 from .errors import BioanonError
 from .metrics import accuracy, chance_level, mixture, utility
 from .report import Report
+from .report.preview import preview_html
 from .table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
@@ -387,6 +388,11 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
 
     params = anonymizer.public_params() if hasattr(anonymizer, "public_params") else {
         k: v for k, v in anonymizer.get_params(deep=False).items() if k != "random_state"}
+    figures = {}
+    sheet = preview_html(test, anon_test, by=sensitive, random_state=random_state)
+    if sheet is not None:
+        figures["What the release looks like (held-out originals above, released below; "
+                "this report shows originals: keep it private)"] = sheet
     return Report({
         "bioanon_version": __version__,
         "dataset": {"n_records": table.n_records, "n_features": table.n_features,
@@ -408,7 +414,7 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
         },
         "utility": utility_block,
         "privacy": privacy,
-    })
+    }, figures)
 
 
 def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,

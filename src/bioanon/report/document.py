@@ -38,8 +38,12 @@ def _clean(obj: Any) -> Any:
 class Report(Mapping[str, Any]):
     """Evaluation results; read it like a dict (``report["utility"]["U"]``)."""
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any],
+                 figures: Mapping[str, str] | None = None) -> None:
         self._data = dict(data)
+        #: extra HTML snippets for report.html only (e.g. a contact sheet of released images);
+        #: never written to report.json
+        self.figures = dict(figures or {})
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]

@@ -147,6 +147,8 @@ def render_html(report: Mapping[str, Any]) -> str:
                           enumerate(zip(link[0]["record_top_k"],
                                         link[0]["record_chance_top_k"], strict=True))],
                          ["k", "hit rate", "random guess"])]
+    for title, snippet in getattr(report, "figures", {}).items():
+        parts += [f"<h2>{html.escape(title)}</h2>", snippet]
     parts += ["<h2>Parameters</h2><pre>",
               html.escape(json.dumps(report["params"], indent=2, default=str)),
               "</pre></body></html>"]
