@@ -14,7 +14,9 @@ For all records at once this is one sparse mixing matrix ``M`` (g non-zeros of 1
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -35,20 +37,55 @@ def secure_seed() -> int:
 
 
 def mixing_matrix(sets: np.ndarray) -> sp.csr_matrix:
-    """Sparse n×n matrix with 1/g at (i, j) for every member j of record i's set."""
+    """Sparse n×n matrix with 1/g at (i, j) for every member j of record i's set.
+
+    Column indices are sorted within each row (canonical CSR): the product then reads the rows
+    of X in increasing address order, which is markedly faster on large data.
+    """
     n, g = sets.shape
     index_dtype = np.int32 if n < 2**31 - 1 else np.int64
     data = np.full(n * g, 1.0 / g, dtype=np.float32)
     indptr = np.arange(0, n * g + 1, g, dtype=index_dtype)
-    return sp.csr_matrix((data, sets.ravel().astype(index_dtype), indptr), shape=(n, n))
+    indices = np.sort(sets.astype(index_dtype, copy=False), axis=1).ravel()
+    M = sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    M.has_sorted_indices = True
+    return M
 
 
-def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float) -> np.ndarray:
-    """Return ``M X + lam (X − M X) ⊙ mask`` without a loop over records."""
-    out = np.asarray(M @ X, dtype=np.float32)
-    if lam and mask.any():
-        cols = np.flatnonzero(mask)
-        out[:, cols] += np.float32(lam) * (X[:, cols] - out[:, cols])
+def _row_block(M: sp.csr_matrix, start: int, stop: int) -> sp.csr_matrix:
+    """Rows ``start:stop`` of M as a CSR view (no copy of the index arrays)."""
+    a, b = M.indptr[start], M.indptr[stop]
+    return sp.csr_matrix((M.data[a:b], M.indices[a:b], M.indptr[start:stop + 1] - a),
+                         shape=(stop - start, M.shape[1]))
+
+
+def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
+                 n_threads: int | None = None, block: int = 1 << 15) -> np.ndarray:
+    """Return ``M X + lam (X − M X) ⊙ mask`` without a loop over records.
+
+    The product runs over blocks of rows in a thread pool (SciPy's sparse kernels release
+    the GIL), and each block's selective weighting is applied while the block is in cache.
+    """
+    n = M.shape[0]
+    out = np.empty((n, X.shape[1]), dtype=np.float32)
+    cols = np.flatnonzero(mask) if lam else np.zeros(0, dtype=np.int64)
+    lam32 = np.float32(lam)
+
+    def run(start: int) -> None:
+        stop = min(n, start + block)
+        part = out[start:stop]
+        part[...] = _row_block(M, start, stop) @ X
+        if cols.size:
+            part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
+
+    starts = range(0, n, block)
+    threads = n_threads or min(8, os.cpu_count() or 1)
+    if threads > 1 and n > block:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, starts))
+    else:
+        for start in starts:
+            run(start)
     return out
 
 
