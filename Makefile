@@ -4,7 +4,7 @@
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := test
+EXTRAS := test,deep
 
 .PHONY: demo test lint bench clean
 

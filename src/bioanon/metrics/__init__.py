@@ -3,6 +3,7 @@
 One module per kind of measure; everything public is re-exported here.
 """
 
+from .pareto import pareto_auc, pareto_front
 from .scores import (
     accuracy,
     advantage,
@@ -20,6 +21,8 @@ __all__ = [
     "chance_level",
     "kl_from_uniform",
     "mixture",
+    "pareto_auc",
+    "pareto_front",
     "top_k_accuracy",
     "utility",
     "wilson_interval",

@@ -64,11 +64,11 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> from bioanon.datasets import make_biometric
-    >>> t = make_biometric(n_identities=4, records_per_identity=40, n_features=16)
+    >>> t = make_biometric(n_identities=4, records_per_identity=40, n_features=32)
     >>> s = SanitizerAnonymizer("identity", epochs=2, latent_dim=8, sensitive_dim=2,
     ...                         random_state=0).fit(t.X, t.labels)
     >>> s.transform(t.X, t.labels).shape
-    (160, 16)
+    (160, 32)
     """
 
     fit_on_auxiliary = True
