@@ -156,7 +156,7 @@ def run_dataset(name: str, root: str, quick: bool, seed: int, epochs: int | None
     for sigma in ((0.5, 2.0) if quick else (0.25, 0.5, 1.0, 2.0, 4.0)):
         add("gaussian noise", f"σ={sigma}·std",
             (owner.X + rng.normal(size=owner.X.shape) * sigma * scale).astype(np.float32))
-    for g, rp in (((8, 0.2),) if quick else ((8, 0.2), (32, 0.05), (32, 0.2), (64, 0.05))):
+    for g, rp in (((8, 0.2),) if quick else ((8, 0.2), (16, 0.05), (32, 0.05), (32, 0.2))):
         sm = SelectiveMeanAnonymizer(interest=spec["interest"], g=g, t=0.8, w=10, r_p=rp,
                                      random_state=seed)
         add("selective mean", f"g={g}, r_p={rp}", sm.fit_transform(owner.X, owner.labels))
