@@ -125,7 +125,7 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
                 pos = _with_replacement(n_c, k_same, rng)
             else:
                 raise BioanonError(
-                    f"interest class {name!r} has {n_c} records but g={g}, t={t} needs "
+                    f"interest class '{name}' has {n_c} records but g={g}, t={t} needs "
                     f"{k_same + 1} per class (the record and {k_same} donors); lower g or t, "
                     "or allow sampling with replacement (--allow-replacement)"
                 )
@@ -138,7 +138,7 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
                 pos = rng.integers(0, others.size, size=(n_c, k_other))
             else:
                 raise BioanonError(
-                    f"only {others.size} records lie outside interest class {name!r} but g={g}, "
+                    f"only {others.size} records lie outside interest class '{name}' but g={g}, "
                     f"t={t} needs {k_other} donors from other classes; lower g, raise t, or "
                     "allow sampling with replacement (--allow-replacement)"
                 )

@@ -1,0 +1,126 @@
+"""Speed and memory of the selective-mean transform (the sparse mixing matrix).
+
+For n in {10k, 100k, 1M} records × d=256 features and g=32, it times the transform (random set
+assembly + sparse mixing), measures its peak memory, the effective throughput n·g·d·4 bytes /
+time, and compares with
+(a) a per-record loop written straight from Algorithm 1 (run on a subsample, extrapolated), and
+(b) a sequential NumPy reduction over a 1 GB float32 array: the machine's memory-bandwidth floor.
+
+Usage::
+
+    python benchmarks/bench_transform.py [--sizes 10000 100000 1000000] [--out FILE.json]
+
+Prints a table and writes JSON (default benchmarks/results/bench_transform.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from bioanon.anonymize import SelectiveMeanAnonymizer
+
+D, G, T, W, N_CLASSES = 256, 32, 0.8, 10.0, 10
+
+
+def make_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic float32 features and a 10-class interest label (synthetic data)."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, D), dtype=np.float32), rng.integers(0, N_CLASSES, n)
+
+
+def fitted_anonymizer(X: np.ndarray, y: np.ndarray) -> SelectiveMeanAnonymizer:
+    """Fit relevance on 5,000 records (the transform's cost does not depend on it)."""
+    anon = SelectiveMeanAnonymizer("p", g=G, t=T, w=W, r_p=0.01, relevance="mutual_info",
+                                   random_state=0)
+    return anon.fit(X[:5000], {"p": y[:5000]})
+
+
+def loop_transform(X: np.ndarray, y: np.ndarray, mask: np.ndarray, rows: int,
+                   rng: np.random.Generator) -> float:
+    """Algorithm 1 as a per-record loop (set assembly + line 9) on ``rows`` records; seconds."""
+    n_same = int(round(T * G))
+    by_class = {c: np.flatnonzero(y == c) for c in range(N_CLASSES)}
+    others = {c: np.flatnonzero(y != c) for c in range(N_CLASSES)}
+    out = np.empty((rows, X.shape[1]), dtype=np.float32)
+    start = time.perf_counter()
+    for i in range(rows):
+        c = y[i]
+        same = by_class[c][by_class[c] != i]
+        members = np.concatenate([[i], rng.choice(same, n_same - 1, replace=False),
+                                  rng.choice(others[c], G - n_same, replace=False)])
+        total = X[members].sum(axis=0)
+        out[i] = np.where(mask, ((W - 1) * X[i] + total) / (W - 1 + G), total / G)
+    return time.perf_counter() - start
+
+
+def bandwidth_floor() -> float:
+    """GB/s of a sequential float32 sum over a 1 GB array (best of 3)."""
+    a = np.ones(1 << 28, dtype=np.float32)  # 1 GiB
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        a.sum()
+        best = min(best, time.perf_counter() - t0)
+    return a.nbytes / best / 1e9
+
+
+def bench(n: int, loop_rows: int) -> dict[str, float]:
+    X, y = make_data(n)
+    anon = fitted_anonymizer(X, y)
+    labels = {"p": y}
+    anon.transform(X[:1000], {"p": y[:1000]})  # warm-up
+    times = []
+    for _ in range(3 if n <= 100_000 else 1):
+        t0 = time.perf_counter()
+        anon.transform(X, labels)
+        times.append(time.perf_counter() - t0)
+    seconds = min(times)
+    tracemalloc.start()
+    anon.transform(X, labels)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rows = min(loop_rows, n)
+    loop_s = loop_transform(X, y, anon.mask_, rows, np.random.default_rng(1)) * n / rows
+    return {"n": n, "d": D, "g": G, "seconds": seconds,
+            "peak_mem_mb": peak / 2**20, "input_mb": X.nbytes / 2**20,
+            "effective_gb_s": n * G * D * 4 / seconds / 1e9,
+            "loop_seconds_extrapolated": loop_s, "speedup_vs_loop": loop_s / seconds}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--loop-rows", type=int, default=2000)
+    ap.add_argument("--out", type=Path,
+                    default=Path(__file__).parent / "results" / "bench_transform.json")
+    args = ap.parse_args()
+    floor = bandwidth_floor()
+    rows = [bench(n, args.loop_rows) for n in args.sizes]
+    print(f"memory-bandwidth floor (sequential float32 sum over 1 GiB): {floor:.1f} GB/s")
+    print(f"{'n':>9} {'seconds':>8} {'peak MB':>8} {'input MB':>8} {'GB/s':>6} "
+          f"{'loop s (extrap.)':>16} {'speed-up':>8} {'floor s':>8}")
+    for r in rows:
+        r["bandwidth_floor_seconds"] = r["n"] * G * D * 4 / (floor * 1e9)
+        print(f"{r['n']:>9} {r['seconds']:>8.3f} {r['peak_mem_mb']:>8.0f} {r['input_mb']:>8.0f} "
+              f"{r['effective_gb_s']:>6.1f} {r['loop_seconds_extrapolated']:>16.1f} "
+              f"{r['speedup_vs_loop']:>7.0f}x {r['bandwidth_floor_seconds']:>8.2f}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    result = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                          "numpy": np.__version__},
+              "bandwidth_floor_gb_s": floor, "results": rows}
+    tmp = args.out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=2))
+    os.replace(tmp, args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The command line as a user meets it: outputs, manifests, and one clear line per mistake."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from bioanon.cli import app
+from bioanon.datasets import make_biometric
+from bioanon.table import FeatureTable
+
+runner = CliRunner()
+
+
+@pytest.fixture()
+def csv_input(tmp_path):
+    t = make_biometric(n_identities=6, records_per_identity=30, n_features=32, random_state=4)
+    path = tmp_path / "in.csv"
+    t.write(path)
+    return path
+
+
+def _run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _assert_user_error(res, text):
+    assert res.exit_code == 2, res.output
+    assert text in res.output
+    assert "Traceback" not in res.output
+
+
+BASE = ["--interest", "expression", "--sensitive", "identity", "--label", "gender",
+        "--label", "environment", "--g", "8"]
+
+
+def test_anonymize_writes_release_and_manifest_without_secrets(csv_input, tmp_path):
+    out = tmp_path / "rel.parquet"
+    before = csv_input.read_bytes()
+    res = _run("anonymize", csv_input, "-o", out, *BASE, "--seed", "1234567")
+    assert res.exit_code == 0, res.output
+    rel = FeatureTable.read(out)
+    assert list(rel.labels.columns) == ["expression"]  # sensitive and extra labels dropped
+    assert rel.n_records == 180
+    manifest_text = (tmp_path / "rel.parquet.manifest.json").read_text()
+    manifest = json.loads(manifest_text)
+    assert manifest["params"]["g"] == 8 and manifest["method"] == "selective-mean"
+    assert "1234567" not in manifest_text and "random_state" not in manifest_text
+    import pyarrow.parquet as pq
+
+    file_meta = str(pq.read_schema(out).metadata)
+    assert "1234567" not in file_meta and "seed" not in file_meta
+    assert csv_input.read_bytes() == before  # the input is untouched
+    original = FeatureTable.read(csv_input, ["identity", "gender", "expression", "environment"])
+    assert not np.allclose(np.sort(rel.X[:, 0]), np.sort(original.X[:, 0]))
+
+
+def test_keep_sensitive_keeps_the_column(csv_input, tmp_path):
+    out = tmp_path / "rel.csv"
+    res = _run("anonymize", csv_input, "-o", out, *BASE, "--keep-sensitive", "--keep-order")
+    assert res.exit_code == 0, res.output
+    assert "identity" in FeatureTable.read(out, ["expression", "identity"]).labels
+
+
+def test_misspelled_column(csv_input, tmp_path):
+    out = tmp_path / "rel.csv"
+    res = _run("anonymize", csv_input, "-o", out, "--interest", "expresion",
+               "--sensitive", "identity", "--label", "gender", "--label", "environment")
+    _assert_user_error(res, "did you mean 'expression'")
+    assert not out.exists()
+
+
+def test_nan_values(tmp_path):
+    p = tmp_path / "nan.csv"
+    p.write_text("who,digit,f0,f1\na,1,0.5,\nb,2,0.1,0.2\n")
+    res = _run("anonymize", p, "-o", tmp_path / "o.csv", "--interest", "digit",
+               "--sensitive", "who")
+    _assert_user_error(res, "NaN/inf")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_missing_input_and_output_equal_to_input(csv_input, tmp_path):
+    _assert_user_error(_run("anonymize", tmp_path / "nope.csv", "-o", tmp_path / "o.csv",
+                            *BASE), "does not exist")
+    before = csv_input.read_bytes()
+    _assert_user_error(_run("anonymize", csv_input, "-o", csv_input, *BASE), "is the input")
+    assert csv_input.read_bytes() == before
+
+
+def test_class_too_small_leaves_existing_output_untouched(csv_input, tmp_path):
+    out = tmp_path / "rel.csv"
+    out.write_text("previous release\n")
+    res = _run("anonymize", csv_input, "-o", out, *BASE[:-2], "--g", "150")
+    _assert_user_error(res, "has ")
+    assert "needs" in res.output
+    assert out.read_text() == "previous release\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "rel.csv"]
+
+
+def test_unknown_method_and_bad_option_values(csv_input, tmp_path):
+    _assert_user_error(_run("anonymize", csv_input, "-o", tmp_path / "o.csv", *BASE,
+                            "--method", "selective-man"), "did you mean 'selective-mean'")
+    _assert_user_error(_run("anonymize", csv_input, "-o", tmp_path / "o.csv", *BASE,
+                            "--additional", "environment=abc"), "non-numeric")
+
+
+def test_evaluate_writes_reports(csv_input, tmp_path):
+    out = tmp_path / "rep"
+    res = _run("evaluate", csv_input, *BASE, "--models", "knn", "--out", out)
+    assert res.exit_code == 0, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["privacy"]["worst_case"]["accuracy"] >= report["privacy"]["chance"] - 0.2
+    assert (out / "report.html").stat().st_size > 1000
+    _assert_user_error(_run("evaluate", csv_input, *BASE, "--models", "forrest", "--out", out),
+                       "did you mean 'forest'")
+
+
+def test_demo_writes_report(tmp_path):
+    res = _run("demo", "--out", tmp_path / "demo")
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "demo" / "report.json").read_text())
+    assert report["utility"]["interest"]["anonymized"] > 0.9
+    assert "SYNTHETIC" in report["dataset"]["source"]

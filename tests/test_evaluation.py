@@ -1,0 +1,88 @@
+"""The first evaluation protocol: stable report keys and attacks that respond to the transform."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.anonymize.base import AnonymizerMixin, split_input
+from bioanon.datasets import make_biometric
+from bioanon.errors import BioanonError
+from bioanon.evaluation import evaluate
+
+
+class Identity(AnonymizerMixin, TransformerMixin, BaseEstimator):
+    """Releases the data unchanged: the worst possible anonymizer."""
+
+    def fit(self, X, labels=None):
+        return self
+
+    def transform(self, X, labels=None):
+        return split_input(X, labels)[0].copy()
+
+
+@pytest.fixture(scope="module")
+def table():
+    return make_biometric(n_identities=10, records_per_identity=40, n_features=48,
+                          random_state=2)
+
+
+def test_report_has_the_stable_keys(table, tmp_path):
+    r = evaluate(table, "expression", "identity", additional={"environment": 0.5},
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=16, r_p=0.05,
+                                                    random_state=0),
+                 models=["forest", "knn"])
+    assert 0 <= r["utility"]["interest"]["clear"] <= 1
+    assert 0 <= r["utility"]["interest"]["anonymized"] <= 1
+    u = r["utility"]
+    assert u["U"] == pytest.approx(u["interest"]["anonymized"]
+                                   + 0.5 * u["additional"]["environment"]["anonymized"])
+    assert r["privacy"]["chance"] == pytest.approx(0.1, abs=0.02)
+    modes = {(a["mode"], a["model"]) for a in r["privacy"]["attacks"]}
+    assert {("naive", "forest"), ("parrot", "forest"), ("naive", "knn"),
+            ("linkage", "cosine_nn")} <= modes
+    best = max(a["accuracy"] for a in r["privacy"]["attacks"])
+    assert r["privacy"]["worst_case"]["accuracy"] == best
+    assert "random_state" not in r["params"]["anonymizer"]
+    paths = r.write(tmp_path)
+    data = json.loads(paths["json"].read_text())
+    assert data["privacy"]["worst_case"]["accuracy"] == pytest.approx(best)
+    assert "<img" in paths["html"].read_text()
+
+
+def test_identity_transform_is_caught_by_the_attackers(table):
+    r = evaluate(table, "expression", "identity", anonymizer=Identity(), models=["knn"])
+    clear = r["privacy"]["clear"][0]["accuracy"]
+    assert clear > 0.8
+    assert r["privacy"]["worst_case"]["accuracy"] >= clear - 0.02
+    link = next(a for a in r["privacy"]["attacks"] if a["mode"] == "linkage")
+    assert link["record_top_k"][0] == 1.0  # every record links to itself
+
+
+def test_mixing_pushes_attacks_toward_chance(table):
+    strong = SelectiveMeanAnonymizer("expression", g=24, t=0.8, w=1, r_p=0.0, random_state=0)
+    r = evaluate(table, "expression", "identity", anonymizer=strong, models=["knn", "forest"])
+    clear = max(a["accuracy"] for a in r["privacy"]["clear"])
+    assert r["privacy"]["worst_case"]["accuracy"] < 0.5 * clear
+    assert r["utility"]["interest"]["anonymized"] > 0.8
+
+
+def test_bad_roles_and_columns(table):
+    with pytest.raises(BioanonError, match="both sensitive and useful"):
+        evaluate(table, "expression", "expression", anonymizer=Identity())
+    with pytest.raises(BioanonError, match="did you mean 'identity'"):
+        evaluate(table, "expression", "identty", anonymizer=Identity())
+
+
+def test_kl_is_zero_for_uniform_and_positive_otherwise():
+    from bioanon.metrics import kl_from_uniform, top_k_accuracy
+
+    assert kl_from_uniform(np.full((4, 5), 0.2)) == pytest.approx(0.0)
+    assert kl_from_uniform(np.eye(5)) == pytest.approx(np.log(5), rel=1e-6)
+    proba = np.array([[0.1, 0.7, 0.2], [0.5, 0.2, 0.3]])
+    assert top_k_accuracy(proba, np.array(["a", "b", "c"]), np.array(["c", "b"]), 3) == [
+        0.0, 0.5, 1.0]

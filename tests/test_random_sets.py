@@ -1,0 +1,73 @@
+"""Random sets: exact composition (size g, purity t), no repeats, secrets never leave memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bioanon.anonymize.random_sets import assemble_sets, n_same, sample_distinct
+from bioanon.errors import BioanonError
+
+
+def _check_sets(sets: np.ndarray, codes: np.ndarray, g: int, t: float) -> None:
+    n = codes.size
+    assert sets.shape == (n, g)
+    assert np.array_equal(sets[:, 0], np.arange(n))  # the record itself comes first
+    same = (codes[sets] == codes[:, None]).sum(axis=1)
+    assert np.all(same == n_same(g, t))  # purity exactly round(t*g)
+    srt = np.sort(sets, axis=1)
+    assert not np.any(srt[:, 1:] == srt[:, :-1])  # members distinct: no replacement
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_classes=st.integers(2, 5), per_class=st.integers(5, 60), g=st.integers(1, 12),
+       t_frac=st.floats(0.0, 1.0), seed=st.integers(0, 2**16))
+def test_sets_have_exact_size_purity_and_no_repeats(n_classes, per_class, g, t_frac, seed):
+    t = 1.0 / g + t_frac * (1.0 - 1.0 / g)
+    codes = np.repeat(np.arange(n_classes), per_class)
+    rng = np.random.default_rng(seed)
+    k_same = n_same(g, t) - 1
+    if k_same > per_class - 1 or g - 1 - k_same > per_class * (n_classes - 1):
+        with pytest.raises(BioanonError):
+            assemble_sets(codes, g, t, rng)
+        return
+    _check_sets(assemble_sets(codes, g, t, rng), codes, g, t)
+
+
+def test_large_class_uses_the_sparse_sampler_and_stays_distinct():
+    rng = np.random.default_rng(3)
+    out = sample_distinct(5000, 4000, 40, rng, self_pos=np.arange(5000) % 4000)
+    srt = np.sort(out, axis=1)
+    assert not np.any(srt[:, 1:] == srt[:, :-1])
+    assert not np.any(out == (np.arange(5000) % 4000)[:, None])
+    assert out.min() >= 0 and out.max() < 4000
+
+
+def test_donors_are_spread_uniformly():
+    rng = np.random.default_rng(5)
+    out = sample_distinct(20000, 50, 10, rng)
+    counts = np.bincount(out.ravel(), minlength=50)
+    expected = 20000 * 10 / 50
+    assert np.abs(counts - expected).max() < 0.08 * expected
+
+
+def test_too_small_class_names_class_and_size():
+    codes = np.array([0] * 10 + [1] * 40)
+    with pytest.raises(BioanonError, match=r"class 'rare' has 10 records.*needs 26"):
+        assemble_sets(codes, 32, 0.8, np.random.default_rng(0),
+                      class_names=np.array(["rare", "common"]))
+
+
+def test_replacement_allowed_when_asked():
+    codes = np.array([0] * 5 + [1] * 40)
+    sets = assemble_sets(codes, 16, 0.75, np.random.default_rng(0), allow_replacement=True)
+    same = (codes[sets] == codes[:, None]).sum(axis=1)
+    assert np.all(same == 12)
+    assert not np.any(sets[:5, 1:] == np.arange(5)[:, None])  # never the record itself
+
+
+def test_purity_out_of_range_is_refused():
+    with pytest.raises(BioanonError, match="purity"):
+        assemble_sets(np.zeros(10, dtype=int), 4, 0.1, np.random.default_rng(0))

@@ -1,0 +1,118 @@
+"""The selective weighted-mean anonymizer: Algorithm 1, line 9, exactly, and as an estimator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.errors import BioanonError
+
+
+def _loop_reference(X, sets, mask, w):
+    """Algorithm 1 line 9 written per record, straight from the paper."""
+    out = np.empty_like(X, dtype=np.float64)
+    g = sets.shape[1]
+    for i in range(X.shape[0]):
+        total = X[sets[i]].sum(axis=0, dtype=np.float64)
+        weighted = ((w - 1) * X[i] + total) / (w - 1 + g)
+        out[i] = np.where(mask, weighted, total / g)
+    return out
+
+
+def test_matrix_form_equals_the_per_record_formula(small_table):
+    anon = SelectiveMeanAnonymizer("expression", g=8, t=0.75, w=10, r_p=0.2, random_state=7)
+    anon.fit(small_table.X, small_table.labels)
+    out = anon.transform(small_table.X, small_table.labels)
+    M = anon.mixing_matrix(small_table.labels, small_table.n_records)
+    sets = M.indices.reshape(small_table.n_records, 8)
+    ref = _loop_reference(small_table.X, sets, anon.mask_, 10)
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+    assert 0 < anon.mask_.sum() < small_table.n_features
+
+
+def test_w_one_is_the_plain_set_mean(small_table):
+    anon = SelectiveMeanAnonymizer("expression", g=6, t=0.5, w=1, r_p=0.5, random_state=1)
+    out = anon.fit_transform(small_table.X, small_table.labels)
+    M = anon.mixing_matrix(small_table.labels, small_table.n_records)
+    np.testing.assert_allclose(out, M @ small_table.X, rtol=1e-5, atol=1e-5)
+
+
+def test_g_one_with_weights_returns_the_data(small_table):
+    anon = SelectiveMeanAnonymizer("expression", g=1, t=1.0, w=5, r_p=1.0, random_state=1)
+    np.testing.assert_allclose(anon.fit_transform(small_table.X, small_table.labels),
+                               small_table.X, rtol=1e-6)
+
+
+def test_selected_features_keep_the_interest_signal():
+    rng = np.random.default_rng(0)
+    n = 400
+    y = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 20)).astype(np.float32)
+    X[:, 3] += 4 * y  # feature 3 carries the interest attribute
+    labels = pd.DataFrame({"p": y})
+    anon = SelectiveMeanAnonymizer("p", g=16, t=0.5, w=50, r_p=0.05, random_state=0)
+    out = anon.fit_transform(X, labels)
+    assert anon.mask_.tolist() == [j == 3 for j in range(20)]
+    # the record keeps most of its own value on feature 3 but not elsewhere
+    own3 = np.corrcoef(out[:, 3], X[:, 3])[0, 1]
+    own0 = np.corrcoef(out[:, 0], X[:, 0])[0, 1]
+    assert own3 > 0.9 and own0 < 0.5
+
+
+def test_sensitive_features_are_removed_from_the_selection():
+    rng = np.random.default_rng(1)
+    n = 300
+    y = rng.integers(0, 3, n)
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 10)).astype(np.float32)
+    X[:, 0] += 3 * y + 3 * s  # relevant to both: must be excluded
+    X[:, 1] += 2 * y
+    labels = pd.DataFrame({"p": y, "s": s})
+    anon = SelectiveMeanAnonymizer("p", sensitive="s", g=8, t=0.5, r_p=0.2, r_s=0.1,
+                                   relevance="mutual_info", random_state=0).fit(X, labels)
+    assert anon.mask_[1] and not anon.mask_[0]
+
+
+def test_estimator_contract_clone_and_params():
+    anon = SelectiveMeanAnonymizer("digit", additional={"accent": 0.05}, g=64, random_state=3)
+    twin = clone(anon)
+    assert twin.get_params() == anon.get_params()
+    assert twin.set_params(g=16).g == 16 and anon.g == 64
+    assert "random_state" not in anon.public_params()
+
+
+def test_randomness_fixed_by_seed_and_fresh_without(small_table):
+    kw = dict(interest="expression", g=8, t=0.75, r_p=0.1)
+    a = SelectiveMeanAnonymizer(**kw, random_state=5).fit(small_table.X, small_table.labels)
+    first = a.transform(small_table.X, small_table.labels)
+    np.testing.assert_array_equal(first, a.transform(small_table.X, small_table.labels))
+    b = SelectiveMeanAnonymizer(**kw, random_state=None).fit(small_table.X, small_table.labels)
+    assert not np.allclose(b.transform(small_table.X, small_table.labels),
+                           b.transform(small_table.X, small_table.labels))
+
+
+def test_bad_parameters_and_inputs_raise_one_line_errors(small_table):
+    X, lab = small_table.X, small_table.labels
+    with pytest.raises(BioanonError, match="purity"):
+        SelectiveMeanAnonymizer("expression", g=10, t=0.01).fit(X, lab)
+    with pytest.raises(BioanonError, match="w=0.5"):
+        SelectiveMeanAnonymizer("expression", w=0.5).fit(X, lab)
+    with pytest.raises(BioanonError, match="did you mean 'expression'"):
+        SelectiveMeanAnonymizer("expresion").fit(X, lab)
+    with pytest.raises(BioanonError, match="r_s > 0 needs the sensitive"):
+        SelectiveMeanAnonymizer("expression", r_s=0.1).fit(X, lab)
+    fitted = SelectiveMeanAnonymizer("expression", g=4, r_p=0.1, random_state=0).fit(X, lab)
+    with pytest.raises(BioanonError, match="fitted on 32"):
+        fitted.transform(X[:, :10], lab)
+    with pytest.raises(BioanonError, match="needs 64 per class"):
+        SelectiveMeanAnonymizer("expression", g=80, t=0.8).fit_transform(X, lab)
+
+
+def test_feature_table_in_feature_table_out(small_table):
+    anon = SelectiveMeanAnonymizer("expression", g=4, r_p=0.1, random_state=0)
+    out = anon.fit_transform(small_table)
+    assert out.labels.equals(small_table.labels)
+    assert out.X.shape == small_table.X.shape and not np.allclose(out.X, small_table.X)
