@@ -209,3 +209,25 @@ def test_dp_sample_labels_are_independent_of_the_records(tiny_decoupler, tiny_ta
     # synthetic labels follow the class sizes, not the record order
     first, rest = np.mean(y_new[:40] == "F"), np.mean(y_new[40:] == "F")
     assert abs(first - 0.25) < 0.2 and abs(rest - 0.25) < 0.12
+
+
+@pytest.mark.parametrize("shape", [(16, 16), (20, 12)])
+def test_conv_decoupler_on_small_images(shape: tuple[int, int], tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    n = 96
+    y = rng.integers(0, 2, n)
+    images = rng.normal(size=(n, *shape)).astype(np.float32)
+    images[:, : shape[0] // 2] += 2.0 * y[:, None, None]  # the sensitive factor: top half
+    X = images.reshape(n, -1)
+    dec = train_decoupler(X, y, "s", config={"architecture": "conv", "image_shape": shape,
+                                             "latent_dim": 6, "sensitive_dim": 2,
+                                             "epochs": 2, "batch_size": 32},
+                          random_state=0)
+    Z = dec.encode(X)
+    assert Z.shape == (n, 6)
+    assert dec.decode(Z).shape == X.shape
+    loaded = Decoupler.load(dec.save(tmp_path / "conv.pt"))
+    np.testing.assert_allclose(loaded.encode(X), Z, rtol=1e-5, atol=1e-6)
+    with pytest.raises(BioanonError, match="at most 64"):
+        train_decoupler(np.zeros((4, 65 * 2)), [0, 1, 0, 1], "s",
+                        config={"architecture": "conv", "image_shape": (65, 2)})
