@@ -228,6 +228,7 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
                                  "scale ||b - a||_1 / epsilon)",
                     "epsilon": eps, "split": {"per_record_laplace": 1.0},
                     "neighbouring": "any two values of one record's z_S (local DP)",
+                    "assumes": "the decoupler and the clipping box come from auxiliary data",
                     "protects": PROTECTS}
         share = float(self.mean_share)
         k = int(self.sensitive_dim) if not hasattr(self, "decoupler_") else self.decoupler_.k
@@ -239,11 +240,15 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
                 "composition": "basic (sequential) composition",
                 "neighbouring": "add or remove one record of the released dataset",
                 "projection_dim": self._projection_dim(k),
+                "assumes": "the decoupler, clipping centre and radius come from auxiliary "
+                           "data; the set of sensitive class names is public",
                 "protects": PROTECTS}
 
     def public_params(self) -> dict[str, Any]:
         """Publishable parameters plus the privacy statement (never a seed or the noise)."""
         params = super().public_params()
+        if self.image_shape is not None:
+            params["image_shape"] = [int(v) for v in self.image_shape]
         dec = self.decoupler
         params["decoupler"] = (None if dec is None else
                                os.path.basename(os.fspath(dec)) if not isinstance(dec, Decoupler)
