@@ -12,6 +12,8 @@ released records are then split 50/50 (stratified by the sensitive attribute) to
   utility attribute (activity and age group / digit);
 - CAS: a forest trained on released records, scored on clear records (classification
   accuracy score);
+- receiver utility: a forest trained on released records, scored on other released records
+  (the paper's utility: what a data receiver learns from the release alone);
 - AuC: area under the privacy–utility Pareto staircase of each method over its sweep, with
   privacy = 1 − leakage over the range [1 − clear leakage, 1 − chance].
 
@@ -100,13 +102,14 @@ def measure(released: np.ndarray, owner: FeatureTable, spec: dict[str, Any], a: 
         rec = make_recognizer("forest", seed).fit(aux_released, s_aux)
         out["aux_parrot_forest"] = accuracy(s[b], rec.predict(released[b]))
     out["leakage"] = max([*out["parrot"].values(), out.get("aux_parrot_forest", 0.0)])
-    out["utility"], out["cas"] = {}, {}
+    out["utility"], out["cas"], out["receiver"] = {}, {}, {}
     for col in spec["utility"]:
         u = owner.labels[col].to_numpy()
         clear_model = make_recognizer("forest", seed).fit(owner.X[a], u[a])
         out["utility"][col] = accuracy(u[b], clear_model.predict(released[b]))
         cas_model = make_recognizer("forest", seed).fit(released[a], u[a])
         out["cas"][col] = accuracy(u[b], cas_model.predict(owner.X[b]))
+        out["receiver"][col] = accuracy(u[b], cas_model.predict(released[b]))
     return out
 
 
@@ -145,7 +148,8 @@ def run_dataset(name: str, root: str, quick: bool, seed: int, epochs: int | None
         rows.append({"method": method, "setting": setting, "train_seconds": train_s, **res})
         u = ", ".join(f"{k} {v:.3f}" for k, v in res["utility"].items())
         print(f"  {method:<22} {setting:<30} leak {res['leakage']:.3f}  util {u}  "
-              f"cas {res['cas'][spec['interest']]:.3f}", flush=True)
+              f"cas {res['cas'][spec['interest']]:.3f}  "
+              f"receiver {res['receiver'][spec['interest']]:.3f}", flush=True)
 
     print(f"{spec['title']}: aux {aux.n_records} records, owner {owner.n_records} records",
           flush=True)
@@ -199,6 +203,8 @@ def run_dataset(name: str, root: str, quick: bool, seed: int, epochs: int | None
                                   (lo, hi) if hi > lo else (0.0, 1.0)),
             "cas": pareto_auc(priv, [r["cas"][spec["interest"]] for r in pts],
                               (lo, hi) if hi > lo else (0.0, 1.0)),
+            "receiver": pareto_auc(priv, [r["receiver"][spec["interest"]] for r in pts],
+                                   (lo, hi) if hi > lo else (0.0, 1.0)),
             "n_settings": len(pts) - 1,
         }
     return {"dataset": spec["title"], "spec": spec, "n_aux": aux.n_records,
@@ -209,17 +215,20 @@ def print_table(res: dict[str, Any]) -> None:
     spec = res["spec"]
     print(f"\n## {res['dataset']} — sensitive '{spec['sensitive']}' (chance {res['chance']:.3f})")
     cols = " | ".join(f"util {c}" for c in spec["utility"])
-    print(f"| method | setting | leakage (worst parrot) | {cols} | CAS {spec['interest']} | "
-          "decoupler training s |")
-    print("|---|---|---|" + "---|" * len(spec["utility"]) + "---|---|")
+    interest = spec["interest"]
+    print(f"| method | setting | leakage (worst parrot) | {cols} | CAS {interest} | "
+          f"receiver {interest} | decoupler training s |")
+    print("|---|---|---|" + "---|" * len(spec["utility"]) + "---|---|---|")
     for r in res["rows"]:
         u = " | ".join(f"{r['utility'][c]:.3f}" for c in spec["utility"])
         ts = "" if r["train_seconds"] is None else f"{r['train_seconds']:.1f}"
         print(f"| {r['method']} | {r['setting']} | {r['leakage']:.3f} | {u} | "
-              f"{r['cas'][spec['interest']]:.3f} | {ts} |")
-    print("\n| method | AuC (utility) | AuC (CAS) | settings |\n|---|---|---|---|")
+              f"{r['cas'][interest]:.3f} | {r['receiver'][interest]:.3f} | {ts} |")
+    print("\n| method | AuC (utility) | AuC (CAS) | AuC (receiver) | settings |")
+    print("|---|---|---|---|---|")
     for fam, v in res["auc"].items():
-        print(f"| {fam} | {v['utility']:.3f} | {v['cas']:.3f} | {v['n_settings']} |")
+        print(f"| {fam} | {v['utility']:.3f} | {v['cas']:.3f} | {v['receiver']:.3f} | "
+              f"{v['n_settings']} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,11 +242,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out: dict[str, Any] = {"command": "python benchmarks/sanitizer_experiment.py "
                                       + " ".join(sys.argv[1:] if argv is None else argv),
-                           "results": []}
+                           "results": [], "cpus": os.cpu_count(),
+                           "load_average_start": os.getloadavg()}
     for name in args.datasets.split(","):
         res = run_dataset(name.strip(), args.data, args.quick, args.seed, args.epochs)
         print_table(res)
         out["results"].append(res)
+    out["load_average_end"] = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "sanitizer_experiment.json"
     path.write_text(json.dumps(out, indent=2, default=str))
