@@ -76,7 +76,7 @@ def _class_data(n: int = 600, k: int = 6, seed: int = 0) -> tuple[np.ndarray, np
 def test_rongauss_noise_scales_match_the_epsilon_split() -> None:
     z, y = _class_data()
     eps, p = 1.0, 4
-    fits = 300
+    fits = 1000  # tolerances below are about 5 standard errors of each mean
     sampler = RonGaussSampler(eps, p, center=np.zeros(6), radius=3.0)
     dev_sum, dev_count, dev_second = [], [], []
     for _ in range(fits):  # many independent fits of the same data
@@ -93,7 +93,7 @@ def test_rongauss_noise_scales_match_the_epsilon_split() -> None:
     mean_scale = (np.sqrt(p) + 1.0) / (0.3 * eps)
     cov_scale = (p + 1.0) / 2.0 / (0.7 * eps)
     assert np.mean(dev_sum) == pytest.approx(mean_scale, rel=0.05)
-    assert np.mean(dev_count) == pytest.approx(mean_scale, rel=0.08)
+    assert np.mean(dev_count) == pytest.approx(mean_scale, rel=0.09)
     assert np.mean(dev_second) == pytest.approx(cov_scale, rel=0.05)
     acc = sampler.accounting()
     assert acc["epsilon_mean"] + acc["epsilon_covariance"] == pytest.approx(eps)

@@ -205,10 +205,11 @@ def test_dp_sample_labels_are_independent_of_the_records(tiny_decoupler, tiny_ta
     labels = pd.DataFrame({"gender": np.repeat(["F", "M"], [40, 120])})
     san = SanitizerAnonymizer("gender", decoupler=tiny_decoupler, epsilon=50.0)
     san.fit(tiny_table.X, tiny_table.labels)
-    _, y_new = san.sanitize(tiny_table.X, labels)
-    # synthetic labels follow the class sizes, not the record order
-    first, rest = np.mean(y_new[:40] == "F"), np.mean(y_new[40:] == "F")
-    assert abs(first - 0.25) < 0.2 and abs(rest - 0.25) < 0.12
+    draws = np.stack([san.sanitize(tiny_table.X, labels)[1] for _ in range(10)])
+    # synthetic labels follow the class sizes (1/4 'F'), not the record order; the
+    # tolerances are about 5 standard errors of the pooled proportions
+    first, rest = np.mean(draws[:, :40] == "F"), np.mean(draws[:, 40:] == "F")
+    assert abs(first - 0.25) < 0.1 and abs(rest - 0.25) < 0.06
 
 
 @pytest.mark.parametrize("shape", [(16, 16), (20, 12)])
