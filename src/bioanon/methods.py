@@ -215,6 +215,33 @@ def _motion(o: MethodOptions) -> Any:
     return MotionExtractAnonymizer(**_extra(o, {"n_channels": int}))
 
 
+#: ``--param KEY=VALUE`` options of the sanitizer and how to read them.
+SANITIZER_PARAMS: dict[str, Callable[[str], Any]] = {
+    "latent_dim": int, "sensitive_dim": int, "beta": float, "alpha_vae": float,
+    "alpha_aligner": float, "alpha_dcorr": float, "alpha_adversary": float, "hidden": int,
+    "architecture": str, "epochs": int, "batch_size": int, "lr": float, "warmup": float,
+    "projection_dim": int, "mean_share": float, "output": str,
+    "image_shape": lambda v: tuple(int(x) for x in v.lower().split("x")),
+}
+
+
+def _sanitizer(o: MethodOptions) -> Any:
+    from .anonymize.sanitizer import SanitizerAnonymizer
+
+    sensitive = o.need("sensitive")
+    kwargs = _extra(o, SANITIZER_PARAMS)
+    anon = SanitizerAnonymizer(
+        sensitive=sensitive, sampler=o.sampler or "dp-sample",
+        epsilon=1.0 if o.epsilon is None else o.epsilon,
+        decoupler=None if o.decoupler is None else str(o.decoupler),
+        random_state=o.seed, **kwargs)
+    anon._check_params()
+    if o.decoupler is not None and not Path(o.decoupler).is_file():
+        raise BioanonError(f"decoupler file '{o.decoupler}' not found; train one with "
+                           "bioanon train-decoupler")
+    return anon
+
+
 METHODS: dict[str, Callable[[MethodOptions], Any]] = {
     "selective-mean": _selective_mean,
     "ksame": _ksame,
@@ -228,6 +255,7 @@ METHODS: dict[str, Callable[[MethodOptions], Any]] = {
     "dp-pix": _dp_pix,
     "keep": _keep,
     "motion-extract": _motion,
+    "sanitizer": _sanitizer,
 }
 
 

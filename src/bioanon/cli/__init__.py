@@ -32,4 +32,6 @@ def main(version: Annotated[bool, typer.Option("--version", help="Show the versi
         raise typer.Exit(0)
 
 
+from . import sanitizer  # noqa: E402,F401,I001  (registers train-decoupler)
+
 __all__ = ["app"]

@@ -13,6 +13,7 @@ from .disclosure import (
     rank1_panel,
     record_linkage_rate,
 )
+from .pareto import pareto_auc, pareto_front
 from .scores import (
     accuracy,
     advantage,
@@ -38,6 +39,8 @@ __all__ = [
     "rank1",
     "rank1_panel",
     "record_linkage_rate",
+    "pareto_auc",
+    "pareto_front",
     "top_k_accuracy",
     "utility",
     "wilson_interval",

@@ -1,0 +1,263 @@
+"""SanitizerAnonymizer: decouple with a global decoupler, then resample the sensitive latents.
+
+``fit`` trains the decoupler on the records it is given, which play the auxiliary role (or
+loads a trained one from ``decoupler``); ``transform`` sanitizes the owner's records: encode,
+replace z_S by the chosen sampler, merge with z_NS and decode (or release the latents).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ...errors import BioanonError, suggest
+from ...table import FeatureTable
+from ..base import AnonymizerMixin, label_values, split_input
+from .decoupler import DEFAULT_CONFIG, Decoupler, check_config, train_decoupler
+from .dp import (
+    MEAN_SHARE,
+    PROTECTS,
+    RonGaussSampler,
+    check_epsilon,
+    dp_obfuscate,
+    os_rng,
+    suppress,
+)
+
+SAMPLERS = ("suppress", "dp-obfuscate", "dp-sample")
+OUTPUTS = ("features", "latents")
+
+
+class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
+    """Decouple-and-sample sanitizer (Sanitizer paper, sections 3.1–3.2).
+
+    Parameters
+    ----------
+    sensitive : str
+        Label column of the sensitive attribute y_S.
+    sampler : {"suppress", "dp-obfuscate", "dp-sample"}, default "dp-sample"
+        How z_S is replaced: zeros; clipped z_S plus Laplace noise (ε per record); or fresh
+        samples of a class-conditional Gaussian learned with RON-Gauss (ε for the whole set).
+    epsilon : float, default 1.0
+        Differential privacy budget of the DP samplers (ignored by ``suppress``).
+    decoupler : str, path or Decoupler, optional
+        A trained decoupler to use. ``None`` trains one in ``fit`` on the records given there,
+        which must then be auxiliary data, never the data to release.
+    latent_dim, sensitive_dim, beta, alpha_vae, alpha_aligner, alpha_dcorr, alpha_adversary,
+    hidden, architecture, image_shape, epochs, batch_size, lr, warmup
+        Decoupler training options: m = 32, k = 8, β = 5 and α3 = 100 as in the paper;
+        α2 = α4 = 10 (see :mod:`.decoupler` for why not 1).
+    projection_dim : int, optional
+        Dimension p of RON-Gauss's random projection; default ``max(1, k // 2)``.
+    mean_share : float, default 0.3
+        Share of ε spent on the means and class sizes (0.7 on the covariances).
+    output : {"features", "latents"}, default "features"
+        Decode the merged latents back to features, or release (z̃_S, z_NS).
+    random_state : int or None
+        Seeds the decoupler's training only. DP noise is always drawn from fresh
+        operating-system entropy, so no seed can reproduce or undo it.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=4, records_per_identity=40, n_features=32)
+    >>> s = SanitizerAnonymizer("identity", epochs=2, latent_dim=8, sensitive_dim=2,
+    ...                         random_state=0).fit(t.X, t.labels)
+    >>> s.transform(t.X, t.labels).shape
+    (160, 32)
+    """
+
+    fit_on_auxiliary = True
+
+    def __init__(self, sensitive: str = "identity", sampler: str = "dp-sample",
+                 epsilon: float = 1.0, decoupler: Any = None, latent_dim: int = 32,
+                 sensitive_dim: int = 8, beta: float = 5.0, alpha_vae: float = 1.0,
+                 alpha_aligner: float = 10.0, alpha_dcorr: float = 100.0,
+                 alpha_adversary: float = 10.0, hidden: int = 256, architecture: str = "mlp",
+                 image_shape: tuple[int, int] | None = None, epochs: int = 60,
+                 batch_size: int = 256, lr: float = 2e-3, warmup: float = 0.3,
+                 projection_dim: int | None = None,
+                 mean_share: float = MEAN_SHARE, output: str = "features",
+                 random_state: int | None = None) -> None:
+        self.sensitive = sensitive
+        self.sampler = sampler
+        self.epsilon = epsilon
+        self.decoupler = decoupler
+        self.latent_dim = latent_dim
+        self.sensitive_dim = sensitive_dim
+        self.beta = beta
+        self.alpha_vae = alpha_vae
+        self.alpha_aligner = alpha_aligner
+        self.alpha_dcorr = alpha_dcorr
+        self.alpha_adversary = alpha_adversary
+        self.hidden = hidden
+        self.architecture = architecture
+        self.image_shape = image_shape
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.warmup = warmup
+        self.projection_dim = projection_dim
+        self.mean_share = mean_share
+        self.output = output
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ helpers
+    def _config(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in DEFAULT_CONFIG}
+
+    def _check_params(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise BioanonError(f"sampler '{self.sampler}' is unknown"
+                               f"{suggest(str(self.sampler), SAMPLERS)}; choose from "
+                               f"{', '.join(SAMPLERS)}")
+        if self.output not in OUTPUTS:
+            raise BioanonError(f"output '{self.output}' is unknown; use features or latents")
+        if self.sampler != "suppress":
+            check_epsilon(self.epsilon)
+        if not 0.0 < float(self.mean_share) < 1.0:
+            raise BioanonError(f"mean_share={self.mean_share} must lie strictly in (0, 1)")
+        if self.decoupler is not None and not isinstance(self.decoupler, str | os.PathLike
+                                                         | Decoupler):
+            raise BioanonError("decoupler must be a file path or a Decoupler")
+
+    def _projection_dim(self, k: int) -> int:
+        p = max(1, k // 2) if self.projection_dim is None else int(self.projection_dim)
+        if not 1 <= p <= k:
+            raise BioanonError(f"projection_dim={p} must lie in [1, sensitive_dim={k}]")
+        return p
+
+    # ------------------------------------------------------------------ estimator API
+    def fit(self, X: Any, labels: Any = None, progress: Any = None) -> SanitizerAnonymizer:
+        """Train the decoupler on these (auxiliary) records, or load and check a trained one.
+
+        Parameters
+        ----------
+        X : array (n, d) or FeatureTable
+            Auxiliary records (public data from the owner's distribution).
+        labels : DataFrame with the sensitive column
+        progress : callable (done, total, text), optional
+            Called after every training epoch.
+        """
+        self._check_params()
+        names = X.feature_names if isinstance(X, FeatureTable) else None
+        X, labels = split_input(X, labels)
+        if self.decoupler is None:
+            check_config(self._config(), X.shape[1])
+            y = label_values(labels, self.sensitive, X.shape[0])
+            self.decoupler_ = train_decoupler(X, y, self.sensitive, names, self._config(),
+                                              self.random_state, progress)
+            self.decoupler_source_ = "trained in fit on the records given there"
+        else:
+            dec = (self.decoupler if isinstance(self.decoupler, Decoupler)
+                   else Decoupler.load(self.decoupler))
+            dec.check_features(X.shape[1], names, self.sensitive)
+            self.decoupler_ = dec
+            self.decoupler_source_ = "loaded"
+        self._projection_dim(self.decoupler_.k)
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def sanitize(self, X: Any, labels: Any = None
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Sanitize records; return (released array, synthetic sensitive labels or None).
+
+        ``dp-sample`` also draws the synthetic labels ỹ_S that go with the new z̃_S; they
+        let a receiver learn p(x, y_S) (use case UC3) and are independent of the records'
+        own labels.
+        """
+        check_is_fitted(self, "decoupler_")
+        self._check_params()
+        names = X.feature_names if isinstance(X, FeatureTable) else None
+        X, labels = split_input(X, labels)
+        dec: Decoupler = self.decoupler_
+        dec.check_features(X.shape[1], names)
+        n = X.shape[0]
+        z = dec.encode(X)
+        z_s, z_ns = dec.split(z)
+        info = dec.info
+        y_new = None
+        if self.sampler == "suppress":
+            z_s_new = suppress(z_s)
+        elif self.sampler == "dp-obfuscate":
+            z_s_new = dp_obfuscate(z_s, info["z_low"], info["z_high"], self.epsilon, os_rng())
+        else:
+            y = label_values(labels, self.sensitive, n)
+            rng = os_rng()
+            model = RonGaussSampler(self.epsilon, self._projection_dim(dec.k),
+                                    info["z_center"], info["z_radius"],
+                                    mean_share=float(self.mean_share)).fit(z_s, y, rng)
+            z_s_new, y_new = model.sample(n, rng)
+        merged = np.concatenate([z_s_new, z_ns], axis=1)
+        out = (dec.decode(merged) if self.output == "features"
+               else merged.astype(np.float32))
+        return out, y_new
+
+    def transform(self, X: Any, labels: Any = None) -> Any:
+        """Sanitize the owner's records (labels needed by ``dp-sample`` only).
+
+        Returns
+        -------
+        Array (n, d) float32 (``output="features"``) or (n, latent_dim) latents; a FeatureTable
+        when a FeatureTable was given and features are decoded.
+        """
+        table = X if isinstance(X, FeatureTable) else None
+        out, _ = self.sanitize(X, labels)
+        if table is not None and self.output == "features":
+            return table.with_features(out)
+        return out
+
+    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
+        """Fit on ``X`` and sanitize it (only sensible when ``decoupler`` is given)."""
+        return self.fit(X, labels, **fit_params).transform(X, labels)
+
+    # ------------------------------------------------------------------ publication
+    def privacy_statement(self) -> dict[str, Any]:
+        """What the differential privacy guarantee covers, the budget and its split."""
+        if self.sampler == "suppress":
+            return {"mechanism": "suppression (z_S := 0)", "epsilon": None,
+                    "protects": "no DP guarantee: z_S is replaced by zeros; any sensitive "
+                                "information left in z_NS is released as it is"}
+        eps = check_epsilon(self.epsilon)
+        if self.sampler == "dp-obfuscate":
+            return {"mechanism": "DP obfuscation (clip to a public box, Laplace noise of "
+                                 "scale ||b - a||_1 / epsilon)",
+                    "epsilon": eps, "split": {"per_record_laplace": 1.0},
+                    "neighbouring": "any two values of one record's z_S (local DP)",
+                    "assumes": "the decoupler and the clipping box come from auxiliary data",
+                    "protects": PROTECTS}
+        share = float(self.mean_share)
+        k = int(self.sensitive_dim) if not hasattr(self, "decoupler_") else self.decoupler_.k
+        return {"mechanism": "RON-Gauss DP sampling: random orthonormal projection, per-class "
+                             "Laplace-noised means/sizes and covariances, fresh samples",
+                "epsilon": eps, "epsilon_mean": share * eps,
+                "epsilon_covariance": (1.0 - share) * eps,
+                "split": {"mean_and_class_sizes": share, "covariance": 1.0 - share},
+                "composition": "basic (sequential) composition",
+                "neighbouring": "add or remove one record of the released dataset",
+                "projection_dim": self._projection_dim(k),
+                "assumes": "the decoupler, clipping centre and radius come from auxiliary "
+                           "data; the set of sensitive class names is public",
+                "protects": PROTECTS}
+
+    def public_params(self) -> dict[str, Any]:
+        """Publishable parameters plus the privacy statement (never a seed or the noise)."""
+        params = super().public_params()
+        if self.image_shape is not None:
+            params["image_shape"] = [int(v) for v in self.image_shape]
+        dec = self.decoupler
+        params["decoupler"] = (None if dec is None else
+                               os.path.basename(os.fspath(dec)) if not isinstance(dec, Decoupler)
+                               else "Decoupler")
+        params["privacy"] = self.privacy_statement()
+        source = getattr(self, "decoupler_source_", None)
+        params["decoupler_training"] = (
+            "loaded from a decoupler file trained on auxiliary data" if source == "loaded"
+            else "trained in fit on the records passed to fit (the auxiliary role: in an "
+                 "evaluation the training split; for a release pass a decoupler trained on "
+                 "auxiliary data)")
+        return params
