@@ -19,6 +19,7 @@ from .. import __version__
 from . import extract as _extract  # noqa: F401  (extract)
 from . import preview as _preview  # noqa: F401  (preview)
 from . import release as _release  # noqa: F401  (anonymize, evaluate, demo)
+from . import sanitizer as _sanitizer  # noqa: F401  (train-decoupler)
 from . import tune as _tune  # noqa: F401  (tune-k)
 from .common import app, console
 
@@ -31,7 +32,5 @@ def main(version: Annotated[bool, typer.Option("--version", help="Show the versi
         console.print(f"bioanon {__version__}")
         raise typer.Exit(0)
 
-
-from . import sanitizer  # noqa: E402,F401,I001  (registers train-decoupler)
 
 __all__ = ["app"]
