@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.io import write_text_atomic
 
 D, G, T, W, N_CLASSES = 256, 32, 0.8, 10.0, 10
 
@@ -116,9 +117,7 @@ def main() -> None:
     result = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                           "numpy": np.__version__},
               "bandwidth_floor_gb_s": floor, "results": rows}
-    tmp = args.out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result, indent=2))
-    os.replace(tmp, args.out)
+    write_text_atomic(args.out, json.dumps(result, indent=2))
     print(f"wrote {args.out}")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ import numpy as np
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.datasets.fsdd import load_fsdd
 from bioanon.evaluation import evaluate
+from bioanon.io import write_text_atomic
 
 
 def main() -> None:
@@ -55,9 +55,7 @@ def main() -> None:
             cells.append(f"{v.mean():>11.3f} ± {v.std():.3f}")
         print(f"{k:<24}" + "".join(f"{c:>18}" for c in cells))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(rows, indent=2))
-    os.replace(tmp, args.out)
+    write_text_atomic(args.out, json.dumps(rows, indent=2))
     print(f"wrote {args.out}")
 
 
