@@ -124,3 +124,22 @@ def test_demo_writes_report(tmp_path):
     report = json.loads((tmp_path / "demo" / "report.json").read_text())
     assert report["utility"]["interest"]["anonymized"] > 0.9
     assert "SYNTHETIC" in report["dataset"]["source"]
+
+
+def test_sanitizer_release_requires_a_decoupler(csv_input, tmp_path):
+    res = _run("anonymize", csv_input, "-o", tmp_path / "o.csv", *BASE[:-2],
+               "--method", "sanitizer")
+    _assert_user_error(res, "needs --decoupler")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_release_keeps_public_meta_like_image_shape(tmp_path):
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=4)
+    t.meta["image_shape"] = [4, 8]
+    src = tmp_path / "img.parquet"
+    t.write(src)
+    out = tmp_path / "rel.parquet"
+    res = _run("anonymize", src, "-o", out, "--sensitive", "identity", "--method", "pixelate",
+               "--block", "2")
+    assert res.exit_code == 0, res.output
+    assert FeatureTable.read(out).meta["image_shape"] == [4, 8]

@@ -13,6 +13,7 @@ from .baselines import (
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
+from .sanitizer import SanitizerAnonymizer  # torch is imported only when it is used
 from .selective_mean import SelectiveMeanAnonymizer
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "LaplaceAnonymizer",
     "MotionExtractAnonymizer",
     "PixelateAnonymizer",
+    "SanitizerAnonymizer",
     "SelectiveMeanAnonymizer",
     "cluster_quality",
     "fixed_size_clusters",

@@ -48,6 +48,9 @@ from .common import (
     user_errors,
 )
 
+#: provenance of the input that may travel with a release (nothing that could undo it)
+PUBLIC_META = ("image_shape", "features", "window", "hop", "device")
+
 
 @app.command()
 @user_errors
@@ -79,6 +82,10 @@ def anonymize(
     opts = method_options(method, interest, add, sensitive, seed, g, t, w, rp, rq, rs,
                           relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
                           sampler, param)
+    if method == "sanitizer" and decoupler is None:
+        raise BioanonError(
+            "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
+            "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
     anon = build_method(opts)
     table = read_input(input, [interest, *add, sensitive, *(label or [])])
     table.label(sensitive)
@@ -98,7 +105,8 @@ def anonymize(
     if not keep_order:
         rng = np.random.default_rng()  # fresh OS entropy; the permutation is never stored
         released = released.subset(rng.permutation(released.n_records))
-    released.meta = {"method": method, "bioanon_version": __version__}
+    released.meta = {"method": method, "bioanon_version": __version__,
+                     **{k: table.meta[k] for k in PUBLIC_META if k in table.meta}}
     released.write(output)
     manifest = {
         "bioanon_version": __version__,
