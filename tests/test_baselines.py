@@ -214,3 +214,19 @@ def test_cli_anonymize_reads_image_shape_from_table_meta(tmp_path) -> None:
     assert "subject" in released.labels.columns  # --keep-sensitive kept it
     want = PixelateAnonymizer(block=2, image_shape=(6, 4)).fit_transform(t.X)
     np.testing.assert_allclose(released.X, want, rtol=1e-5)
+
+
+def test_dp_pix_takes_the_value_range_from_the_table_meta():
+    import pandas as pd
+
+    from bioanon.table import FeatureTable
+
+    X = np.full((400, 16), 0.5)
+    table = FeatureTable(X, pd.DataFrame({"who": np.arange(400) % 2}),
+                         meta={"image_shape": [4, 4], "value_range": 1.0})
+    unit = DPPixAnonymizer(block=4, epsilon=1.0, m=1, random_state=0).fit_transform(table)
+    default = DPPixAnonymizer(block=4, epsilon=1.0, m=1, image_shape=(4, 4),
+                              random_state=0).fit_transform(X)
+    # noise scale value_range·m/(b²ε): 1/16 for [0, 1] pixels, 255/16 by default
+    assert np.std(unit.X) == pytest.approx(np.sqrt(2) / 16, rel=0.15)
+    assert np.std(default) > 100 * np.std(unit.X)

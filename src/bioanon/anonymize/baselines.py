@@ -258,19 +258,21 @@ class DPPixAnonymizer(_ImageBase):
 
     The noise scale is ``value_range·m/(block²·ε)``: images that differ in at most ``m``
     pixels are neighbours (m-neighbourhood), pixels are clipped to ``[0, value_range]``.
+    ``value_range=None`` takes the table's public ``meta["value_range"]`` (1 for the pixels
+    of ``extract face``), else 255.
 
     Parameters
     ----------
     block : int, default 4
     epsilon : float, default 1
     m : int, default 16
-    value_range : float, default 255
+    value_range : float or None, default None
     image_shape : (h, w)
     random_state : int or None
     """
 
     def __init__(self, block: int = 4, epsilon: float = 1.0, m: int = 16,
-                 value_range: float = 255.0, image_shape: Any = None,
+                 value_range: float | None = None, image_shape: Any = None,
                  random_state: int | None = None) -> None:
         self.block = block
         self.epsilon = epsilon
@@ -283,12 +285,18 @@ class DPPixAnonymizer(_ImageBase):
         _positive("block", self.block, integer=True)
         _positive("epsilon", self.epsilon)
         _positive("m", self.m, integer=True)
-        _positive("value_range", self.value_range)
+        if self.value_range is not None:
+            _positive("value_range", self.value_range)
+
+    def _prepare(self, X: np.ndarray, table: FeatureTable | None) -> None:
+        super()._prepare(X, table)
+        meta_range = None if table is None else table.meta.get("value_range")
+        self.value_range_ = float(self.value_range if self.value_range is not None
+                                  else meta_range if meta_range is not None else 255.0)
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return image_ops.dp_pixelate(X, self.image_shape_, int(self.block),
-                                     float(self.epsilon), int(self.m),
-                                     float(self.value_range), rng)
+                                     float(self.epsilon), int(self.m), self.value_range_, rng)
 
 
 # ---------------------------------------------------------------------- sensor series

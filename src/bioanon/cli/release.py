@@ -49,7 +49,7 @@ from .common import (
 )
 
 #: provenance of the input that may travel with a release (nothing that could undo it)
-PUBLIC_META = ("image_shape", "features", "window", "hop", "device")
+PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device")
 
 
 @app.command()

@@ -317,6 +317,7 @@ class FaceFeatures(TransformerMixin, BaseEstimator):
             names = face_feature_names(self.features, self.size)
         if self.features == "pixels":
             meta["image_shape"] = [self.size, self.size]
+            meta["value_range"] = 1.0  # pixels are scaled to [0, 1]
         lab = (pd.DataFrame(index=range(len(records))) if labels is None
                else pd.DataFrame(labels).reset_index(drop=True))
         if len(lab) != len(records):
