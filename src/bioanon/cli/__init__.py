@@ -20,6 +20,7 @@ from . import extract as _extract  # noqa: F401  (extract)
 from . import preview as _preview  # noqa: F401  (preview)
 from . import release as _release  # noqa: F401  (anonymize, evaluate, demo)
 from . import sanitizer as _sanitizer  # noqa: F401  (train-decoupler)
+from . import sweep as _sweep  # noqa: F401  (tune)
 from . import tune as _tune  # noqa: F401  (tune-k)
 from .common import app, console
 

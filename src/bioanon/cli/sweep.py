@@ -1,0 +1,115 @@
+"""``bioanon tune``: sweep a method's parameters, keep the Pareto front, recommend a setting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..io import atomic_path, check_not_input, write_text_atomic
+from ..methods import build_method
+from .common import (
+    AddOpt,
+    BlockOpt,
+    DecouplerOpt,
+    EpsOpt,
+    GOpt,
+    InterestOpt,
+    KOpt,
+    LabelOpt,
+    MethodOpt,
+    ParamOpt,
+    RelOpt,
+    ReplOpt,
+    RpOpt,
+    RqOpt,
+    RsOpt,
+    SamplerOpt,
+    SeedOpt,
+    SensitiveOpt,
+    SigmaOpt,
+    TOpt,
+    WOpt,
+    app,
+    console,
+    method_options,
+    parse_weighted,
+    progress_bar,
+    read_input,
+    user_errors,
+)
+
+
+@app.command("tune")
+@user_errors
+def tune_command(
+    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
+    sensitive: SensitiveOpt,
+    out: Annotated[Path, typer.Option("--out", help="Folder for tune.json and tune.png.")],
+    grid: Annotated[list[str], typer.Option(
+        "--grid", help="Parameter values to try, KEY=V1,V2 (the method's parameter names, "
+                       "e.g. g=16,32,64 or r_p=0.01,0.1); repeatable.")],
+    interest: InterestOpt = None,
+    additional: AddOpt = None,
+    label: LabelOpt = None,
+    method: MethodOpt = "selective-mean",
+    target_advantage: Annotated[float, typer.Option(
+        help="Largest acceptable worst-case advantage over chance.")] = 0.1,
+    models: Annotated[str, typer.Option(help="Attack recognizers, comma-separated.")] =
+    "forest,linear_svm,knn",
+    attackers: Annotated[str, typer.Option(help="Attacker modes, comma-separated or all.")] =
+    "all",
+    g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
+    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
+    allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
+    block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
+    sampler: SamplerOpt = None, param: ParamOpt = None,
+) -> None:
+    """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
+    from ..errors import BioanonError
+    from ..sweep import parse_grid, sweep, sweep_figure
+
+    if interest is None:
+        raise BioanonError("tune needs --interest (the attribute whose utility is measured)")
+    json_path = out / "tune.json"
+    check_not_input(json_path, [input])
+    add = parse_weighted(additional, 1.0, "--additional")
+    eval_seed = 0 if seed is None else seed
+    anon = build_method(method_options(method, interest, add, sensitive, eval_seed, g, t, w,
+                                       rp, rq, rs, relevance, allow_replacement, k, sigma,
+                                       block, epsilon, decoupler, sampler, param))
+    points = parse_grid(grid)
+    table = read_input(input, [interest, *add, sensitive, *(label or [])])
+    model_list = [m.strip() for m in models.split(",") if m.strip()]
+    with progress_bar("sweeping") as update:
+        result = sweep(table, anon, points, interest, sensitive, additional=add,
+                       target_advantage=target_advantage, progress=update,
+                       models=model_list, attackers=attackers, random_state=eval_seed)
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(json_path, json.dumps({"input": input.name, "method": method,
+                                             **result.to_dict()}, indent=2, default=str))
+    import matplotlib.pyplot as plt
+
+    fig = sweep_figure(result, sensitive)
+    with atomic_path(out / "tune.png") as tmp:
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    tab = Table(title=f"{method} sweep (chance {result.chance:.3f})")
+    for col in ("setting", "U", "worst case", "attacker", "advantage", ""):
+        tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right")
+    for j, row in enumerate(result.rows):
+        mark = ("recommended" if j == result.recommended
+                else "front" if j in result.front else "")
+        tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()), f"{row['U']:.3f}",
+                    f"{row['worst_case']:.3f}", row["worst_attacker"],
+                    f"{row['advantage']:.3f}", mark)
+    console.print(tab)
+    for s in result.skipped:
+        console.print(f"skipped {s['params']}: {s['reason']}", highlight=False)
+    if result.recommended is None:
+        console.print(f"no setting keeps the worst-case advantage within {target_advantage:g}; "
+                      "try larger g, smaller r_p or a stronger method", highlight=False)
+    console.print(f"wrote {json_path.name} and tune.png to {out}")
