@@ -62,6 +62,9 @@ def tune_command(
     "forest,linear_svm,knn",
     attackers: Annotated[str, typer.Option(help="Attacker modes, comma-separated or all.")] =
     "all",
+    group: Annotated[str | None, typer.Option(
+        help="Keep each value of this column on one side of the split (e.g. an execution "
+             "for overlapping windows).")] = None,
     g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
     rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
     allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
@@ -82,12 +85,13 @@ def tune_command(
                                        rp, rq, rs, relevance, allow_replacement, k, sigma,
                                        block, epsilon, decoupler, sampler, param))
     points = parse_grid(grid)
-    table = read_input(input, [interest, *add, sensitive, *(label or [])])
+    table = read_input(input, [interest, *add, sensitive, group, *(label or [])])
     model_list = [m.strip() for m in models.split(",") if m.strip()]
     with progress_bar("sweeping") as update:
         result = sweep(table, anon, points, interest, sensitive, additional=add,
                        target_advantage=target_advantage, progress=update,
-                       models=model_list, attackers=attackers, random_state=eval_seed)
+                       models=model_list, attackers=attackers, random_state=eval_seed,
+                       group=group)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(json_path, json.dumps({"input": input.name, "method": method,
                                              **result.to_dict()}, indent=2, default=str))
