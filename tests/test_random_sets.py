@@ -71,3 +71,13 @@ def test_replacement_allowed_when_asked():
 def test_purity_out_of_range_is_refused():
     with pytest.raises(BioanonError, match="purity"):
         assemble_sets(np.zeros(10, dtype=int), 4, 0.1, np.random.default_rng(0))
+
+
+def test_sets_without_the_record_keep_size_and_purity():
+    codes = np.repeat(np.arange(3), 40)
+    sets = assemble_sets(codes, 10, 0.7, np.random.default_rng(2), include_self=False)
+    assert sets.shape == (120, 10)
+    assert not np.any(sets == np.arange(120)[:, None])  # the record is never in its own set
+    assert np.all((codes[sets] == codes[:, None]).sum(axis=1) == 7)
+    srt = np.sort(sets, axis=1)
+    assert not np.any(srt[:, 1:] == srt[:, :-1])

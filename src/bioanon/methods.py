@@ -62,7 +62,8 @@ def _selective_mean(o: MethodOptions) -> Any:
     anon = SelectiveMeanAnonymizer(
         interest=interest, additional={c: o.rq.get(c, 0.0) for c in o.additional},
         sensitive=o.sensitive, g=o.g, t=o.t, w=o.w, r_p=o.rp, r_s=o.rs,
-        relevance=o.relevance, allow_replacement=o.allow_replacement, random_state=o.seed)
+        relevance=o.relevance, allow_replacement=o.allow_replacement, random_state=o.seed,
+        **_extra(o, {"include_self": _bool}))
     anon._check_params()
     return anon
 

@@ -48,8 +48,8 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
 
     Examples
     --------
-    >>> parse_grid(["g=16,32", "t=0.8", "relevance=forest"])
-    {'g': [16, 32], 't': [0.8], 'relevance': ['forest']}
+    >>> parse_grid(["g=16,32", "t=0.8", "relevance=forest", "include_self=true,false"])
+    {'g': [16, 32], 't': [0.8], 'relevance': ['forest'], 'include_self': [True, False]}
     """
     grid: dict[str, list[Any]] = {}
     for item in items:
@@ -61,6 +61,8 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
 
 
 def _value(raw: str) -> Any:
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
     for cast in (int, float):
         try:
             return cast(raw)

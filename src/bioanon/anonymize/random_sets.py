@@ -82,7 +82,7 @@ def _sparse(n_rows: int, pool: int, k: int, rng: np.random.Generator) -> np.ndar
 
 def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
                   class_names: np.ndarray | None = None,
-                  allow_replacement: bool = False) -> np.ndarray:
+                  allow_replacement: bool = False, include_self: bool = True) -> np.ndarray:
     """Build every record's random set.
 
     Parameters
@@ -98,10 +98,13 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
         Names of the classes, for error messages.
     allow_replacement : bool
         Draw donors with replacement when a class is too small, instead of raising.
+    include_self : bool
+        True (Algorithm 1): column 0 is the record itself. False: column 0 is one more
+        same-class donor, so the set holds nothing of the record.
 
     Returns
     -------
-    int64 array (n, g): column 0 is the record itself, the rest are its donors.
+    int64 array (n, g): column 0 is the record itself (or a donor), the rest are its donors.
     """
     n = codes.shape[0]
     if g < 1:
@@ -110,6 +113,8 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
         raise BioanonError(f"purity t={t} must lie in [1/g, 1] = [{1 / g:.3g}, 1]")
     k_same = n_same(g, t) - 1
     k_other = g - 1 - k_same
+    first = 1 if include_self else 0  # column of the first same-class donor
+    k_draw = k_same + 1 - first  # same-class donors to draw
     sets = np.empty((n, g), dtype=np.int64)
     sets[:, 0] = np.arange(n)
     classes = np.unique(codes)
@@ -118,18 +123,18 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
         n_c = members.size
         name = class_names[c] if class_names is not None else c
         # donors sharing the interest value, never the record itself
-        if k_same:
-            if n_c - 1 >= k_same:
-                pos = sample_distinct(n_c, n_c, k_same, rng, self_pos=np.arange(n_c))
+        if k_draw:
+            if n_c - 1 >= k_draw:
+                pos = sample_distinct(n_c, n_c, k_draw, rng, self_pos=np.arange(n_c))
             elif allow_replacement:
-                pos = _with_replacement(n_c, k_same, rng)
+                pos = _with_replacement(n_c, k_draw, rng)
             else:
                 raise BioanonError(
                     f"interest class '{name}' has {n_c} records but g={g}, t={t} needs "
-                    f"{k_same + 1} per class (the record and {k_same} donors); lower g or t, "
+                    f"{k_draw + 1} per class (the record and {k_draw} donors); lower g or t, "
                     "or allow sampling with replacement (--allow-replacement)"
                 )
-            sets[members, 1:1 + k_same] = members[pos]
+            sets[members, first:1 + k_same] = members[pos]
         if k_other:
             others = np.flatnonzero(codes != c)
             if others.size >= k_other:

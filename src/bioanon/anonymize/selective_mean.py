@@ -117,6 +117,11 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         How relevance scores are computed.
     allow_replacement : bool, default False
         Draw donors with replacement when an interest class is too small for g and t.
+    include_self : bool, default True
+        True follows Algorithm 1: the record is a member of its own set. False (a bioanon
+        option, not in the paper) puts one more same-class donor in its place, so off the
+        selected features the release carries nothing of the record; this defeats attackers
+        that learn the record's residual 1/g share (e.g. a linear reverse attacker).
     random_state : int or None, default None
         ``None`` draws a fresh seed from the operating system for every transform. The seed is
         a secret key (with it the mixing can be rebuilt): it is never written to any output.
@@ -143,7 +148,7 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
                  sensitive: str | None = None, g: int = 32, t: float = 0.8, w: float = 10.0,
                  r_p: float = 0.01, r_q: float | Mapping[str, float] = 0.0, r_s: float = 0.0,
                  relevance: Any = "forest", allow_replacement: bool = False,
-                 random_state: int | None = None) -> None:
+                 include_self: bool = True, random_state: int | None = None) -> None:
         self.interest = interest
         self.additional = additional
         self.sensitive = sensitive
@@ -155,6 +160,7 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         self.r_s = r_s
         self.relevance = relevance
         self.allow_replacement = allow_replacement
+        self.include_self = include_self
         self.random_state = random_state
 
     # ------------------------------------------------------------------ helpers
@@ -255,5 +261,5 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         seed = self.random_state if self.random_state is not None else secure_seed()
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         sets = assemble_sets(codes, int(self.g), float(self.t), rng, classes,
-                             self.allow_replacement)
+                             self.allow_replacement, bool(self.include_self))
         return mixing_matrix(sets)

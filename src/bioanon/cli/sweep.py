@@ -103,7 +103,8 @@ def tune_command(
     plt.close(fig)
     tab = Table(title=f"{method} sweep (chance {result.chance:.3f})")
     for col in ("setting", "U", "worst case", "attacker", "advantage", ""):
-        tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right")
+        tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right",
+                       overflow="fold")
     for j, row in enumerate(result.rows):
         mark = ("recommended" if j == result.recommended
                 else "front" if j in result.front else "")
