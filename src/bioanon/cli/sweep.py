@@ -11,28 +11,8 @@ from rich.table import Table
 
 from ..io import atomic_path, check_not_input, write_text_atomic
 from ..methods import build_method
+from . import common as opt
 from .common import (
-    AddOpt,
-    BlockOpt,
-    DecouplerOpt,
-    EpsOpt,
-    GOpt,
-    InterestOpt,
-    KOpt,
-    LabelOpt,
-    MethodOpt,
-    ParamOpt,
-    RelOpt,
-    ReplOpt,
-    RpOpt,
-    RqOpt,
-    RsOpt,
-    SamplerOpt,
-    SeedOpt,
-    SensitiveOpt,
-    SigmaOpt,
-    TOpt,
-    WOpt,
     app,
     console,
     method_options,
@@ -47,15 +27,15 @@ from .common import (
 @user_errors
 def tune_command(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    sensitive: SensitiveOpt,
+    sensitive: opt.SensitiveOpt,
     out: Annotated[Path, typer.Option("--out", help="Folder for tune.json and tune.png.")],
     grid: Annotated[list[str], typer.Option(
         "--grid", help="Parameter values to try, KEY=V1,V2 (the method's parameter names, "
                        "e.g. g=16,32,64 or r_p=0.01,0.1); repeatable.")],
-    interest: InterestOpt = None,
-    additional: AddOpt = None,
-    label: LabelOpt = None,
-    method: MethodOpt = "selective-mean",
+    interest: opt.InterestOpt = None,
+    additional: opt.AddOpt = None,
+    label: opt.LabelOpt = None,
+    method: opt.MethodOpt = "selective-mean",
     target_advantage: Annotated[float, typer.Option(
         help="Largest acceptable worst-case advantage over chance.")] = 0.1,
     models: Annotated[str, typer.Option(help="Attack recognizers, comma-separated.")] =
@@ -65,11 +45,12 @@ def tune_command(
     group: Annotated[str | None, typer.Option(
         help="Keep each value of this column on one side of the split (e.g. an execution "
              "for overlapping windows).")] = None,
-    g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
-    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
-    allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
-    block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
-    sampler: SamplerOpt = None, param: ParamOpt = None,
+    g: opt.GOpt = 32, t: opt.TOpt = 0.8, w: opt.WOpt = 10.0, rp: opt.RpOpt = 0.01,
+    rq: opt.RqOpt = None,
+    rs: opt.RsOpt = 0.0, relevance: opt.RelOpt = "forest", seed: opt.SeedOpt = None,
+    allow_replacement: opt.ReplOpt = False, k: opt.KOpt = None, sigma: opt.SigmaOpt = None,
+    block: opt.BlockOpt = None, epsilon: opt.EpsOpt = None, decoupler: opt.DecouplerOpt = None,
+    sampler: opt.SamplerOpt = None, param: opt.ParamOpt = None,
 ) -> None:
     """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
     from ..errors import BioanonError
