@@ -7,6 +7,7 @@ The library is the product; the ``bioanon`` command line sits on top of it.
 
 __version__ = "0.1.0"
 
+from . import progress as _progress  # noqa: E402,F401  (the bioanon logger, silent)
 from .anonymize import SelectiveMeanAnonymizer  # noqa: E402
 from .errors import BioanonError  # noqa: E402
 from .evaluation import evaluate  # noqa: E402

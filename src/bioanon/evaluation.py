@@ -42,6 +42,7 @@ from .attack.selection import (
 from .attack.threat import MODES, parse_modes
 from .errors import BioanonError
 from .metrics import accuracy, chance_level, mixture, utility
+from .progress import stages
 from .report import Report
 from .report.preview import preview_html
 from .table import FeatureTable
@@ -262,6 +263,7 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     >>> sorted(r["privacy"])[:3]
     ['attacks', 'chance', 'clear']
     """
+    progress = stages(progress, "evaluating", "bioanon.evaluation")
     additional = dict(additional or {})
     for col in [interest, sensitive, *additional]:
         table.label(col)

@@ -19,6 +19,7 @@ from sklearn.model_selection import ParameterGrid
 from .errors import BioanonError, suggest
 from .evaluation import evaluate
 from .metrics.pareto import pareto_front
+from .progress import stages
 from .table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
@@ -118,6 +119,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
         if not grid[key]:
             raise BioanonError(f"--grid {key} has no values")
     points = list(ParameterGrid({k: list(v) for k, v in grid.items()}))
+    progress = stages(progress, "sweeping", "bioanon.sweep")
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     chance = None
@@ -127,6 +129,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
         try:
             report = evaluate(table, interest, sensitive, additional=additional,
                               anonymizer=clone(anonymizer).set_params(**point),
+                              progress=progress.nested(progress.stage or ""),
                               **evaluate_kwargs)
         except BioanonError as exc:
             skipped.append({"params": point, "reason": str(exc)})

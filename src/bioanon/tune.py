@@ -22,6 +22,7 @@ from .anonymize.clustering import CLUSTERERS, LINKAGES, fixed_size_clusters
 from .anonymize.mixing import cluster_means, pairwise_percentile
 from .errors import BioanonError
 from .metrics.disclosure import homogeneity
+from .progress import stages
 
 Progress = Callable[[int, int, str], None]
 
@@ -118,6 +119,7 @@ def tune_k(X: np.ndarray, ks: Sequence[int] = range(2, 21), clusterer: str = "md
     -------
     KTuning
     """
+    progress = stages(progress, "tuning k", "bioanon.tune")
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     ks = sorted({int(k) for k in ks})

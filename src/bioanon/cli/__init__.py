@@ -22,13 +22,27 @@ from . import release as _release  # noqa: F401  (anonymize, evaluate, demo)
 from . import sanitizer as _sanitizer  # noqa: F401  (train-decoupler)
 from . import sweep as _sweep  # noqa: F401  (tune)
 from . import tune as _tune  # noqa: F401  (tune-k)
-from .common import app, console
+from .common import app, console, err_console
+from .logs import VerbosityGroup, configure
+
+# every command also takes -v/--verbose and -q/--quiet (no command signature changes)
+VerbosityGroup.console = err_console
+app.info.cls = VerbosityGroup
 
 
 @app.callback(invoke_without_command=True)
-def main(version: Annotated[bool, typer.Option("--version", help="Show the version.")] = False
+def main(version: Annotated[bool, typer.Option("--version", help="Show the version.")] = False,
+         verbose: Annotated[bool, typer.Option(
+             "-v", "--verbose", help="Say more: every inner stage of the run.")] = False,
+         quiet: Annotated[bool, typer.Option(
+             "-q", "--quiet", help="No progress; only warnings, errors and results.")] = False,
          ) -> None:
-    """bioanon: utility-preserving biometric anonymization with honest evaluation."""
+    """bioanon: utility-preserving biometric anonymization with honest evaluation.
+
+    Progress goes to stderr: a bar on a terminal, one line per stage elsewhere (CI, nohup,
+    pipes). -v/--verbose and -q/--quiet work here or after any command.
+    """
+    configure(err_console, verbose, quiet)
     if version:
         console.print(f"bioanon {__version__}")
         raise typer.Exit(0)

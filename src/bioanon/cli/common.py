@@ -8,7 +8,6 @@ run never leaves a partial or overwritten file, and an input is never overwritte
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ from rich.table import Table
 
 from ..errors import BioanonError
 from ..methods import MethodOptions
+from ..progress import StageLog
 from ..table import FeatureTable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -53,18 +53,28 @@ def user_errors(func: F) -> F:
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int, str], None]]:
-    """A rich progress bar driven by the library's ``progress(done, total, text)`` callback."""
+def progress_bar(description: str) -> Iterator[StageLog]:
+    """The progress hook of one command: a rich bar on a terminal, plain stage lines elsewhere.
+
+    Yields a :class:`bioanon.progress.StageLog`, the library's ``progress(done, total, text)``
+    hook: it logs one line per stage with the elapsed time on ``bioanon.cli`` (shown when
+    stderr is not a terminal, or with -v) and drives the bar when there is one.
+    """
+    from .logs import cli_logger, show_bar
+
+    if not show_bar(err_console):
+        yield StageLog(description, logger=cli_logger)
+        return
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                  console=err_console, transient=False,
-                  disable=not err_console.is_terminal and "pytest" in sys.modules) as bar:
+                  console=err_console, transient=False) as bar:
         task = bar.add_task(description, total=None)
 
         def update(done: int, total: int, text: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"{description}: {text}")
+            bar.update(task, completed=done, total=total or None,
+                       description=f"{description}: {text}")
 
-        yield update
+        yield StageLog(description, update, cli_logger)
 
 
 # ---------------------------------------------------------------------- option parsing

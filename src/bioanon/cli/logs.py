@@ -1,0 +1,127 @@
+"""How much the command line says: ``-v/--verbose``, ``-q/--quiet`` and where progress goes.
+
+On a terminal, progress is a rich bar on stderr. Anywhere else (CI logs, ``nohup``, a notebook
+cell, a pipe), each stage is one plain line on stderr with the clock time and the elapsed time,
+logged through the ``bioanon`` logger. ``-v`` adds the inner stages (DEBUG records), ``-q``
+leaves only warnings and errors. Both work before the command (``bioanon -v evaluate ...``) and
+after it (``bioanon evaluate ... -v``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+#: records of the command line's own stages
+cli_logger = logging.getLogger("bioanon.cli")
+
+
+class _State:
+    verbose = False
+    quiet = False
+
+
+state = _State()
+
+
+class ConsoleHandler(logging.Handler):
+    """Prints records on a rich console (above a live progress bar, never through it)."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self.console = console
+        self.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+            if record.levelno >= logging.WARNING:
+                text = f"{record.levelname.lower()}: {record.getMessage()}"
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        except Exception:  # pragma: no cover - logging must never break a command
+            self.handleError(record)
+
+
+def _handler(console: Console) -> ConsoleHandler:
+    root = logging.getLogger("bioanon")
+    for h in root.handlers:
+        if isinstance(h, ConsoleHandler):
+            h.console = console
+            return h
+    h = ConsoleHandler(console)
+    root.addHandler(h)
+    return h
+
+
+def configure(console: Console, verbose: bool | None = None, quiet: bool | None = None) -> None:
+    """Set the verbosity and the ``bioanon`` logger's level for this invocation.
+
+    Levels: ``-q`` WARNING; default INFO off a terminal (stage lines) and WARNING on one (the
+    bar shows progress); ``-v`` DEBUG.
+    """
+    if verbose is not None:
+        state.verbose = verbose
+    if quiet is not None:
+        state.quiet = quiet
+    if state.verbose and state.quiet:
+        state.verbose = state.quiet = False
+        raise typer.BadParameter("-v/--verbose and -q/--quiet contradict each other; pick one")
+    if state.quiet:
+        level = logging.WARNING
+    elif state.verbose:
+        level = logging.DEBUG
+    else:
+        level = logging.WARNING if console.is_terminal else logging.INFO
+    _handler(console).setLevel(level)
+    logging.getLogger("bioanon").setLevel(level)
+
+
+def show_bar(console: Console) -> bool:
+    """A live bar only on a terminal and when not quiet."""
+    return console.is_terminal and not state.quiet
+
+
+def _option_callback(name: str) -> Any:
+    def callback(ctx: Any, param: Any, value: bool) -> None:
+        if value and VerbosityGroup.console is not None:
+            configure(VerbosityGroup.console, **{name: True})
+    return callback
+
+
+def _verbosity_params() -> list[Any]:
+    """-v/-q as typer builds them (help panel and all), not passed to the command."""
+    dummy = typer.Typer(add_completion=False)
+
+    @dummy.command()
+    def _cmd(verbose: Annotated[bool, typer.Option(
+                 "-v", "--verbose", help="Say more: every inner stage of the run.")] = False,
+             quiet: Annotated[bool, typer.Option(
+                 "-q", "--quiet", help="No progress; only warnings, errors and results.")]
+             = False) -> None:  # pragma: no cover - never run
+        pass
+
+    params = typer.main.get_command(dummy).params
+    for p in params:
+        p.expose_value = False
+        p.callback = _option_callback(p.name)
+    return params
+
+
+class VerbosityGroup(TyperGroup):
+    """The app's command group: every command also accepts ``-v/--verbose`` and ``-q/--quiet``
+    (without changing any command's signature)."""
+
+    console: Console | None = None
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None:
+            return cmd
+        names = {n for p in cmd.params for n in getattr(p, "opts", [])}
+        if "--verbose" not in names and "-v" not in names:
+            cmd.params = [*cmd.params, *_verbosity_params()]
+        return cmd
