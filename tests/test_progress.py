@@ -1,0 +1,127 @@
+"""Progress that works everywhere: stage lines off a terminal, a silent library logger, -v/-q."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bioanon import evaluate
+from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.cli import app
+from bioanon.datasets import make_biometric
+from bioanon.progress import HEARTBEAT, StageLog, stages
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+STAGE = re.compile(r"^\d\d:\d\d:\d\d evaluating: .+ \[\d+/\d+, \d+\.\d s\]$")
+FAST = ["--models", "knn", "--attackers", "naive,parrot", "--selection", "none",
+        "--jobs", "1"]
+
+
+@pytest.fixture(scope="module")
+def tiny_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("progress") / "tiny.csv"
+    make_biometric(n_identities=6, records_per_identity=20, n_features=32,
+                   random_state=3).write(path)
+    return path
+
+
+def _cli(*args: object) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    return subprocess.run([sys.executable, "-m", "bioanon.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_cli_to_a_pipe_prints_one_line_per_stage(tiny_csv, tmp_path):
+    res = _cli("evaluate", tiny_csv, "--interest", "expression", "--sensitive", "identity",
+               "--label", "gender", "--label", "environment", "--g", "4",
+               "--out", tmp_path / "r", *FAST)
+    assert res.returncode == 0, res.stderr
+    lines = res.stderr.splitlines()
+    stage_lines = [ln for ln in lines if STAGE.match(ln)]
+    texts = " | ".join(stage_lines)
+    for stage in ("splitting", "anonymizing the test split", "utility", "attack panel"):
+        assert stage in texts, res.stderr
+    assert re.search(r"evaluating: done in \d+\.\d s$", res.stderr, re.M), res.stderr
+    assert "━" not in res.stderr and "\x1b[" not in res.stderr  # no bar frames, no colours
+    assert "worst case" in res.stdout  # results on stdout, progress on stderr
+    assert (tmp_path / "r" / "report.html").exists()
+
+
+def test_cli_quiet_prints_no_progress(tiny_csv, tmp_path):
+    res = _cli("-q", "evaluate", tiny_csv, "--interest", "expression", "--sensitive",
+               "identity", "--label", "gender", "--label", "environment", "--g", "4",
+               "--out", tmp_path / "r", *FAST)
+    assert res.returncode == 0, res.stderr
+    assert "evaluating" not in res.stderr
+    assert "worst case" in res.stdout
+
+
+def test_verbose_and_quiet_after_the_command(tiny_csv, tmp_path):
+    runner = CliRunner()
+    args = ["evaluate", str(tiny_csv), "--interest", "expression", "--sensitive", "identity",
+            "--label", "gender", "--label", "environment", "--g", "4",
+            "--out", str(tmp_path / "r"), *FAST]
+    res = runner.invoke(app, [*args, "-q"])
+    assert res.exit_code == 0, res.output
+    assert "evaluating:" not in res.output
+    res = runner.invoke(app, [*args, "-v", "-q"])
+    assert res.exit_code == 2 and "contradict" in res.output
+    res = runner.invoke(app, ["tune", str(tiny_csv), "--interest", "expression",
+                              "--sensitive", "identity", "--label", "gender", "--label",
+                              "environment", "--grid", "g=4", "--out", str(tmp_path / "t"),
+                              "--models", "knn", "--attackers", "naive", "-v"])
+    assert res.exit_code == 0, res.output
+    # -v shows the inner stages of each sweep point
+    assert "sweeping g=4: splitting" in res.output
+
+
+def test_library_logs_stages_when_configured(caplog):
+    t = make_biometric(n_identities=5, records_per_identity=16, n_features=32, random_state=0)
+    calls = []
+    with caplog.at_level(logging.INFO, logger="bioanon"):
+        evaluate(t, "expression", "identity", models=["knn"], attackers=["naive"],
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=4, r_p=0.2),
+                 n_jobs=1, progress=lambda d, n, text: calls.append((d, n, text)))
+    records = [r for r in caplog.records if r.name == "bioanon.evaluation"]
+    stages_seen = [r.stage for r in records]
+    assert stages_seen[0] == "splitting" and stages_seen[-1] == "done"
+    assert all(r.levelno == logging.INFO and r.elapsed >= 0 for r in records)
+    assert len(records) == len(set(stages_seen))  # one record per stage
+    assert calls and calls[-1][0] == calls[-1][1] and calls[-1][2] == "done"  # the hook too
+
+
+def test_library_is_silent_by_default():
+    root = logging.getLogger("bioanon")
+    assert any(isinstance(h, logging.NullHandler) for h in root.handlers)
+
+
+def test_stagelog_heartbeat_nesting_and_forwarding(caplog):
+    now = [0.0]
+    seen = []
+    log = StageLog("sweeping", lambda d, n, t: seen.append((d, n, t)), "bioanon.test",
+                   clock=lambda: now[0])
+    with caplog.at_level(logging.DEBUG, logger="bioanon"):
+        log(0, 2, "g=4")
+        now[0] = 5.0
+        log(0, 2, "g=4")  # same stage, soon: no new line
+        inner = log.nested("g=4")
+        inner(0, 3, "splitting")
+        now[0] = 5.0 + HEARTBEAT
+        log(1, 2, "g=4")  # same text, but a long silence and progress: a heartbeat line
+        now[0] = 100.0
+        log(2, 2, "done")
+    msgs = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "bioanon.test"]
+    assert msgs[0] == (logging.INFO, "sweeping: g=4 [0/2, 0.0 s]")
+    assert (logging.DEBUG, "sweeping g=4: splitting [0/3, 0.0 s]") in msgs
+    assert (logging.INFO, "sweeping: g=4 [1/2, 35.0 s]") in msgs
+    assert msgs[-1] == (logging.INFO, "sweeping: done in 1 min 40 s")
+    assert len(msgs) == 4
+    assert (0, 2, "g=4: splitting") in seen  # the bar keeps the outer count
+    assert stages(log, "other") is log
