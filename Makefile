@@ -11,25 +11,41 @@ TORCH  := torch==2.13.0
 
 .PHONY: demo test lint bench clean
 
+# each step says what it does; pip shows one line per package it collects and installs
+# (no -q: a silent install of a minute looks like a hang)
+PIP    := $(BIN)/python -m pip install --disable-pip-version-check
+STEP   = @echo "==> [$$(date +%H:%M:%S)]"
+
 $(BIN)/python:
+	$(STEP) "creating the virtual environment $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(STEP) "upgrading pip"
+	$(PIP) --upgrade pip
 
 $(VENV)/.installed-core: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	$(STEP) "installing bioanon and its core dependencies (numpy, scikit-learn, pandas, ...)"
+	$(PIP) -e .
 	touch $@
+	$(STEP) "installed bioanon (core)"
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	-$(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
-	$(BIN)/python -m pip install -q --no-deps "resemblyzer>=0.1.3"
+	$(STEP) "installing torch ($(TORCH), CPU build; a large download the first time)"
+	-$(PIP) "$(TORCH)"
+	$(STEP) "installing bioanon with the extras $(EXTRAS)"
+	$(PIP) -e ".[$(EXTRAS)]"
+	$(STEP) "installing resemblyzer (without its stale pins)"
+	$(PIP) --no-deps "resemblyzer>=0.1.3"
 	touch $@ $(VENV)/.installed-core
+	$(STEP) "installed bioanon with the test extras"
 
 demo: $(VENV)/.installed-core
+	$(STEP) "running the demo on the synthetic dataset (about a minute)"
 	$(BIN)/bioanon demo --out demo-report
 
 test: $(VENV)/.installed-test
+	$(STEP) "ruff"
 	$(BIN)/ruff check src tests benchmarks
+	$(STEP) "the test suite"
 	BIOANON_DATA=$${BIOANON_DATA:-$(abspath ../shared/datasets)} $(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-test
