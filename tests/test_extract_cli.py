@@ -101,3 +101,25 @@ def test_extract_motion(tmp_path, data_home):
     assert set(t.labels["subject"]) == {"s03", "s04"}
     res = runner.invoke(app, ["extract", "motion", str(har), "-o", str(out)])
     assert res.exit_code == 2 and "--labels" in res.output
+
+
+def test_no_empty_skipped_list_and_no_stale_one(tmp_path):
+    from scipy.io import wavfile
+
+    src = tmp_path / "wavs"
+    src.mkdir()
+    t = np.arange(4000) / 8000.0
+    for i in range(4):
+        wavfile.write(src / f"tone{i}.wav", 8000,
+                      (0.3 * np.sin(2 * np.pi * (200 + 50 * i) * t) * 32767).astype(np.int16))
+    (src / "broken.wav").write_bytes(b"RIFFxxxxWAVE")
+    out = tmp_path / "voice.csv"
+    listing = tmp_path / "voice.csv.skipped.csv"
+    res = runner.invoke(app, ["extract", "voice", str(src), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert list(pd.read_csv(listing)["file"].str.split("/").str[-1]) == ["broken.wav"]
+    (src / "broken.wav").unlink()
+    res = runner.invoke(app, ["extract", "voice", str(src), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert FeatureTable.read(out).n_records == 4
+    assert not listing.exists()  # nothing skipped: no empty list, and the stale one is gone

@@ -2,7 +2,9 @@
 
 Unreadable files (and photos without a face under ``--no-face skip``) are left out; every
 left-out or centre-cropped input is listed, with its reason, in ``OUTPUT.skipped.csv`` next to
-the output. The run fails only when nothing could be read.
+the output. When nothing was left out or cropped no list is written, and a list of the same
+name left by an earlier run is removed (it would describe another extraction). The run fails
+only when nothing could be read.
 """
 
 from __future__ import annotations
@@ -141,8 +143,11 @@ def extract(
                  "n_centre_crop": int((report["action"] == "centre crop").sum()),
                  "extracted_from": str(src)})
     FeatureTable(table.X, table.labels, table.feature_names, meta).write(output)
-    with atomic_path(skip_out) as tmp:
-        report.to_csv(tmp, index=False)
+    if len(report):
+        with atomic_path(skip_out) as tmp:
+            report.to_csv(tmp, index=False)
+    elif skip_out.is_file():
+        skip_out.unlink()  # a list left by an earlier run would describe another extraction
     console.print(f"wrote {output} ({table.n_records} records × {table.n_features} "
                   f"{feats} features, {fmt})")
     if len(report):
