@@ -16,6 +16,7 @@ import typer
 from .. import __version__
 
 # each module registers its commands on the app when imported
+from . import datasets as _datasets  # noqa: F401  (datasets)
 from . import extract as _extract  # noqa: F401  (extract)
 from . import preview as _preview  # noqa: F401  (preview)
 from . import release as _release  # noqa: F401  (anonymize, evaluate, demo)

@@ -1,0 +1,45 @@
+"""``bioanon datasets``: what the data home (``$BIOANON_DATA``) holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from .common import app, console, user_errors
+
+
+@app.command("datasets")
+@user_errors
+def datasets_command(
+    home: Annotated[Path | None, typer.Option(
+        "--home", help="Data home to list (default: $BIOANON_DATA, else ~/bioanon_data).")]
+    = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print JSON (name, title, records, labels, licence, loader).")] = False,
+) -> None:
+    """List the datasets of the data home: records, label columns and licence of each."""
+    from ..datasets.catalog import list_datasets
+    from ..datasets.home import data_home
+
+    found = list_datasets(home)
+    if as_json:
+        typer.echo(json.dumps({"datasets": found}, indent=2))
+        return
+    root = data_home(home)
+    if not found:
+        console.print(f"no datasets in {root} (a dataset is a folder with labels.csv and "
+                      "README.md)", highlight=False)
+        return
+    tab = Table(title=f"datasets in {root}")
+    for col in ("name", "records", "labels (distinct values)", "licence", "loader"):
+        tab.add_column(col, justify="right" if col == "records" else "left", overflow="fold")
+    for d in found:
+        labels = ", ".join(f"{c} {n}" for c, n in d["labels"].items())
+        tab.add_row(d["name"], "" if d["records"] is None else f"{d['records']:,}", labels,
+                    d["licence"] or "not stated: read its README",
+                    (d["loader"] or "bioanon extract").rsplit(".", 1)[-1])
+    console.print(tab)

@@ -1,0 +1,113 @@
+"""What the data home holds: each dataset folder, its records, label columns and licence.
+
+A dataset folder under the data home (``$BIOANON_DATA``) has a ``README.md`` and a
+``labels.csv`` (one row per record). The licence comes from the data home's own README table
+when it has a ``licence`` column, else from the first line of the dataset's README that
+mentions a licence.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import BioanonError
+from .home import data_home
+
+__all__ = ["list_datasets"]
+
+#: the library's loader of each known dataset
+LOADERS = {"fsdd": "bioanon.datasets.load_fsdd", "sp_sw_har": "bioanon.datasets.load_sp_sw_har",
+           "yale_faces": "bioanon.datasets.load_yale_faces"}
+#: label columns that name files, not attributes
+FILE_COLUMNS = {"file", "original_file", "identical_to"}
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[*`]", "", text).strip(" -:.|")
+
+
+def _home_table(home: Path) -> dict[str, dict[str, str]]:
+    """Rows of the data home README's markdown table, keyed by folder name."""
+    readme = home / "README.md"
+    if not readme.is_file():
+        return {}
+    rows: dict[str, dict[str, str]] = {}
+    header: list[str] | None = None
+    for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.startswith("|"):
+            header = None if not rows else header
+            continue
+        cells = [_plain(c) for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = [c.lower() for c in cells]
+        elif not set("".join(cells)) <= set("-: "):
+            row = dict(zip(header, cells, strict=False))
+            name = row.get("folder", cells[0]).strip("/ ")
+            rows[name] = row
+    return rows
+
+
+def _readme_facts(readme: Path) -> tuple[str | None, str | None]:
+    """The README's title and its licence line (the bold part of it, when there is one)."""
+    if not readme.is_file():
+        return None, None
+    title = licence = None
+    for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():
+        if title is None and line.startswith("# "):
+            title = line[2:].strip()
+        if licence is None and re.search(r"licen[cs]e", line, re.I):
+            bold = re.search(r"\*\*(.+?)\*\*", line)
+            licence = _plain(bold.group(1) if bold else line)
+    return title, licence
+
+
+def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]:
+    """Describe every dataset folder of the data home.
+
+    Parameters
+    ----------
+    root : path, optional
+        The data home (default ``$BIOANON_DATA``, else ``~/bioanon_data``).
+
+    Returns
+    -------
+    list of dict
+        One per folder holding a ``labels.csv`` or a ``README.md``: ``name``, ``title``,
+        ``records`` (rows of labels.csv, None without one), ``labels`` ({column: number of
+        distinct values}, file-name columns left out), ``licence`` and ``loader`` (the
+        library function that reads it, None for a folder the library has no loader for).
+        No absolute paths.
+
+    Examples
+    --------
+    >>> [d["name"] for d in list_datasets()]  # doctest: +SKIP
+    ['fsdd', 'sp_sw_har', 'yale_faces']
+    """
+    home = data_home(root)
+    if not home.is_dir():
+        raise BioanonError(f"data home '{home}' not found; set BIOANON_DATA to the folder "
+                           "holding the datasets (e.g. fsdd/, yale_faces/)")
+    table = _home_table(home)
+    out = []
+    for folder in sorted(p for p in home.iterdir() if p.is_dir()):
+        labels_csv, readme = folder / "labels.csv", folder / "README.md"
+        if not labels_csv.is_file() and not readme.is_file():
+            continue
+        title, licence = _readme_facts(readme)
+        row = table.get(folder.name, {})
+        licence = next((v for k, v in row.items() if k.startswith("licen")), None) or licence
+        records, labels = None, {}
+        if labels_csv.is_file():
+            df = pd.read_csv(labels_csv, low_memory=False)
+            records = len(df)
+            labels = {str(c): int(df[c].nunique()) for c in df.columns
+                      if c not in FILE_COLUMNS}
+        out.append({"name": folder.name, "title": title, "records": records,
+                    "labels": labels, "licence": licence,
+                    "loader": LOADERS.get(folder.name)})
+    return out

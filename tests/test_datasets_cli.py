@@ -1,0 +1,53 @@
+"""``bioanon datasets``: what the data home holds, as a table and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from bioanon.cli import app
+from bioanon.datasets.catalog import list_datasets
+
+runner = CliRunner()
+
+
+def _fake_home(tmp_path):
+    home = tmp_path / "home"
+    (home / "voices").mkdir(parents=True)
+    (home / "voices" / "README.md").write_text(
+        "# Voices of nobody\n\nSome text.\n- Licence: **CC0 1.0**, do as you like.\n")
+    (home / "voices" / "labels.csv").write_text(
+        "file,speaker,digit\na.wav,ann,1\nb.wav,bob,2\nc.wav,ann,2\n")
+    (home / "notes").mkdir()  # no README, no labels: not a dataset
+    (home / "notes" / "x.txt").write_text("x")
+    return home
+
+
+def test_lists_a_fake_home_with_json(tmp_path):
+    home = _fake_home(tmp_path)
+    res = runner.invoke(app, ["datasets", "--home", str(home), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc == {"datasets": [{"name": "voices", "title": "Voices of nobody", "records": 3,
+                                 "labels": {"speaker": 2, "digit": 2}, "licence": "CC0 1.0",
+                                 "loader": None}]}
+    assert str(tmp_path) not in res.stdout  # no absolute paths in the JSON
+    res = runner.invoke(app, ["datasets", "--home", str(home)])
+    assert res.exit_code == 0 and "voices" in res.output and "CC0 1.0" in res.output
+
+
+def test_missing_home_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIOANON_DATA", str(tmp_path / "nowhere"))
+    res = runner.invoke(app, ["datasets"])
+    assert res.exit_code == 2 and "set BIOANON_DATA" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_the_real_data_home(data_home):
+    found = {d["name"]: d for d in list_datasets(data_home)}
+    assert found["fsdd"]["records"] == 3000 and found["fsdd"]["labels"]["speaker"] == 6
+    assert found["fsdd"]["licence"] == "CC BY-SA 4.0"
+    assert found["yale_faces"]["records"] == 164
+    assert "research" in found["yale_faces"]["licence"]
+    assert found["sp_sw_har"]["loader"] == "bioanon.datasets.load_sp_sw_har"
