@@ -157,8 +157,19 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     return SweepResult(rows, front, recommended, target_advantage, chance, skipped)
 
 
+def setting_label(params: Mapping[str, Any]) -> str:
+    """Short text of one setting for a chart (``g=16, r_p=0.1``)."""
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in params.items())
+
+
 def sweep_figure(result: SweepResult, sensitive: str) -> Any:
-    """Scatter of worst-case attack accuracy against utility, with the front and the target."""
+    """Worst-case attack accuracy against utility, every point labelled with its setting.
+
+    The axes show the whole meaningful range, not a zoom on the points: accuracy from 0 to
+    1, utility from 0 to the clear data's utility (and above any point), so that settings
+    that differ by 0.001 look as close as they are.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -166,10 +177,17 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
 
     acc = np.array([r["worst_case"] for r in result.rows])
     util = np.array([r["U"] for r in result.rows])
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.scatter(acc, util, color="#999999", label="setting")
+    u_clear = max((r.get("U_clear", 0.0) for r in result.rows), default=0.0)
+    fig, ax = plt.subplots(figsize=(7.2, 4.6))
+    ax.scatter(acc, util, color="#999999", label="setting", zorder=3)
     front = sorted(result.front, key=lambda j: acc[j])
-    ax.plot(acc[front], util[front], "o-", color="#d9534f", label="Pareto front")
+    ax.plot(acc[front], util[front], "o-", color="#d9534f", label="Pareto front", zorder=4)
+    for j, row in enumerate(result.rows):  # one label per point, offset alternately
+        ax.annotate(setting_label(row["params"]), (acc[j], util[j]), fontsize=7,
+                    xytext=(6, 6 if j % 2 == 0 else -11), textcoords="offset points")
+    if u_clear:
+        ax.axhline(u_clear, color="#5cb85c", linestyle="-.", linewidth=1,
+                   label=f"clear data (U = {u_clear:.3f})")
     if result.chance is not None:
         ax.axvline(result.chance, color="black", linestyle="--", linewidth=1, label="chance")
         limit = result.chance + result.target_advantage * (1 - result.chance)
@@ -178,9 +196,12 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
     if result.recommended is not None:
         j = result.recommended
         ax.scatter([acc[j]], [util[j]], s=160, facecolors="none", edgecolors="#337ab7",
-                   linewidths=2, label="recommended")
+                   linewidths=2, label="recommended", zorder=5)
+    ax.set_xlim(0, 1.0)
+    ax.set_ylim(0, 1.05 * max(1.0, u_clear, float(util.max()) if len(util) else 0.0))
     ax.set_xlabel(f"worst-case attack accuracy on '{sensitive}' (lower is better)")
     ax.set_ylabel("utility U (higher is better)")
     ax.set_title("Privacy–utility sweep")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.tight_layout()
     return fig

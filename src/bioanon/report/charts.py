@@ -11,6 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from .intervals import rate_interval, view_interval  # noqa: E402
+
 MODE_COLORS = {"naive": "#7fa7d9", "parrot": "#a61c1c", "parrot25": "#f4b6a6",
                "parrot50": "#eb8c78", "parrot75": "#e06452", "reverse": "#5cb85c",
                "linkage": "#8c6bb1"}
@@ -23,6 +25,12 @@ def _png(fig: Any) -> bytes:
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
+
+
+def _legend_outside(ax: Any) -> None:
+    """The legend to the right of the axes, never over the data."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+              frameon=False)
 
 
 def attack_chart(report: Mapping[str, Any]) -> bytes:
@@ -94,7 +102,7 @@ def selection_chart(report: Mapping[str, Any]) -> bytes | None:
     ax.set_ylabel("accuracy")
     att = sel["attacker"]
     ax.set_title(f"Fewer identities: {att['mode']} attacker with {att['model']}")
-    ax.legend(fontsize=7)
+    _legend_outside(ax)
     return _png(fig)
 
 
@@ -109,10 +117,17 @@ def top_k_chart(report: Mapping[str, Any]) -> bytes | None:
     if not best:
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4.0))
-    for mode, a in best.items():
-        ks = range(1, len(a["top_k"]) + 1)
-        ax.plot(ks, a["top_k"], marker="o", markersize=3,
-                color=MODE_COLORS.get(mode, "#999999"), label=f"{mode} ({a['model']})")
+    for j, (mode, a) in enumerate(best.items()):
+        # dodge each curve a little so that the 95% whiskers do not sit on each other
+        ks = [k + 0.05 * (j - (len(best) - 1) / 2) for k in range(1, len(a["top_k"]) + 1)]
+        color = MODE_COLORS.get(mode, "#999999")
+        band = [rate_interval(v, a.get("n")) for v in a["top_k"]]
+        err = None
+        if all(b is not None for b in band):
+            err = [[v - b[0] for v, b in zip(a["top_k"], band, strict=True)],  # type: ignore[index]
+                   [b[1] - v for v, b in zip(a["top_k"], band, strict=True)]]  # type: ignore[index]
+        ax.errorbar(ks, a["top_k"], yerr=err, marker="o", markersize=3, color=color,
+                    capsize=2, elinewidth=0.8, label=f"{mode} ({a['model']})")
     chance = p.get("top_k_chance") or []
     if chance:
         ax.plot(range(1, len(chance) + 1), chance, color="black", linestyle="--",
@@ -122,7 +137,7 @@ def top_k_chart(report: Mapping[str, Any]) -> bytes | None:
     ax.set_xlabel("k")
     ax.set_ylabel("true identity among the top k")
     ax.set_title("Top-k accuracy (strongest recognizer per mode)")
-    ax.legend(fontsize=7)
+    _legend_outside(ax)
     return _png(fig)
 
 
@@ -131,21 +146,29 @@ def utility_chart(report: Mapping[str, Any]) -> bytes:
     u = report["utility"]
     items = [u["interest"], *u.get("additional", {}).values()]
     names = [i["column"] for i in items]
-    views = [("clear", "clear → clear", "#5cb85c"),
-             ("anonymized", "clear → anonymized", "#f0ad4e"),
-             ("anonymized_to_clear", "anonymized → clear", "#5bc0de"),
-             ("anonymized_to_anonymized", "anonymized → anonymized", "#9b59b6")]
+    views = [("anonymized_to_clear", "release → clear (CAS)", "#5bc0de"),
+             ("clear", "clear → clear", "#5cb85c"),
+             ("anonymized", "clear → release (paper)", "#f0ad4e"),
+             ("anonymized_to_anonymized", "release → release", "#9b59b6")]
     views = [v for v in views if all(v[0] in i for i in items)]
+    n = report.get("dataset", {}).get("n_test")
     fig, ax = plt.subplots(figsize=(max(4.5, 2.0 * len(items) + 2), 3.4))
     width = 0.8 / len(views)
     for vi, (key, label, color) in enumerate(views):
         xs = [x + (vi - (len(views) - 1) / 2) * width for x in range(len(items))]
-        ax.bar(xs, [i[key] for i in items], width=width, label=label, color=color)
+        vals = [i[key] for i in items]
+        cis = [view_interval(i, key, n) for i in items]
+        err = None
+        if all(c is not None for c in cis):
+            err = [[v - c[0] for v, c in zip(vals, cis, strict=True)],  # type: ignore[index]
+                   [c[1] - v for v, c in zip(vals, cis, strict=True)]]  # type: ignore[index]
+        ax.bar(xs, vals, width=width, label=label, color=color, yerr=err, capsize=2,
+               error_kw={"linewidth": 0.8})
     for x, i in enumerate(items):
         ax.hlines(i["chance"], x - 0.45, x + 0.45, colors="black", linestyles="--", linewidth=1)
     ax.set_xticks(list(range(len(items))), names)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("accuracy (trained on → scored on)")
-    ax.set_title("Utility kept (higher is better; dashes: chance)")
+    ax.set_title("Utility kept (higher is better; dashes: chance; whiskers: 95% CI)")
     ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     return _png(fig)

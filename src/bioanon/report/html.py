@@ -1,40 +1,233 @@
-"""HTML rendering of a report: summary, tables and embedded charts, one self-contained file."""
+"""HTML rendering of a report: one self-contained page, one function per section.
+
+:data:`SECTIONS` lists the section renderers in page order; each takes the report and returns
+an HTML fragment ("" when it has nothing to show). A new section is a function added to the
+list. Every rate is printed with its 95% interval (see :mod:`bioanon.report.intervals`), no cell
+holds a raw ``None`` (not applicable is "—", explained beside the table), and intervals never
+wrap inside a cell.
+"""
 
 from __future__ import annotations
 
 import base64
 import html
-import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .charts import attack_chart, selection_chart, top_k_chart, utility_chart
+from .intervals import rate_interval, view_interval
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;
-text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+text-align:right;white-space:nowrap}th{background:#f3f3f3;white-space:normal}
+td:first-child,th:first-child{text-align:left}td.text,th.text{text-align:left;
+white-space:normal;min-width:8em}td.name,th.name{text-align:left}
+.ci{color:#666;font-size:85%}.note{color:#555;font-size:90%}
 .bad{color:#b00;font-weight:bold}.ok{color:#070}code{background:#f3f3f3;padding:0 3px}
+.wide{overflow-x:auto}img{max-width:100%}.pair{display:flex;gap:2em;flex-wrap:wrap;
+align-items:flex-start}.pair table{margin-top:0}h3.tab{margin-bottom:.3em}
 """
 
+#: not applicable, in a table cell
+NA = "—"
 
+Section = Callable[[Mapping[str, Any]], str]
+
+#: VoicePrivacy's names (Tomashenko et al.) beside bioanon's, and what each mode holds
+THREATS: dict[str, dict[str, str]] = {
+    "naive": {"vp": "ignorant", "knows": "nothing about the anonymization",
+              "trains": "clear labelled records of the people",
+              "probes": "released records"},
+    "parrot": {"vp": "semi-informed", "knows": "the method and its parameters (not the seed)",
+               "trains": "its own clear records, anonymized with the same method and "
+                         "parameters", "probes": "released records"},
+    "parrot%": {"vp": NA, "knows": "the method and its parameters (not the seed)",
+                "trains": "a mix: {p}% of its training records anonymized that way, the rest "
+                          "clear", "probes": "released records"},
+    "reverse": {"vp": NA, "knows": "the released records with their sensitive labels "
+                                   "(a pseudonymous release)",
+                "trains": "the released labelled records",
+                "probes": "clear records of the same people"},
+    "linkage": {"vp": NA, "knows": "the clear originals of the released records",
+                "trains": "nothing: names the nearest clear record (cosine)",
+                "probes": "released records"},
+    "control": {"vp": NA, "knows": "only the released label columns (no features)",
+                "trains": "the released label columns", "probes": "released label columns"},
+}
+
+
+# ---------------------------------------------------------------------- cells and tables
 def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def _fmt(v: Any) -> str:
+    """A cell's text: floats to 3 decimals, None (not applicable) as —, lists joined."""
+    if v is None or (isinstance(v, float) and v != v):
+        return NA
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:.3f}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    if isinstance(v, list | tuple):
+        return ", ".join(_fmt(x) for x in v) if v else NA
+    if isinstance(v, Mapping):
+        return ", ".join(f"{html.escape(str(k))}={_fmt(x)}" for k, x in v.items()) or NA
     return html.escape(str(v))
 
 
-def _table(rows: list[Mapping[str, Any]], cols: list[str]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td>{_fmt(r.get(c, ''))}</td>" for c in cols) + "</tr>"
-                   for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+def _rate(value: float | None, ci: Sequence[float] | None) -> str:
+    """``0.158 [0.124, 0.200]``: a rate and its 95% interval, on one line."""
+    if value is None:
+        return NA
+    if ci is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} <span class='ci'>[{ci[0]:.3f}, {ci[1]:.3f}]</span>"
+
+
+class _Cell(str):
+    """Already-formatted HTML for a table cell."""
+
+
+#: columns of names, left-aligned wherever they appear
+NAME_COLS = {"mode", "model", "strategy", "column", "vp", "name", "ename"}
+
+
+def _table(rows: Sequence[Mapping[str, Any]], cols: Sequence[str],
+           headers: Sequence[str] | None = None, text_cols: Sequence[str] = ()) -> str:
+    def cls(c: str) -> str:
+        return " class=text" if c in text_cols else " class=name" if c in NAME_COLS else ""
+
+    head = "".join(f"<th{cls(c)}>{html.escape(h)}</th>"
+                   for c, h in zip(cols, headers or cols, strict=True))
+    body = []
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            text = v if isinstance(v, _Cell) else _fmt(v)
+            cells.append(f"<td{cls(c)}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<div class='wide'><table><tr>{head}</tr>{''.join(body)}</table></div>"
+
+
+def _n_test(report: Mapping[str, Any]) -> int | None:
+    return report.get("dataset", {}).get("n_test")
+
+
+def _attack_ci(a: Mapping[str, Any]) -> tuple[float, float] | None:
+    return rate_interval(a.get("accuracy"), a.get("n"), a.get("ci"))
+
+
+def _threat_key(mode: str) -> str:
+    return "parrot%" if mode.startswith("parrot") and mode != "parrot" else mode
+
+
+# ---------------------------------------------------------------------- sections
+def data_section(report: Mapping[str, Any]) -> str:
+    """Which data, how it was split, the evaluation seed."""
+    d, ev = report["dataset"], report["params"].get("evaluation", {})
+    return (f"<p>Data: {_fmt(d['source'])} — {d['n_records']} records × {d['n_features']} "
+            f"features; {d['n_test']} held-out records stand for the release "
+            f"({_fmt(ev.get('split', 'held-out split'))}; evaluation seed "
+            f"{_fmt(ev.get('seed'))}).</p>")
+
+
+def summary_section(report: Mapping[str, Any]) -> str:
+    """The headline: utility (CAS first) and the strongest attack against chance."""
+    u, p = report["utility"], report["privacy"]
+    w = p["worst_case"]
+    floor = max(p["chance"], (p.get("control") or {}).get("accuracy", 0.0))
+    verdict_cls = "ok" if w["accuracy"] <= floor + 0.1 else "bad"
+    i = u["interest"]
+    cas = ""
+    if "anonymized_to_clear" in i:
+        cas = (f"<code>{html.escape(str(i['column']))}</code> trained on the release and "
+               f"scored on clear held-out data (CAS): "
+               f"{_rate(i['anonymized_to_clear'], view_interval(i, 'anonymized_to_clear', _n_test(report)))}"  # noqa: E501
+               f" (clear data: {_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}). ")
+    return (
+        "<h2>Summary</h2>"
+        f"<p>Utility: {cas}U = <b>{u['U']:.3f}</b> (clear data: {u['U_clear']:.3f}). "
+        f"Sensitive attribute <code>{html.escape(str(p['sensitive']))}</code>: chance "
+        f"{p['chance']:.3f}; the strongest attack reached "
+        f"<span class='{verdict_cls}'>{w['accuracy']:.3f}</span> "
+        + (f"(95% CI {w['ci'][0]:.3f}–{w['ci'][1]:.3f}) " if w.get("ci") else "")
+        + f"({html.escape(w['mode'])} attacker, {html.escape(w['model'])}). "
+        "Trust the worst case, not the naive number: the threat-model table below says what "
+        "each attacker knows.</p>")
+
+
+#: utility views, CAS first: (key, header)
+UTILITY_VIEWS = [("anonymized_to_clear", "release → clear (CAS)"),
+                 ("clear", "clear → clear"),
+                 ("anonymized", "clear → release (paper's view)"),
+                 ("anonymized_to_anonymized", "release → release")]
+
+
+def utility_section(report: Mapping[str, Any]) -> str:
+    """Accuracy of each useful attribute in every view, with intervals, CAS first."""
+    u = report["utility"]
+    items = [u["interest"], *u.get("additional", {}).values()]
+    n = _n_test(report)
+    views = [(k, h) for k, h in UTILITY_VIEWS if all(k in i for i in items)]
+    rows = []
+    for i in items:
+        row: dict[str, Any] = {"column": i["column"], "model": i.get("model"),
+                               "chance": i.get("chance"), "alpha": i.get("alpha")}
+        for key, _ in views:
+            row[key] = _Cell(_rate(i[key], view_interval(i, key, n)))
+        rows.append(row)
+    cols = ["column", "model", *(k for k, _ in views), "chance", "alpha"]
+    heads = ["attribute", "model", *(h for _, h in views), "chance", "alpha"]
+    return ("<h2>Utility</h2>" + _img(utility_chart(report), "utility chart")
+            + _table(rows, cols, heads)
+            + "<p class='note'>Accuracy of a recognizer (trained on → scored on), with its 95% "
+              "interval. <i>release → clear</i> (the classification accuracy score, CAS) is what "
+              "a consumer who trains on the release gets on real data; <i>clear → release</i> "
+              "is the paper's view; alpha weighs an additional attribute in U = P + Σ alpha·Q "
+              "(— for the attribute of interest).</p>")
+
+
+def threat_model_section(report: Mapping[str, Any]) -> str:
+    """Who attacks: what each attacker knows, trains on and probes, and its strongest run."""
+    p = report["privacy"]
+    modes = list(dict.fromkeys(a["mode"] for a in p["attacks"]))
+    if p.get("control"):
+        modes.append("control")
+    best: dict[str, Mapping[str, Any]] = {}
+    for a in p["attacks"]:
+        if a["mode"] not in best or a["accuracy"] > best[a["mode"]]["accuracy"]:
+            best[a["mode"]] = a
+    if p.get("control"):
+        best["control"] = {"model": p["control"].get("model", "labels only"), **p["control"]}
+    rows = []
+    for mode in modes:
+        t = dict(THREATS.get(_threat_key(mode), {}))
+        threat = (best.get(mode) or {}).get("threat") or {}
+        pct = mode.removeprefix("parrot")
+        a = best.get(mode)
+        rows.append({
+            "mode": mode, "vp": t.get("vp", NA),
+            "knows": t.get("knows") or threat.get("knows"),
+            "trains": (t.get("trains") or str(threat.get("train_data", NA))).format(p=pct),
+            "probes": t.get("probes") or threat.get("probes"),
+            "strongest": _Cell(NA if a is None else
+                               f"{_rate(a['accuracy'], _attack_ci(a))}<br><span class='ci'>"
+                               f"{html.escape(str(a.get('model', '')))}</span>"),
+        })
+    return ("<h2>Threat model</h2>"
+            + _table(rows, ["mode", "vp", "knows", "trains", "probes", "strongest"],
+                     ["bioanon mode", "VoicePrivacy name", "what the attacker knows",
+                      "what it trains on", "what it probes", "strongest here [95% CI]"],
+                     text_cols=["knows", "trains", "probes"])
+            + "<p class='note'>VoicePrivacy names: <i>ignorant</i> = naive, "
+              "<i>semi-informed</i> = parrot. VoicePrivacy's <i>lazy-informed</i> attacker "
+              "anonymizes its own enrolment data with the method but keeps a recognizer trained "
+              "on clear data; no bioanon mode does exactly that (it lies between naive and "
+              "parrot), so none is named so. Every attacker holds labelled clear or released "
+              "records of the same people (closed set).</p>")
 
 
 def _attack_matrix(p: Mapping[str, Any]) -> str:
@@ -44,27 +237,81 @@ def _attack_matrix(p: Mapping[str, Any]) -> str:
     modes = list(dict.fromkeys(a["mode"] for a in attacks))
     acc = {(a["mode"], a["model"]): a for a in attacks}
     clear = {c["model"]: c for c in p.get("clear", [])}
-    head = "<th>mode \\ recognizer</th>" + "".join(f"<th>{html.escape(m)}</th>" for m in models)
     rows = []
     if clear:
-        rows.append("<tr><td><i>clear data</i></td>" + "".join(
-            f"<td>{clear[m]['accuracy']:.3f}</td>" if m in clear else "<td></td>"
-            for m in models) + "</tr>")
+        rows.append({"mode": _Cell("<i>clear data</i>"),
+                     **{m: _Cell(_rate(clear[m]["accuracy"], _attack_ci(clear[m])))
+                        for m in models if m in clear}})
     for mode in modes:
-        cells = []
-        for m in models:
-            a = acc.get((mode, m))
-            cells.append("<td></td>" if a is None else
-                         f"<td>{a['accuracy']:.3f} <small>[{a['ci'][0]:.2f}, "
-                         f"{a['ci'][1]:.2f}]</small></td>")
-        rows.append(f"<tr><td>{html.escape(mode)}</td>{''.join(cells)}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+        rows.append({"mode": mode, **{m: _Cell(_rate(acc[mode, m]["accuracy"],
+                                                     _attack_ci(acc[mode, m])))
+                                      for m in models if (mode, m) in acc}})
+    return _table(rows, ["mode", *models], ["mode \\ recognizer", *models])
 
 
-def _selection_section(p: Mapping[str, Any]) -> list[str]:
-    sel = p.get("selection")
+def privacy_section(report: Mapping[str, Any]) -> str:
+    """The attack chart and the mode × recognizer matrix."""
+    p = report["privacy"]
+    return ("<h2>Privacy</h2>" + _img(attack_chart(report), "attack chart")
+            + "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>"
+            + _attack_matrix(p))
+
+
+def attacks_section(report: Mapping[str, Any]) -> str:
+    """Every attack: accuracy, advantage and mixture with intervals, and KL from uniform."""
+    p = report["privacy"]
+    chance = p["chance"]
+    rows = []
+    for a in p["attacks"]:
+        ci = _attack_ci(a)
+        adv_ci = a.get("advantage_ci")
+        if adv_ci is None and ci is not None and chance < 1:
+            adv_ci = [(ci[0] - chance) / (1 - chance), (ci[1] - chance) / (1 - chance)]
+        mix = a.get("mixture")
+        rows.append({"mode": a["mode"], "model": a["model"],
+                     "accuracy": _Cell(_rate(a["accuracy"], ci)),
+                     "advantage": _Cell(_rate(a.get("advantage"), adv_ci)),
+                     "mixture": _Cell(_rate(mix, None if ci is None or mix is None
+                                            else (1 - ci[1], 1 - ci[0]))),
+                     "kl_uniform": a.get("kl_uniform")})
+    return ("<h3>Every attack</h3>"
+            + _table(rows, ["mode", "model", "accuracy", "advantage", "mixture", "kl_uniform"],
+                     ["mode", "recognizer", "accuracy [95% CI]", "advantage [95% CI]",
+                      "mixture M [95% CI]", "KL from uniform (nats)"])
+            + "<p class='note'><i>advantage</i> = (accuracy − chance) / (1 − chance): 0 at "
+              "chance, 1 for an attacker always right. <i>mixture M</i> = 1 − accuracy, the "
+              "paper's score: the share of released records whose sensitive value this attacker "
+              "gets wrong (1 is best; its interval mirrors the accuracy's). <i>KL from uniform"
+              "</i>: how far the attacker's probabilities over the sensitive values are from "
+              "uniform, averaged over records (0: it learns nothing); — where the attacker gives "
+              "no probabilities (linkage ranks records).</p>")
+
+
+def clear_section(report: Mapping[str, Any]) -> str:
+    """Recognizers on clear data: what the attack panel could do without anonymization."""
+    clear = report["privacy"].get("clear") or []
+    if not clear:
+        return ""
+    rows = [{"model": c["model"], "accuracy": _Cell(_rate(c["accuracy"], _attack_ci(c)))}
+            for c in clear]
+    return ("<h3>Recognizers on clear data (reference)</h3>"
+            + _table(rows, ["model", "accuracy"], ["recognizer", "accuracy [95% CI]"]))
+
+
+def top_k_section(report: Mapping[str, Any]) -> str:
+    """Top-k curves per mode (bands: 95% intervals)."""
+    png = top_k_chart(report)
+    if not png:
+        return ""
+    return ("<h3>Top-k accuracy</h3>" + _img(png, "top-k chart")
+            + "<p class='note'>Whiskers: 95% Wilson intervals of each point.</p>")
+
+
+def selection_section(report: Mapping[str, Any]) -> str:
+    """Identity selection: accuracy on subsets of the identities, per strategy."""
+    sel = report["privacy"].get("selection")
     if not sel:
-        return []
+        return ""
     parts = ["<h3>Fewer identities (identity selection)</h3>"]
     if sel.get("strategies"):
         att = sel["attacker"]
@@ -73,83 +320,98 @@ def _selection_section(p: Mapping[str, Any]) -> list[str]:
             f"{html.escape(att['model'])}) evaluated on subsets of the identities chosen by each "
             "strategy; random subsets are drawn repeatedly (mean, spread over draws). A real "
             "attacker often knows the person is one of a few; chance rises accordingly.</p>")
-        png = selection_chart({"privacy": p})
+        png = selection_chart({"privacy": report["privacy"]})
         if png:
             parts.append(_img(png, "identity selection chart"))
         rows = []
         for name, points in sel["strategies"].items():
             for pt in points:
+                if pt.get("ci") is not None:
+                    acc = _rate(pt["accuracy"], pt["ci"])
+                elif "min" in pt:
+                    acc = (f"{pt['accuracy']:.3f} <span class='ci'>draws: [{pt['min']:.3f}, "
+                           f"{pt['max']:.3f}], sd {pt.get('std', 0.0):.3f}</span>")
+                else:
+                    acc = _rate(pt["accuracy"], None)
                 rows.append({"strategy": name, "identities": pt["n_identities"],
-                             "accuracy": pt["accuracy"], "spread (std)": pt.get("std", ""),
-                             "min": pt.get("min", ""), "max": pt.get("max", ""),
-                             "ci": pt.get("ci", ""), "chance": pt["chance"]})
-        parts.append(_table(rows, ["strategy", "identities", "accuracy", "spread (std)", "min",
-                                   "max", "ci", "chance"]))
+                             "accuracy": _Cell(acc), "chance": pt["chance"]})
+        parts.append(_table(rows, ["strategy", "identities", "accuracy", "chance"],
+                            ["strategy", "identities", "accuracy [95% CI or range over draws]",
+                             "chance"]))
     for name, why in (sel.get("skipped") or {}).items():
         parts.append(f"<p>Strategy <code>{html.escape(name)}</code> skipped: "
                      f"{html.escape(why)}.</p>")
-    return parts
+    return "".join(parts)
 
 
-def render_html(report: Mapping[str, Any]) -> str:
-    """Return the report as a self-contained HTML page."""
-    u, p = report["utility"], report["privacy"]
-    w = p["worst_case"]
-    verdict_cls = "ok" if w["accuracy"] <= p["chance"] + 0.1 else "bad"
-    util_rows = [u["interest"], *u.get("additional", {}).values()]
-    seed = report["params"].get("evaluation", {}).get("seed")
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>bioanon report</title>",
-        f"<style>{_STYLE}</style></head><body>",
-        "<h1>bioanon evaluation report</h1>",
-        f"<p>Data: {_fmt(report['dataset']['source'])} — {report['dataset']['n_records']} "
-        f"records × {report['dataset']['n_features']} features; "
-        f"{report['dataset']['n_test']} held-out records stand for the release "
-        f"({_fmt(report['params'].get('evaluation', {}).get('split', 'held-out split'))}; "
-        f"evaluation seed {_fmt(seed)}).</p>",
-        "<h2>Summary</h2>",
-        f"<p>Utility U = <b>{u['U']:.3f}</b> (clear data: {u['U_clear']:.3f}). "
-        f"Sensitive attribute <code>{html.escape(str(p['sensitive']))}</code>: chance "
-        f"{p['chance']:.3f}; the strongest attack reached "
-        f"<span class='{verdict_cls}'>{w['accuracy']:.3f}</span> "
-        + (f"(95% CI {w['ci'][0]:.3f}–{w['ci'][1]:.3f}) " if "ci" in w else "")
-        + f"({html.escape(w['mode'])} attacker, {html.escape(w['model'])}).</p>",
-        "<p>How to read this: <i>naive</i> attackers were trained on clear data, <i>parrot</i> "
-        "attackers on data anonymized with the same method and parameters (they know the "
-        "method), <i>parrotNN</i> on a mix with NN% of the training records anonymized, "
-        "<i>reverse</i> attackers hold an anonymized labelled gallery and clear probes, "
-        "<i>linkage</i> matches each released record to its nearest clear record. "
-        "Trust the worst case, not the naive number.</p>",
-        "<h2>Utility</h2>", _img(utility_chart(report), "utility chart"),
-        _table(util_rows, ["column", "model", "clear", "anonymized", "anonymized_to_clear",
-                           "anonymized_to_anonymized", "chance", "alpha"]),
-        "<p><i>anonymized</i>: trained on clear, scored on anonymized (the paper's view); "
-        "<i>anonymized_to_clear</i>: trained on anonymized, scored on clear (classification "
-        "accuracy score); <i>anonymized_to_anonymized</i>: trained and scored on "
-        "anonymized.</p>",
-        "<h2>Privacy</h2>", _img(attack_chart(report), "attack chart"),
-        "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>", _attack_matrix(p),
-        "<h3>Every attack</h3>",
-        _table(p["attacks"], ["mode", "model", "train_data", "test_data", "accuracy", "ci",
-                              "advantage", "mixture", "kl_uniform"]),
-        "<h3>Recognizers on clear data (reference)</h3>",
-        _table(p.get("clear", []), ["model", "accuracy", "ci"]),
-    ]
-    topk = top_k_chart(report)
-    if topk:
-        parts += ["<h3>Top-k accuracy</h3>", _img(topk, "top-k chart")]
-    parts += _selection_section(p)
-    link = [a for a in p["attacks"] if a["mode"] == "linkage"]
-    if link and "record_top_k" in link[0]:
-        parts += ["<h3>Record linkage</h3><p>Top-k rate at which the nearest clear records "
-                  "include the released record's own original, and the random-guess rate.</p>",
-                  _table([{"k": k + 1, "hit rate": h, "random guess": c} for k, (h, c) in
-                          enumerate(zip(link[0]["record_top_k"],
-                                        link[0]["record_chance_top_k"], strict=True))],
-                         ["k", "hit rate", "random guess"])]
-    for title, snippet in getattr(report, "figures", {}).items():
-        parts += [f"<h2>{html.escape(title)}</h2>", snippet]
-    parts += ["<h2>Parameters</h2><pre>",
-              html.escape(json.dumps(report["params"], indent=2, default=str)),
-              "</pre></body></html>"]
-    return "\n".join(parts)
+def linkage_section(report: Mapping[str, Any]) -> str:
+    """Record linkage: how often the nearest clear records include the record's original."""
+    link = [a for a in report["privacy"]["attacks"] if a["mode"] == "linkage"]
+    if not link or "record_top_k" not in link[0]:
+        return ""
+    n = link[0].get("n") or _n_test(report)
+    rows = [{"k": k + 1, "hit": _Cell(_rate(h, rate_interval(h, n))), "guess": c}
+            for k, (h, c) in enumerate(zip(link[0]["record_top_k"],
+                                           link[0]["record_chance_top_k"], strict=True))]
+    return ("<h3>Record linkage</h3><p>Top-k rate at which the nearest clear records include "
+            "the released record's own original, and the random-guess rate.</p>"
+            + _table(rows, ["k", "hit", "guess"], ["k", "hit rate [95% CI]", "random guess"]))
+
+
+def figures_section(report: Mapping[str, Any]) -> str:
+    """Extra figures the evaluation attached (e.g. a contact sheet of released images)."""
+    return "".join(f"<h2>{html.escape(title)}</h2>{snippet}"
+                   for title, snippet in getattr(report, "figures", {}).items())
+
+
+def _param_value(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, Mapping):
+        return ", ".join(f"{html.escape(str(k))}={_param_value(x)}" for k, x in v.items()) or NA
+    if isinstance(v, list | tuple):
+        return ", ".join(_param_value(x) for x in v) or NA
+    return _fmt(v)
+
+
+def parameters_section(report: Mapping[str, Any]) -> str:
+    """The method's parameters beside the evaluation's, as one compact table."""
+    params = report["params"]
+    anon = dict(params.get("anonymizer") or {})
+    ev = dict(params.get("evaluation") or {})
+    ev.update({k: v for k, v in params.items() if k not in ("method", "anonymizer",
+                                                            "evaluation")})
+    left, right = list(anon.items()), list(ev.items())
+    rows = []
+    for j in range(max(len(left), len(right))):
+        row: dict[str, Any] = {}
+        if j < len(left):
+            row.update(name=left[j][0], value=_Cell(_param_value(left[j][1])))
+        if j < len(right):
+            row.update(ename=right[j][0], evalue=_Cell(_param_value(right[j][1])))
+        rows.append({k: row.get(k, _Cell("")) for k in ("name", "value", "ename", "evalue")})
+    method = html.escape(str(params.get("method", "method")))
+    return ("<h2>Parameters</h2>"
+            + _table(rows, ["name", "value", "ename", "evalue"],
+                     [f"{method}", "value", "evaluation", "value"],
+                     text_cols=["value", "evalue"])
+            + "<p class='note'>— : not set (the method's default applies, or not applicable). "
+              "No release seed is shown: the evaluation seed only fixes this report's split "
+              "and models.</p>")
+
+
+#: the page, in order; add a section by inserting its function
+SECTIONS: list[Section] = [
+    data_section, summary_section, utility_section, threat_model_section, privacy_section,
+    attacks_section, clear_section, top_k_section, selection_section, linkage_section,
+    figures_section, parameters_section,
+]
+
+
+def render_html(report: Mapping[str, Any], sections: Sequence[Section] | None = None) -> str:
+    """Return the report as a self-contained HTML page (``sections`` default: SECTIONS)."""
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>bioanon report</title>",
+             f"<style>{_STYLE}</style></head><body>", "<h1>bioanon evaluation report</h1>"]
+    parts += [s(report) for s in (SECTIONS if sections is None else sections)]
+    parts.append("</body></html>")
+    return "\n".join(p for p in parts if p)
