@@ -140,7 +140,8 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
         rows.append({
             "params": point, "U": u["U"], "U_clear": u["U_clear"],
             "interest_anonymized": u["interest"]["anonymized"],
-            "worst_case": worst["accuracy"], "worst_attacker": f"{worst['mode']} / "
+            "worst_case": worst["accuracy"], "worst_case_ci": worst.get("ci"),
+            "worst_attacker": f"{worst['mode']} / "
                                                                f"{worst['model']}",
             "advantage": (worst["accuracy"] - chance) / (1 - chance) if chance < 1 else 0.0,
         })
@@ -179,12 +180,32 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
     util = np.array([r["U"] for r in result.rows])
     u_clear = max((r.get("U_clear", 0.0) for r in result.rows), default=0.0)
     fig, ax = plt.subplots(figsize=(7.2, 4.6))
+    cis = [r.get("worst_case_ci") for r in result.rows]
+    if all(c is not None for c in cis):  # the worst attack's 95% interval, horizontally
+        ax.errorbar(acc, util, xerr=[[a - c[0] for a, c in zip(acc, cis, strict=True)],
+                                     [c[1] - a for a, c in zip(acc, cis, strict=True)]],
+                    fmt="none", ecolor="#bbbbbb", elinewidth=1, capsize=2, zorder=2,
+                    label="95% CI of the worst attack")
     ax.scatter(acc, util, color="#999999", label="setting", zorder=3)
     front = sorted(result.front, key=lambda j: acc[j])
     ax.plot(acc[front], util[front], "o-", color="#d9534f", label="Pareto front", zorder=4)
-    for j, row in enumerate(result.rows):  # one label per point, offset alternately
-        ax.annotate(setting_label(row["params"]), (acc[j], util[j]), fontsize=7,
-                    xytext=(6, 6 if j % 2 == 0 else -11), textcoords="offset points")
+    # each point carries its number; the key beside the chart names the setting (numbers
+    # of settings at the same place are joined: "3,4")
+    y_top = 1.05 * max(1.0, u_clear, float(util.max()) if len(util) else 0.0)
+    spots: list[tuple[float, float, list[str]]] = []
+    for j in range(len(result.rows)):
+        for x, y, nums in spots:  # points closer than 3% of either axis share a label
+            if abs(x - acc[j]) < 0.03 and abs(y - util[j]) < 0.03 * y_top:
+                nums.append(str(j + 1))
+                break
+        else:
+            spots.append((float(acc[j]), float(util[j]), [str(j + 1)]))
+    for x, y, nums in spots:
+        ax.annotate(",".join(nums), (x, y), fontsize=8, xytext=(4, 4),
+                    textcoords="offset points", color="#333333")
+    key = "\n".join(f"{j + 1}: {setting_label(r['params'])}" for j, r in enumerate(result.rows))
+    ax.text(1.03, 0.0, "settings\n" + key, transform=ax.transAxes, fontsize=7, va="bottom",
+            ha="left", family="monospace")
     if u_clear:
         ax.axhline(u_clear, color="#5cb85c", linestyle="-.", linewidth=1,
                    label=f"clear data (U = {u_clear:.3f})")
@@ -197,8 +218,8 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
         j = result.recommended
         ax.scatter([acc[j]], [util[j]], s=160, facecolors="none", edgecolors="#337ab7",
                    linewidths=2, label="recommended", zorder=5)
-    ax.set_xlim(0, 1.0)
-    ax.set_ylim(0, 1.05 * max(1.0, u_clear, float(util.max()) if len(util) else 0.0))
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, y_top)
     ax.set_xlabel(f"worst-case attack accuracy on '{sensitive}' (lower is better)")
     ax.set_ylabel("utility U (higher is better)")
     ax.set_title("Privacy–utility sweep")
