@@ -171,29 +171,33 @@ class FeatureTable:
 
         The output appears only once complete (temporary file, then rename).
         """
-        fmt = format_of(path)
         with atomic_path(path) as tmp:
-            if fmt == "parquet":
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-
-                tab = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
-                md = dict(tab.schema.metadata or {})
-                md[b"bioanon"] = json.dumps(
-                    {"label_columns": list(map(str, self.labels.columns)),
-                     "meta": self.meta}, default=str).encode()
-                pq.write_table(tab.replace_schema_metadata(md), tmp)
-            elif fmt == "csv":
-                self.to_frame().to_csv(tmp, index=False)
-            else:
-                arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
-                for col in self.labels.columns:
-                    values = self.labels[col].to_numpy()
-                    if values.dtype == object:  # strings: store as unicode, never pickles
-                        values = values.astype(str)
-                    arrays[str(col)] = values
-                _write_npz(tmp, arrays)
+            self.write_to(tmp, format_of(path))
         return Path(path)
+
+    def write_to(self, tmp: str | os.PathLike, fmt: str | None = None) -> None:
+        """Write the table to ``tmp`` directly (not atomic: callers rename it into place)."""
+        fmt = fmt or format_of(tmp)
+        if fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            tab = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
+            md = dict(tab.schema.metadata or {})
+            md[b"bioanon"] = json.dumps(
+                {"label_columns": list(map(str, self.labels.columns)),
+                 "meta": self.meta}, default=str).encode()
+            pq.write_table(tab.replace_schema_metadata(md), tmp)
+        elif fmt == "csv":
+            self.to_frame().to_csv(tmp, index=False)
+        else:
+            arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
+            for col in self.labels.columns:
+                values = self.labels[col].to_numpy()
+                if values.dtype == object:  # strings: store as unicode, never pickles
+                    values = values.astype(str)
+                arrays[str(col)] = values
+            _write_npz(Path(tmp), arrays)
 
     @classmethod
     def read(cls, path: str | os.PathLike,
