@@ -269,7 +269,8 @@ class FeatureTable:
         if non_numeric:
             raise BioanonError(
                 f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
-                "columns (--label COL on the command line) or convert them to numbers"
+                "columns (on the command line: --identifying COL drops one, --keep COL "
+                "releases it) or convert them to numbers"
             )
         X = df[feat_cols].to_numpy(dtype=np.float32)
         check_finite(X, "features")
