@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from ..errors import BioanonError
-from ..io import check_not_input, check_output_file, file_sha256
+from ..io import check_output_dir, check_output_file, file_sha256
 from ..methods import build_method
 from ..release import (
     NO_ROLE,
@@ -129,18 +128,17 @@ def anonymize(
                          input_name=input.name, input_sha256=file_sha256(input),
                          progress=update)
     if result.check is not None and not result.check.passed:
-        err_console.print(escape(
-            f"warning: --force: the released columns {result.check.columns} name the "
-            f"'{sensitive}' of {result.check.rate:.1%} of records by a join (limit "
-            f"{result.check.limit:.1%})"), highlight=False)
+        err_console.print(f"warning: --force: the released columns {result.check.columns} name "
+                          f"the '{sensitive}' of {result.check.rate:.1%} of records by a join "
+                          f"(limit {result.check.limit:.1%})", highlight=False)
     unnamed = [c for c in result.dropped if result.manifest_roles().get(c) == NO_ROLE]
     if unnamed:
-        err_console.print(escape(f"dropped label columns without a role: {unnamed} (name one "
-                                 "with --keep to release it)"), highlight=False)
+        err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
+                          "--keep to release it)", highlight=False, soft_wrap=True)
     write_release(result.table, result.manifest, output)
-    console.print(escape(f"wrote {output} ({result.table.n_records} records) and "
-                         f"{man_path.name}; not certified: judge it with bioanon evaluate "
-                         "before publishing"), highlight=False)
+    console.print(f"wrote {output} ({result.table.n_records} records) and {man_path.name}; "
+                  "not certified: judge it with bioanon evaluate before publishing",
+                  highlight=False)
 
 
 @app.command()
@@ -186,8 +184,7 @@ def evaluate(
     from ..attack.selection import parse_strategies
     from ..evaluation import evaluate as run_evaluation
 
-    check_not_input(out / "report.json", [input])
-    check_not_input(out / "report.html", [input])
+    check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
     eval_seed = 0 if seed is None else seed
     opts = method_options(method, interest, add, sensitive, eval_seed, g, t, w, rp, rq, rs,
@@ -226,6 +223,7 @@ def demo(
     from ..datasets import make_biometric
     from ..evaluation import evaluate as run_evaluation
 
+    check_output_dir(out, [], ["report.json", "report.html"])
     table = make_biometric(random_state=seed)
     console.print(f"synthetic dataset (no real people): {table.n_records} records × "
                   f"{table.n_features} features; keep 'expression' (+ 'environment'), "
