@@ -293,8 +293,22 @@ class FeatureTable:
             if c not in arrays:
                 raise missing_column(c, available)
         X = as_feature_matrix(arrays["X"], f"'{p}' X")
+        for c in label_columns:
+            arr = arrays[c]
+            if arr.ndim != 1:
+                raise BioanonError(f"label array '{c}' in '{p}' has shape {arr.shape}; save one "
+                                   "1-D array per label column (one value per record)")
+            if arr.shape[0] != X.shape[0]:
+                raise BioanonError(f"label array '{c}' in '{p}' has {arr.shape[0]} values for "
+                                   f"{X.shape[0]} records; save one value per record")
+            if arr.dtype.kind not in "biufUSM":
+                raise BioanonError(f"label array '{c}' in '{p}' has dtype {arr.dtype}; save "
+                                   "numbers or strings")
         labels = pd.DataFrame({c: arrays[c] for c in label_columns})
         names = arrays.get("feature_names")
+        if names is not None and (names.ndim != 1 or names.shape[0] != X.shape[1]):
+            raise BioanonError(f"'feature_names' in '{p}' has shape {names.shape} for "
+                               f"{X.shape[1]} features; save one name per feature")
         return cls(X, labels, None if names is None else [str(n) for n in names],
                    {"source": str(p)})
 
