@@ -99,8 +99,12 @@ def temp_pattern(target: Path) -> re.Pattern[str]:
     return re.compile(rf"^\.{re.escape(target.name)}\.(\d+)\.[^.]+\.tmp")
 
 
-def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
-    """Remove temporaries of ``target`` left by processes that no longer run; return them."""
+def remove_stale_temporaries(target: str | os.PathLike, own: bool = False) -> list[Path]:
+    """Remove temporaries of ``target`` left by processes that no longer run; return them.
+
+    With ``own=True``, remove this process's temporaries of ``target`` instead (cleanup after
+    an interrupted write).
+    """
     t = Path(target)
     folder = t.parent if str(t.parent) else Path(".")
     if not folder.is_dir():
@@ -109,7 +113,8 @@ def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
     removed = []
     for entry in folder.iterdir():
         m = pat.match(entry.name)
-        if m and not _pid_alive(int(m.group(1))):
+        pid = int(m.group(1)) if m else -1
+        if m and (pid == os.getpid() if own else not _pid_alive(pid)):
             with contextlib.suppress(OSError):
                 entry.unlink()
                 removed.append(entry)
@@ -123,7 +128,7 @@ def new_temp_path(path: str | os.PathLike, suffix: str | None = None) -> Path:
     if not folder.exists():
         raise BioanonError(f"output folder '{folder}' does not exist; create it first")
     remove_stale_temporaries(target)
-    suffix = suffix if suffix is not None else "".join(target.suffixes)
+    suffix = suffix if suffix is not None else target.suffix
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.",
                                     suffix=f".tmp{suffix}", dir=folder)
     os.fchmod(fd, file_mode())

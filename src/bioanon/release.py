@@ -319,7 +319,6 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any],
     man = manifest_path(out)
     remove_stale_temporaries(man)
     table_tmp = new_temp_path(out)
-    man_tmp: Path | None = None
     try:
         table.write_to(table_tmp)
         os.chmod(table_tmp, file_mode())
@@ -331,10 +330,9 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any],
         with signals_deferred():
             os.replace(man_tmp, man)
             os.replace(table_tmp, out)
-    finally:
-        for tmp in (table_tmp, man_tmp):
-            if tmp is not None and tmp.exists():
-                tmp.unlink()
+    finally:  # also catches a temporary created just before an interrupt
+        for target in (out, man):
+            remove_stale_temporaries(target, own=True)
     return out, man
 
 
