@@ -45,9 +45,19 @@ def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLik
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
         raise BioanonError(f"output folder '{parent}' does not exist; create it first")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise BioanonError(f"output folder '{parent}' is not writable; choose another folder")
+    _probe(parent)
     return p
+
+
+def _probe(folder: Path) -> None:
+    """Create and remove a file in ``folder``: modes alone miss root, read-only mounts, /proc."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".bioanon-probe.", dir=folder)
+        os.close(fd)
+        os.unlink(name)
+    except OSError:
+        raise BioanonError(f"output folder '{folder}' is not writable; choose another "
+                           "folder") from None
 
 
 def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
@@ -66,8 +76,7 @@ def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike
     existing = p
     while not existing.exists():
         existing = existing.parent
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise BioanonError(f"folder '{existing}' is not writable; choose another --out")
+    _probe(existing)
     return p
 
 

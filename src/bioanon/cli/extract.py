@@ -114,6 +114,8 @@ def extract(
     inputs = [p for p in (labels, stream_labels) if p is not None]
     check_output_file(output, inputs)
     check_output_file(skip_out, inputs)
+    if src.exists() and not src.is_dir():
+        raise BioanonError(f"source '{src}' is a file; pass the folder of records")
     if not src.is_dir():
         raise BioanonError(f"source folder '{src}' not found; pass the folder of records")
     if no_face not in ("centre", "skip"):

@@ -227,6 +227,9 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             raise BioanonError("the stream has NaN or inf sensor values")
         wins, acts = window_stream(values, labels, self.window, self.hop)
         keep = acts != UNLABELLED
+        if not keep.any():
+            raise BioanonError(f"no labelled window of {self.window} samples in this stream of "
+                               f"{len(df)} rows; check its segments and --window")
         return window_features(wins[keep], self.features, self.step, chans), acts[keep], chans
 
     def transform(self, X: Mapping[str, str | os.PathLike | pd.DataFrame],
