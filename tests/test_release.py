@@ -75,7 +75,10 @@ def test_cli_drops_unnamed_columns_says_which_and_matches_the_library(tmp_path, 
                                               keep=["batch"]))
     assert list(released.labels.columns) == list(lib.table.labels.columns)
     assert list(released.labels.columns) == ["expression", "batch"]
-    man = json.loads(manifest_path(out).read_text())
+    text = manifest_path(out).read_text()
+    assert str(tmp_path) not in text and "random_state" not in text  # no path, no seed
+    man = json.loads(text)
+    assert man["input"]["name"] == "in.parquet" and man["certified"] is False
     assert man["dropped"] == lib.dropped
     assert {c["name"]: c["role"] for c in man["columns"]} == lib.manifest_roles()
     assert man["join_check"]["passed"] is True

@@ -403,7 +403,7 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     if X.shape != table.X.shape:
         raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "
                            f"{table.X.shape}; it must return one row per record")
-    out = FeatureTable(X, table.labels[plan.released].copy(), list(table.feature_names),
+    out = FeatureTable(X, table.labels[plan.released].copy(), list(table.feature_names or []),
                        {"method": method or type(anonymizer).__name__,
                         "bioanon_version": __version__, **public_meta(table.meta)})
     if not keep_order:
@@ -441,7 +441,7 @@ def suspect_label_columns(table: FeatureTable) -> list[str]:
     X = table.X
     out = []
     n = table.n_records
-    for j, name in enumerate(table.feature_names):
+    for j, name in enumerate(table.feature_names or []):
         col = X[:, j]
         if _ID_LIKE.search(name) or name.lower().startswith("unnamed"):
             out.append(name)
