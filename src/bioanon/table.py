@@ -171,29 +171,33 @@ class FeatureTable:
 
         The output appears only once complete (temporary file, then rename).
         """
-        fmt = format_of(path)
         with atomic_path(path) as tmp:
-            if fmt == "parquet":
-                import pyarrow as pa
-                import pyarrow.parquet as pq
-
-                tab = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
-                md = dict(tab.schema.metadata or {})
-                md[b"bioanon"] = json.dumps(
-                    {"label_columns": list(map(str, self.labels.columns)),
-                     "meta": self.meta}, default=str).encode()
-                pq.write_table(tab.replace_schema_metadata(md), tmp)
-            elif fmt == "csv":
-                self.to_frame().to_csv(tmp, index=False)
-            else:
-                arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
-                for col in self.labels.columns:
-                    values = self.labels[col].to_numpy()
-                    if values.dtype == object:  # strings: store as unicode, never pickles
-                        values = values.astype(str)
-                    arrays[str(col)] = values
-                _write_npz(tmp, arrays)
+            self.write_to(tmp, format_of(path))
         return Path(path)
+
+    def write_to(self, tmp: str | os.PathLike, fmt: str | None = None) -> None:
+        """Write the table to ``tmp`` directly (not atomic: callers rename it into place)."""
+        fmt = fmt or format_of(tmp)
+        if fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            tab = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
+            md = dict(tab.schema.metadata or {})
+            md[b"bioanon"] = json.dumps(
+                {"label_columns": list(map(str, self.labels.columns)),
+                 "meta": self.meta}, default=str).encode()
+            pq.write_table(tab.replace_schema_metadata(md), tmp)
+        elif fmt == "csv":
+            self.to_frame().to_csv(tmp, index=False)
+        else:
+            arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
+            for col in self.labels.columns:
+                values = self.labels[col].to_numpy()
+                if values.dtype == object:  # strings: store as unicode, never pickles
+                    values = values.astype(str)
+                arrays[str(col)] = values
+            _write_npz(Path(tmp), arrays)
 
     @classmethod
     def read(cls, path: str | os.PathLike,
@@ -265,7 +269,8 @@ class FeatureTable:
         if non_numeric:
             raise BioanonError(
                 f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
-                "columns (--label COL on the command line) or convert them to numbers"
+                "columns (on the command line: --identifying COL drops one, --keep COL "
+                "releases it) or convert them to numbers"
             )
         X = df[feat_cols].to_numpy(dtype=np.float32)
         check_finite(X, "features")
@@ -288,8 +293,22 @@ class FeatureTable:
             if c not in arrays:
                 raise missing_column(c, available)
         X = as_feature_matrix(arrays["X"], f"'{p}' X")
+        for c in label_columns:
+            arr = arrays[c]
+            if arr.ndim != 1:
+                raise BioanonError(f"label array '{c}' in '{p}' has shape {arr.shape}; save one "
+                                   "1-D array per label column (one value per record)")
+            if arr.shape[0] != X.shape[0]:
+                raise BioanonError(f"label array '{c}' in '{p}' has {arr.shape[0]} values for "
+                                   f"{X.shape[0]} records; save one value per record")
+            if arr.dtype.kind not in "biufUSM":
+                raise BioanonError(f"label array '{c}' in '{p}' has dtype {arr.dtype}; save "
+                                   "numbers or strings")
         labels = pd.DataFrame({c: arrays[c] for c in label_columns})
         names = arrays.get("feature_names")
+        if names is not None and (names.ndim != 1 or names.shape[0] != X.shape[1]):
+            raise BioanonError(f"'feature_names' in '{p}' has shape {names.shape} for "
+                               f"{X.shape[1]} features; save one name per feature")
         return cls(X, labels, None if names is None else [str(n) for n in names],
                    {"source": str(p)})
 

@@ -8,6 +8,7 @@ run never leaves a partial or overwritten file, and an input is never overwritte
 from __future__ import annotations
 
 import functools
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from ..errors import BioanonError
 from ..methods import MethodOptions
@@ -25,29 +27,77 @@ from ..table import FeatureTable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Release biometric datasets with the sensitive attribute hidden.")
-console = Console()
-err_console = Console(stderr=True)
+# markup off: user text (a column named 'x[1]', the hint "pip install 'bioanon[face]'") is printed
+# as it is, never parsed as rich markup
+console = Console(markup=False)
+err_console = Console(stderr=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+#: the largest seed every random generator used here accepts
+MAX_SEED = 2**32 - 1
+
+
+def _fail(message: str) -> typer.Exit:
+    """Print ``error: MESSAGE`` as one line (no markup interpretation) and return Exit(2)."""
+    line = " ".join(str(message).split())  # one line, whatever the message held
+    err_console.print(Text.assemble(("error:", "bold red"), " ", line), soft_wrap=True,
+                      highlight=False)
+    return typer.Exit(2)
+
+
+def _check_common(kwargs: dict[str, Any]) -> None:
+    """Checks shared by every command, before any work."""
+    seed = kwargs.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= MAX_SEED:
+        raise BioanonError(f"--seed {seed} is out of range; use an integer from 0 to {MAX_SEED}")
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Handle SIGTERM like Ctrl-C: unwind, so temporary files are removed."""
+    try:
+        old = signal.signal(signal.SIGTERM, _sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def user_errors(func: F) -> F:
-    """Turn user errors into one line on stderr and exit status 2."""
+    """Turn user errors into one line on stderr and exit status 2.
+
+    Messages are printed as plain text (a ``[`` in a column name is not markup). SIGTERM is
+    handled like SIGINT: the command unwinds, removes its temporaries and exits with 130.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            with _sigterm_as_interrupt():
+                _check_common(kwargs)
+                return func(*args, **kwargs)
         except BioanonError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        except (FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-            err_console.print(f"[bold red]error:[/] {exc.strerror}: '{exc.filename}'; "
-                              "check the path", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise _fail(str(exc)) from None
+        except (FileNotFoundError, PermissionError, IsADirectoryError,
+                NotADirectoryError) as exc:
+            raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
         except MemoryError:
-            err_console.print("[bold red]error:[/] out of memory; process the table in parts "
-                              "or lower g", highlight=False)
-            raise typer.Exit(2) from None
+            raise _fail("out of memory; process the table in parts or lower g") from None
+        except OSError as exc:  # disk full, read-only file system ...
+            where = f": '{exc.filename}'" if exc.filename else ""
+            raise _fail(f"{exc.strerror or exc}{where}; free space or choose another "
+                        "output") from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted: no output was written", highlight=False)
+            raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -65,7 +115,7 @@ def progress_bar(description: str) -> Iterator[StageLog]:
     if not show_bar(err_console):
         yield StageLog(description, logger=cli_logger)
         return
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+    with Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=err_console, transient=False) as bar:
         task = bar.add_task(description, total=None)

@@ -17,7 +17,7 @@ import pandas as pd
 import typer
 
 from ..errors import BioanonError
-from ..io import atomic_path, check_not_input
+from ..io import atomic_path, check_output_file
 from ..table import FeatureTable, format_of
 from .common import app, console, err_console, progress_bar, user_errors
 
@@ -114,8 +114,10 @@ def extract(
     feats = features or DEFAULT_FEATURES[kind.value]
     skip_out = skipped_path(output)
     inputs = [p for p in (labels, stream_labels) if p is not None]
-    check_not_input(output, inputs)
-    check_not_input(skip_out, inputs)
+    check_output_file(output, inputs)
+    check_output_file(skip_out, inputs)
+    if src.exists() and not src.is_dir():
+        raise BioanonError(f"source '{src}' is a file; pass the folder of records")
     if not src.is_dir():
         raise BioanonError(f"source folder '{src}' not found; pass the folder of records")
     if no_face not in ("centre", "skip"):

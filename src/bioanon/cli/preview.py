@@ -9,7 +9,7 @@ import numpy as np
 import typer
 
 from ..errors import BioanonError
-from ..io import atomic_path, check_not_input, write_text_atomic
+from ..io import atomic_path, check_output_dir, check_output_file, write_text_atomic
 from ..report.preview import (
     contact_sheet,
     contact_sheet_html,
@@ -69,9 +69,13 @@ def preview(
     """Render originals above and released records below, one column per record."""
     if output.suffix.lower() != ".png":
         raise BioanonError(f"output '{output}' must end in .png")
+    if n < 1:
+        raise BioanonError(f"--n {n} must be at least 1 (the number of records shown)")
     for out in (output, html):
         if out is not None:
-            check_not_input(out, [original, released])
+            check_output_file(out, [original, released])
+    if images is not None:
+        check_output_dir(images, [original, released])
     orig = FeatureTable.read(original)
     rel = FeatureTable.read(released)
     aligned(orig, rel)

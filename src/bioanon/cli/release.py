@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
-from .. import __version__
 from ..errors import BioanonError
-from ..io import check_not_input, file_sha256, write_text_atomic
+from ..io import check_output_dir, check_output_file, file_sha256
 from ..methods import build_method
+from ..release import (
+    NO_ROLE,
+    Roles,
+    manifest_path,
+    release,
+    suspect_label_columns,
+    write_release,
+)
 from ..table import format_of
 from .common import (
     AddOpt,
@@ -48,8 +52,14 @@ from .common import (
     user_errors,
 )
 
-#: provenance of the input that may travel with a release (nothing that could undo it)
-PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device")
+IdentOpt = Annotated[list[str] | None, typer.Option(
+    "--identifying", help="Identifying column (id, name, file name): read, never released.")]
+QuasiOpt = Annotated[list[str] | None, typer.Option(
+    "--quasi", help="Quasi-identifying column to release; checked by the join check.")]
+KeepOpt = Annotated[list[str] | None, typer.Option(
+    "--keep", help="Label column to release as it is; checked by the join check.")]
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="Release even when kept columns single out identities (recorded).")]
 
 
 @app.command()
@@ -61,6 +71,10 @@ def anonymize(
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
+    identifying: IdentOpt = None,
+    quasi: QuasiOpt = None,
+    keep: KeepOpt = None,
+    force: ForceOpt = False,
     method: MethodOpt = "selective-mean",
     g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
     rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
@@ -68,17 +82,27 @@ def anonymize(
     block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
     sampler: SamplerOpt = None, param: ParamOpt = None,
     keep_sensitive: Annotated[bool, typer.Option(
-        help="Keep the sensitive column in the output (for the owner's own checks).")] = False,
+        help="Keep the sensitive column in the output (for an auditor's attack; unfit for a "
+             "real release).")] = False,
     keep_order: Annotated[bool, typer.Option(
         help="Keep the input's record order. By default the release is shuffled, since row "
              "position links a released record to its original.")] = False,
 ) -> None:
-    """Anonymize a feature table and write the release plus a manifest (no secrets)."""
+    """Anonymize a feature table and write the release plus a manifest (no secrets).
+
+    Every label column needs a role (--interest, --additional, --sensitive, --identifying or
+    --label, --quasi, --keep); the others are dropped. The output is NOT certified: judge it
+    with `bioanon evaluate` before publishing.
+    """
     format_of(output)
-    manifest_path = output.with_name(output.name + ".manifest.json")
-    check_not_input(output, [input])
-    check_not_input(manifest_path, [input])
+    man_path = manifest_path(output)
+    check_output_file(output, [input])
+    check_output_file(man_path, [input])
     add = parse_weighted(additional, 1.0, "--additional")
+    roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
+                  identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
+                  keep=keep or [])
+    roles.of()  # one role per column, before any work
     opts = method_options(method, interest, add, sensitive, seed, g, t, w, rp, rq, rs,
                           relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
                           sampler, param)
@@ -87,39 +111,34 @@ def anonymize(
             "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
     anon = build_method(opts)
-    table = read_input(input, [interest, *add, sensitive, *(label or [])])
-    table.label(sensitive)
+    table = read_input(input, list(roles.of()))
+    if format_of(input) == "csv":
+        suspect = suspect_label_columns(table)
+        if suspect:
+            raise BioanonError(
+                f"CSV column(s) {suspect[:5]} look like labels but would be released as "
+                "features; name them (--identifying to drop, --keep to release): in a CSV every "
+                "non-feature column must be named")
     if seed is not None:
         err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep it "
                           "private (it is not written to the output)", highlight=False)
     with progress_bar("anonymizing") as update:
-        update(0, 2, "fitting")
-        anon.fit(table, table.labels)  # a table: methods may read its meta (image_shape)
-        update(1, 2, "transforming")
-        released = table.with_features(anon.transform(table.X, table.labels))
-        update(2, 2, "done")
-    drop = [c for c in (label or []) if c in released.labels.columns]
-    if not keep_sensitive:
-        drop.append(sensitive)
-    released = released.drop_labels(list(dict.fromkeys(drop)))
-    if not keep_order:
-        rng = np.random.default_rng()  # fresh OS entropy; the permutation is never stored
-        released = released.subset(rng.permutation(released.n_records))
-    released.meta = {"method": method, "bioanon_version": __version__,
-                     **{k: table.meta[k] for k in PUBLIC_META if k in table.meta}}
-    released.write(output)
-    manifest = {
-        "bioanon_version": __version__,
-        "method": method,
-        "params": anon.public_params(),
-        "input": {"name": input.name, "sha256": file_sha256(input),
-                  "n_records": table.n_records, "n_features": table.n_features},
-        "output": {"name": output.name, "label_columns": list(map(str, released.labels)),
-                   "n_records": released.n_records, "shuffled": not keep_order},
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-    }
-    write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str))
-    console.print(f"wrote {output} ({released.n_records} records) and {manifest_path.name}")
+        result = release(table, anon, roles, keep_sensitive=keep_sensitive,
+                         keep_order=keep_order, force=force, method=method,
+                         input_name=input.name, input_sha256=file_sha256(input),
+                         progress=update)
+    if result.check is not None and not result.check.passed:
+        err_console.print(f"warning: --force: the released columns {result.check.columns} name "
+                          f"the '{sensitive}' of {result.check.rate:.1%} of records by a join "
+                          f"(limit {result.check.limit:.1%})", highlight=False)
+    unnamed = [c for c in result.dropped if result.manifest_roles().get(c) == NO_ROLE]
+    if unnamed:
+        err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
+                          "--keep to release it)", highlight=False, soft_wrap=True)
+    write_release(result.table, result.manifest, output)
+    console.print(f"wrote {output} ({result.table.n_records} records) and {man_path.name}; "
+                  "not certified: judge it with bioanon evaluate before publishing",
+                  highlight=False)
 
 
 @app.command()
@@ -165,8 +184,7 @@ def evaluate(
     from ..attack.selection import parse_strategies
     from ..evaluation import evaluate as run_evaluation
 
-    check_not_input(out / "report.json", [input])
-    check_not_input(out / "report.html", [input])
+    check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
     eval_seed = 0 if seed is None else seed
     opts = method_options(method, interest, add, sensitive, eval_seed, g, t, w, rp, rq, rs,
@@ -205,6 +223,7 @@ def demo(
     from ..datasets import make_biometric
     from ..evaluation import evaluate as run_evaluation
 
+    check_output_dir(out, [], ["report.json", "report.html"])
     table = make_biometric(random_state=seed)
     console.print(f"synthetic dataset (no real people): {table.n_records} records × "
                   f"{table.n_features} features; keep 'expression' (+ 'environment'), "

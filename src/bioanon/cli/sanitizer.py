@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from ..errors import BioanonError
-from ..io import check_not_input
+from ..io import check_output_file
 from .common import LabelOpt, SeedOpt, app, console, progress_bar, read_input, user_errors
 
 
@@ -54,7 +54,7 @@ def train_decoupler_cmd(
     """Train the sanitizer's global decoupler (β-VAE + aligner + dcorr + adversary)."""
     from ..anonymize.sanitizer import train_decoupler
 
-    check_not_input(output, [aux])
+    check_output_file(output, [aux])
     table = read_input(aux, [sensitive, *(label or [])])
     y = table.label(sensitive)
     config = {"latent_dim": latent_dim, "sensitive_dim": sensitive_dim, "beta": beta,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..io import atomic_path, check_not_input, write_text_atomic
+from ..io import atomic_path, check_output_dir, write_text_atomic
 from ..methods import build_method
 from . import common as opt
 from .common import (
@@ -59,7 +59,7 @@ def tune_command(
     if interest is None:
         raise BioanonError("tune needs --interest (the attribute whose utility is measured)")
     json_path = out / "tune.json"
-    check_not_input(json_path, [input])
+    check_output_dir(out, [input], ["tune.json", "tune.png"])
     add = parse_weighted(additional, 1.0, "--additional")
     eval_seed = 0 if seed is None else seed
     anon = build_method(method_options(method, interest, add, sensitive, eval_seed, g, t, w,

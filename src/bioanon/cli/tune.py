@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..errors import BioanonError
-from ..io import atomic_path, check_not_input, write_text_atomic
+from ..io import atomic_path, check_output_dir, write_text_atomic
 from .common import LabelOpt, SeedOpt, app, console, progress_bar, read_input, user_errors
 
 
@@ -41,7 +41,7 @@ def tune_k_command(
     if k_min < 2 or k_max < k_min:
         raise BioanonError(f"need 2 <= --k-min <= --k-max (got {k_min}, {k_max})")
     json_path = out / "tune-k.json"
-    check_not_input(json_path, [input])
+    check_output_dir(out, [input], ["tune-k.json", "tune-k.png", "dendrogram.png"])
     attrs = list(attribute or [])
     table = read_input(input, [sensitive, *attrs, *(label or [])])
     identity = None if sensitive is None else table.label(sensitive).to_numpy()

@@ -33,6 +33,7 @@ from sklearn.decomposition import PCA
 
 from ..errors import BioanonError
 from ..table import FeatureTable
+from . import nonfinite_reason
 
 FACE_FEATURES = ("pixels", "eigen", "landmarks", "embedding")
 FACE_EXTRA = "install the face extra: pip install 'bioanon[face]'"
@@ -216,6 +217,8 @@ def extract_faces(records: Sequence[Record], features: str = "pixels", size: int
         vec, found = analyse_face(img, features, size, upsample, fallback)
         if vec is None:
             skipped.append({"file": name, "reason": "no face found"})
+        elif nonfinite_reason(vec):
+            skipped.append({"file": name, "reason": nonfinite_reason(vec)})
         else:
             rows.append(vec)
             kept.append(i)

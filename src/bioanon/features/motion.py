@@ -26,6 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import BioanonError, missing_column
 from ..table import FeatureTable
+from . import nonfinite_reason
 
 MOTION_FEATURES = ("raw", "stats")
 STATS = ("mean", "std", "min", "max", "p10", "p50", "p90")
@@ -226,6 +227,9 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             raise BioanonError("the stream has NaN or inf sensor values")
         wins, acts = window_stream(values, labels, self.window, self.hop)
         keep = acts != UNLABELLED
+        if not keep.any():
+            raise BioanonError(f"no labelled window of {self.window} samples in this stream of "
+                               f"{len(df)} rows; check its segments and --window")
         return window_features(wins[keep], self.features, self.step, chans), acts[keep], chans
 
     def transform(self, X: Mapping[str, str | os.PathLike | pd.DataFrame],
@@ -249,6 +253,9 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                 df = src if isinstance(src, pd.DataFrame) else _read_stream(src)
                 seg = segments[segments["file"] == name]
                 feats, acts, ch = self.stream_windows(df, seg)
+                reason = nonfinite_reason(feats)
+                if reason:
+                    raise BioanonError(f"stream has {reason}")
                 if chans is not None and ch != chans:
                     raise BioanonError(f"channels {ch} differ from the first stream's {chans}")
             except BioanonError as exc:

@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import BioanonError
 from ..table import FeatureTable
+from . import nonfinite_reason
 
 
 def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
@@ -89,6 +90,10 @@ def read_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
         raise BioanonError(f"cannot read audio '{path}': {exc}".splitlines()[0]) from None
     if data.size == 0:
         raise BioanonError(f"audio file '{path}' has no samples")
+    if data.dtype.kind == "f":
+        bad = int(data.size - np.isfinite(data).sum())
+        if bad:
+            raise BioanonError(f"audio file '{path}' has {bad} NaN/inf sample(s); clean it")
     return data, int(sr)
 
 
@@ -119,7 +124,11 @@ def mfcc_rows(paths: Sequence[str | os.PathLike], n_mfcc: int = 20, n_steps: int
     for i, p in enumerate(paths):  # file reading is per file; the maths inside is vectorised
         try:
             data, sr = read_wav(p)
-            rows.append(mfcc_vector(data, sr, n_mfcc, n_steps))
+            vec = mfcc_vector(data, sr, n_mfcc, n_steps)
+            reason = nonfinite_reason(vec)
+            if reason:
+                raise BioanonError(reason)
+            rows.append(vec)
             kept.append(i)
         except BioanonError as exc:
             skipped.append({"file": str(p), "reason": str(exc)})
@@ -172,6 +181,10 @@ class VoiceFeatures(TransformerMixin, BaseEstimator):
             from .speaker import speaker_embeddings, speaker_feature_names
 
             F, kept, skipped = speaker_embeddings(paths, progress=progress)
+            good = np.isfinite(F).all(axis=1)
+            skipped = [*skipped, *({"file": str(paths[i]), "reason": nonfinite_reason(F[j])}
+                                   for j, i in enumerate(kept) if not good[j])]
+            F, kept = F[good], kept[good]
             names, desc = speaker_feature_names(), "resemblyzer speaker embedding (256-d)"
         if kept.size == 0:
             raise BioanonError(f"no recording could be read ({len(skipped)} skipped, first: "

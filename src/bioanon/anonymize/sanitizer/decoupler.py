@@ -223,9 +223,16 @@ class Decoupler:
             raise BioanonError(f"'{path}' has decoupler format version "
                                f"{payload.get('version')}, this bioanon reads {FORMAT_VERSION}; "
                                "retrain it")
-        config, info = payload["config"], payload["info"]
-        net = _build_net(config, info)
-        net.load_state_dict(payload["state"])
+        try:
+            config, info = payload["config"], payload["info"]
+            net = _build_net(config, info)
+            net.load_state_dict(payload["state"])
+        except BioanonError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tampered or damaged file is a user error
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
+            raise BioanonError(f"'{path}' is a damaged decoupler file ({reason}); retrain it "
+                               "with bioanon train-decoupler") from None
         net.eval()
         return cls(net, config, info)
 

@@ -1,0 +1,456 @@
+"""The release policy: what leaves in a released table, checked, shuffled and written safely.
+
+Every label column of the input gets exactly one role (the ARX / sdcMicro convention):
+
+``interest`` / ``additional``
+    useful attributes: released.
+``sensitive``
+    the attribute to hide: dropped (released only with ``keep_sensitive=True``, for audits).
+``identifying``
+    names, ids, file names: always dropped.
+``quasi-identifying`` / ``kept``
+    released on request, after the join check.
+
+A label column with no role is **dropped**: nothing leaves unless the user named it. Before a
+release with kept or quasi-identifying columns, :func:`join_check` joins the released label
+columns back to the original table: if that join names the sensitive value of more records than
+``1.2 ×`` the reference rate (chance, or what the interest and additional columns alone already
+give when that is higher), the release is refused unless ``force=True``. Rows are shuffled with
+fresh OS entropy (the permutation is never stored), only public provenance is kept, and the
+manifest lists every column with its role and what was dropped.
+
+The pieces are importable on their own (:func:`resolve_roles`, :func:`join_check`,
+:func:`build_manifest`, :func:`write_release`) so that other release paths (the dask path, the
+certifying ``bioanon release``) apply the same policy.
+
+Examples
+--------
+>>> from bioanon.datasets import make_biometric
+>>> from bioanon.anonymize import SelectiveMeanAnonymizer
+>>> table = make_biometric(n_identities=6, records_per_identity=20, n_features=32,
+...                        random_state=0)
+>>> anon = SelectiveMeanAnonymizer(interest="expression", g=8, t=0.5, random_state=0)
+>>> res = release(table, anon, Roles(interest="expression", sensitive="identity"))
+>>> list(res.table.labels.columns), "identity" in res.dropped
+(['expression'], True)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .errors import BioanonError, missing_column
+from .io import (
+    file_mode,
+    file_sha256,
+    new_temp_path,
+    remove_stale_temporaries,
+    signals_deferred,
+)
+from .table import FeatureTable, format_of
+
+#: the roles a label column can have
+ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept")
+#: role given in the manifest to a label column the user did not name
+NO_ROLE = "none (dropped)"
+#: provenance of the input that may travel with a release (nothing that could undo it)
+PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device")
+#: a join on the released label columns may name identities at most this × the reference
+JOIN_FACTOR = 1.2
+NOT_CERTIFIED = ("not certified: no privacy target was checked on this release; "
+                 "evaluate it (bioanon evaluate) before publishing")
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The role of each named label column; every other label column is dropped.
+
+    Parameters
+    ----------
+    sensitive : str
+        The attribute to hide (identity by default in the CLI).
+    interest : str, optional
+        The attribute whose recognisability must survive.
+    additional : sequence of str or mapping str -> weight
+        Further useful attributes (weights are the anonymizer's business; only names count).
+    identifying : sequence of str
+        Direct identifiers (ids, names, file names): always dropped.
+    quasi : sequence of str
+        Quasi-identifiers to release: checked by :func:`join_check`.
+    keep : sequence of str
+        Columns to release as they are: checked by :func:`join_check`.
+
+    Examples
+    --------
+    >>> Roles(sensitive="speaker", interest="digit", keep=["split"]).of()
+    {'digit': 'interest', 'speaker': 'sensitive', 'split': 'kept'}
+    """
+
+    sensitive: str
+    interest: str | None = None
+    additional: Sequence[str] | Mapping[str, float] = ()
+    identifying: Sequence[str] = ()
+    quasi: Sequence[str] = ()
+    keep: Sequence[str] = ()
+
+    def of(self) -> dict[str, str]:
+        """Column -> role; refuses a column given two roles, in one line."""
+        named: list[tuple[str, str]] = []
+        if self.interest:
+            named.append((self.interest, "interest"))
+        named += [(c, "additional") for c in self.additional]
+        named.append((self.sensitive, "sensitive"))
+        named += [(c, "identifying") for c in self.identifying]
+        named += [(c, "quasi-identifying") for c in self.quasi]
+        named += [(c, "kept") for c in self.keep]
+        out: dict[str, str] = {}
+        for col, role in named:
+            if not col:
+                raise BioanonError(f"empty column name given the role {role}; name a column")
+            if col in out and out[col] != role:
+                raise BioanonError(
+                    f"column '{col}' is given two roles ({out[col]} and {role}); give every "
+                    "column exactly one role")
+            out[col] = role
+        return out
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """What happens to each label column: its role, released or dropped."""
+
+    roles: dict[str, str]
+    released: list[str]
+    dropped: list[str]
+    checked: list[str]
+
+
+def resolve_roles(columns: Iterable[str], roles: Roles,
+                  keep_sensitive: bool = False) -> ColumnPlan:
+    """Give every label column its role and decide what is released.
+
+    Raises :class:`BioanonError` when a named column is missing or has two roles.
+
+    Examples
+    --------
+    >>> p = resolve_roles(["digit", "speaker", "file", "take"],
+    ...                   Roles(sensitive="speaker", interest="digit", identifying=["file"]))
+    >>> p.released, p.dropped
+    (['digit'], ['speaker', 'file', 'take'])
+    """
+    columns = [str(c) for c in columns]
+    named = roles.of()
+    for col in named:
+        if col not in columns:
+            raise missing_column(col, columns)
+    plan_roles = {c: named.get(c, NO_ROLE) for c in columns}
+    released_roles = {"interest", "additional", "quasi-identifying", "kept"}
+    if keep_sensitive:
+        released_roles.add("sensitive")
+    released = [c for c in columns if plan_roles[c] in released_roles]
+    dropped = [c for c in columns if c not in released]
+    checked = [c for c in columns if plan_roles[c] in ("quasi-identifying", "kept")]
+    return ColumnPlan(plan_roles, released, dropped, checked)
+
+
+@dataclass(frozen=True)
+class JoinCheck:
+    """Result of joining released label columns back to the original table."""
+
+    columns: list[str]
+    rate: float
+    chance: float
+    reference: float
+    limit: float
+    forced: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """True when the join names identities no more often than the limit allows."""
+        return self.rate <= self.limit + 1e-12
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain values for the manifest (aggregate rates only, nothing per record)."""
+        return {"columns": self.columns, "rate": round(self.rate, 4),
+                "chance": round(self.chance, 4), "reference": round(self.reference, 4),
+                "limit": round(self.limit, 4), "passed": self.passed, "forced": self.forced}
+
+
+def join_rate(labels: pd.DataFrame, columns: Sequence[str], sensitive: str) -> float:
+    """Share of records whose sensitive value a join on ``columns`` names.
+
+    The attacker holds the original labels, looks up each released record's values of
+    ``columns`` and guesses the commonest sensitive value among the matching originals. With no
+    column, that is chance (the commonest sensitive value).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"who": list("aabb"), "tag": [1, 2, 3, 4], "x": [0, 0, 0, 0]})
+    >>> join_rate(df, ["tag"], "who"), join_rate(df, ["x"], "who")
+    (1.0, 0.5)
+    """
+    n = len(labels)
+    if n == 0:
+        return 0.0
+    if not columns:
+        return float(labels[sensitive].value_counts().max() / n)
+    frame = labels[[*columns, sensitive]].astype(str)  # one dtype: NaN joins like a value
+    counts = frame.groupby([*columns, sensitive], sort=False).size()
+    best = counts.groupby(level=list(range(len(columns))), sort=False).max()
+    return float(best.sum() / n)
+
+
+def join_check(labels: pd.DataFrame, plan: ColumnPlan, sensitive: str,
+               factor: float = JOIN_FACTOR, force: bool = False) -> JoinCheck | None:
+    """Refuse a release whose kept or quasi-identifying columns single out identities.
+
+    The join uses every released label column but the sensitive one. The reference is the
+    larger of chance and the rate the interest and additional columns give alone (those are
+    released whatever else is kept). Returns None when no column needs checking.
+
+    Raises
+    ------
+    BioanonError
+        When the rate exceeds ``factor × reference`` and ``force`` is False.
+    """
+    if not plan.checked:
+        return None
+    key = [c for c in plan.released if c != sensitive]
+    base = [c for c in key if plan.roles[c] in ("interest", "additional")]
+    chance = join_rate(labels, [], sensitive)
+    reference = max(chance, join_rate(labels, base, sensitive))
+    rate = join_rate(labels, key, sensitive)
+    result = JoinCheck(key, rate, chance, reference, min(1.0, factor * reference), force)
+    if not result.passed and not force:
+        raise BioanonError(
+            f"the released columns {key} name the '{sensitive}' of {rate:.1%} of records by a "
+            f"join on the original table (limit {result.limit:.1%}: {factor} × "
+            f"{reference:.1%}); drop or coarsen {plan.checked}, or pass --force")
+    return result
+
+
+def shuffle(table: FeatureTable) -> FeatureTable:
+    """Shuffle records with fresh OS entropy (the permutation is never stored)."""
+    rng = np.random.default_rng()
+    return table.subset(rng.permutation(table.n_records))
+
+
+def public_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The provenance that may travel with a release (no path, no secret)."""
+    return {k: meta[k] for k in PUBLIC_META if k in meta}
+
+
+def build_manifest(*, method: str, params: Mapping[str, Any], plan: ColumnPlan,
+                   source: FeatureTable, released: FeatureTable, shuffled: bool,
+                   check: JoinCheck | None, input_name: str | None = None,
+                   input_sha256: str | None = None, certified: bool = False
+                   ) -> dict[str, Any]:
+    """The manifest of a release: method, parameters, every column's role, what was dropped.
+
+    It never holds a seed, a permutation, donor indices or an absolute path. The output's
+    name and hash are filled in by :func:`write_release`.
+    """
+    return {
+        "bioanon_version": __version__,
+        "certified": certified,
+        **({} if certified else {"note": NOT_CERTIFIED}),
+        "method": method,
+        "params": dict(params),
+        "input": {"name": None if input_name is None else Path(input_name).name,
+                  "sha256": input_sha256, "n_records": source.n_records,
+                  "n_features": source.n_features},
+        "columns": [{"name": c, "role": r, "released": c in plan.released}
+                    for c, r in plan.roles.items()],
+        "features": {"n": released.n_features, "role": "features (anonymized)"},
+        "dropped": list(plan.dropped),
+        "join_check": None if check is None else check.as_dict(),
+        "output": {"name": None, "sha256": None, "label_columns": list(plan.released),
+                   "n_records": released.n_records, "shuffled": shuffled},
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
+@dataclass
+class ReleaseResult:
+    """What :func:`release` returns: the released table, its manifest and the dropped columns."""
+
+    table: FeatureTable
+    manifest: dict[str, Any]
+    dropped: list[str] = field(default_factory=list)
+    check: JoinCheck | None = None
+
+    def manifest_roles(self) -> dict[str, str]:
+        """Label column -> role, as listed in the manifest (dropped columns included)."""
+        return {c["name"]: c["role"] for c in self.manifest["columns"]}
+
+    def write(self, path: str | os.PathLike) -> tuple[Path, Path]:
+        """Write the table and ``PATH.manifest.json`` together (see :func:`write_release`)."""
+        return write_release(self.table, self.manifest, path)
+
+
+def manifest_path(path: str | os.PathLike) -> Path:
+    """Where the manifest of the release ``path`` goes."""
+    p = Path(path)
+    return p.with_name(p.name + ".manifest.json")
+
+
+def write_release(table: FeatureTable, manifest: Mapping[str, Any],
+                  path: str | os.PathLike) -> tuple[Path, Path]:
+    """Write a release and its manifest so that they appear together or not at all.
+
+    Both are written to temporaries first; the manifest names the table's SHA-256. Then, with
+    SIGINT/SIGTERM held, the manifest is renamed into place and the table last. A kill before
+    the renames leaves the previous pair untouched; temporaries a killed run left are removed by
+    the next run; :func:`verify_release` checks that a pair belongs together.
+    """
+    out = Path(path)
+    format_of(out)
+    man = manifest_path(out)
+    remove_stale_temporaries(man)
+    table_tmp = new_temp_path(out)
+    try:
+        table.write_to(table_tmp)
+        os.chmod(table_tmp, file_mode())
+        doc = json.loads(json.dumps(manifest, default=str))
+        doc["output"] = {**doc.get("output", {}), "name": out.name,
+                         "sha256": file_sha256(table_tmp)}
+        man_tmp = new_temp_path(man)
+        man_tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        with signals_deferred():
+            os.replace(man_tmp, man)
+            os.replace(table_tmp, out)
+    finally:  # also catches a temporary created just before an interrupt
+        for target in (out, man):
+            remove_stale_temporaries(target, own=True)
+    return out, man
+
+
+def verify_release(path: str | os.PathLike) -> bool:
+    """True when ``PATH.manifest.json`` names the SHA-256 of the table at ``path``."""
+    p = Path(path)
+    try:
+        doc = json.loads(manifest_path(p).read_text(encoding="utf-8"))
+        return bool(doc["output"]["sha256"] == file_sha256(p))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _check_anonymizer_roles(anonymizer: Any, roles: Roles) -> None:
+    get = getattr(anonymizer, "get_params", None)
+    params = get(deep=False) if callable(get) else {}
+    for name in ("interest", "sensitive"):
+        mine, theirs = getattr(roles, name), params.get(name)
+        if theirs is not None and mine is not None and theirs != mine:
+            raise BioanonError(
+                f"the anonymizer's {name} is '{theirs}' but the release names '{mine}'; "
+                "give both the same column")
+
+
+def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = True,
+            keep_sensitive: bool = False, keep_order: bool = False, force: bool = False,
+            method: str | None = None, input_name: str | None = None,
+            input_sha256: str | None = None,
+            progress: Callable[[int, int, str], None] | None = None) -> ReleaseResult:
+    """Anonymize ``table`` and apply the release policy; write nothing.
+
+    Parameters
+    ----------
+    table : FeatureTable
+        The clear table; its label columns are checked against ``roles``.
+    anonymizer : estimator
+        A bioanon anonymizer. With ``fit=True`` it is fitted on ``table``; with ``fit=False``
+        it must be fitted already (chosen by a search, or trained on auxiliary data) and
+        releases through ``release(X, y)`` (or ``transform(X, y)``).
+    roles : Roles
+        Column roles; label columns without one are dropped.
+    keep_sensitive : bool
+        Release the sensitive column too (for an auditor's attack; unfit for a real release).
+    keep_order : bool
+        Keep the record order (by default rows are shuffled with fresh OS entropy).
+    force : bool
+        Release even when the join check fails (recorded in the manifest).
+    method, input_name, input_sha256 : str, optional
+        Provenance for the manifest (file name only, never a path).
+
+    Returns
+    -------
+    ReleaseResult
+        ``table`` (released), ``manifest`` (dict), ``dropped`` (column names), ``check``.
+    """
+    plan = resolve_roles(table.labels.columns, roles, keep_sensitive)
+    table.label(roles.sensitive)
+    _check_anonymizer_roles(anonymizer, roles)
+    check = join_check(table.labels, plan, roles.sensitive, force=force)
+    step = progress or (lambda done, total, text: None)
+    step(0, 2, "fitting" if fit else "releasing")
+    if fit:
+        anonymizer.fit(table, table.labels)  # a table: methods may read its meta
+    step(1, 2, "transforming")
+    do = getattr(anonymizer, "release", None) or anonymizer.transform
+    X = np.asarray(do(table.X, table.labels), dtype=np.float32)
+    step(2, 2, "done")
+    if X.shape != table.X.shape:
+        raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "
+                           f"{table.X.shape}; it must return one row per record")
+    out = FeatureTable(X, table.labels[plan.released].copy(), list(table.feature_names or []),
+                       {"method": method or type(anonymizer).__name__,
+                        "bioanon_version": __version__, **public_meta(table.meta)})
+    if not keep_order:
+        out = shuffle(out)
+    params_fn = getattr(anonymizer, "public_params", None)
+    params = params_fn() if callable(params_fn) else {}
+    manifest = build_manifest(method=method or type(anonymizer).__name__, params=params,
+                              plan=plan, source=table, released=out, shuffled=not keep_order,
+                              check=check, input_name=input_name, input_sha256=input_sha256)
+    if keep_sensitive:
+        manifest["warning"] = ("the sensitive column is released (--keep-sensitive): for an "
+                               "auditor's attack only, unfit for a real release")
+    return ReleaseResult(out, manifest, list(plan.dropped), check)
+
+
+_ID_LIKE = re.compile(r"(^|[_\s-])(id|ids|idx|index|file|filename|path|name|subject|speaker|"
+                      r"user|person|patient|session|take|record|uuid)($|[_\s-])", re.I)
+
+
+def suspect_label_columns(table: FeatureTable) -> list[str]:
+    """Feature columns that look like labels read as numbers (ids, counters, file indices).
+
+    CSV files do not say which columns are labels: a numeric id column the user did not name
+    would be read as a feature and leave in the release. A feature column is suspect when its
+    name looks like an identifier (``id``, ``subject``, ``file``, ``Unnamed: 0`` ...) or when it
+    holds integers that differ on every record.
+
+    Examples
+    --------
+    >>> t = FeatureTable(np.c_[np.arange(12), np.linspace(0, 1, 12)],
+    ...                  pd.DataFrame(index=range(12)), ["row", "f"])
+    >>> suspect_label_columns(t)
+    ['row']
+    """
+    X = table.X
+    out = []
+    n = table.n_records
+    for j, name in enumerate(table.feature_names or []):
+        col = X[:, j]
+        if _ID_LIKE.search(name) or name.lower().startswith("unnamed"):
+            out.append(name)
+        elif n >= 10 and np.all(col == np.round(col)) and np.unique(col).size == n:
+            out.append(name)
+    return out
+
+
+__all__ = ["NO_ROLE", "ROLES", "ColumnPlan", "JoinCheck", "ReleaseResult", "Roles",
+           "build_manifest", "join_check", "join_rate", "manifest_path", "public_meta",
+           "release", "resolve_roles", "shuffle", "suspect_label_columns", "verify_release",
+           "write_release"]

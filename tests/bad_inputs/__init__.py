@@ -1,0 +1,1 @@
+"""The bad-input corpus: cases generated on the fly by :mod:`bad_inputs.cases`."""

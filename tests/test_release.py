@@ -1,0 +1,171 @@
+"""The release policy: column roles, the join check, the manifest, file modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.cli import app
+from bioanon.datasets import make_biometric
+from bioanon.errors import BioanonError
+from bioanon.release import (
+    NO_ROLE,
+    Roles,
+    join_rate,
+    manifest_path,
+    release,
+    resolve_roles,
+    verify_release,
+    write_release,
+)
+from bioanon.table import FeatureTable
+
+
+@pytest.fixture()
+def leaky_table() -> FeatureTable:
+    """Synthetic table plus label columns nobody named: a record id, a file name, a take."""
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=3)
+    n = t.n_records
+    labels = t.labels.copy()
+    labels["record_id"] = np.arange(n)
+    labels["original_file"] = [f"{p}/take{i}.wav" for i, p in enumerate(labels["identity"])]
+    labels["uid"] = [f"u{i:04d}" for i in range(n)]
+    labels["batch"] = np.random.default_rng(0).choice(["a", "b"], n)  # harmless
+    return FeatureTable(t.X, labels, t.feature_names, dict(t.meta))
+
+
+def _anon(**kw):
+    return SelectiveMeanAnonymizer(interest="expression", g=8, t=0.5, random_state=0, **kw)
+
+
+def _run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_unnamed_label_columns_are_dropped_by_the_library(leaky_table):
+    res = release(leaky_table, _anon(), Roles(sensitive="identity", interest="expression"))
+    assert list(res.table.labels.columns) == ["expression"]
+    for col in ("record_id", "original_file", "uid", "gender", "environment", "identity"):
+        assert col in res.dropped
+    roles = res.manifest_roles()
+    assert roles["record_id"] == NO_ROLE and roles["identity"] == "sensitive"
+    assert set(roles) == set(leaky_table.labels.columns)  # every column listed
+    assert res.manifest["certified"] is False
+
+
+def test_cli_drops_unnamed_columns_says_which_and_matches_the_library(tmp_path, leaky_table):
+    src = tmp_path / "in.parquet"
+    leaky_table.write(src)
+    out = tmp_path / "rel.parquet"
+    r = _run("anonymize", src, "-o", out, "--interest", "expression", "--sensitive", "identity",
+             "--g", "8", "--t", "0.5", "--keep", "batch")
+    assert r.exit_code == 0, r.output
+    dropped_lines = [ln for ln in r.output.splitlines() if ln.startswith("dropped label")]
+    assert len(dropped_lines) == 1 and "record_id" in dropped_lines[0]
+    assert "not certified" in r.output
+    released = FeatureTable.read(out)
+    lib = release(leaky_table, _anon(), Roles(sensitive="identity", interest="expression",
+                                              keep=["batch"]))
+    assert list(released.labels.columns) == list(lib.table.labels.columns)
+    assert list(released.labels.columns) == ["expression", "batch"]
+    text = manifest_path(out).read_text()
+    assert str(tmp_path) not in text and "random_state" not in text  # no path, no seed
+    man = json.loads(text)
+    assert man["input"]["name"] == "in.parquet" and man["certified"] is False
+    assert man["dropped"] == lib.dropped
+    assert {c["name"]: c["role"] for c in man["columns"]} == lib.manifest_roles()
+    assert man["join_check"]["passed"] is True
+    assert verify_release(out)
+
+
+def test_a_kept_column_that_singles_out_identities_is_refused(tmp_path, leaky_table):
+    src = tmp_path / "in.parquet"
+    leaky_table.write(src)
+    out = tmp_path / "rel.parquet"
+    r = _run("anonymize", src, "-o", out, "--interest", "expression", "--sensitive", "identity",
+             "--g", "8", "--t", "0.5", "--keep", "uid")
+    assert r.exit_code == 2, r.output
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "uid" in errors[0] and "100.0%" in errors[0]
+    assert not out.exists() and not manifest_path(out).exists()
+    with pytest.raises(BioanonError, match="uid"):
+        release(leaky_table, _anon(), Roles(sensitive="identity", interest="expression",
+                                            quasi=["uid"]))
+    forced = _run("anonymize", src, "-o", out, "--interest", "expression", "--sensitive",
+                  "identity", "--g", "8", "--t", "0.5", "--keep", "uid", "--force")
+    assert forced.exit_code == 0, forced.output
+    check = json.loads(manifest_path(out).read_text())["join_check"]
+    assert check["forced"] is True and check["passed"] is False and check["rate"] == 1.0
+
+
+def test_gender_kept_beside_interest_is_checked_against_the_reference():
+    # gender names 3 of 6 identities: the join rate doubles chance and is refused
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=3)
+    plan = resolve_roles(t.labels.columns, Roles(sensitive="identity", interest="expression",
+                                                 keep=["gender"]))
+    rate = join_rate(t.labels, ["expression", "gender"], "identity")
+    assert rate > 1.2 * join_rate(t.labels, [], "identity")
+    with pytest.raises(BioanonError, match="gender"):
+        release(t, _anon(), Roles(sensitive="identity", interest="expression",
+                                  keep=["gender"]))
+    # as an additional attribute (needed for utility) it sets the reference instead
+    assert plan.checked == ["gender"]
+
+
+def test_one_role_per_column():
+    with pytest.raises(BioanonError, match="two roles"):
+        Roles(sensitive="identity", interest="identity").of()
+    r = _run("anonymize", "x.parquet", "-o", "y.parquet", "--interest", "identity",
+             "--sensitive", "identity")
+    assert r.exit_code == 2 and "two roles" in r.output and "Traceback" not in r.output
+
+
+def test_anonymizer_roles_must_match(leaky_table):
+    with pytest.raises(BioanonError, match="interest"):
+        release(leaky_table, _anon(), Roles(sensitive="identity", interest="gender"))
+
+
+def test_prefitted_anonymizer_releases_with_the_same_policy(leaky_table):
+    anon = _anon().fit(leaky_table.X, leaky_table.labels)
+    res = release(leaky_table, anon, Roles(sensitive="identity", interest="expression"),
+                  fit=False, keep_order=True)
+    assert list(res.table.labels.columns) == ["expression"]
+    assert res.table.n_records == leaky_table.n_records
+
+
+def test_csv_numeric_id_column_must_be_named(tmp_path, leaky_table):
+    frame = leaky_table.to_frame().drop(columns=["original_file", "uid", "batch"])
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    out = tmp_path / "rel.csv"
+    base = ["--interest", "expression", "--sensitive", "identity", "--g", "8", "--t", "0.5"]
+    r = _run("anonymize", src, "-o", out, *base, "--identifying", "gender",
+             "--identifying", "environment")
+    assert r.exit_code == 2 and "record_id" in r.output, r.output
+    assert not out.exists()
+    ok = _run("anonymize", src, "-o", out, *base, "--identifying", "gender", "--identifying",
+              "environment", "--identifying", "record_id")
+    assert ok.exit_code == 0, ok.output
+    assert "record_id" not in pd.read_csv(out).columns
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_output_modes_follow_the_umask(tmp_path, leaky_table, mask):
+    res = release(leaky_table, _anon(), Roles(sensitive="identity", interest="expression"))
+    old = os.umask(mask)
+    try:
+        out, man = write_release(res.table, res.manifest, tmp_path / "rel.parquet")
+        leaky_table.write(tmp_path / "plain.csv")
+    finally:
+        os.umask(old)
+    for p in (out, man, tmp_path / "plain.csv"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask
+    assert verify_release(out)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
