@@ -370,7 +370,8 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     return {"attacks": attacks, "clear": clear, "timing": timing}
 
 
-_COST = {"rbf_svm": 0, "pca_svm": 1, "forest": 2, "linear_svm": 3, "mlp": 4}
+_COST = {"dlib_embedding": 0, "rbf_svm": 0, "pca_svm": 1, "hgb": 1, "forest": 2, "linear_svm": 3,
+         "mlp": 4}
 
 
 def _cost_rank(model: Any) -> int:
