@@ -253,7 +253,8 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
               modes: str | Sequence[str] = "all", models: Sequence[Any] = ("knn",),
               seed: int = 0, top_k: int = 5, n_jobs: int | None = -1,
               cache: ModelCache | None = None,
-              progress: Progress | None = None) -> dict[str, Any]:
+              progress: Progress | None = None,
+              predictions: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Run every attacker mode × recognizer on one closed-set split.
 
     Parameters
@@ -277,6 +278,9 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     cache : ModelCache, optional
         Reuse clear-trained recognizers fitted on the same training data.
     progress : callable (done, total, description), optional
+    predictions : dict, optional
+        Filled in place with each attacker's guesses on the released test records, keyed
+        ``"mode / recognizer"`` (kept in process: contributor disclosure reads them).
 
     Returns
     -------
@@ -355,10 +359,15 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
                                 top_k, kind=res["kind"])
             rec["fit_seconds"] = res["fit_seconds"]
             attacks.append(rec)
+            if predictions is not None and spec.probes == "anonymized":
+                scores = res["proba"]["anonymized"]
+                predictions[f"{mode} / {model_name(m)}"] = res["classes"][np.argmax(scores, 1)]
     if "linkage" in modes:
         start = time.perf_counter()
         link = LinkageAttacker(k=top_k).fit(X_test, y_test)
         scores, classes = link.class_scores(A_test)
+        if predictions is not None:
+            predictions["linkage / cosine_nn"] = classes[np.argmax(scores, axis=1)]
         rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, scores, classes,
                             chance, top_k, kind="decision")
         rates = link.record_hit_rates(A_test, np.arange(len(y_test)), top_k)
