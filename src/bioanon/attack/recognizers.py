@@ -71,7 +71,8 @@ def _pca_svm(seed: int | None) -> Any:
 def _hgb(seed: int | None) -> Any:
     # histogram gradient boosting: few bins and shallow trees keep it a few seconds per fit
     return HistGradientBoostingClassifier(max_iter=60, learning_rate=0.2, max_leaf_nodes=15,
-                                          max_bins=32, early_stopping=False, random_state=seed)
+                                          max_bins=32, early_stopping=False,
+                                          random_state=seed)
 
 
 def _dlib_embedding(seed: int | None) -> Any:

@@ -91,6 +91,106 @@ def _selection_section(p: Mapping[str, Any]) -> list[str]:
     return parts
 
 
+def verdict_section(report: Mapping[str, Any]) -> list[str]:
+    """The opening sentence: met or not, against which attacker, with what utility (CAS)."""
+    v = report.get("verdict")
+    if not v:
+        return []
+    cls = "ok" if v["met"] else "bad"
+    return [f"<p class='{cls}' id='verdict'>{html.escape(v['sentence'])}</p>"]
+
+
+def utility_notes_section(u: Mapping[str, Any]) -> list[str]:
+    """CAS as the headline utility, and how person-level attributes were scored."""
+    if "cas" not in u:
+        return []
+    cas = u["cas"]
+    parts = [f"<p><b>CAS</b> (classification accuracy score: trained on the release, scored on "
+             f"clear held-out data; what a data consumer gets) for "
+             f"<code>{html.escape(str(u['interest']['column']))}</code>: "
+             f"<b>{cas['value']:.3f}</b> [{cas['ci'][0]:.3f}, {cas['ci'][1]:.3f}] "
+             f"(clear {u['interest']['clear']:.3f}). The paper's view (trained on clear, scored "
+             "on the release) is kept beside it; it rewards releases that collapse each class "
+             "towards its mean.</p>"]
+    parts += [f"<p>{html.escape(n)}.</p>" for n in u.get("notes", [])]
+    return parts
+
+
+def baseline_section(p: Mapping[str, Any]) -> list[str]:
+    """Chance, the label-only control attacker and the advantage with its interval."""
+    if "control" not in p:
+        return []
+    c, a = p["control"], p["advantage"]
+    cols = ", ".join(html.escape(str(x)) for x in c.get("columns", [])) or "none"
+    return ["<h3>Baselines</h3>",
+            f"<p>Chance (commonest value): {p['chance']:.3f}. Control attacker (reads only the "
+            f"released label columns: {cols}): {c['value']:.3f} [{c['ci'][0]:.3f}, "
+            f"{c['ci'][1]:.3f}]. Advantage of the worst attack over max(chance, control) "
+            f"({html.escape(a['over'])}): <b>{a['value']:+.3f}</b> [{a['ci'][0]:+.3f}, "
+            f"{a['ci'][1]:+.3f}] ({html.escape(a['method'])}).</p>"]
+
+
+def threat_names_section(p: Mapping[str, Any]) -> list[str]:
+    """Attacker modes in VoicePrivacy terms, and which attackers a bound covers."""
+    names = p.get("threat_names")
+    parts = []
+    if names:
+        rows = [{"mode": m, "VoicePrivacy name": n} for m, n in names.items()]
+        parts += ["<h3>Threat models (VoicePrivacy names)</h3>",
+                  _table(rows, ["mode", "VoicePrivacy name"])]
+    for note in p.get("notes", []):
+        parts.append(f"<p class='bad'>Bound: {html.escape(note)}.</p>")
+    return parts
+
+
+def membership_section(p: Mapping[str, Any]) -> list[str]:
+    """Membership disclosure: AUC of telling members of the release from non-members."""
+    rows = p.get("membership")
+    if not rows:
+        return []
+    return ["<h3>Membership disclosure</h3>",
+            "<p>Who contributed to the release? The attacker holds clear records of people "
+            "(records) in the release and of others kept out, and scores each by its closeness "
+            "to the release. AUC 0.5: no disclosure; 1: every member told apart. This answers "
+            "a different question from recognition: a leak of identity that generalises to "
+            "non-members is invisible here, and a membership leak is invisible to "
+            "recognition.</p>",
+            _table([{**r, "attacker (strongest)": r["attacker"]} for r in rows],
+                   ["level", "auc", "ci", "attacker (strongest)", "n_members",
+                    "n_nonmembers"])]
+
+
+def contributor_section(p: Mapping[str, Any]) -> list[str]:
+    """Contributor disclosure of a mixing method."""
+    c = p.get("contributors")
+    if not c:
+        return []
+    verdict = ("fires: the attacker names a contributor more often than a random identity "
+               "would be one" if c["fires"] else "does not fire")
+    own = ("the record's own identity counts as a contributor" if c["own_identity_included"]
+           else "the record itself is not among its contributors")
+    return ["<h3>Contributor disclosure (mixing)</h3>",
+            f"<p>Share of released records for which the strongest attacker "
+            f"({html.escape(c['attacker'])}) names an identity mixed into them: "
+            f"<b>{c['rate']:.3f}</b> [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}], against a base rate "
+            f"of {c['base_rate']:.3f}; {verdict} ({own}). The mixing sets are known to the "
+            "evaluator only and are not written.</p>"]
+
+
+def verification_section(p: Mapping[str, Any]) -> list[str]:
+    """EER of the cosine verifier (VoicePrivacy convention)."""
+    rows = p.get("verification")
+    if not rows:
+        return []
+    return ["<h3>Verification (EER)</h3>",
+            "<p>A same/different verifier on cosine scores: identities enrolled on clear "
+            "records (<i>ignorant</i> = naive) or on records released the same way "
+            "(<i>semi-informed</i> = parrot), trials on released records. EER 0.5: the "
+            "verifier cannot tell; lower is worse for privacy.</p>",
+            _table(rows, ["mode", "voiceprivacy", "eer", "ci", "enrolment", "n_target",
+                          "n_nontarget"])]
+
+
 def render_html(report: Mapping[str, Any]) -> str:
     """Return the report as a self-contained HTML page."""
     u, p = report["utility"], report["privacy"]
@@ -102,6 +202,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         "<!doctype html><html><head><meta charset='utf-8'><title>bioanon report</title>",
         f"<style>{_STYLE}</style></head><body>",
         "<h1>bioanon evaluation report</h1>",
+        *verdict_section(report),
         f"<p>Data: {_fmt(report['dataset']['source'])} — {report['dataset']['n_records']} "
         f"records × {report['dataset']['n_features']} features; "
         f"{report['dataset']['n_test']} held-out records stand for the release "
@@ -120,14 +221,15 @@ def render_html(report: Mapping[str, Any]) -> str:
         "<i>reverse</i> attackers hold an anonymized labelled gallery and clear probes, "
         "<i>linkage</i> matches each released record to its nearest clear record. "
         "Trust the worst case, not the naive number.</p>",
-        "<h2>Utility</h2>", _img(utility_chart(report), "utility chart"),
+        "<h2>Utility</h2>", *utility_notes_section(u),
+        _img(utility_chart(report), "utility chart"),
         _table(util_rows, ["column", "model", "clear", "anonymized", "anonymized_to_clear",
                            "anonymized_to_anonymized", "chance", "alpha"]),
         "<p><i>anonymized</i>: trained on clear, scored on anonymized (the paper's view); "
         "<i>anonymized_to_clear</i>: trained on anonymized, scored on clear (classification "
         "accuracy score); <i>anonymized_to_anonymized</i>: trained and scored on "
         "anonymized.</p>",
-        "<h2>Privacy</h2>", _img(attack_chart(report), "attack chart"),
+        "<h2>Privacy</h2>", *baseline_section(p), _img(attack_chart(report), "attack chart"),
         "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>", _attack_matrix(p),
         "<h3>Every attack</h3>",
         _table(p["attacks"], ["mode", "model", "train_data", "test_data", "accuracy", "ci",
@@ -139,6 +241,8 @@ def render_html(report: Mapping[str, Any]) -> str:
     if topk:
         parts += ["<h3>Top-k accuracy</h3>", _img(topk, "top-k chart")]
     parts += _selection_section(p)
+    parts += membership_section(p) + contributor_section(p) + verification_section(p)
+    parts += threat_names_section(p)
     link = [a for a in p["attacks"] if a["mode"] == "linkage"]
     if link and "record_top_k" in link[0]:
         parts += ["<h3>Record linkage</h3><p>Top-k rate at which the nearest clear records "
