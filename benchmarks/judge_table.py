@@ -69,9 +69,18 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(SETTINGS))
     ap.add_argument("--models", default="logreg,linear_svm,knn,hgb")
     ap.add_argument("--jobs", type=int, default=-1)
+    ap.add_argument("--g", type=int, default=None,
+                    help="override g of the selective mean (SP-SW-HAR's smallest activity "
+                         "class in a split is too small for g=64)")
+    ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
+    if args.g is not None:
+        for name in SETTINGS:
+            if name.startswith("selective-mean"):
+                SETTINGS[name]["g"] = args.g
+    out_path: Path = args.out
     rows: list[dict[str, Any]] = []
-    OUT.parent.mkdir(parents=True, exist_ok=True)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
     head = (f"{'data':<10}{'method':<36}{'CAS':>7}{'clear':>7}{'paper':>7}{'worst':>7}"
             f"  {'attacker':<28}{'chance':>7}{'ctrl':>7}  {'advantage [95% CI]':<24}"
             f"{'old adv':>8}{'MIA':>7}{'s':>6}{'load':>6}")
@@ -114,9 +123,9 @@ def main() -> None:
                   f"{row['advantage_ci'][1]:+.3f}]   {row['old_advantage_over_chance']:>7.3f}"
                   f"{row['membership_auc']:>7.3f}{row['seconds']:>6.0f}"
                   f"{row['load_average']:>6.1f}", flush=True)
-            OUT.write_text(json.dumps({"models": args.models, "rows": rows}, indent=2))
-    OUT.write_text(json.dumps({"models": args.models, "rows": rows}, indent=2))
-    print(f"wrote {OUT}")
+            out_path.write_text(json.dumps({"models": args.models, "rows": rows}, indent=2))
+    out_path.write_text(json.dumps({"models": args.models, "rows": rows}, indent=2))
+    print(f"wrote {out_path}")
 
 
 if __name__ == "__main__":

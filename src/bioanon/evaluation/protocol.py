@@ -565,7 +565,7 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     >>> r = evaluate(t, "expression", "identity", models=["knn"], n_jobs=1,
     ...              anonymizer=SelectiveMeanAnonymizer("expression", g=8, r_p=0.1))
     >>> sorted(r["privacy"])[:3]
-    ['advantage', 'attacks', 'chance']
+    ['advantage', 'attacks', 'baseline']
     >>> sorted(r["verdict"])[:3]
     ['advantage', 'chance', 'control']
     """
