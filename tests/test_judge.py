@@ -63,15 +63,17 @@ def test_membership_auc_on_a_six_record_table():
 class CopyDonor(AnonymizerMixin, TransformerMixin, BaseEstimator):
     """Each released record is a copy of another identity's record (or fresh noise)."""
 
-    def __init__(self, copy: bool = True, random_state: int | None = None) -> None:
+    def __init__(self, copy: bool = True, identity: str = "identity",
+                 random_state: int | None = None) -> None:
         self.copy = copy
+        self.identity = identity
         self.random_state = random_state
 
     def fit(self, X, labels=None):
         return self
 
     def _release(self, X, labels):
-        ident = labels["identity"].astype(str).to_numpy()
+        ident = labels[self.identity].astype(str).to_numpy()
         order = np.argsort(ident, kind="stable")
         donor = np.empty(len(ident), dtype=np.int64)
         donor[order] = np.roll(order, len(ident) // 2)  # half-way round: another identity
@@ -220,3 +222,27 @@ def test_cli_preview_is_opt_in_and_announced(tmp_path):
     assert res.exit_code == 0, res.output
     assert "release looks like" in (tmp_path / "b" / "report.html").read_text()
     assert "contact sheet" in res.output and "keep it private" in res.output
+
+
+def test_face_pixel_tables_get_the_pretrained_recognizer():
+    from bioanon.attack.pretrained import available
+
+    if not available():
+        pytest.skip("the face extra (dlib and its model files) is not installed")
+    rng = np.random.default_rng(0)
+    ids = np.repeat(np.arange(4), 8)
+    base = rng.random((4, 16 * 16))
+    X = np.clip(base[ids] + 0.05 * rng.normal(size=(32, 256)), 0, 1).astype(np.float32)
+    from bioanon.table import FeatureTable
+
+    t = FeatureTable(X, pd.DataFrame({"subject": ids.astype(str),
+                                      "glasses": np.tile(["y", "n"], 16)}),
+                     meta={"image_shape": [16, 16]})
+    ev = Evaluation(t, "glasses", "subject", models="all", attackers="naive")
+    ev._check()
+    assert "dlib_embedding" in ev.model_list and "hgb" in ev.model_list
+    rep = evaluate(t, "glasses", "subject", models=["dlib_embedding"], attackers=["naive"],
+                   anonymizer=CopyDonor(False, "subject"), n_jobs=1, membership=False,
+                   verification=False)
+    assert [a["model"] for a in rep["privacy"]["attacks"]] == ["dlib_embedding"]
+    assert rep["privacy"]["clear"][0]["accuracy"] > 0.5  # the embedding separates the faces
