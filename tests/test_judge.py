@@ -140,7 +140,7 @@ def test_control_beats_chance_when_a_released_label_narrows_identity():
     assert rep["verdict"]["control"] == ev.control().value
 
 
-def test_identity_release_fails_the_verdict_and_noise_meets_a_loose_one(small):
+def test_identity_release_fails_the_verdict_and_noise_meets_a_loose_one(small, tmp_path):
     class Same(CopyDonor):
         def _release(self, X, labels):
             return X.astype(np.float32), sp.identity(len(X), format="csr")
@@ -150,6 +150,11 @@ def test_identity_release_fails_the_verdict_and_noise_meets_a_loose_one(small):
     assert not v["met"] and v["worst_case"]["accuracy"] > 0.9
     assert rep["privacy"]["membership"][0]["auc"] > 0.95
     assert v["sentence"].startswith("Privacy target NOT met")
+    page = rep.write(tmp_path)["html"].read_text()
+    assert page.index("id='verdict'") < page.index("<h2>")  # the page opens with the verdict
+    for section in ("Membership disclosure", "Contributor disclosure", "VoicePrivacy",
+                    "Baselines"):
+        assert section in page
     rep = evaluate(small, "expression", "identity", anonymizer=CopyDonor(False),
                    target_advantage=0.3, **FAST)
     assert rep["verdict"]["met"] and verdict(rep, 0.3).met
