@@ -205,7 +205,8 @@ def test_cli_evaluate_secrets(small, tmp_path, monkeypatch):
     assert doc["verdict"]["sentence"] in " ".join(res.output.split()) or \
         doc["verdict"]["sentence"][:40] in res.output
     assert "contact sheet" not in res.output  # not a pixel table, no --preview
-    help_text = " ".join(runner.invoke(app, ["evaluate", "--help"]).output.split())
+    raw = runner.invoke(app, ["evaluate", "--help"]).output
+    help_text = " ".join(raw.replace("│", " ").split())
     assert "written to report.json" in help_text and "not written" in help_text
 
 
