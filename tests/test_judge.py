@@ -159,6 +159,10 @@ def test_identity_release_fails_the_verdict_and_noise_meets_a_loose_one(small, t
                    target_advantage=0.3, **FAST)
     assert rep["verdict"]["met"] and verdict(rep, 0.3).met
     assert 0.3 < rep["privacy"]["membership"][0]["auc"] < 0.7
+    # the cross-fitted worst case is never above the max over attacks on the same records
+    cf = rep["privacy"]["worst_case_crossfit"]
+    assert cf["accuracy"] <= rep["privacy"]["worst_case"]["accuracy"]
+    assert len(cf["attackers"]) == 2
 
 
 # ------------------------------------------------------------------ secrets (issue 11)

@@ -279,8 +279,9 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         Reuse clear-trained recognizers fitted on the same training data.
     progress : callable (done, total, description), optional
     predictions : dict, optional
-        Filled in place with each attacker's guesses on the released test records, keyed
-        ``"mode / recognizer"`` (kept in process: contributor disclosure reads them).
+        Filled in place with each attacker's guesses for the test records (in their order;
+        the reverse attacker's come from clear probes), keyed ``"mode / recognizer"`` (kept
+        in process: contributor disclosure and the cross-fitted worst case read them).
 
     Returns
     -------
@@ -359,8 +360,8 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
                                 top_k, kind=res["kind"])
             rec["fit_seconds"] = res["fit_seconds"]
             attacks.append(rec)
-            if predictions is not None and spec.probes == "anonymized":
-                scores = res["proba"]["anonymized"]
+            if predictions is not None:  # every attack's guesses, in test-record order
+                scores = res["proba"][spec.probes]
                 predictions[f"{mode} / {model_name(m)}"] = res["classes"][np.argmax(scores, 1)]
     if "linkage" in modes:
         start = time.perf_counter()

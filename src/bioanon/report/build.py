@@ -4,7 +4,9 @@
 headline), ``utility.notes`` (e.g. person-level attributes scored on unseen identities),
 ``privacy.control``, ``privacy.baseline``, ``privacy.advantage`` (worst − max(chance, control)
 with a 95% interval), ``privacy.membership``, ``privacy.contributors``,
-``privacy.verification``, ``privacy.threat_names`` (VoicePrivacy terms), ``privacy.notes``
+``privacy.verification``, ``privacy.worst_case_crossfit`` (the worst attacker chosen on one
+half of the released records and scored on the other: the max over many attacks is biased
+upwards, this figure is not), ``privacy.threat_names`` (VoicePrivacy terms), ``privacy.notes``
 (which attackers a bound covers) and ``verdict``. The source is the input's file name only.
 Nothing secret goes in: the anonymizer's seed is neither a parameter nor derived here, and the
 mixing matrix never leaves the evaluation.
@@ -97,6 +99,7 @@ def build_report(ev: Any) -> Report:
                        "mixture": mixture(worst["accuracy"]),
                        "advantage_over_baseline": w_typed.advantage.to_dict(),
                        "voiceprivacy": VOICEPRIVACY.get(worst["mode"], "")},
+        "worst_case_crossfit": ev.worst_case_crossfit(),
         "control": {**ctrl.to_dict(), "columns": ev.label_columns,
                     "attacker": "commonest sensitive value per combination of the released "
                                 "label columns (learnt on the training split)"},

@@ -104,6 +104,10 @@ class Report(Mapping[str, Any]):
             rows.append((f"attack {mode} (best: {att['model']})", f"{att['accuracy']:.3f}{ci}"))
         w = p["worst_case"]
         rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
+        if p.get("worst_case_crossfit"):
+            c = p["worst_case_crossfit"]
+            rows.append(("worst case, cross-fitted (no winner's curse)",
+                         f"{c['accuracy']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]"))
         if "advantage" in p:
             a = p["advantage"]
             rows.append((f"advantage over {a['over']}",
