@@ -107,6 +107,7 @@ def row(name: str, ev: Evaluation, seconds: float) -> dict[str, Any]:
             "worst": p["worst_case"]["accuracy"], "worst_ci": p["worst_case"]["ci"],
             "worst_attacker": p["worst_case"]["attacker"], "chance": p["chance"],
             "control": p["control"]["value"], "advantage": p["advantage"],
+            "worst_crossfit": p.get("worst_case_crossfit"),
             "membership_auc": p["membership"][0]["auc"],
             "membership_ci": p["membership"][0]["ci"],
             "membership_attacker": p["membership"][0]["attacker"],
@@ -156,6 +157,12 @@ def main() -> None:
               f"[{r['membership_ci'][0]:.3f}, {r['membership_ci'][1]:.3f}] "
               f"({r['membership_attacker']})  {r['seconds']:.0f} s "
               f"(load average {os.getloadavg()[0]:.2f})", flush=True)
+        if r["worst_crossfit"]:
+            c = r["worst_crossfit"]
+            print(f"    cross-fitted worst {c['accuracy']:.3f} [{c['ci'][0]:.3f}, "
+                  f"{c['ci'][1]:.3f}] advantage {c['advantage']['value']:+.3f} "
+                  f"[{c['advantage']['ci'][0]:+.3f}, {c['advantage']['ci'][1]:+.3f}]",
+                  flush=True)
         for m, a in r["by_mode"].items():
             print(f"    {m:<10} {a['accuracy']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}] "
                   f"({a['model']})", flush=True)
