@@ -88,12 +88,23 @@ def test_kl_is_zero_for_uniform_and_positive_otherwise():
         0.0, 0.5, 1.0]
 
 
-def test_pixel_tables_get_a_contact_sheet_in_html_only(tmp_path):
+def test_contact_sheet_is_opt_in_and_uncaptioned(tmp_path, monkeypatch):
+    import bioanon.report.preview as pv
+
+    seen = []
+    real = pv.contact_sheet
+    monkeypatch.setattr(pv, "contact_sheet",
+                        lambda *a, **k: seen.append(a[3] if len(a) > 3 else k.get("captions"))
+                        or real(*a, **k))
     t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=3)
     t.meta["image_shape"] = [4, 8]
-    r = evaluate(t, "expression", "identity", anonymizer=Identity(), models=["knn"],
-                 attackers=["naive"], selection=[])
+    kw = dict(anonymizer=Identity(), models=["knn"], attackers=["naive"], selection=[],
+              membership=False, verification=False)
+    r = evaluate(t, "expression", "identity", **kw)
+    assert r.figures == {}  # off by default: it shows originals
+    r = evaluate(t, "expression", "identity", preview=True, **kw)
     paths = r.write(tmp_path)
     assert len(r.figures) == 1
     assert "release looks like" in paths["html"].read_text()
     assert "release looks like" not in paths["json"].read_text()
+    assert seen == [None]  # drawn without captions: no sensitive value on the sheet

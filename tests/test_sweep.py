@@ -29,19 +29,26 @@ def test_parse_grid_types_and_errors():
         parse_grid(["g"])
 
 
-def test_sweep_ranks_settings_and_recommends_within_target(table):
+def test_sweep_ranks_settings_recommends_by_the_verdict_rule_and_confirms(table):
     base = SelectiveMeanAnonymizer("expression", r_p=0.0, random_state=0)
     res = sweep(table, base, {"g": [1, 4, 12], "t": [1.0]}, "expression", "identity",
-                target_advantage=0.15, **FAST)
+                target_advantage=0.25, **FAST)
     assert len(res.rows) == 3
     by_g = {r["params"]["g"]: r for r in res.rows}
     # g=1 releases the data itself: the worst case is far above the mixed settings
     assert by_g[1]["worst_case"] > by_g[12]["worst_case"] + 0.3
+    assert not by_g[1]["met"]
     assert res.recommended is not None
     rec = res.rows[res.recommended]
-    assert rec["advantage"] <= 0.15
-    assert all(r["U"] <= rec["U"] for r in res.rows if r["advantage"] <= 0.15)
-    assert res.recommended in res.front
+    assert rec["met"] and rec["advantage_ci"][1] <= 0.25  # the upper bound, not the point
+    assert all(r["cas"] <= rec["cas"] for r in res.rows if r["met"])
+    # confirmed on a fresh split and seed; both figures are kept
+    conf = res.confirmation
+    assert conf is not None and conf["seed"] != 0
+    assert {"met", "worst_case", "utility", "advantage"} <= set(conf)
+    doc = res.to_dict()
+    assert doc["recommended"]["worst_case"] == rec["worst_case"]
+    assert doc["confirmation"]["worst_case"]["accuracy"] == conf["worst_case"]["accuracy"]
 
 
 def test_unsupported_settings_are_skipped_not_fatal(table):

@@ -1,9 +1,12 @@
 """Parameter sweeps: evaluate a method over a grid, keep the Pareto front, recommend a setting.
 
-Every setting is judged by the same protocol as :func:`bioanon.evaluation.evaluate`: privacy is
-the **worst case** over the attack panel (never the naive attacker alone) and utility is
-U = P + Σ alpha_i Q_i. The recommended setting is the one with the highest utility among those
-whose worst-case advantage over chance stays within the owner's target.
+Every setting is judged by the same protocol as :func:`bioanon.evaluation.evaluate` and the same
+rule as its verdict (:func:`bioanon.evaluation.verdict`): privacy is the **worst case** over the
+attack panel (never the naive attacker alone), and a setting meets the target when the upper end
+of the 95% interval of its advantage over max(chance, control) is at most ``target_advantage``.
+The recommended setting is the one with the highest CAS among those that meet it; it is then
+re-evaluated on a fresh split and seed (:func:`bioanon.evaluation.confirm`) and both figures
+are reported.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
 from .errors import BioanonError, suggest
-from .evaluation import evaluate
+from .evaluation import confirm, evaluate, verdict
 from .metrics.pareto import pareto_front
 from .progress import stages
 from .table import FeatureTable
@@ -35,13 +38,19 @@ class SweepResult:
     target_advantage: float
     chance: float | None
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    baseline: float | None = None
+    confirmation: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"target_advantage": self.target_advantage, "chance": self.chance,
                 "rows": self.rows, "pareto_front": self.front,
                 "recommended": None if self.recommended is None
-                else self.rows[self.recommended], "skipped": self.skipped}
+                else self.rows[self.recommended], "skipped": self.skipped,
+                "baseline": self.baseline, "confirmation": self.confirmation,
+                "rule": "met when the upper 95% bound of worst − max(chance, control) <= "
+                        "target_advantage; recommended: the highest CAS among those met, "
+                        "confirmed on a fresh split and seed"}
 
 
 def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
@@ -74,8 +83,8 @@ def _value(raw: str) -> Any:
 
 def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]],
           interest: str, sensitive: str, additional: Mapping[str, float] | None = None,
-          target_advantage: float = 0.1, progress: Progress | None = None,
-          **evaluate_kwargs: Any) -> SweepResult:
+          target_advantage: float = 0.05, progress: Progress | None = None,
+          confirm_best: bool = True, **evaluate_kwargs: Any) -> SweepResult:
     """Evaluate ``anonymizer`` at every point of ``grid``.
 
     Parameters
@@ -88,8 +97,11 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     interest, sensitive, additional
         As for :func:`bioanon.evaluation.evaluate`.
     target_advantage : float
-        Largest acceptable worst-case advantage over chance, (acc − chance)/(1 − chance).
+        The verdict's target: the upper 95% bound of the worst attack's advantage over
+        max(chance, control) must be at most this (default 0.05).
     progress : callable (done, total, description), optional
+    confirm_best : bool
+        Re-evaluate the recommended setting on a fresh split and seed (``confirmation``).
     **evaluate_kwargs
         Passed to :func:`~bioanon.evaluation.evaluate` (models, attackers, random_state, ...).
 
@@ -122,7 +134,9 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     progress = stages(progress, "sweeping", "bioanon.sweep")
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    chance = None
+    chance = baseline = None
+    evaluate_kwargs.setdefault("membership", False)  # the verdict needs the panel only
+    evaluate_kwargs.setdefault("verification", False)
     for i, point in enumerate(points):
         if progress is not None:
             progress(i, len(points), ", ".join(f"{k}={v}" for k, v in point.items()))
@@ -135,15 +149,18 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
             skipped.append({"params": point, "reason": str(exc)})
             continue
         p, u = report["privacy"], report["utility"]
-        chance = p["chance"]
+        chance, baseline = p["chance"], p["baseline"]["value"]
         worst = p["worst_case"]
+        v = verdict(report, target_advantage)
         rows.append({
             "params": point, "U": u["U"], "U_clear": u["U_clear"],
+            "cas": u["cas"]["value"], "cas_clear": u["interest"]["clear"],
             "interest_anonymized": u["interest"]["anonymized"],
             "worst_case": worst["accuracy"], "worst_case_ci": worst.get("ci"),
             "worst_attacker": f"{worst['mode']} / "
                                                                f"{worst['model']}",
-            "advantage": (worst["accuracy"] - chance) / (1 - chance) if chance < 1 else 0.0,
+            "advantage": v.advantage, "advantage_ci": list(v.advantage_ci),
+            "control": v.control, "met": v.met,
         })
     if progress is not None:
         progress(len(points), len(points), "done")
@@ -152,10 +169,19 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
         raise BioanonError(f"no setting of the grid could be evaluated (first: {first})")
     front = [int(j) for j in pareto_front([1 - r["worst_case"] for r in rows],
                                           [r["U"] for r in rows])]
-    ok = [j for j, r in enumerate(rows) if r["advantage"] <= target_advantage]
-    recommended = (max(ok, key=lambda j: (rows[j]["U"], -rows[j]["worst_case"]))
+    ok = [j for j, r in enumerate(rows) if r["met"]]
+    recommended = (max(ok, key=lambda j: (rows[j]["cas"], -rows[j]["worst_case"]))
                    if ok else None)
-    return SweepResult(rows, front, recommended, target_advantage, chance, skipped)
+    confirmation = None
+    if recommended is not None and confirm_best:
+        if progress is not None:
+            progress(len(points), len(points), "confirming on a fresh split and seed")
+        confirmation = confirm(table, clone(anonymizer).set_params(**rows[recommended]["params"]),
+                               interest, sensitive, additional, target_advantage,
+                               random_state=evaluate_kwargs.pop("random_state", 0),
+                               **evaluate_kwargs)
+    return SweepResult(rows, front, recommended, target_advantage, chance, skipped, baseline,
+                       confirmation)
 
 
 def setting_label(params: Mapping[str, Any]) -> str:
@@ -211,9 +237,10 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
                    label=f"clear data (U = {u_clear:.3f})")
     if result.chance is not None:
         ax.axvline(result.chance, color="black", linestyle="--", linewidth=1, label="chance")
-        limit = result.chance + result.target_advantage * (1 - result.chance)
+        base = result.baseline if result.baseline is not None else result.chance
+        limit = base + result.target_advantage
         ax.axvline(limit, color="#5cb85c", linestyle=":", linewidth=1.5,
-                   label=f"target (advantage ≤ {result.target_advantage:g})")
+                   label=f"target (max(chance, control) + {result.target_advantage:g})")
     if result.recommended is not None:
         j = result.recommended
         ax.scatter([acc[j]], [util[j]], s=160, facecolors="none", edgecolors="#337ab7",

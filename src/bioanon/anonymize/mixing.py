@@ -191,6 +191,13 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         if X.shape[1] != self.n_features_in_:
             raise BioanonError(f"X has {X.shape[1]} features but the anonymizer was fitted on "
                                f"{self.n_features_in_}; transform data with the same features")
+        out, clusters = self._release(X, labels, progress)
+        if table is not None:
+            return table.with_features(out)
+        return out
+
+    def _release(self, X: np.ndarray, labels: Any,
+                 progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
         y = self._check_input(X, labels)
         seed = self.random_state if self.random_state is not None else secure_seed()
         ss = np.random.SeedSequence(seed)
@@ -203,9 +210,23 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
         out = out.astype(np.float32)
         self.information_loss_ = float(np.linalg.norm(X64 - out, axis=1).mean())
         self.n_clusters_ = int(clusters.max()) + 1
-        if table is not None:
-            return table.with_features(out)
-        return out
+        return out, clusters
+
+    def release_with_mixing(self, X: Any, labels: Any = None) -> tuple[np.ndarray,
+                                                                       sp.csr_matrix]:
+        """Fit, release ``X`` and return the release with its secret mixing matrix.
+
+        For the evaluator only (contributor disclosure), in process: ``M[i, j] > 0`` when
+        record j is in released record i's cluster. The matrix reveals the cluster
+        assignments; never write it anywhere.
+        """
+        X, labels = split_input(X, labels)
+        self.fit(X, labels)
+        out, clusters = self._release(X, labels)
+        n = clusters.size
+        P = sp.csr_matrix((np.ones(n), (np.arange(n), clusters)),
+                          shape=(n, int(clusters.max()) + 1))
+        return out, (P @ P.T).tocsr()
 
     def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
         """Check the parameters and release ``X``."""

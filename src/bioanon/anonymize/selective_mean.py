@@ -243,16 +243,31 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
                 f"X has {X.shape[1]} features but the anonymizer was fitted on "
                 f"{self.n_features_in_}; transform data with the same features"
             )
-        M = self.mixing_matrix(labels, X.shape[0])
-        lam = (self.w - 1.0) / (self.w - 1.0 + self.g)
-        out = apply_mixing(X, M, self.mask_, lam)
+        out, _ = self._release(X, labels)
         if table is not None:
             return table.with_features(out)
         return out
 
+    def _release(self, X: np.ndarray, labels: Any) -> tuple[np.ndarray, sp.csr_matrix]:
+        M = self.mixing_matrix(labels, X.shape[0])
+        lam = (self.w - 1.0) / (self.w - 1.0 + self.g)
+        return apply_mixing(X, M, self.mask_, lam), M
+
     def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
         """Fit on ``X`` and anonymize it."""
         return self.fit(X, labels).transform(X, labels)
+
+    def release_with_mixing(self, X: Any, labels: Any = None) -> tuple[np.ndarray,
+                                                                       sp.csr_matrix]:
+        """Fit, release ``X`` and return the release with its secret mixing matrix.
+
+        For the evaluator only (contributor disclosure), in process: ``M[i, j] > 0`` when
+        record j was mixed into released record i. The matrix undoes the anonymization's
+        secrecy; never write it anywhere.
+        """
+        X, labels = split_input(X, labels)
+        self.fit(X, labels)
+        return self._release(X, labels)
 
     def mixing_matrix(self, labels: Any, n: int) -> sp.csr_matrix:
         """Build the secret mixing matrix M for ``n`` records with these interest labels."""

@@ -253,7 +253,8 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
               modes: str | Sequence[str] = "all", models: Sequence[Any] = ("knn",),
               seed: int = 0, top_k: int = 5, n_jobs: int | None = -1,
               cache: ModelCache | None = None,
-              progress: Progress | None = None) -> dict[str, Any]:
+              progress: Progress | None = None,
+              predictions: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Run every attacker mode × recognizer on one closed-set split.
 
     Parameters
@@ -277,6 +278,10 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     cache : ModelCache, optional
         Reuse clear-trained recognizers fitted on the same training data.
     progress : callable (done, total, description), optional
+    predictions : dict, optional
+        Filled in place with each attacker's guesses for the test records (in their order;
+        the reverse attacker's come from clear probes), keyed ``"mode / recognizer"`` (kept
+        in process: contributor disclosure and the cross-fitted worst case read them).
 
     Returns
     -------
@@ -355,10 +360,15 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
                                 top_k, kind=res["kind"])
             rec["fit_seconds"] = res["fit_seconds"]
             attacks.append(rec)
+            if predictions is not None:  # every attack's guesses, in test-record order
+                scores = res["proba"][spec.probes]
+                predictions[f"{mode} / {model_name(m)}"] = res["classes"][np.argmax(scores, 1)]
     if "linkage" in modes:
         start = time.perf_counter()
         link = LinkageAttacker(k=top_k).fit(X_test, y_test)
         scores, classes = link.class_scores(A_test)
+        if predictions is not None:
+            predictions["linkage / cosine_nn"] = classes[np.argmax(scores, axis=1)]
         rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, scores, classes,
                             chance, top_k, kind="decision")
         rates = link.record_hit_rates(A_test, np.arange(len(y_test)), top_k)
@@ -370,7 +380,8 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     return {"attacks": attacks, "clear": clear, "timing": timing}
 
 
-_COST = {"rbf_svm": 0, "pca_svm": 1, "forest": 2, "linear_svm": 3, "mlp": 4}
+_COST = {"dlib_embedding": 0, "rbf_svm": 0, "pca_svm": 1, "hgb": 1, "forest": 2, "linear_svm": 3,
+         "mlp": 4}
 
 
 def _cost_rank(model: Any) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 from sklearn.base import ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.decomposition import PCA
-from sklearn.ensemble import RandomForestClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
@@ -68,6 +68,20 @@ def _pca_svm(seed: int | None) -> Any:
                          _calibrated(SVC(C=10.0, gamma="scale", random_state=seed)))
 
 
+def _hgb(seed: int | None) -> Any:
+    # histogram gradient boosting: few bins and shallow trees keep it a few seconds per fit
+    return HistGradientBoostingClassifier(max_iter=60, learning_rate=0.2, max_leaf_nodes=15,
+                                          max_bins=32, early_stopping=False,
+                                          random_state=seed)
+
+
+def _dlib_embedding(seed: int | None) -> Any:
+    from .pretrained import DlibEmbedding
+
+    return make_pipeline(DlibEmbedding(), StandardScaler(),
+                         _calibrated(LinearSVC(C=0.1, dual=False, random_state=seed)))
+
+
 RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     "forest": _forest,
     "linear_svm": _linear_svm,
@@ -76,6 +90,11 @@ RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     "mlp": _mlp,
     "logreg": _logreg,
     "pca_svm": _pca_svm,
+    "hgb": _hgb,
+}
+#: recognizers that apply only to some tables (added to the panel when they apply)
+OPTIONAL_RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
+    "dlib_embedding": _dlib_embedding,
 }
 DEFAULT_MODELS = ("forest", "linear_svm", "knn")
 
@@ -127,11 +146,13 @@ def make_recognizer(model: str | ClassifierMixin | Pipeline,
     'kneighborsclassifier'
     """
     if isinstance(model, str):
-        if model not in RECOGNIZERS:
+        if model not in RECOGNIZERS and model not in OPTIONAL_RECOGNIZERS:
             raise BioanonError(
                 f"unknown recognizer '{model}'{suggest(model, RECOGNIZERS)}; choose from "
                 f"{', '.join(RECOGNIZERS)} or all"
             )
+        if model in OPTIONAL_RECOGNIZERS:
+            return OPTIONAL_RECOGNIZERS[model](random_state)
         return RECOGNIZERS[model](random_state)
     if not hasattr(model, "fit") or not hasattr(model, "predict"):
         raise BioanonError(f"recognizer {model!r} is not a classifier (no fit/predict); pass a "
@@ -161,7 +182,7 @@ def parse_models(models: str | Any) -> list[Any]:
     >>> parse_models("knn, forest")
     ['knn', 'forest']
     >>> len(parse_models("all"))
-    7
+    8
     """
     if isinstance(models, str):
         items: list[Any] = [m.strip() for m in models.split(",") if m.strip()]

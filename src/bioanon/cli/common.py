@@ -233,3 +233,5 @@ def print_summary(report: Any) -> None:
     for key, value in report.summary_rows():
         tab.add_row(key, value)
     console.print(tab)
+    if "verdict" in report:
+        console.print(report["verdict"]["sentence"], highlight=False, markup=False)

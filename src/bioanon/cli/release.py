@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import BioanonError
+from ..evaluation.seeds import derive_seed
 from ..io import check_output_dir, check_output_file, file_sha256
 from ..methods import build_method
 from ..release import (
@@ -60,6 +61,18 @@ KeepOpt = Annotated[list[str] | None, typer.Option(
     "--keep", help="Label column to release as it is; checked by the join check.")]
 ForceOpt = Annotated[bool, typer.Option(
     "--force", help="Release even when kept columns single out identities (recorded).")]
+
+#: the evaluation's --seed: what is written and what is not
+EvalSeedOpt = Annotated[int | None, typer.Option(
+    "--seed", help="Evaluation seed (default 0): fixes the split, the recognizers and the "
+                   "training mixes, and is written to report.json and report.html. The "
+                   "anonymizer inside the evaluation never uses it: it draws from a seed "
+                   "derived from it by a one-way hash, which is not written anywhere. It is "
+                   "not a release key: releases use anonymize --seed.")]
+TargetOpt = Annotated[float, typer.Option(
+    "--target-advantage", help="Privacy target of the verdict: the upper end of the 95% "
+                               "interval of the worst attack's advantage over max(chance, "
+                               "control) must be at most this.")]
 
 
 @app.command()
@@ -152,13 +165,19 @@ def evaluate(
     label: LabelOpt = None,
     method: MethodOpt = "selective-mean",
     g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
-    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
+    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: EvalSeedOpt = None,
     allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
     block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
     sampler: SamplerOpt = None, param: ParamOpt = None,
+    target_advantage: TargetOpt = 0.05,
+    preview: Annotated[bool, typer.Option(
+        "--preview", help="Add a contact sheet of held-out originals and their released "
+                          "versions to report.html (pixel tables; uncaptioned). The report "
+                          "then shows real faces: keep it private.")] = False,
     models: Annotated[str, typer.Option(
         help="Attack recognizers, comma-separated, or 'all' (forest, linear_svm, rbf_svm, "
-             "knn, mlp, logreg, pca_svm).")] = "forest,linear_svm,knn",
+             "knn, mlp, logreg, pca_svm, hgb; on face pixels with the face extra, also the "
+             "pre-trained dlib_embedding).")] = "forest,linear_svm,knn",
     attackers: Annotated[str, typer.Option(
         help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
              "parrot75, reverse, linkage.")] = "all",
@@ -187,11 +206,15 @@ def evaluate(
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
     eval_seed = 0 if seed is None else seed
-    opts = method_options(method, interest, add, sensitive, eval_seed, g, t, w, rp, rq, rs,
+    if eval_seed < 0:
+        raise BioanonError(f"--seed {eval_seed} must be a non-negative integer")
+    # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
+    opts = method_options(method, interest, add, sensitive,
+                          derive_seed(eval_seed, "anonymizer"), g, t, w, rp, rq, rs,
                           relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
                           sampler, param)
     anon = build_method(opts)
-    model_list = parse_models(models)
+    model_list = parse_models(models) if models.strip() != "all" else "all"
     modes = parse_modes(attackers)
     parse_strategies(selection)
     if interest is None:
@@ -205,10 +228,16 @@ def evaluate(
                                 random_state=eval_seed, progress=update, attackers=modes,
                                 selection=selection,
                                 identities=identities, n_random=n_random, metadata=meta_cols,
-                                group=group, n_jobs=jobs)
+                                group=group, n_jobs=jobs, target_advantage=target_advantage,
+                                preview=preview)
     paths = report.write(out)
     print_summary(report)
     console.print(f"wrote {paths['json']} and {paths['html']}")
+    if report.figures:
+        console.print(f"note: {paths['html']} contains a contact sheet of original records "
+                      "(--preview); keep it private", highlight=False, markup=False)
+    elif preview:
+        console.print("note: no contact sheet: the features are not pixels", highlight=False)
 
 
 @app.command()
@@ -229,7 +258,8 @@ def demo(
                   f"{table.n_features} features; keep 'expression' (+ 'environment'), "
                   "hide 'identity'")
     anon = SelectiveMeanAnonymizer(interest="expression", additional={"environment": 0.05},
-                                   g=32, t=0.8, w=10, r_p=0.05, random_state=seed)
+                                   g=32, t=0.8, w=10, r_p=0.05,
+                                   random_state=derive_seed(seed, "anonymizer"))
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, "expression", "identity",
                                 additional={"environment": 0.5}, anonymizer=anon,

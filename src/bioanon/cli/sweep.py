@@ -37,7 +37,9 @@ def tune_command(
     label: opt.LabelOpt = None,
     method: opt.MethodOpt = "selective-mean",
     target_advantage: Annotated[float, typer.Option(
-        help="Largest acceptable worst-case advantage over chance.")] = 0.1,
+        help="Privacy target (the verdict's rule): the upper end of the 95% interval of the "
+             "worst attack's advantage over max(chance, control) must be at most this.")]
+    = 0.05,
     models: Annotated[str, typer.Option(help="Attack recognizers, comma-separated.")] =
     "forest,linear_svm,knn",
     attackers: Annotated[str, typer.Option(help="Attacker modes, comma-separated or all.")] =
@@ -62,7 +64,11 @@ def tune_command(
     check_output_dir(out, [input], ["tune.json", "tune.png"])
     add = parse_weighted(additional, 1.0, "--additional")
     eval_seed = 0 if seed is None else seed
-    anon = build_method(method_options(method, interest, add, sensitive, eval_seed, g, t, w,
+    from ..evaluation.seeds import derive_seed
+
+    # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
+    anon = build_method(method_options(method, interest, add, sensitive,
+                                       derive_seed(eval_seed, "anonymizer"), g, t, w,
                                        rp, rq, rs, relevance, allow_replacement, k, sigma,
                                        block, epsilon, decoupler, sampler, param))
     points = parse_grid(grid)
@@ -82,19 +88,25 @@ def tune_command(
     with atomic_path(out / "tune.png") as tmp:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    tab = Table(title=f"{method} sweep (chance {result.chance:.3f})")
-    for col in ("setting", "U", "worst case", "attacker", "advantage", ""):
+    tab = Table(title=f"{method} sweep (chance {result.chance:.3f}, baseline "
+                      f"{result.baseline:.3f})")
+    for col in ("setting", "CAS", "worst case", "attacker", "advantage [95% CI]", ""):
         tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right",
                        overflow="fold")
     for j, row in enumerate(result.rows):
         mark = ("recommended" if j == result.recommended
                 else "front" if j in result.front else "")
-        tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()), f"{row['U']:.3f}",
-                    f"{row['worst_case']:.3f}", row["worst_attacker"],
-                    f"{row['advantage']:.3f}", mark)
+        tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()),
+                    f"{row['cas']:.3f}", f"{row['worst_case']:.3f}", row["worst_attacker"],
+                    f"{row['advantage']:+.3f} [{row['advantage_ci'][0]:+.3f}, "
+                    f"{row['advantage_ci'][1]:+.3f}]", mark)
     console.print(tab)
     for s in result.skipped:
         console.print(f"skipped {s['params']}: {s['reason']}", highlight=False)
+    if result.confirmation is not None:
+        c = result.confirmation
+        console.print(f"confirmation on a fresh split and seed: {c['sentence']}",
+                      highlight=False, markup=False)
     if result.recommended is None:
         console.print(f"no setting keeps the worst-case advantage within {target_advantage:g}; "
                       "try larger g, smaller r_p or a stronger method", highlight=False)

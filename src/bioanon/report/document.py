@@ -77,7 +77,12 @@ class Report(Mapping[str, Any]):
     def summary_rows(self) -> list[tuple[str, str]]:
         """Short (label, value) rows for a terminal summary."""
         u, p = self["utility"], self["privacy"]
-        rows = [(f"utility: {u['interest']['column']} (clear → anonymized)",
+        rows = []
+        if "cas" in u:
+            rows.append((f"utility: {u['interest']['column']} CAS (trained on release → clear)",
+                         f"{u['cas']['value']:.3f} [{u['cas']['ci'][0]:.3f}, "
+                         f"{u['cas']['ci'][1]:.3f}] (clear {u['interest']['clear']:.3f})"))
+        rows += [(f"utility: {u['interest']['column']} (clear → anonymized)",
                  f"{u['interest']['clear']:.3f} → {u['interest']['anonymized']:.3f}")]
         for col, a in u.get("additional", {}).items():
             rows.append((f"utility: {col} (alpha {a['alpha']:g})",
@@ -88,6 +93,8 @@ class Report(Mapping[str, Any]):
                          f"{u['interest']['anonymized_to_clear']:.3f} / "
                          f"{u['interest']['anonymized_to_anonymized']:.3f}"))
         rows.append((f"chance for '{p['sensitive']}'", f"{p['chance']:.3f}"))
+        if "control" in p:
+            rows.append(("control (released labels only)", f"{p['control']['value']:.3f}"))
         best: dict[str, dict[str, Any]] = {}
         for att in p["attacks"]:  # one row per mode: its strongest recognizer
             if att["mode"] not in best or att["accuracy"] > best[att["mode"]]["accuracy"]:
@@ -97,6 +104,24 @@ class Report(Mapping[str, Any]):
             rows.append((f"attack {mode} (best: {att['model']})", f"{att['accuracy']:.3f}{ci}"))
         w = p["worst_case"]
         rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
+        if p.get("worst_case_crossfit"):
+            c = p["worst_case_crossfit"]
+            rows.append(("worst case, cross-fitted (no winner's curse)",
+                         f"{c['accuracy']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]"))
+        if "advantage" in p:
+            a = p["advantage"]
+            rows.append((f"advantage over {a['over']}",
+                         f"{a['value']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}]"))
+        for m in p.get("membership", []):
+            rows.append((f"membership AUC ({m['level']}, {m['attacker']})",
+                         f"{m['auc']:.3f} [{m['ci'][0]:.3f}, {m['ci'][1]:.3f}]"))
+        if p.get("contributors"):
+            c = p["contributors"]
+            rows.append((f"contributor disclosure ({c['attacker']})",
+                         f"{c['rate']:.3f} (base rate {c['base_rate']:.3f})"))
+        for v in p.get("verification", []):
+            rows.append((f"EER {v['voiceprivacy']} ({v['mode']})",
+                         f"{v['eer']:.3f} [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}]"))
         for name, points in (p.get("selection") or {}).get("strategies", {}).items():
             if points:
                 pt = points[-1]

@@ -400,10 +400,129 @@ def parameters_section(report: Mapping[str, Any]) -> str:
               "and models.</p>")
 
 
+def verdict_section(report: Mapping[str, Any]) -> list[str]:
+    """The opening sentence: met or not, against which attacker, with what utility (CAS)."""
+    v = report.get("verdict")
+    if not v:
+        return []
+    cls = "ok" if v["met"] else "bad"
+    return [f"<p class='{cls}' id='verdict'>{html.escape(v['sentence'])}</p>"]
+
+
+def utility_notes_section(u: Mapping[str, Any]) -> list[str]:
+    """CAS as the headline utility, and how person-level attributes were scored."""
+    if "cas" not in u:
+        return []
+    cas = u["cas"]
+    parts = [f"<p><b>CAS</b> (classification accuracy score: trained on the release, scored on "
+             f"clear held-out data; what a data consumer gets) for "
+             f"<code>{html.escape(str(u['interest']['column']))}</code>: "
+             f"<b>{cas['value']:.3f}</b> [{cas['ci'][0]:.3f}, {cas['ci'][1]:.3f}] "
+             f"(clear {u['interest']['clear']:.3f}). The paper's view (trained on clear, scored "
+             "on the release) is kept beside it; it rewards releases that collapse each class "
+             "towards its mean.</p>"]
+    parts += [f"<p>{html.escape(n)}.</p>" for n in u.get("notes", [])]
+    return parts
+
+
+def baseline_section(p: Mapping[str, Any]) -> list[str]:
+    """Chance, the label-only control attacker and the advantage with its interval."""
+    if "control" not in p:
+        return []
+    c, a = p["control"], p["advantage"]
+    cols = ", ".join(html.escape(str(x)) for x in c.get("columns", [])) or "none"
+    return ["<h3>Baselines</h3>",
+            f"<p>Chance (commonest value): {p['chance']:.3f}. Control attacker (reads only the "
+            f"released label columns: {cols}): {c['value']:.3f} [{c['ci'][0]:.3f}, "
+            f"{c['ci'][1]:.3f}]. Advantage of the worst attack over max(chance, control) "
+            f"({html.escape(a['over'])}): <b>{a['value']:+.3f}</b> [{a['ci'][0]:+.3f}, "
+            f"{a['ci'][1]:+.3f}] ({html.escape(a['method'])}).</p>"]
+
+
+def membership_section(p: Mapping[str, Any]) -> list[str]:
+    """Membership disclosure: AUC of telling members of the release from non-members."""
+    rows = p.get("membership")
+    if not rows:
+        return []
+    return ["<h3>Membership disclosure</h3>",
+            "<p>Who contributed to the release? The attacker holds clear records of people "
+            "(records) in the release and of others kept out, and scores each by its closeness "
+            "to the release. AUC 0.5: no disclosure; 1: every member told apart. This answers "
+            "a different question from recognition: a leak of identity that generalises to "
+            "non-members is invisible here, and a membership leak is invisible to "
+            "recognition.</p>",
+            _table([{**r, "attacker (strongest)": r["attacker"]} for r in rows],
+                   ["level", "auc", "ci", "attacker (strongest)", "n_members",
+                    "n_nonmembers"])]
+
+
+def contributor_section(p: Mapping[str, Any]) -> list[str]:
+    """Contributor disclosure of a mixing method."""
+    c = p.get("contributors")
+    if not c:
+        return []
+    verdict = ("fires: the attacker names a contributor more often than a random identity "
+               "would be one" if c["fires"] else "does not fire")
+    own = ("the record's own identity counts as a contributor" if c["own_identity_included"]
+           else "the record itself is not among its contributors")
+    return ["<h3>Contributor disclosure (mixing)</h3>",
+            f"<p>Share of released records for which the strongest attacker "
+            f"({html.escape(c['attacker'])}) names an identity mixed into them: "
+            f"<b>{c['rate']:.3f}</b> [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}], against a base rate "
+            f"of {c['base_rate']:.3f}; {verdict} ({own}). The mixing sets are known to the "
+            "evaluator only and are not written.</p>"]
+
+
+def verification_section(p: Mapping[str, Any]) -> list[str]:
+    """EER of the cosine verifier (VoicePrivacy convention)."""
+    rows = p.get("verification")
+    if not rows:
+        return []
+    return ["<h3>Verification (EER)</h3>",
+            "<p>A same/different verifier on cosine scores: identities enrolled on clear "
+            "records (<i>ignorant</i> = naive) or on records released the same way "
+            "(<i>semi-informed</i> = parrot), trials on released records. EER 0.5: the "
+            "verifier cannot tell; lower is worse for privacy.</p>",
+            _table(rows, ["mode", "voiceprivacy", "eer", "ci", "enrolment", "n_target",
+                          "n_nontarget"])]
+
+
+def _joined(parts: list[str]) -> str:
+    return "".join(parts)
+
+
+def verdict_block(report: Mapping[str, Any]) -> str:
+    """The verdict sentence, first on the page."""
+    return _joined(verdict_section(report))
+
+
+def utility_notes_block(report: Mapping[str, Any]) -> str:
+    """CAS headline and how person-level attributes were scored."""
+    return _joined(utility_notes_section(report["utility"]))
+
+
+def baseline_block(report: Mapping[str, Any]) -> str:
+    """Chance, control and the advantage interval."""
+    return _joined(baseline_section(report["privacy"]))
+
+
+def disclosure_block(report: Mapping[str, Any]) -> str:
+    """Membership, contributor disclosure and verification."""
+    p = report["privacy"]
+    return _joined(membership_section(p) + contributor_section(p) + verification_section(p))
+
+
+def bounds_block(report: Mapping[str, Any]) -> str:
+    """Which attackers a method's bound covers."""
+    return "".join(f"<p class='bad'>Bound: {html.escape(n)}.</p>"
+                   for n in report["privacy"].get("notes", []))
+
+
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    data_section, summary_section, utility_section, threat_model_section, privacy_section,
-    attacks_section, clear_section, top_k_section, selection_section, linkage_section,
+    verdict_block, data_section, summary_section, utility_section, utility_notes_block,
+    threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
+    clear_section, top_k_section, selection_section, disclosure_block, linkage_section,
     figures_section, parameters_section,
 ]
 

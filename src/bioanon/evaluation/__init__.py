@@ -1,0 +1,20 @@
+"""The evaluation: split, anonymize, attack, measure, judge.
+
+- :mod:`.split`: closed-set, grouped and unseen-identity splits;
+- :mod:`.protocol`: :class:`Evaluation` (``evaluate()`` returns it; typed accessors) and
+  :func:`evaluate` (returns a :class:`~bioanon.report.Report`);
+- :mod:`.verdict`: the one privacy rule (:func:`verdict`);
+- :mod:`.confirm`: re-evaluation of a chosen setting on a fresh split and seed;
+- :mod:`.seeds`: the one-way derivation of the anonymizer's seed.
+"""
+
+from .confirm import confirm, confirmation_seed
+from .protocol import Evaluation, anonymize_splits, evaluate
+from .seeds import derive_seed
+from .split import group_split, person_level_columns, split_table
+from .utility import utility_views
+from .verdict import DEFAULT_TARGET, Verdict, verdict
+
+__all__ = ["DEFAULT_TARGET", "Evaluation", "Verdict", "anonymize_splits", "confirm",
+           "confirmation_seed", "derive_seed", "evaluate", "group_split",
+           "person_level_columns", "split_table", "utility_views", "verdict"]

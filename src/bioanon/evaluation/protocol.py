@@ -1,0 +1,656 @@
+"""The evaluation protocol: utility kept and privacy lost, measured on held-out records.
+
+Closed-set protocol (section 5.4 of the evaluation-methodology paper): per identity, 75% of its
+records train and 25% test (``test_size``). When the sensitive attribute is not the identity
+(gender, age group...), pass ``group`` (the identity column): whole identities then go to one
+side, so that a recognizer cannot answer by recognizing the person. Each split is anonymized on
+its own with the same parameters (or, for methods with ``fit_on_auxiliary``, by one model fitted
+on the train split); the anonymized test split stands for the released data.
+
+:class:`Evaluation` runs the protocol (``evaluate()`` returns the object) and hands out typed
+results (:mod:`bioanon.metrics.results`): utility per view (CAS first; attributes constant per
+identity scored on unseen identities), every attack with its advantage over the stronger of
+chance and the label-only control attacker (with a Newcombe interval), membership and
+contributor disclosure, the verification view, and the verdict against a target. The report
+package turns it into ``report.json`` and ``report.html``; nothing here renders or writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from ..anonymize import SelectiveMeanAnonymizer
+from ..attack import ModelCache, run_panel, training_set
+from ..attack.contributors import contributor_disclosure
+from ..attack.control import control_rate
+from ..attack.membership import membership_auc, membership_scores
+from ..attack.recognizers import DEFAULT_MODELS, model_name, parse_models
+from ..attack.selection import (
+    _identity_matrix,
+    identity_counts,
+    metadata_columns,
+    parse_strategies,
+    selection_curves,
+)
+from ..attack.threat import MODES, parse_modes
+from ..progress import stages
+from ..attack.verification import VOICEPRIVACY, verification
+from ..errors import BioanonError
+from ..metrics import chance_level, mixture, utility
+from ..metrics.intervals import newcombe_difference
+from ..metrics.results import (
+    AttackResult,
+    ContributorResult,
+    Interval,
+    MembershipResult,
+    Rate,
+    UtilityResult,
+    VerificationResult,
+)
+from ..table import FeatureTable
+from .seeds import derive_seed
+from .split import group_split, person_level_columns, split_table
+from .utility import utility_views
+
+Progress = Callable[[int, int, str], None]
+
+#: how the advantage interval is computed (written in the report)
+ADVANTAGE_METHOD = ("Newcombe hybrid score interval of worst − control (Wilson intervals of "
+                    "both); worst − chance uses the worst attack's Wilson interval, chance being "
+                    "a known constant")
+
+
+def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
+                     tick: Callable[[str], None] = lambda _: None,
+                     mixing: list[Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Anonymize both splits with the same parameters.
+
+    The splits are passed as FeatureTables, so methods can read the table's meta (an image
+    method its ``image_shape``). By default each split is anonymized on its own
+    (``fit_transform``), as the owner would anonymize the data to release. Methods that learn
+    a model on auxiliary data (``fit_on_auxiliary = True``) are fitted once on the training
+    split and transform both (``release`` when the method has it).
+
+    ``mixing``, when given and the method mixes records (``release_with_mixing``), receives
+    the test split's secret mixing matrix, in process only.
+    """
+    if getattr(anonymizer, "fit_on_auxiliary", False):
+        tick("fitting the anonymizer on the train split (auxiliary data)")
+        fitted = clone(anonymizer).fit(train, train.labels)
+        release = getattr(fitted, "release", None) or fitted.transform
+        tick("anonymizing both splits")
+        return (_features(release(train, train.labels)),
+                _features(release(test, test.labels)))
+    tick("anonymizing the train split")
+    anon_train = _features(clone(anonymizer).fit_transform(train, train.labels))
+    tick("anonymizing the test split (the release)")
+    if mixing is not None and hasattr(anonymizer, "release_with_mixing"):
+        out, M = clone(anonymizer).release_with_mixing(test, test.labels)
+        mixing.append(M)
+        return anon_train, _features(out)
+    return anon_train, _features(clone(anonymizer).fit_transform(test, test.labels))
+
+
+def _features(released: Any) -> np.ndarray:
+    """The feature matrix of an anonymizer's output (a FeatureTable or an array)."""
+    return np.asarray(released.X if isinstance(released, FeatureTable) else released)
+
+
+def _with_seed(anonymizer: Any, seed: int) -> Any:
+    """A clone whose unset ``random_state`` is a seed derived from the evaluation seed."""
+    params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
+    if "random_state" in params and params["random_state"] is None:
+        return clone(anonymizer).set_params(random_state=derive_seed(seed, "anonymizer"))
+    return anonymizer
+
+
+class Evaluation:
+    """Anonymize a held-out split and measure utility and privacy (call :meth:`evaluate`).
+
+    Parameters
+    ----------
+    table : FeatureTable
+    interest : str
+        Column of the attribute of interest.
+    sensitive : str
+        Column of the sensitive attribute (identity, gender, ...).
+    additional : mapping {column: alpha}, optional
+        Additional attributes and their weights in U = P + Σ alpha_i Q_i.
+    anonymizer : estimator, optional
+        Any bioanon anonymizer (cloned). Defaults to :class:`SelectiveMeanAnonymizer` with the
+        paper's voice setting. When its ``random_state`` is None it is seeded with a seed
+        derived one way from ``random_state`` (never written).
+    models : "all", comma-separated names, or a sequence of names / estimators
+        Attack recognizers (see :data:`bioanon.attack.RECOGNIZERS`). On face pixel tables with
+        the face extra installed, ``"all"`` adds the pre-trained ``dlib_embedding``.
+    utility_model : str or estimator
+        Recognizer that judges utility (the paper used a random forest).
+    test_size : float
+        Share of each identity's records held out as the release (closed set; 0.25).
+    top_k : int
+        Largest k of the top-k curves.
+    random_state : int
+        The evaluation seed: split, recognizers, mixes, selections. Written in reports; the
+        anonymizer never draws from it (see :func:`bioanon.evaluation.derive_seed`).
+    attackers, selection, identities, n_random, metadata, group, n_jobs, cache
+        See :func:`evaluate`.
+    released_labels : sequence of str, optional
+        Label columns the release carries (the control attacker reads them). Default: the
+        interest and additional columns.
+    membership, verification : bool
+        Run membership disclosure / the verification view (both on by default).
+    target_advantage : float
+        The privacy target of the verdict (default 0.05).
+    preview : bool
+        Keep the held-out split and its release for a contact sheet (pixel tables); the report
+        shows originals then and must stay private.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32)
+    >>> ev = Evaluation(t, "expression", "identity", models=["knn"], n_jobs=1,
+    ...                 anonymizer=SelectiveMeanAnonymizer("expression", g=8, r_p=0.1),
+    ...                 verification=False).evaluate()
+    >>> 0 <= ev.cas().value <= 1, ev.worst_case().mode in ev.modes
+    (True, True)
+    """
+
+    def __init__(self, table: FeatureTable, interest: str, sensitive: str,
+                 additional: Mapping[str, float] | None = None, anonymizer: Any = None,
+                 models: str | Sequence[Any] = DEFAULT_MODELS, utility_model: Any = "forest",
+                 test_size: float = 0.25, top_k: int = 5, random_state: int = 0,
+                 progress: Progress | None = None, *, attackers: str | Sequence[str] = "all",
+                 selection: str | Sequence[str] | None = None,
+                 identities: Sequence[int] | str | None = None, n_random: int = 10,
+                 metadata: Sequence[str] | None = None, group: str | None = None,
+                 n_jobs: int | None = -1, cache: ModelCache | None = None,
+                 released_labels: Sequence[str] | None = None, membership: bool = True,
+                 verification: bool = True, target_advantage: float = 0.05,
+                 preview: bool = False) -> None:
+        self.table = table
+        self.interest = interest
+        self.sensitive = sensitive
+        self.additional = dict(additional or {})
+        self.anonymizer = anonymizer
+        self.models = models
+        self.utility_model = utility_model
+        self.test_size = test_size
+        self.top_k = top_k
+        self.random_state = random_state
+        self.progress = progress
+        self.attackers = attackers
+        self.selection = selection
+        self.identities = identities
+        self.n_random = n_random
+        self.metadata = metadata
+        self.group = group
+        self.n_jobs = n_jobs
+        self.cache = cache
+        self.released_labels = released_labels
+        self.run_membership = membership
+        self.run_verification = verification
+        self.target_advantage = target_advantage
+        self.preview = preview
+
+    # ------------------------------------------------------------------ checks
+    def _check(self) -> None:
+        table, interest, sensitive, additional = (self.table, self.interest, self.sensitive,
+                                                  self.additional)
+        for col in [interest, sensitive, *additional]:
+            table.label(col)
+        if sensitive == interest or sensitive in additional:
+            raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
+        self.modes = parse_modes(self.attackers)
+        want_all = isinstance(self.models, str) and self.models.strip() == "all"
+        self.model_list = parse_models(self.models)
+        if want_all and "image_shape" in table.meta:
+            from ..attack.pretrained import available
+
+            side = int(round(np.sqrt(table.n_features)))
+            if side * side == table.n_features and available():
+                self.model_list.append("dlib_embedding")
+        self.strategies, self.strict = parse_strategies(self.selection)
+        if self.group is not None:
+            table.label(self.group)
+            if self.group in (sensitive, interest, *additional):
+                raise BioanonError(f"group '{self.group}' must differ from the sensitive and "
+                                   "useful columns; pass the identity column")
+        if self.top_k < 1:
+            raise BioanonError(f"top_k={self.top_k} must be at least 1")
+        if not 0.0 <= self.target_advantage <= 1.0:
+            raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
+                               "e.g. 0.05")
+        self.label_columns = list(self.released_labels if self.released_labels is not None
+                                  else [interest, *additional])
+        for c in self.label_columns:
+            table.label(c, min_classes=1)
+        if sensitive in self.label_columns:
+            raise BioanonError(f"the release cannot carry the sensitive column '{sensitive}'; "
+                               "drop it from the released labels")
+
+    # ------------------------------------------------------------------ the protocol
+    def evaluate(self) -> Evaluation:
+        """Run the protocol; return ``self`` with every result filled in."""
+        self._check()
+        table, interest, sensitive = self.table, self.interest, self.sensitive
+        additional, seed = self.additional, self.random_state
+        progress = stages(self.progress, "evaluating", "bioanon.evaluation")
+        anonymizer = self.anonymizer
+        if anonymizer is None:
+            anonymizer = SelectiveMeanAnonymizer(interest=interest, additional=list(additional),
+                                                 g=32, t=0.8, w=10, r_p=0.01)
+        anonymizer = _with_seed(anonymizer, seed)
+        self.anonymizer_ = anonymizer
+        strategies, counts, meta_cols, skipped = self._selection_plan()
+
+        state = {"done": 0, "total": 7 + (1 if strategies else 0)}
+
+        def tick(desc: str) -> None:
+            if progress is not None:
+                progress(state["done"], state["total"], desc)
+            state["done"] += 1
+
+        tick("splitting")
+        if self.group is None:
+            tr, te = split_table(table, interest, sensitive, self.test_size, seed)
+        else:
+            tr, te = group_split(table, self.group, sensitive, self.test_size, seed)
+        train, test = table.subset(tr), table.subset(te)
+        mixing: list[Any] = []  # the secret mixing matrix: local, never stored or written
+        anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
+        anon_train = np.asarray(anon_train, dtype=np.float32)
+        anon_test = np.asarray(anon_test, dtype=np.float32)
+        if anon_train.shape != train.X.shape or anon_test.shape != test.X.shape:
+            raise BioanonError(
+                f"the anonymizer returned shape {anon_test.shape} for {test.X.shape} records × "
+                "features; the attack panel compares clear and anonymized records and needs one "
+                "anonymized record per record in the same feature space"
+            )
+        self.n_train_, self.n_test_ = train.n_records, test.n_records
+
+        # ------------------------------------------------------------ utility
+        tick("utility (CAS and the other views)")
+        columns = [interest, *additional]
+        util = utility_views(train, test, anon_train, anon_test, columns, self.utility_model,
+                             seed, self.n_jobs)
+        self.person_level_ = (person_level_columns(table.labels, sensitive, columns)
+                              if self.group is None else [])
+        self.utility_notes_: list[str] = []
+        if self.person_level_:
+            tick("utility of person-level attributes on unseen identities")
+            self._unseen_identity_utility(util, anonymizer)
+        self.utility_raw_ = util
+
+        # ------------------------------------------------------------ privacy
+        y_tr = train.labels[sensitive].astype(str).to_numpy()
+        y_te = test.labels[sensitive].astype(str).to_numpy()
+        self.chance_ = chance_level(y_te)
+        self.n_classes_ = int(np.unique(y_te).size)
+        self.control_ = control_rate(train.labels, y_tr, test.labels, y_te, self.label_columns)
+        base = state["done"]
+
+        def panel_progress(done: int, total: int, desc: str) -> None:
+            if progress is not None:
+                progress(base + done, state["total"] - 3 + total, f"attack panel: {desc}")
+
+        predictions: dict[str, np.ndarray] = {}
+        panel = run_panel(train.X, anon_train, y_tr, test.X, anon_test, y_te, self.chance_,
+                          self.modes, self.model_list, seed=seed, top_k=self.top_k,
+                          n_jobs=self.n_jobs, cache=self.cache, progress=panel_progress,
+                          predictions=predictions)
+        state["done"] = state["total"] - 3
+        self.panel_ = panel
+        self._baseline()
+        for rec in panel["attacks"]:
+            rec["advantage_over_baseline"] = self._advantage(rec).to_dict()
+            rec["voiceprivacy"] = VOICEPRIVACY.get(rec["mode"], "")
+
+        # ------------------------------------------------------------ contributors
+        self.crossfit_ = self._crossfit(predictions, y_te)
+        self.contributors_: ContributorResult | None = None
+        if mixing:  # guesses about released records only (not the reverse attacker's)
+            results = [contributor_disclosure(mixing[0], y_te, pred, name)
+                       for name, pred in predictions.items()
+                       if MODES[name.split(" / ")[0]].probes == "anonymized"]
+            if results:
+                self.contributors_ = max(results, key=lambda r: r.rate.value)
+        mixing.clear()
+        predictions.clear()
+
+        # ------------------------------------------------------------ membership
+        self.membership_: list[MembershipResult] = []
+        if self.run_membership:
+            tick("membership disclosure")
+            self._membership(train, test, anon_test, anonymizer)
+        # ------------------------------------------------------------ verification
+        self.verification_: list[VerificationResult] = []
+        if self.run_verification:
+            tick("verification (EER)")
+            self.verification_ = [
+                verification(train.X, y_tr, anon_test, y_te, "naive", seed),
+                verification(anon_train, y_tr, anon_test, y_te, "parrot", seed)]
+
+        # ------------------------------------------------------------ identity selection
+        self.selection_ = None
+        if strategies or skipped:
+            note = (lambda d: progress(state["total"] - 1, state["total"], d)) if progress \
+                else (lambda d: None)
+            self.selection_ = _selection_block(
+                train, test, sensitive, strategies, counts, skipped, meta_cols,
+                panel["attacks"], anon_train, anon_test, y_tr, y_te, self.chance_,
+                int(table.labels[sensitive].nunique()), self.n_random, seed, self.n_jobs, note)
+        if progress is not None:
+            progress(state["total"], state["total"], "done")
+        self.strategies_, self.counts_ = strategies, counts
+        self.preview_data_ = (test, anon_test) if self.preview else None
+        return self
+
+    def _selection_plan(self) -> tuple[list[str], list[int], list[str], dict[str, str]]:
+        table, sensitive = self.table, self.sensitive
+        strategies, strict = list(self.strategies), self.strict
+        n_ids = int(table.labels[sensitive].nunique())
+        counts = identity_counts(n_ids, self.identities) if strategies else []
+        meta_cols: list[str] = []
+        skipped: dict[str, str] = {}
+        if "metadata" in strategies:
+            if self.metadata is not None:
+                for c in self.metadata:
+                    table.label(c)
+                meta_cols = list(self.metadata)
+            else:
+                meta_cols = metadata_columns(table.labels, sensitive,
+                                             exclude=[self.interest, *self.additional])
+            if not meta_cols:
+                if strict:
+                    raise BioanonError(f"the metadata strategy needs label columns with one "
+                                       f"value per '{sensitive}' (age, gender...); add them or "
+                                       "drop it")
+                skipped["metadata"] = f"no label column has one value per '{sensitive}'"
+                strategies = [s for s in strategies if s != "metadata"]
+        if strategies and not counts:
+            if strict:
+                raise BioanonError(f"'{sensitive}' has only {n_ids} values; identity selection "
+                                   "needs at least 4 (drop --selection)")
+            skipped.update({s: f"only {n_ids} values of '{sensitive}'; nothing smaller to "
+                               "select" for s in strategies})
+            strategies = []
+        return strategies, counts, meta_cols, skipped
+
+    def _unseen_identity_utility(self, util: dict[str, dict[str, Any]], anonymizer: Any) -> None:
+        """Re-score person-level attributes on identities absent from training."""
+        seed = derive_seed(self.random_state, "unseen-identity split") % (2**31)
+        for col in self.person_level_:
+            try:
+                tr, te = group_split(self.table, self.sensitive, col, self.test_size, seed)
+            except BioanonError as exc:
+                self.utility_notes_.append(f"'{col}' is constant per identity but could not be "
+                                           f"scored on unseen identities ({exc}); closed-set "
+                                           "figures shown")
+                continue
+            train, test = self.table.subset(tr), self.table.subset(te)
+            a_tr, a_te = anonymize_splits(anonymizer, train, test)
+            out = utility_views(train, test, np.asarray(a_tr, np.float32),
+                                np.asarray(a_te, np.float32), [col], self.utility_model,
+                                self.random_state, self.n_jobs)[col]
+            out["split"] = "unseen identities"
+            util[col] = out
+            self.utility_notes_.append(
+                f"'{col}' is constant within each '{self.sensitive}': its utility is scored on "
+                "identities that were not in training (whole identities held out)")
+
+    def _crossfit(self, predictions: Mapping[str, np.ndarray],
+                  y_te: np.ndarray) -> dict[str, Any] | None:
+        """The worst case without the winner's curse: the attacker is chosen on one half of
+        the released records and scored on the other, both ways (cross-fitting)."""
+        if not predictions:
+            return None
+        names = list(predictions)
+        hits = np.stack([np.asarray(predictions[k]).astype(str) == y_te for k in names])
+        rng = np.random.default_rng(derive_seed(self.random_state, "cross-fit") % (2**31))
+        half = rng.permutation(y_te.size) < y_te.size // 2
+        total, chosen = 0, []
+        for pick, score in ((half, ~half), (~half, half)):
+            j = int(np.argmax(hits[:, pick].mean(axis=1)))
+            chosen.append(names[j])
+            total += int(hits[j, score].sum())
+        rate = Rate.from_counts(total, y_te.size)
+        return {"accuracy": rate.value, "ci": list(rate.ci), "attackers": chosen,
+                "advantage": self._advantage({"n": rate.n, "accuracy": rate.value}).to_dict(),
+                "method": "attacker chosen on one half of the released records, scored on "
+                          "the other half, both ways"}
+
+    def _baseline(self) -> None:
+        ctrl = self.control_
+        if ctrl.value > self.chance_:
+            self.baseline_, self.baseline_name_ = ctrl.value, "control"
+        else:
+            self.baseline_, self.baseline_name_ = self.chance_, "chance"
+
+    def _advantage(self, rec: Mapping[str, Any]) -> Interval:
+        n = int(rec["n"])
+        hits = int(round(rec["accuracy"] * n))
+        if self.baseline_name_ == "control":
+            ctrl = self.control_
+            d, lo, hi = newcombe_difference(hits, n, ctrl.successes, ctrl.n)
+        else:
+            d, lo, hi = newcombe_difference(hits, n, None, None, p2=self.chance_)
+        return Interval(d, (lo, hi), ADVANTAGE_METHOD)
+
+    def _membership(self, train: FeatureTable, test: FeatureTable, anon_test: np.ndarray,
+                    anonymizer: Any) -> None:
+        """Record level: released records' clear originals against clear records kept out.
+
+        Identity level (with at least 10 identities, closed set): control identities are held
+        out of a second release; the attacker scores each identity by its clear training
+        records.
+        """
+        cand = np.vstack([test.X, train.X])
+        member = np.r_[np.ones(test.n_records, bool), np.zeros(train.n_records, bool)]
+        scores = membership_scores(cand, anon_test)
+        level = "record" if self.group is None else f"group ('{self.group}')"
+        groups = None
+        if self.group is not None:
+            groups = np.r_[test.labels[self.group].astype(str).to_numpy(),
+                           train.labels[self.group].astype(str).to_numpy()]
+        self.membership_.append(membership_auc(scores, member, level, groups))
+        ids = np.unique(test.labels[self.sensitive].astype(str))
+        if self.group is not None or ids.size < 10 or getattr(anonymizer, "fit_on_auxiliary",
+                                                              False):
+            return
+        rng = np.random.default_rng(derive_seed(self.random_state, "membership") % (2**31))
+        n_ctrl = max(2, int(round(0.3 * ids.size)))
+        ctrl = rng.choice(ids, n_ctrl, replace=False)
+        te_ids = test.labels[self.sensitive].astype(str).to_numpy()
+        keep = ~np.isin(te_ids, ctrl)
+        try:
+            released = _features(clone(anonymizer).fit_transform(
+                test.subset(np.flatnonzero(keep)), test.labels.iloc[np.flatnonzero(keep)]))
+        except BioanonError:
+            return  # the smaller release is not possible (e.g. a class below k)
+        tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
+        s = membership_scores(train.X, np.asarray(released, dtype=np.float32))
+        self.membership_.append(membership_auc(s, ~np.isin(tr_ids, ctrl), "identity", tr_ids))
+
+    # ------------------------------------------------------------------ accessors
+    def _fitted(self) -> None:
+        if not hasattr(self, "panel_"):
+            raise BioanonError("call evaluate() first: Evaluation(...).evaluate()")
+
+    def utility(self) -> dict[str, UtilityResult]:
+        """Per useful attribute: CAS, clear, the paper's view, anonymized → anonymized."""
+        self._fitted()
+        out = {}
+        for col, u in self.utility_raw_.items():
+            n = int(u["n"])
+
+            def rate(v: float, n: int = n) -> Rate:
+                return Rate.from_counts(int(round(v * n)), n)
+
+            out[col] = UtilityResult(col, rate(u["cas"]), rate(u["clear"]), rate(u["anonymized"]),
+                                     rate(u["anonymized_to_anonymized"]), u["chance"],
+                                     u["split"], self.additional.get(col))
+        return out
+
+    def cas(self) -> Rate:
+        """Classification accuracy score of the interest attribute (the headline utility)."""
+        return self.utility()[self.interest].cas
+
+    def chance(self) -> float:
+        """Majority-class rate of the sensitive attribute on the released records."""
+        self._fitted()
+        return self.chance_
+
+    def control(self) -> Rate:
+        """Accuracy of the label-only control attacker (released label columns only)."""
+        self._fitted()
+        return self.control_
+
+    def baseline(self) -> tuple[float, str]:
+        """max(chance, control) and which of the two it is."""
+        self._fitted()
+        return self.baseline_, self.baseline_name_
+
+    def attacks(self) -> list[AttackResult]:
+        """Every attack of the panel, typed."""
+        self._fitted()
+        return [AttackResult(a["mode"], a["model"], Rate(a["accuracy"], tuple(a["ci"]), a["n"],
+                                                         int(round(a["accuracy"] * a["n"]))),
+                             self._advantage(a), self.baseline_, self.baseline_name_,
+                             VOICEPRIVACY.get(a["mode"], ""))
+                for a in self.panel_["attacks"]]
+
+    def worst_case_crossfit(self) -> dict[str, Any] | None:
+        """The worst case with the attacker chosen on other records (no winner's curse)."""
+        self._fitted()
+        return self.crossfit_
+
+    def worst_case(self) -> AttackResult:
+        """The strongest attack (highest accuracy) over every attacker and recognizer."""
+        return max(self.attacks(), key=lambda a: a.rate.value)
+
+    def advantage(self) -> Interval:
+        """Worst attack − max(chance, control), with its 95% interval."""
+        return self.worst_case().advantage
+
+    def membership(self) -> list[MembershipResult]:
+        """Membership disclosure (record level, and identity level where it applies)."""
+        self._fitted()
+        return list(self.membership_)
+
+    def contributors(self) -> ContributorResult | None:
+        """Contributor disclosure of a mixing method (None for other methods)."""
+        self._fitted()
+        return self.contributors_
+
+    def verification(self) -> list[VerificationResult]:
+        """EER of the cosine verifier, ignorant (naive) and semi-informed (parrot)."""
+        self._fitted()
+        return list(self.verification_)
+
+    def verdict(self, target_advantage: float | None = None) -> Any:
+        """The verdict against ``target_advantage`` (default: this evaluation's target)."""
+        from .verdict import verdict
+
+        return verdict(self, self.target_advantage if target_advantage is None
+                       else target_advantage)
+
+    def report(self) -> Any:
+        """The :class:`~bioanon.report.Report` (JSON-ready dict plus HTML figures)."""
+        from ..report.build import build_report
+
+        self._fitted()
+        return build_report(self)
+
+
+def evaluate(table: FeatureTable, interest: str, sensitive: str,
+             additional: Mapping[str, float] | None = None, anonymizer: Any = None,
+             models: str | Sequence[Any] = DEFAULT_MODELS, utility_model: Any = "forest",
+             test_size: float = 0.25, top_k: int = 5, random_state: int = 0,
+             progress: Progress | None = None, *, attackers: str | Sequence[str] = "all",
+             selection: str | Sequence[str] | None = None,
+             identities: Sequence[int] | str | None = None, n_random: int = 10,
+             metadata: Sequence[str] | None = None, group: str | None = None,
+             n_jobs: int | None = -1, cache: ModelCache | None = None,
+             released_labels: Sequence[str] | None = None, membership: bool = True,
+             verification: bool = True, target_advantage: float = 0.05,
+             preview: bool = False) -> Any:
+    """Run :class:`Evaluation` and return its :class:`~bioanon.report.Report`.
+
+    Parameters are those of :class:`Evaluation`; ``attackers`` are naive, parrot, parrot25,
+    parrot50, parrot75, reverse, linkage; ``selection`` the identity-selection strategies
+    ("auto", "all", "none"/None or names); ``group`` a column kept whole on one side of the
+    split; ``n_jobs`` parallel fits; ``cache`` keeps clear-trained attack models across
+    evaluations of the same table and seed.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32)
+    >>> r = evaluate(t, "expression", "identity", models=["knn"], n_jobs=1,
+    ...              anonymizer=SelectiveMeanAnonymizer("expression", g=8, r_p=0.1))
+    >>> sorted(r["privacy"])[:3]
+    ['advantage', 'attacks', 'baseline']
+    >>> sorted(r["verdict"])[:3]
+    ['advantage', 'chance', 'control']
+    """
+    return Evaluation(table, interest, sensitive, additional, anonymizer, models, utility_model,
+                      test_size, top_k, random_state, progress, attackers=attackers,
+                      selection=selection, identities=identities, n_random=n_random,
+                      metadata=metadata, group=group, n_jobs=n_jobs, cache=cache,
+                      released_labels=released_labels, membership=membership,
+                      verification=verification, target_advantage=target_advantage,
+                      preview=preview).evaluate().report()
+
+
+def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
+                     strategies: list[str], counts: list[int], skipped: dict[str, str],
+                     meta_cols: list[str], attacks: list[dict[str, Any]],
+                     anon_train: np.ndarray, anon_test: np.ndarray, y_tr: np.ndarray,
+                     y_te: np.ndarray, chance: float, n_ids: int, n_random: int, seed: int,
+                     n_jobs: int | None, note: Callable[[str], Any]) -> dict[str, Any]:
+    """Identity-count curves of the strongest trained attacker of the panel."""
+    block: dict[str, Any] = {"strategies": {}, "skipped": skipped, "counts": counts}
+    trained = [a for a in attacks if MODES[a["mode"]].anonymized_fraction is not None]
+    if not strategies or not trained:
+        return block
+    best = max(trained, key=lambda a: a["accuracy"])
+    mode, model = best["mode"], best["model"]
+    note(f"identity selection ({mode} attacker with {model})")
+    spec = MODES[mode]
+    X_fit = training_set(train.X, anon_train, y_tr, float(spec.anonymized_fraction), seed)
+    X_probe = anon_test if spec.probes == "anonymized" else test.X  # reverse: clear probes
+    meta = None
+    if "metadata" in strategies:
+        ids = np.unique(y_tr)
+        labels = train.labels.assign(**{sensitive: y_tr})
+        meta = _identity_matrix(labels, sensitive, meta_cols, ids)
+    curves = selection_curves(X_fit, y_tr, X_probe, y_te, model=model, strategies=strategies,
+                              counts=counts, anon_train=anon_train, metadata=meta,
+                              n_random=n_random, seed=seed, n_jobs=n_jobs)
+    block.update({
+        "attacker": {"mode": mode, "model": model, "train_data": best["train_data"]},
+        "full": {"n_identities": n_ids, "accuracy": best["accuracy"], "chance": chance},
+        "metadata_columns": meta_cols if "metadata" in strategies else [],
+        "strategies": curves,
+    })
+    return block
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return repr(obj)
+
+
+__all__ = ["Evaluation", "anonymize_splits", "evaluate", "model_name", "mixture", "utility"]

@@ -1,0 +1,166 @@
+"""Build a :class:`Report` from an evaluation's typed results.
+
+``report.json`` keeps every key of earlier versions and only adds: ``utility.cas`` (the
+headline), ``utility.notes`` (e.g. person-level attributes scored on unseen identities),
+``privacy.control``, ``privacy.baseline``, ``privacy.advantage`` (worst − max(chance, control)
+with a 95% interval), ``privacy.membership``, ``privacy.contributors``,
+``privacy.verification``, ``privacy.worst_case_crossfit`` (the worst attacker chosen on one
+half of the released records and scored on the other: the max over many attacks is biased
+upwards, this figure is not), ``privacy.threat_names`` (VoicePrivacy terms), ``privacy.notes``
+(which attackers a bound covers) and ``verdict``. The source is the input's file name only.
+Nothing secret goes in: the anonymizer's seed is neither a parameter nor derived here, and the
+mixing matrix never leaves the evaluation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .. import __version__
+from ..attack.verification import VOICEPRIVACY
+from ..metrics import mixture, utility
+from .document import Report
+
+#: which attackers each kind of guarantee covers (written in the report and the README)
+BOUND_NOTES = {
+    "distinct": ("distinct grouping bounds identity recognition by 1/k for the naive and "
+                 "linkage attackers only (one clear record matched to a cluster mean); an "
+                 "attacker trained on released records (parrot, reverse) learns each member's "
+                 "share of the mean and is not bounded — read the worst case"),
+    "k": ("k-anonymity bounds record linkage (which record) by 1/k, not identity recognition "
+          "by a trained attacker"),
+}
+
+
+def source_name(source: Any) -> str:
+    """The input's file name only (never a directory path)."""
+    text = str(source)
+    if os.sep in text or "/" in text:
+        return os.path.basename(text.rstrip("/" + os.sep)) or "input"
+    return text
+
+
+def _jsonable(obj: Any) -> Any:
+    from ..evaluation.protocol import _jsonable as j
+
+    return j(obj)
+
+
+def _bound_notes(anonymizer: Any) -> list[str]:
+    params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
+    notes = []
+    if params.get("distinct"):
+        notes.append(BOUND_NOTES["distinct"])
+    elif "k" in params:
+        notes.append(BOUND_NOTES["k"])
+    return notes
+
+
+def build_report(ev: Any) -> Report:
+    """The report of a finished :class:`~bioanon.evaluation.Evaluation`."""
+    util = ev.utility_raw_
+    interest, additional = ev.interest, ev.additional
+
+    def u_of(view: str) -> float:
+        return utility(util[interest][view],
+                       {c: (float(a), util[c][view]) for c, a in additional.items()})
+
+    typed = ev.utility()
+    utility_block = {
+        "interest": {**util[interest], "cas_ci": list(typed[interest].cas.ci)},
+        "additional": {c: {**util[c], "alpha": float(a), "cas_ci": list(typed[c].cas.ci)}
+                       for c, a in additional.items()},
+        "U": u_of("anonymized"),
+        "U_clear": u_of("clear"),
+        "U_anonymized_to_clear": u_of("anonymized_to_clear"),
+        "U_anonymized_to_anonymized": u_of("anonymized_to_anonymized"),
+        "cas": typed[interest].cas.to_dict(),
+        "headline": "cas",
+        "person_level": ev.person_level_,
+        "notes": ev.utility_notes_,
+    }
+    panel = ev.panel_
+    attacks = panel["attacks"]
+    worst = max(attacks, key=lambda a: a["accuracy"])
+    w_typed = ev.worst_case()
+    ctrl = ev.control()
+    baseline, baseline_name = ev.baseline()
+    contributors = ev.contributors()
+    privacy: dict[str, Any] = {
+        "sensitive": ev.sensitive, "n_classes": ev.n_classes_, "chance": ev.chance(),
+        "top_k_chance": [min(1.0, k / ev.n_classes_) for k in range(1, ev.top_k + 1)],
+        "attacks": attacks, "clear": panel["clear"],
+        "worst_case": {"accuracy": worst["accuracy"], "mode": worst["mode"],
+                       "model": worst["model"], "train_data": worst["train_data"],
+                       "attacker": f"{worst['mode']} attacker with {worst['model']}",
+                       "ci": worst["ci"], "advantage": worst["advantage"],
+                       "mixture": mixture(worst["accuracy"]),
+                       "advantage_over_baseline": w_typed.advantage.to_dict(),
+                       "voiceprivacy": VOICEPRIVACY.get(worst["mode"], "")},
+        "worst_case_crossfit": ev.worst_case_crossfit(),
+        "control": {**ctrl.to_dict(), "columns": ev.label_columns,
+                    "attacker": "commonest sensitive value per combination of the released "
+                                "label columns (learnt on the training split)"},
+        "baseline": {"value": baseline, "name": baseline_name},
+        "advantage": {**w_typed.advantage.to_dict(), "over": baseline_name},
+        "membership": [m.to_dict() for m in ev.membership()],
+        "contributors": None if contributors is None else contributors.to_dict(),
+        "verification": [v.to_dict() for v in ev.verification()],
+        "threat_names": {m: VOICEPRIVACY.get(m, "") for m in ev.modes},
+        "notes": _bound_notes(ev.anonymizer_),
+        "timing": panel["timing"],
+    }
+    if ev.selection_ is not None:
+        privacy["selection"] = ev.selection_
+    anonymizer = ev.anonymizer_
+    params = anonymizer.public_params() if hasattr(anonymizer, "public_params") else {
+        k: v for k, v in anonymizer.get_params(deep=False).items() if k != "random_state"}
+    table = ev.table
+    data: dict[str, Any] = {
+        "bioanon_version": __version__,
+        "dataset": {"n_records": table.n_records, "n_features": table.n_features,
+                    "n_train": ev.n_train_, "n_test": ev.n_test_,
+                    "source": source_name(table.meta.get("source", "in-memory table"))},
+        "params": {
+            "method": type(anonymizer).__name__,
+            "anonymizer": _jsonable(params),
+            "evaluation": {"interest": interest, "sensitive": ev.sensitive,
+                           "additional": additional, "test_size": ev.test_size,
+                           "split": ("closed set: per identity" if ev.group is None else
+                                     f"grouped by '{ev.group}' (each group on one side)"),
+                           "group": ev.group,
+                           "attackers": ev.modes,
+                           "models": [m if isinstance(m, str) else type(m).__name__
+                                      for m in ev.model_list],
+                           "utility_model": (ev.utility_model if isinstance(ev.utility_model, str)
+                                             else type(ev.utility_model).__name__),
+                           "selection": ev.strategies_, "identities": ev.counts_,
+                           "n_random": ev.n_random, "top_k": ev.top_k,
+                           "seed": ev.random_state,
+                           "seed_note": "evaluation seed (split, recognizers, mixes); the "
+                                        "anonymizer's seed is derived from it one way and is "
+                                        "not written",
+                           "released_labels": ev.label_columns},
+        },
+        "utility": utility_block,
+        "privacy": privacy,
+    }
+    data["verdict"] = ev.verdict().to_dict()
+    figures = _figures(ev)
+    return Report(data, figures)
+
+
+def _figures(ev: Any) -> Mapping[str, str]:
+    """The contact sheet, only when the evaluation was asked for a preview (opt-in)."""
+    if ev.preview_data_ is None:
+        return {}
+    from .preview import preview_html
+
+    test, anon_test = ev.preview_data_
+    sheet = preview_html(test, anon_test, by=None, random_state=ev.random_state)
+    if sheet is None:
+        return {}
+    return {"What the release looks like (held-out originals above, released below; "
+            "uncaptioned; this report shows originals: keep it private)": sheet}
