@@ -37,7 +37,6 @@ from ..attack.selection import (
     selection_curves,
 )
 from ..attack.threat import MODES, parse_modes
-from ..progress import stages
 from ..attack.verification import VOICEPRIVACY, verification
 from ..errors import BioanonError
 from ..metrics import chance_level, mixture, utility
@@ -51,6 +50,7 @@ from ..metrics.results import (
     UtilityResult,
     VerificationResult,
 )
+from ..progress import stages
 from ..table import FeatureTable
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table

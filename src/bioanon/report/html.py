@@ -201,7 +201,9 @@ def threat_model_section(report: Mapping[str, Any]) -> str:
         if a["mode"] not in best or a["accuracy"] > best[a["mode"]]["accuracy"]:
             best[a["mode"]] = a
     if p.get("control"):
-        best["control"] = {"model": p["control"].get("model", "labels only"), **p["control"]}
+        c = p["control"]
+        best["control"] = {"model": c.get("model", "labels only"),
+                           "accuracy": c.get("accuracy", c.get("value")), **c}
     rows = []
     for mode in modes:
         t = dict(THREATS.get(_threat_key(mode), {}))
