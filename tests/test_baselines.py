@@ -21,9 +21,9 @@ from bioanon.anonymize import (
     MotionExtractAnonymizer,
     PixelateAnonymizer,
 )
+from bioanon.anonymize.registry import METHODS, MethodOptions, build_method
 from bioanon.cli import app
 from bioanon.errors import BioanonError
-from bioanon.methods import METHODS, MethodOptions, build_method
 from bioanon.metrics import is_k_anonymous
 from bioanon.table import FeatureTable
 

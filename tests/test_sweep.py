@@ -11,7 +11,7 @@ from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.sweep import parse_grid, sweep
+from bioanon.tuning.grid_search import parse_grid, sweep
 
 FAST = {"models": ["knn"], "attackers": ["naive", "parrot", "linkage"]}
 

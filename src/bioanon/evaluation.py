@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from . import __version__
+from ._version import __version__
 from .anonymize import SelectiveMeanAnonymizer
 from .attack import ModelCache, make_recognizer, run_panel, training_set
 from .attack.parallel import is_parallel, parallel_map

@@ -25,10 +25,10 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import BioanonError
-from ..relevance import relevance_scores, select_features
 from ..table import FeatureTable
 from .base import AnonymizerMixin, label_values, split_input
 from .random_sets import assemble_sets
+from .relevance import relevance_scores, select_features
 
 
 def secure_seed() -> int:

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from .. import __version__
+from .._version import __version__
 
 # each module registers its commands on the app when imported
 from . import extract as _extract  # noqa: F401  (extract)

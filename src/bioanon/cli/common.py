@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..anonymize.registry import MethodOptions
 from ..errors import BioanonError
-from ..methods import MethodOptions
 from ..table import FeatureTable
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,

@@ -10,10 +10,10 @@ from typing import Annotated
 import numpy as np
 import typer
 
-from .. import __version__
+from .._version import __version__
+from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..io import check_not_input, file_sha256, write_text_atomic
-from ..methods import build_method
 from ..table import format_of
 from .common import (
     AddOpt,

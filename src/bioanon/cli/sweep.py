@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..anonymize.registry import build_method
 from ..io import atomic_path, check_not_input, write_text_atomic
-from ..methods import build_method
 from . import common as opt
 from .common import (
     app,
@@ -54,7 +54,7 @@ def tune_command(
 ) -> None:
     """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
     from ..errors import BioanonError
-    from ..sweep import parse_grid, sweep, sweep_figure
+    from ..tuning.grid_search import parse_grid, sweep, sweep_figure
 
     if interest is None:
         raise BioanonError("tune needs --interest (the attribute whose utility is measured)")

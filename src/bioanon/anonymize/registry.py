@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import BioanonError, suggest
+from ..errors import BioanonError, suggest
 
 
 @dataclass
@@ -52,7 +52,7 @@ class MethodOptions:
 
 
 def _selective_mean(o: MethodOptions) -> Any:
-    from .anonymize import SelectiveMeanAnonymizer
+    from . import SelectiveMeanAnonymizer
 
     interest = o.need("interest")
     unknown = sorted(set(o.rq) - set(o.additional))
@@ -111,13 +111,13 @@ _CLUSTER_PARAMS: dict[str, Callable[[str], Any]] = {
 
 
 def _k(o: MethodOptions) -> int:
-    from .anonymize.clustering import check_k
+    from .clustering import check_k
 
     return check_k(None, o.need("k"))
 
 
 def _ksame(o: MethodOptions) -> Any:
-    from .anonymize import KSameAnonymizer
+    from . import KSameAnonymizer
 
     anon = KSameAnonymizer(k=_k(o), random_state=o.seed, **_extra(o, _CLUSTER_PARAMS))
     anon._check_params()
@@ -125,7 +125,7 @@ def _ksame(o: MethodOptions) -> Any:
 
 
 def _ksame_select(o: MethodOptions) -> Any:
-    from .anonymize import KSameSelectAnonymizer
+    from . import KSameSelectAnonymizer
 
     anon = KSameSelectAnonymizer(interest=o.need("interest"), k=_k(o), random_state=o.seed,
                                  **_extra(o, _CLUSTER_PARAMS))
@@ -134,7 +134,7 @@ def _ksame_select(o: MethodOptions) -> Any:
 
 
 def _cluster_mix(o: MethodOptions) -> Any:
-    from .anonymize import ClusterMixAnonymizer
+    from . import ClusterMixAnonymizer
 
     extra = _extra(o, {**_CLUSTER_PARAMS, "delta": float, "risk_threshold": _threshold,
                        "threshold_percentile": float, "beta": float, "max_rounds": int,
@@ -148,7 +148,7 @@ def _cluster_mix(o: MethodOptions) -> Any:
 
 
 def _noise(o: MethodOptions) -> Any:
-    from .anonymize import GaussianNoiseAnonymizer
+    from . import GaussianNoiseAnonymizer
 
     anon = GaussianNoiseAnonymizer(sigma=o.need("sigma"), random_state=o.seed,
                                    **_extra(o, {"scale": str}))
@@ -157,7 +157,7 @@ def _noise(o: MethodOptions) -> Any:
 
 
 def _laplace(o: MethodOptions) -> Any:
-    from .anonymize import LaplaceAnonymizer
+    from . import LaplaceAnonymizer
 
     anon = LaplaceAnonymizer(epsilon=o.need("epsilon"), random_state=o.seed,
                              **_extra(o, {"bounds": _floats, "clip_quantile": float,
@@ -167,7 +167,7 @@ def _laplace(o: MethodOptions) -> Any:
 
 
 def _image(o: MethodOptions, cls_name: str, **params: Any) -> Any:
-    from . import anonymize
+    from .. import anonymize
 
     extra = {"image_shape": str, "band": _floats, "fill": float, "m": int,
              "value_range": float}
@@ -195,7 +195,7 @@ def _dp_pix(o: MethodOptions) -> Any:
 
 
 def _keep(o: MethodOptions) -> Any:
-    from .anonymize import KeepChannelsAnonymizer
+    from . import KeepChannelsAnonymizer
 
     extra = _extra(o, {"channels": _channels, "n_channels": int, "fill": _fill})
     if "channels" not in extra:
@@ -211,7 +211,7 @@ def _fill(raw: str) -> Any:
 
 
 def _motion(o: MethodOptions) -> Any:
-    from .anonymize import MotionExtractAnonymizer
+    from . import MotionExtractAnonymizer
 
     return MotionExtractAnonymizer(**_extra(o, {"n_channels": int}))
 
@@ -227,7 +227,7 @@ SANITIZER_PARAMS: dict[str, Callable[[str], Any]] = {
 
 
 def _sanitizer(o: MethodOptions) -> Any:
-    from .anonymize.sanitizer import SanitizerAnonymizer
+    from .sanitizer import SanitizerAnonymizer
 
     sensitive = o.need("sensitive")
     kwargs = _extra(o, SANITIZER_PARAMS)

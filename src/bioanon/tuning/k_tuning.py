@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .anonymize.clustering import CLUSTERERS, LINKAGES, fixed_size_clusters
-from .anonymize.mixing import cluster_means, pairwise_percentile
-from .errors import BioanonError
-from .metrics.disclosure import homogeneity
+from ..anonymize.clustering import CLUSTERERS, LINKAGES, fixed_size_clusters
+from ..anonymize.mixing import cluster_means, pairwise_percentile
+from ..errors import BioanonError
+from ..metrics.disclosure import homogeneity
 
 Progress = Callable[[int, int, str], None]
 

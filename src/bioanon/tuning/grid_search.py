@@ -16,10 +16,10 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from .errors import BioanonError, suggest
-from .evaluation import evaluate
-from .metrics.pareto import pareto_front
-from .table import FeatureTable
+from ..errors import BioanonError, suggest
+from ..evaluation import evaluate
+from ..metrics.pareto import pareto_front
+from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
 
