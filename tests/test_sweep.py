@@ -31,17 +31,34 @@ def test_parse_grid_types_and_errors():
 
 def test_sweep_ranks_settings_and_recommends_within_target(table):
     base = SelectiveMeanAnonymizer("expression", r_p=0.0, random_state=0)
-    res = sweep(table, base, {"g": [1, 4, 12], "t": [1.0]}, "expression", "identity",
+    res = sweep(table, base, {"g": [2, 4, 12], "t": [1.0]}, "expression", "identity",
                 target_advantage=0.15, **FAST)
     assert len(res.rows) == 3
     by_g = {r["params"]["g"]: r for r in res.rows}
-    # g=1 releases the data itself: the worst case is far above the mixed settings
-    assert by_g[1]["worst_case"] > by_g[12]["worst_case"] + 0.3
+    # g=2 mixes each record with one donor: the worst case is well above g=12's
+    assert by_g[2]["worst_case"] > by_g[12]["worst_case"] + 0.1
     assert res.recommended is not None
     rec = res.rows[res.recommended]
     assert rec["advantage"] <= 0.15
     assert all(r["U"] <= rec["U"] for r in res.rows if r["advantage"] <= 0.15)
     assert res.recommended in res.front
+
+
+def test_a_no_op_setting_in_the_grid_is_refused_before_any_work(table):
+    calls = []
+    with pytest.raises(BioanonError, match="^g=1 is out of range; use an integer >= 2"):
+        sweep(table, SelectiveMeanAnonymizer("expression", r_p=0.0), {"g": [4, 1]},
+              "expression", "identity", progress=lambda *a: calls.append(a), **FAST)
+    assert calls == []
+
+
+def test_grid_values_are_converted_by_the_declared_constraints():
+    from bioanon.anonymize import SelectiveMeanAnonymizer as SM
+
+    assert parse_grid(["g=16,32", "include_self=true,false"], SM) == {
+        "g": [16, 32], "include_self": [True, False]}
+    with pytest.raises(BioanonError, match="^g='abc' is not valid; use an integer >= 2"):
+        parse_grid(["g=abc"], SM)
 
 
 def test_unsupported_settings_are_skipped_not_fatal(table):

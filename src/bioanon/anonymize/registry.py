@@ -1,270 +1,141 @@
-"""Method registry: build any anonymizer from one set of user options.
+"""Method registry: method name -> estimator class, and building one from text options.
 
-The command line (and any front end) collects :class:`MethodOptions` and calls
-:func:`build_method`. Each anonymizer family registers one builder in :data:`METHODS`.
+A family registers its class where it is defined::
+
+    @register("noise")
+    class GaussianNoiseAnonymizer(Anonymizer):
+        params = {"sigma": Param("float", low=0, low_open=True, required=True), ...}
+
+Every module of :mod:`bioanon.anonymize` is imported on the first lookup, so adding a method
+is one module (plus its test): the command line's ``--param``/``--grid`` conversions, the
+``bioanon methods`` listing and the estimator checks all come from the class.
+
+Examples
+--------
+>>> est = build_method("noise", {"sigma": "0.5"}, random_state=0)
+>>> type(est).__name__, est.sigma
+('GaussianNoiseAnonymizer', 0.5)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import BioanonError, suggest
 
+if TYPE_CHECKING:
+    from .base import Anonymizer
 
-@dataclass
-class MethodOptions:
-    """Every option a method may read; each builder uses the ones it needs."""
-
-    method: str = "selective-mean"
-    interest: str | None = None
-    additional: dict[str, float] = field(default_factory=dict)
-    sensitive: str | None = None
-    seed: int | None = None
-    # selective mean
-    g: int = 32
-    t: float = 0.8
-    w: float = 10.0
-    rp: float = 0.01
-    rq: dict[str, float] = field(default_factory=dict)
-    rs: float = 0.0
-    relevance: str = "forest"
-    allow_replacement: bool = False
-    # k-anonymity family and baselines
-    k: int | None = None
-    sigma: float | None = None
-    block: int | None = None
-    epsilon: float | None = None
-    # learned methods
-    decoupler: Path | None = None
-    sampler: str | None = None
-    # anything else, from --param KEY=VALUE
-    extra: dict[str, str] = field(default_factory=dict)
-
-    def need(self, name: str, flag: str | None = None) -> Any:
-        """Return an option the method cannot do without, or raise naming the flag."""
-        value = getattr(self, name)
-        if value is None:
-            raise BioanonError(f"method '{self.method}' needs {flag or '--' + name}; add it")
-        return value
+_METHODS: dict[str, type[Anonymizer]] = {}
+_REQUIRED: dict[str, tuple[str, ...]] = {}
+A = TypeVar("A", bound="type[Anonymizer]")
 
 
-def _selective_mean(o: MethodOptions) -> Any:
-    from . import SelectiveMeanAnonymizer
+def register(name: str, required: Sequence[str] = ()) -> Callable[[A], A]:
+    """Class decorator: make the anonymizer available as method ``name``.
 
-    interest = o.need("interest")
-    unknown = sorted(set(o.rq) - set(o.additional))
-    if unknown:
-        raise BioanonError(f"--rq names {unknown} which are not --additional columns; add them "
-                           "with --additional")
-    anon = SelectiveMeanAnonymizer(
-        interest=interest, additional={c: o.rq.get(c, 0.0) for c in o.additional},
-        sensitive=o.sensitive, g=o.g, t=o.t, w=o.w, r_p=o.rp, r_s=o.rs,
-        relevance=o.relevance, allow_replacement=o.allow_replacement, random_state=o.seed,
-        **_extra(o, {"include_self": _bool}))
-    anon._check_params()
-    return anon
+    ``required`` names parameters a front end must set explicitly (a CLI role option or
+    ``--param``) instead of taking the class default.
+    """
 
+    def deco(cls: A) -> A:
+        if name in _METHODS and _METHODS[name] is not cls:
+            raise ValueError(f"method name '{name}' is registered twice")
+        cls.method_name = name
+        _METHODS[name] = cls
+        _REQUIRED[name] = tuple(required)
+        return cls
 
-# ---------------------------------------------------------------------- k-anonymity family
-def _extra(o: MethodOptions, allowed: dict[str, Callable[[str], Any]]) -> dict[str, Any]:
-    """Parse ``--param KEY=VALUE`` items this method accepts; refuse the others."""
-    out = {}
-    for key, raw in o.extra.items():
-        if key not in allowed:
-            hint = f"; it accepts {', '.join(sorted(allowed))}" if allowed else \
-                "; it takes no --param"
-            raise BioanonError(f"method '{o.method}' has no parameter '{key}'"
-                               f"{suggest(key, allowed)}{hint}")
-        try:
-            out[key] = allowed[key](raw)
-        except (TypeError, ValueError):
-            raise BioanonError(f"--param {key}={raw} has the wrong form for method "
-                               f"'{o.method}'") from None
-    return out
+    return deco
 
 
-def _floats(raw: str) -> list[float]:
-    return [float(v) for v in raw.split(",")]
-
-
-def _channels(raw: str) -> list[Any]:
-    return [int(v) if v.strip().lstrip("-").isdigit() else v.strip() for v in raw.split(",")]
-
-
-def _threshold(raw: str) -> Any:
-    return None if raw.lower() in ("none", "off") else raw if raw == "auto" else float(raw)
-
-
-def _bool(raw: str) -> bool:
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(raw)
-
-
-_CLUSTER_PARAMS: dict[str, Callable[[str], Any]] = {
-    "clusterer": str, "linkage": str, "n_components": int, "distinct": str}
-
-
-def _k(o: MethodOptions) -> int:
-    from .clustering import check_k
-
-    return check_k(None, o.need("k"))
-
-
-def _ksame(o: MethodOptions) -> Any:
-    from . import KSameAnonymizer
-
-    anon = KSameAnonymizer(k=_k(o), random_state=o.seed, **_extra(o, _CLUSTER_PARAMS))
-    anon._check_params()
-    return anon
-
-
-def _ksame_select(o: MethodOptions) -> Any:
-    from . import KSameSelectAnonymizer
-
-    anon = KSameSelectAnonymizer(interest=o.need("interest"), k=_k(o), random_state=o.seed,
-                                 **_extra(o, _CLUSTER_PARAMS))
-    anon._check_params()
-    return anon
-
-
-def _cluster_mix(o: MethodOptions) -> Any:
-    from . import ClusterMixAnonymizer
-
-    extra = _extra(o, {**_CLUSTER_PARAMS, "delta": float, "risk_threshold": _threshold,
-                       "threshold_percentile": float, "beta": float, "max_rounds": int,
-                       "per_interest": _bool})
-    per_interest = extra.pop("per_interest", False)
-    anon = ClusterMixAnonymizer(k=_k(o), sensitive=o.sensitive,
-                                interest=o.need("interest") if per_interest else None,
-                                random_state=o.seed, **extra)
-    anon._check_params()
-    return anon
-
-
-def _noise(o: MethodOptions) -> Any:
-    from . import GaussianNoiseAnonymizer
-
-    anon = GaussianNoiseAnonymizer(sigma=o.need("sigma"), random_state=o.seed,
-                                   **_extra(o, {"scale": str}))
-    anon._check_params()
-    return anon
-
-
-def _laplace(o: MethodOptions) -> Any:
-    from . import LaplaceAnonymizer
-
-    anon = LaplaceAnonymizer(epsilon=o.need("epsilon"), random_state=o.seed,
-                             **_extra(o, {"bounds": _floats, "clip_quantile": float,
-                                          "budget": str}))
-    anon._check_params()
-    return anon
-
-
-def _image(o: MethodOptions, cls_name: str, **params: Any) -> Any:
+def _discover() -> None:
     from .. import anonymize
 
-    extra = {"image_shape": str, "band": _floats, "fill": float, "m": int,
-             "value_range": float}
-    allowed = {"image_shape": str, **{k: extra[k] for k in params.pop("_extra", ())}}
-    anon = getattr(anonymize, cls_name)(**params, **_extra(o, allowed))
-    anon._check_params()
-    return anon
+    for info in pkgutil.iter_modules(anonymize.__path__):
+        importlib.import_module(f"{anonymize.__name__}.{info.name}")
 
 
-def _blur(o: MethodOptions) -> Any:
-    return _image(o, "BlurAnonymizer", sigma=o.need("sigma"))
+def methods() -> dict[str, type[Anonymizer]]:
+    """Every registered method, name -> class, in registration order."""
+    _discover()
+    return dict(_METHODS)
 
 
-def _pixelate(o: MethodOptions) -> Any:
-    return _image(o, "PixelateAnonymizer", block=o.need("block"))
+def get_method(name: str) -> type[Anonymizer]:
+    """The class of method ``name`` (a one-line error suggesting the closest name)."""
+    known = methods()
+    if name not in known:
+        raise BioanonError(f"unknown method '{name}'{suggest(name, known)}; choose from "
+                           f"{', '.join(known)}")
+    return known[name]
 
 
-def _mask(o: MethodOptions) -> Any:
-    return _image(o, "EyeBandMaskAnonymizer", _extra=("band", "fill"))
+def defaults(cls: type[Anonymizer]) -> dict[str, Any]:
+    """The ``__init__`` defaults of a class."""
+    sig = inspect.signature(cls.__init__)
+    return {k: p.default for k, p in sig.parameters.items()
+            if k != "self" and p.default is not inspect.Parameter.empty}
 
 
-def _dp_pix(o: MethodOptions) -> Any:
-    return _image(o, "DPPixAnonymizer", block=o.need("block"), epsilon=o.need("epsilon"),
-                  random_state=o.seed, _extra=("m", "value_range"))
+def parse_value(cls: type[Anonymizer], name: str, raw: Any) -> Any:
+    """Convert one ``KEY=VALUE`` value by the declared constraint of ``cls``'s parameter."""
+    if name not in cls.params:
+        accepted = sorted(k for k, p in cls.params.items() if p.kind != "object")
+        raise BioanonError(f"method '{cls.method_name}' has no parameter '{name}'"
+                           f"{suggest(name, accepted)}; it accepts {', '.join(accepted)}")
+    spec = cls.params[name]
+    if isinstance(raw, str):
+        return spec.parse(name, raw)
+    spec.check(name, raw)
+    return raw
 
 
-def _keep(o: MethodOptions) -> Any:
-    from . import KeepChannelsAnonymizer
+def build_method(name: str, params: Mapping[str, Any] | None = None, *,
+                 interest: str | None = None, sensitive: str | None = None,
+                 additional: Sequence[str] | None = None,
+                 random_state: int | None = None) -> Anonymizer:
+    """Build method ``name`` from parameter values (text is converted by the constraints)
+    and the column roles; every constraint is checked before anything is fitted.
 
-    extra = _extra(o, {"channels": _channels, "n_channels": int, "fill": _fill})
-    if "channels" not in extra:
-        raise BioanonError("method 'keep' needs --param channels=0,1,2 (positions or names of "
-                           "the channels to keep)")
-    anon = KeepChannelsAnonymizer(**extra)
-    anon._check_params()
-    return anon
-
-
-def _fill(raw: str) -> Any:
-    return raw if raw == "mean" else float(raw)
-
-
-def _motion(o: MethodOptions) -> Any:
-    from . import MotionExtractAnonymizer
-
-    return MotionExtractAnonymizer(**_extra(o, {"n_channels": int}))
-
-
-#: ``--param KEY=VALUE`` options of the sanitizer and how to read them.
-SANITIZER_PARAMS: dict[str, Callable[[str], Any]] = {
-    "latent_dim": int, "sensitive_dim": int, "beta": float, "alpha_vae": float,
-    "alpha_aligner": float, "alpha_dcorr": float, "alpha_adversary": float, "hidden": int,
-    "architecture": str, "epochs": int, "batch_size": int, "lr": float, "warmup": float,
-    "projection_dim": int, "mean_share": float, "output": str,
-    "image_shape": lambda v: tuple(int(x) for x in v.lower().split("x")),
-}
+    Role options fill the parameters declared with that role (``Param(role="interest")``)
+    unless ``params`` sets them.
+    """
+    cls = get_method(name)
+    kwargs = {k: parse_value(cls, k, v) for k, v in (params or {}).items()}
+    roles = {"interest": interest, "sensitive": sensitive,
+             "additional": None if additional is None else list(additional)}
+    for key, spec in cls.params.items():
+        if spec.role and key not in kwargs and roles.get(spec.role) is not None:
+            kwargs[key] = roles[spec.role]
+    for key in _REQUIRED.get(name, ()):
+        if key not in kwargs:
+            spec = cls.params[key]
+            how = f"--{spec.role}" if spec.role else f"--param {key}=..."
+            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}")
+    if "random_state" in defaults(cls):
+        kwargs["random_state"] = random_state
+    est = cls(**kwargs)
+    est.check_params()
+    return est
 
 
-def _sanitizer(o: MethodOptions) -> Any:
-    from .sanitizer import SanitizerAnonymizer
-
-    sensitive = o.need("sensitive")
-    kwargs = _extra(o, SANITIZER_PARAMS)
-    anon = SanitizerAnonymizer(
-        sensitive=sensitive, sampler=o.sampler or "dp-sample",
-        epsilon=1.0 if o.epsilon is None else o.epsilon,
-        decoupler=None if o.decoupler is None else str(o.decoupler),
-        random_state=o.seed, **kwargs)
-    anon._check_params()
-    if o.decoupler is not None and not Path(o.decoupler).is_file():
-        raise BioanonError(f"decoupler file '{o.decoupler}' not found; train one with "
-                           "bioanon train-decoupler")
-    return anon
-
-
-METHODS: dict[str, Callable[[MethodOptions], Any]] = {
-    "selective-mean": _selective_mean,
-    "ksame": _ksame,
-    "ksame-select": _ksame_select,
-    "cluster-mix": _cluster_mix,
-    "noise": _noise,
-    "laplace": _laplace,
-    "blur": _blur,
-    "pixelate": _pixelate,
-    "mask": _mask,
-    "dp-pix": _dp_pix,
-    "keep": _keep,
-    "motion-extract": _motion,
-    "sanitizer": _sanitizer,
-}
-
-
-def build_method(options: MethodOptions) -> Any:
-    """Build the anonymizer named by ``options.method``."""
-    if options.method not in METHODS:
-        raise BioanonError(
-            f"unknown method '{options.method}'{suggest(options.method, METHODS)}; choose from "
-            f"{', '.join(METHODS)}"
-        )
-    return METHODS[options.method](options)
+def describe(cls: type[Anonymizer]) -> dict[str, Any]:
+    """JSON-ready description of a method: parameters (type, default, range), what it
+    protects and what it does not."""
+    dflt = defaults(cls)
+    out_params = {}
+    for key, spec in cls.params.items():
+        value = dflt.get(key)
+        out_params[key] = {**spec.describe(),
+                           "default": list(value) if isinstance(value, tuple) else value,
+                           "required": key in _REQUIRED.get(cls.method_name, ())}
+    return {"name": cls.method_name, "class": f"{cls.__module__}.{cls.__name__}",
+            "summary": (inspect.getdoc(cls) or "").splitlines()[0],
+            "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
+            "seeded": cls.seeded, "protects": cls.protects,
+            "does_not_protect": cls.does_not_protect, "params": out_params}

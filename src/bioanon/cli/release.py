@@ -11,32 +11,15 @@ import numpy as np
 import typer
 
 from .._version import __version__
-from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..io import check_not_input, file_sha256, write_text_atomic
 from ..table import format_of
 from .common import (
     AddOpt,
-    BlockOpt,
-    DecouplerOpt,
-    EpsOpt,
-    GOpt,
     InterestOpt,
-    KOpt,
     LabelOpt,
-    MethodOpt,
-    ParamOpt,
-    RelOpt,
-    ReplOpt,
-    RpOpt,
-    RqOpt,
-    RsOpt,
-    SamplerOpt,
-    SeedOpt,
+    MethodChoice,
     SensitiveOpt,
-    SigmaOpt,
-    TOpt,
-    WOpt,
     app,
     console,
     err_console,
@@ -53,6 +36,7 @@ PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "devic
 
 
 @app.command()
+@method_options
 @user_errors
 def anonymize(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
@@ -61,12 +45,8 @@ def anonymize(
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
-    method: MethodOpt = "selective-mean",
-    g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
-    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
-    allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
-    block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
-    sampler: SamplerOpt = None, param: ParamOpt = None,
+    *,
+    choice: MethodChoice,
     keep_sensitive: Annotated[bool, typer.Option(
         help="Keep the sensitive column in the output (for the owner's own checks).")] = False,
     keep_order: Annotated[bool, typer.Option(
@@ -79,14 +59,12 @@ def anonymize(
     check_not_input(output, [input])
     check_not_input(manifest_path, [input])
     add = parse_weighted(additional, 1.0, "--additional")
-    opts = method_options(method, interest, add, sensitive, seed, g, t, w, rp, rq, rs,
-                          relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
-                          sampler, param)
-    if method == "sanitizer" and decoupler is None:
+    anon = choice.build(interest, sensitive, list(add))
+    if anon.fit_on_auxiliary and getattr(anon, "decoupler", None) is None:
         raise BioanonError(
             "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
-    anon = build_method(opts)
+    method, seed = choice.method, choice.seed
     table = read_input(input, [interest, *add, sensitive, *(label or [])])
     table.label(sensitive)
     if seed is not None:
@@ -95,8 +73,8 @@ def anonymize(
     with progress_bar("anonymizing") as update:
         update(0, 2, "fitting")
         anon.fit(table, table.labels)  # a table: methods may read its meta (image_shape)
-        update(1, 2, "transforming")
-        released = table.with_features(anon.transform(table.X, table.labels))
+        update(1, 2, "releasing")
+        released = table.with_features(anon.release_result(table, table.labels).X)
         update(2, 2, "done")
     drop = [c for c in (label or []) if c in released.labels.columns]
     if not keep_sensitive:
@@ -123,6 +101,7 @@ def anonymize(
 
 
 @app.command()
+@method_options
 @user_errors
 def evaluate(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
@@ -131,12 +110,8 @@ def evaluate(
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
-    method: MethodOpt = "selective-mean",
-    g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
-    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
-    allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
-    block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
-    sampler: SamplerOpt = None, param: ParamOpt = None,
+    *,
+    choice: MethodChoice,
     models: Annotated[str, typer.Option(
         help="Attack recognizers, comma-separated, or 'all' (forest, linear_svm, rbf_svm, "
              "knn, mlp, logreg, pca_svm).")] = "forest,linear_svm,knn",
@@ -168,11 +143,8 @@ def evaluate(
     check_not_input(out / "report.json", [input])
     check_not_input(out / "report.html", [input])
     add = parse_weighted(additional, 1.0, "--additional")
-    eval_seed = 0 if seed is None else seed
-    opts = method_options(method, interest, add, sensitive, eval_seed, g, t, w, rp, rq, rs,
-                          relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
-                          sampler, param)
-    anon = build_method(opts)
+    eval_seed = 0 if choice.seed is None else choice.seed
+    anon = choice.build(interest, sensitive, list(add), seed=eval_seed)
     model_list = parse_models(models)
     modes = parse_modes(attackers)
     parse_strategies(selection)

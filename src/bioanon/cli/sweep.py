@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..anonymize.registry import build_method
 from ..io import atomic_path, check_not_input, write_text_atomic
 from . import common as opt
 from .common import (
+    MethodChoice,
     app,
     console,
     method_options,
@@ -24,6 +24,7 @@ from .common import (
 
 
 @app.command("tune")
+@method_options
 @user_errors
 def tune_command(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
@@ -35,7 +36,6 @@ def tune_command(
     interest: opt.InterestOpt = None,
     additional: opt.AddOpt = None,
     label: opt.LabelOpt = None,
-    method: opt.MethodOpt = "selective-mean",
     target_advantage: Annotated[float, typer.Option(
         help="Largest acceptable worst-case advantage over chance.")] = 0.1,
     models: Annotated[str, typer.Option(help="Attack recognizers, comma-separated.")] =
@@ -45,12 +45,8 @@ def tune_command(
     group: Annotated[str | None, typer.Option(
         help="Keep each value of this column on one side of the split (e.g. an execution "
              "for overlapping windows).")] = None,
-    g: opt.GOpt = 32, t: opt.TOpt = 0.8, w: opt.WOpt = 10.0, rp: opt.RpOpt = 0.01,
-    rq: opt.RqOpt = None,
-    rs: opt.RsOpt = 0.0, relevance: opt.RelOpt = "forest", seed: opt.SeedOpt = None,
-    allow_replacement: opt.ReplOpt = False, k: opt.KOpt = None, sigma: opt.SigmaOpt = None,
-    block: opt.BlockOpt = None, epsilon: opt.EpsOpt = None, decoupler: opt.DecouplerOpt = None,
-    sampler: opt.SamplerOpt = None, param: opt.ParamOpt = None,
+    *,
+    choice: MethodChoice,
 ) -> None:
     """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
     from ..errors import BioanonError
@@ -61,11 +57,10 @@ def tune_command(
     json_path = out / "tune.json"
     check_not_input(json_path, [input])
     add = parse_weighted(additional, 1.0, "--additional")
-    eval_seed = 0 if seed is None else seed
-    anon = build_method(method_options(method, interest, add, sensitive, eval_seed, g, t, w,
-                                       rp, rq, rs, relevance, allow_replacement, k, sigma,
-                                       block, epsilon, decoupler, sampler, param))
-    points = parse_grid(grid)
+    eval_seed = 0 if choice.seed is None else choice.seed
+    anon = choice.build(interest, sensitive, list(add), seed=eval_seed)
+    method = choice.method
+    points = parse_grid(grid, type(anon))
     table = read_input(input, [interest, *add, sensitive, group, *(label or [])])
     model_list = [m.strip() for m in models.split(",") if m.strip()]
     with progress_bar("sweeping") as update:
