@@ -50,7 +50,8 @@ def label_values(labels: Any, column: str, n: int) -> np.ndarray:
     ``column``.
     """
     if labels is None:
-        raise BioanonError(f"labels are required: pass a DataFrame with column '{column}' as y")
+        raise BioanonError("this method requires y to be passed, but the target y is None; "
+                           f"pass the labels (a DataFrame with column '{column}') as y")
     if isinstance(labels, pd.DataFrame):
         if column not in labels.columns:
             raise missing_column(column, labels.columns)

@@ -29,7 +29,8 @@ from .params import Param
 from .registry import register
 
 _SEED = Param("int", low=0, none=True, help="secret seed; None draws fresh OS entropy")
-_SHAPE = Param("shape", none=True, help="image height x width (default: the table's meta)")
+_SHAPE = Param("shape", none=True, help="image height x width, one side may be -1 (default: "
+               "the table's meta)")
 
 
 class _RecordwiseBase(Anonymizer):
@@ -168,9 +169,9 @@ class LaplaceAnonymizer(_RecordwiseBase):
 # ---------------------------------------------------------------------- images
 class _ImageBase(_RecordwiseBase):
     def _fit(self, X: np.ndarray, y: Any, table: FeatureTable | None) -> None:
-        shape = image_ops.parse_shape(self.image_shape)
+        shape = image_ops.parse_shape(self.image_shape, X.shape[1])
         if shape is None and table is not None:
-            shape = image_ops.parse_shape(table.meta.get("image_shape"))
+            shape = image_ops.parse_shape(table.meta.get("image_shape"), X.shape[1])
         image_ops.as_images(X[:1], shape)  # checks the shape against the features
         self.image_shape_ = shape
 

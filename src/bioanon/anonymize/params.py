@@ -99,9 +99,9 @@ class Param:
         """JSON-ready description (type, range, options, help)."""
         out: dict[str, Any] = {"type": self.kind, "range": self.range_text()}
         if self.low is not None:
-            out["min"] = self.low
+            out["min"], out["min_inclusive"] = self.low, not self.low_open
         if self.high is not None:
-            out["max"] = self.high
+            out["max"], out["max_inclusive"] = self.high, not self.high_open
         if self.options:
             out["options"] = list(self.options)
         out["none_allowed"] = self.none
@@ -139,8 +139,9 @@ class Param:
         elif self.kind == "shape":
             if isinstance(value, str):
                 value = _shape(value)
-            if (not isinstance(value, Sequence) or len(value) != 2
-                    or not all(isinstance(v, int) and v > 0 for v in value)):
+            if (not isinstance(value, Sequence) or len(value) != 2 or list(value) == [-1, -1]
+                    or not all(isinstance(v, int | np.integer) and (v > 0 or v == -1)
+                               for v in value)):
                 self._bad(name, value)
         elif self.kind == "path" and not isinstance(value, str | os.PathLike):
             # a path, or an in-memory object the family checks itself
@@ -176,7 +177,8 @@ class Param:
 
     def _bad(self, name: str, value: Any) -> None:
         hint = suggest(str(value), self.options) if isinstance(value, str) else ""
-        raise BioanonError(f"{name}={_show(value)}{hint} is out of range; use "
+        what = "is unknown" if self.kind == "str" and self.options else "is out of range"
+        raise BioanonError(f"{name}={_show(value)} {what}{hint}; use "
                            f"{_a(self.range_text())}" + (f" ({self.help})" if self.help else ""))
 
     # ------------------------------------------------------------------ parsing text

@@ -84,8 +84,12 @@ def defaults(cls: type[Anonymizer]) -> dict[str, Any]:
 
 def parse_value(cls: type[Anonymizer], name: str, raw: Any) -> Any:
     """Convert one ``KEY=VALUE`` value by the declared constraint of ``cls``'s parameter."""
+    if name == "random_state":
+        raise BioanonError("the random state is set with --seed (a secret key, never written "
+                           "to any output)")
     if name not in cls.params:
-        accepted = sorted(k for k, p in cls.params.items() if p.kind != "object")
+        accepted = sorted(k for k, p in cls.params.items()
+                          if p.kind != "object" and k != "random_state")
         raise BioanonError(f"method '{cls.method_name}' has no parameter '{name}'"
                            f"{suggest(name, accepted)}; it accepts {', '.join(accepted)}")
     spec = cls.params[name]
@@ -130,6 +134,8 @@ def describe(cls: type[Anonymizer]) -> dict[str, Any]:
     dflt = defaults(cls)
     out_params = {}
     for key, spec in cls.params.items():
+        if key == "random_state":  # --seed; listed as "seeded"
+            continue
         value = dflt.get(key)
         out_params[key] = {**spec.describe(),
                            "default": list(value) if isinstance(value, tuple) else value,

@@ -222,7 +222,7 @@ class SelectiveMeanAnonymizer(Anonymizer):
         y_p = label_values(labels, self.interest, n)
         if np.unique(y_p).size < 2:
             raise BioanonError(
-                f"interest column '{self.interest}' has a single class; it needs at least two"
+                f"interest column '{self.interest}' has one class; it needs at least two"
             )
         self.relevance_interest_ = (relevance_scores(X, y_p, self.relevance, int(seeds[0]))
                                     if self.r_p > 0 else np.zeros(d))

@@ -36,8 +36,8 @@ PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "devic
 
 
 @app.command()
-@method_options
 @user_errors
+@method_options
 def anonymize(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Released table to write.")],
@@ -101,8 +101,8 @@ def anonymize(
 
 
 @app.command()
-@method_options
 @user_errors
+@method_options
 def evaluate(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
     sensitive: SensitiveOpt,

@@ -24,8 +24,8 @@ from .common import (
 
 
 @app.command("tune")
-@method_options
 @user_errors
+@method_options
 def tune_command(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
     sensitive: opt.SensitiveOpt,
