@@ -44,7 +44,9 @@ class PrivacyLeakWarning(UserWarning):
 
 def secure_seed() -> int:
     """A fresh 128-bit seed from the operating system's secure entropy source."""
-    return int(np.random.SeedSequence().entropy)
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)
+    return entropy
 
 
 def resolve_seed(random_state: Any) -> int:

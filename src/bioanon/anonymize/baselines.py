@@ -173,7 +173,8 @@ class _ImageBase(_RecordwiseBase):
         if shape is None and table is not None:
             shape = image_ops.parse_shape(table.meta.get("image_shape"), X.shape[1])
         image_ops.as_images(X[:1], shape)  # checks the shape against the features
-        self.image_shape_ = shape
+        assert shape is not None  # as_images refused None
+        self.image_shape_: tuple[int, int] = shape
 
 
 @register("blur", required=("sigma",))
@@ -335,8 +336,9 @@ def channel_layout(feature_names: Sequence[str] | None, n_features: int,
                                f"{n_channels} channels; pass the number of channels per step")
         return [str(c) for c in range(n_channels)]
     if feature_names is not None:
-        matches = [_STEP.match(f) for f in feature_names]
-        if all(matches):
+        found = [_STEP.match(f) for f in feature_names]
+        matches = [m for m in found if m is not None]
+        if len(matches) == len(found):
             names = list(dict.fromkeys(m["channel"] for m in matches))
             steps = len(feature_names) // len(names)
             expected = [f"{c}_t{m['step']}" for m in matches[::len(names)] for c in names]

@@ -202,10 +202,10 @@ class ClusterReleaseBase(Anonymizer):
              rng_w: np.random.Generator, rng_t: np.random.Generator
              ) -> tuple[np.ndarray, dict[str, Any]]:
         k = int(self.k)
-        w = np.full(X.shape[0], 1.0 / k)
+        w: np.ndarray = np.full(X.shape[0], 1.0 / k)
         delta = float(getattr(self, "delta", 0.0) or 0.0)
         if delta:
-            w = rng_w.uniform(1.0 / k - delta, 1.0 / k + delta, size=X.shape[0])
+            w = np.asarray(rng_w.uniform(1.0 / k - delta, 1.0 / k + delta, size=X.shape[0]))
         thr = self._threshold(X, labels, rng_t)
         sizes = np.bincount(clusters).astype(np.float64)
         rounds = 0

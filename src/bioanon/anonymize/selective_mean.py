@@ -85,7 +85,6 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
     return out
 
 
-_SHARE = {"low": 0.0, "high": 1.0}
 
 
 @register("selective-mean", required=("interest",))
@@ -154,9 +153,10 @@ class SelectiveMeanAnonymizer(Anonymizer):
         "t": Param("float", low=0, high=1, low_open=True,
                    help="purity: share of the set with the record's interest value"),
         "w": Param("float", low=1, help="weight of the record on selected features"),
-        "r_p": Param("float", **_SHARE, help="share of interest-relevant features kept"),
-        "r_q": Param("weights", **_SHARE, help="share kept per additional attribute"),
-        "r_s": Param("float", **_SHARE, help="share of sensitive-relevant features excluded"),
+        "r_p": Param("float", low=0, high=1, help="share of interest-relevant features kept"),
+        "r_q": Param("weights", low=0, high=1, help="share kept per additional attribute"),
+        "r_s": Param("float", low=0, high=1,
+                     help="share of sensitive-relevant features excluded"),
         "relevance": Param("str", options=("forest", "mutual_info"),
                            help="relevance scores (an estimator in the library)"),
         "allow_replacement": Param("bool", help="donors with replacement in small classes"),
@@ -233,7 +233,7 @@ class SelectiveMeanAnonymizer(Anonymizer):
         for c in r_q:  # validate every named column, even those with r_q = 0
             label_values(labels, c, n)
         self.relevance_sensitive_ = (
-            relevance_scores(X, label_values(labels, self.sensitive, n), self.relevance,
+            relevance_scores(X, label_values(labels, str(self.sensitive), n), self.relevance,
                              int(seeds[2])) if self.r_s > 0 else None)
         self.mask_ = select_features(self.relevance_interest_, self.r_p,
                                      self.relevance_additional_, r_q,

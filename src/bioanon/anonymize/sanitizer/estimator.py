@@ -26,8 +26,12 @@ SAMPLERS = ("suppress", "dp-obfuscate", "dp-sample")
 OUTPUTS = ("features", "latents")
 
 
-_POS_INT = {"kind": "int", "low": 1}
-_NONNEG = {"kind": "float", "low": 0}
+def _pos_int(help: str, none: bool = False) -> Param:
+    return Param("int", low=1, none=none, help=help)
+
+
+def _nonneg(help: str) -> Param:
+    return Param("float", low=0, help=help)
 
 
 @register("sanitizer", required=("sensitive",))
@@ -81,22 +85,22 @@ class SanitizerAnonymizer(Anonymizer):
         "epsilon": Param("float", low=0, low_open=True,
                          help="DP budget of the dp-* samplers; inf would add no noise"),
         "decoupler": Param("path", none=True, help="trained decoupler file"),
-        "latent_dim": Param(**_POS_INT, help="latent size m"),
-        "sensitive_dim": Param(**_POS_INT, help="sensitive latent size k, below latent_dim"),
-        "beta": Param(**_NONNEG, help="beta-VAE weight"),
-        "alpha_vae": Param(**_NONNEG, help="reconstruction weight"),
-        "alpha_aligner": Param(**_NONNEG, help="aligner weight"),
-        "alpha_dcorr": Param(**_NONNEG, help="distance-correlation weight"),
-        "alpha_adversary": Param(**_NONNEG, help="adversary weight"),
-        "hidden": Param(**_POS_INT, help="hidden units"),
+        "latent_dim": _pos_int(help="latent size m"),
+        "sensitive_dim": _pos_int(help="sensitive latent size k, below latent_dim"),
+        "beta": _nonneg(help="beta-VAE weight"),
+        "alpha_vae": _nonneg(help="reconstruction weight"),
+        "alpha_aligner": _nonneg(help="aligner weight"),
+        "alpha_dcorr": _nonneg(help="distance-correlation weight"),
+        "alpha_adversary": _nonneg(help="adversary weight"),
+        "hidden": _pos_int(help="hidden units"),
         "architecture": Param("str", options=("mlp", "conv"), help="decoupler network"),
         "image_shape": Param("shape", none=True, help="image shape of the conv decoupler"),
-        "epochs": Param(**_POS_INT, help="training epochs"),
-        "batch_size": Param(**_POS_INT, help="training batch size"),
+        "epochs": _pos_int(help="training epochs"),
+        "batch_size": _pos_int(help="training batch size"),
         "lr": Param("float", low=0, low_open=True, help="learning rate"),
         "warmup": Param("float", low=0, high=1, high_open=True,
                         help="share of epochs over which beta rises"),
-        "projection_dim": Param(**_POS_INT, none=True, help="RON-Gauss projection p <= k"),
+        "projection_dim": _pos_int(none=True, help="RON-Gauss projection p <= k"),
         "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
                             help="share of epsilon on means and class sizes"),
         "output": Param("str", options=OUTPUTS, help="decoded features or latents"),
