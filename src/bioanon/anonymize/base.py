@@ -125,6 +125,10 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         ``non_deterministic`` tag is its negation).
     needs_labels : bool
         ``fit``/``release`` read label columns (scikit-learn's ``requires_y`` tag).
+    batch_dependent : bool
+        A record's release depends on the other records of the batch or on its position
+        (donors, clusters, batch statistics, noise drawn per position). scikit-learn's
+        sample-order and subset invariance checks then do not apply (declared deviations).
     fit_on_auxiliary : bool
         True when ``fit`` learns from auxiliary data and ``release`` applies it to other
         records (the evaluation fits once on the training split); False when each release is
@@ -145,6 +149,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     does_not_protect: ClassVar[str] = ""
     seeded: ClassVar[bool] = True
     needs_labels: ClassVar[bool] = False
+    batch_dependent: ClassVar[bool] = True
     fit_on_auxiliary: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ hooks

@@ -193,6 +193,7 @@ class BlurAnonymizer(_ImageBase):
         self.sigma = sigma
         self.image_shape = image_shape
 
+    batch_dependent = False
     params: ClassVar[dict[str, Param]] = {
         "sigma": Param("float", low=0, low_open=True, help="blur radius in pixels"),
         "image_shape": _SHAPE}
@@ -211,6 +212,7 @@ class PixelateAnonymizer(_ImageBase):
         self.block = block
         self.image_shape = image_shape
 
+    batch_dependent = False
     params: ClassVar[dict[str, Param]] = {
         "block": Param("int", low=2, help="cell size in pixels; 1 would release the input"),
         "image_shape": _SHAPE}
@@ -395,6 +397,7 @@ class KeepChannelsAnonymizer(_RecordwiseBase):
                                "release would equal the input; keep fewer channels")
         self.keep_mask_ = np.tile(mask, X.shape[1] // len(names))
 
+    batch_dependent = False
     params: ClassVar[dict[str, Param]] = {
         "channels": Param("items", help="channels to keep, positions or names"),
         "n_channels": Param("int", low=1, none=True, help="channels per time step"),
@@ -423,6 +426,7 @@ class MotionExtractAnonymizer(_RecordwiseBase):
     [[0.0, 0.0, 2.0, 1.0, 3.0, 2.0]]
     """
 
+    batch_dependent = False
     params: ClassVar[dict[str, Param]] = {
         "n_channels": Param("int", low=1, none=True, help="channels per time step")}
     protects = "nothing formally: the static posture (per-channel level)"

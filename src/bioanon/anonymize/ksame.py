@@ -66,7 +66,7 @@ class KSameAnonymizer(ClusterReleaseBase):
 
 
 @register("ksame-select", required=("interest", "k"))
-class KSameSelectAnonymizer(ClusterReleaseBase):
+class KSameSelectAnonymizer(KSameAnonymizer):
     """k-Same-Select: k-Same within each class of the utility (interest) attribute.
 
     Every interest class needs at least k records (otherwise a clear error says which).
@@ -98,9 +98,5 @@ class KSameSelectAnonymizer(ClusterReleaseBase):
                  linkage: str = "ward", n_components: int | None = None,
                  distinct: str | None = None, random_state: int | None = None) -> None:
         self.interest = interest
-        self.k = k
-        self.clusterer = clusterer
-        self.linkage = linkage
-        self.n_components = n_components
-        self.distinct = distinct
-        self.random_state = random_state
+        super().__init__(k=k, clusterer=clusterer, linkage=linkage, n_components=n_components,
+                         distinct=distinct, random_state=random_state)
