@@ -48,7 +48,7 @@ def check_k(n: int | None, k: Any) -> int:
     if k < 2:
         raise BioanonError(f"k={k} gives no anonymity; use k >= 2 (k=5 is a common choice)")
     if n is not None and n < k:
-        raise BioanonError(f"only {n} sample(s) (records) for k={k}; use k <= {n} or add "
+        raise BioanonError(f"only {n} records for k={k} ({n} sample(s)); use k <= {n} or add "
                            "records")
     return k
 
