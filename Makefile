@@ -1,6 +1,6 @@
 # bioanon: two commands on a fresh machine.
 #   make demo   virtual environment + install + the main job on the built-in synthetic dataset
-#   make test   install the test extras + ruff + the whole test suite
+#   make test   install the test extras + ruff + mypy + the whole test suite
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -45,6 +45,7 @@ demo: $(VENV)/.installed-core
 test: $(VENV)/.installed-test
 	$(STEP) "ruff"
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 	$(STEP) "the test suite"
 	BIOANON_DATA=$${BIOANON_DATA:-$(abspath ../shared/datasets)} $(BIN)/python -m pytest
 

@@ -21,9 +21,9 @@ from bioanon.anonymize import (
     MotionExtractAnonymizer,
     PixelateAnonymizer,
 )
+from bioanon.anonymize.registry import build_method, methods
 from bioanon.cli import app
 from bioanon.errors import BioanonError
-from bioanon.methods import METHODS, MethodOptions, build_method
 from bioanon.metrics import is_k_anonymous
 from bioanon.table import FeatureTable
 
@@ -42,8 +42,8 @@ def test_pixelate_block_means_including_partial_edges() -> None:
             np.testing.assert_allclose(out[:, r0:r0 + 4, c0:c0 + 4],
                                        np.broadcast_to(cell.mean(axis=(1, 2))[:, None, None],
                                                        cell.shape), rtol=1e-5)
-    same = PixelateAnonymizer(block=1, image_shape=(6, 5)).fit_transform(X)
-    np.testing.assert_allclose(same, X, rtol=1e-5)
+    with pytest.raises(BioanonError, match="release the input"):  # block=1 would be a no-op
+        PixelateAnonymizer(block=1, image_shape=(6, 5)).fit_transform(X)
 
 
 def test_blur_smooths_and_keeps_mean_for_constant_images() -> None:
@@ -63,7 +63,7 @@ def test_image_shape_from_table_meta_and_errors() -> None:
         PixelateAnonymizer(block=2).fit(images())
     with pytest.raises(BioanonError, match="30 features"):
         PixelateAnonymizer(block=2, image_shape=(5, 5)).fit(images())
-    with pytest.raises(BioanonError, match="positive integer"):
+    with pytest.raises(BioanonError, match="block=0 is out of range"):
         PixelateAnonymizer(block=0, image_shape=(6, 5)).fit(images())
 
 
@@ -147,21 +147,21 @@ def test_clone_and_public_params_without_secrets() -> None:
         json.dumps(params)
 
 
-@pytest.mark.parametrize("method,opts", [
-    ("ksame", {"k": 3}), ("ksame-select", {"k": 3, "interest": "expression"}),
-    ("cluster-mix", {"k": 3, "extra": {"clusterer": "kmember", "delta": "0.05"}}),
-    ("noise", {"sigma": 0.5}), ("laplace", {"epsilon": 5.0}),
-    ("blur", {"sigma": 1.0, "extra": {"image_shape": "8x4"}}),
-    ("pixelate", {"block": 2, "extra": {"image_shape": "8x4"}}),
-    ("mask", {"extra": {"image_shape": "8x4", "band": "0.25,0.5"}}),
-    ("dp-pix", {"block": 2, "epsilon": 1.0, "extra": {"image_shape": "8x4", "m": "2"}}),
-    ("keep", {"extra": {"channels": "0,1", "n_channels": "4"}}),
-    ("motion-extract", {"extra": {"n_channels": "4"}}),
+@pytest.mark.parametrize("method,params", [
+    ("ksame", {"k": "3"}), ("ksame-select", {"k": "3", "interest": "expression"}),
+    ("cluster-mix", {"k": "3", "clusterer": "kmember", "delta": "0.05"}),
+    ("noise", {"sigma": "0.5"}), ("laplace", {"epsilon": "5.0", "bounds": "-10,10"}),
+    ("blur", {"sigma": "1.0", "image_shape": "8x4"}),
+    ("pixelate", {"block": "2", "image_shape": "8x4"}),
+    ("mask", {"image_shape": "8x4", "band": "0.25,0.5"}),
+    ("dp-pix", {"block": "2", "epsilon": "1.0", "image_shape": "8x4", "m": "2"}),
+    ("keep", {"channels": "0,1", "n_channels": "4"}),
+    ("motion-extract", {"n_channels": "4"}),
 ])
 def test_registry_builds_every_method(small_table: FeatureTable, method: str,
-                                      opts: dict) -> None:
-    assert method in METHODS
-    anon = build_method(MethodOptions(method=method, sensitive="identity", seed=0, **opts))
+                                      params: dict) -> None:
+    assert method in methods()
+    anon = build_method(method, params, sensitive="identity", random_state=0)
     out = np.asarray(anon.fit_transform(small_table.X, small_table.labels))
     assert out.shape == small_table.X.shape
     assert np.isfinite(out).all()
@@ -170,14 +170,31 @@ def test_registry_builds_every_method(small_table: FeatureTable, method: str,
 
 
 def test_registry_errors() -> None:
-    with pytest.raises(BioanonError, match="needs --k"):
-        build_method(MethodOptions(method="ksame"))
-    with pytest.raises(BioanonError, match="needs --interest"):
-        build_method(MethodOptions(method="ksame-select", k=3))
+    with pytest.raises(BioanonError, match="needs k"):
+        build_method("ksame")
+    with pytest.raises(BioanonError, match="needs interest .*--interest"):
+        build_method("ksame-select", {"k": "3"})
     with pytest.raises(BioanonError, match="channels"):
-        build_method(MethodOptions(method="keep"))
-    with pytest.raises(BioanonError, match="no parameter 'sigm'"):
-        build_method(MethodOptions(method="blur", sigma=1, extra={"sigm": "2"}))
+        build_method("keep")
+    with pytest.raises(BioanonError, match="no parameter 'sigm'.*did you mean 'sigma'"):
+        build_method("blur", {"sigma": "1", "sigm": "2"})
+
+
+@pytest.mark.parametrize("method,params,message", [
+    ("noise", {"sigma": "0"}, "sigma=0.0 is out of range; use a number > 0"),
+    ("laplace", {"epsilon": "inf"}, "epsilon=inf is out of range; use a number > 0"),
+    ("selective-mean", {"w": "nan"}, "w=nan is out of range; use a number >= 1"),
+    ("selective-mean", {"g": "1"}, "g=1 is out of range; use an integer >= 2"),
+    ("pixelate", {"block": "1"}, "block=1 is out of range; use an integer >= 2"),
+    ("ksame", {"k": "1"}, "k=1 is out of range; use an integer >= 2"),
+    ("mask", {"band": "0.5,0.5"}, "band=.* must be \\(top, bottom\\)"),
+    ("selective-mean", {"g": "abc"}, "g='abc' is not valid; use an integer >= 2"),
+])
+def test_no_op_and_non_finite_settings_are_refused_before_any_work(
+        method: str, params: dict, message: str) -> None:
+    with pytest.raises(BioanonError, match=message) as err:
+        build_method(method, params, interest="expression", sensitive="identity")
+    assert "\n" not in str(err.value) and "NaN records" not in str(err.value)
 
 
 def test_cli_anonymize_ksame_without_interest(tmp_path, small_table: FeatureTable) -> None:
@@ -195,7 +212,7 @@ def test_cli_anonymize_ksame_without_interest(tmp_path, small_table: FeatureTabl
     assert "cluster" not in json.dumps(manifest).replace("clusterer", "")
     bad = CliRunner().invoke(app, ["anonymize", str(src), "-o", str(tmp_path / "b.parquet"),
                                    "--sensitive", "identity", "--method", "ksame", "--k", "1"])
-    assert bad.exit_code == 2 and "k >= 2" in bad.output
+    assert bad.exit_code == 2 and "k=1 is out of range; use an integer >= 2" in bad.output
 
 
 def test_cli_anonymize_reads_image_shape_from_table_meta(tmp_path) -> None:

@@ -90,7 +90,7 @@ def test_ksame_select_refuses_small_class() -> None:
 
 def test_errors_for_k() -> None:
     X = np.zeros((3, 2))
-    with pytest.raises(BioanonError, match="k >= 2"):
+    with pytest.raises(BioanonError, match="k=1 is out of range; use an integer >= 2"):
         KSameAnonymizer(k=1).fit(X)
     with pytest.raises(BioanonError, match="only 3 records for k=4"):
         KSameAnonymizer(k=4).fit(X)

@@ -27,10 +27,11 @@ def test_mixing_is_k_anonymous(n: int, k: int, seed: int, delta: float) -> None:
     X = np.random.default_rng(seed).normal(size=(n, 3))
     anon = ClusterMixAnonymizer(k=k, delta=min(delta, 0.9 / k), risk_threshold=0.5,
                                 random_state=seed)
-    out = anon.fit_transform(X)
-    counts = np.bincount(anonymity_sets(out))
+    res = anon.fit(X).release_result(X)
+    counts = np.bincount(anonymity_sets(res.X))
     assert counts.min() >= k and counts.max() <= 2 * k - 1
-    assert 0.0 <= anon.reid_rate_ <= anon.reid_rate_initial_ <= 1.0
+    assert 0.0 <= res.info["reid_rate"] <= res.info["reid_rate_initial"] <= 1.0
+    assert not hasattr(anon, "reid_rate_")  # diagnostics are returned, never stored
 
 
 def test_risk_loop_lowers_reidentification_on_constructed_case() -> None:
@@ -42,21 +43,22 @@ def test_risk_loop_lowers_reidentification_on_constructed_case() -> None:
         rng.normal(scale=0.01, size=(30, 2))
     anon = ClusterMixAnonymizer(k=3, risk_threshold=1.3, beta=0.3, max_rounds=50,
                                 random_state=0)
-    out = anon.fit_transform(X)
-    assert anon.reid_rate_initial_ > 0.3
-    assert anon.reid_rate_ < anon.reid_rate_initial_
-    assert anon.reid_rate_ == 0.0
-    assert 0 < anon.n_rounds_ < 50  # terminated before the round limit
+    res = anon.fit(X).release_result(X)
+    out, info = res.X, res.info
+    assert info["reid_rate_initial"] > 0.3
+    assert info["reid_rate"] < info["reid_rate_initial"]
+    assert info["reid_rate"] == 0.0
+    assert 0 < info["n_rounds"] < 50  # terminated before the round limit
     assert is_k_anonymous(out, 3)
-    assert anon.cluster_reid_rates_initial_.max() == pytest.approx(1 / 3)
+    assert info["cluster_reid_rates_initial"].max() == pytest.approx(1 / 3)
 
 
 def test_risk_loop_stops_at_round_limit_when_it_cannot_help() -> None:
     X = np.zeros((6, 2))  # every member sits on the mix: no weighting can fix that
     anon = ClusterMixAnonymizer(k=3, risk_threshold=1.0, max_rounds=4, random_state=0)
-    anon.fit_transform(X)
-    assert anon.n_rounds_ == 0  # best round is the first; the loop gave up at 4 rounds
-    assert anon.reid_rate_ == 1.0
+    info = anon.fit(X).release_result(X).info
+    assert info["n_rounds"] == 0  # best round is the first; the loop gave up at 4 rounds
+    assert info["reid_rate"] == 1.0
 
 
 def test_random_weights_change_the_release_and_keep_anonymity() -> None:
@@ -70,7 +72,7 @@ def test_random_weights_change_the_release_and_keep_anonymity() -> None:
     assert is_k_anonymous(oa, 4) and is_k_anonymous(ob, 4)
     # same clusters as the unweighted release (MDAV is deterministic)
     assert sorted(np.bincount(anonymity_sets(oa))) == sorted(np.bincount(anonymity_sets(op)))
-    assert np.isnan(plain.reid_rate_)
+    assert np.isnan(plain.release_result(t.X, t.labels).info["reid_rate"])
 
 
 def test_auto_threshold_uses_identity() -> None:
@@ -81,8 +83,8 @@ def test_auto_threshold_uses_identity() -> None:
     nn = pairwise_percentile(X, None, 50, rng)
     assert 0 < nn < same < 5  # within-identity spread, not the 10× between-identity one
     anon = ClusterMixAnonymizer(k=3, sensitive="identity", random_state=0)
-    anon.fit_transform(X, {"identity": ids})
-    assert anon.threshold_ == pytest.approx(pairwise_percentile(
+    info = anon.fit(X, {"identity": ids}).release_result(X, {"identity": ids}).info
+    assert info["threshold"] == pytest.approx(pairwise_percentile(
         X, ids, 5.0, np.random.default_rng(0)), rel=0.5)
 
 
@@ -96,3 +98,5 @@ def test_parameter_errors() -> None:
         ClusterMixAnonymizer(k=4, clusterer="kmembr").fit(X)
     with pytest.raises(BioanonError, match="risk_threshold"):
         ClusterMixAnonymizer(k=4, risk_threshold="high").fit_transform(X)
+    with pytest.raises(BioanonError, match="^k=1 is out of range; use an integer >= 2"):
+        ClusterMixAnonymizer(k=1).fit(X)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from bioanon.anonymize.relevance import relevance_scores, select_features, top_fraction
 from bioanon.errors import BioanonError
-from bioanon.relevance import relevance_scores, select_features, top_fraction
 
 
 @pytest.fixture()

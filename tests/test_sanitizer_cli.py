@@ -107,4 +107,4 @@ def test_bad_sanitizer_options_are_user_errors(tables, tmp_path):
     res = _run("evaluate", aux, "--out", tmp_path / "rep", "--interest", "expression",
                "--sensitive", "gender", *LABELS[:2], "--label", "environment",
                "--method", "sanitizer", "--sampler", "laplace")
-    assert res.exit_code == 2 and "sampler 'laplace' is unknown" in res.output
+    assert res.exit_code == 2 and "sampler='laplace' is unknown" in res.output

@@ -40,10 +40,11 @@ def test_w_one_is_the_plain_set_mean(small_table):
     np.testing.assert_allclose(out, M @ small_table.X, rtol=1e-5, atol=1e-5)
 
 
-def test_g_one_with_weights_returns_the_data(small_table):
+def test_g_one_is_refused_because_it_releases_the_data(small_table):
+    # with g=1 every record's set is the record itself: the release would equal the input
     anon = SelectiveMeanAnonymizer("expression", g=1, t=1.0, w=5, r_p=1.0, random_state=1)
-    np.testing.assert_allclose(anon.fit_transform(small_table.X, small_table.labels),
-                               small_table.X, rtol=1e-6)
+    with pytest.raises(BioanonError, match=r"^g=1 is out of range; use an integer >= 2"):
+        anon.fit_transform(small_table.X, small_table.labels)
 
 
 def test_selected_features_keep_the_interest_signal():
@@ -105,7 +106,7 @@ def test_bad_parameters_and_inputs_raise_one_line_errors(small_table):
     with pytest.raises(BioanonError, match="r_s > 0 needs the sensitive"):
         SelectiveMeanAnonymizer("expression", r_s=0.1).fit(X, lab)
     fitted = SelectiveMeanAnonymizer("expression", g=4, r_p=0.1, random_state=0).fit(X, lab)
-    with pytest.raises(BioanonError, match="fitted on 32"):
+    with pytest.raises(BioanonError, match="is expecting 32 features"):
         fitted.transform(X[:, :10], lab)
     with pytest.raises(BioanonError, match="needs 64 per class"):
         SelectiveMeanAnonymizer("expression", g=80, t=0.8).fit_transform(X, lab)

@@ -11,7 +11,7 @@ from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.sweep import parse_grid, sweep
+from bioanon.tuning.grid_search import parse_grid, sweep
 
 FAST = {"models": ["knn"], "attackers": ["naive", "parrot", "linkage"]}
 
@@ -31,13 +31,13 @@ def test_parse_grid_types_and_errors():
 
 def test_sweep_ranks_settings_recommends_by_the_verdict_rule_and_confirms(table):
     base = SelectiveMeanAnonymizer("expression", r_p=0.0, random_state=0)
-    res = sweep(table, base, {"g": [1, 4, 12], "t": [1.0]}, "expression", "identity",
+    res = sweep(table, base, {"g": [2, 4, 12], "t": [1.0]}, "expression", "identity",
                 target_advantage=0.25, **FAST)
     assert len(res.rows) == 3
     by_g = {r["params"]["g"]: r for r in res.rows}
-    # g=1 releases the data itself: the worst case is far above the mixed settings
-    assert by_g[1]["worst_case"] > by_g[12]["worst_case"] + 0.3
-    assert not by_g[1]["met"]
+    # g=2 mixes each record with one donor: the worst case is well above g=12's
+    assert by_g[2]["worst_case"] > by_g[12]["worst_case"] + 0.1
+    assert not by_g[2]["met"]
     assert res.recommended is not None
     rec = res.rows[res.recommended]
     assert rec["met"] and rec["advantage_ci"][1] <= 0.25  # the upper bound, not the point
@@ -49,6 +49,23 @@ def test_sweep_ranks_settings_recommends_by_the_verdict_rule_and_confirms(table)
     doc = res.to_dict()
     assert doc["recommended"]["worst_case"] == rec["worst_case"]
     assert doc["confirmation"]["worst_case"]["accuracy"] == conf["worst_case"]["accuracy"]
+
+
+def test_a_no_op_setting_in_the_grid_is_refused_before_any_work(table):
+    calls = []
+    with pytest.raises(BioanonError, match="^g=1 is out of range; use an integer >= 2"):
+        sweep(table, SelectiveMeanAnonymizer("expression", r_p=0.0), {"g": [4, 1]},
+              "expression", "identity", progress=lambda *a: calls.append(a), **FAST)
+    assert calls == []
+
+
+def test_grid_values_are_converted_by_the_declared_constraints():
+    from bioanon.anonymize import SelectiveMeanAnonymizer as SM
+
+    assert parse_grid(["g=16,32", "include_self=true,false"], SM) == {
+        "g": [16, 32], "include_self": [True, False]}
+    with pytest.raises(BioanonError, match="^g='abc' is not valid; use an integer >= 2"):
+        parse_grid(["g=abc"], SM)
 
 
 def test_unsupported_settings_are_skipped_not_fatal(table):

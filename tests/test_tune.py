@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from bioanon.cli import app
 from bioanon.errors import BioanonError
 from bioanon.table import FeatureTable
-from bioanon.tune import knee, tune_k
+from bioanon.tuning.k_tuning import knee, tune_k
 
 
 def test_knee_finds_where_the_curve_flattens() -> None:

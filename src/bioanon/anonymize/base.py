@@ -1,15 +1,39 @@
-"""Shared plumbing for anonymizers: label access and publishable parameters."""
+"""The one base class of every anonymizer, and label access.
+
+:class:`Anonymizer` owns the scikit-learn plumbing: ``fit``, ``transform``, ``fit_transform``
+and ``release`` (FeatureTable or array in; float32 out; ``n_features_in_`` with scikit-learn's
+wording; the random state through :func:`bioanon.privacy.resolve_seed`; labels as ``y``).
+A family implements only
+
+- ``_fit(X, y, table)``: learn what the release needs (optional; ``X`` is checked float32);
+- ``_release(X, y, seed, table)``: return the released array, or a :class:`Release` with
+  diagnostics (never written onto the estimator);
+- ``_check_relations()``: checks across parameters and refusals of settings that release the
+  input unchanged (optional; single parameters are checked from ``params``).
+
+Semantics
+---------
+``fit_transform(X, y)`` and ``release(X, y)`` anonymize. ``transform(X, y)`` anonymizes too:
+a bioanon estimator never hands clear data back. Inside a scikit-learn pipeline, use
+:class:`bioanon.pipeline.TrainOnRelease`, which releases the training data during ``fit`` and
+lets predict-time data pass (so cross-validation measures CAS).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import BioanonError, missing_column
+from ..privacy import resolve_seed
 from ..table import FeatureTable, as_feature_matrix
+from .params import Param, check_params
 
 
 def split_input(X: Any, labels: Any) -> tuple[np.ndarray, Any]:
@@ -26,7 +50,8 @@ def label_values(labels: Any, column: str, n: int) -> np.ndarray:
     ``column``.
     """
     if labels is None:
-        raise BioanonError(f"labels are required: pass a DataFrame with column '{column}'")
+        raise BioanonError("this method requires y to be passed, but the target y is None; "
+                           f"pass the labels (a DataFrame with column '{column}') as y")
     if isinstance(labels, pd.DataFrame):
         if column not in labels.columns:
             raise missing_column(column, labels.columns)
@@ -37,6 +62,9 @@ def label_values(labels: Any, column: str, n: int) -> np.ndarray:
         values = np.asarray(labels[column])
     else:
         values = np.asarray(labels)
+        if values.ndim != 1:
+            raise BioanonError(f"y has shape {values.shape}; pass a DataFrame with column "
+                               f"'{column}' or one label per record")
     if values.shape[0] != n:
         raise BioanonError(
             f"label column '{column}' has {values.shape[0]} values for {n} records; "
@@ -47,19 +75,195 @@ def label_values(labels: Any, column: str, n: int) -> np.ndarray:
     return values
 
 
-class AnonymizerMixin:
-    """Mixin for bioanon anonymizers (scikit-learn estimators).
+@dataclass(frozen=True)
+class Release:
+    """One release: the released records and diagnostics that are safe to show.
 
-    ``fit_on_auxiliary``: when True, the evaluation fits the anonymizer once on the training
-    split and transforms the release with it; when False (the default), each split is
-    anonymized on its own, as the data owner would do with the data to release.
+    ``info`` never holds secrets (seeds, cluster assignments, donor indices). ``mixing``, set
+    by mixing methods, is the secret matrix of who was mixed into whom (``M[i, j] > 0`` when
+    record j is in released record i): it stays in process for the evaluator's contributor
+    disclosure and is never written, printed or kept on the estimator.
     """
 
-    fit_on_auxiliary = False
+    X: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+    mixing: Any = field(default=None, repr=False)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, tuple):
+        v = list(v)
+    if v is None or isinstance(v, str | int | float | bool | list | dict):
+        return v
+    return type(v).__name__
+
+
+class AnonymizerMixin:
+    """The light mixin of estimators that do their own plumbing (tests' stand-ins, wrappers):
+    ``fit_on_auxiliary`` and :meth:`public_params`. New methods subclass :class:`Anonymizer`.
+    """
+
+    fit_on_auxiliary: ClassVar[bool] = False
 
     def public_params(self) -> dict[str, Any]:
         """Parameters safe to publish: everything but the random state, as plain values."""
         params = self.get_params(deep=False)  # type: ignore[attr-defined]
         params.pop("random_state", None)
-        return {k: (v if v is None or isinstance(v, str | int | float | bool | list | dict)
-                    else type(v).__name__) for k, v in params.items()}
+        return {k: _plain(v) for k, v in params.items()}
+
+
+class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Base class of bioanon anonymizers (scikit-learn transformers that release data).
+
+    Class attributes a family sets
+    ------------------------------
+    params : dict of name -> :class:`~bioanon.anonymize.params.Param`
+        The declared constraint of every ``__init__`` parameter (the CLI, ``bioanon methods``
+        and ``fit`` all read it).
+    method_name : str
+        Set by :func:`bioanon.anonymize.registry.register`.
+    protects, does_not_protect : str
+        One line each for ``bioanon methods``.
+    seeded : bool
+        True when a fixed ``random_state`` makes the release reproducible (scikit-learn's
+        ``non_deterministic`` tag is its negation).
+    needs_labels : bool
+        ``fit``/``release`` read label columns (scikit-learn's ``requires_y`` tag).
+    batch_dependent : bool
+        A record's release depends on the other records of the batch or on its position
+        (donors, clusters, batch statistics, noise drawn per position). scikit-learn's
+        sample-order and subset invariance checks then do not apply (declared deviations).
+    fit_on_auxiliary : bool
+        True when ``fit`` learns from auxiliary data and ``release`` applies it to other
+        records (the evaluation fits once on the training split); False when each release is
+        computed from the records being released.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bioanon.anonymize import GaussianNoiseAnonymizer
+    >>> est = GaussianNoiseAnonymizer(sigma=0.1, random_state=0).fit(np.zeros((4, 2)))
+    >>> est.release(np.zeros((4, 2))).dtype
+    dtype('float32')
+    """
+
+    params: ClassVar[dict[str, Param]] = {}
+    method_name: ClassVar[str] = ""
+    protects: ClassVar[str] = ""
+    does_not_protect: ClassVar[str] = ""
+    seeded: ClassVar[bool] = True
+    needs_labels: ClassVar[bool] = False
+    batch_dependent: ClassVar[bool] = True
+    fit_on_auxiliary: ClassVar[bool] = False
+
+    # ------------------------------------------------------------------ hooks
+    def _check_relations(self) -> None:
+        """Checks across parameters; refuse settings whose release equals the input."""
+
+    def _fit(self, X: np.ndarray, y: Any, table: FeatureTable | None) -> None:
+        """Learn what the release needs (default: nothing)."""
+
+    def _release(self, X: np.ndarray, y: Any, seed: int,
+                 table: FeatureTable | None) -> np.ndarray | Release:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ checks
+    def check_params(self) -> Anonymizer:
+        """Check every parameter against its declared constraint; return self.
+
+        Raises :class:`~bioanon.errors.BioanonError` naming the parameter and its range.
+        Called by ``fit``; front ends call it to refuse a setting before any work.
+        """
+        check_params(self.params, self.get_params(deep=False))
+        self._check_relations()
+        return self
+
+    def _input(self, X: Any, y: Any, reset: bool) -> tuple[np.ndarray, Any, FeatureTable | None]:
+        table = X if isinstance(X, FeatureTable) else None
+        if table is not None:
+            arr, labels = table.X, table.labels if y is None else y
+            n_features = arr.shape[1]
+            if reset:
+                self.n_features_in_ = n_features
+                self.feature_names_in_ = np.asarray(table.feature_names, dtype=object)
+            elif n_features != self.n_features_in_:
+                raise BioanonError(
+                    f"X has {n_features} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input; release data with the "
+                    "features it was fitted on")
+            return arr, labels, table
+        try:
+            arr = validate_data(self, X, reset=reset, dtype=np.float32, accept_sparse=False,
+                                ensure_all_finite=True)
+        except BioanonError:
+            raise
+        except ValueError as exc:
+            msg = str(exc).strip()
+            if "features as input" in msg:
+                msg = msg.rstrip(".") + "; release data with the features it was fitted on"
+            raise BioanonError(msg) from None
+        return arr, y, None
+
+    # ------------------------------------------------------------------ estimator API
+    def fit(self, X: Any, y: Any = None) -> Anonymizer:
+        """Check the parameters and the input; learn what the release needs.
+
+        Parameters
+        ----------
+        X : array (n, d) or FeatureTable
+        y : DataFrame of label columns (column roles are parameters), a 1-D array standing
+            for the one column the method reads, or None (a FeatureTable's own labels)
+        """
+        self.check_params()
+        arr, labels, table = self._input(X, y, reset=True)
+        self._fit(arr, labels, table)
+        return self
+
+    def release_result(self, X: Any, y: Any = None) -> Release:
+        """Release ``X`` with a fitted estimator; return the records and diagnostics."""
+        check_is_fitted(self, "n_features_in_")
+        arr, labels, table = self._input(X, y, reset=False)
+        out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
+                            table)
+        result = out if isinstance(out, Release) else Release(out)
+        return Release(np.asarray(result.X, dtype=np.float32), result.info)
+
+    def release_with_mixing(self, X: Any, y: Any = None) -> tuple[np.ndarray, Any]:
+        """Fit, release ``X`` and return the release with its secret mixing matrix.
+
+        For the evaluator only (contributor disclosure), in process; the matrix is None for
+        methods that do not mix records. It reveals the donor sets or cluster assignments:
+        never write it anywhere.
+        """
+        self.fit(X, y)
+        arr, labels, table = self._input(X, y, reset=False)
+        out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
+                            table)
+        result = out if isinstance(out, Release) else Release(out)
+        return np.asarray(result.X, dtype=np.float32), result.mixing
+
+    def release(self, X: Any, y: Any = None) -> Any:
+        """Release ``X`` with a fitted estimator: an array (n, d) float32 in input order, or a
+        FeatureTable when a FeatureTable was given."""
+        out = self.release_result(X, y).X
+        if isinstance(X, FeatureTable) and out.shape[1] == X.n_features:
+            return X.with_features(out)
+        return out
+
+    def transform(self, X: Any, y: Any = None) -> Any:
+        """Release ``X`` (as :meth:`release`): never clear data. Labels go in ``y``."""
+        return self.release(X, y)
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit on ``X`` and release it (the data owner's one call)."""
+        return self.fit(X, y, **fit_params).release(X, y)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = not self.seeded
+        tags.target_tags.required = self.needs_labels
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        if tags.transformer_tags is not None:
+            tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags

@@ -14,82 +14,38 @@ t1: ...``), as the SP-SW-HAR raw windows (feature names ``<channel>_t<step>``).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import BioanonError
+from ..privacy import PrivacyLeakWarning, check_epsilon, laplace
 from ..table import FeatureTable
 from . import image_ops
-from .base import AnonymizerMixin, split_input
-from .selective_mean import secure_seed
+from .base import Anonymizer
+from .params import Param
+from .registry import register
+
+_SEED = Param("int", low=0, none=True, help="secret seed; None draws fresh OS entropy")
+_SHAPE = Param("shape", none=True, help="image height x width, one side may be -1 (default: "
+               "the table's meta)")
 
 
-class _RecordwiseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
-    """Shared fit/transform of the per-record baselines."""
+class _RecordwiseBase(Anonymizer):
+    """Per-record baselines: ``_release`` applies :meth:`_apply` to the whole batch."""
 
-    def _check_params(self) -> None:  # overridden
-        pass
-
-    def _prepare(self, X: np.ndarray, table: FeatureTable | None) -> None:  # overridden
-        pass
-
-    def fit(self, X: Any, labels: Any = None) -> _RecordwiseBase:
-        """Check the parameters and the input shape (labels are not used)."""
-        self._check_params()
-        table = X if isinstance(X, FeatureTable) else None
-        X, _ = split_input(X, labels)
-        self.n_features_in_ = X.shape[1]
-        self._prepare(X, table)
-        return self
-
-    def transform(self, X: Any, labels: Any = None) -> Any:
-        """Apply the baseline to every record; a FeatureTable in gives a FeatureTable out."""
-        check_is_fitted(self, "n_features_in_")
-        table = X if isinstance(X, FeatureTable) else None
-        X, _ = split_input(X, labels)
-        if X.shape[1] != self.n_features_in_:
-            raise BioanonError(f"X has {X.shape[1]} features but the anonymizer was fitted on "
-                               f"{self.n_features_in_}; transform data with the same features")
-        seed = self.random_state if getattr(self, "random_state", None) is not None \
-            else secure_seed()
-        out = self._apply(np.asarray(X, dtype=np.float64), np.random.default_rng(seed))
-        out = np.asarray(out, dtype=np.float32)
-        if table is not None:
-            return table.with_features(out)
-        return out
-
-    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
-        """Fit and transform the same records."""
-        return self.fit(X, labels).transform(X, labels)
-
-    def public_params(self) -> dict[str, Any]:
-        """Parameters safe to publish (tuples as lists)."""
-        params = {k: list(v) if isinstance(v, tuple) else v
-                  for k, v in self.get_params(deep=False).items() if k != "random_state"}
-        return {k: (v if v is None or isinstance(v, str | int | float | bool | list | dict)
-                    else type(v).__name__) for k, v in params.items()}
+    def _release(self, X: np.ndarray, y: Any, seed: int,
+                 table: FeatureTable | None) -> np.ndarray:
+        return self._apply(np.asarray(X, dtype=np.float64), np.random.default_rng(seed))
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
 
-def _positive(name: str, value: Any, integer: bool = False) -> None:
-    ok = value is not None and not isinstance(value, bool)
-    if ok:
-        try:
-            ok = float(value) > 0 and (not integer or int(value) == value)
-        except (TypeError, ValueError):
-            ok = False
-    if not ok:
-        kind = "a positive integer" if integer else "a positive number"
-        raise BioanonError(f"{name}={value!r} must be {kind}")
-
-
 # ---------------------------------------------------------------------- noise
+@register("noise", required=("sigma",))
 class GaussianNoiseAnonymizer(_RecordwiseBase):
     """Add Gaussian noise: ``x + sigma·N(0, 1)`` (paper 002's Noise(x)).
 
@@ -114,17 +70,22 @@ class GaussianNoiseAnonymizer(_RecordwiseBase):
         self.scale = scale
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        if self.sigma is None or float(self.sigma) < 0:
-            raise BioanonError(f"sigma={self.sigma!r} must be a non-negative number")
-        if self.scale not in ("absolute", "std"):
-            raise BioanonError(f"scale='{self.scale}' must be 'absolute' or 'std'")
+    params: ClassVar[dict[str, Param]] = {
+        "sigma": Param("float", low=0, low_open=True,
+                       help="noise scale; 0 would release the input unchanged"),
+        "scale": Param("str", options=("absolute", "std"), help="std: sigma x feature std"),
+        "random_state": _SEED,
+    }
+    protects = "nothing formally: an informed (parrot) attacker trained on noisy data " \
+               "often still recognises people"
+    does_not_protect = "identity against attackers who average or train on noisy records"
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         s = float(self.sigma) * (X.std(axis=0) if self.scale == "std" else 1.0)
         return X + rng.standard_normal(X.shape) * s
 
 
+@register("laplace", required=("epsilon",))
 class LaplaceAnonymizer(_RecordwiseBase):
     """Laplace mechanism per record with clipping (local differential privacy).
 
@@ -153,15 +114,46 @@ class LaplaceAnonymizer(_RecordwiseBase):
         self.budget = budget
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        _positive("epsilon", self.epsilon)
-        if not 0.0 <= self.clip_quantile < 0.5:
-            raise BioanonError(f"clip_quantile={self.clip_quantile} must lie in [0, 0.5)")
-        if self.budget not in ("record", "feature"):
-            raise BioanonError(f"budget='{self.budget}' must be 'record' or 'feature'")
+    params: ClassVar[dict[str, Param]] = {
+        "epsilon": Param("float", low=0, low_open=True,
+                         help="privacy budget; inf would add no noise"),
+        "bounds": Param("floats", none=True, help="clipping bounds lo,hi fixed in advance"),
+        "clip_quantile": Param("float", low=0, high=0.5, high_open=True,
+                               help="data-derived bounds when none are given"),
+        "budget": Param("str", options=("record", "feature"),
+                        help="epsilon per record or per feature"),
+        "random_state": _SEED,
+    }
+    protects = "each whole record by epsilon-local DP (budget=record) when bounds are fixed " \
+               "in advance"
+    does_not_protect = "records when bounds come from the data (PrivacyLeakWarning); with " \
+                       "budget=feature the record is only d*epsilon-DP"
+
+    def _check_relations(self) -> None:
+        if self.bounds is not None and len(self.bounds) != 2:
+            raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=0,1")
+
+    def privacy_statement(self) -> dict[str, Any]:
+        """What the guarantee covers (safe to publish)."""
+        eps = check_epsilon(self.epsilon)
+        return {"mechanism": "clip to [lo, hi] per feature, Laplace noise of scale "
+                             "sum(hi - lo) / epsilon (budget=record) or (hi - lo) / epsilon",
+                "epsilon": eps if self.budget == "record" else None,
+                "epsilon_per_feature": eps if self.budget == "feature" else None,
+                "neighbouring": "any two values of one record (local DP)",
+                "assumes": "bounds fixed in advance" if self.bounds is not None else
+                           "NOT MET: bounds are quantiles of the released data",
+                "protects": self.protects}
+
+    def public_params(self) -> dict[str, Any]:
+        """Publishable parameters plus the privacy statement."""
+        return {**super().public_params(), "privacy": self.privacy_statement()}
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         if self.bounds is None:
+            warnings.warn("Laplace clipping bounds come from the data: the epsilon guarantee "
+                          "holds only for bounds fixed in advance; pass bounds=(lo, hi)",
+                          PrivacyLeakWarning, stacklevel=4)
             lo = np.quantile(X, self.clip_quantile, axis=0)
             hi = np.quantile(X, 1.0 - self.clip_quantile, axis=0)
         else:
@@ -171,19 +163,21 @@ class LaplaceAnonymizer(_RecordwiseBase):
                 raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
         width = hi - lo
         scale = (width.sum() if self.budget == "record" else width) / float(self.epsilon)
-        return np.clip(X, lo, hi) + rng.laplace(0.0, 1.0, X.shape) * scale
+        return laplace(np.clip(X, lo, hi), scale, rng)
 
 
 # ---------------------------------------------------------------------- images
 class _ImageBase(_RecordwiseBase):
-    def _prepare(self, X: np.ndarray, table: FeatureTable | None) -> None:
-        shape = image_ops.parse_shape(self.image_shape)
+    def _fit(self, X: np.ndarray, y: Any, table: FeatureTable | None) -> None:
+        shape = image_ops.parse_shape(self.image_shape, X.shape[1])
         if shape is None and table is not None:
-            shape = image_ops.parse_shape(table.meta.get("image_shape"))
+            shape = image_ops.parse_shape(table.meta.get("image_shape"), X.shape[1])
         image_ops.as_images(X[:1], shape)  # checks the shape against the features
-        self.image_shape_ = shape
+        assert shape is not None  # as_images refused None
+        self.image_shape_: tuple[int, int] = shape
 
 
+@register("blur", required=("sigma",))
 class BlurAnonymizer(_ImageBase):
     """Gaussian blur of ``sigma`` pixels (Gross et al. 4.2).
 
@@ -199,15 +193,18 @@ class BlurAnonymizer(_ImageBase):
         self.sigma = sigma
         self.image_shape = image_shape
 
-    random_state = None
-
-    def _check_params(self) -> None:
-        _positive("sigma", self.sigma)
+    batch_dependent = False
+    params: ClassVar[dict[str, Param]] = {
+        "sigma": Param("float", low=0, low_open=True, help="blur radius in pixels"),
+        "image_shape": _SHAPE}
+    protects = "nothing formally: fine detail of each image"
+    does_not_protect = "identity against attackers trained on blurred images (parrot)"
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return image_ops.blur(X, self.image_shape_, float(self.sigma))
 
 
+@register("pixelate", required=("block",))
 class PixelateAnonymizer(_ImageBase):
     """Pixelation: each ``block``×``block`` cell replaced by its mean (Gross et al. 4.2)."""
 
@@ -215,15 +212,18 @@ class PixelateAnonymizer(_ImageBase):
         self.block = block
         self.image_shape = image_shape
 
-    random_state = None
-
-    def _check_params(self) -> None:
-        _positive("block", self.block, integer=True)
+    batch_dependent = False
+    params: ClassVar[dict[str, Param]] = {
+        "block": Param("int", low=2, help="cell size in pixels; 1 would release the input"),
+        "image_shape": _SHAPE}
+    protects = "nothing formally: detail finer than the block"
+    does_not_protect = "identity against attackers trained on pixelated images (parrot)"
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return image_ops.pixelate(X, self.image_shape_, int(self.block))
 
 
+@register("mask")
 class EyeBandMaskAnonymizer(_ImageBase):
     """Cover a horizontal band (the eyes) with a constant.
 
@@ -242,17 +242,25 @@ class EyeBandMaskAnonymizer(_ImageBase):
         self.fill = fill
         self.image_shape = image_shape
 
-    random_state = None
+    params: ClassVar[dict[str, Param]] = {
+        "band": Param("floats", help="rows to cover, top,bottom as fractions of the height"),
+        "fill": Param("float", none=True, help="band value; none: the batch mean pixel"),
+        "image_shape": _SHAPE}
+    protects = "nothing formally: the covered band (the eyes)"
+    does_not_protect = "identity from the rest of the face"
 
-    def _check_params(self) -> None:
-        if len(tuple(self.band)) != 2:
-            raise BioanonError(f"band={self.band!r} must be (top, bottom), e.g. (0.25, 0.5)")
+    def _check_relations(self) -> None:
+        band = tuple(self.band)
+        if len(band) != 2 or not 0.0 <= float(band[0]) < float(band[1]) <= 1.0:
+            raise BioanonError(f"band={self.band!r} must be (top, bottom) with 0 <= top < "
+                               "bottom <= 1 (an empty band releases the input); e.g. 0.25,0.5")
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         top, bottom = (float(v) for v in self.band)
         return image_ops.eye_band_mask(X, self.image_shape_, (top, bottom), self.fill)
 
 
+@register("dp-pix", required=("block", "epsilon"))
 class DPPixAnonymizer(_ImageBase):
     """DP-Pix (Fan 2018): pixelate with cells of ``block``², then Laplace noise on each cell.
 
@@ -281,15 +289,32 @@ class DPPixAnonymizer(_ImageBase):
         self.image_shape = image_shape
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        _positive("block", self.block, integer=True)
-        _positive("epsilon", self.epsilon)
-        _positive("m", self.m, integer=True)
-        if self.value_range is not None:
-            _positive("value_range", self.value_range)
+    params: ClassVar[dict[str, Param]] = {
+        "block": Param("int", low=1, help="cell size in pixels"),
+        "epsilon": Param("float", low=0, low_open=True,
+                         help="privacy budget; inf would add no noise"),
+        "m": Param("int", low=1, help="pixels in which neighbouring images differ"),
+        "value_range": Param("float", low=0, low_open=True, none=True,
+                             help="pixel range (none: the table's meta, else 255)"),
+        "image_shape": _SHAPE, "random_state": _SEED}
+    protects = "each image by epsilon-DP for m-pixel neighbourhoods (local DP)"
+    does_not_protect = "images that differ in more than m pixels (e.g. another photo of the " \
+                       "same person): identity is not covered by epsilon"
 
-    def _prepare(self, X: np.ndarray, table: FeatureTable | None) -> None:
-        super()._prepare(X, table)
+    def privacy_statement(self) -> dict[str, Any]:
+        """What the guarantee covers (safe to publish)."""
+        return {"mechanism": "DP-Pix: pixelate, Laplace noise of scale "
+                             "value_range * m / (block^2 * epsilon) per cell",
+                "epsilon": check_epsilon(self.epsilon),
+                "neighbouring": f"two images differing in at most m={self.m} pixels",
+                "protects": self.protects}
+
+    def public_params(self) -> dict[str, Any]:
+        """Publishable parameters plus the privacy statement."""
+        return {**super().public_params(), "privacy": self.privacy_statement()}
+
+    def _fit(self, X: np.ndarray, y: Any, table: FeatureTable | None) -> None:
+        super()._fit(X, y, table)
         meta_range = None if table is None else table.meta.get("value_range")
         self.value_range_ = float(self.value_range if self.value_range is not None
                                   else meta_range if meta_range is not None else 255.0)
@@ -313,8 +338,9 @@ def channel_layout(feature_names: Sequence[str] | None, n_features: int,
                                f"{n_channels} channels; pass the number of channels per step")
         return [str(c) for c in range(n_channels)]
     if feature_names is not None:
-        matches = [_STEP.match(f) for f in feature_names]
-        if all(matches):
+        found = [_STEP.match(f) for f in feature_names]
+        matches = [m for m in found if m is not None]
+        if len(matches) == len(found):
             names = list(dict.fromkeys(m["channel"] for m in matches))
             steps = len(feature_names) // len(names)
             expected = [f"{c}_t{m['step']}" for m in matches[::len(names)] for c in names]
@@ -324,6 +350,7 @@ def channel_layout(feature_names: Sequence[str] | None, n_features: int,
                        "(CLI: --param n_channels=6) for time-major features")
 
 
+@register("keep", required=("channels",))
 class KeepChannelsAnonymizer(_RecordwiseBase):
     """Keep only some channels of a time-major sensor window; the others are set to ``fill``
     (paper 002's Keep(legs) / Keep(head), which set the other points to zero).
@@ -351,9 +378,7 @@ class KeepChannelsAnonymizer(_RecordwiseBase):
         self.n_channels = n_channels
         self.fill = fill
 
-    random_state = None
-
-    def _prepare(self, X: np.ndarray, table: FeatureTable | None) -> None:
+    def _fit(self, X: np.ndarray, y: Any, table: FeatureTable | None) -> None:
         names = channel_layout(None if table is None else table.feature_names, X.shape[1],
                                self.n_channels)
         keep = []
@@ -367,11 +392,18 @@ class KeepChannelsAnonymizer(_RecordwiseBase):
                 raise BioanonError(f"channel {ch!r} not found; channels are {names}")
         mask = np.zeros(len(names), dtype=bool)
         mask[keep] = True
+        if mask.all():
+            raise BioanonError(f"channels={list(self.channels)} keeps every channel, so the "
+                               "release would equal the input; keep fewer channels")
         self.keep_mask_ = np.tile(mask, X.shape[1] // len(names))
 
-    def _check_params(self) -> None:
-        if not isinstance(self.fill, int | float) and self.fill != "mean":
-            raise BioanonError(f"fill={self.fill!r} must be a number or 'mean'")
+    batch_dependent = False
+    params: ClassVar[dict[str, Param]] = {
+        "channels": Param("items", help="channels to keep, positions or names"),
+        "n_channels": Param("int", low=1, none=True, help="channels per time step"),
+        "fill": Param("float", options=("mean",), help="value of the dropped channels")}
+    protects = "nothing formally: the dropped channels"
+    does_not_protect = "identity carried by the kept channels"
 
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         out = X.copy()
@@ -380,6 +412,7 @@ class KeepChannelsAnonymizer(_RecordwiseBase):
         return out
 
 
+@register("motion-extract")
 class MotionExtractAnonymizer(_RecordwiseBase):
     """Motion extraction (paper 002): first differences along time, per channel.
 
@@ -393,12 +426,16 @@ class MotionExtractAnonymizer(_RecordwiseBase):
     [[0.0, 0.0, 2.0, 1.0, 3.0, 2.0]]
     """
 
+    batch_dependent = False
+    params: ClassVar[dict[str, Param]] = {
+        "n_channels": Param("int", low=1, none=True, help="channels per time step")}
+    protects = "nothing formally: the static posture (per-channel level)"
+    does_not_protect = "identity carried by the motion itself (gait)"
+
     def __init__(self, n_channels: int | None = None) -> None:
         self.n_channels = n_channels
 
-    random_state = None
-
-    def _prepare(self, X: np.ndarray, table: FeatureTable | None) -> None:
+    def _fit(self, X: np.ndarray, y: Any, table: FeatureTable | None) -> None:
         self.n_channels_ = len(channel_layout(None if table is None else table.feature_names,
                                               X.shape[1], self.n_channels))
 

@@ -48,7 +48,8 @@ def check_k(n: int | None, k: Any) -> int:
     if k < 2:
         raise BioanonError(f"k={k} gives no anonymity; use k >= 2 (k=5 is a common choice)")
     if n is not None and n < k:
-        raise BioanonError(f"only {n} records for k={k}; use k <= {n} or add records")
+        raise BioanonError(f"only {n} records for k={k} ({n} sample(s)); use k <= {n} or add "
+                           "records")
     return k
 
 
@@ -106,6 +107,13 @@ class _Pool:
         return self.idx[self.alive]
 
 
+def _start(X: np.ndarray, k: int) -> tuple[np.ndarray, int, np.ndarray, _Pool]:
+    """Checked float64 records, k, unassigned labels and the pool of a greedy grouping."""
+    X = np.asarray(X, dtype=np.float64)
+    k = check_k(X.shape[0], k)
+    return X, k, np.full(X.shape[0], -1, dtype=np.int64), _Pool(X)
+
+
 def _attach_leftovers(X: np.ndarray, labels: np.ndarray, left: np.ndarray) -> None:
     """Give each leftover record the label of the cluster with the nearest centroid."""
     if left.size == 0:
@@ -136,12 +144,8 @@ def mdav(X: np.ndarray, k: int, progress: Progress | None = None) -> np.ndarray:
     >>> mdav(X, 3).tolist()
     [1, 1, 1, 0, 0, 0]
     """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    k = check_k(n, k)
-    labels = np.full(n, -1, dtype=np.int64)
-    pool = _Pool(X)
-    c = 0
+    X, k, labels, pool = _start(X, k)
+    n, c = X.shape[0], 0
     step = 0
     while pool.n_alive >= 3 * k:
         pool.compact()
@@ -210,12 +214,8 @@ def knn_grouping(X: np.ndarray, k: int, progress: Progress | None = None) -> np.
     records join the clusters with the nearest centroids instead, so every cluster keeps at
     least k members.
     """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    k = check_k(n, k)
-    labels = np.full(n, -1, dtype=np.int64)
-    pool = _Pool(X)
-    c = 0
+    X, k, labels, pool = _start(X, k)
+    n, c = X.shape[0], 0
     while pool.n_alive >= k:
         pool.compact()
         first = int(np.argmax(pool.alive))

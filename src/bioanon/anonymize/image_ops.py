@@ -14,8 +14,11 @@ from scipy import ndimage
 from ..errors import BioanonError
 
 
-def parse_shape(value: Any) -> tuple[int, int] | None:
-    """``(h, w)`` from a pair, a list, or a string such as ``"48x40"``; None stays None."""
+def parse_shape(value: Any, n_features: int | None = None) -> tuple[int, int] | None:
+    """``(h, w)`` from a pair, a list, or a string such as ``"48x40"``; None stays None.
+
+    One side may be -1 (as in NumPy's reshape): it is inferred from ``n_features``.
+    """
     if value is None:
         return None
     if isinstance(value, str):
@@ -26,8 +29,15 @@ def parse_shape(value: Any) -> tuple[int, int] | None:
         h, w = (int(p) for p in parts)
     except (TypeError, ValueError):
         raise BioanonError(f"image_shape {value!r} must be two integers, e.g. 48x40") from None
+    if n_features is not None and (h == -1) != (w == -1):
+        known = w if h == -1 else h
+        if known < 1 or n_features % known:
+            raise BioanonError(f"image_shape {value!r} does not divide {n_features} features; "
+                               "pass the shape of the images")
+        h, w = (n_features // known, w) if h == -1 else (h, n_features // known)
     if h < 1 or w < 1:
-        raise BioanonError(f"image_shape {value!r} must be positive, e.g. 48x40")
+        raise BioanonError(f"image_shape {value!r} must be positive (one side may be -1), "
+                           "e.g. 48x40")
     return h, w
 
 

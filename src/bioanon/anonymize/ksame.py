@@ -10,9 +10,19 @@ clusters on principal components), embeddings.
 
 from __future__ import annotations
 
-from .mixing import ClusterReleaseBase
+from typing import ClassVar
+
+from .mixing import CLUSTER_PARAMS, ClusterReleaseBase
+from .params import Param
+from .registry import register
+
+_PROTECTS = "record linkage: each released vector is the mean of k to 2k-1 records, so a " \
+            "recognizer links it to the right one at most 1/k of the time"
+_NOT = "identity when a person has several records (unless distinct=identity); attributes " \
+       "shared by the whole group"
 
 
+@register("ksame", required=("k",))
 class KSameAnonymizer(ClusterReleaseBase):
     """k-Same: groups of k to 2k−1 similar records, each released as the group's mean.
 
@@ -40,6 +50,10 @@ class KSameAnonymizer(ClusterReleaseBase):
     [0.5, 0.5, 10.5, 10.5]
     """
 
+    params: ClassVar[dict[str, Param]] = CLUSTER_PARAMS
+    protects = _PROTECTS
+    does_not_protect = _NOT
+
     def __init__(self, k: int = 5, clusterer: str = "knn", linkage: str = "ward",
                  n_components: int | None = None, distinct: str | None = None,
                  random_state: int | None = None) -> None:
@@ -50,11 +64,9 @@ class KSameAnonymizer(ClusterReleaseBase):
         self.distinct = distinct
         self.random_state = random_state
 
-    interest = None
-    sensitive = None
 
-
-class KSameSelectAnonymizer(ClusterReleaseBase):
+@register("ksame-select", required=("interest", "k"))
+class KSameSelectAnonymizer(KSameAnonymizer):
     """k-Same-Select: k-Same within each class of the utility (interest) attribute.
 
     Every interest class needs at least k records (otherwise a clear error says which).
@@ -75,15 +87,16 @@ class KSameSelectAnonymizer(ClusterReleaseBase):
     [1.0, 2.0, 1.0, 2.0]
     """
 
+    params: ClassVar[dict[str, Param]] = {
+        "interest": Param("column", role="interest", help="k-Same within each class of it"),
+        **CLUSTER_PARAMS}
+    needs_labels = True
+    protects = _PROTECTS
+    does_not_protect = _NOT
+
     def __init__(self, interest: str = "interest", k: int = 5, clusterer: str = "knn",
                  linkage: str = "ward", n_components: int | None = None,
                  distinct: str | None = None, random_state: int | None = None) -> None:
         self.interest = interest
-        self.k = k
-        self.clusterer = clusterer
-        self.linkage = linkage
-        self.n_components = n_components
-        self.distinct = distinct
-        self.random_state = random_state
-
-    sensitive = None
+        super().__init__(k=k, clusterer=clusterer, linkage=linkage, n_components=n_components,
+                         distinct=distinct, random_state=random_state)

@@ -19,16 +19,14 @@ Cluster assignments, weights and the seed are secrets and are never written anyw
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import BioanonError
 from ..table import FeatureTable
-from .base import AnonymizerMixin, label_values, split_input
+from .base import Anonymizer, Release, label_values
 from .clustering import (
     CLUSTERERS,
     LINKAGES,
@@ -37,7 +35,20 @@ from .clustering import (
     distinct_grouping,
     fixed_size_clusters,
 )
-from .selective_mean import secure_seed
+from .params import Param
+from .registry import register
+
+#: constraints shared by the k-anonymity family
+CLUSTER_PARAMS: dict[str, Param] = {
+    "k": Param("int", low=2, help="group size k..2k-1; k=1 releases the input"),
+    "clusterer": Param("str", options=tuple(CLUSTERERS), help="how groups are formed"),
+    "linkage": Param("str", options=tuple(LINKAGES), help="linkage of hierarchical"),
+    "n_components": Param("int", low=1, none=True, help="group on principal components"),
+    "distinct": Param("column", none=True,
+                      help="label column whose values must differ within a group"),
+    "random_state": Param("int", low=0, none=True,
+                          help="secret seed; None draws fresh OS entropy"),
+}
 
 
 def cluster_means(X: np.ndarray, labels: np.ndarray,
@@ -89,41 +100,30 @@ def pairwise_percentile(X: np.ndarray, groups: np.ndarray | None, q: float,
     return float(np.percentile(np.concatenate(values), q))
 
 
-class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
+class ClusterReleaseBase(Anonymizer):
     """Cluster into groups of k..2k−1 (optionally within each interest class), release means.
 
-    Subclasses set the defaults; see :class:`ClusterMixAnonymizer` for the parameters.
+    Subclasses set the defaults; see :class:`ClusterMixAnonymizer` for the parameters. A
+    release's diagnostics (no secrets) come back from :meth:`release_result` in
+    ``Release.info``: ``information_loss``, ``n_clusters``, ``threshold``, ``n_rounds``,
+    ``reid_rate_initial``, ``reid_rate``, ``cluster_reid_rates_initial``,
+    ``cluster_reid_rates`` (sorted, so they say nothing about which cluster is which).
     """
 
-    _mixing = False  # subclasses with weights and the risk loop set True
+    interest: str | None = None
+    sensitive: str | None = None
+    distinct: str | None = None
 
-    # ------------------------------------------------------------------ checks
-    def _check_params(self) -> None:
-        if self.clusterer not in CLUSTERERS:
-            from ..errors import suggest
-
-            raise BioanonError(f"clusterer '{self.clusterer}'{suggest(self.clusterer, CLUSTERERS)}"
-                               f" is unknown; choose from {', '.join(CLUSTERERS)}")
-        if self.linkage not in LINKAGES:
-            raise BioanonError(f"linkage '{self.linkage}' is unknown; choose from "
-                               f"{', '.join(LINKAGES)}")
+    def _check_relations(self) -> None:
         check_k(None, self.k)
-        if self.n_components is not None and (int(self.n_components) != self.n_components
-                                              or self.n_components < 1):
-            raise BioanonError(f"n_components={self.n_components} must be a positive integer "
-                               "(or None to cluster on the features themselves)")
 
-    def fit(self, X: Any, labels: Any = None) -> ClusterReleaseBase:
-        """Check the parameters and the input (nothing is learned: each release is clustered
-        on its own records)."""
-        self._check_params()
-        X, labels = split_input(X, labels)
+    def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
+        """Check the input (nothing is learned: each release is clustered on its own
+        records)."""
         self._check_input(X, labels)
-        self.n_features_in_ = X.shape[1]
-        return self
 
     def _distinct_values(self, labels: Any, n: int) -> np.ndarray | None:
-        if getattr(self, "distinct", None) is None:
+        if self.distinct is None:
             return None
         return label_values(labels, self.distinct, n)
 
@@ -177,88 +177,58 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
             offset += int(part.max()) + 1
         return labels
 
-    def transform(self, X: Any, labels: Any = None, progress: Progress | None = None) -> Any:
-        """Release ``X``: every record becomes its cluster's (weighted) mean.
+    def _release(self, X: np.ndarray, labels: Any, seed: int,
+                 table: FeatureTable | None) -> Release:
+        """Every record becomes its cluster's (weighted) mean."""
+        return self.release_with_progress(X, labels, seed)
 
-        Returns an array (n, d) float32, or a FeatureTable when one was given. Diagnostics of
-        this release (no secrets) are kept as attributes: ``information_loss_``,
-        ``reid_rate_initial_``, ``reid_rate_``, ``cluster_reid_rates_``, ``threshold_``,
-        ``n_rounds_``, ``n_clusters_``.
-        """
-        check_is_fitted(self, "n_features_in_")
-        table = X if isinstance(X, FeatureTable) else None
-        X, labels = split_input(X, labels)
-        if X.shape[1] != self.n_features_in_:
-            raise BioanonError(f"X has {X.shape[1]} features but the anonymizer was fitted on "
-                               f"{self.n_features_in_}; transform data with the same features")
-        out, clusters = self._release(X, labels, progress)
-        if table is not None:
-            return table.with_features(out)
-        return out
-
-    def _release(self, X: np.ndarray, labels: Any,
-                 progress: Progress | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def release_with_progress(self, X: np.ndarray, labels: Any, seed: int,
+                              progress: Progress | None = None) -> Release:
+        """The release of checked records, reporting clustering progress."""
         y = self._check_input(X, labels)
-        seed = self.random_state if self.random_state is not None else secure_seed()
         ss = np.random.SeedSequence(seed)
         s_cluster, s_weights, s_thr = (int(s.generate_state(1)[0]) for s in ss.spawn(3))
         X64 = np.asarray(X, dtype=np.float64)
         groups = self._distinct_values(labels, X.shape[0])
         clusters = self._clusters(X64, y, s_cluster, progress, groups)
-        out = self._mix(X64, clusters, labels, np.random.default_rng(s_weights),
-                        np.random.default_rng(s_thr))
-        out = out.astype(np.float32)
-        self.information_loss_ = float(np.linalg.norm(X64 - out, axis=1).mean())
-        self.n_clusters_ = int(clusters.max()) + 1
-        return out, clusters
-
-    def release_with_mixing(self, X: Any, labels: Any = None) -> tuple[np.ndarray,
-                                                                       sp.csr_matrix]:
-        """Fit, release ``X`` and return the release with its secret mixing matrix.
-
-        For the evaluator only (contributor disclosure), in process: ``M[i, j] > 0`` when
-        record j is in released record i's cluster. The matrix reveals the cluster
-        assignments; never write it anywhere.
-        """
-        X, labels = split_input(X, labels)
-        self.fit(X, labels)
-        out, clusters = self._release(X, labels)
+        out, info = self._mix(X64, clusters, labels, np.random.default_rng(s_weights),
+                              np.random.default_rng(s_thr))
+        out32 = out.astype(np.float32)
+        info["information_loss"] = float(np.linalg.norm(X64 - out32, axis=1).mean())
+        info["n_clusters"] = int(clusters.max()) + 1
         n = clusters.size
         P = sp.csr_matrix((np.ones(n), (np.arange(n), clusters)),
                           shape=(n, int(clusters.max()) + 1))
-        return out, (P @ P.T).tocsr()
-
-    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
-        """Check the parameters and release ``X``."""
-        return self.fit(X, labels).transform(X, labels, **fit_params)
+        return Release(out32, info, mixing=(P @ P.T).tocsr())
 
     def _mix(self, X: np.ndarray, clusters: np.ndarray, labels: Any,
-             rng_w: np.random.Generator, rng_t: np.random.Generator) -> np.ndarray:
+             rng_w: np.random.Generator, rng_t: np.random.Generator
+             ) -> tuple[np.ndarray, dict[str, Any]]:
         k = int(self.k)
-        w = np.full(X.shape[0], 1.0 / k)
+        w: np.ndarray = np.full(X.shape[0], 1.0 / k)
         delta = float(getattr(self, "delta", 0.0) or 0.0)
         if delta:
-            w = rng_w.uniform(1.0 / k - delta, 1.0 / k + delta, size=X.shape[0])
+            w = np.asarray(rng_w.uniform(1.0 / k - delta, 1.0 / k + delta, size=X.shape[0]))
         thr = self._threshold(X, labels, rng_t)
         sizes = np.bincount(clusters).astype(np.float64)
         rounds = 0
         beta = float(getattr(self, "beta", 0.0) or 0.0)
         max_rounds = int(getattr(self, "max_rounds", 0) or 0)
         mixed = cluster_means(X, clusters, w)
-        self.threshold_ = thr
-        self.n_rounds_ = 0
+        info: dict[str, Any] = {"threshold": thr, "n_rounds": 0}
         if thr is None:
-            self.reid_rate_initial_ = self.reid_rate_ = float("nan")
-            self.cluster_reid_rates_initial_ = self.cluster_reid_rates_ = np.empty(0)
-            return mixed[clusters]
+            info.update(reid_rate_initial=float("nan"), reid_rate=float("nan"),
+                        cluster_reid_rates_initial=np.empty(0),
+                        cluster_reid_rates=np.empty(0))
+            return mixed[clusters], info
         best = None
         while True:
             at_risk = np.linalg.norm(X - mixed[clusters], axis=1) < thr
             per_cluster = np.bincount(clusters, weights=at_risk, minlength=sizes.size) / sizes
             if rounds == 0:
-                self.reid_rate_initial_ = float(at_risk.mean())
+                info["reid_rate_initial"] = float(at_risk.mean())
                 # sorted, so the array says nothing about which cluster is which
-                self.cluster_reid_rates_initial_ = np.sort(per_cluster)[::-1]
+                info["cluster_reid_rates_initial"] = np.sort(per_cluster)[::-1]
             if best is None or at_risk.sum() < best[0]:
                 best = (int(at_risk.sum()), mixed, per_cluster, rounds)
             if not at_risk.any() or rounds >= max_rounds:
@@ -267,27 +237,24 @@ class ClusterReleaseBase(AnonymizerMixin, TransformerMixin, BaseEstimator):
             mixed = cluster_means(X, clusters, w)
             rounds += 1
         # the round with the fewest members at risk is released (never worse than the start)
-        n_risk, mixed, per_cluster, self.n_rounds_ = best
-        self.reid_rate_ = n_risk / X.shape[0]
-        self.cluster_reid_rates_ = np.sort(per_cluster)[::-1]
-        return mixed[clusters]
+        n_risk, mixed, per_cluster, info["n_rounds"] = best
+        info["reid_rate"] = n_risk / X.shape[0]
+        info["cluster_reid_rates"] = np.sort(per_cluster)[::-1]
+        return mixed[clusters], info
 
     def _threshold(self, X: np.ndarray, labels: Any, rng: np.random.Generator) -> float | None:
         thr = getattr(self, "risk_threshold", None)
         if thr is None:
             return None
         if isinstance(thr, str):
-            if thr != "auto":
-                raise BioanonError(f"risk_threshold='{thr}' must be a number, 'auto' or None")
             groups = None
             if self.sensitive is not None:
                 groups = label_values(labels, self.sensitive, X.shape[0])
             return pairwise_percentile(X, groups, float(self.threshold_percentile), rng)
-        if float(thr) < 0:
-            raise BioanonError(f"risk_threshold={thr} must be non-negative")
         return float(thr)
 
 
+@register("cluster-mix", required=("k",))
 class ClusterMixAnonymizer(ClusterReleaseBase):
     """Fixed-size clustering with weighted mixing and the re-identification risk loop.
 
@@ -332,7 +299,24 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
     True
     """
 
-    _mixing = True
+    params: ClassVar[dict[str, Param]] = {
+        **CLUSTER_PARAMS,
+        "interest": Param("column", none=True, help="cluster within each class of this column"),
+        "sensitive": Param("column", none=True, role="sensitive",
+                           help="identity column of the data-derived risk threshold"),
+        "delta": Param("float", low=0, help="radius of the random weights, below 1/k"),
+        "risk_threshold": Param("float", low=0, options=("auto",), none=True,
+                                help="distance under which a member is at risk"),
+        "threshold_percentile": Param("float", low=0, high=100,
+                                      help="percentile of the auto threshold"),
+        "beta": Param("float", low=0, high=1, low_open=True, high_open=True,
+                      help="weight cut of at-risk members per round"),
+        "max_rounds": Param("int", low=0, help="rounds of the risk loop"),
+    }
+    protects = "record linkage: every released vector is shared by k to 2k-1 records " \
+               "(identity too with distinct=identity)"
+    does_not_protect = "identity when a person has several records and distinct is not set; " \
+                       "attributes shared by a whole cluster"
 
     def __init__(self, k: int = 5, clusterer: str = "mdav", linkage: str = "ward",
                  interest: str | None = None, sensitive: str | None = None,
@@ -355,15 +339,8 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
         self.max_rounds = max_rounds
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        super()._check_params()
-        if not 0.0 <= self.delta < 1.0 / self.k:
-            raise BioanonError(f"delta={self.delta} must lie in [0, 1/k) = [0, {1 / self.k:.3g})"
-                               " so every weight stays positive")
-        if not 0.0 < self.beta < 1.0:
-            raise BioanonError(f"beta={self.beta} must lie strictly between 0 and 1")
-        if int(self.max_rounds) != self.max_rounds or self.max_rounds < 0:
-            raise BioanonError(f"max_rounds={self.max_rounds} must be a non-negative integer")
-        if not 0.0 <= self.threshold_percentile <= 100.0:
-            raise BioanonError(f"threshold_percentile={self.threshold_percentile} must lie in "
-                               "[0, 100]")
+    def _check_relations(self) -> None:
+        super()._check_relations()
+        if not self.delta < 1.0 / self.k:
+            raise BioanonError(f"delta={self.delta} is out of range; use a number in "
+                               f"[0, 1/k) = [0, {1 / self.k:.3g}) so every weight stays positive")

@@ -17,23 +17,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import BioanonError
-from ..relevance import relevance_scores, select_features
+from ..privacy import resolve_seed
 from ..table import FeatureTable
-from .base import AnonymizerMixin, label_values, split_input
+from .base import Anonymizer, Release, label_values
+from .params import Param
 from .random_sets import assemble_sets
-
-
-def secure_seed() -> int:
-    """A fresh 128-bit seed from the operating system's secure entropy source."""
-    return int(np.random.SeedSequence().entropy)
+from .registry import register
+from .relevance import relevance_scores, select_features
 
 
 def mixing_matrix(sets: np.ndarray) -> sp.csr_matrix:
@@ -89,7 +85,10 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
     return out
 
 
-class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
+
+
+@register("selective-mean", required=("interest",))
+class SelectiveMeanAnonymizer(Anonymizer):
     """Random-set selective weighted-mean anonymizer.
 
     Parameters
@@ -143,6 +142,34 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
     (120, 32)
     """
 
+    params: ClassVar[dict[str, Param]] = {
+        "interest": Param("column", role="interest", help="attribute whose utility is kept"),
+        "additional": Param("object", role="additional",
+                            help="additional attributes to keep (columns or {column: r_q})"),
+        "sensitive": Param("column", none=True, role="sensitive",
+                           help="sensitive attribute (needed when r_s > 0)"),
+        "g": Param("int", low=2, help="random set size, the record included; g=1 releases "
+                   "the input"),
+        "t": Param("float", low=0, high=1, low_open=True,
+                   help="purity: share of the set with the record's interest value"),
+        "w": Param("float", low=1, help="weight of the record on selected features"),
+        "r_p": Param("float", low=0, high=1, help="share of interest-relevant features kept"),
+        "r_q": Param("weights", low=0, high=1, help="share kept per additional attribute"),
+        "r_s": Param("float", low=0, high=1,
+                     help="share of sensitive-relevant features excluded"),
+        "relevance": Param("str", options=("forest", "mutual_info"),
+                           help="relevance scores (an estimator in the library)"),
+        "allow_replacement": Param("bool", help="donors with replacement in small classes"),
+        "include_self": Param("bool", help="the record is a member of its own set"),
+        "random_state": Param("int", low=0, none=True,
+                              help="secret seed; None draws fresh OS entropy"),
+    }
+    needs_labels = True
+    protects = "the sensitive attribute off the selected features: each record is mixed " \
+               "with g-1 donors sharing its interest value"
+    does_not_protect = "the selected features (weighted toward the record) and any " \
+                       "attribute correlated with the interest; no formal guarantee"
+
     def __init__(self, interest: str = "interest",
                  additional: Sequence[str] | Mapping[str, float] | None = None,
                  sensitive: str | None = None, g: int = 32, t: float = 0.8, w: float = 10.0,
@@ -172,39 +199,30 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
             return {c: float(self.r_q.get(c, 0.0)) for c in cols}
         return {c: float(self.r_q) for c in cols}
 
-    def _check_params(self) -> None:
-        if int(self.g) != self.g or self.g < 1:
-            raise BioanonError(f"set size g={self.g} must be a positive integer")
+    def _check_relations(self) -> None:
         if not (1.0 / self.g - 1e-9 <= self.t <= 1.0):
-            raise BioanonError(f"purity t={self.t} must lie in [1/g, 1] = [{1 / self.g:.3g}, 1]")
-        if self.w < 1:
-            raise BioanonError(f"weight w={self.w} must be at least 1 (1 = plain mean)")
-        for name, r in [("r_p", self.r_p), ("r_s", self.r_s),
-                        *[(f"r_q[{c}]", v) for c, v in self._retention_q().items()]]:
-            if not 0.0 <= r <= 1.0:
-                raise BioanonError(f"{name}={r} must lie in [0, 1]; e.g. 0.01 keeps 1%")
+            raise BioanonError(f"t={self.t} is out of range; use a number in [1/g, 1] = "
+                               f"[{1 / self.g:.3g}, 1] (purity)")
         if self.r_s > 0 and not self.sensitive:
             raise BioanonError("r_s > 0 needs the sensitive column; pass sensitive=...")
+        if isinstance(self.additional, Mapping):
+            for c, v in self.additional.items():
+                self.params["r_q"].check(f"r_q[{c}]", v)
 
-    # ------------------------------------------------------------------ estimator API
-    def fit(self, X: Any, labels: Any = None) -> SelectiveMeanAnonymizer:
+    # ------------------------------------------------------------------ the family's hooks
+    def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Learn relevance scores R_p, {R_q}, R_s and the feature selection mask.
 
-        Parameters
-        ----------
-        X : array (n, d) or FeatureTable
-        labels : DataFrame with the interest, additional and (if ``r_s > 0``) sensitive columns
+        ``labels``: the interest, additional and (if ``r_s > 0``) sensitive columns.
         """
-        self._check_params()
-        X, labels = split_input(X, labels)
         n, d = X.shape
-        seed = self.random_state if self.random_state is not None else secure_seed()
+        seed = resolve_seed(self.random_state)
         seeds = np.random.SeedSequence(seed).generate_state(3)
         r_q = self._retention_q()
         y_p = label_values(labels, self.interest, n)
         if np.unique(y_p).size < 2:
             raise BioanonError(
-                f"interest column '{self.interest}' has a single class; it needs at least two"
+                f"interest column '{self.interest}' has one class; it needs at least two"
             )
         self.relevance_interest_ = (relevance_scores(X, y_p, self.relevance, int(seeds[0]))
                                     if self.r_p > 0 else np.zeros(d))
@@ -215,65 +233,24 @@ class SelectiveMeanAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         for c in r_q:  # validate every named column, even those with r_q = 0
             label_values(labels, c, n)
         self.relevance_sensitive_ = (
-            relevance_scores(X, label_values(labels, self.sensitive, n), self.relevance,
+            relevance_scores(X, label_values(labels, str(self.sensitive), n), self.relevance,
                              int(seeds[2])) if self.r_s > 0 else None)
         self.mask_ = select_features(self.relevance_interest_, self.r_p,
                                      self.relevance_additional_, r_q,
                                      self.relevance_sensitive_, self.r_s)
-        self.n_features_in_ = d
-        return self
 
-    def transform(self, X: Any, labels: Any = None) -> Any:
-        """Anonymize ``X``; donors come from the records being transformed.
-
-        Parameters
-        ----------
-        X : array (n, d) or FeatureTable
-        labels : DataFrame with the interest column, or an array of interest values
-
-        Returns
-        -------
-        Array (n, d) float32, or a FeatureTable when a FeatureTable was given.
-        """
-        check_is_fitted(self, "mask_")
-        table = X if isinstance(X, FeatureTable) else None
-        X, labels = split_input(X, labels)
-        if X.shape[1] != self.n_features_in_:
-            raise BioanonError(
-                f"X has {X.shape[1]} features but the anonymizer was fitted on "
-                f"{self.n_features_in_}; transform data with the same features"
-            )
-        out, _ = self._release(X, labels)
-        if table is not None:
-            return table.with_features(out)
-        return out
-
-    def _release(self, X: np.ndarray, labels: Any) -> tuple[np.ndarray, sp.csr_matrix]:
-        M = self.mixing_matrix(labels, X.shape[0])
+    def _release(self, X: np.ndarray, labels: Any, seed: int,
+                 table: FeatureTable | None) -> Release:
+        """Donors come from the records being released (labels: the interest column)."""
+        M = self.mixing_matrix(labels, X.shape[0], seed)
         lam = (self.w - 1.0) / (self.w - 1.0 + self.g)
-        return apply_mixing(X, M, self.mask_, lam), M
+        return Release(apply_mixing(X, M, self.mask_, lam), mixing=M)
 
-    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
-        """Fit on ``X`` and anonymize it."""
-        return self.fit(X, labels).transform(X, labels)
-
-    def release_with_mixing(self, X: Any, labels: Any = None) -> tuple[np.ndarray,
-                                                                       sp.csr_matrix]:
-        """Fit, release ``X`` and return the release with its secret mixing matrix.
-
-        For the evaluator only (contributor disclosure), in process: ``M[i, j] > 0`` when
-        record j was mixed into released record i. The matrix undoes the anonymization's
-        secrecy; never write it anywhere.
-        """
-        X, labels = split_input(X, labels)
-        self.fit(X, labels)
-        return self._release(X, labels)
-
-    def mixing_matrix(self, labels: Any, n: int) -> sp.csr_matrix:
+    def mixing_matrix(self, labels: Any, n: int, seed: int | None = None) -> sp.csr_matrix:
         """Build the secret mixing matrix M for ``n`` records with these interest labels."""
         y = label_values(labels, self.interest, n)
         classes, codes = np.unique(y, return_inverse=True)
-        seed = self.random_state if self.random_state is not None else secure_seed()
+        seed = resolve_seed(self.random_state) if seed is None else seed
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         sets = assemble_sets(codes, int(self.g), float(self.t), rng, classes,
                              self.allow_replacement, bool(self.include_self))

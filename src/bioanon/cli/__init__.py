@@ -13,11 +13,12 @@ from typing import Annotated
 
 import typer
 
-from .. import __version__
+from .._version import __version__
 
 # each module registers its commands on the app when imported
 from . import datasets as _datasets  # noqa: F401  (datasets)
 from . import extract as _extract  # noqa: F401  (extract)
+from . import methods as _methods  # noqa: F401  (methods)
 from . import preview as _preview  # noqa: F401  (preview)
 from . import release as _release  # noqa: F401  (anonymize, evaluate, demo)
 from . import sanitizer as _sanitizer  # noqa: F401  (train-decoupler)

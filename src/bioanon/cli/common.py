@@ -8,9 +8,11 @@ run never leaves a partial or overwritten file, and an input is never overwritte
 from __future__ import annotations
 
 import functools
+import inspect
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -20,8 +22,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from ..anonymize.base import Anonymizer
+from ..anonymize.registry import build_method
 from ..errors import BioanonError
-from ..methods import MethodOptions
 from ..progress import StageLog
 from ..table import FeatureTable
 
@@ -143,20 +146,6 @@ def parse_weighted(items: list[str] | None, default: float, what: str) -> dict[s
     return out
 
 
-def parse_rq(items: list[str] | None, additional: dict[str, float]) -> dict[str, float]:
-    """``--rq 0.05`` applies to every additional attribute; ``--rq COL=0.05`` to one."""
-    out = {c: 0.0 for c in additional}
-    for item in items or []:
-        if "=" in item:
-            out.update(parse_weighted([item], 0.0, "--rq"))
-        else:
-            try:
-                out = {c: float(item) for c in additional}
-            except ValueError:
-                raise BioanonError(f"--rq '{item}' is not a number; e.g. --rq 0.05") from None
-    return out
-
-
 def parse_params(items: list[str] | None) -> dict[str, str]:
     """``--param KEY=VALUE`` items for method options without a flag of their own."""
     out = {}
@@ -177,46 +166,111 @@ AddOpt = Annotated[list[str] | None, typer.Option(
     "--additional", help="Additional attribute to keep, COL or COL=ALPHA (weight in U).")]
 LabelOpt = Annotated[list[str] | None, typer.Option(
     "--label", help="Other non-feature column in the input; read, then left out.")]
-MethodOpt = Annotated[str, typer.Option("--method", help="Anonymization method.")]
-GOpt = Annotated[int, typer.Option("--g", help="Random set size (the record included).")]
-TOpt = Annotated[float, typer.Option("--t", help="Purity: share of the set with the record's "
-                                                 "interest value, in [1/g, 1].")]
-WOpt = Annotated[float, typer.Option("--w", help="Weight of the record on selected features.")]
-RpOpt = Annotated[float, typer.Option("--rp", help="Share of interest-relevant features kept.")]
-RqOpt = Annotated[list[str] | None, typer.Option(
-    "--rq", help="Share kept per additional attribute: 0.05 for all, or COL=0.05.")]
-RsOpt = Annotated[float, typer.Option("--rs", help="Share of sensitive-relevant features "
-                                                   "excluded from the selection.")]
-RelOpt = Annotated[str, typer.Option("--relevance", help="forest or mutual_info.")]
 SeedOpt = Annotated[int | None, typer.Option(
     "--seed", help="Fix the randomness. The seed is a secret key: keep it private; it is never "
                    "written to any output.")]
-ReplOpt = Annotated[bool, typer.Option(
-    "--allow-replacement", help="Draw donors with replacement when a class is too small.")]
-KOpt = Annotated[int | None, typer.Option("--k", help="k of the k-anonymity methods.")]
-SigmaOpt = Annotated[float | None, typer.Option("--sigma", help="Noise or blur scale.")]
-BlockOpt = Annotated[int | None, typer.Option("--block", help="Pixelation block size.")]
-EpsOpt = Annotated[float | None, typer.Option("--epsilon", help="Differential privacy epsilon.")]
-DecouplerOpt = Annotated[Path | None, typer.Option("--decoupler",
-                                                   help="Trained decoupler file.")]
-SamplerOpt = Annotated[str | None, typer.Option("--sampler", help="Sanitizer sampler.")]
-ParamOpt = Annotated[list[str] | None, typer.Option(
-    "--param", help="Further method option, KEY=VALUE.")]
 
 
-def method_options(method: str, interest: str | None, additional: dict[str, float],
-                   sensitive: str | None, seed: int | None, g: int, t: float, w: float,
-                   rp: float, rq: list[str] | None, rs: float, relevance: str,
-                   allow_replacement: bool, k: int | None, sigma: float | None,
-                   block: int | None, epsilon: float | None, decoupler: Path | None,
-                   sampler: str | None, param: list[str] | None) -> MethodOptions:
-    """Collect parsed command-line values into :class:`MethodOptions`."""
-    return MethodOptions(
-        method=method, interest=interest, additional=additional, sensitive=sensitive,
-        seed=seed, g=g, t=t, w=w, rp=rp, rq=parse_rq(rq, additional), rs=rs,
-        relevance=relevance, allow_replacement=allow_replacement, k=k, sigma=sigma,
-        block=block, epsilon=epsilon, decoupler=decoupler, sampler=sampler,
-        extra=parse_params(param))
+# ---------------------------------------------------------------------- the method group
+#: old flags kept as aliases: flag -> (parameter name, type, help)
+LEGACY_FLAGS: dict[str, tuple[str, Any, str]] = {
+    "g": ("g", int | None, "Alias of --param g=N (set size)."),
+    "t": ("t", float | None, "Alias of --param t=X (purity)."),
+    "w": ("w", float | None, "Alias of --param w=X (record weight)."),
+    "rp": ("r_p", float | None, "Alias of --param r_p=X."),
+    "rs": ("r_s", float | None, "Alias of --param r_s=X."),
+    "relevance": ("relevance", str | None, "Alias of --param relevance=forest|mutual_info."),
+    "k": ("k", int | None, "Alias of --param k=N."),
+    "sigma": ("sigma", float | None, "Alias of --param sigma=X."),
+    "block": ("block", int | None, "Alias of --param block=N."),
+    "epsilon": ("epsilon", float | None, "Alias of --param epsilon=X."),
+    "sampler": ("sampler", str | None, "Alias of --param sampler=NAME."),
+    "decoupler": ("decoupler", Path | None, "Alias of --param decoupler=FILE."),
+}
+
+
+@dataclass
+class MethodChoice:
+    """The method and its parameters as the user typed them (text, converted by the
+    method's declared constraints in :func:`bioanon.anonymize.registry.build_method`)."""
+
+    method: str
+    params: dict[str, str] = field(default_factory=dict)
+    seed: int | None = None
+
+    def build(self, interest: str | None = None, sensitive: str | None = None,
+              additional: Sequence[str] | None = None, seed: int | None = None) -> Anonymizer:
+        """Build and check the anonymizer (before any data is read)."""
+        return build_method(self.method, self.params, interest=interest, sensitive=sensitive,
+                            additional=additional,
+                            random_state=self.seed if seed is None else seed)
+
+
+def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str] | None,
+            allow_replacement: bool, legacy: dict[str, Any]) -> MethodChoice:
+    params: dict[str, str] = {}
+    for flag, value in legacy.items():
+        if value is not None:
+            params[LEGACY_FLAGS[flag][0]] = str(value)
+    if rq:
+        per_col = [item for item in rq if "=" in item]
+        params["r_q"] = ",".join(per_col) if per_col else rq[-1]
+    if allow_replacement:
+        params["allow_replacement"] = "true"
+    for key, val in parse_params(param).items():
+        if key in params and params[key] != val:
+            raise BioanonError(f"{key} is given twice ({params[key]} and {val}); give it once")
+        params[key] = val
+    return MethodChoice(method, params, seed)
+
+
+def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
+    """Add the one shared method-option group to a command.
+
+    ``seed_option`` replaces the ``--seed`` option's declaration (``evaluate`` documents an
+    evaluation seed, not a release key); use ``@method_options(seed_option=...)``.
+
+    The command receives ``choice: MethodChoice`` instead of the options ``--method``,
+    ``--param KEY=VALUE`` (any declared parameter, one name everywhere), ``--seed`` and the
+    old flags kept as aliases (``--g``, ``--rp``, ``--k``, ``--epsilon``...).
+    """
+    if func is None:
+        return lambda f: method_options(f, seed_option=seed_option)
+    sig = inspect.signature(func, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "choice"]
+    kw = inspect.Parameter.KEYWORD_ONLY
+    added = [
+        inspect.Parameter("method", kw, default="selective-mean", annotation=Annotated[
+            str, typer.Option("--method", help="Anonymization method (bioanon methods lists "
+                                               "them).")]),
+        inspect.Parameter("param", kw, default=None, annotation=Annotated[
+            list[str] | None, typer.Option(
+                "--param", help="Method parameter NAME=VALUE, repeatable (e.g. r_p=0.01, k=5; "
+                                "bioanon methods lists names and ranges).")]),
+        inspect.Parameter("seed", kw, default=None, annotation=seed_option or SeedOpt),
+        inspect.Parameter("rq", kw, default=None, annotation=Annotated[
+            list[str] | None, typer.Option(
+                "--rq", help="Alias of --param r_q=X: 0.05 for all additional attributes, or "
+                             "COL=0.05.")]),
+        inspect.Parameter("allow_replacement", kw, default=False, annotation=Annotated[
+            bool, typer.Option("--allow-replacement",
+                               help="Alias of --param allow_replacement=true.")]),
+        *[inspect.Parameter(flag, kw, default=None, annotation=Annotated[
+            typ, typer.Option(f"--{flag}", help=text)])
+          for flag, (_, typ, text) in LEGACY_FLAGS.items()],
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        legacy = {flag: kwargs.pop(flag) for flag in LEGACY_FLAGS}
+        kwargs["choice"] = _choice(kwargs.pop("method"), kwargs.pop("param"),
+                                   kwargs.pop("seed"), kwargs.pop("rq"),
+                                   kwargs.pop("allow_replacement"), legacy)
+        return func(*args, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + added)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {}
+    return wrapper  # type: ignore[return-value]
 
 
 def read_input(path: Path, label_columns: list[str | None]) -> FeatureTable:

@@ -10,7 +10,6 @@ import typer
 from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
 from ..io import check_output_dir, check_output_file, file_sha256
-from ..methods import build_method
 from ..release import (
     NO_ROLE,
     Roles,
@@ -22,26 +21,10 @@ from ..release import (
 from ..table import format_of
 from .common import (
     AddOpt,
-    BlockOpt,
-    DecouplerOpt,
-    EpsOpt,
-    GOpt,
     InterestOpt,
-    KOpt,
     LabelOpt,
-    MethodOpt,
-    ParamOpt,
-    RelOpt,
-    ReplOpt,
-    RpOpt,
-    RqOpt,
-    RsOpt,
-    SamplerOpt,
-    SeedOpt,
+    MethodChoice,
     SensitiveOpt,
-    SigmaOpt,
-    TOpt,
-    WOpt,
     app,
     console,
     err_console,
@@ -77,6 +60,7 @@ TargetOpt = Annotated[float, typer.Option(
 
 @app.command()
 @user_errors
+@method_options
 def anonymize(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Released table to write.")],
@@ -88,12 +72,8 @@ def anonymize(
     quasi: QuasiOpt = None,
     keep: KeepOpt = None,
     force: ForceOpt = False,
-    method: MethodOpt = "selective-mean",
-    g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
-    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: SeedOpt = None,
-    allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
-    block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
-    sampler: SamplerOpt = None, param: ParamOpt = None,
+    *,
+    choice: MethodChoice,
     keep_sensitive: Annotated[bool, typer.Option(
         help="Keep the sensitive column in the output (for an auditor's attack; unfit for a "
              "real release).")] = False,
@@ -116,14 +96,12 @@ def anonymize(
                   identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
                   keep=keep or [])
     roles.of()  # one role per column, before any work
-    opts = method_options(method, interest, add, sensitive, seed, g, t, w, rp, rq, rs,
-                          relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
-                          sampler, param)
-    if method == "sanitizer" and decoupler is None:
+    anon = choice.build(interest, sensitive, list(add))
+    method = choice.method
+    if anon.fit_on_auxiliary and getattr(anon, "decoupler", None) is None:
         raise BioanonError(
             "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
-    anon = build_method(opts)
     table = read_input(input, list(roles.of()))
     if format_of(input) == "csv":
         suspect = suspect_label_columns(table)
@@ -132,7 +110,7 @@ def anonymize(
                 f"CSV column(s) {suspect[:5]} look like labels but would be released as "
                 "features; name them (--identifying to drop, --keep to release): in a CSV every "
                 "non-feature column must be named")
-    if seed is not None:
+    if choice.seed is not None:
         err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep it "
                           "private (it is not written to the output)", highlight=False)
     with progress_bar("anonymizing") as update:
@@ -156,6 +134,7 @@ def anonymize(
 
 @app.command()
 @user_errors
+@method_options(seed_option=EvalSeedOpt)
 def evaluate(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
     sensitive: SensitiveOpt,
@@ -163,17 +142,13 @@ def evaluate(
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
-    method: MethodOpt = "selective-mean",
-    g: GOpt = 32, t: TOpt = 0.8, w: WOpt = 10.0, rp: RpOpt = 0.01, rq: RqOpt = None,
-    rs: RsOpt = 0.0, relevance: RelOpt = "forest", seed: EvalSeedOpt = None,
-    allow_replacement: ReplOpt = False, k: KOpt = None, sigma: SigmaOpt = None,
-    block: BlockOpt = None, epsilon: EpsOpt = None, decoupler: DecouplerOpt = None,
-    sampler: SamplerOpt = None, param: ParamOpt = None,
     target_advantage: TargetOpt = 0.05,
     preview: Annotated[bool, typer.Option(
         "--preview", help="Add a contact sheet of held-out originals and their released "
                           "versions to report.html (pixel tables; uncaptioned). The report "
                           "then shows real faces: keep it private.")] = False,
+    *,
+    choice: MethodChoice,
     models: Annotated[str, typer.Option(
         help="Attack recognizers, comma-separated, or 'all' (forest, linear_svm, rbf_svm, "
              "knn, mlp, logreg, pca_svm, hgb; on face pixels with the face extra, also the "
@@ -205,15 +180,10 @@ def evaluate(
 
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
-    eval_seed = 0 if seed is None else seed
-    if eval_seed < 0:
-        raise BioanonError(f"--seed {eval_seed} must be a non-negative integer")
+    eval_seed = 0 if choice.seed is None else choice.seed
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
-    opts = method_options(method, interest, add, sensitive,
-                          derive_seed(eval_seed, "anonymizer"), g, t, w, rp, rq, rs,
-                          relevance, allow_replacement, k, sigma, block, epsilon, decoupler,
-                          sampler, param)
-    anon = build_method(opts)
+    anon = choice.build(interest, sensitive, list(add),
+                        seed=derive_seed(eval_seed, "anonymizer"))
     model_list = parse_models(models) if models.strip() != "all" else "all"
     modes = parse_modes(attackers)
     parse_strategies(selection)

@@ -10,9 +10,9 @@ import typer
 from rich.table import Table
 
 from ..io import atomic_path, check_output_dir, write_text_atomic
-from ..methods import build_method
 from . import common as opt
 from .common import (
+    MethodChoice,
     app,
     console,
     method_options,
@@ -25,6 +25,7 @@ from .common import (
 
 @app.command("tune")
 @user_errors
+@method_options
 def tune_command(
     input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
     sensitive: opt.SensitiveOpt,
@@ -35,7 +36,6 @@ def tune_command(
     interest: opt.InterestOpt = None,
     additional: opt.AddOpt = None,
     label: opt.LabelOpt = None,
-    method: opt.MethodOpt = "selective-mean",
     target_advantage: Annotated[float, typer.Option(
         help="Privacy target (the verdict's rule): the upper end of the 95% interval of the "
              "worst attack's advantage over max(chance, control) must be at most this.")]
@@ -47,31 +47,26 @@ def tune_command(
     group: Annotated[str | None, typer.Option(
         help="Keep each value of this column on one side of the split (e.g. an execution "
              "for overlapping windows).")] = None,
-    g: opt.GOpt = 32, t: opt.TOpt = 0.8, w: opt.WOpt = 10.0, rp: opt.RpOpt = 0.01,
-    rq: opt.RqOpt = None,
-    rs: opt.RsOpt = 0.0, relevance: opt.RelOpt = "forest", seed: opt.SeedOpt = None,
-    allow_replacement: opt.ReplOpt = False, k: opt.KOpt = None, sigma: opt.SigmaOpt = None,
-    block: opt.BlockOpt = None, epsilon: opt.EpsOpt = None, decoupler: opt.DecouplerOpt = None,
-    sampler: opt.SamplerOpt = None, param: opt.ParamOpt = None,
+    *,
+    choice: MethodChoice,
 ) -> None:
     """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
     from ..errors import BioanonError
-    from ..sweep import parse_grid, sweep, sweep_figure
+    from ..tuning.grid_search import parse_grid, sweep, sweep_figure
 
     if interest is None:
         raise BioanonError("tune needs --interest (the attribute whose utility is measured)")
     json_path = out / "tune.json"
     check_output_dir(out, [input], ["tune.json", "tune.png"])
     add = parse_weighted(additional, 1.0, "--additional")
-    eval_seed = 0 if seed is None else seed
+    eval_seed = 0 if choice.seed is None else choice.seed
     from ..evaluation.seeds import derive_seed
 
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
-    anon = build_method(method_options(method, interest, add, sensitive,
-                                       derive_seed(eval_seed, "anonymizer"), g, t, w,
-                                       rp, rq, rs, relevance, allow_replacement, k, sigma,
-                                       block, epsilon, decoupler, sampler, param))
-    points = parse_grid(grid)
+    anon = choice.build(interest, sensitive, list(add),
+                        seed=derive_seed(eval_seed, "anonymizer"))
+    method = choice.method
+    points = parse_grid(grid, type(anon))
     table = read_input(input, [interest, *add, sensitive, group, *(label or [])])
     model_list = [m.strip() for m in models.split(",") if m.strip()]
     with progress_bar("sweeping") as update:

@@ -36,7 +36,7 @@ def tune_k_command(
     seed: SeedOpt = None,
 ) -> None:
     """Sweep k = k-min..k-max; write tune-k.json, tune-k.png (and dendrogram.png)."""
-    from ..tune import dendrogram_figure, tune_k, tuning_figure
+    from ..tuning.k_tuning import dendrogram_figure, tune_k, tuning_figure
 
     if k_min < 2 or k_max < k_min:
         raise BioanonError(f"need 2 <= --k-min <= --k-max (got {k_min}, {k_max})")

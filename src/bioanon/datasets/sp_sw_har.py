@@ -15,11 +15,10 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from ..errors import BioanonError
-from ..features.motion import MotionFeatures, window_features, window_stream
+from ..features.motion import CHANNELS, MotionFeatures, window_features, window_stream
 from ..table import FeatureTable
 from .home import dataset_dir
 
-CHANNELS = ["x_acc", "y_acc", "z_acc", "x_gyro", "y_gyro", "z_gyro"]
 SUBJECT_LABELS = ["subject", "execution", "device", "gender", "age", "height_cm", "weight_kg",
                   "dominant_hand"]
 DEVICES = ("smartphone", "smartwatch")

@@ -90,7 +90,8 @@ def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
     tick("anonymizing the test split (the release)")
     if mixing is not None and hasattr(anonymizer, "release_with_mixing"):
         out, M = clone(anonymizer).release_with_mixing(test, test.labels)
-        mixing.append(M)
+        if M is not None:
+            mixing.append(M)
         return anon_train, _features(out)
     return anon_train, _features(clone(anonymizer).fit_transform(test, test.labels))
 

@@ -80,9 +80,11 @@ def window_features(wins: np.ndarray, features: str, step: int,
     raise BioanonError(f"unknown motion features '{features}'; use 'raw' or 'stats'")
 
 
-def _default_names(n: int) -> list[str]:
-    from ..datasets.sp_sw_har import CHANNELS
+#: channel names of a phone's 6-axis inertial stream (SP-SW-HAR's column order)
+CHANNELS = ["x_acc", "y_acc", "z_acc", "x_gyro", "y_gyro", "z_gyro"]
 
+
+def _default_names(n: int) -> list[str]:
     return list(CHANNELS) if n == len(CHANNELS) else [f"ch{j}" for j in range(n)]
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BioanonError
-from .voice import read_wav
+from .wav import read_wav
 
 VOICE_EXTRA = ("install the voice extra: pip install 'bioanon[voice]' && "
                "pip install --no-deps resemblyzer")

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.fft import dct, rfft
-from scipy.io import wavfile
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import BioanonError
 from ..table import FeatureTable
 from . import nonfinite_reason
+from .wav import read_wav
 
 
 def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
@@ -80,21 +80,6 @@ def mfcc_feature_names(n_mfcc: int = 20, n_steps: int = 10) -> list[str]:
     """Names matching :func:`mfcc_vector`'s layout."""
     return ([f"mfcc{c}_t{s}" for c in range(n_mfcc) for s in range(n_steps)]
             + [f"dmfcc{c}_t{s}" for c in range(n_mfcc) for s in range(n_steps)])
-
-
-def read_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
-    """Read a WAV file; unreadable or empty files raise a one-line :class:`BioanonError`."""
-    try:
-        sr, data = wavfile.read(path)
-    except Exception as exc:
-        raise BioanonError(f"cannot read audio '{path}': {exc}".splitlines()[0]) from None
-    if data.size == 0:
-        raise BioanonError(f"audio file '{path}' has no samples")
-    if data.dtype.kind == "f":
-        bad = int(data.size - np.isfinite(data).sum())
-        if bad:
-            raise BioanonError(f"audio file '{path}' has {bad} NaN/inf sample(s); clean it")
-    return data, int(sr)
 
 
 def mfcc_matrix(paths: Sequence[str | os.PathLike], n_mfcc: int = 20, n_steps: int = 10,

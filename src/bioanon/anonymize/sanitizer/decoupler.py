@@ -278,7 +278,8 @@ def train_decoupler(X: np.ndarray, y: Any, sensitive: str,
     torch = import_torch()
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[0] < 2:
-        raise BioanonError("the decoupler needs a 2-D feature matrix with at least 2 records")
+        raise BioanonError(f"the decoupler needs a 2-D feature matrix with at least 2 records "
+                           f"(got {X.shape[0] if X.ndim == 2 else 0} sample(s))")
     if not np.all(np.isfinite(X)):
         raise BioanonError("the auxiliary features contain NaN or infinite values; clean them")
     n, d = X.shape

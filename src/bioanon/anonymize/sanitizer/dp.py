@@ -19,10 +19,10 @@ attribute is not covered by ε and is measured empirically by the attackers of t
 
 Noise source
 ------------
-Noise comes from :func:`os_rng`, NumPy's PCG64 generator seeded from the operating system's
-entropy on every call; the estimator never accepts a seed for it. (NumPy's floating-point
-Laplace and Gaussian samplers are not hardened against the floating-point attacks of Mironov
-2012; a deployment that needs that should swap in a hardened sampler here.)
+Noise comes from :func:`bioanon.privacy.os_rng`, NumPy's PCG64 generator seeded from the
+operating system's entropy on every call; the estimator never accepts a seed for it. All
+Laplace noise goes through :func:`bioanon.privacy.laplace` (see there why OpenDP's hardened
+sampler is available but not the default).
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import BioanonError
+from ...privacy import check_epsilon, laplace, os_rng
+
+__all__ = ["MEAN_SHARE", "PROTECTS", "RonGaussSampler", "check_epsilon", "dp_obfuscate",
+           "laplace_mechanism", "os_rng", "random_orthonormal", "suppress"]
 
 #: Share of ε spent on the means (and class sizes); the rest goes to the covariances.
 MEAN_SHARE = 0.3
@@ -40,28 +44,10 @@ PROTECTS = ("the sensitive latents z_S (and the sensitive labels used to sample 
             "whole record: the non-sensitive latents z_NS are released without DP noise")
 
 
-def os_rng() -> np.random.Generator:
-    """A generator seeded from fresh operating-system entropy (never a fixed seed)."""
-    return np.random.default_rng(np.random.SeedSequence())
-
-
-def check_epsilon(epsilon: Any) -> float:
-    """Return ε as a float, or raise if it is not a positive finite number."""
-    try:
-        eps = float(epsilon)
-    except (TypeError, ValueError):
-        raise BioanonError(f"epsilon={epsilon!r} is not a number; e.g. --epsilon 1.0") from None
-    if not np.isfinite(eps) or eps <= 0:
-        raise BioanonError(f"epsilon={epsilon} must be a positive number; e.g. --epsilon 1.0")
-    return eps
-
-
 def laplace_mechanism(values: Any, sensitivity: float, epsilon: float,
                       rng: np.random.Generator) -> np.ndarray:
     """``values + Laplace(0, sensitivity / ε)`` elementwise (ε-DP for L1 ``sensitivity``)."""
-    values = np.asarray(values, dtype=np.float64)
-    scale = float(sensitivity) / check_epsilon(epsilon)
-    return values + rng.laplace(0.0, scale, size=values.shape)
+    return laplace(values, float(sensitivity) / check_epsilon(epsilon), rng)
 
 
 def suppress(z_s: np.ndarray) -> np.ndarray:
@@ -193,9 +179,9 @@ class RonGaussSampler:
         counts = onehot.sum(axis=0)  # (C,)
         iu = _upper(p)
         second = np.einsum("nc,ni,nj->cij", onehot, u, u)[:, iu[0], iu[1]]  # (C, p(p+1)/2)
-        self.noisy_sums_ = sums + rng.laplace(0.0, self.mean_scale_, sums.shape)
-        self.noisy_counts_ = counts + rng.laplace(0.0, self.mean_scale_, counts.shape)
-        self.noisy_second_ = second + rng.laplace(0.0, self.cov_scale_, second.shape)
+        self.noisy_sums_ = laplace(sums, self.mean_scale_, rng)
+        self.noisy_counts_ = laplace(counts, self.mean_scale_, rng)
+        self.noisy_second_ = laplace(second, self.cov_scale_, rng)
 
         # ---- post-processing only from here on
         size = np.maximum(self.noisy_counts_, 1.0)

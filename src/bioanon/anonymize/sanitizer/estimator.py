@@ -8,31 +8,34 @@ replace z_S by the chosen sampler, merge with z_NS and decode (or release the la
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ...errors import BioanonError, suggest
+from ...errors import BioanonError
+from ...privacy import check_epsilon, os_rng
 from ...table import FeatureTable
-from ..base import AnonymizerMixin, label_values, split_input
+from ..base import Anonymizer, Release, label_values
+from ..params import Param
+from ..registry import register
 from .decoupler import DEFAULT_CONFIG, Decoupler, check_config, train_decoupler
-from .dp import (
-    MEAN_SHARE,
-    PROTECTS,
-    RonGaussSampler,
-    check_epsilon,
-    dp_obfuscate,
-    os_rng,
-    suppress,
-)
+from .dp import MEAN_SHARE, PROTECTS, RonGaussSampler, dp_obfuscate, suppress
 
 SAMPLERS = ("suppress", "dp-obfuscate", "dp-sample")
 OUTPUTS = ("features", "latents")
 
 
-class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
+def _pos_int(help: str, none: bool = False) -> Param:
+    return Param("int", low=1, none=none, help=help)
+
+
+def _nonneg(help: str) -> Param:
+    return Param("float", low=0, help=help)
+
+
+@register("sanitizer", required=("sensitive",))
+class SanitizerAnonymizer(Anonymizer):
     """Decouple-and-sample sanitizer (Sanitizer paper, sections 3.1–3.2).
 
     Parameters
@@ -72,6 +75,38 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
     """
 
     fit_on_auxiliary = True
+    needs_labels = True
+    seeded = False  # DP noise always comes from fresh OS entropy
+    protects = PROTECTS + " (epsilon-DP with the dp-* samplers)"
+    does_not_protect = "sensitive information left in z_NS; suppress gives no DP guarantee"
+    params: ClassVar[dict[str, Param]] = {
+        "sensitive": Param("column", role="sensitive", help="sensitive label column"),
+        "sampler": Param("str", options=SAMPLERS, help="how z_S is replaced"),
+        "epsilon": Param("float", low=0, low_open=True,
+                         help="DP budget of the dp-* samplers; inf would add no noise"),
+        "decoupler": Param("path", none=True, help="trained decoupler file"),
+        "latent_dim": _pos_int(help="latent size m"),
+        "sensitive_dim": _pos_int(help="sensitive latent size k, below latent_dim"),
+        "beta": _nonneg(help="beta-VAE weight"),
+        "alpha_vae": _nonneg(help="reconstruction weight"),
+        "alpha_aligner": _nonneg(help="aligner weight"),
+        "alpha_dcorr": _nonneg(help="distance-correlation weight"),
+        "alpha_adversary": _nonneg(help="adversary weight"),
+        "hidden": _pos_int(help="hidden units"),
+        "architecture": Param("str", options=("mlp", "conv"), help="decoupler network"),
+        "image_shape": Param("shape", none=True, help="image shape of the conv decoupler"),
+        "epochs": _pos_int(help="training epochs"),
+        "batch_size": _pos_int(help="training batch size"),
+        "lr": Param("float", low=0, low_open=True, help="learning rate"),
+        "warmup": Param("float", low=0, high=1, high_open=True,
+                        help="share of epochs over which beta rises"),
+        "projection_dim": _pos_int(none=True, help="RON-Gauss projection p <= k"),
+        "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
+                            help="share of epsilon on means and class sizes"),
+        "output": Param("str", options=OUTPUTS, help="decoded features or latents"),
+        "random_state": Param("int", low=0, none=True,
+                              help="seeds the decoupler's training only"),
+    }
 
     def __init__(self, sensitive: str = "identity", sampler: str = "dp-sample",
                  epsilon: float = 1.0, decoupler: Any = None, latent_dim: int = 32,
@@ -110,20 +145,16 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
     def _config(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in DEFAULT_CONFIG}
 
-    def _check_params(self) -> None:
-        if self.sampler not in SAMPLERS:
-            raise BioanonError(f"sampler '{self.sampler}' is unknown"
-                               f"{suggest(str(self.sampler), SAMPLERS)}; choose from "
-                               f"{', '.join(SAMPLERS)}")
-        if self.output not in OUTPUTS:
-            raise BioanonError(f"output '{self.output}' is unknown; use features or latents")
-        if self.sampler != "suppress":
-            check_epsilon(self.epsilon)
-        if not 0.0 < float(self.mean_share) < 1.0:
-            raise BioanonError(f"mean_share={self.mean_share} must lie strictly in (0, 1)")
+    def _check_relations(self) -> None:
         if self.decoupler is not None and not isinstance(self.decoupler, str | os.PathLike
                                                          | Decoupler):
             raise BioanonError("decoupler must be a file path or a Decoupler")
+        if isinstance(self.decoupler, str | os.PathLike) and not os.path.isfile(self.decoupler):
+            raise BioanonError(f"decoupler file '{os.fspath(self.decoupler)}' not found; train "
+                               "one with bioanon train-decoupler")
+        if not self.sensitive_dim < self.latent_dim:
+            raise BioanonError(f"sensitive_dim={self.sensitive_dim} must be smaller than "
+                               f"latent_dim={self.latent_dim} (z_NS would be empty)")
 
     def _projection_dim(self, k: int) -> int:
         p = max(1, k // 2) if self.projection_dim is None else int(self.projection_dim)
@@ -132,25 +163,31 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         return p
 
     # ------------------------------------------------------------------ estimator API
-    def fit(self, X: Any, labels: Any = None, progress: Any = None) -> SanitizerAnonymizer:
+    def fit(self, X: Any, y: Any = None, progress: Any = None) -> SanitizerAnonymizer:
         """Train the decoupler on these (auxiliary) records, or load and check a trained one.
 
         Parameters
         ----------
         X : array (n, d) or FeatureTable
             Auxiliary records (public data from the owner's distribution).
-        labels : DataFrame with the sensitive column
+        y : DataFrame with the sensitive column
         progress : callable (done, total, text), optional
             Called after every training epoch.
         """
-        self._check_params()
-        names = X.feature_names if isinstance(X, FeatureTable) else None
-        X, labels = split_input(X, labels)
+        self._progress = progress
+        try:
+            super().fit(X, y)
+        finally:
+            del self._progress
+        return self
+
+    def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
+        names = None if table is None else table.feature_names
         if self.decoupler is None:
             check_config(self._config(), X.shape[1])
             y = label_values(labels, self.sensitive, X.shape[0])
             self.decoupler_ = train_decoupler(X, y, self.sensitive, names, self._config(),
-                                              self.random_state, progress)
+                                              self.random_state, self._progress)
             self.decoupler_source_ = "trained in fit on the records given there"
         else:
             dec = (self.decoupler if isinstance(self.decoupler, Decoupler)
@@ -159,8 +196,6 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
             self.decoupler_ = dec
             self.decoupler_source_ = "loaded"
         self._projection_dim(self.decoupler_.k)
-        self.n_features_in_ = X.shape[1]
-        return self
 
     def sanitize(self, X: Any, labels: Any = None
                  ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -171,9 +206,9 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         own labels.
         """
         check_is_fitted(self, "decoupler_")
-        self._check_params()
+        self.check_params()
         names = X.feature_names if isinstance(X, FeatureTable) else None
-        X, labels = split_input(X, labels)
+        X, labels, _ = self._input(X, labels, reset=False)
         dec: Decoupler = self.decoupler_
         dec.check_features(X.shape[1], names)
         n = X.shape[0]
@@ -197,23 +232,20 @@ class SanitizerAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
                else merged.astype(np.float32))
         return out, y_new
 
-    def transform(self, X: Any, labels: Any = None) -> Any:
-        """Sanitize the owner's records (labels needed by ``dp-sample`` only).
+    def _release(self, X: np.ndarray, labels: Any, seed: int,
+                 table: FeatureTable | None) -> Release:
+        """Sanitize the owner's records (labels needed by ``dp-sample`` only); the synthetic
+        sensitive labels of ``dp-sample`` come back in ``info["synthetic_sensitive"]``."""
+        out, y_new = self.sanitize(X if table is None else table, labels)
+        return Release(out, {} if y_new is None else {"synthetic_sensitive": y_new})
 
-        Returns
-        -------
-        Array (n, d) float32 (``output="features"``) or (n, latent_dim) latents; a FeatureTable
-        when a FeatureTable was given and features are decoded.
-        """
-        table = X if isinstance(X, FeatureTable) else None
-        out, _ = self.sanitize(X, labels)
-        if table is not None and self.output == "features":
-            return table.with_features(out)
-        return out
-
-    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
-        """Fit on ``X`` and sanitize it (only sensible when ``decoupler`` is given)."""
-        return self.fit(X, labels, **fit_params).transform(X, labels)
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Input feature names, or ``z0..z{m-1}`` when latents are released."""
+        if self.output == "latents":
+            check_is_fitted(self, "decoupler_")
+            m = int(self.decoupler_.config["latent_dim"])
+            return np.asarray([f"z{j}" for j in range(m)], dtype=object)
+        return super().get_feature_names_out(input_features)
 
     # ------------------------------------------------------------------ publication
     def privacy_statement(self) -> dict[str, Any]:

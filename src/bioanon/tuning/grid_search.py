@@ -19,11 +19,11 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from .errors import BioanonError, suggest
-from .evaluation import confirm, evaluate, verdict
-from .metrics.pareto import pareto_front
-from .progress import stages
-from .table import FeatureTable
+from ..errors import BioanonError, suggest
+from ..evaluation import confirm, evaluate, verdict
+from ..metrics.pareto import pareto_front
+from ..progress import stages
+from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
 
@@ -53,8 +53,12 @@ class SweepResult:
                         "confirmed on a fresh split and seed"}
 
 
-def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
-    """Parse ``KEY=V1,V2,...`` items; values become int, float or str.
+def parse_grid(items: Sequence[str], method: type | None = None) -> dict[str, list[Any]]:
+    """Parse ``KEY=V1,V2,...`` items.
+
+    With ``method`` (an anonymizer class), each value is converted and checked by the
+    parameter's declared constraint (one ``BioanonError`` line naming the range); without,
+    values become bool, int, float or str.
 
     Examples
     --------
@@ -66,7 +70,14 @@ def parse_grid(items: Sequence[str]) -> dict[str, list[Any]]:
         key, sep, raw = item.partition("=")
         if not key or not sep or not raw:
             raise BioanonError(f"--grid '{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)")
-        grid[key.strip()] = [_value(v.strip()) for v in raw.split(",") if v.strip()]
+        key = key.strip()
+        if method is not None and hasattr(method, "params"):
+            from ..anonymize.registry import parse_value
+
+            values = [parse_value(method, key, v) for v in raw.split(",") if v.strip()]
+        else:
+            values = [_value(v.strip()) for v in raw.split(",") if v.strip()]
+        grid[key] = values
     return grid
 
 
@@ -132,6 +143,10 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
             raise BioanonError(f"--grid {key} has no values")
     points = list(ParameterGrid({k: list(v) for k, v in grid.items()}))
     progress = stages(progress, "sweeping", "bioanon.sweep")
+    for point in points:  # refuse a bad setting before any work
+        check = getattr(clone(anonymizer).set_params(**point), "check_params", None)
+        if check is not None:
+            check()
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     chance = baseline = None

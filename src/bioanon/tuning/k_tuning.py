@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .anonymize.clustering import CLUSTERERS, LINKAGES, fixed_size_clusters
-from .anonymize.mixing import cluster_means, pairwise_percentile
-from .errors import BioanonError
-from .metrics.disclosure import homogeneity
-from .progress import stages
+from ..anonymize.clustering import CLUSTERERS, LINKAGES, fixed_size_clusters
+from ..anonymize.mixing import cluster_means, pairwise_percentile
+from ..errors import BioanonError
+from ..metrics.disclosure import homogeneity
+from ..progress import stages
 
 Progress = Callable[[int, int, str], None]
 
@@ -35,11 +35,11 @@ def knee(x: Sequence[float], y: Sequence[float]) -> int:
     >>> knee([1, 2, 3, 4, 5, 6], [0, 5, 8, 9, 9.5, 10])
     2
     """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    if x.size < 3 or np.ptp(y) == 0:
+    xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xa.size < 3 or np.ptp(ya) == 0:
         return 0
-    xn = (x - x.min()) / np.ptp(x)
-    yn = (y - y.min()) / np.ptp(y)
+    xn = (xa - xa.min()) / np.ptp(xa)
+    yn = (ya - ya.min()) / np.ptp(ya)
     return int(np.argmax(yn - xn))
 
 
@@ -82,7 +82,7 @@ class KTuning:
 
     def rows(self) -> list[tuple[str, ...]]:
         """One printable row per k."""
-        out = []
+        out: list[tuple[str, ...]] = []
         for i, k in enumerate(self.ks):
             ident = "" if self.identity_rank1 is None else f"{self.identity_rank1[i]:.3f}"
             out.append((str(k), f"{self.information_loss[i]:.4g}",

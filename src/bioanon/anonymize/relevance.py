@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_selection import mutual_info_classif
 
-from .errors import BioanonError
+from ..errors import BioanonError
 
 SCORERS = ("forest", "mutual_info")
 

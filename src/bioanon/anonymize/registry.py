@@ -1,0 +1,147 @@
+"""Method registry: method name -> estimator class, and building one from text options.
+
+A family registers its class where it is defined::
+
+    @register("noise")
+    class GaussianNoiseAnonymizer(Anonymizer):
+        params = {"sigma": Param("float", low=0, low_open=True, required=True), ...}
+
+Every module of :mod:`bioanon.anonymize` is imported on the first lookup, so adding a method
+is one module (plus its test): the command line's ``--param``/``--grid`` conversions, the
+``bioanon methods`` listing and the estimator checks all come from the class.
+
+Examples
+--------
+>>> est = build_method("noise", {"sigma": "0.5"}, random_state=0)
+>>> type(est).__name__, est.sigma
+('GaussianNoiseAnonymizer', 0.5)
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..errors import BioanonError, suggest
+
+if TYPE_CHECKING:
+    from .base import Anonymizer
+
+_METHODS: dict[str, type[Anonymizer]] = {}
+_REQUIRED: dict[str, tuple[str, ...]] = {}
+A = TypeVar("A", bound="type[Anonymizer]")
+
+
+def register(name: str, required: Sequence[str] = ()) -> Callable[[A], A]:
+    """Class decorator: make the anonymizer available as method ``name``.
+
+    ``required`` names parameters a front end must set explicitly (a CLI role option or
+    ``--param``) instead of taking the class default.
+    """
+
+    def deco(cls: A) -> A:
+        if name in _METHODS and _METHODS[name] is not cls:
+            raise ValueError(f"method name '{name}' is registered twice")
+        cls.method_name = name
+        _METHODS[name] = cls
+        _REQUIRED[name] = tuple(required)
+        return cls
+
+    return deco
+
+
+def _discover() -> None:
+    from .. import anonymize
+
+    for info in pkgutil.iter_modules(anonymize.__path__):
+        importlib.import_module(f"{anonymize.__name__}.{info.name}")
+
+
+def methods() -> dict[str, type[Anonymizer]]:
+    """Every registered method, name -> class, in registration order."""
+    _discover()
+    return dict(_METHODS)
+
+
+def get_method(name: str) -> type[Anonymizer]:
+    """The class of method ``name`` (a one-line error suggesting the closest name)."""
+    known = methods()
+    if name not in known:
+        raise BioanonError(f"unknown method '{name}'{suggest(name, known)}; choose from "
+                           f"{', '.join(known)}")
+    return known[name]
+
+
+def defaults(cls: type[Anonymizer]) -> dict[str, Any]:
+    """The ``__init__`` defaults of a class."""
+    sig = inspect.signature(cls.__init__)
+    return {k: p.default for k, p in sig.parameters.items()
+            if k != "self" and p.default is not inspect.Parameter.empty}
+
+
+def parse_value(cls: type[Anonymizer], name: str, raw: Any) -> Any:
+    """Convert one ``KEY=VALUE`` value by the declared constraint of ``cls``'s parameter."""
+    if name == "random_state":
+        raise BioanonError("the random state is set with --seed (a secret key, never written "
+                           "to any output)")
+    if name not in cls.params:
+        accepted = sorted(k for k, p in cls.params.items()
+                          if p.kind != "object" and k != "random_state")
+        raise BioanonError(f"method '{cls.method_name}' has no parameter '{name}'"
+                           f"{suggest(name, accepted)}; it accepts {', '.join(accepted)}")
+    spec = cls.params[name]
+    if isinstance(raw, str):
+        return spec.parse(name, raw)
+    spec.check(name, raw)
+    return raw
+
+
+def build_method(name: str, params: Mapping[str, Any] | None = None, *,
+                 interest: str | None = None, sensitive: str | None = None,
+                 additional: Sequence[str] | None = None,
+                 random_state: int | None = None) -> Anonymizer:
+    """Build method ``name`` from parameter values (text is converted by the constraints)
+    and the column roles; every constraint is checked before anything is fitted.
+
+    Role options fill the parameters declared with that role (``Param(role="interest")``)
+    unless ``params`` sets them.
+    """
+    cls = get_method(name)
+    kwargs = {k: parse_value(cls, k, v) for k, v in (params or {}).items()}
+    roles = {"interest": interest, "sensitive": sensitive,
+             "additional": None if additional is None else list(additional)}
+    for key, spec in cls.params.items():
+        if spec.role and key not in kwargs and roles.get(spec.role) is not None:
+            kwargs[key] = roles[spec.role]
+    for key in _REQUIRED.get(name, ()):
+        if key not in kwargs:
+            spec = cls.params[key]
+            how = f"--{spec.role}" if spec.role else f"--param {key}=..."
+            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}")
+    if "random_state" in defaults(cls):
+        kwargs["random_state"] = random_state
+    est = cls(**kwargs)
+    est.check_params()
+    return est
+
+
+def describe(cls: type[Anonymizer]) -> dict[str, Any]:
+    """JSON-ready description of a method: parameters (type, default, range), what it
+    protects and what it does not."""
+    dflt = defaults(cls)
+    out_params = {}
+    for key, spec in cls.params.items():
+        if key == "random_state":  # --seed; listed as "seeded"
+            continue
+        value = dflt.get(key)
+        out_params[key] = {**spec.describe(),
+                           "default": list(value) if isinstance(value, tuple) else value,
+                           "required": key in _REQUIRED.get(cls.method_name, ())}
+    return {"name": cls.method_name, "class": f"{cls.__module__}.{cls.__name__}",
+            "summary": (inspect.getdoc(cls) or "").splitlines()[0],
+            "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
+            "seeded": cls.seeded, "protects": cls.protects,
+            "does_not_protect": cls.does_not_protect, "params": out_params}

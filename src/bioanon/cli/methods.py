@@ -1,0 +1,37 @@
+"""``bioanon methods``: every registered method, its parameters and what it protects."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..anonymize.registry import describe, methods
+from .common import app, console, user_errors
+
+
+@app.command("methods")
+@user_errors
+def methods_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+    = False,
+) -> None:
+    """List the anonymization methods: parameters (type, default, range) and what each
+    protects and does not."""
+    docs = [describe(cls) for _, cls in sorted(methods().items())]
+    if as_json:
+        typer.echo(json.dumps({"methods": docs}, indent=2, default=str))
+        return
+    for doc in docs:
+        tab = Table(title=f"{doc['name']}: {doc['summary']}", title_justify="left",
+                    show_header=True)
+        for col in ("parameter", "type", "default", "range"):
+            tab.add_column(col, overflow="fold")
+        for name, p in doc["params"].items():
+            default = "(required)" if p["required"] else repr(p["default"])
+            tab.add_row(f"--param {name}", p["type"], default, p["range"])
+        console.print(tab)
+        console.print(f"  protects: {doc['protects']}", highlight=False)
+        console.print(f"  does not protect: {doc['does_not_protect']}\n", highlight=False)
