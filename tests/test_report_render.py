@@ -16,7 +16,7 @@ import pytest
 from bioanon import evaluate
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.datasets import make_biometric
-from bioanon.sweep import SweepResult, sweep_figure
+from bioanon.tuning.grid_search import SweepResult, sweep_figure
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
