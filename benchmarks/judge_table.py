@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bioanon.anonymize.registry import build_method
 from bioanon.errors import BioanonError
 from bioanon.evaluation import Evaluation
-from bioanon.anonymize.registry import build_method
 
 OUT = Path(__file__).resolve().parent / "results" / "judge_table.json"
 

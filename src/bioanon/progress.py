@@ -1,7 +1,8 @@
 """Progress hooks and the library's logger: silent unless configured, as libraries should be.
 
 Long library calls (:func:`bioanon.evaluate`, :func:`bioanon.tuning.grid_search.sweep`,
-:func:`bioanon.tuning.k_tuning.tune_k`) take a ``progress=`` hook, a callable ``(done, total, text)``,
+:func:`bioanon.tuning.k_tuning.tune_k`) take a ``progress=`` hook, a callable
+``(done, total, text)``,
 and log one record per stage with the elapsed time on the ``bioanon`` logger (a child named
 after the call, e.g. ``bioanon.evaluation``). The logger has a :class:`logging.NullHandler`, so
 nothing is printed unless the application configures logging:
