@@ -183,12 +183,17 @@ def test_the_evaluation_seed_never_seeds_the_anonymizer(small):
 
 
 def test_cli_evaluate_secrets(small, tmp_path, monkeypatch):
-    import bioanon.cli.release as rel
+    import bioanon.cli.common as common
     from bioanon.cli import app
 
     seen = []
-    real = rel.build_method
-    monkeypatch.setattr(rel, "build_method", lambda opts: seen.append(opts.seed) or real(opts))
+    real = common.build_method
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("random_state"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(common, "build_method", spy)
     src = tmp_path / "secret-folder" / "faces.parquet"
     src.parent.mkdir()
     small.write(src)
@@ -256,3 +261,26 @@ def test_face_pixel_tables_get_the_pretrained_recognizer():
                    verification=False)
     assert [a["model"] for a in rep["privacy"]["attacks"]] == ["dlib_embedding"]
     assert rep["privacy"]["clear"][0]["accuracy"] > 0.5  # the embedding separates the faces
+
+
+def test_the_verdict_judges_the_cross_fitted_worst_case_and_names_the_maximum(small):
+    """The max over ~30 attacks is biased upwards: the verdict reads the cross-fitted bound,
+    and reports the plain maximum beside it."""
+    rep = evaluate(small, "expression", "identity", anonymizer=CopyDonor(False), **FAST)
+    p, cf = rep["privacy"], rep["privacy"]["worst_case_crossfit"]
+    v = rep["verdict"]
+    assert v["judged_by"] == "cross-fitted worst case"
+    assert v["advantage"]["ci"] == cf["advantage"]["ci"]
+    assert v["worst_case"]["accuracy"] == cf["accuracy"]
+    assert v["max_over_panel"]["accuracy"] == p["worst_case"]["accuracy"]
+    assert "plain maximum over the panel" in v["sentence"]
+    # a target between the two upper bounds: met by the cross-fitted rule, not by the max
+    lo, hi = cf["advantage"]["ci"][1], p["advantage"]["ci"][1]
+    if lo < hi:
+        mid = (lo + hi) / 2
+        assert verdict(rep, mid).met
+        assert not verdict({**rep, "privacy": {**p, "worst_case_crossfit": None}}, mid).met
+    # without a cross-fitted figure the verdict falls back to the maximum, and says so
+    fallback = verdict({**rep, "privacy": {**p, "worst_case_crossfit": None}}, 0.05)
+    assert fallback.judged_by.startswith("maximum") and fallback.accuracy == \
+        p["worst_case"]["accuracy"]

@@ -137,6 +137,10 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         True when ``fit`` learns from auxiliary data and ``release`` applies it to other
         records (the evaluation fits once on the training split); False when each release is
         computed from the records being released.
+    search_space : tuple of dict
+        Candidate settings ``bioanon release`` (:func:`bioanon.tuning.search.search`) tries,
+        each a dict of parameter values (role parameters such as ``interest`` are filled from
+        the roles). Empty (the default): the method is not searched.
 
     Examples
     --------
@@ -155,6 +159,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     needs_labels: ClassVar[bool] = False
     batch_dependent: ClassVar[bool] = True
     fit_on_auxiliary: ClassVar[bool] = False
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     # ------------------------------------------------------------------ hooks
     def _check_relations(self) -> None:

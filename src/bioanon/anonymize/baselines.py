@@ -76,6 +76,8 @@ class GaussianNoiseAnonymizer(_RecordwiseBase):
         "scale": Param("str", options=("absolute", "std"), help="std: sigma x feature std"),
         "random_state": _SEED,
     }
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"sigma": 1.0, "scale": "std"}, {"sigma": 3.0, "scale": "std"})
     protects = "nothing formally: an informed (parrot) attacker trained on noisy data " \
                "often still recognises people"
     does_not_protect = "identity against attackers who average or train on noisy records"
@@ -124,6 +126,7 @@ class LaplaceAnonymizer(_RecordwiseBase):
                         help="epsilon per record or per feature"),
         "random_state": _SEED,
     }
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"epsilon": 10.0}, {"epsilon": 100.0})
     protects = "each whole record by epsilon-local DP (budget=record) when bounds are fixed " \
                "in advance"
     does_not_protect = "records when bounds come from the data (PrivacyLeakWarning); with " \
@@ -197,6 +200,7 @@ class BlurAnonymizer(_ImageBase):
     params: ClassVar[dict[str, Param]] = {
         "sigma": Param("float", low=0, low_open=True, help="blur radius in pixels"),
         "image_shape": _SHAPE}
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"sigma": 3.0}, {"sigma": 6.0})
     protects = "nothing formally: fine detail of each image"
     does_not_protect = "identity against attackers trained on blurred images (parrot)"
 
@@ -216,6 +220,7 @@ class PixelateAnonymizer(_ImageBase):
     params: ClassVar[dict[str, Param]] = {
         "block": Param("int", low=2, help="cell size in pixels; 1 would release the input"),
         "image_shape": _SHAPE}
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"block": 8}, {"block": 16})
     protects = "nothing formally: detail finer than the block"
     does_not_protect = "identity against attackers trained on pixelated images (parrot)"
 
@@ -297,6 +302,7 @@ class DPPixAnonymizer(_ImageBase):
         "value_range": Param("float", low=0, low_open=True, none=True,
                              help="pixel range (none: the table's meta, else 255)"),
         "image_shape": _SHAPE, "random_state": _SEED}
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"block": 8, "epsilon": 1.0},)
     protects = "each image by epsilon-DP for m-pixel neighbourhoods (local DP)"
     does_not_protect = "images that differ in more than m pixels (e.g. another photo of the " \
                        "same person): identity is not covered by epsilon"

@@ -10,7 +10,7 @@ clusters on principal components), embeddings.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .mixing import CLUSTER_PARAMS, ClusterReleaseBase
 from .params import Param
@@ -51,6 +51,7 @@ class KSameAnonymizer(ClusterReleaseBase):
     """
 
     params: ClassVar[dict[str, Param]] = CLUSTER_PARAMS
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"k": 10},)
     protects = _PROTECTS
     does_not_protect = _NOT
 
@@ -90,6 +91,7 @@ class KSameSelectAnonymizer(KSameAnonymizer):
     params: ClassVar[dict[str, Param]] = {
         "interest": Param("column", role="interest", help="k-Same within each class of it"),
         **CLUSTER_PARAMS}
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"k": 5}, {"k": 10})
     needs_labels = True
     protects = _PROTECTS
     does_not_protect = _NOT

@@ -313,6 +313,7 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
                       help="weight cut of at-risk members per round"),
         "max_rounds": Param("int", low=0, help="rounds of the risk loop"),
     }
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"k": 10},)
     protects = "record linkage: every released vector is shared by k to 2k-1 records " \
                "(identity too with distinct=identity)"
     does_not_protect = "identity when a person has several records and distinct is not set; " \

@@ -1,9 +1,24 @@
 """The verdict: one privacy rule shared by ``evaluate``, ``tune`` and ``release``.
 
-The privacy target is met when the upper end of the 95% interval of the worst attack's
-advantage over the stronger of chance and the control baseline is at most
-``target_advantage`` (default 0.05). Utility is stated as the classification accuracy score
-(CAS: trained on the release, scored on clear held-out data) beside the clear figure.
+The rule
+--------
+The privacy target is met when the upper end of the 95% interval of the **cross-fitted worst
+case**'s advantage over the stronger of chance and the control baseline is at most
+``target_advantage`` (default 0.05). The cross-fitted worst case chooses the strongest attacker
+of the panel on one half of the released records and scores it on the other half, both ways
+(:meth:`bioanon.evaluation.Evaluation.worst_case_crossfit`).
+
+Why not the plain maximum: the panel runs some thirty attacks (attacker modes × recognizers),
+and the maximum of thirty noisy accuracies is biased upwards by a few standard errors (the
+winner's curse). At FSDD's size a release of pure noise reaches a maximum of about 0.20
+against chance 0.167, so a 0.05 target judged by the maximum could not be met by any release,
+however safe. Cross-fitting removes that selection bias while still letting the attacker pick
+the best of the whole panel. The plain maximum is still reported beside the verdict, named
+(``verdict.max_over_panel``), so a reader sees both. When an evaluation has no cross-fitted
+figure (no attack produced predictions) the verdict falls back to the maximum.
+
+Utility is stated as the classification accuracy score (CAS: trained on the release, scored on
+clear held-out data) beside the clear figure.
 
 :func:`verdict` reads an :class:`~bioanon.evaluation.Evaluation` or a report (the dict that
 ``report.json`` holds), so any part of bioanon can judge with the same rule.
@@ -18,11 +33,21 @@ from typing import Any
 from ..errors import BioanonError
 
 DEFAULT_TARGET = 0.05
+#: how the verdict judges privacy (written in report.json)
+RULE = ("met when the upper 95% bound of the cross-fitted worst case's advantage over "
+        "max(chance, control) is at most target_advantage (attacker chosen on one half of the "
+        "released records, scored on the other, both ways); the plain maximum over the panel "
+        "is reported beside it and is biased upwards by the choice among ~30 attacks")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """Met or not, against which attacker, with what utility."""
+    """Met or not, against which attacker, with what utility.
+
+    ``accuracy``, ``ci``, ``attacker``, ``advantage`` and ``advantage_ci`` are those of the
+    judged figure (the cross-fitted worst case; ``judged_by`` says which); the ``max_*``
+    fields are the plain maximum over the panel, reported beside it.
+    """
 
     target_advantage: float
     met: bool
@@ -38,47 +63,83 @@ class Verdict:
     interest: str
     cas: float
     clear: float
+    judged_by: str = "cross-fitted worst case"
+    max_accuracy: float | None = None
+    max_ci: tuple[float, float] | None = None
+    max_attacker: str | None = None
+    max_advantage: float | None = None
+    max_advantage_ci: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``verdict`` block of ``report.json``."""
-        return {"target_advantage": self.target_advantage, "met": self.met,
-                "worst_case": {"accuracy": self.accuracy, "ci": list(self.ci),
-                               "attacker": self.attacker},
-                "chance": self.chance, "control": self.control,
-                "utility": {"cas": self.cas, "clear": self.clear, "column": self.interest},
-                "advantage": {"value": self.advantage, "ci": list(self.advantage_ci),
-                              "over": self.baseline_name},
-                "sentence": self.sentence()}
+        out: dict[str, Any] = {
+            "target_advantage": self.target_advantage, "met": self.met,
+            "judged_by": self.judged_by, "rule": RULE,
+            "worst_case": {"accuracy": self.accuracy, "ci": list(self.ci),
+                           "attacker": self.attacker},
+            "chance": self.chance, "control": self.control,
+            "utility": {"cas": self.cas, "clear": self.clear, "column": self.interest},
+            "advantage": {"value": self.advantage, "ci": list(self.advantage_ci),
+                          "over": self.baseline_name}}
+        if self.max_accuracy is not None:
+            out["max_over_panel"] = {
+                "accuracy": self.max_accuracy, "ci": list(self.max_ci or ()),
+                "attacker": self.max_attacker,
+                "advantage": {"value": self.max_advantage,
+                              "ci": list(self.max_advantage_ci or ()),
+                              "over": self.baseline_name}}
+        out["sentence"] = self.sentence()
+        return out
 
     def sentence(self) -> str:
         """One sentence for the top of report.html and the terminal."""
         head = "Privacy target met" if self.met else "Privacy target NOT met"
-        return (f"{head}: the strongest attacker ({self.attacker}) recognised "
-                f"'{self.sensitive}' in {self.accuracy:.1%} of released records "
+        text = (f"{head}: judged by the {self.judged_by} ({self.attacker}), "
+                f"'{self.sensitive}' was recognised in {self.accuracy:.1%} of released records "
                 f"(95% CI {self.ci[0]:.1%}–{self.ci[1]:.1%}) against a baseline of "
                 f"{max(self.chance, self.control):.1%} ({self.baseline_name}; chance "
                 f"{self.chance:.1%}, label-only control {self.control:.1%}): advantage "
                 f"{self.advantage:+.3f}, upper 95% bound {self.advantage_ci[1]:.3f} "
-                f"{'≤' if self.met else '>'} target {self.target_advantage:g}. "
-                f"Utility: CAS {self.cas:.3f} for '{self.interest}' (trained on the release, "
-                f"scored on clear data; clear {self.clear:.3f}).")
+                f"{'≤' if self.met else '>'} target {self.target_advantage:g}.")
+        if self.max_accuracy is not None and self.max_ci is not None:
+            hi = (self.max_advantage_ci or (0.0, 0.0))[1]
+            text += (f" The plain maximum over the panel ({self.max_attacker}; biased upwards "
+                     f"by the choice among the attacks) reached {self.max_accuracy:.1%} "
+                     f"(95% CI {self.max_ci[0]:.1%}–{self.max_ci[1]:.1%}; advantage upper "
+                     f"bound {hi:.3f}).")
+        return text + (f" Utility: CAS {self.cas:.3f} for '{self.interest}' (trained on the "
+                       f"release, scored on clear data; clear {self.clear:.3f}).")
+
+
+def _crossfit_name(cf: Mapping[str, Any]) -> str:
+    names = list(dict.fromkeys(cf.get("attackers") or []))
+    return "chosen per half: " + (" | ".join(names) if names else "?")
 
 
 def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
     """Judge an evaluation (an :class:`Evaluation` or a report mapping) against the target.
 
+    Privacy is judged by the cross-fitted worst case (see the module's docstring); the plain
+    maximum over the panel is kept beside it in ``max_*``.
+
     Examples
     --------
     >>> rep = {"privacy": {"sensitive": "id", "chance": 0.2, "control": {"value": 0.25},
     ...        "worst_case": {"accuracy": 0.3, "ci": [0.25, 0.36], "attacker": "parrot / knn"},
-    ...        "advantage": {"value": 0.05, "ci": [-0.02, 0.12], "over": "control"}},
+    ...        "advantage": {"value": 0.05, "ci": [-0.02, 0.12], "over": "control"},
+    ...        "worst_case_crossfit": {"accuracy": 0.26, "ci": [0.21, 0.31],
+    ...            "attackers": ["parrot / knn", "naive / forest"],
+    ...            "advantage": {"value": 0.01, "ci": [-0.06, 0.07]}}},
     ...        "utility": {"interest": {"column": "digit", "cas": 0.8, "clear": 0.9}}}
     >>> v = verdict(rep, 0.05)
-    >>> v.met, v.attacker
+    >>> v.met, v.max_attacker
     (False, 'parrot / knn')
+    >>> verdict(rep, 0.1).met   # 0.07 <= 0.1 although the maximum's bound is 0.12
+    True
     """
     if not 0.0 <= float(target_advantage) <= 1.0:
         raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]; e.g. 0.05")
+    target = float(target_advantage)
     if not isinstance(result, Mapping):
         from .protocol import Evaluation
 
@@ -86,13 +147,25 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
             raise BioanonError("verdict() takes an Evaluation or a report; run evaluate() first")
         w = result.worst_case()
         u = result.utility()[result.interest]
-        return Verdict(float(target_advantage), w.advantage.ci[1] <= target_advantage,
-                       w.rate.value, w.rate.ci, w.attacker, w.advantage.value, w.advantage.ci,
-                       result.chance(), result.control().value, w.baseline_name,
-                       result.sensitive, result.interest, u.cas.value, u.clear.value)
-    p, u = result["privacy"], result["utility"]["interest"]
-    w, adv = p["worst_case"], p["advantage"]
-    return Verdict(float(target_advantage), adv["ci"][1] <= target_advantage, w["accuracy"],
-                   tuple(w["ci"]), w["attacker"], adv["value"], tuple(adv["ci"]), p["chance"],
-                   p["control"]["value"], adv["over"], p["sensitive"], u["column"],
-                   u.get("cas", u.get("anonymized_to_clear")), u["clear"])
+        mx = (w.rate.value, w.rate.ci, w.attacker, w.advantage.value, w.advantage.ci)
+        common = (result.chance(), result.control().value, w.baseline_name, result.sensitive,
+                  result.interest, u.cas.value, u.clear.value)
+        cf = result.worst_case_crossfit()
+    else:
+        p, u_ = result["privacy"], result["utility"]["interest"]
+        w_, adv = p["worst_case"], p["advantage"]
+        name = w_.get("attacker") or f"{w_.get('mode')} / {w_.get('model')}"
+        mx = (w_["accuracy"], tuple(w_["ci"]), name, adv["value"], tuple(adv["ci"]))
+        common = (p["chance"], p["control"]["value"], adv["over"], p["sensitive"],
+                  u_["column"], u_.get("cas", u_.get("anonymized_to_clear")), u_["clear"])
+        cf = p.get("worst_case_crossfit")
+    if cf:
+        a = cf["advantage"]
+        judged = (cf["accuracy"], tuple(cf["ci"]), _crossfit_name(cf), a["value"],
+                  tuple(a["ci"]))
+        by = "cross-fitted worst case"
+    else:
+        judged, by = mx, "maximum over the panel (no cross-fitted figure)"
+    return Verdict(target, judged[4][1] <= target, judged[0], judged[1], judged[2], judged[3],
+                   judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],
+                   max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4])
