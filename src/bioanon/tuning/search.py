@@ -1,0 +1,379 @@
+"""Search methods and settings for a release that meets the privacy target, then confirm it.
+
+:func:`search` is the library behind ``bioanon release``:
+
+1. **candidates**: every registered method that applies to the table (the labels it needs
+   are given a role; image methods only on tables with ``image_shape`` meta; methods fitted on
+   auxiliary data, the sanitizer, only with a trained decoupler), each at the settings of its
+   class attribute ``search_space`` (:class:`~bioanon.anonymize.base.Anonymizer`). A method
+   added to the registry with a ``search_space`` is searched with no change here.
+2. **tuning split**: each candidate is evaluated by the judge
+   (:class:`~bioanon.evaluation.Evaluation`) on one split with one evaluation seed; the
+   clear-trained attack models are fitted once and shared by every candidate
+   (:class:`~bioanon.attack.ModelCache`). A setting the data cannot support (a class smaller
+   than ``g``) is listed in ``skipped`` with its reason. The time budget stops the search
+   between candidates; what was evaluated is used.
+3. **choice**: among the settings that meet the verdict (privacy: the upper 95% bound of the
+   cross-fitted worst case's advantage ≤ target; utility: CAS above the interest's chance),
+   the one with the highest CAS.
+4. **confirmation**: the chosen setting is evaluated again on a **fresh split with a fresh
+   evaluation seed** (derived one way from the search's), so the choice among many noisy
+   evaluations does not flatter it (no winner's curse). Only when this confirmation meets the
+   target too does :attr:`SearchResult.certified` hold.
+
+:func:`certified_release` then anonymizes the whole table with the chosen setting through
+:func:`bioanon.release.release` (the same column policy as ``anonymize``) with a fresh release
+seed, and marks the manifest certified.
+
+Nothing secret reaches a result: no seed (search, evaluation or release), no permutation, no
+random sets; settings are listed with their public parameters only.
+
+Examples
+--------
+>>> from bioanon.datasets import make_biometric
+>>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32, random_state=0)
+>>> res = search(t, "expression", "identity", methods=["noise"], target_advantage=0.5,
+...              models=["knn"], attackers="naive,parrot", random_state=0, n_jobs=1)
+>>> [r["method"] for r in res.rows]
+['noise', 'noise']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..anonymize.registry import build_method, methods as registered_methods
+from ..attack import ModelCache
+from ..errors import BioanonError
+from ..evaluation import Evaluation
+from ..evaluation.confirm import confirmation_seed
+from ..evaluation.seeds import derive_seed
+from ..evaluation.verdict import DEFAULT_TARGET, RULE, verdict
+from ..progress import stages
+from ..table import FeatureTable
+
+Progress = Callable[[int, int, str], None]
+
+#: how the search chooses (written in report.json)
+CHOICE_RULE = ("privacy: " + RULE + "; utility: CAS above the interest's chance; chosen: the "
+               "highest CAS among the settings meeting both on the tuning split; certified "
+               "only when a re-evaluation on a fresh split with a fresh evaluation seed meets "
+               "the target too")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One method at one setting (public parameters only; roles are filled when built)."""
+
+    method: str
+    params: dict[str, Any]
+
+    def label(self) -> str:
+        """``method(k=v, ...)`` for tables and charts."""
+        inner = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in self.params.items())
+        return f"{self.method}({inner})"
+
+
+def _applies(cls: type, table: FeatureTable, decoupler: Any) -> str | None:
+    """Why method ``cls`` does not apply to ``table`` (None when it does)."""
+    if not cls.search_space:
+        return "no search_space declared (not searched)"
+    if cls.fit_on_auxiliary:
+        if decoupler is None:
+            return "needs a decoupler trained on auxiliary data (pass decoupler=)"
+        return None
+    if "image_shape" in cls.params and "image_shape" not in table.meta:
+        return "an image method: the table has no image_shape (not pixels)"
+    return None
+
+
+def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
+               decoupler: Any = None) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """The candidate settings for ``table`` and the methods left out, with their reasons.
+
+    With ``methods`` None, every registered method that applies; named methods that do not
+    apply are refused (one line), so a user's choice is never silently dropped. Candidates are
+    interleaved across methods (every method's first setting, then every second one ...), so
+    that a short budget still covers every method.
+    """
+    known = registered_methods()
+    skipped: list[dict[str, Any]] = []
+    chosen: list[str] = []
+    if methods is not None:
+        for name in methods:
+            if name not in known:
+                from ..anonymize.registry import get_method
+
+                get_method(name)  # the one-line error with a suggestion
+            why = _applies(known[name], table, decoupler)
+            if why is not None:
+                raise BioanonError(f"method '{name}' cannot be searched on this table: {why}; "
+                                   "drop it from --methods")
+            chosen.append(name)
+    else:
+        for name, cls in known.items():
+            why = _applies(cls, table, decoupler)
+            if why is None:
+                chosen.append(name)
+            else:
+                skipped.append({"method": name, "reason": why})
+    spaces = [[Candidate(n, dict(p)) for p in known[n].search_space] for n in chosen]
+    out = [c for depth in range(max((len(s) for s in spaces), default=0))
+           for s in spaces if depth < len(s) for c in s[depth:depth + 1]]
+    if decoupler is not None:
+        out = [Candidate(c.method, {**c.params, "decoupler": decoupler})
+               if known[c.method].fit_on_auxiliary else c for c in out]
+    return out, skipped
+
+
+def build_candidate(c: Candidate, interest: str, sensitive: str,
+                    additional: Sequence[str] | None, random_state: int | None) -> Any:
+    """The anonymizer of a candidate with the roles filled in (checked, not fitted)."""
+    return build_method(c.method, c.params, interest=interest, sensitive=sensitive,
+                        additional=list(additional or []), random_state=random_state)
+
+
+def _public(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v if isinstance(v, str | int | float | bool) or v is None else type(v).__name__)
+            for k, v in params.items() if k != "random_state"}
+
+
+def _row(c: Candidate, ev: Evaluation, target: float) -> dict[str, Any]:
+    v = verdict(ev, target)
+    u = ev.utility()[ev.interest]
+    cf = ev.worst_case_crossfit() or {}
+    useful = u.cas.ci[0] > u.chance
+    return {
+        "method": c.method, "params": _public(c.params), "setting": c.label(),
+        "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
+        "interest_chance": u.chance,
+        "worst_case": v.max_accuracy, "worst_case_ci": list(v.max_ci or ()),
+        "worst_attacker": v.max_attacker,
+        "crossfit": cf.get("accuracy"), "crossfit_ci": cf.get("ci"),
+        "crossfit_attackers": cf.get("attackers"),
+        "advantage": v.advantage, "advantage_ci": list(v.advantage_ci),
+        "chance": v.chance, "control": v.control, "baseline": v.baseline_name,
+        "met_privacy": v.met, "met_utility": bool(useful), "met": bool(v.met and useful),
+    }
+
+
+@dataclass
+class SearchResult:
+    """The rows of a search (one per evaluated setting), the choice and its confirmation."""
+
+    rows: list[dict[str, Any]]
+    target_advantage: float
+    chosen: int | None = None
+    confirmation: Any = None  # the confirmation's Report (report.json's content)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    not_evaluated: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+    budget_minutes: float | None = None
+
+    @property
+    def candidate(self) -> Candidate | None:
+        """The chosen setting (None when no setting met the target on the tuning split)."""
+        if self.chosen is None:
+            return None
+        r = self.rows[self.chosen]
+        return Candidate(r["method"], dict(r["_params"]))
+
+    @property
+    def certified(self) -> bool:
+        """True when the chosen setting's confirmation met the target too."""
+        return self.confirmation is not None and bool(self.confirmation["verdict"]["met"])
+
+    def closest(self) -> tuple[dict[str, Any] | None, str]:
+        """The setting that came closest, and what fell short (privacy, utility, or both)."""
+        if self.chosen is not None and not self.certified:
+            v = self.confirmation["verdict"]
+            return (self.rows[self.chosen],
+                    f"privacy on the confirmation run: a fresh split gave an advantage upper "
+                    f"bound of {v['advantage']['ci'][1]:.3f} > target {self.target_advantage:g}"
+                    f" (tuning split: {self.rows[self.chosen]['advantage_ci'][1]:.3f})")
+        if not self.rows:
+            return None, "no setting could be evaluated"
+        useful = [r for r in self.rows if r["met_utility"]]
+        private = [r for r in self.rows if r["met_privacy"]]
+        if useful:
+            best = min(useful, key=lambda r: (r["advantage_ci"][1], -r["cas"]))
+            return best, (f"privacy: advantage upper bound {best['advantage_ci'][1]:.3f} > "
+                          f"target {self.target_advantage:g}")
+        if private:
+            best = max(private, key=lambda r: r["cas"])
+            return best, (f"utility: CAS {best['cas']:.3f} (95% CI lower end "
+                          f"{best['cas_ci'][0]:.3f}) is not above the chance of "
+                          f"{best['interest_chance']:.3f}")
+        best = min(self.rows, key=lambda r: r["advantage_ci"][1])
+        return best, (f"privacy and utility: advantage upper bound "
+                      f"{best['advantage_ci'][1]:.3f} > target {self.target_advantage:g} and "
+                      f"CAS {best['cas']:.3f} not above chance {best['interest_chance']:.3f}")
+
+    def failure_line(self) -> str:
+        """One line: no certified setting, which came closest, what fell short."""
+        row, why = self.closest()
+        if row is None:
+            return f"no certified setting: {why}"
+        return (f"no setting meets the target {self.target_advantage:g}; closest: "
+                f"{row['setting']} (CAS {row['cas']:.3f}); fell short on {why}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (public parameters only; no seed)."""
+        rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in self.rows]
+        conf = None
+        if self.confirmation is not None:
+            conf = self.confirmation["verdict"]
+        return {"target_advantage": self.target_advantage, "rule": CHOICE_RULE,
+                "rows": rows, "chosen": self.chosen, "certified": self.certified,
+                "confirmation": conf, "skipped": self.skipped,
+                "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
+                "budget_minutes": self.budget_minutes}
+
+
+def search(table: FeatureTable, interest: str, sensitive: str,
+           additional: Mapping[str, float] | None = None, *,
+           target_advantage: float = DEFAULT_TARGET, methods: Sequence[str] | None = None,
+           budget_minutes: float | None = 10.0, progress: Progress | None = None,
+           random_state: int | None = None, models: Any = "forest,linear_svm,knn",
+           attackers: Any = "all", group: str | None = None, decoupler: Any = None,
+           released_labels: Sequence[str] | None = None, n_jobs: int | None = -1,
+           test_size: float = 0.25) -> SearchResult:
+    """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
+
+    Parameters
+    ----------
+    table : FeatureTable
+    interest, sensitive : str
+        Roles of the judge (utility is the interest's CAS; privacy is about ``sensitive``).
+    additional : mapping {column: alpha}, optional
+    target_advantage : float
+        The verdict's target (default 0.05).
+    methods : sequence of str, optional
+        Methods to consider (default: every registered method that applies).
+    budget_minutes : float or None
+        Stop evaluating candidates once this much time has passed (the candidates evaluated
+        so far are used; the confirmation then runs). None: no limit.
+    progress : callable (done, total, text), optional
+    random_state : int, optional
+        Makes the search reproducible; None draws fresh entropy. Never written: the
+        evaluation seeds are derived from it one way and kept out of every result.
+    models, attackers, group, released_labels, n_jobs, test_size
+        As for :class:`~bioanon.evaluation.Evaluation`.
+
+    Returns
+    -------
+    SearchResult
+    """
+    if not 0.0 <= float(target_advantage) <= 1.0:
+        raise BioanonError(f"--target-advantage {target_advantage} must lie in [0, 1]; "
+                           "e.g. 0.05")
+    if budget_minutes is not None and budget_minutes <= 0:
+        raise BioanonError(f"--budget-minutes {budget_minutes} must be positive; e.g. 10")
+    cands, skipped = candidates(table, methods, decoupler)
+    if not cands:
+        raise BioanonError("no registered method applies to this table; name one with "
+                           "--methods or check the table's labels and meta")
+    for c in cands:  # refuse an impossible setting before any work
+        build_candidate(c, interest, sensitive, list(additional or {}), None)
+    root = (int(np.random.SeedSequence().entropy % (2**31)) if random_state is None
+            else int(random_state))
+    tune_seed = derive_seed(root, "search/tuning split") % (2**31)
+    add = dict(additional or {})
+    progress = stages(progress, "searching", "bioanon.search")
+    cache = ModelCache()
+    common = dict(models=models, attackers=attackers, group=group,
+                  released_labels=released_labels, n_jobs=n_jobs, test_size=test_size,
+                  target_advantage=target_advantage, selection=None)
+    result = SearchResult([], float(target_advantage), skipped=skipped,
+                          budget_minutes=budget_minutes)
+    start = time.perf_counter()
+    total = len(cands) + 1
+    for i, c in enumerate(cands):
+        if budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes:
+            result.not_evaluated = [x.label() for x in cands[i:]]
+            break
+        progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
+        anon = build_candidate(c, interest, sensitive, list(add), None)
+        try:
+            ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
+                            cache=cache, membership=False, verification=False,
+                            progress=progress.nested(progress.stage or ""),
+                            **common).evaluate()
+        except BioanonError as exc:
+            result.skipped.append({"method": c.method, "setting": c.label(),
+                                   "reason": str(exc)})
+            continue
+        row = _row(c, ev, target_advantage)
+        row["_params"] = dict(c.params)  # may hold a decoupler object; never written
+        result.rows.append(row)
+    ok = [j for j, r in enumerate(result.rows) if r["met"]]
+    if ok:
+        result.chosen = max(ok, key=lambda j: (result.rows[j]["cas"],
+                                               -result.rows[j]["advantage_ci"][1]))
+        chosen = result.candidate
+        assert chosen is not None
+        progress(len(cands), total, f"confirming {chosen.label()} on a fresh split and seed")
+        conf_seed = confirmation_seed(tune_seed)
+        anon = build_candidate(chosen, interest, sensitive, list(add), None)
+        ev = Evaluation(table, interest, sensitive, add, anon, random_state=conf_seed,
+                        membership=True, verification=False, **common).evaluate()
+        result.confirmation = secret_free_report(ev.report())
+    result.wall_s = time.perf_counter() - start
+    progress(total, total, "done")
+    return result
+
+
+def secret_free_report(report: Any) -> Any:
+    """The report with the evaluation seed removed (it derives from the user's seed)."""
+    from ..report import Report
+
+    data = report.to_dict()
+    ev = data.get("params", {}).get("evaluation", {})
+    if "seed" in ev:
+        ev["seed"] = None
+        ev["seed_note"] = ("evaluation seeds of a certified release are derived from its "
+                           "search seed and are not written")
+    return Report(data, getattr(report, "figures", {}))
+
+
+def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
+                      keep_sensitive: bool = False, force: bool = False,
+                      random_state: int | None = None, input_name: str | None = None,
+                      input_sha256: str | None = None,
+                      progress: Progress | None = None) -> Any:
+    """Anonymize the whole table with the certified setting and apply the release policy.
+
+    Refuses (``BioanonError``) when ``result`` is not certified. The release seed is fresh
+    (derived one way from ``random_state`` when given, for a reproducible release; OS entropy
+    otherwise) and is never written. Returns the :class:`~bioanon.release.ReleaseResult`
+    with its manifest marked ``certified`` and holding the confirmation's verdict.
+    """
+    from ..release import release
+
+    if not result.certified or result.candidate is None:
+        raise BioanonError(result.failure_line())
+    c = result.candidate
+    seed = None if random_state is None else derive_seed(int(random_state), "release") % (2**32)
+    additional = list(roles.additional)
+    anon = build_candidate(c, roles.interest, roles.sensitive, additional, seed)
+    out = release(table, anon, roles, keep_sensitive=keep_sensitive, force=force,
+                  method=c.method, input_name=input_name, input_sha256=input_sha256,
+                  progress=progress)
+    man = out.manifest
+    man["certified"] = True
+    man.pop("note", None)
+    man["verdict"] = {k: v for k, v in result.confirmation["verdict"].items()}
+    man["certification"] = {"rule": CHOICE_RULE, "search": {
+        "settings_evaluated": len(result.rows), "chosen": c.label(),
+        "wall_s": round(result.wall_s, 1)}}
+    return out
+
+
+__all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
+           "certified_release", "search", "secret_free_report"]
