@@ -16,6 +16,7 @@ import typer
 from .._version import __version__
 
 # each module registers its commands on the app when imported
+from . import certify as _certify  # noqa: F401  (release)
 from . import datasets as _datasets  # noqa: F401  (datasets)
 from . import extract as _extract  # noqa: F401  (extract)
 from . import methods as _methods  # noqa: F401  (methods)

@@ -47,7 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from ..anonymize.registry import build_method, methods as registered_methods
+from ..anonymize.registry import build_method
+from ..anonymize.registry import methods as registered_methods
 from ..attack import ModelCache
 from ..errors import BioanonError
 from ..evaluation import Evaluation
@@ -375,5 +376,85 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
     return out
 
 
+def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
+    """The search's Pareto chart: CAS against the worst case's advantage, with intervals.
+
+    x: the cross-fitted worst case's advantage over max(chance, control) (the verdict's
+    figure) with its 95% interval; y: CAS with its 95% interval. The target is a vertical
+    line; the Pareto front (lower advantage, higher CAS) is joined; the chosen setting is
+    circled. Every point is numbered; the key beside the chart names the settings.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..metrics.pareto import pareto_front
+
+    rows = result.rows
+    fig, ax = plt.subplots(figsize=(7.6, 4.6))
+    if rows:
+        x = np.array([r["advantage"] for r in rows])
+        y = np.array([r["cas"] for r in rows])
+        xe = np.array([[r["advantage"] - r["advantage_ci"][0], r["advantage_ci"][1] -
+                        r["advantage"]] for r in rows]).T
+        ye = np.array([[r["cas"] - r["cas_ci"][0], r["cas_ci"][1] - r["cas"]] for r in rows]).T
+        ax.errorbar(x, y, xerr=xe, yerr=ye, fmt="none", ecolor="#bbbbbb", elinewidth=1,
+                    capsize=2, zorder=2, label="95% intervals")
+        colors = ["#5cb85c" if r["met"] else "#999999" for r in rows]
+        ax.scatter(x, y, c=colors, zorder=3, label="setting (green: meets the target)")
+        front = sorted(int(j) for j in pareto_front(list(-x), list(y)))
+        front = sorted(front, key=lambda j: x[j])
+        ax.plot(x[front], y[front], "-", color="#d9534f", zorder=4, label="Pareto front")
+        for j in range(len(rows)):
+            ax.annotate(str(j + 1), (x[j], y[j]), fontsize=8, xytext=(4, 4),
+                        textcoords="offset points")
+        if result.chosen is not None:
+            j = result.chosen
+            ax.scatter([x[j]], [y[j]], s=170, facecolors="none", edgecolors="#337ab7",
+                       linewidths=2, zorder=5, label="chosen (then confirmed)")
+        key = "\n".join(f"{j + 1}: {r['setting']}" for j, r in enumerate(rows))
+        ax.text(1.03, 0.0, "settings\n" + key, transform=ax.transAxes, fontsize=6.5,
+                va="bottom", ha="left", family="monospace")
+        clear = max(r["clear"] for r in rows)
+        ax.axhline(clear, color="#5cb85c", linestyle="-.", linewidth=1,
+                   label=f"clear data (CAS {clear:.3f})")
+        ax.set_ylim(0, 1.05 * max(1.0, clear))
+    ax.axvline(result.target_advantage, color="#5cb85c", linestyle=":", linewidth=1.5,
+               label=f"target advantage {result.target_advantage:g}")
+    ax.axvline(0, color="black", linestyle="--", linewidth=0.8, label="max(chance, control)")
+    ax.set_xlabel(f"cross-fitted worst-case advantage on '{sensitive}' (lower is better)")
+    ax.set_ylabel(f"CAS of '{interest}' (higher is better)")
+    ax.set_title("bioanon release: search (tuning split)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def figure_html(fig: Any, alt: str) -> str:
+    """An inline PNG ``<img>`` of a matplotlib figure (for report.html)."""
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f"<img alt='{alt}' src='data:image/png;base64,{data}'/>"
+
+
+def certified_report(result: SearchResult, sensitive: str, interest: str) -> tuple[Any, Any]:
+    """The release's report (the confirmation's, plus the search) and the search figure."""
+    from ..report import Report
+
+    conf = result.confirmation
+    data = conf.to_dict()
+    data["search"] = result.to_dict()
+    fig = search_figure(result, sensitive, interest)
+    figures = {**conf.figures, "Search: CAS against the worst case's advantage":
+               figure_html(fig, "search Pareto chart")}
+    return Report(data, figures), fig
+
+
 __all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
-           "certified_release", "search", "secret_free_report"]
+           "certified_release", "certified_report", "figure_html", "search",
+           "search_figure", "secret_free_report"]
