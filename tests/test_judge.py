@@ -183,12 +183,17 @@ def test_the_evaluation_seed_never_seeds_the_anonymizer(small):
 
 
 def test_cli_evaluate_secrets(small, tmp_path, monkeypatch):
-    import bioanon.cli.release as rel
+    import bioanon.cli.common as common
     from bioanon.cli import app
 
     seen = []
-    real = rel.build_method
-    monkeypatch.setattr(rel, "build_method", lambda opts: seen.append(opts.seed) or real(opts))
+    real = common.build_method
+
+    def spy(name, params=None, **kw):
+        seen.append(kw.get("random_state"))
+        return real(name, params, **kw)
+
+    monkeypatch.setattr(common, "build_method", spy)
     src = tmp_path / "secret-folder" / "faces.parquet"
     src.parent.mkdir()
     small.write(src)
