@@ -189,9 +189,9 @@ def test_cli_evaluate_secrets(small, tmp_path, monkeypatch):
     seen = []
     real = common.build_method
 
-    def spy(*args, **kwargs):
-        seen.append(kwargs.get("random_state"))
-        return real(*args, **kwargs)
+    def spy(name, params=None, **kw):
+        seen.append(kw.get("random_state"))
+        return real(name, params, **kw)
 
     monkeypatch.setattr(common, "build_method", spy)
     src = tmp_path / "secret-folder" / "faces.parquet"

@@ -398,7 +398,8 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
         anonymizer.fit(table, table.labels)  # a table: methods may read its meta
     step(1, 2, "transforming")
     do = getattr(anonymizer, "release", None) or anonymizer.transform
-    X = np.asarray(do(table.X, table.labels), dtype=np.float32)
+    res = do(table, table.labels)  # a table: its feature names and meta go along
+    X = np.asarray(res.X if isinstance(res, FeatureTable) else res, dtype=np.float32)
     step(2, 2, "done")
     if X.shape != table.X.shape:
         raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "

@@ -20,8 +20,6 @@ import pandas as pd
 from bioanon.datasets import make_biometric
 from bioanon.table import FeatureTable
 
-NOOP = "no-op refusal lands with foundation v2"
-
 
 @dataclass(frozen=True)
 class Case:
@@ -255,12 +253,11 @@ def _cases() -> list[Case]:
         add(f"anonymize-{flag[2:]}-{value}", lambda d, f=flag, v=value: anon(
             _csv(d), d, "--g", "8", "--t", "0.5", f, v) if f not in ("--g", "--t") else anon(
             _csv(d), d, f, v))
-    add("anonymize-g1-t1-noop", lambda d: anon(_csv(d), d, "--g", "1", "--t", "1"),
-        xfail=NOOP)
+    add("anonymize-g1-t1-noop", lambda d: anon(_csv(d), d, "--g", "1", "--t", "1"))
     add("anonymize-noise-sigma0-noop", lambda d: anon(_csv(d), d, "--method", "noise",
-                                                      "--sigma", "0"), xfail=NOOP)
+                                                      "--sigma", "0"))
     add("anonymize-laplace-epsilon-inf-noop", lambda d: anon(_csv(d), d, "--method", "laplace",
-                                                             "--epsilon", "inf"), xfail=NOOP)
+                                                             "--epsilon", "inf"))
     add("anonymize-noise-sigma-negative", lambda d: anon(_csv(d), d, "--method", "noise",
                                                          "--sigma", "-1"))
     add("anonymize-laplace-epsilon-zero", lambda d: anon(_csv(d), d, "--method", "laplace",
@@ -360,8 +357,7 @@ def _cases() -> list[Case]:
     tn = ["--interest", "expression", "--sensitive", "identity", "--label", "gender",
           "--label", "environment"]
     add("tune-grid-not-a-number", lambda d: ["tune", str(_csv(d)), *tn, "--grid", "g=abc",
-                                             "--out", str(d / "tune")],
-        xfail="tune --grid parsing lands with foundation v2")
+                                             "--out", str(d / "tune")])
     add("tune-grid-unknown-parameter", lambda d: ["tune", str(_csv(d)), *tn, "--grid",
                                                   "nope=1,2", "--out", str(d / "tune")])
     add("tune-out-is-a-file", lambda d: ["tune", str(_csv(d)), *tn, "--grid", "g=4,8",

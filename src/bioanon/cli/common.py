@@ -270,7 +270,7 @@ def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
 
     wrapper.__signature__ = sig.replace(parameters=own + added)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {}
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def read_input(path: Path, label_columns: list[str | None]) -> FeatureTable:

@@ -221,8 +221,9 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
     util = np.array([r["U"] for r in result.rows])
     u_clear = max((r.get("U_clear", 0.0) for r in result.rows), default=0.0)
     fig, ax = plt.subplots(figsize=(7.2, 4.6))
-    cis = [r.get("worst_case_ci") for r in result.rows]
-    if all(c is not None for c in cis):  # the worst attack's 95% interval, horizontally
+    raw_cis = [r.get("worst_case_ci") for r in result.rows]
+    if all(c is not None for c in raw_cis):  # the worst attack's 95% interval, horizontally
+        cis: list[Any] = [c for c in raw_cis if c is not None]
         ax.errorbar(acc, util, xerr=[[a - c[0] for a, c in zip(acc, cis, strict=True)],
                                      [c[1] - a for a, c in zip(acc, cis, strict=True)]],
                     fmt="none", ecolor="#bbbbbb", elinewidth=1, capsize=2, zorder=2,
