@@ -9,7 +9,7 @@ import typer
 
 from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
-from ..io import check_output_dir, check_output_file, file_sha256
+from ..io import atomic_path, check_output_dir, check_output_file, file_sha256
 from ..release import (
     NO_ROLE,
     Roles,
@@ -210,30 +210,65 @@ def evaluate(
         console.print("note: no contact sheet: the features are not pixels", highlight=False)
 
 
+#: what the demo searches: the core method at its candidate settings, judged by a reduced
+#: panel (every attacker mode, two fast recognizers) so that ``make demo`` stays short
+DEMO_METHODS = ["selective-mean"]
+DEMO_MODELS = "knn,linear_svm"
+
+
 @app.command()
 @user_errors
 def demo(
-    out: Annotated[Path, typer.Option("--out", help="Folder for the report.")] =
+    out: Annotated[Path, typer.Option("--out", help="Folder for the release and its report.")] =
     Path("demo-report"),
-    seed: Annotated[int, typer.Option(help="Seed of the synthetic data and evaluation.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic data, the search and the "
+                                           "release (never written).")] = 0,
+    budget_minutes: Annotated[float, typer.Option(
+        "--budget-minutes", help="Time budget of the search.")] = 2.0,
 ) -> None:
-    """Run the main job on the built-in SYNTHETIC dataset and write a report."""
-    from ..anonymize import SelectiveMeanAnonymizer
-    from ..datasets import make_biometric
-    from ..evaluation import evaluate as run_evaluation
+    """Walk the release path on the built-in SYNTHETIC dataset: search, certify, release.
 
-    check_output_dir(out, [], ["report.json", "report.html"])
+    The same path as `bioanon release`: candidate settings judged on a tuning split, the
+    most useful one meeting the privacy target confirmed on a fresh split and seed, then
+    the whole table released (OUT/release.parquet, its manifest) with the report
+    (OUT/report.json, OUT/report.html, OUT/search.png).
+    """
+    from ..datasets import make_biometric
+    from ..release import Roles
+    from ..tuning.search import certified_release, certified_report, search
+
+    files = ["report.json", "report.html", "search.png", "release.parquet",
+             "release.parquet.manifest.json"]
+    check_output_dir(out, [], files)
     table = make_biometric(random_state=seed)
     console.print(f"synthetic dataset (no real people): {table.n_records} records × "
                   f"{table.n_features} features; keep 'expression' (+ 'environment'), "
-                  "hide 'identity'")
-    anon = SelectiveMeanAnonymizer(interest="expression", additional={"environment": 0.05},
-                                   g=32, t=0.8, w=10, r_p=0.05,
-                                   random_state=derive_seed(seed, "anonymizer"))
-    with progress_bar("evaluating") as update:
-        report = run_evaluation(table, "expression", "identity",
-                                additional={"environment": 0.5}, anonymizer=anon,
-                                random_state=seed, progress=update, selection="auto")
+                  "hide 'identity'; searching "
+                  f"{', '.join(DEMO_METHODS)} (bioanon release searches every method)")
+    roles = Roles(sensitive="identity", interest="expression", additional=["environment"])
+    add = {"environment": 0.5}
+    with progress_bar("searching") as update:
+        result = search(table, "expression", "identity", add, methods=DEMO_METHODS,
+                        models=DEMO_MODELS, budget_minutes=budget_minutes, progress=update,
+                        random_state=seed)
+    for row in result.rows:
+        console.print(f"  {row['setting']}: CAS {row['cas']:.3f}, advantage bound "
+                      f"{row['advantage_ci'][1]:.3f} -> {'meets' if row['met'] else 'fails'}",
+                      highlight=False, soft_wrap=True)
+    if result.confirmation is None:  # nothing met the target on the tuning split
+        err_console.print(result.failure_line() + "; nothing was written", highlight=False)
+        raise typer.Exit(1)
+    report, fig = certified_report(result, "identity", "expression")
     paths = report.write(out)
+    with atomic_path(out / "search.png") as tmp:
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     print_summary(report)
-    console.print(f"wrote {paths['json']} and {paths['html']}")
+    if not result.certified:  # the safe path: the report says why, no release is written
+        console.print(f"not certified: {result.failure_line()}; no release was written "
+                      f"(the report in {out} shows the confirmation run)", highlight=False)
+        return
+    with progress_bar("releasing") as update:
+        rel = certified_release(table, result, roles, random_state=seed, progress=update)
+    write_release(rel.table, rel.manifest, out / "release.parquet")
+    console.print(f"certified: wrote {out / 'release.parquet'} (dropped {rel.dropped}), "
+                  f"{paths['json']}, {paths['html']} and search.png", highlight=False)

@@ -259,7 +259,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         Methods to consider (default: every registered method that applies).
     budget_minutes : float or None
         Stop evaluating candidates once this much time has passed (the candidates evaluated
-        so far are used; the confirmation then runs). None: no limit.
+        so far are used, at least one; the confirmation then runs). None: no limit.
     progress : callable (done, total, text), optional
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
@@ -296,7 +296,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     start = time.perf_counter()
     total = len(cands) + 1
     for i, c in enumerate(cands):
-        if budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes:
+        over = budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes
+        if i > 0 and over:  # at least one setting is always evaluated
             result.not_evaluated = [x.label() for x in cands[i:]]
             break
         progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
