@@ -15,7 +15,15 @@ import typer
 
 from ..errors import BioanonError
 from ..io import atomic_path, check_output_dir, check_output_file, file_sha256
-from ..release import NO_ROLE, Roles, manifest_path, suspect_label_columns, write_release
+from ..release import (
+    NO_ROLE,
+    Roles,
+    join_check,
+    manifest_path,
+    resolve_roles,
+    suspect_label_columns,
+    write_release,
+)
 from ..table import format_of
 from .common import (
     AddOpt,
@@ -117,6 +125,9 @@ def release_command(
                 f"CSV column(s) {suspect[:5]} look like labels but would be released as "
                 "features; name them (--identifying to drop, --keep to release): in a CSV every "
                 "non-feature column must be named")
+    # the column policy and the join check before the search (a refusal costs no search)
+    join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
+               sensitive, force=force)
     if keep_sensitive:
         err_console.print("warning: --keep-sensitive releases the sensitive column: for an "
                           "auditor's attack only, unfit for a real release", highlight=False)

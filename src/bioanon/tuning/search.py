@@ -331,16 +331,22 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     return result
 
 
+def _drop_seeds(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: (None if k == "seed" else _drop_seeds(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_drop_seeds(v) for v in obj]
+    return obj
+
+
 def secret_free_report(report: Any) -> Any:
-    """The report with the evaluation seed removed (it derives from the user's seed)."""
+    """The report with every evaluation seed blanked (they derive from the user's seed)."""
     from ..report import Report
 
-    data = report.to_dict()
+    data = _drop_seeds(report.to_dict())
     ev = data.get("params", {}).get("evaluation", {})
-    if "seed" in ev:
-        ev["seed"] = None
-        ev["seed_note"] = ("evaluation seeds of a certified release are derived from its "
-                           "search seed and are not written")
+    ev["seed_note"] = ("the evaluation seeds of a certified release derive from its search "
+                       "seed and are not written")
     return Report(data, getattr(report, "figures", {}))
 
 

@@ -1,0 +1,203 @@
+"""``bioanon release``: search, certify, release — and the search library behind it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from bioanon.anonymize.base import Anonymizer
+from bioanon.anonymize.params import Param
+from bioanon.anonymize.registry import _METHODS, register
+from bioanon.cli import app
+from bioanon.datasets import make_biometric
+from bioanon.evaluation.seeds import derive_seed
+from bioanon.release import Roles
+from bioanon.table import FeatureTable
+from bioanon.tuning import search as search_mod
+from bioanon.tuning.search import candidates, certified_release, search
+
+FAST = {"models": ["knn"], "attackers": "naive,parrot,reverse", "n_jobs": 1}
+FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", "1"]
+SEED = 424242
+
+
+@pytest.fixture(scope="module")
+def table() -> FeatureTable:
+    t = make_biometric(n_identities=10, records_per_identity=60, n_features=32,
+                       random_state=0)
+    t.labels["file"] = [f"rec{i:04d}.wav" for i in range(t.n_records)]  # unique per record
+    return t
+
+
+@pytest.fixture(scope="module")
+def src(table, tmp_path_factory):
+    p = tmp_path_factory.mktemp("in") / "bio.parquet"
+    table.write(p)
+    return p
+
+
+def _run(*args: Any):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def _base(src, out):
+    return ["release", src, "-o", out, "--interest", "expression", "--sensitive", "identity"]
+
+
+def test_a_target_no_method_can_meet_writes_nothing_and_exits_1(src, tmp_path):
+    out = tmp_path / "rel.parquet"
+    res = _run(*_base(src, out), "--methods", "noise", "--target-advantage", "0", *FAST_CLI)
+    assert res.exit_code == 1, res.output  # not 2: not a user error
+    assert "closest: noise(" in res.output and "fell short on privacy" in res.output
+    assert "nothing was written" in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_path):
+    out = tmp_path / "rel.parquet"
+    res = _run(*_base(src, out), "--methods", "selective-mean,noise", "--target-advantage",
+               "0.3", "--seed", SEED, "--additional", "environment", *FAST_CLI)
+    assert res.exit_code == 0, res.output
+    man = json.loads((tmp_path / "rel.parquet.manifest.json").read_text())
+    rep_dir = tmp_path / "rel.parquet.report"
+    doc = json.loads((rep_dir / "report.json").read_text())
+    assert man["certified"] is True and "note" not in man
+    assert man["verdict"]["met"] and man["method"] == "selective-mean"
+    assert "random_state" not in man["params"]
+    assert doc["verdict"]["met"] and doc["verdict"]["judged_by"] == "cross-fitted worst case"
+    assert doc["verdict"]["worst_case"]["accuracy"] == man["verdict"]["worst_case"]["accuracy"]
+    assert doc["search"]["rows"] and doc["search"]["certified"]
+    page = (rep_dir / "report.html").read_text()
+    assert page.index("id='verdict'") < page.index("<h2>")  # opens with the verdict
+    assert "Search: CAS against" in page and (rep_dir / "search.png").stat().st_size > 1000
+    assert doc["verdict"]["sentence"][:30] in " ".join(res.output.split())
+    # no seed anywhere: the user's, the evaluation seeds derived from it, the release seed
+    tune = derive_seed(SEED, "search/tuning split") % (2**31)
+    secrets = {str(SEED), str(tune), str(derive_seed(tune, "confirmation") % (2**31)),
+               str(derive_seed(SEED, "release") % (2**32))}
+    for f in [out, tmp_path / "rel.parquet.manifest.json", *rep_dir.iterdir()]:
+        text = f.read_bytes().decode("latin-1")
+        assert not [s for s in secrets if s in text], f
+    assert doc["params"]["evaluation"]["seed"] is None
+    released = FeatureTable.read(out)
+    # unnamed columns (gender, a unique file name) are dropped; the roles are what leaves
+    assert sorted(released.labels.columns) == ["environment", "expression"]
+
+
+def test_the_confirmation_uses_a_fresh_split_and_seed(table, monkeypatch):
+    seeds: list[int] = []
+    real = search_mod.Evaluation
+
+    class Spy(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            seeds.append(kwargs["random_state"])
+            super().__init__(*args, **kwargs)
+
+        def evaluate(self) -> Any:
+            out = super().evaluate()
+            self_split = self.n_train_, self.n_test_
+            Spy.splits.append((self_split, self.anonymizer_.random_state))
+            return out
+
+    Spy.splits = []
+    monkeypatch.setattr(search_mod, "Evaluation", Spy)
+    res = search(table, "expression", "identity", methods=["selective-mean"],
+                 target_advantage=0.3, random_state=5, **FAST)
+    assert res.chosen is not None and res.confirmation is not None
+    tuning, confirmation = seeds[:-1], seeds[-1]
+    assert len(set(tuning)) == 1 and confirmation != tuning[0]
+    assert 5 not in seeds  # the user's seed itself never seeds an evaluation
+    # the anonymizer of the confirmation draws a different seed too
+    assert Spy.splits[-1][1] != Spy.splits[0][1]
+    # the same seed gives the same search (reproducible)
+    seeds.clear()
+    again = search(table, "expression", "identity", methods=["selective-mean"],
+                   target_advantage=0.3, random_state=5, **FAST)
+    assert [r["cas"] for r in again.rows] == [r["cas"] for r in res.rows]
+
+
+def test_library_and_cli_release_the_same_columns(table, src, tmp_path):
+    res = search(table, "expression", "identity", methods=["selective-mean"],
+                 target_advantage=0.3, random_state=1, **FAST)
+    roles = Roles(sensitive="identity", interest="expression", keep=["environment"])
+    lib = certified_release(table, res, roles, random_state=1, force=True)
+    out = tmp_path / "rel.parquet"
+    cli = _run(*_base(src, out), "--keep", "environment", "--force", "--methods",
+               "selective-mean",
+               "--target-advantage", "0.3", "--seed", "1", *FAST_CLI)
+    assert cli.exit_code == 0, cli.output
+    released = FeatureTable.read(out)
+    assert list(released.labels.columns) == list(lib.table.labels.columns)
+    man = json.loads((tmp_path / "rel.parquet.manifest.json").read_text())
+    assert man["output"]["label_columns"] == lib.manifest["output"]["label_columns"]
+    assert lib.manifest["certified"] and man["certified"]
+    assert "dropped label columns without a role: ['gender', 'file']" in \
+        " ".join(cli.output.split())
+
+
+class _Toy(Anonymizer):
+    """A toy method registered by the test (its search space is picked up)."""
+
+    params: ClassVar[dict[str, Param]] = {"s": Param("float", low=0, low_open=True),
+                                          "random_state": Param("int", low=0, none=True)}
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"s": 5.0},)
+
+    def __init__(self, s: float = 1.0, random_state: int | None = None) -> None:
+        self.s = s
+        self.random_state = random_state
+
+    def _release(self, X, y, seed, table):
+        return X + np.random.default_rng(seed).normal(0, self.s, X.shape)
+
+
+def test_candidates_come_from_the_registry_and_fit_the_table(table):
+    register("toy-search-test")(_Toy)
+    try:
+        cands, skipped = candidates(table)
+        names = [c.method for c in cands]
+        assert "toy-search-test" in names and "selective-mean" in names
+        why = {s["method"]: s["reason"] for s in skipped}
+        assert "image" in why["blur"]  # no image_shape on this table
+        assert "sanitizer" in why  # no decoupler: not searched
+        # interleaved: every method's first setting comes before any second one
+        first_second = names.index("selective-mean", names.index("selective-mean") + 1)
+        assert names.index("toy-search-test") < first_second
+        with pytest.raises(Exception, match="cannot be searched on this table"):
+            candidates(table, ["blur"])
+    finally:
+        _METHODS.pop("toy-search-test", None)
+
+
+def test_the_budget_stops_the_search_and_keeps_what_was_evaluated(table):
+    res = search(table, "expression", "identity", methods=["noise", "selective-mean"],
+                 target_advantage=0.3, budget_minutes=1e-9, random_state=0, **FAST)
+    assert len(res.rows) + len(res.skipped) == 1
+    assert len(res.not_evaluated) == 4
+    assert "\"seed\":" not in json.dumps(res.to_dict())
+
+
+def test_bad_budget_and_a_refused_kept_column_are_user_errors_before_the_search(src,
+                                                                               tmp_path):
+    res = _run(*_base(src, tmp_path / "o.parquet"), "--budget-minutes", "0")
+    assert res.exit_code == 2 and "--budget-minutes" in res.output
+    # a unique file name kept singles out every identity: refused before any search
+    res = _run(*_base(src, tmp_path / "o.parquet"), "--keep", "file", *FAST_CLI)
+    assert res.exit_code == 2 and "name the 'identity'" in res.output
+    assert "searching" not in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_keep_sensitive_is_flagged_unfit(table, src, tmp_path):
+    out = tmp_path / "rel.parquet"
+    res = _run(*_base(src, out), "--keep-sensitive", "--methods", "selective-mean",
+               "--target-advantage", "0.3", *FAST_CLI)
+    assert res.exit_code == 0, res.output
+    assert "unfit for a real release" in " ".join(res.output.split())
+    man = json.loads((tmp_path / "rel.parquet.manifest.json").read_text())
+    assert "unfit" in man["warning"]
+    assert "identity" in pd.read_parquet(out).columns
