@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..anonymize.base import Anonymizer
 from ..anonymize.registry import build_method
 from ..anonymize.registry import methods as registered_methods
 from ..attack import ModelCache
@@ -81,7 +82,7 @@ class Candidate:
         return f"{self.method}({inner})"
 
 
-def _applies(cls: type, table: FeatureTable, decoupler: Any) -> str | None:
+def _applies(cls: type[Anonymizer], table: FeatureTable, decoupler: Any) -> str | None:
     """Why method ``cls`` does not apply to ``table`` (None when it does)."""
     if not cls.search_space:
         return "no search_space declared (not searched)"
@@ -282,7 +283,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                            "--methods or check the table's labels and meta")
     for c in cands:  # refuse an impossible setting before any work
         build_candidate(c, interest, sensitive, list(additional or {}), None)
-    root = (int(np.random.SeedSequence().entropy % (2**31)) if random_state is None
+    root = (int(np.random.default_rng().integers(2**31)) if random_state is None
             else int(random_state))
     tune_seed = derive_seed(root, "search/tuning split") % (2**31)
     add = dict(additional or {})
