@@ -28,7 +28,7 @@ FAST = {"--models all": "--models knn", "--selection auto": "--selection none"}
 #: added to commands of these kinds (a small panel and budget; never changes what is checked)
 EXTRA = {"release": ["--models", "knn", "--attackers", "naive,parrot,reverse",
                      "--methods", "selective-mean", "--budget-minutes", "1", "--jobs", "1"],
-         "tune": ["--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", "1"],
+         "tune": ["--models", "knn", "--attackers", "naive,parrot,reverse"],
          "evaluate": ["--jobs", "1"]}
 
 
