@@ -13,9 +13,13 @@ back to SciPy's sparse product. Both paths agree to float32 rounding.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
+
+#: held around each call: numba's default thread pool must not be entered by two threads
+KERNEL_LOCK = threading.Lock()
 
 #: below this many rows the SciPy path is used (no compile on small data)
 MIN_ROWS = 50_000

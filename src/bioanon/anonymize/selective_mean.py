@@ -28,7 +28,7 @@ from ..errors import BioanonError
 from ..relevance import relevance_scores, select_features
 from ..table import FeatureTable
 from .base import AnonymizerMixin, label_values, split_input
-from .mix_kernel import MIN_ROWS, gather_kernel
+from .mix_kernel import KERNEL_LOCK, MIN_ROWS, gather_kernel
 from .random_sets import assemble_sets
 
 
@@ -76,8 +76,9 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
     kernel = gather_kernel() if n >= MIN_ROWS else None
     if kernel is not None:  # compiled gather, float32 accumulation (numba, optional)
         X32 = np.ascontiguousarray(X, dtype=np.float32)
-        kernel(M.data.astype(np.float32, copy=False), M.indices, M.indptr, X32,
-               cols.astype(np.int64), lam32, out)
+        with KERNEL_LOCK:  # the kernel uses every core; numba's default pool is not reentrant
+            kernel(M.data.astype(np.float32, copy=False), M.indices, M.indptr, X32,
+                   cols.astype(np.int64), lam32, out)
         return out
 
     def run(start: int) -> None:
