@@ -72,8 +72,37 @@ def anonymize(
     keep_order: Annotated[bool, typer.Option(
         help="Keep the input's record order. By default the release is shuffled, since row "
              "position links a released record to its original.")] = False,
+    dask: Annotated[bool, typer.Option(
+        "--dask", help="Release bucket by bucket on a local dask cluster (Parquet in, a folder "
+                       "of Parquet parts out; needs the 'scale' extra).")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Release bucket by bucket on this dask scheduler, "
+                            "tcp://HOST:PORT (workers must share the output's file system).")
+    ] = None,
+    bucket_size: Annotated[int, typer.Option(
+        "--bucket-size", help="Records per bucket on the dask path (sets are drawn within a "
+                              "bucket; each holds every interest class in proportion).")
+    ] = 50_000,
+    fit_sample: Annotated[int, typer.Option(
+        "--fit-sample", help="Records of the stratified sample the dask path fits on.")
+    ] = 20_000,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Workers of the local dask cluster (default: one per core).")] = None,
 ) -> None:
     """Anonymize a feature table and write the release plus a manifest (no secrets)."""
+    if dask or scheduler:
+        if keep_order:
+            raise BioanonError("--keep-order cannot be used with --dask/--scheduler: the "
+                               "bucketed release is always shuffled; leave it out")
+        _anonymize_bucketed(input, output, method, interest, additional, sensitive, label,
+                            keep_sensitive, seed, scheduler, dask, bucket_size, fit_sample,
+                            workers, method_options(method, interest,
+                                                    parse_weighted(additional, 1.0,
+                                                                   "--additional"),
+                                                    sensitive, seed, g, t, w, rp, rq, rs,
+                                                    relevance, allow_replacement, k, sigma,
+                                                    block, epsilon, decoupler, sampler, param))
+        return
     format_of(output)
     manifest_path = output.with_name(output.name + ".manifest.json")
     check_not_input(output, [input])
@@ -120,6 +149,32 @@ def anonymize(
     }
     write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str))
     console.print(f"wrote {output} ({released.n_records} records) and {manifest_path.name}")
+
+
+def _anonymize_bucketed(input: Path, output: Path, method: str, interest: str | None,
+                        additional: list[str] | None, sensitive: str, label: list[str] | None,
+                        keep_sensitive: bool, seed: int | None, scheduler: str | None,
+                        local: bool, bucket_size: int, fit_sample: int, workers: int | None,
+                        opts: object) -> None:
+    """The dask path of ``anonymize`` (policy and checks in :mod:`bioanon.scale.run`)."""
+    from ..scale.run import anonymize_bucketed
+
+    add = parse_weighted(additional, 1.0, "--additional")
+    anon = build_method(opts)  # type: ignore[arg-type]
+    if seed is not None:
+        err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep it "
+                          "private (it is not written to the output)", highlight=False)
+    with progress_bar("anonymizing (dask, bucket by bucket)") as update:
+        update(0, 1, "releasing")
+        result = anonymize_bucketed(input, output, anon, method, interest=interest,
+                                    additional=list(add), sensitive=sensitive,
+                                    labels=label or [], keep_sensitive=keep_sensitive,
+                                    bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
+                                    scheduler=scheduler, local=local, n_workers=workers,
+                                    version=__version__)
+        update(1, 1, "done")
+    console.print(f"wrote {output}/ ({result.n_records} records in {result.n_buckets} "
+                  f"bucket parts) and {output.name}.manifest.json")
 
 
 @app.command()
