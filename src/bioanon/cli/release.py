@@ -14,6 +14,7 @@ from .. import __version__
 from ..errors import BioanonError
 from ..io import check_not_input, file_sha256, write_text_atomic
 from ..methods import build_method
+from ..relevance import relevance_sample_size
 from ..table import format_of
 from .common import (
     AddOpt,
@@ -147,6 +148,10 @@ def anonymize(
                    "n_records": released.n_records, "shuffled": not keep_order},
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
+    if hasattr(anon, "mask_"):  # feature relevance was fitted (on a bounded sample)
+        manifest["relevance_fit"] = {
+            "records": relevance_sample_size(table.n_records), "of": table.n_records,
+            "sample": "stratified by the attribute scored"}
     write_text_atomic(manifest_path, json.dumps(manifest, indent=2, default=str))
     console.print(f"wrote {output} ({released.n_records} records) and {manifest_path.name}")
 

@@ -291,6 +291,12 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                      "bucket_records": list(result.bucket_sizes),
                      "sets_drawn_within": "bucket (stratified by the interest)",
                      "fit_sample_records": n_fit, "fit_sample": "stratified by the interest"}}
+    if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
+        from ..relevance import relevance_sample_size
+
+        doc["relevance_fit"] = {"records": relevance_sample_size(n_fit), "of": n,
+                                "sample": "stratified by the interest, then by the attribute "
+                                          "scored"}
     write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
     return result
 
