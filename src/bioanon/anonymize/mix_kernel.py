@@ -22,7 +22,7 @@ from typing import Any
 KERNEL_LOCK = threading.Lock()
 
 #: below this many rows the SciPy path is used (no compile on small data)
-MIN_ROWS = 50_000
+MIN_ROWS = 20_000
 
 
 @cache

@@ -85,7 +85,12 @@ def _spill_partition(frame: pd.DataFrame, buckets: np.ndarray, sample_rows: np.n
                            "before releasing")
     order = np.argsort(buckets, kind="stable")
     np.save(path + ".npy", X[order])
-    frame[labels].iloc[order].reset_index(drop=True).to_parquet(path + ".labels.parquet")
+    import pyarrow as pa
+
+    lab = pa.Table.from_pandas(frame[labels].iloc[order], preserve_index=False)
+    with pa.OSFile(path + ".labels.arrow", "wb") as sink, \
+            pa.ipc.new_file(sink, lab.schema) as writer:  # uncompressed: sliced in place later
+        writer.write_table(lab)
     counts = np.bincount(buckets, minlength=n_buckets)
     sample = frame.iloc[sample_rows][[*labels, *features]].reset_index(drop=True)
     return counts, sample
@@ -94,6 +99,8 @@ def _spill_partition(frame: pd.DataFrame, buckets: np.ndarray, sample_rows: np.n
 def _gather_bucket(spill: str, n_parts: int, offsets: np.ndarray, counts: np.ndarray,
                    b: int, labels: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Read bucket ``b``'s rows from every partition's spill (memory-mapped, then closed)."""
+    import pyarrow as pa
+
     xs, ls = [], []
     for p in range(n_parts):
         a, m = int(offsets[p, b]), int(counts[p, b])
@@ -103,7 +110,8 @@ def _gather_bucket(spill: str, n_parts: int, offsets: np.ndarray, counts: np.nda
         mm = np.load(base + ".npy", mmap_mode="r")
         xs.append(np.array(mm[a:a + m]))
         del mm  # unmap: the file's pages leave this process's resident set
-        ls.append(pd.read_parquet(base + ".labels.parquet").iloc[a:a + m])
+        with pa.memory_map(base + ".labels.arrow") as src:
+            ls.append(pa.ipc.open_file(src).read_all().slice(a, m).to_pandas())
     X = np.concatenate(xs) if xs else np.empty((0, 0), np.float32)
     return X, pd.concat(ls, ignore_index=True)[labels]
 
