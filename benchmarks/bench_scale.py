@@ -104,7 +104,8 @@ def run_cli(args: list[str], env: dict[str, str]) -> dict[str, float]:
     """Run ``bioanon`` in a subprocess; wall time, peak summed RSS, load average."""
     t0 = time.perf_counter()
     cmd = [sys.executable, "-c", "from bioanon.cli import app; app()", *args]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
     sampler = RssSampler(proc.pid)
     sampler.start()
     out, _ = proc.communicate()
