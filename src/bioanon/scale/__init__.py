@@ -6,7 +6,8 @@
 - :func:`panel_sample` (:mod:`.sample`): a bounded stratified sample of identities and records
   for the evaluation panel (NumPy only: usable without dask);
 - :func:`dask_client` (:mod:`.cluster`): a user's scheduler, a ``LocalCluster``, or threads;
-- :func:`release_plan` (:mod:`.policy`): the release policy's wiring (columns, roles).
+- :func:`release_plan` (:mod:`.policy`): the release policy's wiring (columns, roles);
+- :class:`BucketedMixing` (:mod:`.estimator`): the bucketed rule on an in-memory table.
 
 dask is imported only when a release runs.
 """
@@ -14,10 +15,11 @@ dask is imported only when a release runs.
 from __future__ import annotations
 
 from .buckets import assign_buckets, n_buckets_for
+from .estimator import BucketedMixing
 from .policy import release_plan
 from .sample import PanelSample, panel_sample, stratified_positions
 
-__all__ = ["assign_buckets", "bucketed_release", "dask_client", "n_buckets_for",
+__all__ = ["BucketedMixing", "assign_buckets", "bucketed_release", "dask_client", "n_buckets_for",
            "PanelSample", "panel_sample", "release_plan", "stratified_positions"]
 
 
