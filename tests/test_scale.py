@@ -175,3 +175,30 @@ def test_panel_sample_bounds_and_strata() -> None:
     assert not whole.sampled and whole.n_records == ids.size
     with pytest.raises(BioanonError, match="max_records"):
         panel_sample(labels, "id", max_records=1)
+
+
+def test_bucketed_mixing_in_memory() -> None:
+    """The in-memory bucketed rule: every donor comes from the record's own bucket."""
+    from bioanon.scale import BucketedMixing, n_buckets_for
+
+    t = make_biometric(n_identities=10, records_per_identity=60, n_features=32, random_state=1)
+    y = t.labels["expression"].to_numpy()
+    n = y.size
+    # the buckets the estimator will draw (same seed derivation), written into feature 0
+    buckets = assign_buckets(y, n_buckets_for(n, 200),
+                             np.random.default_rng(np.random.SeedSequence(3).spawn(2)[0]))
+    X = t.X.copy()
+    X[:, 0] = buckets
+    inner = SelectiveMeanAnonymizer("expression", g=4, t=0.5, r_p=0.0, include_self=False,
+                                    relevance="mutual_info")
+    a = BucketedMixing(inner, "expression", bucket_size=200, random_state=3).fit_transform(
+        X, t.labels)
+    # a released record is the mean of 4 donors: feature 0 equals its bucket iff every donor
+    # shares its bucket
+    np.testing.assert_allclose(a[:, 0], buckets, atol=1e-6)
+    assert not np.allclose(a[:, 1:], X[:, 1:])
+    b = BucketedMixing(inner, "expression", bucket_size=200, random_state=3).fit_transform(
+        X, t.labels)
+    np.testing.assert_array_equal(a, b)
+    whole = inner.fit(X, t.labels).transform(X, t.labels)  # whole-class sets cross buckets
+    assert not np.allclose(whole[:, 0], buckets, atol=1e-6)
