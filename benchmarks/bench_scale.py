@@ -226,6 +226,13 @@ def main() -> None:
     result: dict = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                                 "numpy": np.__version__,
                                 "note": "shared machine: other jobs use the same cores"}}
+    from bioanon.io import write_text_atomic
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:  # after every stage: an interrupted run keeps what it measured
+        write_text_atomic(args.out, json.dumps(result, indent=2))
+
     try:
         floor = bandwidth_floor()
         result["bandwidth_floor_gb_s"] = floor
@@ -245,6 +252,7 @@ def main() -> None:
             print(f"{'anonymize end to end (in memory)':<44} n={args.n_mem:>9,} "
                   f"{e2e['seconds']:7.2f} s  {e2e['records_per_s']:,.0f} rec/s  "
                   f"peak RSS {e2e['peak_rss_gib']:.2f} GiB  load {e2e['load']}", flush=True)
+            save()
         big = work / "big.parquet"
         gen_s = write_parquet(big, args.n_big, seed=4)
         result["generate"] = {"n": args.n_big, "seconds": gen_s,
@@ -270,13 +278,11 @@ def main() -> None:
                   f"{r['seconds']:7.1f} s  {r['records_per_s']:,.0f} rec/s  "
                   f"peak RSS {r['peak_rss_gib']:.2f} GiB ({r['processes']} processes)  "
                   f"load {r['load']}", flush=True)
+            save()
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    from bioanon.io import write_text_atomic
-
-    write_text_atomic(args.out, json.dumps(result, indent=2))
+    save()
     print(f"wrote {args.out}")
 
 
