@@ -215,7 +215,8 @@ def main() -> None:
     ap.add_argument("--cache-bucket", type=int, default=32_768)
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--skip-memory", action="store_true", help="skip parts 1-3")
+    ap.add_argument("--skip-memory", action="store_true", help="skip parts 2-3")
+    ap.add_argument("--skip-dask", action="store_true", help="skip part 4")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "bench_scale.json")
     args = ap.parse_args()
@@ -253,6 +254,8 @@ def main() -> None:
                   f"{e2e['seconds']:7.2f} s  {e2e['records_per_s']:,.0f} rec/s  "
                   f"peak RSS {e2e['peak_rss_gib']:.2f} GiB  load {e2e['load']}", flush=True)
             save()
+        if args.skip_dask:
+            return
         big = work / "big.parquet"
         gen_s = write_parquet(big, args.n_big, seed=4)
         result["generate"] = {"n": args.n_big, "seconds": gen_s,
