@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from .._version import __version__
+from ..anonymize.relevance import relevance_sample_size
 from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
 from ..io import check_output_dir, check_output_file, file_sha256
@@ -80,6 +82,22 @@ def anonymize(
     keep_order: Annotated[bool, typer.Option(
         help="Keep the input's record order. By default the release is shuffled, since row "
              "position links a released record to its original.")] = False,
+    dask: Annotated[bool, typer.Option(
+        "--dask", help="Release bucket by bucket on a local dask cluster (Parquet in, a folder "
+                       "of Parquet parts out; needs the 'scale' extra).")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Release bucket by bucket on this dask scheduler, "
+                            "tcp://HOST:PORT (workers must share the output's file system).")
+    ] = None,
+    bucket_size: Annotated[int, typer.Option(
+        "--bucket-size", help="Records per bucket on the dask path (sets are drawn within a "
+                              "bucket; each holds every interest class in proportion).")
+    ] = 50_000,
+    fit_sample: Annotated[int, typer.Option(
+        "--fit-sample", help="Records of the stratified sample the dask path fits on.")
+    ] = 20_000,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Workers of the local dask cluster (default: one per core).")] = None,
 ) -> None:
     """Anonymize a feature table and write the release plus a manifest (no secrets).
 
@@ -87,6 +105,18 @@ def anonymize(
     --label, --quasi, --keep); the others are dropped. The output is NOT certified: judge it
     with `bioanon evaluate` before publishing.
     """
+    if dask or scheduler:
+        if keep_order:
+            raise BioanonError("--keep-order cannot be used with --dask/--scheduler: the "
+                               "bucketed release is always shuffled; leave it out")
+        if keep or quasi or force:
+            raise BioanonError("--keep/--quasi/--force are not available on the dask path "
+                               "(the join check reads the labels in memory); release those "
+                               "columns with the in-memory path")
+        _anonymize_bucketed(input, output, choice, interest, additional, sensitive,
+                            [*(identifying or []), *(label or [])], keep_sensitive, scheduler,
+                            dask, bucket_size, fit_sample, workers)
+        return
     format_of(output)
     man_path = manifest_path(output)
     check_output_file(output, [input])
@@ -126,10 +156,41 @@ def anonymize(
     if unnamed:
         err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
                           "--keep to release it)", highlight=False, soft_wrap=True)
+    if hasattr(anon, "mask_"):  # feature relevance was fitted (on a bounded sample)
+        result.manifest["relevance_fit"] = {
+            "records": relevance_sample_size(table.n_records), "of": table.n_records,
+            "sample": "stratified by the attribute scored"}
     write_release(result.table, result.manifest, output)
     console.print(f"wrote {output} ({result.table.n_records} records) and {man_path.name}; "
                   "not certified: judge it with bioanon evaluate before publishing",
                   highlight=False)
+
+
+def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interest: str | None,
+                        additional: list[str] | None, sensitive: str,
+                        identifying: list[str], keep_sensitive: bool, scheduler: str | None,
+                        local: bool, bucket_size: int, fit_sample: int,
+                        workers: int | None) -> None:
+    """The dask path of ``anonymize`` (policy and checks in :mod:`bioanon.scale.run`)."""
+    from ..scale.run import anonymize_bucketed
+
+    add = parse_weighted(additional, 1.0, "--additional")
+    anon = choice.build(interest, sensitive, list(add))
+    method, seed = choice.method, choice.seed
+    if seed is not None:
+        err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep it "
+                          "private (it is not written to the output)", highlight=False)
+    with progress_bar("anonymizing (dask, bucket by bucket)") as update:
+        update(0, 1, "releasing")
+        result = anonymize_bucketed(input, output, anon, method, interest=interest,
+                                    additional=list(add), sensitive=sensitive,
+                                    labels=identifying, keep_sensitive=keep_sensitive,
+                                    bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
+                                    scheduler=scheduler, local=local, n_workers=workers,
+                                    version=__version__)
+        update(1, 1, "done")
+    console.print(f"wrote {output}/ ({result.n_records} records in {result.n_buckets} "
+                  f"bucket parts) and {output.name}.manifest.json")
 
 
 @app.command()
