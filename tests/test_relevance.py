@@ -54,7 +54,7 @@ def test_selection_is_union_of_useful_minus_sensitive():
 
 def test_relevance_on_a_bounded_stratified_sample() -> None:
     """Above max_records the scorer sees a stratified sample; the relevant feature still wins."""
-    from bioanon.relevance import relevance_sample_size
+    from bioanon.anonymize.relevance import relevance_sample_size
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, 4, 3000)

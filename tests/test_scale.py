@@ -12,6 +12,7 @@ import pytest
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
+from bioanon.release import NO_ROLE
 from bioanon.scale import assign_buckets, panel_sample, release_plan
 
 pytest.importorskip("dask")
@@ -87,7 +88,8 @@ def test_bucketed_release_keeps_counts_roles_manifest(source: Path, tmp_path: Pa
     manifest = json.loads((tmp_path / "out.manifest.json").read_text())
     roles = manifest["columns"]
     assert roles["expression"] == "interest" and roles["gender"] == "additional"
-    assert roles["identity"] == "dropped" and roles["environment"] == "dropped"
+    assert roles["identity"] == "sensitive" and roles["environment"] == NO_ROLE
+    assert set(manifest["dropped"]) == {"identity", "environment"}
     assert all(roles[f] == "feature" for f in feats)
     assert manifest["scale"]["n_buckets"] == 4
     assert manifest["scale"]["fit_sample_records"] == 600
@@ -146,8 +148,9 @@ def test_cli_dask_path(source: Path, tmp_path: Path, client) -> None:
     r = CliRunner().invoke(app, [*args[:3], str(tmp_path / "x.parquet"), *args[4:]])
     assert r.exit_code == 2 and "folder of Parquet parts" in r.output
     assert not (tmp_path / "x.parquet").exists()
-    r = CliRunner().invoke(app, [*args[:3], str(tmp_path / "y"), *args[4:], "--method",
-                                 "noise", "--sigma", "1"])
+    noise = [*args[:3], str(tmp_path / "y"), *args[4:12], *args[20:], "--method", "noise",
+             "--sigma", "1"]
+    r = CliRunner().invoke(app, noise)
     assert r.exit_code == 2 and "cannot run bucket by bucket" in r.output
 
 
