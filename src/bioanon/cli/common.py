@@ -157,6 +157,40 @@ def parse_params(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+# ---------------------------------------------------------------------- shared options
+#: the one spelling of "what this command writes" (``--output`` is parsed as a hidden alias,
+#: see :mod:`bioanon.cli.vocabulary`)
+OUT_FLAGS = ("-o", "--out")
+
+
+def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
+    """Argument callback: a missing input is the first error reported.
+
+    Click processes the parameters given on the command line in their order, before those
+    left out, so an input named first is checked before any other option is validated (a
+    missing ``--interest`` or ``--out`` included). Prints ``error: ...`` and exits with 2.
+    """
+    if value is None or ctx.resilient_parsing:
+        return value
+    kind = "folder" if param.name == "src" else "file"
+    if not value.exists():
+        raise _fail(f"input {kind} '{value}' does not exist; check the path")
+    if kind == "file" and value.is_dir():
+        raise _fail(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz)")
+    if kind == "folder" and not value.is_dir():
+        raise _fail(f"source '{value}' is a file; pass the folder of records")
+    return value
+
+
+def input_argument(help: str) -> Any:
+    """``typer.Argument`` of an input that must exist (checked first, see
+    :func:`existing_input`)."""
+    return typer.Argument(help=help, callback=existing_input)
+
+
+InputArg = Annotated[Path, input_argument("Feature table: .parquet, .csv or .npz.")]
+
+
 # ---------------------------------------------------------------------- method options
 InterestOpt = Annotated[str | None, typer.Option(
     "--interest", help="Column of the attribute of interest (some methods need none).")]
@@ -207,7 +241,7 @@ class MethodChoice:
 
 
 def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str] | None,
-            allow_replacement: bool, legacy: dict[str, Any]) -> MethodChoice:
+            allow_replacement: bool | None, legacy: dict[str, Any]) -> MethodChoice:
     params: dict[str, str] = {}
     for flag, value in legacy.items():
         if value is not None:
@@ -215,13 +249,21 @@ def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str
     if rq:
         per_col = [item for item in rq if "=" in item]
         params["r_q"] = ",".join(per_col) if per_col else rq[-1]
-    if allow_replacement:
-        params["allow_replacement"] = "true"
+    if allow_replacement is not None:
+        params["allow_replacement"] = str(allow_replacement).lower()
     for key, val in parse_params(param).items():
         if key in params and params[key] != val:
             raise BioanonError(f"{key} is given twice ({params[key]} and {val}); give it once")
         params[key] = val
     return MethodChoice(method, params, seed)
+
+
+def method_names() -> str:
+    """The registered method names, for help texts (``a, b or c``)."""
+    from ..anonymize.registry import methods
+
+    names = list(methods())
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
@@ -241,8 +283,9 @@ def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
     kw = inspect.Parameter.KEYWORD_ONLY
     added = [
         inspect.Parameter("method", kw, default="selective-mean", annotation=Annotated[
-            str, typer.Option("--method", help="Anonymization method (bioanon methods lists "
-                                               "them).")]),
+            str, typer.Option("--method", metavar="METHOD",
+                              help=f"Anonymization method: {method_names()} (bioanon methods "
+                                   "describes each).")]),
         inspect.Parameter("param", kw, default=None, annotation=Annotated[
             list[str] | None, typer.Option(
                 "--param", help="Method parameter NAME=VALUE, repeatable (e.g. r_p=0.01, k=5; "
@@ -252,9 +295,9 @@ def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
             list[str] | None, typer.Option(
                 "--rq", help="Alias of --param r_q=X: 0.05 for all additional attributes, or "
                              "COL=0.05.")]),
-        inspect.Parameter("allow_replacement", kw, default=False, annotation=Annotated[
-            bool, typer.Option("--allow-replacement",
-                               help="Alias of --param allow_replacement=true.")]),
+        inspect.Parameter("allow_replacement", kw, default=None, annotation=Annotated[
+            bool | None, typer.Option("--allow-replacement/--no-allow-replacement",
+                               help="Alias of --param allow_replacement=true|false.")]),
         *[inspect.Parameter(flag, kw, default=None, annotation=Annotated[
             typ, typer.Option(f"--{flag}", help=text)])
           for flag, (_, typ, text) in LEGACY_FLAGS.items()],

@@ -113,7 +113,8 @@ def _verbosity_params() -> list[Any]:
 
 class VerbosityGroup(TyperGroup):
     """The app's command group: every command also accepts ``-v/--verbose`` and ``-q/--quiet``
-    (without changing any command's signature)."""
+    (without changing any command's signature) and follows the flag vocabulary
+    (:mod:`bioanon.cli.vocabulary`)."""
 
     console: Console | None = None
 
@@ -124,4 +125,7 @@ class VerbosityGroup(TyperGroup):
         names = {n for p in cmd.params for n in getattr(p, "opts", [])}
         if "--verbose" not in names and "-v" not in names:
             cmd.params = [*cmd.params, *_verbosity_params()]
+        from .vocabulary import conform
+
+        conform(cmd)  # -o/--out (old spellings hidden), readable metavars
         return cmd

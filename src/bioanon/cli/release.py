@@ -20,7 +20,9 @@ from ..release import (
 )
 from ..table import format_of
 from .common import (
+    OUT_FLAGS,
     AddOpt,
+    InputArg,
     InterestOpt,
     LabelOpt,
     MethodChoice,
@@ -62,8 +64,8 @@ TargetOpt = Annotated[float, typer.Option(
 @user_errors
 @method_options
 def anonymize(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Released table to write.")],
+    input: InputArg,
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to write.")],
     sensitive: SensitiveOpt,
     interest: InterestOpt = None,
     additional: AddOpt = None,
@@ -136,9 +138,9 @@ def anonymize(
 @user_errors
 @method_options(seed_option=EvalSeedOpt)
 def evaluate(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
+    input: InputArg,
     sensitive: SensitiveOpt,
-    out: Annotated[Path, typer.Option("--out", help="Folder for report.json and .html.")],
+    out: Annotated[Path, typer.Option(*OUT_FLAGS, help="Folder for report.json and .html.")],
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,

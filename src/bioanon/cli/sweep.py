@@ -27,9 +27,9 @@ from .common import (
 @user_errors
 @method_options
 def tune_command(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
+    input: opt.InputArg,
     sensitive: opt.SensitiveOpt,
-    out: Annotated[Path, typer.Option("--out", help="Folder for tune.json and tune.png.")],
+    out: Annotated[Path, typer.Option(*opt.OUT_FLAGS, help="Folder for tune.json and tune.png.")],
     grid: Annotated[list[str], typer.Option(
         "--grid", help="Parameter values to try, KEY=V1,V2 (the method's parameter names, "
                        "e.g. g=16,32,64 or r_p=0.01,0.1); repeatable.")],

@@ -11,14 +11,24 @@ from rich.table import Table
 
 from ..errors import BioanonError
 from ..io import atomic_path, check_output_dir, write_text_atomic
-from .common import LabelOpt, SeedOpt, app, console, progress_bar, read_input, user_errors
+from .common import (
+    OUT_FLAGS,
+    InputArg,
+    LabelOpt,
+    SeedOpt,
+    app,
+    console,
+    progress_bar,
+    read_input,
+    user_errors,
+)
 
 
 @app.command("tune-k")
 @user_errors
 def tune_k_command(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for tune-k.json and the plots.")],
+    input: InputArg,
+    out: Annotated[Path, typer.Option(*OUT_FLAGS, help="Folder for tune-k.json and the plots.")],
     sensitive: Annotated[str | None, typer.Option(
         "--sensitive", help="Identity column (enables the identity rank-1 attacker and the "
                             "same-identity risk threshold).")] = None,
