@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -322,8 +323,32 @@ def read_input(path: Path, label_columns: list[str | None]) -> FeatureTable:
     return FeatureTable.read(path, label_columns=cols)
 
 
-def print_summary(report: Any) -> None:
-    """Print a report's summary rows as a table."""
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Print the summary as one JSON document on stdout (the keys of the "
+                   "summary in the JSON file written); notes and progress go to stderr.")]
+
+
+def print_json(doc: Any) -> None:
+    """Print ``doc`` as the one JSON document on stdout (``--json``)."""
+    typer.echo(json.dumps(doc, indent=2, default=str))
+
+
+def notes_console(as_json: bool) -> Console:
+    """Where a command's notes go: stdout normally, stderr under ``--json`` (stdout holds
+    only the JSON document)."""
+    return err_console if as_json else console
+
+
+def print_summary(report: Any, as_json: bool = False) -> None:
+    """Print a report's summary: a table and the verdict, or with ``as_json`` the JSON of
+    ``report.json``'s ``summary`` (:meth:`bioanon.report.document.Report.summary`).
+
+    The one way every command that judges data shows its figures (``evaluate``, ``demo``
+    and ``release``).
+    """
+    if as_json:
+        print_json(report.summary())
+        return
     tab = Table(title="bioanon evaluation", show_header=True)
     tab.add_column("measure")
     tab.add_column("value", justify="right")

@@ -24,6 +24,7 @@ from .common import (
     AddOpt,
     InputArg,
     InterestOpt,
+    JsonOpt,
     LabelOpt,
     MethodChoice,
     SensitiveOpt,
@@ -31,6 +32,7 @@ from .common import (
     console,
     err_console,
     method_options,
+    notes_console,
     parse_weighted,
     print_summary,
     progress_bar,
@@ -45,7 +47,7 @@ QuasiOpt = Annotated[list[str] | None, typer.Option(
 KeepOpt = Annotated[list[str] | None, typer.Option(
     "--keep", help="Label column to release as it is; checked by the join check.")]
 ForceOpt = Annotated[bool, typer.Option(
-    "--force", help="Release even when kept columns single out identities (recorded).")]
+    "--force/--no-force", help="Release even when kept columns single out identities (recorded).")]
 
 #: the evaluation's --seed: what is written and what is not
 EvalSeedOpt = Annotated[int | None, typer.Option(
@@ -146,9 +148,10 @@ def evaluate(
     label: LabelOpt = None,
     target_advantage: TargetOpt = 0.05,
     preview: Annotated[bool, typer.Option(
-        "--preview", help="Add a contact sheet of held-out originals and their released "
-                          "versions to report.html (pixel tables; uncaptioned). The report "
-                          "then shows real faces: keep it private.")] = False,
+        "--preview/--no-preview",
+        help="Add a contact sheet of held-out originals and their released versions to "
+             "report.html (pixel tables; uncaptioned). The report then shows real faces: keep "
+             "it private.")] = False,
     *,
     choice: MethodChoice,
     models: Annotated[str, typer.Option(
@@ -174,6 +177,7 @@ def evaluate(
     jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
     test_size: Annotated[float, typer.Option(
         help="Share of each identity's records held out (closed set).")] = 0.25,
+    as_json: JsonOpt = False,
 ) -> None:
     """Measure utility and privacy of a method against the attack panel on a held-out split."""
     from ..attack import parse_models, parse_modes
@@ -203,13 +207,14 @@ def evaluate(
                                 group=group, n_jobs=jobs, target_advantage=target_advantage,
                                 preview=preview)
     paths = report.write(out)
-    print_summary(report)
-    console.print(f"wrote {paths['json']} and {paths['html']}")
+    print_summary(report, as_json)
+    notes = notes_console(as_json)
+    notes.print(f"wrote {paths['json']} and {paths['html']}")
     if report.figures:
-        console.print(f"note: {paths['html']} contains a contact sheet of original records "
-                      "(--preview); keep it private", highlight=False, markup=False)
+        notes.print(f"note: {paths['html']} contains a contact sheet of original records "
+                    "(--preview); keep it private", highlight=False, markup=False)
     elif preview:
-        console.print("note: no contact sheet: the features are not pixels", highlight=False)
+        notes.print("note: no contact sheet: the features are not pixels", highlight=False)
 
 
 @app.command()
