@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -267,6 +268,28 @@ def method_names() -> str:
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
+def param_options(name: str) -> list[str]:
+    """The choices any registered method declares for its parameter ``name`` (or none)."""
+    from ..anonymize.registry import methods
+
+    found: dict[str, None] = {}
+    for cls in methods().values():
+        p = getattr(cls, "params", {}).get(name)
+        if p is not None and p.kind == "str":
+            found.update(dict.fromkeys(p.options))
+    return list(found)
+
+
+def _with_options(text: str, name: str) -> str:
+    opts = param_options(name)
+    return f"{text} Choices: {', '.join(opts)}." if opts else text
+
+
+def _options_metavar(name: str) -> str | None:
+    opts = param_options(name)
+    return "|".join(opts) if opts else None
+
+
 def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
     """Add the one shared method-option group to a command.
 
@@ -300,8 +323,9 @@ def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
             bool | None, typer.Option("--allow-replacement/--no-allow-replacement",
                                help="Alias of --param allow_replacement=true|false.")]),
         *[inspect.Parameter(flag, kw, default=None, annotation=Annotated[
-            typ, typer.Option(f"--{flag}", help=text)])
-          for flag, (_, typ, text) in LEGACY_FLAGS.items()],
+            typ, typer.Option(f"--{flag}", help=_with_options(text, name),
+                              metavar=_options_metavar(name))])
+          for flag, (name, typ, text) in LEGACY_FLAGS.items()],
     ]
 
     @functools.wraps(func)
@@ -328,9 +352,19 @@ JsonOpt = Annotated[bool, typer.Option(
                    "summary in the JSON file written); notes and progress go to stderr.")]
 
 
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def print_json(doc: Any) -> None:
-    """Print ``doc`` as the one JSON document on stdout (``--json``)."""
-    typer.echo(json.dumps(doc, indent=2, default=str))
+    """Print ``doc`` as the one JSON document on stdout (``--json``; NaN becomes null)."""
+    typer.echo(json.dumps(_json_safe(doc), indent=2, default=str))
 
 
 def notes_console(as_json: bool) -> Console:

@@ -32,6 +32,9 @@ NAMED_METAVARS = {
     "additional": "COL[=ALPHA]", "param": "NAME=VALUE", "grid": "NAME=V1,V2", "rq": "[COL=]X",
     "where": "COL=VALUE", "metadata": "COL,COL", "identities": "N,N",
     "channels": "CH,CH", "shape": "HxW", "image_shape": "HxW", "seed": "INT",
+    "models": "NAME,…|all", "attackers": "MODE,…|all", "selection": "NAME,…|auto|none",
+    "clusterer": "mdav|kmember|knn|hierarchical", "no_face": "centre|skip",
+    "gravity": "keep|remove", "architecture": "mlp|conv", "features": "NAME",
 }
 _BY_TYPE = {"str": "TEXT", "int": "INT", "float": "FLOAT", "Path": "PATH", "bool": ""}
 
