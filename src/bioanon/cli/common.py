@@ -176,7 +176,8 @@ def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
         return value
     kind = "folder" if param.name == "src" else "file"
     if not value.exists():
-        raise _fail(f"input {kind} '{value}' does not exist; check the path")
+        fix = "pass the folder of records" if kind == "folder" else "check the path"
+        raise _fail(f"input {kind} '{value}' does not exist; {fix}")
     if kind == "file" and value.is_dir():
         raise _fail(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz)")
     if kind == "folder" and not value.is_dir():

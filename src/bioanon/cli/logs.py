@@ -118,6 +118,12 @@ class VerbosityGroup(TyperGroup):
 
     console: Console | None = None
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from .vocabulary import conform
+
+        conform(self)  # readable metavars on the app's own options too
+        super().format_help(ctx, formatter)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         cmd = super().get_command(ctx, cmd_name)
         if cmd is None:

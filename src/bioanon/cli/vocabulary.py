@@ -67,6 +67,15 @@ def conform(cmd: Any) -> None:
     if getattr(cmd, "_bioanon_vocabulary", False):
         return
     cmd._bioanon_vocabulary = True
+    make_help_option = cmd.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        opt = make_help_option(ctx)
+        if opt is not None and opt.metavar is None:
+            opt.metavar = ""  # a flag: no <bool>
+        return opt
+
+    cmd.get_help_option = get_help_option
     taken = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
     for param in cmd.params:
         desc = param.type_descriptor
