@@ -82,8 +82,8 @@ def conform(cmd: Any) -> None:
         is_option = param.param_type_name == "option"
         if is_option and ("--out" in param.opts or "--output" in param.opts):
             opts = [o for o in param.opts if o not in ("-o", "--out", "--output")]
-            param.opts = ["-o", "--out", *opts] if "-o" not in taken or "-o" in param.opts \
-                else ["--out", *opts]
+            short = ["-o"] if "-o" not in taken or "-o" in param.opts else []
+            param.opts = [*short, "--out", *opts]
             hidden = [a for a, to in HIDDEN_ALIASES.items() if to == "--out"]
             _add_hidden_aliases(param, hidden)
         if param.metavar is not None:
