@@ -22,8 +22,11 @@ from ..release import (
 )
 from ..table import format_of
 from .common import (
+    OUT_FLAGS,
     AddOpt,
+    InputArg,
     InterestOpt,
+    JsonOpt,
     LabelOpt,
     MethodChoice,
     SensitiveOpt,
@@ -31,6 +34,7 @@ from .common import (
     console,
     err_console,
     method_options,
+    notes_console,
     parse_weighted,
     print_summary,
     progress_bar,
@@ -45,7 +49,7 @@ QuasiOpt = Annotated[list[str] | None, typer.Option(
 KeepOpt = Annotated[list[str] | None, typer.Option(
     "--keep", help="Label column to release as it is; checked by the join check.")]
 ForceOpt = Annotated[bool, typer.Option(
-    "--force", help="Release even when kept columns single out identities (recorded).")]
+    "--force/--no-force", help="Release even when kept columns single out identities (recorded).")]
 
 #: the evaluation's --seed: what is written and what is not
 EvalSeedOpt = Annotated[int | None, typer.Option(
@@ -64,8 +68,8 @@ TargetOpt = Annotated[float, typer.Option(
 @user_errors
 @method_options
 def anonymize(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Released table to write.")],
+    input: InputArg,
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to write.")],
     sensitive: SensitiveOpt,
     interest: InterestOpt = None,
     additional: AddOpt = None,
@@ -197,17 +201,18 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
 @user_errors
 @method_options(seed_option=EvalSeedOpt)
 def evaluate(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
+    input: InputArg,
     sensitive: SensitiveOpt,
-    out: Annotated[Path, typer.Option("--out", help="Folder for report.json and .html.")],
+    out: Annotated[Path, typer.Option(*OUT_FLAGS, help="Folder for report.json and .html.")],
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
     target_advantage: TargetOpt = 0.05,
     preview: Annotated[bool, typer.Option(
-        "--preview", help="Add a contact sheet of held-out originals and their released "
-                          "versions to report.html (pixel tables; uncaptioned). The report "
-                          "then shows real faces: keep it private.")] = False,
+        "--preview/--no-preview",
+        help="Add a contact sheet of held-out originals and their released versions to "
+             "report.html (pixel tables; uncaptioned). The report then shows real faces: keep "
+             "it private.")] = False,
     *,
     choice: MethodChoice,
     models: Annotated[str, typer.Option(
@@ -233,6 +238,7 @@ def evaluate(
     jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
     test_size: Annotated[float, typer.Option(
         help="Share of each identity's records held out (closed set).")] = 0.25,
+    as_json: JsonOpt = False,
 ) -> None:
     """Measure utility and privacy of a method against the attack panel on a held-out split."""
     from ..attack import parse_models, parse_modes
@@ -262,13 +268,14 @@ def evaluate(
                                 group=group, n_jobs=jobs, target_advantage=target_advantage,
                                 preview=preview)
     paths = report.write(out)
-    print_summary(report)
-    console.print(f"wrote {paths['json']} and {paths['html']}")
+    print_summary(report, as_json)
+    notes = notes_console(as_json)
+    notes.print(f"wrote {paths['json']} and {paths['html']}")
     if report.figures:
-        console.print(f"note: {paths['html']} contains a contact sheet of original records "
-                      "(--preview); keep it private", highlight=False, markup=False)
+        notes.print(f"note: {paths['html']} contains a contact sheet of original records "
+                    "(--preview); keep it private", highlight=False, markup=False)
     elif preview:
-        console.print("note: no contact sheet: the features are not pixels", highlight=False)
+        notes.print("note: no contact sheet: the features are not pixels", highlight=False)
 
 
 @app.command()
