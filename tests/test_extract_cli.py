@@ -53,7 +53,7 @@ def test_extract_fails_only_when_nothing_is_read(tmp_path):
     assert "no recording could be read" in res.output
     assert not out.exists() and not (tmp_path / "out.parquet.skipped.csv").exists()
     res = runner.invoke(app, ["extract", "voice", str(tmp_path / "nope"), "-o", str(out)])
-    assert res.exit_code == 2 and "not found" in res.output
+    assert res.exit_code == 2 and "does not exist" in res.output
 
 
 def test_extract_face_lists_centre_crops(tmp_path, data_home):

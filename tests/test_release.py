@@ -119,10 +119,12 @@ def test_gender_kept_beside_interest_is_checked_against_the_reference():
     assert plan.checked == ["gender"]
 
 
-def test_one_role_per_column():
+def test_one_role_per_column(leaky_table, tmp_path):
     with pytest.raises(BioanonError, match="two roles"):
         Roles(sensitive="identity", interest="identity").of()
-    r = _run("anonymize", "x.parquet", "-o", "y.parquet", "--interest", "identity",
+    src = tmp_path / "x.parquet"  # an existing input: a missing one is reported first
+    leaky_table.write(src)
+    r = _run("anonymize", src, "-o", tmp_path / "y.parquet", "--interest", "identity",
              "--sensitive", "identity")
     assert r.exit_code == 2 and "two roles" in r.output and "Traceback" not in r.output
 

@@ -50,3 +50,18 @@ def test_selection_is_union_of_useful_minus_sensitive():
     rs = np.array([0, 5, 0, 0, 0, 0], float)
     mask = select_features(rp, 2 / 6, rq, {"q": 1 / 6}, rs, 1 / 6)
     assert mask.tolist() == [True, False, False, True, False, False]
+
+
+def test_relevance_on_a_bounded_stratified_sample() -> None:
+    """Above max_records the scorer sees a stratified sample; the relevant feature still wins."""
+    from bioanon.anonymize.relevance import relevance_sample_size
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 3000)
+    X = rng.standard_normal((3000, 12))
+    X[:, 7] += y
+    full = relevance_scores(X, y, "mutual_info", random_state=0, max_records=None)
+    part = relevance_scores(X, y, "mutual_info", random_state=0, max_records=600)
+    assert int(np.argmax(full)) == int(np.argmax(part)) == 7
+    assert not np.allclose(full, part)  # a different (smaller) fit really ran
+    assert relevance_sample_size(3000, 600) == 600 and relevance_sample_size(300, 600) == 300

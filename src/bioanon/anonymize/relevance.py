@@ -19,9 +19,20 @@ from ..errors import BioanonError
 
 SCORERS = ("forest", "mutual_info")
 
+#: relevance is fitted on at most this many records, a sample stratified by the attribute
+#: scored (the scorers' cost grows faster than the table; the release still covers every
+#: record). Reported in a release's manifest.
+MAX_RECORDS = 10_000
+
+
+def relevance_sample_size(n: int, max_records: int | None = MAX_RECORDS) -> int:
+    """Records the relevance scorers are fitted on for a table of ``n`` records."""
+    return n if max_records is None else min(n, int(max_records))
+
 
 def relevance_scores(X: np.ndarray, y: np.ndarray, scorer: Any = "forest",
-                     random_state: int | np.random.Generator | None = None) -> np.ndarray:
+                     random_state: int | np.random.Generator | None = None,
+                     max_records: int | None = MAX_RECORDS) -> np.ndarray:
     """Return one non-negative relevance score per feature for predicting ``y``.
 
     Parameters
@@ -33,12 +44,20 @@ def relevance_scores(X: np.ndarray, y: np.ndarray, scorer: Any = "forest",
         Estimators are cloned and fitted; their ``feature_importances_`` or ``|coef_|``
         (averaged over classes) are used.
     random_state : int, Generator or None
+    max_records : int or None, default :data:`MAX_RECORDS`
+        Fit on a sample of at most this many records, stratified by ``y`` (None: all).
 
     Returns
     -------
     array (d,) of float64, summing to 1 (or all zeros if nothing is relevant).
     """
     seed = _seed_int(random_state)
+    if max_records is not None and X.shape[0] > max_records:
+        from ..scale.sample import stratified_positions
+
+        rows = stratified_positions(np.asarray(y), int(max_records),
+                                    np.random.default_rng(seed))
+        X, y = np.asarray(X)[rows], np.asarray(y)[rows]
     if isinstance(scorer, str):
         if scorer == "forest":
             est = RandomForestClassifier(n_estimators=100, min_samples_leaf=2, n_jobs=-1,

@@ -26,6 +26,7 @@ from ..errors import BioanonError
 from ..privacy import resolve_seed
 from ..table import FeatureTable
 from .base import Anonymizer, Release, label_values
+from .mix_kernel import KERNEL_LOCK, MIN_ROWS, gather_kernel
 from .params import Param
 from .random_sets import assemble_sets
 from .registry import register
@@ -59,13 +60,22 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
                  n_threads: int | None = None, block: int = 1 << 15) -> np.ndarray:
     """Return ``M X + lam (X − M X) ⊙ mask`` without a loop over records.
 
-    The product runs over blocks of rows in a thread pool (SciPy's sparse kernels release
-    the GIL), and each block's selective weighting is applied while the block is in cache.
+    With numba installed and at least :data:`~.mix_kernel.MIN_ROWS` rows, a compiled gather
+    kernel does it in one pass with float32 accumulation (:mod:`.mix_kernel`). Otherwise the
+    product runs over blocks of rows in a thread pool (SciPy's sparse kernels release the GIL),
+    and each block's selective weighting is applied while the block is in cache.
     """
     n = M.shape[0]
     out = np.empty((n, X.shape[1]), dtype=np.float32)
     cols = np.flatnonzero(mask) if lam else np.zeros(0, dtype=np.int64)
     lam32 = np.float32(lam)
+    kernel = gather_kernel() if n >= MIN_ROWS else None
+    if kernel is not None:  # compiled gather, float32 accumulation (numba, optional)
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        with KERNEL_LOCK:  # the kernel uses every core; numba's default pool is not reentrant
+            kernel(M.data.astype(np.float32, copy=False), M.indices, M.indptr, X32,
+                   cols.astype(np.int64), lam32, out)
+        return out
 
     def run(start: int) -> None:
         stop = min(n, start + block)

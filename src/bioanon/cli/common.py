@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
+import math
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -157,6 +159,41 @@ def parse_params(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+# ---------------------------------------------------------------------- shared options
+#: the one spelling of "what this command writes" (``--output`` is parsed as a hidden alias,
+#: see :mod:`bioanon.cli.vocabulary`)
+OUT_FLAGS = ("-o", "--out")
+
+
+def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
+    """Argument callback: a missing input is the first error reported.
+
+    Click processes the parameters given on the command line in their order, before those
+    left out, so an input named first is checked before any other option is validated (a
+    missing ``--interest`` or ``--out`` included). Prints ``error: ...`` and exits with 2.
+    """
+    if value is None or ctx.resilient_parsing:
+        return value
+    kind = "folder" if param.name == "src" else "file"
+    if not value.exists():
+        fix = "pass the folder of records" if kind == "folder" else "check the path"
+        raise _fail(f"input {kind} '{value}' does not exist; {fix}")
+    if kind == "file" and value.is_dir():
+        raise _fail(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz)")
+    if kind == "folder" and not value.is_dir():
+        raise _fail(f"source '{value}' is a file; pass the folder of records")
+    return value
+
+
+def input_argument(help: str) -> Any:
+    """``typer.Argument`` of an input that must exist (checked first, see
+    :func:`existing_input`)."""
+    return typer.Argument(help=help, callback=existing_input)
+
+
+InputArg = Annotated[Path, input_argument("Feature table: .parquet, .csv or .npz.")]
+
+
 # ---------------------------------------------------------------------- method options
 InterestOpt = Annotated[str | None, typer.Option(
     "--interest", help="Column of the attribute of interest (some methods need none).")]
@@ -207,7 +244,7 @@ class MethodChoice:
 
 
 def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str] | None,
-            allow_replacement: bool, legacy: dict[str, Any]) -> MethodChoice:
+            allow_replacement: bool | None, legacy: dict[str, Any]) -> MethodChoice:
     params: dict[str, str] = {}
     for flag, value in legacy.items():
         if value is not None:
@@ -215,13 +252,43 @@ def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str
     if rq:
         per_col = [item for item in rq if "=" in item]
         params["r_q"] = ",".join(per_col) if per_col else rq[-1]
-    if allow_replacement:
-        params["allow_replacement"] = "true"
+    if allow_replacement is not None:
+        params["allow_replacement"] = str(allow_replacement).lower()
     for key, val in parse_params(param).items():
         if key in params and params[key] != val:
             raise BioanonError(f"{key} is given twice ({params[key]} and {val}); give it once")
         params[key] = val
     return MethodChoice(method, params, seed)
+
+
+def method_names() -> str:
+    """The registered method names, for help texts (``a, b or c``)."""
+    from ..anonymize.registry import methods
+
+    names = list(methods())
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def param_options(name: str) -> list[str]:
+    """The choices any registered method declares for its parameter ``name`` (or none)."""
+    from ..anonymize.registry import methods
+
+    found: dict[str, None] = {}
+    for cls in methods().values():
+        p = getattr(cls, "params", {}).get(name)
+        if p is not None and p.kind == "str":
+            found.update(dict.fromkeys(p.options))
+    return list(found)
+
+
+def _with_options(text: str, name: str) -> str:
+    opts = param_options(name)
+    return f"{text} Choices: {', '.join(opts)}." if opts else text
+
+
+def _options_metavar(name: str) -> str | None:
+    opts = param_options(name)
+    return "|".join(opts) if opts else None
 
 
 def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
@@ -241,8 +308,9 @@ def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
     kw = inspect.Parameter.KEYWORD_ONLY
     added = [
         inspect.Parameter("method", kw, default="selective-mean", annotation=Annotated[
-            str, typer.Option("--method", help="Anonymization method (bioanon methods lists "
-                                               "them).")]),
+            str, typer.Option("--method", metavar="METHOD",
+                              help=f"Anonymization method: {method_names()} (bioanon methods "
+                                   "describes each).")]),
         inspect.Parameter("param", kw, default=None, annotation=Annotated[
             list[str] | None, typer.Option(
                 "--param", help="Method parameter NAME=VALUE, repeatable (e.g. r_p=0.01, k=5; "
@@ -252,12 +320,13 @@ def method_options(func: F | None = None, *, seed_option: Any = None) -> Any:
             list[str] | None, typer.Option(
                 "--rq", help="Alias of --param r_q=X: 0.05 for all additional attributes, or "
                              "COL=0.05.")]),
-        inspect.Parameter("allow_replacement", kw, default=False, annotation=Annotated[
-            bool, typer.Option("--allow-replacement",
-                               help="Alias of --param allow_replacement=true.")]),
+        inspect.Parameter("allow_replacement", kw, default=None, annotation=Annotated[
+            bool | None, typer.Option("--allow-replacement/--no-allow-replacement",
+                               help="Alias of --param allow_replacement=true|false.")]),
         *[inspect.Parameter(flag, kw, default=None, annotation=Annotated[
-            typ, typer.Option(f"--{flag}", help=text)])
-          for flag, (_, typ, text) in LEGACY_FLAGS.items()],
+            typ, typer.Option(f"--{flag}", help=_with_options(text, name),
+                              metavar=_options_metavar(name))])
+          for flag, (name, typ, text) in LEGACY_FLAGS.items()],
     ]
 
     @functools.wraps(func)
@@ -279,8 +348,42 @@ def read_input(path: Path, label_columns: list[str | None]) -> FeatureTable:
     return FeatureTable.read(path, label_columns=cols)
 
 
-def print_summary(report: Any) -> None:
-    """Print a report's summary rows as a table."""
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Print the summary as one JSON document on stdout (the keys of the "
+                   "summary in the JSON file written); notes and progress go to stderr.")]
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def print_json(doc: Any) -> None:
+    """Print ``doc`` as the one JSON document on stdout (``--json``; NaN becomes null)."""
+    typer.echo(json.dumps(_json_safe(doc), indent=2, default=str))
+
+
+def notes_console(as_json: bool) -> Console:
+    """Where a command's notes go: stdout normally, stderr under ``--json`` (stdout holds
+    only the JSON document)."""
+    return err_console if as_json else console
+
+
+def print_summary(report: Any, as_json: bool = False) -> None:
+    """Print a report's summary: a table and the verdict, or with ``as_json`` the JSON of
+    ``report.json``'s ``summary`` (:meth:`bioanon.report.document.Report.summary`).
+
+    The one way every command that judges data shows its figures (``evaluate``, ``demo``
+    and ``release``).
+    """
+    if as_json:
+        print_json(report.summary())
+        return
     tab = Table(title="bioanon evaluation", show_header=True)
     tab.add_column("measure")
     tab.add_column("value", justify="right")

@@ -19,7 +19,15 @@ import typer
 from ..errors import BioanonError
 from ..io import atomic_path, check_output_file
 from ..table import FeatureTable, format_of
-from .common import app, console, err_console, progress_bar, user_errors
+from .common import (
+    OUT_FLAGS,
+    app,
+    console,
+    err_console,
+    input_argument,
+    progress_bar,
+    user_errors,
+)
 
 
 class Kind(StrEnum):
@@ -64,8 +72,8 @@ def skipped_frame(meta: dict[str, Any]) -> pd.DataFrame:
 @user_errors
 def extract(
     kind: Annotated[Kind, typer.Argument(help="face, voice or motion.")],
-    src: Annotated[Path, typer.Argument(help="Folder of photos, WAV files or sensor CSVs.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Table to write: .parquet, "
+    src: Annotated[Path, input_argument("Folder of photos, WAV files or sensor CSVs.")],
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Table to write: .parquet, "
                                                                 ".csv or .npz.")],
     labels: Annotated[Path | None, typer.Option(
         "--labels", help="Labels CSV with a 'file' column relative to SRC (motion: the "

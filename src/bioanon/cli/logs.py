@@ -113,9 +113,16 @@ def _verbosity_params() -> list[Any]:
 
 class VerbosityGroup(TyperGroup):
     """The app's command group: every command also accepts ``-v/--verbose`` and ``-q/--quiet``
-    (without changing any command's signature)."""
+    (without changing any command's signature) and follows the flag vocabulary
+    (:mod:`bioanon.cli.vocabulary`)."""
 
     console: Console | None = None
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from .vocabulary import conform
+
+        conform(self)  # readable metavars on the app's own options too
+        super().format_help(ctx, formatter)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         cmd = super().get_command(ctx, cmd_name)
@@ -124,4 +131,7 @@ class VerbosityGroup(TyperGroup):
         names = {n for p in cmd.params for n in getattr(p, "opts", [])}
         if "--verbose" not in names and "-v" not in names:
             cmd.params = [*cmd.params, *_verbosity_params()]
+        from .vocabulary import conform
+
+        conform(cmd)  # -o/--out (old spellings hidden), readable metavars
         return cmd

@@ -18,7 +18,7 @@ from ..report.preview import (
     write_images,
 )
 from ..table import FeatureTable
-from .common import app, console, user_errors
+from .common import OUT_FLAGS, app, console, input_argument, user_errors
 
 
 def _shape(text: str | None) -> tuple[int, int] | None:
@@ -50,11 +50,11 @@ def aligned(original: FeatureTable, released: FeatureTable) -> None:
 @app.command()
 @user_errors
 def preview(
-    original: Annotated[Path, typer.Argument(help="Pixel table (extract face --features "
+    original: Annotated[Path, input_argument("Pixel table (extract face --features "
                                                   "pixels).")],
-    released: Annotated[Path, typer.Argument(help="Its release, same order (anonymize "
+    released: Annotated[Path, input_argument("Its release, same order (anonymize "
                                                   "--keep-order).")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Contact sheet PNG.")],
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Contact sheet PNG.")],
     n: Annotated[int, typer.Option("--n", help="Records (columns) shown.")] = 8,
     by: Annotated[str | None, typer.Option(
         help="Show one record per class of this label first; it captions the columns.")] =

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from .._version import __version__
+from ..anonymize.relevance import relevance_sample_size
 from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
 from ..io import atomic_path, check_output_dir, check_output_file, file_sha256
@@ -20,8 +22,11 @@ from ..release import (
 )
 from ..table import format_of
 from .common import (
+    OUT_FLAGS,
     AddOpt,
+    InputArg,
     InterestOpt,
+    JsonOpt,
     LabelOpt,
     MethodChoice,
     SensitiveOpt,
@@ -29,6 +34,7 @@ from .common import (
     console,
     err_console,
     method_options,
+    notes_console,
     parse_weighted,
     print_summary,
     progress_bar,
@@ -43,7 +49,7 @@ QuasiOpt = Annotated[list[str] | None, typer.Option(
 KeepOpt = Annotated[list[str] | None, typer.Option(
     "--keep", help="Label column to release as it is; checked by the join check.")]
 ForceOpt = Annotated[bool, typer.Option(
-    "--force", help="Release even when kept columns single out identities (recorded).")]
+    "--force/--no-force", help="Release even when kept columns single out identities (recorded).")]
 
 #: the evaluation's --seed: what is written and what is not
 EvalSeedOpt = Annotated[int | None, typer.Option(
@@ -62,8 +68,8 @@ TargetOpt = Annotated[float, typer.Option(
 @user_errors
 @method_options
 def anonymize(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Released table to write.")],
+    input: InputArg,
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to write.")],
     sensitive: SensitiveOpt,
     interest: InterestOpt = None,
     additional: AddOpt = None,
@@ -80,6 +86,22 @@ def anonymize(
     keep_order: Annotated[bool, typer.Option(
         help="Keep the input's record order. By default the release is shuffled, since row "
              "position links a released record to its original.")] = False,
+    dask: Annotated[bool, typer.Option(
+        "--dask", help="Release bucket by bucket on a local dask cluster (Parquet in, a folder "
+                       "of Parquet parts out; needs the 'scale' extra).")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Release bucket by bucket on this dask scheduler, "
+                            "tcp://HOST:PORT (workers must share the output's file system).")
+    ] = None,
+    bucket_size: Annotated[int, typer.Option(
+        "--bucket-size", help="Records per bucket on the dask path (sets are drawn within a "
+                              "bucket; each holds every interest class in proportion).")
+    ] = 50_000,
+    fit_sample: Annotated[int, typer.Option(
+        "--fit-sample", help="Records of the stratified sample the dask path fits on.")
+    ] = 20_000,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Workers of the local dask cluster (default: one per core).")] = None,
 ) -> None:
     """Anonymize a feature table and write the release plus a manifest (no secrets).
 
@@ -87,6 +109,18 @@ def anonymize(
     --label, --quasi, --keep); the others are dropped. The output is NOT certified: judge it
     with `bioanon evaluate` before publishing.
     """
+    if dask or scheduler:
+        if keep_order:
+            raise BioanonError("--keep-order cannot be used with --dask/--scheduler: the "
+                               "bucketed release is always shuffled; leave it out")
+        if keep or quasi or force:
+            raise BioanonError("--keep/--quasi/--force are not available on the dask path "
+                               "(the join check reads the labels in memory); release those "
+                               "columns with the in-memory path")
+        _anonymize_bucketed(input, output, choice, interest, additional, sensitive,
+                            [*(identifying or []), *(label or [])], keep_sensitive, scheduler,
+                            dask, bucket_size, fit_sample, workers)
+        return
     format_of(output)
     man_path = manifest_path(output)
     check_output_file(output, [input])
@@ -126,27 +160,59 @@ def anonymize(
     if unnamed:
         err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
                           "--keep to release it)", highlight=False, soft_wrap=True)
+    if hasattr(anon, "mask_"):  # feature relevance was fitted (on a bounded sample)
+        result.manifest["relevance_fit"] = {
+            "records": relevance_sample_size(table.n_records), "of": table.n_records,
+            "sample": "stratified by the attribute scored"}
     write_release(result.table, result.manifest, output)
     console.print(f"wrote {output} ({result.table.n_records} records) and {man_path.name}; "
                   "not certified: judge it with bioanon evaluate before publishing",
                   highlight=False)
 
 
+def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interest: str | None,
+                        additional: list[str] | None, sensitive: str,
+                        identifying: list[str], keep_sensitive: bool, scheduler: str | None,
+                        local: bool, bucket_size: int, fit_sample: int,
+                        workers: int | None) -> None:
+    """The dask path of ``anonymize`` (policy and checks in :mod:`bioanon.scale.run`)."""
+    from ..scale.run import anonymize_bucketed
+
+    add = parse_weighted(additional, 1.0, "--additional")
+    anon = choice.build(interest, sensitive, list(add))
+    method, seed = choice.method, choice.seed
+    if seed is not None:
+        err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep it "
+                          "private (it is not written to the output)", highlight=False)
+    with progress_bar("anonymizing (dask, bucket by bucket)") as update:
+        update(0, 1, "releasing")
+        result = anonymize_bucketed(input, output, anon, method, interest=interest,
+                                    additional=list(add), sensitive=sensitive,
+                                    labels=identifying, keep_sensitive=keep_sensitive,
+                                    bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
+                                    scheduler=scheduler, local=local, n_workers=workers,
+                                    version=__version__)
+        update(1, 1, "done")
+    console.print(f"wrote {output}/ ({result.n_records} records in {result.n_buckets} "
+                  f"bucket parts) and {output.name}.manifest.json")
+
+
 @app.command()
 @user_errors
 @method_options(seed_option=EvalSeedOpt)
 def evaluate(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
+    input: InputArg,
     sensitive: SensitiveOpt,
-    out: Annotated[Path, typer.Option("--out", help="Folder for report.json and .html.")],
+    out: Annotated[Path, typer.Option(*OUT_FLAGS, help="Folder for report.json and .html.")],
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
     target_advantage: TargetOpt = 0.05,
     preview: Annotated[bool, typer.Option(
-        "--preview", help="Add a contact sheet of held-out originals and their released "
-                          "versions to report.html (pixel tables; uncaptioned). The report "
-                          "then shows real faces: keep it private.")] = False,
+        "--preview/--no-preview",
+        help="Add a contact sheet of held-out originals and their released versions to "
+             "report.html (pixel tables; uncaptioned). The report then shows real faces: keep "
+             "it private.")] = False,
     *,
     choice: MethodChoice,
     models: Annotated[str, typer.Option(
@@ -172,6 +238,7 @@ def evaluate(
     jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
     test_size: Annotated[float, typer.Option(
         help="Share of each identity's records held out (closed set).")] = 0.25,
+    as_json: JsonOpt = False,
 ) -> None:
     """Measure utility and privacy of a method against the attack panel on a held-out split."""
     from ..attack import parse_models, parse_modes
@@ -201,13 +268,14 @@ def evaluate(
                                 group=group, n_jobs=jobs, target_advantage=target_advantage,
                                 preview=preview)
     paths = report.write(out)
-    print_summary(report)
-    console.print(f"wrote {paths['json']} and {paths['html']}")
+    print_summary(report, as_json)
+    notes = notes_console(as_json)
+    notes.print(f"wrote {paths['json']} and {paths['html']}")
     if report.figures:
-        console.print(f"note: {paths['html']} contains a contact sheet of original records "
-                      "(--preview); keep it private", highlight=False, markup=False)
+        notes.print(f"note: {paths['html']} contains a contact sheet of original records "
+                    "(--preview); keep it private", highlight=False, markup=False)
     elif preview:
-        console.print("note: no contact sheet: the features are not pixels", highlight=False)
+        notes.print("note: no contact sheet: the features are not pixels", highlight=False)
 
 
 #: what the demo searches: the core method at its candidate settings, judged by a reduced

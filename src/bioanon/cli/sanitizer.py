@@ -10,7 +10,17 @@ from rich.table import Table
 
 from ..errors import BioanonError
 from ..io import check_output_file
-from .common import LabelOpt, SeedOpt, app, console, progress_bar, read_input, user_errors
+from .common import (
+    OUT_FLAGS,
+    LabelOpt,
+    SeedOpt,
+    app,
+    console,
+    input_argument,
+    progress_bar,
+    read_input,
+    user_errors,
+)
 
 
 def _image_shape(text: str | None) -> tuple[int, int] | None:
@@ -27,10 +37,10 @@ def _image_shape(text: str | None) -> tuple[int, int] | None:
 @app.command("train-decoupler")
 @user_errors
 def train_decoupler_cmd(
-    aux: Annotated[Path, typer.Argument(help="Auxiliary feature table (.parquet, .csv, .npz): "
+    aux: Annotated[Path, input_argument("Auxiliary feature table (.parquet, .csv, .npz): "
                                              "public data from the owner's distribution, "
                                              "never the data to release.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Decoupler file to write.")],
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Decoupler file to write.")],
     sensitive: Annotated[str, typer.Option("--sensitive",
                                            help="Column of the sensitive attribute.")],
     label: LabelOpt = None,

@@ -27,9 +27,9 @@ from .common import (
 @user_errors
 @method_options
 def tune_command(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
+    input: opt.InputArg,
     sensitive: opt.SensitiveOpt,
-    out: Annotated[Path, typer.Option("--out", help="Folder for tune.json and tune.png.")],
+    out: Annotated[Path, typer.Option(*opt.OUT_FLAGS, help="Folder for tune.json and tune.png.")],
     grid: Annotated[list[str], typer.Option(
         "--grid", help="Parameter values to try, KEY=V1,V2 (the method's parameter names, "
                        "e.g. g=16,32,64 or r_p=0.01,0.1); repeatable.")],
@@ -40,13 +40,16 @@ def tune_command(
         help="Privacy target (the verdict's rule): the upper end of the 95% interval of the "
              "worst attack's advantage over max(chance, control) must be at most this.")]
     = 0.05,
-    models: Annotated[str, typer.Option(help="Attack recognizers, comma-separated.")] =
-    "forest,linear_svm,knn",
-    attackers: Annotated[str, typer.Option(help="Attacker modes, comma-separated or all.")] =
-    "all",
+    models: Annotated[str, typer.Option(
+        help="Attack recognizers, comma-separated (forest, linear_svm, rbf_svm, knn, mlp, "
+             "logreg, pca_svm, hgb).")] = "forest,linear_svm,knn",
+    attackers: Annotated[str, typer.Option(
+        help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
+             "parrot75, reverse, linkage.")] = "all",
     group: Annotated[str | None, typer.Option(
         help="Keep each value of this column on one side of the split (e.g. an execution "
              "for overlapping windows).")] = None,
+    as_json: opt.JsonOpt = False,
     *,
     choice: MethodChoice,
 ) -> None:
@@ -74,35 +77,44 @@ def tune_command(
                        target_advantage=target_advantage, progress=update,
                        models=model_list, attackers=attackers, random_state=eval_seed,
                        group=group)
+    summary = result.summary(method)
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(json_path, json.dumps({"input": input.name, "method": method,
-                                             **result.to_dict()}, indent=2, default=str))
+                                             **result.to_dict(), "summary": summary},
+                                            indent=2, default=str))
     import matplotlib.pyplot as plt
 
     fig = sweep_figure(result, sensitive)
     with atomic_path(out / "tune.png") as tmp:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    tab = Table(title=f"{method} sweep (chance {result.chance:.3f}, baseline "
-                      f"{result.baseline:.3f})")
+    notes = opt.notes_console(as_json)
+    if as_json:
+        opt.print_json(summary)
+    else:
+        print_table(summary)
+    for s in summary["skipped"]:
+        notes.print(f"skipped {s['params']}: {s['reason']}", highlight=False)
+    if summary["confirmation"] is not None:
+        notes.print(f"confirmation on a fresh split and seed: "
+                    f"{summary['confirmation']['sentence']}", highlight=False, markup=False)
+    if summary["recommended"] is None:
+        notes.print(f"no setting keeps the worst-case advantage within {target_advantage:g}; "
+                    "try larger g, smaller r_p or a stronger method", highlight=False)
+    notes.print(f"wrote {json_path.name} and tune.png to {out}")
+
+
+def print_table(summary: dict) -> None:
+    """The sweep's summary as a terminal table."""
+    tab = Table(title=f"{summary['method']} sweep (chance {summary['chance']:.3f}, baseline "
+                      f"{summary['baseline']:.3f})")
     for col in ("setting", "CAS", "worst case", "attacker", "advantage [95% CI]", ""):
         tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right",
                        overflow="fold")
-    for j, row in enumerate(result.rows):
-        mark = ("recommended" if j == result.recommended
-                else "front" if j in result.front else "")
+    for row in summary["settings"]:
+        mark = "recommended" if row["recommended"] else "front" if row["front"] else ""
         tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()),
                     f"{row['cas']:.3f}", f"{row['worst_case']:.3f}", row["worst_attacker"],
                     f"{row['advantage']:+.3f} [{row['advantage_ci'][0]:+.3f}, "
                     f"{row['advantage_ci'][1]:+.3f}]", mark)
     console.print(tab)
-    for s in result.skipped:
-        console.print(f"skipped {s['params']}: {s['reason']}", highlight=False)
-    if result.confirmation is not None:
-        c = result.confirmation
-        console.print(f"confirmation on a fresh split and seed: {c['sentence']}",
-                      highlight=False, markup=False)
-    if result.recommended is None:
-        console.print(f"no setting keeps the worst-case advantage within {target_advantage:g}; "
-                      "try larger g, smaller r_p or a stronger method", highlight=False)
-    console.print(f"wrote {json_path.name} and tune.png to {out}")

@@ -11,14 +11,27 @@ from rich.table import Table
 
 from ..errors import BioanonError
 from ..io import atomic_path, check_output_dir, write_text_atomic
-from .common import LabelOpt, SeedOpt, app, console, progress_bar, read_input, user_errors
+from .common import (
+    OUT_FLAGS,
+    InputArg,
+    JsonOpt,
+    LabelOpt,
+    SeedOpt,
+    app,
+    console,
+    notes_console,
+    print_json,
+    progress_bar,
+    read_input,
+    user_errors,
+)
 
 
 @app.command("tune-k")
 @user_errors
 def tune_k_command(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for tune-k.json and the plots.")],
+    input: InputArg,
+    out: Annotated[Path, typer.Option(*OUT_FLAGS, help="Folder for tune-k.json and the plots.")],
     sensitive: Annotated[str | None, typer.Option(
         "--sensitive", help="Identity column (enables the identity rank-1 attacker and the "
                             "same-identity risk threshold).")] = None,
@@ -34,6 +47,7 @@ def tune_k_command(
     dendrogram_max: Annotated[int, typer.Option(
         help="Draw a dendrogram when there are at most this many records.")] = 500,
     seed: SeedOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Sweep k = k-min..k-max; write tune-k.json, tune-k.png (and dendrogram.png)."""
     from ..tuning.k_tuning import dendrogram_figure, tune_k, tuning_figure
@@ -54,7 +68,8 @@ def tune_k_command(
                         attribute_sets=[tuple(attrs)] if len(attrs) > 1 else (),
                         random_state=0 if seed is None else seed, progress=update)
     out.mkdir(parents=True, exist_ok=True)
-    doc = {"input": input.name, **result.to_dict()}
+    summary = result.summary()
+    doc = {"input": input.name, **result.to_dict(), "summary": summary}
     write_text_atomic(json_path, json.dumps(doc, indent=2))
     written = [json_path.name]
     figures = [("tune-k.png", tuning_figure(result))]
@@ -67,13 +82,17 @@ def tune_k_command(
             fig.savefig(tmp, format="png", dpi=110)
         plt.close(fig)
         written.append(name)
-    tab = Table(title=f"tuning k ({clusterer})")
-    for col in ("k", "info loss", "record linkage", "1/k", "at risk", "identity rank-1"):
-        tab.add_column(col, justify="right")
-    for row in result.rows():
-        tab.add_row(*row)
-    console.print(tab)
-    console.print(f"recommended k = {result.recommended_k} (where the loss curve flattens)")
+    notes = notes_console(as_json)
+    if as_json:
+        print_json(summary)
+    else:
+        tab = Table(title=f"tuning k ({clusterer})")
+        for col in ("k", "info loss", "record linkage", "1/k", "at risk", "identity rank-1"):
+            tab.add_column(col, justify="right")
+        for row in result.rows():
+            tab.add_row(*row)
+        console.print(tab)
+        console.print(f"recommended k = {result.recommended_k} (where the loss curve flattens)")
     for note in result.notes:
-        console.print(f"note: {note}")
-    console.print(f"wrote {', '.join(written)} to {out}")
+        notes.print(f"note: {note}")
+    notes.print(f"wrote {', '.join(written)} to {out}")

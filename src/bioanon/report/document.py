@@ -9,7 +9,8 @@ Since the attack panel, each attack also carries ``train_data``, ``test_data``, 
 ``kl_uniform`` and ``threat`` (its threat model); ``privacy.top_k_chance`` is the random-guess
 line, ``privacy.worst_case`` names the attacker, and ``privacy.selection`` holds the
 identity-count curves per strategy. Utility entries add ``anonymized_to_clear`` and
-``anonymized_to_anonymized``.
+``anonymized_to_anonymized``. ``summary`` holds the headline figures
+(:mod:`bioanon.report.summary`): what the terminal table shows and ``--json`` prints.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import write_text_atomic
+from .summary import summary, summary_rows
 
 
 def _clean(obj: Any) -> Any:
@@ -55,8 +57,11 @@ class Report(Mapping[str, Any]):
         return len(self._data)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe deep copy."""
-        return _clean(self._data)
+        """A JSON-safe deep copy, with the ``summary`` of the headline figures."""
+        data = dict(self._data)
+        if "utility" in data and "privacy" in data and "summary" not in data:
+            data["summary"] = summary(data)
+        return _clean(data)
 
     def to_json(self) -> str:
         """The report as indented JSON text."""
@@ -74,57 +79,11 @@ class Report(Mapping[str, Any]):
         write_text_atomic(paths["html"], html)
         return paths
 
+    def summary(self) -> dict[str, Any]:
+        """The headline figures (:func:`bioanon.report.summary.summary`), JSON-safe: the
+        ``summary`` of ``report.json``, the rows of the terminal table, ``--json``'s output."""
+        return _clean(summary(self._data))
+
     def summary_rows(self) -> list[tuple[str, str]]:
         """Short (label, value) rows for a terminal summary."""
-        u, p = self["utility"], self["privacy"]
-        rows = []
-        if "cas" in u:
-            rows.append((f"utility: {u['interest']['column']} CAS (trained on release → clear)",
-                         f"{u['cas']['value']:.3f} [{u['cas']['ci'][0]:.3f}, "
-                         f"{u['cas']['ci'][1]:.3f}] (clear {u['interest']['clear']:.3f})"))
-        rows += [(f"utility: {u['interest']['column']} (clear → anonymized)",
-                 f"{u['interest']['clear']:.3f} → {u['interest']['anonymized']:.3f}")]
-        for col, a in u.get("additional", {}).items():
-            rows.append((f"utility: {col} (alpha {a['alpha']:g})",
-                         f"{a['clear']:.3f} → {a['anonymized']:.3f}"))
-        rows.append(("utility U", f"{u['U']:.3f} (clear {u['U_clear']:.3f})"))
-        if "anonymized_to_clear" in u["interest"]:
-            rows.append((f"utility: {u['interest']['column']} (anonymized → clear / → anonymized)",
-                         f"{u['interest']['anonymized_to_clear']:.3f} / "
-                         f"{u['interest']['anonymized_to_anonymized']:.3f}"))
-        rows.append((f"chance for '{p['sensitive']}'", f"{p['chance']:.3f}"))
-        if "control" in p:
-            rows.append(("control (released labels only)", f"{p['control']['value']:.3f}"))
-        best: dict[str, dict[str, Any]] = {}
-        for att in p["attacks"]:  # one row per mode: its strongest recognizer
-            if att["mode"] not in best or att["accuracy"] > best[att["mode"]]["accuracy"]:
-                best[att["mode"]] = att
-        for mode, att in best.items():
-            ci = f" [{att['ci'][0]:.3f}, {att['ci'][1]:.3f}]" if "ci" in att else ""
-            rows.append((f"attack {mode} (best: {att['model']})", f"{att['accuracy']:.3f}{ci}"))
-        w = p["worst_case"]
-        rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
-        if p.get("worst_case_crossfit"):
-            c = p["worst_case_crossfit"]
-            rows.append(("worst case, cross-fitted (no winner's curse)",
-                         f"{c['accuracy']:.3f} [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]"))
-        if "advantage" in p:
-            a = p["advantage"]
-            rows.append((f"advantage over {a['over']}",
-                         f"{a['value']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}]"))
-        for m in p.get("membership", []):
-            rows.append((f"membership AUC ({m['level']}, {m['attacker']})",
-                         f"{m['auc']:.3f} [{m['ci'][0]:.3f}, {m['ci'][1]:.3f}]"))
-        if p.get("contributors"):
-            c = p["contributors"]
-            rows.append((f"contributor disclosure ({c['attacker']})",
-                         f"{c['rate']:.3f} (base rate {c['base_rate']:.3f})"))
-        for v in p.get("verification", []):
-            rows.append((f"EER {v['voiceprivacy']} ({v['mode']})",
-                         f"{v['eer']:.3f} [{v['ci'][0]:.3f}, {v['ci'][1]:.3f}]"))
-        for name, points in (p.get("selection") or {}).get("strategies", {}).items():
-            if points:
-                pt = points[-1]
-                rows.append((f"selection {name}: {pt['n_identities']} identities",
-                             f"{pt['accuracy']:.3f} (chance {pt['chance']:.3f})"))
-        return rows
+        return summary_rows(summary(self._data))

@@ -41,6 +41,29 @@ class SweepResult:
     baseline: float | None = None
     confirmation: dict[str, Any] | None = None
 
+    def summary(self, method: str | None = None) -> dict[str, Any]:
+        """The headline figures: the terminal table, ``tune --json`` and ``tune.json``'s
+        ``summary`` (figures and settings only; no seed).
+
+        Keys: ``method``, ``chance``, ``baseline``, ``target_advantage``, ``settings`` (one
+        per setting: ``params``, ``cas``, ``worst_case``, ``worst_case_ci``,
+        ``worst_attacker``, ``advantage``, ``advantage_ci``, ``met``, ``front``,
+        ``recommended``), ``recommended`` (its params or None), ``skipped``, ``confirmation``
+        (``met`` and ``sentence`` of the re-evaluation, or None).
+        """
+        keys = ("params", "cas", "worst_case", "worst_case_ci", "worst_attacker", "advantage",
+                "advantage_ci", "met")
+        settings = [{**{k: row.get(k) for k in keys}, "front": j in self.front,
+                     "recommended": j == self.recommended} for j, row in enumerate(self.rows)]
+        c = self.confirmation
+        return {"method": method, "chance": self.chance, "baseline": self.baseline,
+                "target_advantage": self.target_advantage, "settings": settings,
+                "recommended": None if self.recommended is None
+                else self.rows[self.recommended]["params"],
+                "skipped": self.skipped,
+                "confirmation": None if c is None else {k: c.get(k) for k in ("met",
+                                                                             "sentence")}}
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"target_advantage": self.target_advantage, "chance": self.chance,

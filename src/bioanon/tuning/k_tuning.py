@@ -80,14 +80,27 @@ class KTuning:
             "notes": self.notes,
         }
 
+    def summary(self) -> dict[str, Any]:
+        """The headline figures: the terminal table, ``tune-k --json`` and ``tune-k.json``'s
+        ``summary``. Keys: ``clusterer``, ``n_records``, ``recommended_k``, ``per_k`` (one
+        entry per k: ``k``, ``information_loss``, ``record_linkage_rate``,
+        ``bound_1_over_k``, ``at_risk_rate``, ``identity_rank1_naive``), ``notes``."""
+        per_k = [{"k": k, "information_loss": self.information_loss[i],
+                  "record_linkage_rate": self.record_linkage[i], "bound_1_over_k": 1.0 / k,
+                  "at_risk_rate": self.at_risk[i],
+                  "identity_rank1_naive": None if self.identity_rank1 is None
+                  else self.identity_rank1[i]} for i, k in enumerate(self.ks)]
+        return {"clusterer": self.clusterer, "n_records": self.n_records,
+                "recommended_k": self.recommended_k, "per_k": per_k, "notes": self.notes}
+
     def rows(self) -> list[tuple[str, ...]]:
-        """One printable row per k."""
+        """One printable row per k (from :meth:`summary`)."""
         out: list[tuple[str, ...]] = []
-        for i, k in enumerate(self.ks):
-            ident = "" if self.identity_rank1 is None else f"{self.identity_rank1[i]:.3f}"
-            out.append((str(k), f"{self.information_loss[i]:.4g}",
-                        f"{self.record_linkage[i]:.3f}", f"{1 / k:.3f}",
-                        f"{self.at_risk[i]:.3f}", ident))
+        for r in self.summary()["per_k"]:
+            ident = "" if r["identity_rank1_naive"] is None else f"{r['identity_rank1_naive']:.3f}"
+            out.append((str(r["k"]), f"{r['information_loss']:.4g}",
+                        f"{r['record_linkage_rate']:.3f}", f"{r['bound_1_over_k']:.3f}",
+                        f"{r['at_risk_rate']:.3f}", ident))
         return out
 
 

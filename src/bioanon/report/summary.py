@@ -1,0 +1,117 @@
+"""The headline figures of an evaluation: one dict, shown as a terminal table, printed by
+``--json`` and written as ``report.json``'s ``summary``.
+
+The dict holds figures and names only: no seed, no path, nothing that undoes a release.
+Stable keys (later versions may add, never rename): ``method``, ``interest``, ``sensitive``,
+``cas``, ``utility``, ``chance``, ``control``, ``attacks``, ``worst_case``,
+``worst_case_crossfit``, ``advantage``, ``membership``, ``contributors``, ``verification``,
+``selection``, ``verdict``.
+
+Examples
+--------
+>>> SUMMARY_KEYS[:3]
+('method', 'interest', 'sensitive')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+SUMMARY_KEYS = ("method", "interest", "sensitive", "cas", "utility", "chance", "control",
+                "attacks", "worst_case", "worst_case_crossfit", "advantage", "membership",
+                "contributors", "verification", "selection", "verdict")
+
+
+def _pick(d: Mapping[str, Any] | None, *keys: str) -> dict[str, Any] | None:
+    return None if not d else {k: d[k] for k in keys if k in d}
+
+
+def summary(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary of a report (a :class:`~bioanon.report.document.Report` or its dict)."""
+    u, p = data["utility"], data["privacy"]
+    interest = u["interest"]
+    best: dict[str, dict[str, Any]] = {}
+    for att in p["attacks"]:  # one entry per mode: its strongest recognizer
+        if att["mode"] not in best or att["accuracy"] > best[att["mode"]]["accuracy"]:
+            best[att["mode"]] = att
+    selection = {name: _pick(points[-1], "n_identities", "accuracy", "chance")
+                 for name, points in (p.get("selection") or {}).get("strategies", {}).items()
+                 if points}
+    control = p.get("control")
+    return {
+        "method": (data.get("params") or {}).get("method"),
+        "interest": interest["column"],
+        "sensitive": p["sensitive"],
+        "cas": _pick(u["cas"], "value", "ci") if isinstance(u.get("cas"), Mapping) else None,
+        "utility": {
+            **{k: interest[k] for k in ("clear", "anonymized", "anonymized_to_clear",
+                                        "anonymized_to_anonymized") if k in interest},
+            "U": u["U"], "U_clear": u["U_clear"],
+            "additional": {col: _pick(a, "alpha", "clear", "anonymized")
+                           for col, a in u.get("additional", {}).items()},
+        },
+        "chance": p["chance"],
+        "control": control["value"] if isinstance(control, Mapping) else control,
+        "attacks": [_pick(a, "mode", "model", "accuracy", "ci") for a in best.values()],
+        "worst_case": _pick(p["worst_case"], "mode", "model", "accuracy", "ci"),
+        "worst_case_crossfit": _pick(p.get("worst_case_crossfit"), "accuracy", "ci"),
+        "advantage": _pick(p.get("advantage"), "over", "value", "ci"),
+        "membership": [_pick(m, "level", "attacker", "auc", "ci")
+                       for m in p.get("membership", [])],
+        "contributors": _pick(p.get("contributors"), "attacker", "rate", "base_rate"),
+        "verification": [_pick(v, "voiceprivacy", "mode", "eer", "ci")
+                         for v in p.get("verification", [])],
+        "selection": selection,
+        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "sentence"),
+    }
+
+
+def _ci(ci: Any, fmt: str = ".3f") -> str:
+    return f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci else ""
+
+
+def summary_rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Short (label, value) rows of a :func:`summary` for a terminal table."""
+    u, col = s["utility"], s["interest"]
+    rows = []
+    if s["cas"]:
+        rows.append((f"utility: {col} CAS (trained on release → clear)",
+                     f"{s['cas']['value']:.3f}{_ci(s['cas']['ci'])} (clear {u['clear']:.3f})"))
+    rows.append((f"utility: {col} (clear → anonymized)",
+                 f"{u['clear']:.3f} → {u['anonymized']:.3f}"))
+    for name, a in u["additional"].items():
+        rows.append((f"utility: {name} (alpha {a['alpha']:g})",
+                     f"{a['clear']:.3f} → {a['anonymized']:.3f}"))
+    rows.append(("utility U", f"{u['U']:.3f} (clear {u['U_clear']:.3f})"))
+    if "anonymized_to_clear" in u:
+        rows.append((f"utility: {col} (anonymized → clear / → anonymized)",
+                     f"{u['anonymized_to_clear']:.3f} / {u['anonymized_to_anonymized']:.3f}"))
+    rows.append((f"chance for '{s['sensitive']}'", f"{s['chance']:.3f}"))
+    if s["control"] is not None:
+        rows.append(("control (released labels only)", f"{s['control']:.3f}"))
+    for att in s["attacks"]:
+        rows.append((f"attack {att['mode']} (best: {att['model']})",
+                     f"{att['accuracy']:.3f}{_ci(att.get('ci'))}"))
+    w = s["worst_case"]
+    rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
+    if s["worst_case_crossfit"]:
+        c = s["worst_case_crossfit"]
+        rows.append(("worst case, cross-fitted (no winner's curse)",
+                     f"{c['accuracy']:.3f}{_ci(c['ci'])}"))
+    if s["advantage"]:
+        a = s["advantage"]
+        rows.append((f"advantage over {a['over']}", f"{a['value']:+.3f}{_ci(a['ci'], '+.3f')}"))
+    for m in s["membership"]:
+        rows.append((f"membership AUC ({m['level']}, {m['attacker']})",
+                     f"{m['auc']:.3f}{_ci(m['ci'])}"))
+    if s["contributors"]:
+        c = s["contributors"]
+        rows.append((f"contributor disclosure ({c['attacker']})",
+                     f"{c['rate']:.3f} (base rate {c['base_rate']:.3f})"))
+    for v in s["verification"]:
+        rows.append((f"EER {v['voiceprivacy']} ({v['mode']})", f"{v['eer']:.3f}{_ci(v['ci'])}"))
+    for name, pt in s["selection"].items():
+        rows.append((f"selection {name}: {pt['n_identities']} identities",
+                     f"{pt['accuracy']:.3f} (chance {pt['chance']:.3f})"))
+    return rows

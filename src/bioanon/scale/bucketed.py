@@ -1,0 +1,315 @@
+"""Bucketed, out-of-core release of a Parquet dataset with a mixing anonymizer, on dask.
+
+Steps (every one a dask task; the same graph runs on the threaded scheduler or a
+``dask.distributed`` cluster):
+
+1. read the interest column lazily (``dask.dataframe``), assign every record to a random bucket
+   of about ``bucket_size`` records stratified by the interest (:mod:`.buckets`);
+2. one pass over the input partitions: each partition's rows are written to a spill folder
+   sorted by bucket, and the rows of a bounded stratified sample are returned for the fit;
+3. the anonymizer is fitted once on that sample (relevance etc.; recorded in the manifest);
+4. each bucket is gathered from the spill, released by the in-memory anonymizer (its random
+   sets are drawn within the bucket), shuffled, and written as one Parquet part file;
+5. the part files are written into a temporary folder renamed onto the output as a whole, and
+   the manifest is then written atomically beside it.
+
+A *mixing anonymizer* is any fitted estimator whose ``transform(X, labels)`` releases the
+records it is given by mixing them only among themselves, with a ``random_state`` parameter
+(the selective mean, the variance-preserving mix). Bucket assignments, seeds and the spill are
+secrets: the spill folder is deleted, and nothing but sizes reaches the manifest.
+
+Sets are drawn within a bucket instead of the whole class: a record's donors are the
+``round(t·g) − 1`` same-class and ``g − round(t·g)`` other-class records of its bucket. With
+``bucket_size`` ≫ g every class holds many more records than a set needs, and donors are still
+uniform among the records of the bucket, which is itself a uniform random stratified subset.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from ..errors import BioanonError
+from ..io import write_text_atomic
+from .buckets import assign_buckets, n_buckets_for
+from .sample import stratified_positions
+
+
+class MixingAnonymizer(Protocol):
+    """What the bucketed release needs of an anonymizer."""
+
+    random_state: Any
+
+    def fit(self, X: Any, labels: Any = None) -> Any: ...
+
+    def transform(self, X: Any, labels: Any = None) -> Any: ...
+
+
+@dataclass
+class BucketedResult:
+    """Sizes of a bucketed release (public: no seeds, no assignments)."""
+
+    output: Path
+    n_records: int
+    n_buckets: int
+    bucket_sizes: tuple[int, int]
+    class_counts: dict[str, int]
+    fit_sample: int
+    feature_columns: list[str] = field(default_factory=list)
+    label_columns: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------- the pieces (tasks)
+def _split_columns(columns: Sequence[str], label_columns: Sequence[str]) -> list[str]:
+    labels = set(label_columns)
+    return [c for c in columns if c not in labels]
+
+
+def _spill_partition(frame: pd.DataFrame, buckets: np.ndarray, sample_rows: np.ndarray,
+                     features: list[str], labels: list[str], n_buckets: int,
+                     path: str) -> tuple[np.ndarray, pd.DataFrame]:
+    """Write one partition's rows sorted by bucket; return the per-bucket counts and sample."""
+    X = frame[features].to_numpy(dtype=np.float32)
+    if not np.isfinite(X).all():
+        raise BioanonError("the features hold NaN or infinite values; clean or impute them "
+                           "before releasing")
+    order = np.argsort(buckets, kind="stable")
+    np.save(path + ".npy", X[order])
+    import pyarrow as pa
+
+    lab = pa.Table.from_pandas(frame[labels].iloc[order], preserve_index=False)
+    with pa.OSFile(path + ".labels.arrow", "wb") as sink, \
+            pa.ipc.new_file(sink, lab.schema) as writer:  # uncompressed: sliced in place later
+        writer.write_table(lab)
+    counts = np.bincount(buckets, minlength=n_buckets)
+    sample = frame.iloc[sample_rows][[*labels, *features]].reset_index(drop=True)
+    return counts, sample
+
+
+def _gather_bucket(spill: str, n_parts: int, offsets: np.ndarray, counts: np.ndarray,
+                   b: int, labels: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Read bucket ``b``'s rows from every partition's spill (memory-mapped, then closed)."""
+    import pyarrow as pa
+
+    xs, ls = [], []
+    for p in range(n_parts):
+        a, m = int(offsets[p, b]), int(counts[p, b])
+        if not m:
+            continue
+        base = os.path.join(spill, f"p{p:06d}")
+        mm = np.load(base + ".npy", mmap_mode="r")
+        xs.append(np.array(mm[a:a + m]))
+        del mm  # unmap: the file's pages leave this process's resident set
+        with pa.memory_map(base + ".labels.arrow") as src:
+            ls.append(pa.ipc.open_file(src).read_all().slice(a, m).to_pandas())
+    X = np.concatenate(xs) if xs else np.empty((0, 0), np.float32)
+    return X, pd.concat(ls, ignore_index=True)[labels]
+
+
+def _release_bucket(anonymizer: MixingAnonymizer, spill: str, n_parts: int,
+                    offsets: np.ndarray, counts: np.ndarray, b: int, seed: int,
+                    labels: list[str], released: list[str], features: list[str],
+                    interest: str, out_dir: str, schema_meta: bytes) -> dict[str, Any]:
+    """Release one bucket with a copy of the fitted anonymizer and write its part file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    X, lab = _gather_bucket(spill, n_parts, offsets, counts, b, labels)
+    ss = np.random.SeedSequence(seed)
+    s_mix, s_perm = (int(s.generate_state(1)[0]) for s in ss.spawn(2))
+    est = copy.copy(anonymizer)  # fitted attributes shared, its own random state
+    est.random_state = s_mix
+    out = np.asarray(est.transform(X, lab), dtype=np.float32)
+    perm = np.random.default_rng(s_perm).permutation(out.shape[0])
+    cols = {c: pa.array(lab[c].to_numpy()[perm]) for c in released}
+    out = out[perm]
+    cols.update({f: pa.array(out[:, j]) for j, f in enumerate(features)})
+    tab = pa.table(cols)
+    tab = tab.replace_schema_metadata({b"bioanon": schema_meta})
+    pq.write_table(tab, os.path.join(out_dir, f"part-{b:06d}.parquet"))
+    classes, n_c = np.unique(lab[interest].astype(str).to_numpy(), return_counts=True)
+    return {"n": int(out.shape[0]), "classes": dict(zip(classes.tolist(), n_c.tolist(),
+                                                         strict=True))}
+
+
+# ---------------------------------------------------------------------- the release
+def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
+                     anonymizer: MixingAnonymizer, *, interest: str,
+                     label_columns: Sequence[str], released_columns: Sequence[str],
+                     manifest: dict[str, Any], bucket_size: int = 50_000,
+                     fit_sample: int = 20_000, random_state: int | None = None,
+                     client: Any = None, num_workers: int | None = None,
+                     spill_dir: str | os.PathLike | None = None,
+                     blocksize: int | None = None) -> BucketedResult:
+    """Release a Parquet dataset bucket by bucket and write a partitioned Parquet release.
+
+    Parameters
+    ----------
+    source : path
+        Parquet file or folder of Parquet files (label columns + numeric feature columns).
+    output : path
+        Folder to create (must not exist); it appears only once complete. The manifest is
+        written next to it as ``<output>.manifest.json``, atomically, after the folder.
+    anonymizer : MixingAnonymizer
+        Unfitted; fitted here on a stratified sample of at most ``fit_sample`` records.
+    interest : str
+        Label column the buckets are stratified by (each bucket holds every class in
+        proportion).
+    label_columns : sequence of str
+        Every non-feature column of the input; the rest are features.
+    released_columns : sequence of str
+        The label columns to write (the release policy's choice; see :mod:`.policy`).
+    manifest : dict
+        Fields of the manifest (roles, parameters, provenance); sizes are added here.
+    bucket_size : int
+        Minimum records per bucket (buckets hold ``bucket_size`` to ``2·bucket_size − 1``).
+    fit_sample : int
+        Records of the stratified sample the anonymizer is fitted on.
+    random_state : int or None
+        Fixes the bucket assignment, the sample and every bucket's release (a secret).
+    client : dask.distributed.Client, optional
+        Run on this cluster; otherwise the threaded scheduler with ``num_workers`` threads.
+    spill_dir : path, optional
+        Folder for the temporary bucket spill (deleted afterwards); on a cluster it must be
+        shared by every worker. Default: a temporary folder beside the output.
+    blocksize : int, optional
+        Bytes per input partition (default: one partition per Parquet row group).
+
+    Returns
+    -------
+    BucketedResult
+    """
+    import dask
+    import dask.dataframe as dd
+
+    out = Path(output)
+    if out.exists():
+        raise BioanonError(f"output '{out}' already exists; choose a new folder (a bucketed "
+                           "release never overwrites)")
+    if not out.parent.exists():
+        raise BioanonError(f"output folder '{out.parent}' does not exist; create it first")
+    src = Path(source)
+    if not src.exists():
+        raise BioanonError(f"input '{src}' does not exist; check the path")
+    labels = list(dict.fromkeys(label_columns))
+    released = list(dict.fromkeys(released_columns))
+    if interest not in labels:
+        raise BioanonError(f"interest column '{interest}' is not among the label columns "
+                           f"{labels}; name it with --interest")
+    kwargs: dict[str, Any] = ({"blocksize": blocksize} if blocksize else
+                              {"split_row_groups": True})
+    ddf = dd.read_parquet(str(src), **kwargs)
+    columns = [str(c) for c in ddf.columns]
+    missing = [c for c in [*labels, *released] if c not in columns]
+    if missing:
+        raise BioanonError(f"column(s) {missing} are not in '{src.name}'; its columns start "
+                           f"{columns[:8]}")
+    features = _split_columns(columns, labels)
+    if not features:
+        raise BioanonError("the input has no feature columns; every column is a label")
+
+    def compute(*tasks: Any) -> list[Any]:
+        if client is not None:
+            return list(client.gather(client.compute(list(tasks))))
+        return list(dask.compute(*tasks, scheduler="threads", num_workers=num_workers))
+
+    # 1. buckets, stratified by the interest (only that column is read)
+    # a read of its own: a column taken from ``ddf`` may be fused into fewer partitions
+    parts_in = ddf.to_delayed()
+    ints = compute(*dd.read_parquet(str(src), columns=[interest], **kwargs).to_delayed())
+    if len(ints) != len(parts_in):  # pragma: no cover - a dask planning change
+        raise RuntimeError("the interest column and the table were split differently")
+    ints = [i[interest] for i in ints]
+    sizes = np.array([len(s) for s in ints], dtype=np.int64)
+    y = pd.concat(ints, ignore_index=True).to_numpy()
+    del ints
+    n = int(sizes.sum())
+    codes = pd.factorize(y)[0]
+    ss = np.random.SeedSequence(random_state)
+    s_bucket, s_sample, s_release = ss.spawn(3)
+    n_buckets = n_buckets_for(n, bucket_size)
+    buckets = assign_buckets(codes, n_buckets, np.random.default_rng(s_bucket))
+    sample = stratified_positions(codes, int(fit_sample), np.random.default_rng(s_sample))
+    del y, codes
+    starts = np.r_[0, np.cumsum(sizes)]
+
+    # 2. one pass: spill by bucket + the fit sample
+    spill = tempfile.mkdtemp(prefix=f".{out.name}.spill-",
+                             dir=str(spill_dir) if spill_dir else str(out.parent))
+    tmp_out = tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=str(out.parent))
+    try:
+        spill_part = dask.delayed(_spill_partition, pure=False)
+        tasks = []
+        for p, part in enumerate(parts_in):
+            a, b = starts[p], starts[p + 1]
+            rows = sample[(sample >= a) & (sample < b)] - a
+            tasks.append(spill_part(part, buckets[a:b], rows, features, labels, n_buckets,
+                                    os.path.join(spill, f"p{p:06d}")))
+        del buckets
+        results = compute(*tasks)
+        counts = np.stack([r[0] for r in results])  # (partitions, buckets)
+        fit_frame = pd.concat([r[1] for r in results], ignore_index=True)
+        del results
+        offsets = np.cumsum(counts, axis=1) - counts
+
+        # 3. fit once, on the sample
+        anonymizer.fit(fit_frame[features].to_numpy(dtype=np.float32),
+                       fit_frame[labels].reset_index(drop=True))
+        n_fit = len(fit_frame)
+        del fit_frame
+
+        # 4. release every bucket
+        meta = json.dumps({"label_columns": released, "meta": {}}).encode()
+        seeds = [int(s.generate_state(1)[0]) for s in s_release.spawn(n_buckets)]
+        release = dask.delayed(_release_bucket, pure=False)
+        parts = compute(*[release(anonymizer, spill, counts.shape[0], offsets, counts, b,
+                                  seeds[b], labels, released, features, interest, tmp_out,
+                                  meta) for b in range(n_buckets)])
+        # 5. the folder appears whole, then the manifest beside it
+        os.replace(tmp_out, out)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+        shutil.rmtree(tmp_out, ignore_errors=True)
+    class_counts: dict[str, int] = {}
+    for part in parts:
+        for c, m in part["classes"].items():
+            class_counts[c] = class_counts.get(c, 0) + m
+    per_bucket = [p["n"] for p in parts]
+    result = BucketedResult(out, int(sum(per_bucket)), n_buckets,
+                            (min(per_bucket), max(per_bucket)), class_counts, n_fit,
+                            features, released)
+    roles = dict(manifest.get("columns", {}))
+    for f in features:
+        roles.setdefault(f, "feature")
+    doc = {**manifest, "columns": roles,
+           "output": {"name": out.name, "format": "parquet (partitioned, one part per bucket)",
+                      "label_columns": released, "n_records": result.n_records,
+                      "n_features": len(features), "shuffled": True},
+           "scale": {"bucket_size": int(bucket_size), "n_buckets": n_buckets,
+                     "bucket_records": list(result.bucket_sizes),
+                     "sets_drawn_within": "bucket (stratified by the interest)",
+                     "fit_sample_records": n_fit, "fit_sample": "stratified by the interest"}}
+    if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
+        from ..anonymize.relevance import relevance_sample_size
+
+        doc["relevance_fit"] = {"records": relevance_sample_size(n_fit), "of": n,
+                                "sample": "stratified by the interest, then by the attribute "
+                                          "scored"}
+    write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
+    return result
+
+
+def manifest_path(output: str | os.PathLike) -> Path:
+    """Where the manifest of a bucketed release lives: ``<output>.manifest.json``."""
+    out = Path(output)
+    return out.with_name(out.name + ".manifest.json")

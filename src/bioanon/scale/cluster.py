@@ -1,0 +1,50 @@
+"""Where a bucketed release runs: a user's dask scheduler, a local cluster, or threads."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import BioanonError
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, local: bool = False,
+                n_workers: int | None = None, memory_limit: str = "2GiB") -> Iterator[Any]:
+    """Yield a ``dask.distributed.Client`` (or None for the threaded scheduler).
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler, e.g. ``tcp://10.0.0.5:8786``.
+    local : bool
+        Start a ``LocalCluster`` (one single-threaded worker per core unless ``n_workers``).
+    n_workers : int, optional
+    memory_limit : str
+        Per-worker memory limit of the local cluster.
+    """
+    if scheduler is None and not local:
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise BioanonError("the dask path needs the 'scale' extra; install it with "
+                           "pip install 'bioanon[scale]'") from None
+    if scheduler is not None:
+        if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+            raise BioanonError(f"scheduler address '{scheduler}' must look like "
+                               "tcp://HOST:PORT")
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise BioanonError(f"cannot reach the dask scheduler at {scheduler} ({exc}); "
+                               "check the address and that the scheduler runs") from None
+        with client:
+            yield client
+        return
+    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                      memory_limit=memory_limit, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        yield client

@@ -1,0 +1,115 @@
+"""``bioanon anonymize --dask`` / ``--scheduler``: the bucketed release from parsed options.
+
+The CLI parses; this module checks the input's columns, builds the manifest's provenance and
+calls :func:`bioanon.scale.bucketed.bucketed_release` inside :func:`.cluster.dask_client`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import BioanonError
+
+#: registry names of the mixing methods the bucketed path can run (an estimator class may
+#: also declare ``bucketable = True``: it mixes only the records it is given)
+BUCKETABLE = ("selective-mean",)
+
+
+def check_bucketable(method: str, anonymizer: Any) -> None:
+    """Refuse methods whose release is not a mixing of the records given."""
+    if method in BUCKETABLE or getattr(anonymizer, "bucketable", False):
+        return
+    raise BioanonError(f"method '{method}' cannot run bucket by bucket on dask; use a mixing "
+                       f"method ({', '.join(BUCKETABLE)}) or leave out --dask/--scheduler")
+
+
+def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
+    """Columns of a Parquet file or folder: (all, numeric, labels bioanon wrote there)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    if not source.exists():
+        raise BioanonError(f"input '{source}' does not exist; check the path")
+    if source.is_file() and source.suffix.lower() not in (".parquet", ".parq", ".pq"):
+        raise BioanonError(f"the dask path reads Parquet; '{source.name}' is not (convert it "
+                           "with FeatureTable.read(...).write('table.parquet'))")
+    try:
+        schema = ds.dataset(str(source), format="parquet").schema
+    except Exception as exc:
+        raise BioanonError(f"cannot read '{source}' as Parquet: {exc}".splitlines()[0]) from None
+    names = list(schema.names)
+    numeric = [f.name for f in schema if pa.types.is_integer(f.type)
+               or pa.types.is_floating(f.type)]
+    md = json.loads((schema.metadata or {}).get(b"bioanon", b"{}"))
+    known = [c for c in md.get("label_columns") or [] if c in names]
+    return names, numeric, known
+
+
+def input_digest(source: Path) -> str:
+    """SHA-256 of a Parquet file, or of its folder's files' digests in name order."""
+    from ..io import file_sha256
+
+    if source.is_file():
+        return file_sha256(source)
+    h = hashlib.sha256()
+    for f in sorted(p for p in source.rglob("*") if p.is_file()):
+        h.update(f.relative_to(source).as_posix().encode() + file_sha256(f).encode())
+    return h.hexdigest()
+
+
+def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str, *,
+                       interest: str | None, additional: Sequence[str], sensitive: str,
+                       labels: Sequence[str], keep_sensitive: bool = False,
+                       bucket_size: int = 50_000, fit_sample: int = 20_000,
+                       seed: int | None = None, scheduler: str | None = None,
+                       local: bool = False, n_workers: int | None = None,
+                       version: str = "") -> Any:
+    """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
+
+    Returns the :class:`~.bucketed.BucketedResult`.
+    """
+    from .bucketed import bucketed_release
+    from .cluster import dask_client
+    from .policy import release_plan
+
+    check_bucketable(method, anonymizer)
+    if not interest:
+        raise BioanonError("the dask path stratifies its buckets by the interest; pass "
+                           "--interest COL")
+    if output.suffix:
+        raise BioanonError(f"the dask path writes a folder of Parquet parts; name the output "
+                           f"without an extension (not '{output.name}')")
+    if output.resolve() == source.resolve():
+        raise BioanonError(f"output '{output}' is the input; choose another output path")
+    names, numeric, known = parquet_schema(source)
+    named = list(dict.fromkeys([interest, *additional, sensitive, *labels]))
+    for c in named:
+        if c not in names:
+            raise BioanonError(f"column '{c}' is not in '{source.name}'; its columns start "
+                               f"{names[:8]}")
+    label_cols = list(dict.fromkeys([*named, *known]))
+    odd = [c for c in names if c not in label_cols and c not in numeric]
+    if odd:
+        raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
+                           "columns (--label COL) or convert them to numbers")
+    released, manifest = release_plan(label_cols, interest, list(additional), sensitive,
+                                      keep_sensitive=keep_sensitive, identifying=labels)
+    manifest = {"bioanon_version": version, "method": method,
+                "params": anonymizer.public_params() if hasattr(anonymizer, "public_params")
+                else {},
+                "input": {"name": source.name, "sha256": input_digest(source)},
+                "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+                **manifest}
+    with dask_client(scheduler, local, n_workers) as client:
+        return bucketed_release(source, output, anonymizer, interest=interest,
+                                label_columns=label_cols, released_columns=released,
+                                manifest=manifest, bucket_size=bucket_size,
+                                fit_sample=fit_sample, random_state=seed, client=client,
+                                num_workers=n_workers or os.cpu_count())
