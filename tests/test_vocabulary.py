@@ -18,10 +18,11 @@ from bioanon.report.summary import SUMMARY_KEYS
 runner = CliRunner()
 WIDE = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
 WRITERS = ["anonymize", "extract", "evaluate", "tune", "tune-k", "preview", "train-decoupler",
-           "demo"]
+           "demo", "release"]
 #: every command that reads an input, with the least arguments that name one
 READERS = {
     "anonymize": ["anonymize", "nothere.parquet"],
+    "release": ["release", "nothere.parquet"],
     "evaluate": ["evaluate", "nothere.parquet"],
     "tune": ["tune", "nothere.parquet"],
     "tune-k": ["tune-k", "nothere.parquet"],

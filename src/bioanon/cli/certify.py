@@ -26,13 +26,19 @@ from ..release import (
 )
 from ..table import format_of
 from .common import (
+    OUT_FLAGS,
     AddOpt,
+    InputArg,
+    JsonOpt,
     LabelOpt,
     SensitiveOpt,
     app,
     console,
     err_console,
+    notes_console,
     parse_weighted,
+    print_json,
+    print_summary,
     progress_bar,
     read_input,
     user_errors,
@@ -51,8 +57,9 @@ REPORT_FILES = ["report.json", "report.html", "search.png"]
 @app.command("release")
 @user_errors
 def release_command(
-    input: Annotated[Path, typer.Argument(help="Feature table: .parquet, .csv or .npz.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Released table to write.")],
+    input: InputArg,
+    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to write (with "
+                                                          "OUT.manifest.json and OUT.report/).")],
     interest: Annotated[str, typer.Option(
         "--interest", help="Column of the attribute whose utility (CAS) must survive.")],
     sensitive: SensitiveOpt,
@@ -87,6 +94,7 @@ def release_command(
     attackers: Annotated[str, typer.Option(
         "--attackers", help="Attacker modes, comma-separated, or 'all'.")] = "all",
     jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
+    as_json: JsonOpt = False,
 ) -> None:
     """Search methods and settings, certify one against the privacy target, and release.
 
@@ -137,6 +145,7 @@ def release_command(
                         methods=method_list, budget_minutes=budget_minutes, progress=update,
                         random_state=seed, models=model_list, attackers=modes, group=group,
                         released_labels=released_labels, n_jobs=jobs)
+    notes = notes_console(as_json)
     for row in result.rows:
         err_console.print(f"  {row['setting']}: CAS {row['cas']:.3f}, worst case "
                           f"{row['worst_case']:.3f} ({row['worst_attacker']}), advantage bound "
@@ -151,7 +160,13 @@ def release_command(
         err_console.print(f"budget reached: {len(result.not_evaluated)} setting(s) not "
                           "evaluated", highlight=False)
     if not result.certified:
-        if result.confirmation is not None:
+        if as_json:
+            row, why = result.closest()
+            print_json({"certified": False, "message": result.failure_line(),
+                        "closest": None if row is None else row["setting"], "short_of": why,
+                        "confirmation": None if result.confirmation is None
+                        else result.confirmation["verdict"]})
+        elif result.confirmation is not None:
             console.print(result.confirmation["verdict"]["sentence"], highlight=False,
                           soft_wrap=True)
         err_console.print(result.failure_line() + "; nothing was written", highlight=False,
@@ -171,7 +186,7 @@ def release_command(
     with atomic_path(rep_dir / "search.png") as tmp:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     write_release(out.table, out.manifest, output)  # last: a certified release has its report
-    console.print(report["verdict"]["sentence"], highlight=False, soft_wrap=True)
-    console.print(f"certified: {result.rows[result.chosen or 0]['setting']}; wrote {output} "
+    print_summary(report, as_json)
+    notes.print(f"certified: {result.rows[result.chosen or 0]['setting']}; wrote {output} "
                   f"({out.table.n_records} records), {man_path.name} and {rep_dir.name}/",
                   highlight=False, soft_wrap=True)
