@@ -161,9 +161,9 @@ def release_command(
                           "evaluated", highlight=False)
     if not result.certified:
         if as_json:
-            row, why = result.closest()
+            near, why = result.closest()
             print_json({"certified": False, "message": result.failure_line(),
-                        "closest": None if row is None else row["setting"], "short_of": why,
+                        "closest": None if near is None else near["setting"], "short_of": why,
                         "confirmation": None if result.confirmation is None
                         else result.confirmation["verdict"]})
         elif result.confirmation is not None:
