@@ -201,3 +201,12 @@ def test_keep_sensitive_is_flagged_unfit(table, src, tmp_path):
     man = json.loads((tmp_path / "rel.parquet.manifest.json").read_text())
     assert "unfit" in man["warning"]
     assert "identity" in pd.read_parquet(out).columns
+
+
+def test_json_prints_one_document_also_when_nothing_is_certified(src, tmp_path):
+    res = _run(*_base(src, tmp_path / "rel.parquet"), "--methods", "noise",
+               "--target-advantage", "0", "--json", *FAST_CLI)
+    assert res.exit_code == 1
+    doc = json.loads(res.stdout)
+    assert doc["certified"] is False and doc["closest"].startswith("noise(")
+    assert "privacy" in doc["short_of"] and list(tmp_path.iterdir()) == []
