@@ -243,6 +243,68 @@ def _sanitizer(o: MethodOptions) -> Any:
     return anon
 
 
+# ---------------------------------------------------------------------- frontier methods
+def _vp_mix(o: MethodOptions) -> Any:
+    from .anonymize import VarianceMixAnonymizer
+
+    interest = o.need("interest")
+    # retention of the record's own value is off unless asked for (--param r_p=0.01): it
+    # brings back the own weight the reverse attacker learns; --rp's default is not used
+    extra = _extra(o, {"restoration": float, "purity": float, "r_p": float})
+    anon = VarianceMixAnonymizer(
+        interest=interest, additional={c: o.rq.get(c, 0.0) for c in o.additional} or None,
+        sensitive=o.sensitive, g=o.g, t=extra.get("purity", 1.0),
+        restoration=extra.get("restoration", 0.5), w=o.w, r_p=extra.get("r_p", 0.0), r_s=o.rs,
+        relevance=o.relevance, allow_replacement=o.allow_replacement, random_state=o.seed)
+    anon._check_params()
+    return anon
+
+
+def _synthetic(o: MethodOptions) -> Any:
+    from .anonymize import SyntheticAnonymizer
+
+    anon = SyntheticAnonymizer(interest=o.need("interest"), additional=list(o.additional) or None,
+                               random_state=o.seed,
+                               **_extra(o, {"n_components": int, "covariance": str,
+                                            "reg": float}))
+    anon._check_params()
+    return anon
+
+
+def _leace(o: MethodOptions) -> Any:
+    from .anonymize import LeaceAnonymizer
+
+    _extra(o, {})
+    return LeaceAnonymizer(sensitive=o.need("sensitive"))
+
+
+#: Methods that may follow another one after a ``+`` (``--method vp-mix+leace``).
+POST_STEPS: dict[str, Callable[[MethodOptions], Any]] = {"leace": _leace}
+
+
+def _composed(o: MethodOptions) -> Any:
+    """``A+B``: method A, then post-step B fitted on A's release. ``--param B.KEY=V`` goes to B."""
+    from dataclasses import replace
+
+    from .anonymize import ComposedAnonymizer
+
+    first, *posts = [p.strip() for p in o.method.split("+")]
+    if not posts or not first or not all(posts):
+        raise BioanonError(f"method '{o.method}' is not of the form METHOD+POST, e.g. "
+                           "vp-mix+leace")
+    for p in posts:
+        if p not in POST_STEPS:
+            raise BioanonError(f"'{p}' is not a post-step{suggest(p, POST_STEPS)}; after '+' "
+                               f"choose from {', '.join(POST_STEPS)}")
+    prefixes = {f"{p}." for p in posts}
+    own = {k: v for k, v in o.extra.items() if not any(k.startswith(x) for x in prefixes)}
+    est = build_method(replace(o, method=first, extra=own))
+    for p in posts:
+        mine = {k[len(p) + 1:]: v for k, v in o.extra.items() if k.startswith(f"{p}.")}
+        est = ComposedAnonymizer(est, POST_STEPS[p](replace(o, method=p, extra=mine)))
+    return est
+
+
 METHODS: dict[str, Callable[[MethodOptions], Any]] = {
     "selective-mean": _selective_mean,
     "ksame": _ksame,
@@ -257,14 +319,19 @@ METHODS: dict[str, Callable[[MethodOptions], Any]] = {
     "keep": _keep,
     "motion-extract": _motion,
     "sanitizer": _sanitizer,
+    "vp-mix": _vp_mix,
+    "synthetic": _synthetic,
+    "leace": _leace,
 }
 
 
 def build_method(options: MethodOptions) -> Any:
-    """Build the anonymizer named by ``options.method``."""
+    """Build the anonymizer named by ``options.method`` (``A+B``: A then post-step B)."""
+    if "+" in options.method:
+        return _composed(options)
     if options.method not in METHODS:
         raise BioanonError(
             f"unknown method '{options.method}'{suggest(options.method, METHODS)}; choose from "
-            f"{', '.join(METHODS)}"
+            f"{', '.join(METHODS)}, or METHOD+leace"
         )
     return METHODS[options.method](options)

@@ -110,7 +110,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     """
     if not 0.0 <= target_advantage <= 1.0:
         raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]")
-    known = anonymizer.get_params(deep=False)
+    known = anonymizer.get_params(deep=True)  # nested keys (method__g) for compositions
     for key in grid:
         if key not in known:
             raise BioanonError(f"{type(anonymizer).__name__} has no parameter '{key}'"

@@ -1,0 +1,317 @@
+"""Variance-preserving class-conditional mix: a mean of donors that keeps each class's spread.
+
+A plain mean of ``g`` records shrinks a class's spread by √g, so a model trained on the release
+learns a caricature of each class. This mix restores the spread. For a record ``i`` of stratum
+``s`` (its interest class, or its interest × additional class), with ``m_i`` the mean of ``g``
+donors drawn uniformly **without regard to identity** from the other records (never the record
+itself; a share ``t`` of them from ``s``, the rest from the interest class outside ``s``)::
+
+    x'_i = μ_{s,−i} + c_s · (m_i − E[m_i]),      E[m_i] = (k₁ μ_{s,−i} + k₂ μ_o) / g
+
+where ``μ_{s,−i}`` is the mean of the stratum without the record, ``μ_o`` the mean of the
+rest of the interest class and ``c_s = (tr S_s / tr Cov(m_i))^restoration``: with
+``restoration = 0.5`` each stratum keeps its mean and (for ``t = 1``, exactly in expectation,
+finite-population correction included) its covariance; ``restoration = 0`` is the plain mean of
+the donors. ``x'_i`` is a function of the *other* records only: the record's own weight, which
+the parrot and reverse attackers learn from, is zero (unless features are retained, below).
+
+For all records at once the release is one sparse product ``M X`` (``M`` the secret mixing
+matrix of :func:`bioanon.anonymize.selective_mean.mixing_matrix`) followed by per-stratum
+affine terms, applied by row blocks::
+
+    X' = c[s] ⊙ (M X) + b[s] ⊙ X + C[s]
+
+With ``r_p > 0`` the record's own value is retained on the most interest-relevant features
+(``w``, as in the selective mean): utility may rise, but the record's own weight returns and
+the reverse attacker learns it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..errors import BioanonError
+from ..relevance import relevance_scores, select_features
+from ..table import FeatureTable
+from .base import AnonymizerMixin, label_values, split_input
+from .random_sets import assemble_sets, n_same
+from .selective_mean import _row_block, mixing_matrix, secure_seed
+
+
+# ---------------------------------------------------------------------- the math
+def strata(labels: Any, interest: str, additional: Sequence[str], n: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Interest class codes and stratum codes (interest × additional values) of ``n`` records.
+
+    Examples
+    --------
+    >>> c, s = strata({"p": [0, 0, 1, 1], "q": ["a", "b", "a", "a"]}, "p", ["q"], 4)
+    >>> c.tolist(), s.tolist()
+    ([0, 0, 1, 1], [0, 1, 2, 2])
+    """
+    y = label_values(labels, interest, n)
+    _, codes = np.unique(y, return_inverse=True)
+    if not additional:
+        return codes, codes.copy()
+    cols = [pd.Series(y).astype(str).to_numpy()] + [
+        pd.Series(label_values(labels, c, n)).astype(str).to_numpy() for c in additional]
+    joint = pd.MultiIndex.from_arrays(cols)
+    return codes, pd.factorize(joint, sort=True)[0].astype(np.int64)
+
+
+def donor_sets(classes: np.ndarray, strat: np.ndarray, g: int, t: float,
+               rng: np.random.Generator, allow_replacement: bool = False) -> np.ndarray:
+    """Donors of every record: ``g`` others of its interest class, ``round(t·g)`` of its stratum.
+
+    Identity plays no part in the draw. Loops over interest classes, never over records.
+    """
+    if np.array_equal(classes, strat):
+        return assemble_sets(strat, g, 1.0, rng, None, allow_replacement, include_self=False)
+    sets = np.empty((classes.size, g), dtype=np.int64)
+    for c in np.unique(classes):
+        members = np.flatnonzero(classes == c)
+        _, sub = np.unique(strat[members], return_inverse=True)
+        t_c = t if sub.max() > 0 else 1.0  # one stratum only: all donors from it
+        sets[members] = members[assemble_sets(sub, g, t_c, rng, None, allow_replacement,
+                                              include_self=False)]
+    return sets
+
+
+def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int, t: float,
+                  restoration: float, allow_replacement: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-stratum coefficients ``(c, b, C)`` of ``x' = c·(M X) + b·x + C``.
+
+    ``c`` restores the spread (see the module docstring), ``b`` and ``C`` recentre the mix on
+    the leave-one-out stratum mean. One pass over ``X`` (sums and squared norms per stratum).
+    """
+    n_strata = int(strat.max()) + 1
+    d = X.shape[1]
+    X64 = np.asarray(X, dtype=np.float64)
+    count = np.bincount(strat, minlength=n_strata).astype(np.float64)
+    sums = np.zeros((n_strata, d))
+    _sum_by(sums, strat, X64)
+    sq = np.bincount(strat, weights=np.einsum("ij,ij->i", X64, X64), minlength=n_strata)
+    cls_of = np.zeros(n_strata, dtype=np.int64)
+    cls_of[strat] = classes
+    n_cls = int(classes.max()) + 1
+    cls_count = np.bincount(cls_of, weights=count, minlength=n_cls)
+    cls_sums = np.zeros((n_cls, d))
+    np.add.at(cls_sums, cls_of, sums)
+    cls_sq = np.bincount(cls_of, weights=sq, minlength=n_cls)
+    if (count < 2).any():
+        raise BioanonError("a class has a single record: it has no donor; drop or merge it")
+    mu = sums / count[:, None]
+    tr_s = sq / count - np.einsum("ij,ij->i", mu, mu)  # trace of the stratum's covariance
+    n_o = cls_count[cls_of] - count  # rest of the interest class
+    single = np.bincount(cls_of, minlength=n_cls)[cls_of] == 1
+    k1 = np.where(single, g, n_same(g, t)).astype(np.float64)
+    k2 = g - k1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu_o = np.where(n_o[:, None] > 0, (cls_sums[cls_of] - sums) / n_o[:, None], 0.0)
+        tr_o = np.where(n_o > 0, (cls_sq[cls_of] - sq) / n_o - np.einsum("ij,ij->i", mu_o, mu_o),
+                        0.0)
+        pool1 = count - 1
+        fpc1 = np.where(pool1 >= k1, (pool1 - k1) / np.maximum(pool1 - 1, 1), 1.0)
+        fpc2 = np.where(n_o >= k2, (n_o - k2) / np.maximum(n_o - 1, 1), 1.0)
+        var_m = (k1 * fpc1 * tr_s + k2 * fpc2 * tr_o) / g**2
+        ratio = np.where(var_m > 0, tr_s / var_m, 1.0)
+    flat = (var_m <= 0) & (tr_s > 0)
+    if flat.any():
+        raise BioanonError(
+            f"g={g} draws every other record of a class of {int(count[flat].min())}, so the mix "
+            "has no spread to restore; lower g below the class size minus 1, or allow "
+            "sampling with replacement (--allow-replacement)")
+    c = ratio ** float(restoration)
+    a = 1.0 - c * k1 / g  # coefficient of the leave-one-out stratum mean
+    b = -a / pool1
+    C = (a * count / pool1)[:, None] * mu - (c * k2 / g)[:, None] * mu_o
+    return c, b, C
+
+
+def _sum_by(out: np.ndarray, codes: np.ndarray, X: np.ndarray) -> None:
+    """Row sums per code as one sparse product (fast on many rows)."""
+    n = codes.size
+    S = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(out.shape[0], n))
+    out += S @ X
+
+
+def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarray,
+                 b: np.ndarray, C: np.ndarray, mask: np.ndarray | None = None,
+                 lam: float = 0.0, n_threads: int | None = None,
+                 block: int = 1 << 15) -> np.ndarray:
+    """Return ``c[s] (M X) + b[s] X + C[s]`` (then ``λ`` retention on ``mask``), by row blocks.
+
+    SciPy's sparse product releases the GIL, so blocks run in a thread pool; no Python loop
+    touches single records.
+    """
+    n = M.shape[0]
+    out = np.empty((n, X.shape[1]), dtype=np.float32)
+    c32, b32, C32 = (np.asarray(v, dtype=np.float32) for v in (c, b, C))
+    cols = np.flatnonzero(mask) if (mask is not None and lam) else np.zeros(0, dtype=np.int64)
+    lam32 = np.float32(lam)
+
+    def run(start: int) -> None:
+        stop = min(n, start + block)
+        s = strat[start:stop]
+        part = out[start:stop]
+        part[...] = _row_block(M, start, stop) @ X
+        part *= c32[s, None]
+        part += b32[s, None] * X[start:stop]
+        part += C32[s]
+        if cols.size:
+            part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
+
+    starts = range(0, n, block)
+    threads = n_threads or min(8, os.cpu_count() or 1)
+    if threads > 1 and n > block:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, starts))
+    else:
+        for start in starts:
+            run(start)
+    return out
+
+
+# ---------------------------------------------------------------------- the estimator
+class VarianceMixAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
+    """Variance-preserving class-conditional mix (``--method vp-mix``).
+
+    Parameters
+    ----------
+    interest : str
+        Label column whose classes the mix is conditioned on (their means and covariances kept).
+    additional : sequence of str or mapping {column: r_q}, optional
+        Additional attributes: donors are drawn within the record's interest × additional
+        stratum for a share ``t`` of the set (the rest from the rest of its interest class).
+    sensitive : str, optional
+        Needed only for ``r_s > 0``. Never used to choose donors.
+    g : int, default 32
+        Donors per record (the record itself is never one).
+    t : float, default 1.0
+        Share of donors from the record's stratum (with additional attributes only).
+    restoration : float, default 0.5
+        Exponent of the spread restoration: 0.5 keeps the covariance, 0 the plain mean.
+    w, r_p, r_q, r_s, relevance
+        Optional retention of the record's own value on the most relevant features, as in the
+        selective mean (``r_p = 0``, the default, retains nothing: zero own weight).
+    allow_replacement : bool, default False
+        Draw donors with replacement when a class is too small for ``g``.
+    random_state : int or None
+        Secret key of the draw; ``None`` draws fresh OS entropy per release. Never published.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=20, n_features=32)
+    >>> out = VarianceMixAnonymizer("expression", g=8, random_state=0).fit_transform(t.X,
+    ...                                                                           t.labels)
+    >>> out.shape
+    (120, 32)
+    """
+
+    def __init__(self, interest: str = "interest",
+                 additional: Sequence[str] | Mapping[str, float] | None = None,
+                 sensitive: str | None = None, g: int = 32, t: float = 1.0,
+                 restoration: float = 0.5, w: float = 10.0, r_p: float = 0.0,
+                 r_q: float | Mapping[str, float] = 0.0, r_s: float = 0.0,
+                 relevance: Any = "forest", allow_replacement: bool = False,
+                 random_state: int | None = None) -> None:
+        self.interest = interest
+        self.additional = additional
+        self.sensitive = sensitive
+        self.g = g
+        self.t = t
+        self.restoration = restoration
+        self.w = w
+        self.r_p = r_p
+        self.r_q = r_q
+        self.r_s = r_s
+        self.relevance = relevance
+        self.allow_replacement = allow_replacement
+        self.random_state = random_state
+
+    def _additional(self) -> list[str]:
+        return [] if self.additional is None else [str(c) for c in self.additional]
+
+    def _retention_q(self) -> dict[str, float]:
+        if isinstance(self.additional, Mapping):
+            return {str(k): float(v) for k, v in self.additional.items()}
+        if isinstance(self.r_q, Mapping):
+            return {c: float(self.r_q.get(c, 0.0)) for c in self._additional()}
+        return {c: float(self.r_q) for c in self._additional()}
+
+    def _check_params(self) -> None:
+        if int(self.g) != self.g or self.g < 1:
+            raise BioanonError(f"g={self.g} must be a positive integer (donors per record)")
+        if not (1.0 / self.g - 1e-9 <= self.t <= 1.0):
+            raise BioanonError(f"purity t={self.t} must lie in [1/g, 1] = [{1 / self.g:.3g}, 1]")
+        if not 0.0 <= self.restoration <= 1.0:
+            raise BioanonError(f"restoration={self.restoration} must lie in [0, 1] (0.5 keeps "
+                               "the covariance, 0 is the plain mean)")
+        if self.w < 1:
+            raise BioanonError(f"weight w={self.w} must be at least 1")
+        for name, r in [("r_p", self.r_p), ("r_s", self.r_s),
+                        *[(f"r_q[{c}]", v) for c, v in self._retention_q().items()]]:
+            if not 0.0 <= r <= 1.0:
+                raise BioanonError(f"{name}={r} must lie in [0, 1]; e.g. 0.01 keeps 1%")
+        if self.r_s > 0 and not self.sensitive:
+            raise BioanonError("r_s > 0 needs the sensitive column; pass sensitive=...")
+
+    def fit(self, X: Any, labels: Any = None) -> VarianceMixAnonymizer:
+        """Check parameters and labels; learn the retention mask when ``r_p`` or ``r_q`` > 0."""
+        self._check_params()
+        X, labels = split_input(X, labels)
+        n, d = X.shape
+        classes, _ = strata(labels, self.interest, self._additional(), n)
+        if classes.max() < 1:
+            raise BioanonError(f"interest column '{self.interest}' has a single class; it "
+                               "needs at least two")
+        mask = np.zeros(d, dtype=bool)
+        r_q = self._retention_q()
+        if self.r_p > 0 or any(r > 0 for r in r_q.values()):
+            seed = self.random_state if self.random_state is not None else secure_seed()
+            s = np.random.SeedSequence(seed).generate_state(3)
+            rel_p = (relevance_scores(X, classes, self.relevance, int(s[0])) if self.r_p > 0
+                     else np.zeros(d))
+            rel_q = {c: relevance_scores(X, label_values(labels, c, n), self.relevance, int(s[1]))
+                     for c, r in r_q.items() if r > 0}
+            rel_s = (relevance_scores(X, label_values(labels, self.sensitive, n),
+                                      self.relevance, int(s[2])) if self.r_s > 0 else None)
+            mask = select_features(rel_p, self.r_p, rel_q, r_q, rel_s, self.r_s)
+        self.mask_ = mask
+        self.n_features_in_ = d
+        return self
+
+    def transform(self, X: Any, labels: Any = None) -> Any:
+        """Release ``X``; donors come from the records being released."""
+        check_is_fitted(self, "mask_")
+        table = X if isinstance(X, FeatureTable) else None
+        X, labels = split_input(X, labels)
+        if X.shape[1] != self.n_features_in_:
+            raise BioanonError(f"X has {X.shape[1]} features but the anonymizer was fitted on "
+                               f"{self.n_features_in_}; transform data with the same features")
+        n = X.shape[0]
+        classes, strat = strata(labels, self.interest, self._additional(), n)
+        g, t = int(self.g), float(self.t)
+        c, b, C = stratum_terms(X, classes, strat, g, t, float(self.restoration),
+                                bool(self.allow_replacement))
+        seed = self.random_state if self.random_state is not None else secure_seed()
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        M = mixing_matrix(donor_sets(classes, strat, g, t, rng, bool(self.allow_replacement)))
+        lam = (self.w - 1.0) / (self.w - 1.0 + g)
+        out = apply_vp_mix(np.asarray(X, dtype=np.float32), M, strat, c, b, C, self.mask_, lam)
+        return table.with_features(out) if table is not None else out
+
+    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
+        """Fit on ``X`` and release it."""
+        return self.fit(X, labels).transform(X, labels)
