@@ -10,8 +10,8 @@ from .baselines import (
     MotionExtractAnonymizer,
     PixelateAnonymizer,
 )
-from .compose import ComposedAnonymizer
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
+from .compose import ComposedAnonymizer
 from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
