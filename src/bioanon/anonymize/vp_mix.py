@@ -43,7 +43,7 @@ from ..errors import BioanonError
 from ..relevance import relevance_scores, select_features
 from ..table import FeatureTable
 from .base import AnonymizerMixin, label_values, split_input
-from .random_sets import assemble_sets, n_same
+from .random_sets import _with_replacement, assemble_sets, n_same
 from .selective_mean import _row_block, mixing_matrix, secure_seed
 
 
@@ -72,18 +72,28 @@ def donor_sets(classes: np.ndarray, strat: np.ndarray, g: int, t: float,
                rng: np.random.Generator, allow_replacement: bool = False) -> np.ndarray:
     """Donors of every record: ``g`` others of its interest class, ``round(t·g)`` of its stratum.
 
-    Identity plays no part in the draw. Loops over interest classes, never over records.
+    Identity plays no part in the draw. With ``allow_replacement``, a stratum too small to
+    give ``g`` donors with spread left over (``n_s − 1 ≤ k₁``) is drawn with replacement.
+    Loops over interest classes, never over records.
     """
-    if np.array_equal(classes, strat):
+    if np.array_equal(classes, strat) and not _needs_replacement(strat, g, allow_replacement):
         return assemble_sets(strat, g, 1.0, rng, None, allow_replacement, include_self=False)
     sets = np.empty((classes.size, g), dtype=np.int64)
     for c in np.unique(classes):
         members = np.flatnonzero(classes == c)
         _, sub = np.unique(strat[members], return_inverse=True)
+        if sub.max() == 0 and _needs_replacement(sub, g, allow_replacement):
+            sets[members] = members[_with_replacement(members.size, g, rng)]
+            continue
         t_c = t if sub.max() > 0 else 1.0  # one stratum only: all donors from it
         sets[members] = members[assemble_sets(sub, g, t_c, rng, None, allow_replacement,
                                               include_self=False)]
     return sets
+
+
+def _needs_replacement(codes: np.ndarray, k: int, allow: bool) -> bool:
+    """Whether some class of ``codes`` is drawn with replacement (``n − 1 ≤ k``, allowed)."""
+    return bool(allow and (np.bincount(codes) - 1 <= k).any())
 
 
 def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int, t: float,
@@ -121,7 +131,8 @@ def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int,
         tr_o = np.where(n_o > 0, (cls_sq[cls_of] - sq) / n_o - np.einsum("ij,ij->i", mu_o, mu_o),
                         0.0)
         pool1 = count - 1
-        fpc1 = np.where(pool1 >= k1, (pool1 - k1) / np.maximum(pool1 - 1, 1), 1.0)
+        replaced = (pool1 < k1) | (bool(allow_replacement) & single & (pool1 <= k1))
+        fpc1 = np.where(replaced, 1.0, (pool1 - k1) / np.maximum(pool1 - 1, 1))
         fpc2 = np.where(n_o >= k2, (n_o - k2) / np.maximum(n_o - 1, 1), 1.0)
         var_m = (k1 * fpc1 * tr_s + k2 * fpc2 * tr_o) / g**2
         ratio = np.where(var_m > 0, tr_s / var_m, 1.0)
