@@ -41,6 +41,7 @@ from sklearn.base import clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
 
+from bioanon.attack import ModelCache
 from bioanon.evaluation import evaluate, group_split, split_table
 from bioanon.io import write_text_atomic
 from bioanon.methods import MethodOptions, build_method
@@ -180,11 +181,12 @@ def build(ds: Dataset, method: str, point: dict[str, Any], seed: int) -> Any:
 
 
 def run_one(table: FeatureTable, ds: Dataset, method: str, point: dict[str, Any], seed: int,
-            control: float, n_jobs: int) -> dict[str, Any]:
+            control: float, n_jobs: int, cache: ModelCache | None = None) -> dict[str, Any]:
     anon = build(ds, method, point, seed)
     t0 = time.perf_counter()
     r = evaluate(table, ds.interest, ds.sensitive, anonymizer=anon, models=MODELS,
-                 attackers=ATTACKERS, random_state=seed, group=ds.group, n_jobs=n_jobs)
+                 attackers=ATTACKERS, random_state=seed, group=ds.group, n_jobs=n_jobs,
+                 cache=cache)
     tr, te = split_indices(table, ds, seed)
     train, test = table.subset(tr), table.subset(te)
     out = clone(anon).fit_transform(test, test.labels)
@@ -268,12 +270,14 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
+    ap.add_argument("--gb-iter", type=int, default=60, help="gradient-boosting iterations")
     ap.add_argument("--methods", nargs="+", default=None,
                     help="methods to run (default: every method of the grid)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frontier")
     args = ap.parse_args()
+    MODELS[-1].set_params(max_iter=args.gb_iter)
     args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     for name in args.datasets:
@@ -283,12 +287,14 @@ def main() -> None:
         control = MEASURES["control"](table.subset(tr), table.subset(te), [ds.interest],
                                       ds.sensitive)
         part = []
+        cache = ModelCache()  # clear-trained attackers fitted once per dataset
         for method, points in ds.grid.items():
             if args.methods and method not in args.methods:
                 continue
             for point in points:
                 try:
-                    row = run_one(table, ds, method, point, args.seed, control, args.n_jobs)
+                    row = run_one(table, ds, method, point, args.seed, control, args.n_jobs,
+                                  cache)
                 except Exception as exc:  # noqa: BLE001 - a failed setting is reported, not fatal
                     print(f"{name} {method} {point}: skipped ({exc})", flush=True)
                     continue

@@ -27,9 +27,10 @@ from sklearn.utils.validation import check_is_fitted
 from ..errors import BioanonError
 from ..table import FeatureTable
 from .base import AnonymizerMixin, label_values, split_input
+from .vp_mix import sums_by
 
 
-def leace_fit(X: np.ndarray, z: np.ndarray, rtol: float = 1e-8
+def leace_fit(X: np.ndarray, z: np.ndarray, rtol: float = 1e-8, block: int = 1 << 16
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit the LEACE eraser of the classes ``z`` from ``X``.
 
@@ -46,15 +47,18 @@ def leace_fit(X: np.ndarray, z: np.ndarray, rtol: float = 1e-8
     >>> bool(np.abs(R[z == 1].mean(0) - R[z == 0].mean(0)).max() < 1e-8)
     True
     """
-    X = np.asarray(X, dtype=np.float64)
     _, codes = np.unique(np.asarray(z), return_inverse=True)
-    Z = np.eye(int(codes.max()) + 1)[codes]
-    mu = X.mean(axis=0)
-    Xc = X - mu
-    Zc = Z - Z.mean(axis=0)
-    n = X.shape[0]
-    sigma_xx = Xc.T @ Xc / n
-    sigma_xz = Xc.T @ Zc / n
+    n, d = X.shape
+    k = int(codes.max()) + 1
+    class_sums, _ = sums_by(X, codes, k)
+    counts = np.bincount(codes, minlength=k).astype(np.float64)
+    mu = class_sums.sum(axis=0) / n
+    gram = np.zeros((d, d))
+    for start in range(0, n, block):  # row blocks widened to float64 one at a time
+        part = np.asarray(X[start:start + block], dtype=np.float64) - mu
+        gram += part.T @ part
+    sigma_xx = gram / n
+    sigma_xz = (class_sums - counts[:, None] * mu).T / n  # Cov(X, one-hot Z)
     evals, evecs = np.linalg.eigh(sigma_xx)
     keep = evals > rtol * max(float(evals.max()), 1e-300)
     E, lam = evecs[:, keep], evals[keep]

@@ -22,7 +22,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 from .base import AnonymizerMixin, split_input
 from .selective_mean import secure_seed
-from .vp_mix import strata
+from .vp_mix import strata, sums_by
 
 COVARIANCES = ("full", "diag", "tied", "spherical")
 
@@ -34,12 +34,14 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
     Loops over strata (never over records). Features are standardized first (``reg`` is in
     standardized units).
     """
-    X = np.asarray(X, dtype=np.float64)
-    loc, scale = X.mean(axis=0), X.std(axis=0)
+    n = X.shape[0]
+    sums, _ = sums_by(X, np.zeros(n, dtype=np.int64), 1)
+    loc = sums[0] / n
+    sq, _ = sums_by(np.square(X - loc.astype(X.dtype)), np.zeros(n, dtype=np.int64), 1)
+    scale = np.sqrt(sq[0] / n)
     scale[scale == 0] = 1.0
-    Z = (X - loc) / scale
-    out = np.empty_like(Z)
-    for s in np.unique(strat):
+    out = np.empty(X.shape, dtype=np.float32)
+    for s in np.unique(strat):  # one model per stratum, each on its rows only
         rows = np.flatnonzero(strat == s)
         k = int(min(n_components, max(1, rows.size // 2)))
         gm = GaussianMixture(k, covariance_type=covariance, reg_covar=reg,
@@ -47,11 +49,12 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
         if rows.size < 2:
             raise BioanonError("a class has a single record: no model can be fitted to it; "
                                "drop or merge it")
-        gm.fit(Z[rows])
+        gm.fit((np.asarray(X[rows], dtype=np.float64) - loc) / scale)
         gm.random_state = int(rng.integers(2**31 - 1))
         sample, _ = gm.sample(rows.size)
-        out[rows] = sample[rng.permutation(rows.size)]  # gm.sample orders by component
-    return (out * scale + loc).astype(np.float32)
+        # gm.sample orders by component: shuffle, then back to the features' units
+        out[rows] = sample[rng.permutation(rows.size)] * scale + loc
+    return out
 
 
 class SyntheticAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):

@@ -105,17 +105,13 @@ def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int,
     the leave-one-out stratum mean. One pass over ``X`` (sums and squared norms per stratum).
     """
     n_strata = int(strat.max()) + 1
-    d = X.shape[1]
-    X64 = np.asarray(X, dtype=np.float64)
     count = np.bincount(strat, minlength=n_strata).astype(np.float64)
-    sums = np.zeros((n_strata, d))
-    _sum_by(sums, strat, X64)
-    sq = np.bincount(strat, weights=np.einsum("ij,ij->i", X64, X64), minlength=n_strata)
+    sums, sq = sums_by(X, strat, n_strata)
     cls_of = np.zeros(n_strata, dtype=np.int64)
     cls_of[strat] = classes
     n_cls = int(classes.max()) + 1
     cls_count = np.bincount(cls_of, weights=count, minlength=n_cls)
-    cls_sums = np.zeros((n_cls, d))
+    cls_sums = np.zeros((n_cls, X.shape[1]))
     np.add.at(cls_sums, cls_of, sums)
     cls_sq = np.bincount(cls_of, weights=sq, minlength=n_cls)
     if (count < 2).any():
@@ -149,11 +145,23 @@ def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int,
     return c, b, C
 
 
-def _sum_by(out: np.ndarray, codes: np.ndarray, X: np.ndarray) -> None:
-    """Row sums per code as one sparse product (fast on many rows)."""
-    n = codes.size
-    S = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(out.shape[0], n))
-    out += S @ X
+def sums_by(X: np.ndarray, codes: np.ndarray, n_codes: int, block: int = 1 << 16
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-code row sums ``(n_codes, d)`` and sums of squared norms, in float64.
+
+    Row blocks (never single records) are widened to float64 one at a time, so memory stays
+    at one block beyond the input.
+    """
+    n, d = X.shape
+    sums = np.zeros((n_codes, d))
+    sq = np.zeros(n_codes)
+    for start in range(0, n, block):
+        part = np.asarray(X[start:start + block], dtype=np.float64)
+        c = codes[start:start + block]
+        S = sp.csr_matrix((np.ones(c.size), (c, np.arange(c.size))), shape=(n_codes, c.size))
+        sums += S @ part
+        sq += np.bincount(c, weights=np.einsum("ij,ij->i", part, part), minlength=n_codes)
+    return sums, sq
 
 
 def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarray,
