@@ -54,8 +54,9 @@ def leace_fit(X: np.ndarray, z: np.ndarray, rtol: float = 1e-8, block: int = 1 <
     counts = np.bincount(codes, minlength=k).astype(np.float64)
     mu = class_sums.sum(axis=0) / n
     gram = np.zeros((d, d))
-    for start in range(0, n, block):  # row blocks widened to float64 one at a time
-        part = np.asarray(X[start:start + block], dtype=np.float64) - mu
+    mu32 = mu.astype(np.float32)
+    for start in range(0, n, block):  # float32 products per block, summed in float64
+        part = np.asarray(X[start:start + block], dtype=np.float32) - mu32
         gram += part.T @ part
     sigma_xx = gram / n
     sigma_xz = (class_sums - counts[:, None] * mu).T / n  # Cov(X, one-hot Z)

@@ -44,6 +44,9 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
     for s in np.unique(strat):  # one model per stratum, each on its rows only
         rows = np.flatnonzero(strat == s)
         k = int(min(n_components, max(1, rows.size // 2)))
+        if k == 1 and covariance == "full":  # one Gaussian: closed form, no EM
+            out[rows] = _gaussian_sample(X[rows], loc, scale, reg, rng)
+            continue
         gm = GaussianMixture(k, covariance_type=covariance, reg_covar=reg,
                              random_state=int(rng.integers(2**31 - 1)))
         if rows.size < 2:
@@ -55,6 +58,20 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
         # gm.sample orders by component: shuffle, then back to the features' units
         out[rows] = sample[rng.permutation(rows.size)] * scale + loc
     return out
+
+
+def _gaussian_sample(Xs: np.ndarray, loc: np.ndarray, scale: np.ndarray, reg: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Samples of N(mean, cov + reg·I) fitted to ``Xs`` in standardized units (float32 out)."""
+    Z = ((np.asarray(Xs, dtype=np.float32) - loc.astype(np.float32))
+         / scale.astype(np.float32))
+    mean = Z.mean(axis=0, dtype=np.float64)
+    Zc = Z - mean.astype(np.float32)
+    cov = (Zc.T @ Zc).astype(np.float64) / Z.shape[0]
+    cov[np.diag_indices_from(cov)] += reg + 1e-9
+    L = np.linalg.cholesky(cov).astype(np.float32)
+    E = rng.standard_normal(Z.shape, dtype=np.float32)
+    return (E @ L.T + mean.astype(np.float32)) * scale.astype(np.float32) + loc.astype(np.float32)
 
 
 class SyntheticAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
