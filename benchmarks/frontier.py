@@ -87,7 +87,8 @@ def _yale() -> FeatureTable:
     return load_yale_faces(features="eigen", subset="expression")
 
 
-def _grid(g_mix: list[int], g_sm: int, k: int, small: bool = False) -> dict[str, Any]:
+def _grid(g_mix: list[int], g_sm: int, k: int, small: bool = False,
+          g_leace: int | None = None) -> dict[str, Any]:
     rep = {"allow_replacement": True} if small else {}
     return {
         "selective-mean": [{"g": g_sm, "t": 0.8, "w": 10.0, "rp": 0.01, **rep},
@@ -100,16 +101,17 @@ def _grid(g_mix: list[int], g_sm: int, k: int, small: bool = False) -> dict[str,
         "leace": [{}],
         "synthetic": [{}],
         "vp-mix": [{"g": g, **rep} for g in g_mix],
-        "vp-mix+leace": [{"g": g_mix[-1], **rep}],
+        "vp-mix+leace": [{"g": g_leace or g_mix[0], **rep}],
     }
 
 
 DATASETS = {
-    "fsdd": Dataset("fsdd", "digit", "speaker", None, _fsdd, _grid([8, 32, 128], 64, 5)),
+    "fsdd": Dataset("fsdd", "digit", "speaker", None, _fsdd,
+                    _grid([8, 32, 64], 64, 5, g_leace=32)),
     "har-subject": Dataset("har-subject", "activity", "subject", "execution", _har,
-                           _grid([8, 32], 32, 5)),
+                           _grid([8, 16], 16, 5)),
     "har-gender": Dataset("har-gender", "activity", "gender", "subject", _har,
-                          _grid([8, 32], 32, 5)),
+                          _grid([8, 16], 16, 5)),
     "yale": Dataset("yale", "expression", "subject", None, _yale,
                     _grid([2, 3, 8], 3, 2, small=True)),
 }
