@@ -109,9 +109,9 @@ DATASETS = {
     "fsdd": Dataset("fsdd", "digit", "speaker", None, _fsdd,
                     _grid([8, 32, 64], 64, 5, g_leace=32)),
     "har-subject": Dataset("har-subject", "activity", "subject", "execution", _har,
-                           _grid([8, 16], 16, 5)),
+                           _grid([4, 8, 16], 16, 5, g_leace=8)),
     "har-gender": Dataset("har-gender", "activity", "gender", "subject", _har,
-                          _grid([8, 16], 16, 5)),
+                          _grid([4, 8, 16], 16, 5, g_leace=8)),
     "yale": Dataset("yale", "expression", "subject", None, _yale,
                     _grid([2, 3, 8], 3, 2, small=True)),
 }
@@ -278,9 +278,23 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frontier")
+    ap.add_argument("--from-json", type=Path, nargs="+", default=None,
+                    help="no run: merge earlier frontier.json files, print, chart, write")
     args = ap.parse_args()
     MODELS[-1].set_params(max_iter=args.gb_iter)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.from_json:
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        for f in args.from_json:  # later files replace earlier rows of the same setting
+            for r in json.loads(f.read_text()):
+                merged[(r["dataset"], label(r))] = r
+        rows = sorted(merged.values(), key=lambda r: list(DATASETS).index(r["dataset"]))
+        for name in dict.fromkeys(r["dataset"] for r in rows):
+            pareto_chart([r for r in rows if r["dataset"] == name], args.out / f"pareto_{name}.png")
+        print_table(rows)
+        write_text_atomic(args.out / "frontier.json", json.dumps(rows, indent=2))
+        print(f"wrote {args.out / 'frontier.json'} and pareto_*.png")
+        return
     rows: list[dict[str, Any]] = []
     for name in args.datasets:
         ds = DATASETS[name]
