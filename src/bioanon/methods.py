@@ -250,11 +250,13 @@ def _vp_mix(o: MethodOptions) -> Any:
     interest = o.need("interest")
     # retention of the record's own value is off unless asked for (--param r_p=0.01): it
     # brings back the own weight the reverse attacker learns; --rp's default is not used
-    extra = _extra(o, {"restoration": float, "purity": float, "r_p": float})
+    extra = _extra(o, {"restoration": float, "purity": float, "r_p": float,
+                       "shrinkage": float})
     anon = VarianceMixAnonymizer(
         interest=interest, additional={c: o.rq.get(c, 0.0) for c in o.additional} or None,
         sensitive=o.sensitive, g=o.g, t=extra.get("purity", 1.0),
-        restoration=extra.get("restoration", 0.5), w=o.w, r_p=extra.get("r_p", 0.0), r_s=o.rs,
+        restoration=extra.get("restoration", 0.5), shrinkage=extra.get("shrinkage", 0.0),
+        w=o.w, r_p=extra.get("r_p", 0.0), r_s=o.rs,
         relevance=o.relevance, allow_replacement=o.allow_replacement, random_state=o.seed)
     anon._check_params()
     return anon

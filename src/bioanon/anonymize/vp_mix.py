@@ -145,6 +145,20 @@ def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int,
     return c, b, C
 
 
+def shrink_terms(X: np.ndarray, strat: np.ndarray, c: np.ndarray, b: np.ndarray,
+                 C: np.ndarray, alpha: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Scale the mix by √(1−α) around the stratum mean; noise sd √α·σ_s per feature."""
+    n_strata = int(strat.max()) + 1
+    count = np.bincount(strat, minlength=n_strata).astype(np.float64)
+    sums, _ = sums_by(X, strat, n_strata)
+    sq, _ = sums_by(np.square(np.asarray(X, dtype=np.float32)), strat, n_strata)
+    mu = sums / count[:, None]
+    var = np.maximum(sq / count[:, None] - mu * mu, 0.0)
+    k = np.sqrt(1.0 - alpha)
+    return k * c, k * b, k * C + (1.0 - k) * mu, np.sqrt(alpha * var)
+
+
 def sums_by(X: np.ndarray, codes: np.ndarray, n_codes: int, block: int = 1 << 16
             ) -> tuple[np.ndarray, np.ndarray]:
     """Per-code row sums ``(n_codes, d)`` and sums of squared norms, in float64.
@@ -167,8 +181,12 @@ def sums_by(X: np.ndarray, codes: np.ndarray, n_codes: int, block: int = 1 << 16
 def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarray,
                  b: np.ndarray, C: np.ndarray, mask: np.ndarray | None = None,
                  lam: float = 0.0, n_threads: int | None = None,
-                 block: int = 1 << 15) -> np.ndarray:
+                 block: int = 1 << 15, noise_sd: np.ndarray | None = None,
+                 noise_seed: np.random.SeedSequence | None = None) -> np.ndarray:
     """Return ``c[s] (M X) + b[s] X + C[s]`` (then ``λ`` retention on ``mask``), by row blocks.
+
+    With ``noise_sd`` (strata × features), independent Gaussian noise of that standard
+    deviation is added (each block from its own child of ``noise_seed``).
 
     SciPy's sparse product releases the GIL, so blocks run in a thread pool; no Python loop
     touches single records.
@@ -178,6 +196,10 @@ def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarr
     c32, b32, C32 = (np.asarray(v, dtype=np.float32) for v in (c, b, C))
     cols = np.flatnonzero(mask) if (mask is not None and lam) else np.zeros(0, dtype=np.int64)
     lam32 = np.float32(lam)
+    starts = range(0, n, block)
+    seeds = (noise_seed or np.random.SeedSequence()).spawn(len(starts)) \
+        if noise_sd is not None else []
+    sd32 = None if noise_sd is None else np.asarray(noise_sd, dtype=np.float32)
 
     def run(start: int) -> None:
         stop = min(n, start + block)
@@ -187,10 +209,12 @@ def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarr
         part *= c32[s, None]
         part += b32[s, None] * X[start:stop]
         part += C32[s]
+        if sd32 is not None:
+            rng = np.random.default_rng(seeds[start // block])
+            part += rng.standard_normal(part.shape, dtype=np.float32) * sd32[s]
         if cols.size:
             part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
 
-    starts = range(0, n, block)
     threads = n_threads or min(8, os.cpu_count() or 1)
     if threads > 1 and n > block:
         with ThreadPoolExecutor(threads) as pool:
@@ -220,6 +244,11 @@ class VarianceMixAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         Share of donors from the record's stratum (with additional attributes only).
     restoration : float, default 0.5
         Exponent of the spread restoration: 0.5 keeps the covariance, 0 the plain mean.
+    shrinkage : float, default 0
+        Share α of each stratum's spread released as independent per-feature Gaussian noise
+        instead of the mix: the covariance becomes ``(1−α) S + α diag(S)`` (means and variances
+        kept). The release then leaves the span of the members, which membership inference
+        exploits when a class has fewer records than features.
     w, r_p, r_q, r_s, relevance
         Optional retention of the record's own value on the most relevant features, as in the
         selective mean (``r_p = 0``, the default, retains nothing: zero own weight).
@@ -241,7 +270,8 @@ class VarianceMixAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
     def __init__(self, interest: str = "interest",
                  additional: Sequence[str] | Mapping[str, float] | None = None,
                  sensitive: str | None = None, g: int = 32, t: float = 1.0,
-                 restoration: float = 0.5, w: float = 10.0, r_p: float = 0.0,
+                 restoration: float = 0.5, shrinkage: float = 0.0, w: float = 10.0,
+                 r_p: float = 0.0,
                  r_q: float | Mapping[str, float] = 0.0, r_s: float = 0.0,
                  relevance: Any = "forest", allow_replacement: bool = False,
                  random_state: int | None = None) -> None:
@@ -251,6 +281,7 @@ class VarianceMixAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         self.g = g
         self.t = t
         self.restoration = restoration
+        self.shrinkage = shrinkage
         self.w = w
         self.r_p = r_p
         self.r_q = r_q
@@ -277,6 +308,9 @@ class VarianceMixAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         if not 0.0 <= self.restoration <= 1.0:
             raise BioanonError(f"restoration={self.restoration} must lie in [0, 1] (0.5 keeps "
                                "the covariance, 0 is the plain mean)")
+        if not 0.0 <= self.shrinkage <= 1.0:
+            raise BioanonError(f"shrinkage={self.shrinkage} must lie in [0, 1] (share of the "
+                               "spread released as independent noise)")
         if self.w < 1:
             raise BioanonError(f"weight w={self.w} must be at least 1")
         for name, r in [("r_p", self.r_p), ("r_s", self.r_s),
@@ -325,10 +359,16 @@ class VarianceMixAnonymizer(AnonymizerMixin, TransformerMixin, BaseEstimator):
         c, b, C = stratum_terms(X, classes, strat, g, t, float(self.restoration),
                                 bool(self.allow_replacement))
         seed = self.random_state if self.random_state is not None else secure_seed()
-        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+        s_donors, s_noise = np.random.SeedSequence(seed).spawn(2)
+        rng = np.random.default_rng(s_donors)
         M = mixing_matrix(donor_sets(classes, strat, g, t, rng, bool(self.allow_replacement)))
         lam = (self.w - 1.0) / (self.w - 1.0 + g)
-        out = apply_vp_mix(np.asarray(X, dtype=np.float32), M, strat, c, b, C, self.mask_, lam)
+        sd = None
+        alpha = float(self.shrinkage)
+        if alpha > 0:
+            c, b, C, sd = shrink_terms(X, strat, c, b, C, alpha)
+        out = apply_vp_mix(np.asarray(X, dtype=np.float32), M, strat, c, b, C, self.mask_, lam,
+                           noise_sd=sd, noise_seed=s_noise)
         return table.with_features(out) if table is not None else out
 
     def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
