@@ -88,8 +88,11 @@ def _yale() -> FeatureTable:
 
 
 def _grid(g_mix: list[int], g_sm: int, k: int, small: bool = False,
-          g_leace: int | None = None) -> dict[str, Any]:
+          g_leace: int | None = None, shrink: tuple[int, list[str]] | None = None
+          ) -> dict[str, Any]:
     rep = {"allow_replacement": True} if small else {}
+    shrunk = [] if shrink is None else [{"g": shrink[0], "extra": {"shrinkage": a}, **rep}
+                                        for a in shrink[1]]
     return {
         "selective-mean": [{"g": g_sm, "t": 0.8, "w": 10.0, "rp": 0.01, **rep},
                            {"g": g_sm, "t": 0.8, "w": 10.0, "rp": 0.0,
@@ -100,18 +103,19 @@ def _grid(g_mix: list[int], g_sm: int, k: int, small: bool = False,
         "laplace": [{"epsilon": 1.0}],
         "leace": [{}],
         "synthetic": [{}],
-        "vp-mix": [{"g": g, **rep} for g in g_mix],
+        "vp-mix": [{"g": g, **rep} for g in g_mix] + shrunk,
         "vp-mix+leace": [{"g": g_leace or g_mix[0], **rep}],
     }
 
 
 DATASETS = {
     "fsdd": Dataset("fsdd", "digit", "speaker", None, _fsdd,
-                    _grid([8, 32, 64], 64, 5, g_leace=32)),
+                    _grid([8, 32, 64], 64, 5, g_leace=32,
+                          shrink=(64, ["0.5", "0.9"]))),
     "har-subject": Dataset("har-subject", "activity", "subject", "execution", _har,
-                           _grid([4, 8, 16], 16, 5, g_leace=8)),
+                           _grid([4, 8, 16], 16, 5, g_leace=8, shrink=(8, ["0.5"]))),
     "har-gender": Dataset("har-gender", "activity", "gender", "subject", _har,
-                          _grid([4, 8, 16], 16, 5, g_leace=8)),
+                          _grid([2, 3, 4, 8, 16], 16, 5, g_leace=8)),
     "yale": Dataset("yale", "expression", "subject", None, _yale,
                     _grid([2, 3, 8], 3, 2, small=True)),
 }
@@ -275,6 +279,8 @@ def main() -> None:
     ap.add_argument("--gb-iter", type=int, default=60, help="gradient-boosting iterations")
     ap.add_argument("--methods", nargs="+", default=None,
                     help="methods to run (default: every method of the grid)")
+    ap.add_argument("--only", nargs="+", default=None,
+                    help="run only settings whose label contains one of these strings")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frontier")
@@ -308,6 +314,9 @@ def main() -> None:
             if args.methods and method not in args.methods:
                 continue
             for point in points:
+                if args.only and not any(o in label({"method": method, "params": point})
+                                         for o in args.only):
+                    continue
                 try:
                     row = run_one(table, ds, method, point, args.seed, control, args.n_jobs,
                                   cache)
