@@ -191,3 +191,16 @@ def test_vp_mix_registry_retains_nothing_by_default() -> None:
     est = build_method(MethodOptions(method="synthetic", interest="p",
                                      extra={"n_components": "2"}))
     assert est.n_components == 2
+
+
+def test_vp_mix_shrinkage_keeps_means_and_variances_and_halves_correlations() -> None:
+    X, labels = gaussian_classes(n_per=3000, d=4, seed=5)
+    y = labels["p"].to_numpy()
+    out = VarianceMixAnonymizer("p", g=16, shrinkage=0.5, random_state=0).fit_transform(X, labels)
+    for c in range(3):
+        a, b = X[y == c].astype(np.float64), out[y == c].astype(np.float64)
+        assert (np.abs(a.mean(0) - b.mean(0)) / a.std(0)).max() < 0.06
+        assert np.allclose(b.var(0) / a.var(0), 1.0, atol=0.1)
+        ca, cb = np.cov(a.T), np.cov(b.T)
+        off = ~np.eye(4, dtype=bool)
+        assert np.allclose(cb[off], 0.5 * ca[off], atol=0.1 * np.abs(ca).max())
