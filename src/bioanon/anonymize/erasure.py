@@ -79,7 +79,7 @@ def leace_apply(X: np.ndarray, mu: np.ndarray, U: np.ndarray, V: np.ndarray) -> 
 
 @register("leace", required=("sensitive",), post_step=True)
 class LeaceAnonymizer(Anonymizer):
-    """Erase every linear trace of the sensitive attribute (``--method leace``).
+    """Erase every linear trace of the sensitive attribute (LEACE); a post-step: A+leace.
 
     Fitted on the records it releases (the owner knows their sensitive labels); releasing
     other records applies the fitted eraser. Stops linear attackers (linear SVM, logistic

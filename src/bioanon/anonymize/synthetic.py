@@ -75,7 +75,7 @@ def _gaussian_sample(Xs: np.ndarray, loc: np.ndarray, scale: np.ndarray, reg: fl
 
 @register("synthetic")
 class SyntheticAnonymizer(Anonymizer):
-    """Class-conditional synthetic data (``--method synthetic``): a baseline, not a mix.
+    """Class-conditional synthetic data, one Gaussian per class: a baseline, not a mix.
 
     Parameters
     ----------

@@ -229,7 +229,7 @@ def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarr
 # ---------------------------------------------------------------------- the estimator
 @register("vp-mix")
 class VarianceMixAnonymizer(Anonymizer):
-    """Variance-preserving class-conditional mix (``--method vp-mix``).
+    """Variance-preserving class-conditional mix: class means and covariances kept.
 
     Parameters
     ----------
