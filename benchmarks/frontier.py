@@ -166,7 +166,7 @@ def label(row: dict[str, Any]) -> str:
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    head = (f"{'dataset':<11} {'method':<38} {'clear':>5} {'CAS':>5} {'/clr':>4} "
+    head = (f"{'dataset':<11} {'method':<62} {'clear':>5} {'CAS':>5} {'/clr':>4} "
             f"{'worst [95% CI]':<19} {'attacker':<19} {'chnc':>5} {'ctrl':>5} "
             f"{'adv [95% CI]':<21} {'/base':>5} {'MIA':>5} {'contrib/base':>12} goal")
     print(head)
@@ -178,7 +178,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         contrib = "-" if not c else f"{c['rate']:.2f}/{c['base_rate']:.2f}"
         worst = f"{r['worst']:.3f} [{r['worst_ci'][0]:.3f},{r['worst_ci'][1]:.3f}]"
         adv = f"{r['advantage']:+.3f} [{r['advantage_ci'][0]:+.3f},{r['advantage_ci'][1]:+.3f}]"
-        print(f"{r['dataset']:<11} {label(r):<38.38} {r['clear']:>5.3f} {r['cas']:>5.3f} "
+        print(f"{r['dataset']:<11} {label(r):<62.62} {r['clear']:>5.3f} {r['cas']:>5.3f} "
               f"{r['cas_ratio']:>4.2f} {worst:<19} {r['worst_attacker']:<19.19} "
               f"{r['chance']:>5.3f} {r['control']:>5.3f} {adv:<21} {r['worst_ratio']:>5.2f} "
               f"{r['membership_auc']:>5.3f} {contrib:>12} {goal}")
