@@ -30,7 +30,7 @@ class _SearchSpace:
     def __get__(self, obj: Any, owner: Any = None) -> tuple[dict[str, Any], ...]:
         if obj is None or obj.method is None:
             return ()
-        inner = getattr(obj.method, "search_space", ()) or ({},)
+        inner: tuple[dict[str, Any], ...] = getattr(obj.method, "search_space", ()) or ({},)
         return tuple({f"method__{k}": v for k, v in point.items()} for point in inner)
 
 
@@ -66,7 +66,7 @@ class ComposedAnonymizer(Anonymizer):
     needs_labels = True
     protects = "what the method protects, plus what the post-step adds (e.g. linear traces)"
     does_not_protect = "what neither step protects"
-    search_space = _SearchSpace()  # type: ignore[assignment]
+    search_space = _SearchSpace()
 
     def __init__(self, method: Any = None, post: Any = None,
                  random_state: int | None = None) -> None:

@@ -53,7 +53,7 @@ class SweepResult:
                         "confirmed on a fresh split and seed"}
 
 
-def parse_grid(items: Sequence[str], method: type | None = None) -> dict[str, list[Any]]:
+def parse_grid(items: Sequence[str], method: Any = None) -> dict[str, list[Any]]:
     """Parse ``KEY=V1,V2,...`` items.
 
     With ``method`` (an anonymizer class), each value is converted and checked by the
