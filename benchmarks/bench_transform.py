@@ -1,4 +1,5 @@
-"""Speed and memory of the selective-mean transform (the sparse mixing matrix).
+"""Speed and memory of the selective-mean transform (the sparse mixing matrix), and of the
+frontier methods in the same run.
 
 For n in {10k, 100k, 1M} records × d=256 features and g=32, it times the transform (random set
 assembly + sparse mixing), measures its peak memory, the effective throughput n·g·d·4 bytes /
@@ -6,9 +7,15 @@ time, and compares with
 (a) a per-record loop written straight from Algorithm 1 (run on a subsample, extrapolated), and
 (b) a sequential NumPy reduction over a 1 GB float32 array: the machine's memory-bandwidth floor.
 
+In the same run, each frontier method releases the same data (fit + release, as the owner
+runs it): the variance-preserving mix (``vp-mix``, g=32), LEACE erasure of a 10-class label,
+their composition, and the class-conditional synthetic baseline; the table gives each one's
+time as a multiple of the selective mean's (issue 14's bound: at most 2×).
+
 Usage::
 
     python benchmarks/bench_transform.py [--sizes 10000 100000 1000000] [--out FILE.json]
+        [--frontier-only]
 
 Prints a table and writes JSON (default benchmarks/results/bench_transform.json).
 """
@@ -25,7 +32,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.anonymize import (
+    ComposedAnonymizer,
+    LeaceAnonymizer,
+    SelectiveMeanAnonymizer,
+    SyntheticAnonymizer,
+    VarianceMixAnonymizer,
+)
 from bioanon.io import write_text_atomic
 
 D, G, T, W, N_CLASSES = 256, 32, 0.8, 10.0, 10
@@ -96,13 +109,64 @@ def bench(n: int, loop_rows: int) -> dict[str, float]:
             "loop_seconds_extrapolated": loop_s, "speedup_vs_loop": loop_s / seconds}
 
 
+def frontier_methods() -> dict[str, object]:
+    """The new methods, with the selective mean's set size where they have one."""
+    return {
+        "vp-mix": VarianceMixAnonymizer("p", g=G, random_state=0),
+        "leace": LeaceAnonymizer("s"),
+        "vp-mix+leace": ComposedAnonymizer(VarianceMixAnonymizer("p", g=G, random_state=0),
+                                           LeaceAnonymizer("s")),
+        "synthetic": SyntheticAnonymizer("p", random_state=0),
+    }
+
+
+def bench_frontier(n: int) -> list[dict[str, float | str]]:
+    """Selective-mean transform and each frontier method's fit + release on the same data."""
+    X, y = make_data(n)
+    s = np.random.default_rng(1).integers(0, 10, n)  # a 10-class sensitive label
+    labels = {"p": y, "s": s}
+    anon = fitted_anonymizer(X, y)
+    runs = 3 if n <= 100_000 else 1
+    rows: list[dict[str, float | str]] = []
+
+    def best(fn) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    anon.transform(X[:1000], {"p": y[:1000]})  # warm-up
+    ref = best(lambda: anon.transform(X, labels))
+    rows.append({"n": n, "method": "selective-mean", "seconds": ref, "ratio": 1.0,
+                 "load": os.getloadavg()[0]})
+    for name, est in frontier_methods().items():
+        sec = best(lambda est=est: est.fit_transform(X, labels))
+        rows.append({"n": n, "method": name, "seconds": sec, "ratio": sec / ref,
+                     "load": os.getloadavg()[0]})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--loop-rows", type=int, default=2000)
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "bench_transform.json")
+    ap.add_argument("--frontier-only", action="store_true",
+                    help="skip the loop and bandwidth comparisons of the selective mean")
     args = ap.parse_args()
+    frontier = [r for n in args.sizes for r in bench_frontier(n)]
+    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'× sel.mean':>10} {'load avg':>8}")
+    for r in frontier:
+        print(f"{r['n']:>9} {r['method']:<16} {r['seconds']:>8.3f} {r['ratio']:>10.2f} "
+              f"{r['load']:>8.2f}")
+    if args.frontier_only:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(args.out, json.dumps({"frontier": frontier}, indent=2))
+        print(f"wrote {args.out}")
+        return
     floor = bandwidth_floor()
     rows = [bench(n, args.loop_rows) for n in args.sizes]
     print(f"memory-bandwidth floor (sequential float32 sum over 1 GiB): {floor:.1f} GB/s")
@@ -116,7 +180,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                           "numpy": np.__version__},
-              "bandwidth_floor_gb_s": floor, "results": rows}
+              "bandwidth_floor_gb_s": floor, "results": rows, "frontier": frontier}
     write_text_atomic(args.out, json.dumps(result, indent=2))
     print(f"wrote {args.out}")
 

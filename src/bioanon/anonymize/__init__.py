@@ -11,14 +11,19 @@ from .baselines import (
     PixelateAnonymizer,
 )
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
+from .compose import ComposedAnonymizer
+from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
 from .sanitizer import SanitizerAnonymizer  # torch is imported only when it is used
 from .selective_mean import SelectiveMeanAnonymizer
+from .synthetic import SyntheticAnonymizer
+from .vp_mix import VarianceMixAnonymizer
 
 __all__ = [
     "BlurAnonymizer",
     "ClusterMixAnonymizer",
+    "ComposedAnonymizer",
     "DPPixAnonymizer",
     "EyeBandMaskAnonymizer",
     "FixedSizeClusterer",
@@ -27,10 +32,13 @@ __all__ = [
     "KSameSelectAnonymizer",
     "KeepChannelsAnonymizer",
     "LaplaceAnonymizer",
+    "LeaceAnonymizer",
     "MotionExtractAnonymizer",
     "PixelateAnonymizer",
     "SanitizerAnonymizer",
     "SelectiveMeanAnonymizer",
+    "SyntheticAnonymizer",
+    "VarianceMixAnonymizer",
     "cluster_quality",
     "fixed_size_clusters",
 ]

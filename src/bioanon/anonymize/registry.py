@@ -32,22 +32,29 @@ if TYPE_CHECKING:
 
 _METHODS: dict[str, type[Anonymizer]] = {}
 _REQUIRED: dict[str, tuple[str, ...]] = {}
+_POST_STEPS: list[str] = []
 A = TypeVar("A", bound="type[Anonymizer]")
 
 
-def register(name: str, required: Sequence[str] = ()) -> Callable[[A], A]:
+def register(name: str, required: Sequence[str] = (), post_step: bool = False
+             ) -> Callable[[A], A]:
     """Class decorator: make the anonymizer available as method ``name``.
 
     ``required`` names parameters a front end must set explicitly (a CLI role option or
-    ``--param``) instead of taking the class default.
+    ``--param``) instead of taking the class default. ``post_step`` lets the method follow
+    another one after a ``+`` (``vp-mix+leace``, see :func:`build_method`).
     """
 
     def deco(cls: A) -> A:
         if name in _METHODS and _METHODS[name] is not cls:
             raise ValueError(f"method name '{name}' is registered twice")
+        if "+" in name or "." in name:
+            raise ValueError(f"method name '{name}' may not contain '+' or '.'")
         cls.method_name = name
         _METHODS[name] = cls
         _REQUIRED[name] = tuple(required)
+        if post_step and name not in _POST_STEPS:
+            _POST_STEPS.append(name)
         return cls
 
     return deco
@@ -66,12 +73,48 @@ def methods() -> dict[str, type[Anonymizer]]:
     return dict(_METHODS)
 
 
+def post_steps() -> list[str]:
+    """Names of the methods that may follow another one after a ``+`` (e.g. ``leace``)."""
+    _discover()
+    return list(_POST_STEPS)
+
+
+def split_composition(name: str) -> tuple[str, list[str]]:
+    """``"A+B+C"`` -> ``("A", ["B", "C"])``, every part checked (a one-line error).
+
+    Examples
+    --------
+    >>> split_composition("vp-mix+leace")
+    ('vp-mix', ['leace'])
+    """
+    first, *posts = [p.strip() for p in name.split("+")]
+    if not first or not posts or not all(posts):
+        raise BioanonError(f"method '{name}' is not of the form METHOD+POST; write e.g. "
+                           "vp-mix+leace")
+    get_method(first)
+    allowed = post_steps()
+    for p in posts:
+        if p not in allowed:
+            raise BioanonError(f"'{p}' cannot follow another method{suggest(p, allowed)}; "
+                               f"after '+' choose from {', '.join(allowed)}")
+    return first, posts
+
+
 def get_method(name: str) -> type[Anonymizer]:
-    """The class of method ``name`` (a one-line error suggesting the closest name)."""
+    """The class of method ``name`` (a one-line error suggesting the closest name).
+
+    A composition ``A+B`` (method A, then post-step B) gives
+    :class:`~bioanon.anonymize.compose.ComposedAnonymizer`.
+    """
+    if "+" in name:
+        split_composition(name)
+        from .compose import ComposedAnonymizer
+
+        return ComposedAnonymizer
     known = methods()
     if name not in known:
         raise BioanonError(f"unknown method '{name}'{suggest(name, known)}; choose from "
-                           f"{', '.join(known)}")
+                           f"{', '.join(known)}, or METHOD+{'|'.join(post_steps())}")
     return known[name]
 
 
@@ -108,7 +151,17 @@ def build_method(name: str, params: Mapping[str, Any] | None = None, *,
 
     Role options fill the parameters declared with that role (``Param(role="interest")``)
     unless ``params`` sets them.
+
+    ``A+B`` builds method A followed by post-step B (fitted on A's release); ``params`` keys
+    ``B.KEY`` go to B, the others to A, and each step gets the role options it declares.
+
+    >>> est = build_method("vp-mix+leace", {"g": "8"}, interest="digit", sensitive="speaker")
+    >>> est.method.g, est.post.sensitive
+    (8, 'speaker')
     """
+    if "+" in name:
+        return _build_composition(name, params or {}, interest=interest, sensitive=sensitive,
+                                  additional=additional, random_state=random_state)
     cls = get_method(name)
     kwargs = {k: parse_value(cls, k, v) for k, v in (params or {}).items()}
     roles = {"interest": interest, "sensitive": sensitive,
@@ -128,6 +181,27 @@ def build_method(name: str, params: Mapping[str, Any] | None = None, *,
     return est
 
 
+def _build_composition(name: str, params: Mapping[str, Any], **roles: Any) -> Anonymizer:
+    from .compose import ComposedAnonymizer
+
+    first, posts = split_composition(name)
+    for key in params:
+        prefix = key.split(".", 1)[0]
+        if "." in key and prefix not in posts:
+            raise BioanonError(f"--param {key}: '{prefix}' is not a step of '{name}'; write "
+                               f"{' or '.join(f'{p}.KEY=VALUE' for p in posts)} for a "
+                               "post-step, KEY=VALUE for the method")
+    seed = roles.pop("random_state")
+    own = {k: v for k, v in params.items() if "." not in k}
+    est: Anonymizer = build_method(first, own, random_state=None, **roles)
+    for p in posts:
+        mine = {k[len(p) + 1:]: v for k, v in params.items() if k.startswith(f"{p}.")}
+        post = build_method(p, mine, random_state=None, **roles)
+        est = ComposedAnonymizer(est, post, random_state=seed)
+    est.check_params()
+    return est
+
+
 def describe(cls: type[Anonymizer]) -> dict[str, Any]:
     """JSON-ready description of a method: parameters (type, default, range), what it
     protects and what it does not."""
@@ -143,5 +217,6 @@ def describe(cls: type[Anonymizer]) -> dict[str, Any]:
     return {"name": cls.method_name, "class": f"{cls.__module__}.{cls.__name__}",
             "summary": (inspect.getdoc(cls) or "").splitlines()[0],
             "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
-            "seeded": cls.seeded, "protects": cls.protects,
+            "seeded": cls.seeded, "post_step": cls.method_name in _POST_STEPS,
+            "protects": cls.protects,
             "does_not_protect": cls.does_not_protect, "params": out_params}

@@ -21,8 +21,14 @@ def methods_command(
     """List the anonymization methods: parameters (type, default, range) and what each
     protects and does not."""
     docs = [describe(cls) for _, cls in sorted(methods().items())]
+    posts = [d["name"] for d in docs if d.get("post_step")]
+    compose = (f"METHOD+{'|'.join(posts)}: METHOD, then the post-step fitted on its release "
+               f"(e.g. vp-mix+{posts[0] if posts else 'leace'}); --param KEY=V goes to METHOD, "
+               "--param POST.KEY=V to the post-step")
     if as_json:
-        typer.echo(json.dumps({"methods": docs}, indent=2, default=str))
+        typer.echo(json.dumps({"methods": docs, "composition": {"post_steps": posts,
+                                                                "usage": compose}},
+                              indent=2, default=str))
         return
     for doc in docs:
         tab = Table(title=f"{doc['name']}: {doc['summary']}", title_justify="left",
@@ -35,3 +41,5 @@ def methods_command(
         console.print(tab)
         console.print(f"  protects: {doc['protects']}", highlight=False)
         console.print(f"  does not protect: {doc['does_not_protect']}\n", highlight=False)
+    if posts:
+        console.print(f"composition: {compose}", highlight=False)

@@ -69,7 +69,7 @@ def tune_command(
     anon = choice.build(interest, sensitive, list(add),
                         seed=derive_seed(eval_seed, "anonymizer"))
     method = choice.method
-    points = parse_grid(grid, type(anon))
+    points = parse_grid(grid, anon if hasattr(anon, "parse_param") else type(anon))
     table = read_input(input, [interest, *add, sensitive, group, *(label or [])])
     model_list = [m.strip() for m in models.split(",") if m.strip()]
     with progress_bar("sweeping") as update:

@@ -76,12 +76,13 @@ class SweepResult:
                         "confirmed on a fresh split and seed"}
 
 
-def parse_grid(items: Sequence[str], method: type | None = None) -> dict[str, list[Any]]:
+def parse_grid(items: Sequence[str], method: Any = None) -> dict[str, list[Any]]:
     """Parse ``KEY=V1,V2,...`` items.
 
     With ``method`` (an anonymizer class), each value is converted and checked by the
-    parameter's declared constraint (one ``BioanonError`` line naming the range); without,
-    values become bool, int, float or str.
+    parameter's declared constraint (one ``BioanonError`` line naming the range); a
+    composition instance (``vp-mix+leace``) routes ``KEY`` to its method (``method__KEY``) and
+    ``leace.KEY`` to its post-step; without, values become bool, int, float or str.
 
     Examples
     --------
@@ -94,6 +95,11 @@ def parse_grid(items: Sequence[str], method: type | None = None) -> dict[str, li
         if not key or not sep or not raw:
             raise BioanonError(f"--grid '{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)")
         key = key.strip()
+        if method is not None and not isinstance(method, type) and hasattr(method,
+                                                                             "parse_param"):
+            pairs = [method.parse_param(key, v) for v in raw.split(",") if v.strip()]
+            grid[pairs[0][0] if pairs else key] = [v for _, v in pairs]
+            continue
         if method is not None and hasattr(method, "params"):
             from ..anonymize.registry import parse_value
 
@@ -157,7 +163,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     """
     if not 0.0 <= target_advantage <= 1.0:
         raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]")
-    known = anonymizer.get_params(deep=False)
+    known = anonymizer.get_params(deep=True)  # nested keys (method__g) for compositions
     for key in grid:
         if key not in known:
             raise BioanonError(f"{type(anonymizer).__name__} has no parameter '{key}'"
