@@ -95,6 +95,18 @@ def _applies(cls: type[Anonymizer], table: FeatureTable, decoupler: Any) -> str 
     return None
 
 
+def _parts(name: str, known: Mapping[str, Any]) -> list[str]:
+    """The registered methods a name stands for: itself, or the steps of ``A+B``."""
+    from ..anonymize.registry import get_method, split_composition
+
+    if "+" in name:
+        first, posts = split_composition(name)
+        return [first, *posts]
+    if name not in known:
+        get_method(name)  # raises the one-line error with a suggestion
+    return [name]
+
+
 def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
                decoupler: Any = None) -> tuple[list[Candidate], list[dict[str, Any]]]:
     """The candidate settings for ``table`` and the methods left out, with their reasons.
@@ -107,30 +119,32 @@ def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
     known = registered_methods()
     skipped: list[dict[str, Any]] = []
     chosen: list[str] = []
+    spaces_of: dict[str, tuple[dict[str, Any], ...]] = {}
     if methods is not None:
         for name in methods:
-            if name not in known:
-                from ..anonymize.registry import get_method
-
-                get_method(name)  # the one-line error with a suggestion
-            why = _applies(known[name], table, decoupler)
-            if why is not None:
-                raise BioanonError(f"method '{name}' cannot be searched on this table: {why}; "
-                                   "drop it from --methods")
+            parts = _parts(name, known)  # one-line error (with a suggestion) for a bad name
+            for part in parts:
+                why = _applies(known[part], table, decoupler)
+                if why is not None:
+                    raise BioanonError(f"method '{name}' cannot be searched on this table: "
+                                       f"{why}; drop it from --methods")
             chosen.append(name)
+            # a composition A+B is searched over A's settings (plain keys go to A)
+            spaces_of[name] = known[parts[0]].search_space
     else:
         for name, cls in known.items():
             why = _applies(cls, table, decoupler)
             if why is None:
                 chosen.append(name)
+                spaces_of[name] = cls.search_space
             else:
                 skipped.append({"method": name, "reason": why})
-    spaces = [[Candidate(n, dict(p)) for p in known[n].search_space] for n in chosen]
+    spaces = [[Candidate(n, dict(p)) for p in spaces_of[n]] for n in chosen]
     out = [c for depth in range(max((len(s) for s in spaces), default=0))
            for s in spaces if depth < len(s) for c in s[depth:depth + 1]]
     if decoupler is not None:
         out = [Candidate(c.method, {**c.params, "decoupler": decoupler})
-               if known[c.method].fit_on_auxiliary else c for c in out]
+               if known[_parts(c.method, known)[0]].fit_on_auxiliary else c for c in out]
     return out, skipped
 
 
