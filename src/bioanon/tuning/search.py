@@ -330,17 +330,28 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written
         result.rows.append(row)
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
-    if ok:
-        result.chosen = max(ok, key=lambda j: (result.rows[j]["cas"],
-                                               -result.rows[j]["advantage_ci"][1]))
+    # the most useful setting that met the target is confirmed; one that cannot even run on
+    # the fresh split (e.g. a class there too small for g) gives way to the next. A setting
+    # whose confirmation runs and fails is final: trying others until one passes would bring
+    # the winner's curse back.
+    for j in sorted(ok, key=lambda j: (result.rows[j]["cas"],
+                                       -result.rows[j]["advantage_ci"][1]), reverse=True):
+        result.chosen = j
         chosen = result.candidate
         assert chosen is not None
         progress(len(cands), total, f"confirming {chosen.label()} on a fresh split and seed")
         conf_seed = confirmation_seed(tune_seed)
         anon = build_candidate(chosen, interest, sensitive, list(add), None)
-        ev = Evaluation(table, interest, sensitive, add, anon, random_state=conf_seed,
-                        membership=True, verification=False, **common).evaluate()
+        try:
+            ev = Evaluation(table, interest, sensitive, add, anon, random_state=conf_seed,
+                            membership=True, verification=False, **common).evaluate()
+        except BioanonError as exc:
+            result.skipped.append({"method": chosen.method, "setting": chosen.label(),
+                                   "reason": f"confirmation could not run: {exc}"})
+            result.chosen = None
+            continue
         result.confirmation = secret_free_report(ev.report())
+        break
     result.wall_s = time.perf_counter() - start
     progress(total, total, "done")
     return result
