@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from typer.testing import CliRunner
 
+from bioanon.anonymize import GaussianNoiseAnonymizer
 from bioanon.anonymize.base import AnonymizerMixin, split_input
 from bioanon.attack.contributors import contributor_disclosure
 from bioanon.attack.control import control_rate
@@ -284,3 +285,22 @@ def test_the_verdict_judges_the_cross_fitted_worst_case_and_names_the_maximum(sm
     fallback = verdict({**rep, "privacy": {**p, "worst_case_crossfit": None}}, 0.05)
     assert fallback.judged_by.startswith("maximum") and fallback.accuracy == \
         p["worst_case"]["accuracy"]
+
+
+def test_a_table_larger_than_max_records_is_judged_on_a_stratified_sample_and_says_so():
+    t = make_biometric(n_identities=8, records_per_identity=40, n_features=32, random_state=2)
+    ev = Evaluation(t, "expression", "identity", models=["knn"], attackers=["naive", "parrot"],
+                    anonymizer=GaussianNoiseAnonymizer(sigma=1.0), n_jobs=1,
+                    membership=False, verification=False, max_records=160).evaluate()
+    doc = ev.report()
+    sample = doc["dataset"]["panel_sample"]
+    assert sample["sampled"] and sample["n_records"] <= 160 < sample["total_records"] == 320
+    assert sample["n_identities"] == sample["total_identities"] == 8  # every identity kept
+    assert doc["verdict"]["sample"] == sample
+    assert "stratified sample" in doc["verdict"]["sentence"]
+    assert doc["dataset"]["n_records"] == sample["n_records"]
+    # a table within the bound is judged whole and says nothing about sampling
+    whole = Evaluation(t, "expression", "identity", models=["knn"], attackers=["naive"],
+                       anonymizer=GaussianNoiseAnonymizer(sigma=1.0), n_jobs=1,
+                       membership=False, verification=False).evaluate().report()
+    assert whole["dataset"]["panel_sample"] is None and "sample" not in whole["verdict"]

@@ -149,6 +149,9 @@ class Evaluation:
     preview : bool
         Keep the held-out split and its release for a contact sheet (pixel tables); the report
         shows originals then and must stay private.
+    max_records : int or None, default 50000
+        A larger table is judged on a stratified sample of its identities and records of at
+        most this size; the report and the verdict say so, with both sizes. None: never.
 
     Examples
     --------
@@ -172,7 +175,7 @@ class Evaluation:
                  n_jobs: int | None = -1, cache: ModelCache | None = None,
                  released_labels: Sequence[str] | None = None, membership: bool = True,
                  verification: bool = True, target_advantage: float = 0.05,
-                 preview: bool = False) -> None:
+                 preview: bool = False, max_records: int | None = 50_000) -> None:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
@@ -197,6 +200,7 @@ class Evaluation:
         self.run_verification = verification
         self.target_advantage = target_advantage
         self.preview = preview
+        self.max_records = max_records
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
@@ -236,8 +240,22 @@ class Evaluation:
 
     # ------------------------------------------------------------------ the protocol
     def evaluate(self) -> Evaluation:
-        """Run the protocol; return ``self`` with every result filled in."""
+        """Run the protocol; return ``self`` with every result filled in.
+
+        A table of more than ``max_records`` records is judged on a stratified sample of its
+        identities and records (:func:`bioanon.scale.sample.panel_sample`); the report and the
+        verdict give the sample's and the table's sizes.
+        """
         self._check()
+        self.panel_sample_: dict[str, Any] | None = None
+        if self.max_records is not None and self.table.n_records > self.max_records:
+            from ..scale.sample import panel_sample
+
+            ps = panel_sample(self.table.labels, sensitive=self.group or self.sensitive,
+                              stratify=self.interest, max_records=self.max_records,
+                              max_identities=None, random_state=self.random_state)
+            self.panel_sample_ = ps.describe()
+            self.table = self.table.subset(ps.index)
         table, interest, sensitive = self.table, self.interest, self.sensitive
         additional, seed = self.additional, self.random_state
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")

@@ -122,7 +122,8 @@ def build_report(ev: Any) -> Report:
         "bioanon_version": __version__,
         "dataset": {"n_records": table.n_records, "n_features": table.n_features,
                     "n_train": ev.n_train_, "n_test": ev.n_test_,
-                    "source": source_name(table.meta.get("source", "in-memory table"))},
+                    "source": source_name(table.meta.get("source", "in-memory table")),
+                    "panel_sample": getattr(ev, "panel_sample_", None)},
         "params": {
             "method": type(anonymizer).__name__,
             "anonymizer": _jsonable(params),
@@ -148,6 +149,13 @@ def build_report(ev: Any) -> Report:
         "privacy": privacy,
     }
     data["verdict"] = ev.verdict().to_dict()
+    sample = getattr(ev, "panel_sample_", None)
+    if sample is not None:  # judged on a stratified sample of a large table: say so
+        data["verdict"]["sample"] = sample
+        data["verdict"]["sentence"] += (
+            f" Judged on a stratified sample of {sample['n_records']} of "
+            f"{sample['total_records']} records ({sample['n_identities']} of "
+            f"{sample['total_identities']} identities).")
     figures = _figures(ev)
     return Report(data, figures)
 
