@@ -297,6 +297,7 @@ class VarianceMixAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    bucketable = True  # mixes only the records it is given: runs on the dask path
     protects = ("the sensitive attribute against the informed attacker: each record is "
                 "replaced by its class mean plus the restored spread of g other records, its own "
                 "weight zero; class means and covariances kept")
