@@ -84,6 +84,13 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
         if cols.size:
             part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
 
+    run_row_blocks(run, n, block, n_threads)
+    return out
+
+
+def run_row_blocks(run: Any, n: int, block: int, n_threads: int | None = None) -> None:
+    """Call ``run(start)`` for every row block ``[start, start + block)`` of ``n`` rows, in a
+    thread pool when there is more than one block (the NumPy/SciPy kernels release the GIL)."""
     starts = range(0, n, block)
     threads = n_threads or min(8, os.cpu_count() or 1)
     if threads > 1 and n > block:
@@ -92,7 +99,6 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
     else:
         for start in starts:
             run(start)
-    return out
 
 
 

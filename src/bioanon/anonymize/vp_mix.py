@@ -28,9 +28,7 @@ the reverse attacker learns it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,7 +43,7 @@ from .params import Param
 from .random_sets import _with_replacement, assemble_sets, n_same
 from .registry import register
 from .relevance import relevance_scores, select_features
-from .selective_mean import _row_block, mixing_matrix
+from .selective_mean import _row_block, mixing_matrix, run_row_blocks
 
 
 # ---------------------------------------------------------------------- the math
@@ -216,13 +214,7 @@ def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarr
         if cols.size:
             part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
 
-    threads = n_threads or min(8, os.cpu_count() or 1)
-    if threads > 1 and n > block:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, starts))
-    else:
-        for start in starts:
-            run(start)
+    run_row_blocks(run, n, block, n_threads)
     return out
 
 
