@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bioanon.anonymize.random_sets import assemble_sets, n_same, sample_distinct
+from bioanon.anonymize import random_sets
+from bioanon.anonymize.mix_kernel import set_filler
+from bioanon.anonymize.random_sets import assemble_sets, floyd, n_same, sample_distinct
 from bioanon.errors import BioanonError
 
 
@@ -36,7 +38,7 @@ def test_sets_have_exact_size_purity_and_no_repeats(n_classes, per_class, g, t_p
     _check_sets(assemble_sets(codes, g, t, rng), codes, g, t)
 
 
-def test_large_class_uses_the_sparse_sampler_and_stays_distinct():
+def test_large_pool_draws_stay_distinct_and_skip_the_record():
     rng = np.random.default_rng(3)
     out = sample_distinct(5000, 4000, 40, rng, self_pos=np.arange(5000) % 4000)
     srt = np.sort(out, axis=1)
@@ -81,3 +83,37 @@ def test_sets_without_the_record_keep_size_and_purity():
     assert np.all((codes[sets] == codes[:, None]).sum(axis=1) == 7)
     srt = np.sort(sets, axis=1)
     assert not np.any(srt[:, 1:] == srt[:, :-1])
+
+
+def test_floyd_subsets_are_uniform():
+    """Every 2-subset of 5 positions is equally likely (10 subsets, chi-square check)."""
+    out = np.sort(floyd(np.random.default_rng(11).random((50_000, 2)), 5), axis=1)
+    codes = out[:, 0] * 5 + out[:, 1]
+    counts = np.bincount(codes, minlength=25)[[a * 5 + b for a in range(5)
+                                               for b in range(a + 1, 5)]]
+    assert counts.sum() == 50_000
+    expected = 5_000
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 27.9  # 9 degrees of freedom, p = 0.001
+
+
+@pytest.mark.skipif(set_filler() is None, reason="numba (the scale extra) is not installed")
+@pytest.mark.parametrize("g,t,include_self,replace,n_classes", [
+    (32, 0.8, True, False, 10), (16, 1.0, False, False, 7), (8, 0.5, True, False, 3),
+    (32, 0.8, True, True, 900), (5, 0.6, False, False, 2),
+])
+def test_compiled_filler_gives_the_numpy_fillers_sets(monkeypatch, g, t, include_self,
+                                                      replace, n_classes):
+    """Same uniforms, same sets: a release does not depend on whether numba is installed."""
+    codes = np.random.default_rng(1).integers(0, n_classes, 3000) * 3 + 5
+    monkeypatch.setattr(random_sets, "MIN_COMPILED_ROWS", 1)
+    monkeypatch.setattr(random_sets, "_UNIFORM_ROWS", 700)  # several compiled steps
+    compiled = assemble_sets(codes, g, t, np.random.default_rng(7), allow_replacement=replace,
+                             include_self=include_self)
+    monkeypatch.setattr(random_sets, "MIN_COMPILED_ROWS", 10**9)
+    plain = assemble_sets(codes, g, t, np.random.default_rng(7), allow_replacement=replace,
+                          include_self=include_self)
+    assert np.array_equal(compiled, plain)
+    same = (codes[compiled] == codes[:, None]).sum(axis=1)
+    if not replace:
+        assert np.all(same == n_same(g, t))

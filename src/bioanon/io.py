@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import queue
 import re
 import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import BioanonError
 
@@ -197,3 +200,112 @@ def file_sha256(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+class HashingWriter:
+    """A binary file that computes the SHA-256 of what is written while it is written.
+
+    The hashing runs in a thread of its own (``hashlib`` releases the GIL on large updates),
+    so a writer that encodes on one core is hashed on the other instead of reading the file
+    back afterwards. Writes must be sequential (no seeking); the digest is ready once closed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     w = HashingWriter(Path(d) / "f")
+    ...     _ = w.write(b"abc")
+    ...     w.close()
+    ...     w.hexdigest() == hashlib.sha256(b"abc").hexdigest() == file_sha256(Path(d) / "f")
+    True
+    """
+
+    #: bytes gathered before they are handed to the hashing thread
+    BATCH = 1 << 20
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self._hash = hashlib.sha256()
+        self._queue: queue.Queue[list[bytes] | None] = queue.Queue(maxsize=64)
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._position = 0
+        self._digest: str | None = None
+        self._thread = threading.Thread(target=self._run, name="bioanon-sha256", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (chunks := self._queue.get()) is not None:
+            for chunk in chunks:
+                self._hash.update(chunk)
+
+    def _hand_over(self) -> None:
+        if self._pending:
+            self._queue.put(self._pending)
+            self._pending, self._pending_bytes = [], 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        """Write ``data`` and queue it for hashing (copied unless immutable bytes)."""
+        chunk = data if isinstance(data, bytes) else bytes(data)
+        self._file.write(chunk)
+        self._pending.append(chunk)
+        self._pending_bytes += len(chunk)
+        self._position += len(chunk)
+        if self._pending_bytes >= self.BATCH:
+            self._hand_over()
+        return len(chunk)
+
+    def tell(self) -> int:
+        """Bytes written so far."""
+        return self._position
+
+    def flush(self) -> None:
+        """Flush the file (hashing goes on in its thread)."""
+        self._file.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    def close(self) -> None:
+        """Close the file and wait for the hash."""
+        if self._file.closed:
+            return
+        self._hand_over()
+        self._queue.put(None)
+        self._thread.join()
+        self._file.close()
+        self._digest = self._hash.hexdigest()
+
+    def hexdigest(self) -> str:
+        """The SHA-256 of everything written (after :meth:`close`)."""
+        if self._digest is None:
+            raise RuntimeError("HashingWriter.hexdigest() before close()")
+        return self._digest
+
+
+@contextlib.contextmanager
+def sha256_in_background(path: str | os.PathLike) -> Iterator[Any]:
+    """Hash a file in a thread while the caller works; yield a function returning the digest.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as f:
+    ...     _ = f.write(b"abc"); f.flush()
+    ...     with sha256_in_background(f.name) as digest:
+    ...         pass  # read and transform here
+    ...     digest() == hashlib.sha256(b"abc").hexdigest()
+    True
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="bioanon-sha256") as pool:
+        future = pool.submit(file_sha256, path)
+        yield future.result

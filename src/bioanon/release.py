@@ -240,10 +240,28 @@ def join_check(labels: pd.DataFrame, plan: ColumnPlan, sensitive: str,
     return result
 
 
-def shuffle(table: FeatureTable) -> FeatureTable:
-    """Shuffle records with fresh OS entropy (the permutation is never stored)."""
-    rng = np.random.default_rng()
-    return table.subset(rng.permutation(table.n_records))
+def shuffle(table: FeatureTable, *, in_place: bool = False) -> FeatureTable:
+    """Shuffle records with fresh OS entropy (the permutation is never stored).
+
+    With ``in_place=True`` the rows of ``table.X`` are permuted where they lie (no second
+    copy of the features; for a table the caller owns) and the returned table shares them.
+
+    Examples
+    --------
+    >>> t = FeatureTable(np.arange(8.0).reshape(4, 2), pd.DataFrame({"k": [0, 1, 2, 3]}))
+    >>> s = shuffle(t)
+    >>> sorted(s.labels["k"]) == [0, 1, 2, 3] and bool((s.X[:, 0] == 2 * s.labels["k"]).all())
+    True
+    """
+    entropy = np.random.SeedSequence()  # fresh OS entropy, dropped after use
+    if not in_place:
+        return table.subset(np.random.default_rng(entropy).permutation(table.n_records))
+    # one Fisher-Yates run on the rows and the same run (same draws) on their positions
+    np.random.default_rng(entropy).shuffle(table.X)
+    order = np.arange(table.n_records)
+    np.random.default_rng(entropy).shuffle(order)
+    return FeatureTable(table.X, table.labels.iloc[order].reset_index(drop=True),
+                        list(table.feature_names or []), dict(table.meta))
 
 
 def public_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -320,11 +338,10 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any],
     remove_stale_temporaries(man)
     table_tmp = new_temp_path(out)
     try:
-        table.write_to(table_tmp)
+        digest = table.write_to(table_tmp) or file_sha256(table_tmp)
         os.chmod(table_tmp, file_mode())
         doc = json.loads(json.dumps(manifest, default=str))
-        doc["output"] = {**doc.get("output", {}), "name": out.name,
-                         "sha256": file_sha256(table_tmp)}
+        doc["output"] = {**doc.get("output", {}), "name": out.name, "sha256": digest}
         man_tmp = new_temp_path(man)
         man_tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
         with signals_deferred():
@@ -400,6 +417,8 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     do = getattr(anonymizer, "release", None) or anonymizer.transform
     res = do(table, table.labels)  # a table: its feature names and meta go along
     X = np.asarray(res.X if isinstance(res, FeatureTable) else res, dtype=np.float32)
+    if np.may_share_memory(X, table.X):  # the release is shuffled in place: never the input
+        X = X.copy()
     step(2, 2, "done")
     if X.shape != table.X.shape:
         raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "
@@ -408,7 +427,7 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
                        {"method": method or type(anonymizer).__name__,
                         "bioanon_version": __version__, **public_meta(table.meta)})
     if not keep_order:
-        out = shuffle(out)
+        out = shuffle(out, in_place=True)  # ``X`` is the anonymizer's output, owned here
     params_fn = getattr(anonymizer, "public_params", None)
     params = params_fn() if callable(params_fn) else {}
     manifest = build_manifest(method=method or type(anonymizer).__name__, params=params,

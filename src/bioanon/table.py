@@ -19,14 +19,21 @@ import numpy as np
 import pandas as pd
 
 from .errors import BioanonError, missing_column
-from .io import atomic_path
+from .io import HashingWriter, atomic_path
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".npz": "npz"}
 _NPZ_RESERVED = ("X", "feature_names")
 
 
 def check_finite(X: np.ndarray, what: str = "features") -> None:
-    """Raise a :class:`BioanonError` naming the first non-finite cell of ``X``."""
+    """Raise a :class:`BioanonError` naming the first non-finite cell of ``X``.
+
+    NaN propagates through a minimum and a maximum, and ±inf is its own extreme, so two
+    reductions (no temporary the size of ``X``) clear a finite table; only a table with a bad
+    cell pays for locating it.
+    """
+    if X.size == 0 or (np.isfinite(X.min()) and np.isfinite(X.max())):
+        return
     bad = ~np.isfinite(X)
     if bad.any():
         row, col = np.argwhere(bad)[0]
@@ -175,20 +182,20 @@ class FeatureTable:
             self.write_to(tmp, format_of(path))
         return Path(path)
 
-    def write_to(self, tmp: str | os.PathLike, fmt: str | None = None) -> None:
-        """Write the table to ``tmp`` directly (not atomic: callers rename it into place)."""
+    def write_to(self, tmp: str | os.PathLike, fmt: str | None = None) -> str | None:
+        """Write the table to ``tmp`` directly (not atomic: callers rename it into place).
+
+        Returns the file's SHA-256 when it was computed while writing (Parquet), else None.
+        """
         fmt = fmt or format_of(tmp)
         if fmt == "parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            tab = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
-            md = dict(tab.schema.metadata or {})
-            md[b"bioanon"] = json.dumps(
-                {"label_columns": list(map(str, self.labels.columns)),
-                 "meta": self.meta}, default=str).encode()
-            pq.write_table(tab.replace_schema_metadata(md), tmp)
-        elif fmt == "csv":
+            sink = HashingWriter(tmp)
+            try:
+                _write_parquet(self, sink)
+            finally:
+                sink.close()
+            return sink.hexdigest()
+        if fmt == "csv":
             self.to_frame().to_csv(tmp, index=False)
         else:
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
@@ -198,6 +205,7 @@ class FeatureTable:
                     values = values.astype(str)
                 arrays[str(col)] = values
             _write_npz(Path(tmp), arrays)
+        return None
 
     @classmethod
     def read(cls, path: str | os.PathLike,
@@ -220,15 +228,16 @@ class FeatureTable:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 
-                tab = pq.read_table(p)
-                md = json.loads((tab.schema.metadata or {}).get(b"bioanon", b"{}"))
-                df = tab.to_pandas()
-                known = [c for c in md.get("label_columns") or [] if c in df.columns]
+                pf = pq.ParquetFile(p, memory_map=True)
+                md = json.loads((pf.schema_arrow.metadata or {}).get(b"bioanon", b"{}"))
+                names = pf.schema_arrow.names
+                known = [c for c in md.get("label_columns") or [] if c in names]
                 if label_columns is None:
                     label_columns = known or None
                 else:  # columns bioanon wrote as labels are never features
                     label_columns = list(dict.fromkeys([*label_columns, *known]))
-                meta = md.get("meta", {})
+                meta = {**md.get("meta", {}), "source": str(p)}
+                return cls._from_parquet(pf, label_columns, meta)
             else:
                 import csv
 
@@ -250,32 +259,44 @@ class FeatureTable:
     def from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,
                    meta: dict[str, Any] | None = None) -> FeatureTable:
         """Build a table from a DataFrame of label columns and numeric feature columns."""
-        cols = list(map(str, df.columns))
-        dup = sorted({c for c in cols if cols.count(c) > 1})
-        if dup:
-            raise BioanonError(f"duplicate column name(s) {dup}; make every column unique")
-        if len(df) == 0:
-            raise BioanonError("the table has no records; pass a non-empty table")
-        if label_columns is None:
-            label_columns = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-        label_columns = list(label_columns)
-        for c in label_columns:
-            if c not in df.columns:
-                raise missing_column(c, df.columns)
-        feat_cols = [c for c in df.columns if c not in label_columns]
-        if not feat_cols:
-            raise BioanonError("the table has no feature columns; every column is a label")
-        non_numeric = [c for c in feat_cols if not pd.api.types.is_numeric_dtype(df[c])]
-        if non_numeric:
-            raise BioanonError(
-                f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
-                "columns (on the command line: --identifying COL drops one, --keep COL "
-                "releases it) or convert them to numbers"
-            )
+        labels, feat_cols = _split_columns(
+            list(df.columns), len(df), label_columns,
+            lambda c: bool(pd.api.types.is_numeric_dtype(df[c])))
         X = df[feat_cols].to_numpy(dtype=np.float32)
         check_finite(X, "features")
-        return cls(X, df[label_columns].reset_index(drop=True), [str(c) for c in feat_cols],
+        return cls(X, df[labels].reset_index(drop=True), [str(c) for c in feat_cols],
                    dict(meta or {}))
+
+    @classmethod
+    def _from_parquet(cls, pf: Any, label_columns: Sequence[str] | None,
+                      meta: dict[str, Any]) -> FeatureTable:
+        """Build a table from a ``pyarrow.parquet.ParquetFile``.
+
+        The feature columns go straight into one C-ordered float32 matrix, a row group at a
+        time (the decoder's buffers are reused from one row group to the next; no DataFrame of
+        features in between); only the label columns pass through pandas.
+        """
+        import pyarrow as pa
+
+        schema = pf.schema_arrow
+
+        def numeric(c: str) -> bool:
+            t = schema.field(c).type
+            return bool(pa.types.is_integer(t) or pa.types.is_floating(t)
+                        or pa.types.is_boolean(t))
+
+        n = pf.metadata.num_rows
+        labels, feat_cols = _split_columns(list(schema.names), n, label_columns, numeric)
+        X = np.empty((n, len(feat_cols)), dtype=np.float32)
+        start = 0
+        for group in range(pf.num_row_groups):
+            part = pf.read_row_group(group, columns=feat_cols)
+            _fill_rows(X, start, part)
+            start += part.num_rows
+        check_finite(X, "features")
+        frame = (pf.read(columns=labels).to_pandas() if labels
+                 else pd.DataFrame(index=range(n)))
+        return cls(X, frame, [str(c) for c in feat_cols], dict(meta))
 
     @classmethod
     def _read_npz(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
@@ -311,6 +332,101 @@ class FeatureTable:
                                f"{X.shape[1]} features; save one name per feature")
         return cls(X, labels, None if names is None else [str(n) for n in names],
                    {"source": str(p)})
+
+
+#: rows per block when a matrix is turned into columns or back (a block stays in cache)
+_BLOCK_ROWS = 4096
+
+
+def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str] | None,
+                   numeric: Any) -> tuple[list[Any], list[Any]]:
+    """Check a table's columns; return (label columns, feature columns).
+
+    Without ``label_columns``, the non-numeric columns are the labels.
+    """
+    cols = list(map(str, columns))
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise BioanonError(f"duplicate column name(s) {dup}; make every column unique")
+    if n_rows == 0:
+        raise BioanonError("the table has no records; pass a non-empty table")
+    if label_columns is None:
+        label_columns = [c for c in columns if not numeric(c)]
+    labels = list(label_columns)
+    for c in labels:
+        if c not in columns:
+            raise missing_column(c, columns)
+    feat_cols = [c for c in columns if c not in labels]
+    if not feat_cols:
+        raise BioanonError("the table has no feature columns; every column is a label")
+    non_numeric = [c for c in feat_cols if not numeric(c)]
+    if non_numeric:
+        raise BioanonError(
+            f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
+            "columns (on the command line: --identifying COL drops one, --keep COL "
+            "releases it) or convert them to numbers"
+        )
+    return labels, feat_cols
+
+
+def _fill_rows(X: np.ndarray, start: int, tab: Any) -> None:
+    """Copy a ``pyarrow.Table`` of numeric columns into rows ``start:`` of ``X``.
+
+    A block of rows at a time, so that the strided writes of a column stay in cache; nulls
+    become NaN and overflowing values inf (refused afterwards by the caller).
+    """
+    for batch in tab.to_batches():
+        cols = [c.to_numpy(zero_copy_only=False) for c in batch.columns]
+        m = batch.num_rows
+        with np.errstate(over="ignore", invalid="ignore"):
+            for a in range(0, m, _BLOCK_ROWS):
+                b = min(m, a + _BLOCK_ROWS)
+                block = X[start + a:start + b]
+                for j, col in enumerate(cols):
+                    block[:, j] = col[a:b]
+        start += m
+
+
+#: bytes of features per Parquet row group (the writer's buffers stay this small)
+_ROW_GROUP_BYTES = 64 << 20
+
+
+def _write_parquet(table: FeatureTable, path: Any) -> None:
+    """Write a table as Parquet: label columns (dictionary-encoded, compressed) then one
+    float32 column per feature (plain, uncompressed: dense floats neither repeat nor
+    compress, and trying costs more than the file saves).
+
+    Row groups of about 64 MB of features are transposed, a block of rows at a time, into one
+    reused buffer of columns (a plain transposed copy strides through memory and is several
+    times slower on large tables). The schema's ``bioanon`` metadata names the label columns
+    and the table's meta.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    labels = pa.Table.from_pandas(table.labels.reset_index(drop=True), preserve_index=False)
+    names = [str(c) for c in table.labels.columns]
+    feats = list(table.feature_names or [])
+    md = {b"bioanon": json.dumps({"label_columns": names, "meta": table.meta},
+                                 default=str).encode()}
+    schema = pa.schema([*(labels.schema.field(c) for c in names),
+                        *(pa.field(f, pa.float32()) for f in feats)], metadata=md)
+    X = table.X
+    n, d = X.shape
+    rows = max(1, min(n, _ROW_GROUP_BYTES // (4 * d)))
+    cols = np.empty((d, rows), dtype=np.float32)
+    step = max(1, _BLOCK_ROWS // 4)
+    with pq.ParquetWriter(path, schema, use_dictionary=names or False,
+                          compression={**{c: "snappy" for c in names},
+                                       **{f: "none" for f in feats}}) as writer:
+        for a in range(0, n, rows):
+            m = min(n, a + rows) - a
+            for s in range(0, m, step):
+                e = min(m, s + step)
+                cols[:, s:e] = X[a + s:a + e].T
+            arrays = [*(labels.column(c).slice(a, m) for c in names),
+                      *(pa.array(cols[j, :m]) for j in range(d))]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
 
 
 def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:

@@ -81,8 +81,9 @@ class Release:
 
     ``info`` never holds secrets (seeds, cluster assignments, donor indices). ``mixing``, set
     by mixing methods, is the secret matrix of who was mixed into whom (``M[i, j] > 0`` when
-    record j is in released record i): it stays in process for the evaluator's contributor
-    disclosure and is never written, printed or kept on the estimator.
+    record j is in released record i), or a function of no argument that builds it (large
+    releases skip the matrix unless the evaluator asks): it stays in process for the
+    evaluator's contributor disclosure and is never written, printed or kept on the estimator.
     """
 
     X: np.ndarray
@@ -245,7 +246,8 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
                             table)
         result = out if isinstance(out, Release) else Release(out)
-        return np.asarray(result.X, dtype=np.float32), result.mixing
+        mixing = result.mixing() if callable(result.mixing) else result.mixing
+        return np.asarray(result.X, dtype=np.float32), mixing
 
     def release(self, X: Any, y: Any = None) -> Any:
         """Release ``X`` with a fitted estimator: an array (n, d) float32 in input order, or a

@@ -1,13 +1,18 @@
-"""A compiled gather kernel for ``M X + lam (X − M X) ⊙ mask`` (optional: needs numba).
+"""Compiled kernels of the mixing methods (optional: need numba).
 
-The mixing matrix ``M`` is CSR with a handful of non-zeros per row (g of them). The kernel
-reads each row's donors straight from ``X`` and accumulates in float32 into the output row,
-then applies the selective weighting while the row is in cache: one pass, no temporary
-``M X`` and no float64 copy. Rows run in parallel (``numba.prange``).
+:func:`sets_kernel` computes ``M X + lam (X − M X) ⊙ mask`` for the uniform mixing matrix of
+donor sets (``M`` never built); :func:`set_filler` turns uniforms into random sets exactly as
+:func:`bioanon.anonymize.random_sets.assemble_sets`'s NumPy filler does.
 
-numba is optional: :func:`gather_kernel` returns None when it is missing, or when the
-environment variable ``BIOANON_KERNEL=numpy`` asks for the SciPy path, and callers then fall
-back to SciPy's sparse product. Both paths agree to float32 rounding.
+The mixing kernel reads each record's donors straight from ``X`` (a row of ``g`` indices,
+no sparse matrix), sums them in float32 in a row buffer, then applies the selective weighting
+while the row is in cache: one pass, no temporary ``M X`` and no float64 copy. Rows run in
+parallel blocks (``numba.prange``).
+
+numba is optional: both functions return None when it is missing, or when the environment
+variable ``BIOANON_KERNEL=numpy`` asks for the NumPy/SciPy paths, which callers then take.
+The set fillers give identical sets; the mixing agrees with SciPy's product to float32
+rounding.
 """
 
 from __future__ import annotations
@@ -23,33 +28,120 @@ KERNEL_LOCK = threading.Lock()
 
 #: below this many rows the SciPy path is used (no compile on small data)
 MIN_ROWS = 20_000
+#: rows per parallel block of the compiled loops (a block's buffer is allocated once)
+_ROWS = 1024
 
 
-@cache
-def gather_kernel() -> Callable[..., Any] | None:
-    """The compiled kernel ``kernel(data, indices, indptr, X, cols, lam, out)``, or None."""
+def _numba() -> Any:
+    """numba, or None when it is missing or ``BIOANON_KERNEL=numpy`` asks for NumPy/SciPy."""
     if os.environ.get("BIOANON_KERNEL", "").lower() == "numpy":
         return None
     try:
-        import numba as nb
+        import numba
     except ImportError:  # optional dependency
+        return None
+    return numba
+
+
+@cache
+def set_filler() -> Callable[..., Any] | None:
+    """The compiled random-set filler, or None (no numba, or ``BIOANON_KERNEL=numpy``).
+
+    ``fill(a, U, codes, order, starts, pos, k_draw, k_other, first, replace, sets)`` fills rows
+    ``a : a + len(U)`` of ``sets`` from the uniforms ``U`` (one row per record): Floyd's
+    algorithm on the record's class without itself, then on the other classes. Duplicates are
+    checked on positions in a small per-block buffer. No fastmath: the picks must equal the
+    NumPy filler's to the last bit.
+    """
+    nb = _numba()
+    if nb is None:
+        return None
+    import numpy as np
+
+    @nb.njit(parallel=True, boundscheck=False, cache=True, nogil=True)
+    def _fill(a, U, codes, order, starts, pos, k_draw, k_other, first, replace,
+              sets):  # pragma: no cover - compiled
+        n = codes.shape[0]
+        m = U.shape[0]
+        n_blocks = (m + _ROWS - 1) // _ROWS
+        for blk in nb.prange(n_blocks):
+            v = np.empty(max(k_draw, k_other, 1), dtype=np.int64)
+            for r in range(blk * _ROWS, min(m, (blk + 1) * _ROWS)):
+                i = a + r
+                c = codes[i]
+                s0 = starts[c]
+                n_c = starts[c + 1] - s0
+                if first == 1:
+                    sets[i, 0] = i
+                # same-class donors: positions in [0, n_c - 1), the record itself skipped
+                pool = n_c - 1
+                me = pos[i] - s0
+                if k_draw > 0:
+                    if pool >= k_draw:  # Floyd (written out twice: a closure is not cached)
+                        for s in range(k_draw):
+                            j = pool - k_draw + s
+                            pick = np.int64(U[r, s] * (j + 1))
+                            taken = False
+                            for q in range(s):  # no early exit: the reduction vectorises
+                                taken |= v[q] == pick
+                            v[s] = j if taken else pick
+                    else:
+                        for s in range(k_draw):
+                            v[s] = np.int64(U[r, s] * pool)
+                    for s in range(k_draw):
+                        sets[i, first + s] = (i if pool == 0 else
+                                              order[s0 + v[s] + (v[s] >= me)])
+                # donors of the other classes: positions in [0, n - n_c), own block skipped
+                pool = n - n_c
+                if k_other > 0:
+                    if pool >= k_other:
+                        for s in range(k_other):
+                            j = pool - k_other + s
+                            pick = np.int64(U[r, k_draw + s] * (j + 1))
+                            taken = False
+                            for q in range(s):
+                                taken |= v[q] == pick
+                            v[s] = j if taken else pick
+                    else:
+                        for s in range(k_other):
+                            v[s] = np.int64(U[r, k_draw + s] * pool)
+                    for s in range(k_other):
+                        sets[i, first + k_draw + s] = order[v[s] + n_c * (v[s] >= s0)]
+
+    return _fill
+
+
+@cache
+def sets_kernel() -> Callable[..., Any] | None:
+    """The compiled mixing over donor sets, or None (no numba, or ``BIOANON_KERNEL=numpy``).
+
+    ``mix(sets, X, cols, lam, out)``: each output row is the mean of ``X`` over the row of
+    ``sets`` (accumulated in float32 in a row buffer), then ``lam (X − ·)`` on ``cols``.
+    """
+    nb = _numba()
+    if nb is None:
         return None
     import numpy as np
 
     @nb.njit(parallel=True, fastmath=True, boundscheck=False, cache=True, nogil=True)
-    def _kernel(data, indices, indptr, X, cols, lam, out):  # pragma: no cover - compiled
-        n = out.shape[0]
+    def _mix(sets, X, cols, lam, out):  # pragma: no cover - compiled
+        n, g = sets.shape
         d = X.shape[1]
-        for i in nb.prange(n):
-            o = out[i]
-            for k in range(d):
-                o[k] = np.float32(0.0)
-            for p in range(indptr[i], indptr[i + 1]):
-                wgt = data[p]
-                xr = X[indices[p]]
+        inv = np.float32(1.0) / np.float32(g)
+        n_blocks = (n + _ROWS - 1) // _ROWS
+        for blk in nb.prange(n_blocks):
+            acc = np.empty(d, dtype=np.float32)
+            for i in range(blk * _ROWS, min(n, (blk + 1) * _ROWS)):
                 for k in range(d):
-                    o[k] += wgt * xr[k]
-            for c in cols:
-                o[c] += lam * (X[i, c] - o[c])
+                    acc[k] = np.float32(0.0)
+                for p in range(g):
+                    xr = X[sets[i, p]]
+                    for k in range(d):
+                        acc[k] += xr[k]
+                o = out[i]
+                for k in range(d):
+                    o[k] = inv * acc[k]
+                for c in cols:
+                    o[c] += lam * (X[i, c] - o[c])
 
-    return _kernel
+    return _mix

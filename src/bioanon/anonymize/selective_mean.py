@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,11 +27,16 @@ from ..errors import BioanonError
 from ..privacy import resolve_seed
 from ..table import FeatureTable
 from .base import Anonymizer, Release, label_values
-from .mix_kernel import KERNEL_LOCK, MIN_ROWS, gather_kernel
+from .mix_kernel import KERNEL_LOCK, MIN_ROWS, sets_kernel
 from .params import Param
 from .random_sets import assemble_sets
 from .registry import register
-from .relevance import relevance_scores, select_features
+from .relevance import (
+    MAX_RECORDS,
+    relevance_records_param,
+    relevance_scores,
+    select_features,
+)
 
 
 def mixing_matrix(sets: np.ndarray) -> sp.csr_matrix:
@@ -60,22 +66,13 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
                  n_threads: int | None = None, block: int = 1 << 15) -> np.ndarray:
     """Return ``M X + lam (X − M X) ⊙ mask`` without a loop over records.
 
-    With numba installed and at least :data:`~.mix_kernel.MIN_ROWS` rows, a compiled gather
-    kernel does it in one pass with float32 accumulation (:mod:`.mix_kernel`). Otherwise the
-    product runs over blocks of rows in a thread pool (SciPy's sparse kernels release the GIL),
-    and each block's selective weighting is applied while the block is in cache.
+    The product runs over blocks of rows in a thread pool (SciPy's sparse kernels release the
+    GIL), and each block's selective weighting is applied while the block is in cache.
     """
     n = M.shape[0]
     out = np.empty((n, X.shape[1]), dtype=np.float32)
     cols = np.flatnonzero(mask) if lam else np.zeros(0, dtype=np.int64)
     lam32 = np.float32(lam)
-    kernel = gather_kernel() if n >= MIN_ROWS else None
-    if kernel is not None:  # compiled gather, float32 accumulation (numba, optional)
-        X32 = np.ascontiguousarray(X, dtype=np.float32)
-        with KERNEL_LOCK:  # the kernel uses every core; numba's default pool is not reentrant
-            kernel(M.data.astype(np.float32, copy=False), M.indices, M.indptr, X32,
-                   cols.astype(np.int64), lam32, out)
-        return out
 
     def run(start: int) -> None:
         stop = min(n, start + block)
@@ -85,6 +82,24 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
             part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
 
     run_row_blocks(run, n, block, n_threads)
+    return out
+
+
+def apply_sets(X: np.ndarray, sets: np.ndarray, mask: np.ndarray, lam: float) -> np.ndarray:
+    """:func:`apply_mixing` for the uniform mixing of donor ``sets`` (``M = mixing_matrix``).
+
+    With numba installed and at least :data:`~.mix_kernel.MIN_ROWS` rows, a compiled kernel
+    reads the sets directly (no sparse matrix is built); otherwise SciPy's product runs.
+    """
+    n = sets.shape[0]
+    kernel = sets_kernel() if n >= MIN_ROWS else None
+    if kernel is None:
+        return apply_mixing(X, mixing_matrix(sets), mask, lam)
+    out = np.empty((n, X.shape[1]), dtype=np.float32)
+    cols = np.flatnonzero(mask) if lam else np.zeros(0, dtype=np.int64)
+    with KERNEL_LOCK:  # the kernel uses every core; numba's default pool is not reentrant
+        kernel(sets, np.ascontiguousarray(X, dtype=np.float32), cols.astype(np.int64),
+               np.float32(lam), out)
     return out
 
 
@@ -175,6 +190,7 @@ class SelectiveMeanAnonymizer(Anonymizer):
                      help="share of sensitive-relevant features excluded"),
         "relevance": Param("str", options=("forest", "mutual_info"),
                            help="relevance scores (an estimator in the library)"),
+        "relevance_records": relevance_records_param(),
         "allow_replacement": Param("bool", help="donors with replacement in small classes"),
         "include_self": Param("bool", help="the record is a member of its own set"),
         "random_state": Param("int", low=0, none=True,
@@ -197,7 +213,8 @@ class SelectiveMeanAnonymizer(Anonymizer):
                  additional: Sequence[str] | Mapping[str, float] | None = None,
                  sensitive: str | None = None, g: int = 32, t: float = 0.8, w: float = 10.0,
                  r_p: float = 0.01, r_q: float | Mapping[str, float] = 0.0, r_s: float = 0.0,
-                 relevance: Any = "forest", allow_replacement: bool = False,
+                 relevance: Any = "forest", relevance_records: int | None = MAX_RECORDS,
+                 allow_replacement: bool = False,
                  include_self: bool = True, random_state: int | None = None) -> None:
         self.interest = interest
         self.additional = additional
@@ -209,6 +226,7 @@ class SelectiveMeanAnonymizer(Anonymizer):
         self.r_q = r_q
         self.r_s = r_s
         self.relevance = relevance
+        self.relevance_records = relevance_records
         self.allow_replacement = allow_replacement
         self.include_self = include_self
         self.random_state = random_state
@@ -247,34 +265,38 @@ class SelectiveMeanAnonymizer(Anonymizer):
             raise BioanonError(
                 f"interest column '{self.interest}' has one class; it needs at least two"
             )
-        self.relevance_interest_ = (relevance_scores(X, y_p, self.relevance, int(seeds[0]))
-                                    if self.r_p > 0 else np.zeros(d))
-        self.relevance_additional_ = {
-            c: relevance_scores(X, label_values(labels, c, n), self.relevance, int(seeds[1]))
-            for c, r in r_q.items() if r > 0
-        }
+        def scores(y: np.ndarray, seed: int) -> np.ndarray:
+            return relevance_scores(X, y, self.relevance, seed, self.relevance_records)
+
+        self.relevance_interest_ = scores(y_p, int(seeds[0])) if self.r_p > 0 else np.zeros(d)
+        self.relevance_additional_ = {c: scores(label_values(labels, c, n), int(seeds[1]))
+                                      for c, r in r_q.items() if r > 0}
         for c in r_q:  # validate every named column, even those with r_q = 0
             label_values(labels, c, n)
         self.relevance_sensitive_ = (
-            relevance_scores(X, label_values(labels, str(self.sensitive), n), self.relevance,
-                             int(seeds[2])) if self.r_s > 0 else None)
+            scores(label_values(labels, str(self.sensitive), n), int(seeds[2]))
+            if self.r_s > 0 else None)
         self.mask_ = select_features(self.relevance_interest_, self.r_p,
                                      self.relevance_additional_, r_q,
                                      self.relevance_sensitive_, self.r_s)
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> Release:
-        """Donors come from the records being released (labels: the interest column)."""
-        M = self.mixing_matrix(labels, X.shape[0], seed)
+        """Donors come from the records being released (labels: the interest column); the
+        secret mixing matrix is built only if the evaluator asks for it."""
+        sets = self.donor_sets(labels, X.shape[0], seed)
         lam = (self.w - 1.0) / (self.w - 1.0 + self.g)
-        return Release(apply_mixing(X, M, self.mask_, lam), mixing=M)
+        return Release(apply_sets(X, sets, self.mask_, lam), mixing=partial(mixing_matrix, sets))
 
-    def mixing_matrix(self, labels: Any, n: int, seed: int | None = None) -> sp.csr_matrix:
-        """Build the secret mixing matrix M for ``n`` records with these interest labels."""
+    def donor_sets(self, labels: Any, n: int, seed: int | None = None) -> np.ndarray:
+        """The secret random sets (n × g record positions) for records with these labels."""
         y = label_values(labels, self.interest, n)
         classes, codes = np.unique(y, return_inverse=True)
         seed = resolve_seed(self.random_state) if seed is None else seed
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        sets = assemble_sets(codes, int(self.g), float(self.t), rng, classes,
+        return assemble_sets(codes, int(self.g), float(self.t), rng, classes,
                              self.allow_replacement, bool(self.include_self))
-        return mixing_matrix(sets)
+
+    def mixing_matrix(self, labels: Any, n: int, seed: int | None = None) -> sp.csr_matrix:
+        """Build the secret mixing matrix M for ``n`` records with these interest labels."""
+        return mixing_matrix(self.donor_sets(labels, n, seed))

@@ -42,7 +42,12 @@ from .base import Anonymizer, Release, label_values
 from .params import Param
 from .random_sets import _with_replacement, assemble_sets, n_same
 from .registry import register
-from .relevance import relevance_scores, select_features
+from .relevance import (
+    MAX_RECORDS,
+    relevance_records_param,
+    relevance_scores,
+    select_features,
+)
 from .selective_mean import _row_block, mixing_matrix, run_row_blocks
 
 
@@ -284,6 +289,7 @@ class VarianceMixAnonymizer(Anonymizer):
                      help="share of sensitive-relevant features excluded from retention"),
         "relevance": Param("str", options=("forest", "mutual_info"),
                            help="relevance scores (an estimator in the library)"),
+        "relevance_records": relevance_records_param(),
         "allow_replacement": Param("bool", help="donors with replacement in small classes"),
         "random_state": Param("int", low=0, none=True,
                               help="secret seed; None draws fresh OS entropy"),
@@ -309,7 +315,8 @@ class VarianceMixAnonymizer(Anonymizer):
                  restoration: float = 0.5, shrinkage: float = 0.0, w: float = 10.0,
                  r_p: float = 0.0,
                  r_q: float | Mapping[str, float] = 0.0, r_s: float = 0.0,
-                 relevance: Any = "forest", allow_replacement: bool = False,
+                 relevance: Any = "forest", relevance_records: int | None = MAX_RECORDS,
+                 allow_replacement: bool = False,
                  random_state: int | None = None) -> None:
         self.interest = interest
         self.additional = additional
@@ -323,6 +330,7 @@ class VarianceMixAnonymizer(Anonymizer):
         self.r_q = r_q
         self.r_s = r_s
         self.relevance = relevance
+        self.relevance_records = relevance_records
         self.allow_replacement = allow_replacement
         self.random_state = random_state
 
@@ -357,12 +365,15 @@ class VarianceMixAnonymizer(Anonymizer):
         r_q = self._retention_q()
         if self.r_p > 0 or any(r > 0 for r in r_q.values()):
             s = np.random.SeedSequence(resolve_seed(self.random_state)).generate_state(3)
-            rel_p = (relevance_scores(X, classes, self.relevance, int(s[0])) if self.r_p > 0
-                     else np.zeros(d))
-            rel_q = {c: relevance_scores(X, label_values(labels, c, n), self.relevance, int(s[1]))
+
+            def scores(y: np.ndarray, seed: int) -> np.ndarray:
+                return relevance_scores(X, y, self.relevance, seed, self.relevance_records)
+
+            rel_p = scores(classes, int(s[0])) if self.r_p > 0 else np.zeros(d)
+            rel_q = {c: scores(label_values(labels, c, n), int(s[1]))
                      for c, r in r_q.items() if r > 0}
-            rel_s = (relevance_scores(X, label_values(labels, str(self.sensitive), n),
-                                      self.relevance, int(s[2])) if self.r_s > 0 else None)
+            rel_s = (scores(label_values(labels, str(self.sensitive), n), int(s[2]))
+                     if self.r_s > 0 else None)
             mask = select_features(rel_p, self.r_p, rel_q, r_q, rel_s, self.r_s)
         self.mask_ = mask
 

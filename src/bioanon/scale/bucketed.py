@@ -302,7 +302,9 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
         from ..anonymize.relevance import relevance_sample_size
 
-        doc["relevance_fit"] = {"records": relevance_sample_size(n_fit), "of": n,
+        doc["relevance_fit"] = {"records": relevance_sample_size(
+                                    n_fit, getattr(anonymizer, "relevance_records", None)),
+                                "of": n,
                                 "sample": "stratified by the interest, then by the attribute "
                                           "scored"}
     write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
