@@ -1,25 +1,35 @@
-"""Scale: the in-memory transform against the memory floor, and the dask path out of core.
+"""Scale: the in-memory transform against the memory floor and this machine's gather ceiling,
+``anonymize`` end to end stage by stage, and the dask path out of core with 1 and 2 workers.
 
-Measured in one run, on synthetic data (10 interest classes, 10,000 identities):
+Measured in one run, on synthetic data (10 interest classes, 10,000 identities, d = 256):
 
-1. the sequential-read floor: GB/s of a float32 sum over 1 GiB (best of 3);
-2. the in-memory selective-mean transform at ``--n-mem`` × 256, g=32 (numba kernel and the
-   SciPy fallback), its ratio to the floor (n·g·d·4 bytes at the floor's bandwidth / time),
-   and the same transform with sets drawn in cache-sized buckets (``--cache-bucket``);
-3. ``bioanon anonymize`` end to end (read + fit + transform + write) on ``--n-mem`` records
-   from Parquet, in a subprocess;
-4. ``--n-big`` × 256 float32 generated to Parquet in row groups (never held in memory) and
-   released end to end through dask (``bioanon anonymize --dask``) with 1 and 2 workers;
-   peak resident memory is the largest sum of VmRSS over the CLI process and every
-   descendant (scheduler, nannies, workers), sampled every 0.1 s from /proc.
+1. **the machine**: the sequential-read floor (GB/s of a one-thread float32 sum over 1 GiB,
+   best of 3); the cost of first touching 1 GiB of fresh memory (this virtual machine backs
+   pages lazily); and, with numba, the random-gather ceiling: GB/s of summing random 1 KB rows
+   (two threads) drawn from regions of 8k, 32k, 100k and 1M rows, the access pattern of a
+   mixing transform whose donors are uniform over such a region;
+2. **the in-memory transform** at ``--n-mem`` × 256, g=32 (median of 3 calls as a user makes
+   them, fresh output each time; its parts: the random sets, and the mixing kernel on warm
+   memory), the SciPy fallback, and the same transform with sets drawn in cache-sized buckets
+   (the dask path's rule, in memory), each with its ratio to the floor (n·g·d·4 bytes at the
+   floor's bandwidth / time);
+3. **``bioanon anonymize`` end to end** on ``--n-mem`` records read from Parquet (written
+   with pyarrow's defaults, as users' files are): the library's stages timed in process
+   (read, fit, transform, shuffle, write with its hash; the input's hash runs in a thread
+   beside them), then the command itself in a subprocess (median of 2), with peak memory;
+4. **the dask path**: ``--n-big`` × 256 float32 generated to Parquet in row groups (never held
+   in memory) and released end to end (``bioanon anonymize --dask``) with 2 workers, and on
+   ``--n-scaling`` records with 1 worker on 1 core, 1 worker on every core, and 2 workers
+   (one core each); peak resident memory is the largest sum of VmRSS over the CLI process and
+   every descendant (scheduler, nannies, workers), sampled every 0.1 s from /proc.
 
-The machine's load average is printed beside every timing: other jobs share the cores.
+The machine's load average is printed beside every timing: other jobs may share the cores.
 Generated data lives in ``--workdir`` (default a folder under /tmp) and is deleted at the end
 unless ``--keep``.
 
 Usage::
 
-    python benchmarks/bench_scale.py [--n-big 10000000] [--n-mem 1000000] [--workers 1 2]
+    python benchmarks/bench_scale.py [--n-big 10000000] [--n-mem 1000000] [--n-scaling 2000000]
 
 Prints a table and writes JSON (default benchmarks/results/bench_scale.json).
 """
@@ -31,12 +41,15 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +58,12 @@ ROW_GROUP = 100_000
 
 
 def load() -> str:
-    """The 1-minute load average (other jobs share the cores)."""
+    """The 1-minute load average (other jobs may share the cores)."""
     return f"{os.getloadavg()[0]:.2f}"
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
 
 
 # ---------------------------------------------------------------------- memory sampling
@@ -100,7 +117,7 @@ class RssSampler(threading.Thread):
         return self.peak_kib / 2**20  # GiB
 
 
-def run_cli(args: list[str], env: dict[str, str]) -> dict[str, float]:
+def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run ``bioanon`` in a subprocess; wall time, peak summed RSS, load average."""
     t0 = time.perf_counter()
     cmd = [sys.executable, "-c", "from bioanon.cli import app; app()", *args]
@@ -129,7 +146,8 @@ def chunk(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def write_parquet(path: Path, n: int, seed: int = 0) -> float:
-    """Write n × 256 records in row groups of 100k (never the whole table in memory)."""
+    """Write n × 256 records in row groups of 100k with pyarrow's default encoding (snappy,
+    dictionary tried first), as a user's file would be; never the whole table in memory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -142,15 +160,16 @@ def write_parquet(path: Path, n: int, seed: int = 0) -> float:
         tab = pa.Table.from_arrays([pa.array(p), pa.array(ids),
                                     *[pa.array(X[:, j]) for j in range(D)]], names=names)
         if writer is None:
-            writer = pq.ParquetWriter(path, tab.schema, compression="none")
+            writer = pq.ParquetWriter(path, tab.schema)
         writer.write_table(tab, row_group_size=ROW_GROUP)
+    assert writer is not None
     writer.close()
     return time.perf_counter() - t0
 
 
-# ---------------------------------------------------------------------- in memory
+# ---------------------------------------------------------------------- 1. the machine
 def bandwidth_floor() -> float:
-    """GB/s of a sequential float32 sum over 1 GiB (best of 3)."""
+    """GB/s of a sequential one-thread float32 sum over 1 GiB (best of 3)."""
     a = np.ones(1 << 28, dtype=np.float32)
     best = np.inf
     for _ in range(3):
@@ -160,59 +179,173 @@ def bandwidth_floor() -> float:
     return a.nbytes / best / 1e9
 
 
-def in_memory(n: int, floor: float, cache_bucket: int) -> list[dict]:
-    """The transform at n × 256 (numba kernel, SciPy fallback, cache-sized buckets)."""
-    from bioanon.anonymize import SelectiveMeanAnonymizer, mix_kernel
-
-    X, p, _ = chunk(n, np.random.default_rng(1))
-    labels = {"p": p}
-    anon = SelectiveMeanAnonymizer("p", g=G, t=T, w=W, r_p=0.01, relevance="mutual_info",
-                                   random_state=0).fit(X[:5000], {"p": p[:5000]})
-    floor_s = n * G * D * 4 / (floor * 1e9)
-    rows = []
-
-    def timed(name: str, fn) -> None:
-        anon.transform(X[:25_000], {"p": p[:25_000]})  # warm-up: numba compiles or loads
+def first_touch() -> float:
+    """Seconds to allocate and first write 1 GiB (median of 3): the page-fault cost."""
+    times = []
+    for _ in range(3):
         t0 = time.perf_counter()
-        fn()
-        s = time.perf_counter() - t0
-        rows.append({"case": name, "n": n, "seconds": s, "gb_s": n * G * D * 4 / s / 1e9,
-                     "floor_seconds": floor_s, "ratio_to_floor": floor_s / s, "load": load()})
+        a = np.empty(1 << 28, dtype=np.float32)
+        a.fill(1.0)
+        times.append(time.perf_counter() - t0)
+        del a
+    return statistics.median(times)
 
-    kernel = mix_kernel.gather_kernel()
-    timed("transform, numba kernel" if kernel else "transform (numba missing)",
-          lambda: anon.transform(X, labels))
-    os.environ["BIOANON_KERNEL"] = "numpy"
-    mix_kernel.gather_kernel.cache_clear()
-    timed("transform, SciPy fallback", lambda: anon.transform(X, labels))
-    del os.environ["BIOANON_KERNEL"]
-    mix_kernel.gather_kernel.cache_clear()
-    # sets drawn within cache-sized buckets (the bucketed release's rule, in memory)
-    from bioanon.scale import assign_buckets, n_buckets_for
 
-    b = assign_buckets(p, n_buckets_for(n, cache_bucket), np.random.default_rng(2))
-    order = np.argsort(b, kind="stable")
-    bounds = np.flatnonzero(np.diff(b[order])) + 1
+def gather_ceiling(X: np.ndarray) -> list[dict[str, Any]]:
+    """GB/s of summing random rows of ``X`` (two threads) over regions of several sizes."""
+    try:
+        import numba as nb
+    except ImportError:
+        return []
 
-    def bucketed() -> np.ndarray:
-        out = np.empty_like(X)
-        for rows_b in np.split(order, bounds):  # one step per bucket
-            out[rows_b] = anon.transform(X[rows_b], {"p": p[rows_b]})
-        return out
+    @nb.njit(parallel=True, fastmath=True)
+    def gather_sum(X, idx):  # the mixing kernel's reads, nothing else
+        m, d = idx.shape[0], X.shape[1]
+        blocks = (m + 1023) // 1024
+        acc = np.zeros((blocks, d), np.float32)
+        for b in nb.prange(blocks):
+            for i in range(b * 1024, min(m, (b + 1) * 1024)):
+                r = X[idx[i]]
+                for k in range(d):
+                    acc[b, k] += r[k]
+        return acc
 
-    timed(f"transform in {cache_bucket:,}-record buckets", bucketed)
+    rows = []
+    m = 8_000_000
+    rng = np.random.default_rng(0)
+    for region in sorted({8_192, 32_768, 100_000, X.shape[0]}):
+        idx = rng.integers(0, region, m).astype(np.int32)
+        gather_sum(X, idx[:1000])
+        best = np.inf
+        for _ in range(2):
+            t0 = time.perf_counter()
+            gather_sum(X, idx)
+            best = min(best, time.perf_counter() - t0)
+        rows.append({"region_rows": region, "gb_s": m * X.shape[1] * 4 / best / 1e9,
+                     "threads": nb.get_num_threads(), "load": load()})
     return rows
+
+
+# ---------------------------------------------------------------------- 2. in memory
+def _timed(fn: Callable[[], Any], runs: int) -> tuple[float, list[float]]:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+        del out
+    return statistics.median(times), times
+
+
+def in_memory(X: np.ndarray, p: np.ndarray, floor: float, ceiling: float | None,
+              buckets: list[int]) -> list[dict[str, Any]]:
+    """The transform at n × 256 and its parts; the SciPy path; cache-sized buckets."""
+    from bioanon.anonymize import SelectiveMeanAnonymizer, mix_kernel, random_sets
+    from bioanon.anonymize import selective_mean as sm
+    from bioanon.scale import BucketedMixing
+
+    n = X.shape[0]
+    labels = {"p": p}
+    anon = SelectiveMeanAnonymizer("p", g=G, t=T, w=W, r_p=0.01, random_state=0)
+    anon.fit(X[:5000], {"p": p[:5000]})
+    anon.transform(X[:25_000], {"p": p[:25_000]})  # numba compiles or loads its cache
+    floor_s = n * G * D * 4 / (floor * 1e9)
+    rows: list[dict[str, Any]] = []
+
+    def add(case: str, seconds: float, runs: list[float] | None = None, **extra: Any) -> None:
+        row = {"case": case, "n": n, "seconds": seconds, "runs": runs or [seconds],
+               "gb_s": n * G * D * 4 / seconds / 1e9, "floor_seconds": floor_s,
+               "ratio_to_floor": floor_s / seconds, "load": load(), **extra}
+        if ceiling:
+            row["ratio_to_gather_ceiling"] = row["gb_s"] / ceiling
+        rows.append(row)
+        say(f"{case:<52} {seconds:7.2f} s {row['gb_s']:5.1f} GB/s  ratio to floor "
+            f"{row['ratio_to_floor']:.2f}  load {row['load']}")
+
+    compiled = mix_kernel.sets_kernel() is not None
+    med, runs = _timed(lambda: anon.transform(X, labels), 3)
+    add("transform" + (" (numba)" if compiled else " (numba missing: SciPy)"), med, runs)
+    t0 = time.perf_counter()
+    sets = anon.donor_sets(labels, n, 1)
+    sets_s = time.perf_counter() - t0
+    rows[-1]["random_sets_seconds"] = sets_s
+    say(f"{'  of which the random sets':<52} {sets_s:7.2f} s")
+    if compiled:
+        out = np.empty_like(X)
+        out.fill(0.0)  # warm: no page faults in the timing
+        cols = np.flatnonzero(anon.mask_).astype(np.int64)
+        lam = np.float32((W - 1) / (W - 1 + G))
+        kern = mix_kernel.sets_kernel()
+        kern(sets, X, cols, lam, out)
+        med_k, runs_k = _timed(lambda: kern(sets, X, cols, lam, out), 3)
+        add("  mixing kernel alone (warm memory, sets given)", med_k, runs_k)
+        del out
+    os.environ["BIOANON_KERNEL"] = "numpy"
+    mix_kernel.sets_kernel.cache_clear()
+    mix_kernel.set_filler.cache_clear()
+    add("transform, SciPy fallback (no numba)", *_timed(lambda: anon.transform(X, labels), 1))
+    del os.environ["BIOANON_KERNEL"]
+    mix_kernel.sets_kernel.cache_clear()
+    mix_kernel.set_filler.cache_clear()
+    # sets drawn within buckets (the dask path's rule, in memory); the compiled paths are
+    # forced on buckets smaller than their thresholds
+    saved = sm.MIN_ROWS, random_sets.MIN_COMPILED_ROWS
+    sm.MIN_ROWS = random_sets.MIN_COMPILED_ROWS = 1
+    try:
+        for size in buckets:
+            bucketed = BucketedMixing(anon, "p", bucket_size=size, random_state=2)
+            bucketed.anonymizer_ = anon  # fitted already: time the release alone
+            bucketed.n_features_in_ = D
+            med_b, runs_b = _timed(lambda b=bucketed: b.transform(X, labels), 3)
+            add(f"transform in {size:,}-record buckets", med_b, runs_b, bucket_size=size)
+    finally:
+        sm.MIN_ROWS, random_sets.MIN_COMPILED_ROWS = saved
+    return rows
+
+
+# ---------------------------------------------------------------------- 3. end to end
+def stages(path: Path, work: Path) -> dict[str, Any]:
+    """The library steps of ``bioanon anonymize`` timed one by one, in this process."""
+    from bioanon.anonymize import SelectiveMeanAnonymizer
+    from bioanon.cli.common import read_input
+    from bioanon.io import sha256_in_background
+    from bioanon.release import Roles, release, write_release
+
+    marks: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with sha256_in_background(path) as digest:
+        table = read_input(path, ["p", "id"])
+        marks["read"] = time.perf_counter() - t0
+        times: list[float] = []
+        anon = SelectiveMeanAnonymizer("p", sensitive="id", random_state=1)
+        t1 = time.perf_counter()
+        res = release(table, anon, Roles(sensitive="id", interest="p"),
+                      method="selective-mean", input_name=path.name,
+                      progress=lambda done, total, text: times.append(time.perf_counter()))
+        t2 = time.perf_counter()
+        marks["fit"] = times[1] - t1
+        marks["transform"] = times[2] - times[1]
+        marks["shuffle and manifest"] = t2 - times[2]
+        res.manifest["input"]["sha256"] = digest()
+        marks["input hash (waited for)"] = time.perf_counter() - t2
+    out = work / "stages-out.parquet"
+    t3 = time.perf_counter()
+    write_release(res.table, res.manifest, out)
+    marks["write (hashed while written)"] = time.perf_counter() - t3
+    marks["total"] = time.perf_counter() - t0
+    out.unlink()
+    Path(str(out) + ".manifest.json").unlink()
+    return {"seconds": marks, "load": load()}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-big", type=int, default=10_000_000)
     ap.add_argument("--n-mem", type=int, default=1_000_000)
-    ap.add_argument("--n-scaling", type=int, default=None,
-                    help="records for the 1-worker run (default: --n-big)")
-    ap.add_argument("--workers", type=int, nargs="+", default=[2, 1])
+    ap.add_argument("--n-scaling", type=int, default=2_000_000,
+                    help="records of the 1-worker / 2-worker comparison")
     ap.add_argument("--bucket-size", type=int, default=50_000)
-    ap.add_argument("--cache-bucket", type=int, default=32_768)
+    ap.add_argument("--cache-buckets", type=int, nargs="*", default=[8_192, 32_768, 50_000])
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--skip-memory", action="store_true", help="skip parts 2-3")
@@ -224,9 +357,8 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
-    result: dict = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                                "numpy": np.__version__,
-                                "note": "shared machine: other jobs use the same cores"}}
+    result: dict[str, Any] = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                                          "numpy": np.__version__}}
     from bioanon.io import write_text_atomic
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -236,57 +368,93 @@ def main() -> None:
 
     try:
         floor = bandwidth_floor()
-        result["bandwidth_floor_gb_s"] = floor
-        print(f"sequential-read floor: {floor:.1f} GB/s (load {load()})", flush=True)
+        touch = first_touch()
+        result["machine"].update(bandwidth_floor_gb_s=floor, first_touch_s_per_gib=touch,
+                                 load=load())
+        say(f"sequential-read floor: {floor:.1f} GB/s; first touch of 1 GiB of fresh memory: "
+            f"{touch:.2f} s (load {load()})")
+        ceiling = None
         if not args.skip_memory:
-            result["in_memory"] = in_memory(args.n_mem, floor, args.cache_bucket)
-            for r in result["in_memory"]:
-                print(f"{r['case']:<44} n={r['n']:>9,} {r['seconds']:7.2f} s "
-                      f"{r['gb_s']:5.1f} GB/s  floor {r['floor_seconds']:.2f} s  "
-                      f"ratio {r['ratio_to_floor']:.2f}  load {r['load']}", flush=True)
+            X, p, _ = chunk(args.n_mem, np.random.default_rng(1))
+            result["gather_ceiling"] = gather_ceiling(X)
+            for r in result["gather_ceiling"]:
+                say(f"random 1 KB rows from a region of {r['region_rows']:>9,} rows, "
+                    f"{r['threads']} threads: {r['gb_s']:5.1f} GB/s = {r['gb_s'] / floor:.2f} of "
+                    f"the floor  load {r['load']}")
+            if result["gather_ceiling"]:
+                ceiling = result["gather_ceiling"][-1]["gb_s"]
+            save()
+            result["in_memory"] = in_memory(X, p, floor, ceiling, args.cache_buckets)
+            del X, p
+            save()
             mem_in = work / "mem.parquet"
             write_parquet(mem_in, args.n_mem, seed=3)
-            e2e = run_cli(["anonymize", str(mem_in), "-o", str(work / "mem-out.parquet"),
-                           "--interest", "p", "--sensitive", "id", "--seed", "1"], env)
-            e2e.update(n=args.n_mem, records_per_s=args.n_mem / e2e["seconds"])
+            result["anonymize_stages"] = stages(mem_in, work)
+            for k, v in result["anonymize_stages"]["seconds"].items():
+                say(f"  anonymize stage {k:<36} {v:7.2f} s")
+            runs = []
+            for i in range(2):
+                out = work / f"mem-out-{i}.parquet"
+                runs.append(run_cli(["anonymize", str(mem_in), "-o", str(out), "--interest", "p",
+                                     "--sensitive", "id", "--seed", "1"], env))
+                out.unlink()
+            e2e = {"seconds": statistics.median(r["seconds"] for r in runs), "runs": runs,
+                   "peak_rss_gib": max(r["peak_rss_gib"] for r in runs), "n": args.n_mem,
+                   "load": load()}
+            e2e["records_per_s"] = args.n_mem / e2e["seconds"]
+            transform_s = result["in_memory"][0]["seconds"]
+            e2e["times_transform"] = e2e["seconds"] / transform_s
             result["anonymize_in_memory"] = e2e
-            print(f"{'anonymize end to end (in memory)':<44} n={args.n_mem:>9,} "
-                  f"{e2e['seconds']:7.2f} s  {e2e['records_per_s']:,.0f} rec/s  "
-                  f"peak RSS {e2e['peak_rss_gib']:.2f} GiB  load {e2e['load']}", flush=True)
+            say(f"{'anonymize end to end (in memory, CLI)':<52} {e2e['seconds']:7.2f} s "
+                f"({e2e['times_transform']:.1f}× the transform)  {e2e['records_per_s']:,.0f} "
+                f"rec/s  peak RSS {e2e['peak_rss_gib']:.2f} GiB  load {e2e['load']}")
             save()
+            mem_in.unlink()
         if args.skip_dask:
             return
         big = work / "big.parquet"
         gen_s = write_parquet(big, args.n_big, seed=4)
         result["generate"] = {"n": args.n_big, "seconds": gen_s,
                               "bytes": big.stat().st_size, "load": load()}
-        print(f"generated {args.n_big:,} × {D} to Parquet: {big.stat().st_size / 1e9:.1f} GB "
-              f"in {gen_s:.0f} s (load {load()})", flush=True)
-        small = None
-        if args.n_scaling and args.n_scaling != args.n_big:
-            small = work / "scaling.parquet"
-            write_parquet(small, args.n_scaling, seed=5)
+        say(f"generated {args.n_big:,} × {D} to Parquet: {big.stat().st_size / 1e9:.1f} GB "
+            f"in {gen_s:.0f} s (load {load()})")
         result["dask"] = []
-        for w in args.workers:
-            src, n = (big, args.n_big) if w == max(args.workers) or small is None else \
-                (small, args.n_scaling)
-            out = work / f"dask-out-{w}"
+
+        def dask_run(src: Path, n: int, workers: int, numba_threads: int | None,
+                     label: str) -> None:
+            out = work / f"dask-out-{len(result['dask'])}"
+            run_env = dict(env)
+            if numba_threads:
+                run_env["NUMBA_NUM_THREADS"] = str(numba_threads)
             r = run_cli(["anonymize", str(src), "-o", str(out), "--interest", "p",
-                         "--sensitive", "id", "--seed", "1", "--dask", "--workers", str(w),
-                         "--bucket-size", str(args.bucket_size)], env)
-            r.update(n=n, workers=w, records_per_s=n / r["seconds"])
+                         "--sensitive", "id", "--seed", "1", "--dask", "--workers",
+                         str(workers), "--bucket-size", str(args.bucket_size)], run_env)
+            r.update(n=n, workers=workers, case=label, records_per_s=n / r["seconds"])
             result["dask"].append(r)
             shutil.rmtree(out, ignore_errors=True)
-            print(f"{'dask bucketed release, ' + str(w) + ' worker(s)':<44} n={n:>9,} "
-                  f"{r['seconds']:7.1f} s  {r['records_per_s']:,.0f} rec/s  "
-                  f"peak RSS {r['peak_rss_gib']:.2f} GiB ({r['processes']} processes)  "
-                  f"load {r['load']}", flush=True)
+            Path(str(out) + ".manifest.json").unlink(missing_ok=True)
+            say(f"{'dask, ' + label:<52} n={n:>10,} {r['seconds']:7.1f} s "
+                f"{r['records_per_s']:>9,.0f} rec/s  peak RSS {r['peak_rss_gib']:.2f} GiB "
+                f"({r['processes']} processes)  load {r['load']}")
             save()
+
+        dask_run(big, args.n_big, 2, None, "2 workers (1 core each)")
+        small = work / "scaling.parquet"
+        write_parquet(small, args.n_scaling, seed=5)
+        for workers, threads, label in ((1, 1, "1 worker on 1 core"),
+                                        (1, None, "1 worker on every core"),
+                                        (2, None, "2 workers (1 core each)")):
+            dask_run(small, args.n_scaling, workers, threads, label)
+        one = next(r for r in result["dask"][1:] if r["case"] == "1 worker on 1 core")
+        two = result["dask"][-1]
+        result["scaling_1_to_2_workers"] = two["records_per_s"] / one["records_per_s"]
+        say(f"scaling from 1 to 2 workers (one core each): "
+            f"{result['scaling_1_to_2_workers']:.2f}×")
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     save()
-    print(f"wrote {args.out}")
+    say(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

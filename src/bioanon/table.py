@@ -191,7 +191,7 @@ class FeatureTable:
         if fmt == "parquet":
             sink = HashingWriter(tmp)
             try:
-                _write_parquet(self, sink)
+                write_parquet(self, sink)
             finally:
                 sink.close()
             return sink.hexdigest()
@@ -369,29 +369,41 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     return labels, feat_cols
 
 
-def _fill_rows(X: np.ndarray, start: int, tab: Any) -> None:
-    """Copy a ``pyarrow.Table`` of numeric columns into rows ``start:`` of ``X``.
+def fill_rows(X: np.ndarray, start: int, columns: Sequence[np.ndarray]) -> None:
+    """Copy equal-length 1-D ``columns`` into rows ``start:`` of ``X`` (one column each).
 
-    A block of rows at a time, so that the strided writes of a column stay in cache; nulls
-    become NaN and overflowing values inf (refused afterwards by the caller).
+    A block of rows at a time, so that the strided writes of a column stay in cache (a plain
+    column-by-column copy strides through all of ``X`` once per column); overflowing values
+    become inf and nulls NaN, refused afterwards by the caller.
+
+    Examples
+    --------
+    >>> X = np.zeros((3, 2), dtype=np.float32)
+    >>> fill_rows(X, 1, [np.array([1.0, 2.0]), np.array([3, 4])])
+    >>> X.tolist()
+    [[0.0, 0.0], [1.0, 3.0], [2.0, 4.0]]
     """
+    m = len(columns[0]) if columns else 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in range(0, m, _BLOCK_ROWS):
+            b = min(m, a + _BLOCK_ROWS)
+            block = X[start + a:start + b]
+            for j, col in enumerate(columns):
+                block[:, j] = col[a:b]
+
+
+def _fill_rows(X: np.ndarray, start: int, tab: Any) -> None:
+    """Copy a ``pyarrow.Table`` of numeric columns into rows ``start:`` of ``X``."""
     for batch in tab.to_batches():
-        cols = [c.to_numpy(zero_copy_only=False) for c in batch.columns]
-        m = batch.num_rows
-        with np.errstate(over="ignore", invalid="ignore"):
-            for a in range(0, m, _BLOCK_ROWS):
-                b = min(m, a + _BLOCK_ROWS)
-                block = X[start + a:start + b]
-                for j, col in enumerate(cols):
-                    block[:, j] = col[a:b]
-        start += m
+        fill_rows(X, start, [c.to_numpy(zero_copy_only=False) for c in batch.columns])
+        start += batch.num_rows
 
 
 #: bytes of features per Parquet row group (the writer's buffers stay this small)
 _ROW_GROUP_BYTES = 64 << 20
 
 
-def _write_parquet(table: FeatureTable, path: Any) -> None:
+def write_parquet(table: FeatureTable, path: Any) -> None:
     """Write a table as Parquet: label columns (dictionary-encoded, compressed) then one
     float32 column per feature (plain, uncompressed: dense floats neither repeat nor
     compress, and trying costs more than the file saves).

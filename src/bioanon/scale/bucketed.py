@@ -41,8 +41,12 @@ import pandas as pd
 
 from ..errors import BioanonError
 from ..io import write_text_atomic
+from ..table import FeatureTable, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
 from .sample import stratified_positions
+
+#: rows gathered and written at a time when a partition is spilled
+_SPILL_ROWS = 8192
 
 
 class MixingAnonymizer(Protocol):
@@ -78,14 +82,29 @@ def _split_columns(columns: Sequence[str], label_columns: Sequence[str]) -> list
 def _spill_partition(frame: pd.DataFrame, buckets: np.ndarray, sample_rows: np.ndarray,
                      features: list[str], labels: list[str], n_buckets: int,
                      path: str) -> tuple[np.ndarray, pd.DataFrame]:
-    """Write one partition's rows sorted by bucket; return the per-bucket counts and sample."""
-    X = frame[features].to_numpy(dtype=np.float32)
-    if not np.isfinite(X).all():
-        raise BioanonError("the features hold NaN or infinite values; clean or impute them "
-                           "before releasing")
-    order = np.argsort(buckets, kind="stable")
-    np.save(path + ".npy", X[order])
+    """Write one partition's rows sorted by bucket; return the per-bucket counts and sample.
+
+    The rows are gathered in bucket order a block at a time into one small buffer and written
+    as they are (no copy of the whole partition: fresh memory is dear).
+    """
     import pyarrow as pa
+
+    order = np.argsort(buckets, kind="stable")
+    cols = [frame[f].to_numpy() for f in features]
+    m, d = len(frame), len(features)
+    block = np.empty((min(m, _SPILL_ROWS), d), dtype=np.float32)
+    with open(path + ".npy", "wb") as fh:
+        np.lib.format.write_array_header_1_0(
+            fh, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+                 "fortran_order": False, "shape": (m, d)})
+        for a in range(0, m, _SPILL_ROWS):
+            rows = order[a:a + _SPILL_ROWS]
+            part = block[:rows.size]
+            fill_rows(part, 0, [c[rows] for c in cols])
+            if not (np.isfinite(part.min()) and np.isfinite(part.max())):
+                raise BioanonError("the features hold NaN or infinite values; clean or impute "
+                                   "them before releasing")
+            part.tofile(fh)
 
     lab = pa.Table.from_pandas(frame[labels].iloc[order], preserve_index=False)
     with pa.OSFile(path + ".labels.arrow", "wb") as sink, \
@@ -119,11 +138,8 @@ def _gather_bucket(spill: str, n_parts: int, offsets: np.ndarray, counts: np.nda
 def _release_bucket(anonymizer: MixingAnonymizer, spill: str, n_parts: int,
                     offsets: np.ndarray, counts: np.ndarray, b: int, seed: int,
                     labels: list[str], released: list[str], features: list[str],
-                    interest: str, out_dir: str, schema_meta: bytes) -> dict[str, Any]:
+                    interest: str, out_dir: str) -> dict[str, Any]:
     """Release one bucket with a copy of the fitted anonymizer and write its part file."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     X, lab = _gather_bucket(spill, n_parts, offsets, counts, b, labels)
     ss = np.random.SeedSequence(seed)
     s_mix, s_perm = (int(s.generate_state(1)[0]) for s in ss.spawn(2))
@@ -131,12 +147,8 @@ def _release_bucket(anonymizer: MixingAnonymizer, spill: str, n_parts: int,
     est.random_state = s_mix
     out = np.asarray(est.transform(X, lab), dtype=np.float32)
     perm = np.random.default_rng(s_perm).permutation(out.shape[0])
-    cols = {c: pa.array(lab[c].to_numpy()[perm]) for c in released}
-    out = out[perm]
-    cols.update({f: pa.array(out[:, j]) for j, f in enumerate(features)})
-    tab = pa.table(cols)
-    tab = tab.replace_schema_metadata({b"bioanon": schema_meta})
-    pq.write_table(tab, os.path.join(out_dir, f"part-{b:06d}.parquet"))
+    part = FeatureTable(out[perm], lab[released].iloc[perm], features)
+    write_parquet(part, os.path.join(out_dir, f"part-{b:06d}.parquet"))
     classes, n_c = np.unique(lab[interest].astype(str).to_numpy(), return_counts=True)
     return {"n": int(out.shape[0]), "classes": dict(zip(classes.tolist(), n_c.tolist(),
                                                          strict=True))}
@@ -269,12 +281,11 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         del fit_frame
 
         # 4. release every bucket
-        meta = json.dumps({"label_columns": released, "meta": {}}).encode()
         seeds = [int(s.generate_state(1)[0]) for s in s_release.spawn(n_buckets)]
         release = dask.delayed(_release_bucket, pure=False)
         parts = compute(*[release(anonymizer, spill, counts.shape[0], offsets, counts, b,
-                                  seeds[b], labels, released, features, interest, tmp_out,
-                                  meta) for b in range(n_buckets)])
+                                  seeds[b], labels, released, features, interest, tmp_out)
+                            for b in range(n_buckets)])
         # 5. the folder appears whole, then the manifest beside it
         os.replace(tmp_out, out)
     finally:

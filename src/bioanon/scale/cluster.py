@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,8 @@ def dask_client(scheduler: str | None = None, local: bool = False,
     scheduler : str, optional
         Address of a running scheduler, e.g. ``tcp://10.0.0.5:8786``.
     local : bool
-        Start a ``LocalCluster`` (one single-threaded worker per core unless ``n_workers``).
+        Start a ``LocalCluster`` (one single-threaded worker per core unless ``n_workers``;
+        the cores are shared out among the workers' compiled kernels).
     n_workers : int, optional
     memory_limit : str
         Per-worker memory limit of the local cluster.
@@ -44,7 +46,26 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         with client:
             yield client
         return
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                      memory_limit=memory_limit, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    workers = n_workers or os.cpu_count() or 1
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      memory_limit=memory_limit, dashboard_address=None,
+                      env=worker_threads_env(workers)) as cluster, Client(cluster) as client:
         yield client
+
+
+def worker_threads_env(n_workers: int) -> dict[str, str]:
+    """Thread counts for the workers of a local cluster: the cores shared out among them.
+
+    Each worker runs one task at a time, and its compiled kernel (numba) and BLAS would
+    otherwise each start a thread per core: ``n_workers`` such workers oversubscribe the
+    machine. A value the user set in the environment is kept.
+
+    Examples
+    --------
+    >>> env = worker_threads_env(os.cpu_count() or 1)
+    >>> int(env["NUMBA_NUM_THREADS"]) >= 1
+    True
+    """
+    share = str(max(1, (os.cpu_count() or 1) // max(1, n_workers)))
+    names = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    return {k: os.environ.get(k, share) for k in names}
