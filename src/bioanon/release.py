@@ -256,10 +256,16 @@ def shuffle(table: FeatureTable, *, in_place: bool = False) -> FeatureTable:
     entropy = np.random.SeedSequence()  # fresh OS entropy, dropped after use
     if not in_place:
         return table.subset(np.random.default_rng(entropy).permutation(table.n_records))
-    # one Fisher-Yates run on the rows and the same run (same draws) on their positions
-    np.random.default_rng(entropy).shuffle(table.X)
-    order = np.arange(table.n_records)
-    np.random.default_rng(entropy).shuffle(order)
+    from .anonymize.mix_kernel import MIN_ROWS, permute_kernel
+
+    permute = permute_kernel() if table.n_records >= MIN_ROWS else None
+    if permute is not None:  # compiled: every row moves once along the permutation's cycles
+        order = np.random.default_rng(entropy).permutation(table.n_records)
+        permute(table.X, order)
+    else:  # one Fisher-Yates run on the rows and the same run (same draws) on their positions
+        np.random.default_rng(entropy).shuffle(table.X)
+        order = np.arange(table.n_records)
+        np.random.default_rng(entropy).shuffle(order)
     return FeatureTable(table.X, table.labels.iloc[order].reset_index(drop=True),
                         list(table.feature_names or []), dict(table.meta))
 

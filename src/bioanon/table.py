@@ -288,11 +288,10 @@ class FeatureTable:
         n = pf.metadata.num_rows
         labels, feat_cols = _split_columns(list(schema.names), n, label_columns, numeric)
         X = np.empty((n, len(feat_cols)), dtype=np.float32)
-        start = 0
-        for group in range(pf.num_row_groups):
-            part = pf.read_row_group(group, columns=feat_cols)
-            _fill_rows(X, start, part)
-            start += part.num_rows
+        groups = pf.num_row_groups
+        starts = np.cumsum([0] + [pf.metadata.row_group(k).num_rows for k in range(groups)])
+        _pipelined(lambda k: pf.read_row_group(k, columns=feat_cols),
+                   lambda k, part: _fill_rows(X, int(starts[k]), part), groups)
         check_finite(X, "features")
         frame = (pf.read(columns=labels).to_pandas() if labels
                  else pd.DataFrame(index=range(n)))
@@ -408,10 +407,11 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     float32 column per feature (plain, uncompressed: dense floats neither repeat nor
     compress, and trying costs more than the file saves).
 
-    Row groups of about 64 MB of features are transposed, a block of rows at a time, into one
-    reused buffer of columns (a plain transposed copy strides through memory and is several
-    times slower on large tables). The schema's ``bioanon`` metadata names the label columns
-    and the table's meta.
+    Row groups of about 64 MB of features are transposed, a block of rows at a time, into two
+    reused buffers of columns (a plain transposed copy strides through memory and is several
+    times slower on large tables), the next row group while the coder writes this one.
+    Statistics are kept for the label columns only. The schema's ``bioanon`` metadata names
+    the label columns and the table's meta.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -426,19 +426,56 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     X = table.X
     n, d = X.shape
     rows = max(1, min(n, _ROW_GROUP_BYTES // (4 * d)))
-    cols = np.empty((d, rows), dtype=np.float32)
+    groups = -(-n // rows)
+    buffers = [np.empty((d, rows), dtype=np.float32) for _ in range(min(2, groups))]
     step = max(1, _BLOCK_ROWS // 4)
+
+    def transpose(k: int) -> int:  # row group k into buffer k % 2; returns its rows
+        a, cols = k * rows, buffers[k % 2]
+        m = min(n, a + rows) - a
+        for s in range(0, m, step):
+            e = min(m, s + step)
+            cols[:, s:e] = X[a + s:a + e].T
+        return m
+
     with pq.ParquetWriter(path, schema, use_dictionary=names or False,
+                          write_statistics=names or False,
                           compression={**{c: "snappy" for c in names},
                                        **{f: "none" for f in feats}}) as writer:
-        for a in range(0, n, rows):
-            m = min(n, a + rows) - a
-            for s in range(0, m, step):
-                e = min(m, s + step)
-                cols[:, s:e] = X[a + s:a + e].T
-            arrays = [*(labels.column(c).slice(a, m) for c in names),
+
+        def write(k: int, m: int) -> None:
+            cols = buffers[k % 2]
+            arrays = [*(labels.column(c).slice(k * rows, m) for c in names),
                       *(pa.array(cols[j, :m]) for j in range(d))]
             writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+
+        _pipelined(transpose, write, groups)
+
+
+def _pipelined(produce: Any, consume: Any, count: int) -> None:
+    """``consume(k, produce(k))`` for ``k < count``, producing ``k + 1`` in a thread while
+    ``k`` is consumed: a Parquet coder and a NumPy copy (both release the GIL) overlap.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> _pipelined(lambda k: k * k, lambda k, v: seen.append((k, v)), 3)
+    >>> seen
+    [(0, 0), (1, 1), (2, 4)]
+    """
+    if count <= 1:
+        for k in range(count):
+            consume(k, produce(k))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="bioanon-io") as pool:
+        ahead = pool.submit(produce, 0)
+        for k in range(count):
+            item = ahead.result()
+            if k + 1 < count:
+                ahead = pool.submit(produce, k + 1)
+            consume(k, item)
 
 
 def _write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:

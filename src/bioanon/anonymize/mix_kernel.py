@@ -145,3 +145,38 @@ def sets_kernel() -> Callable[..., Any] | None:
                     o[c] += lam * (X[i, c] - o[c])
 
     return _mix
+
+
+@cache
+def permute_kernel() -> Callable[..., Any] | None:
+    """The compiled in-place row permutation, or None (no numba, or ``BIOANON_KERNEL=numpy``).
+
+    ``permute(X, perm)`` makes row ``j`` of ``X`` the old row ``perm[j]``, following the
+    permutation's cycles with one row of scratch: every row moves once, and no second copy
+    of ``X`` is made.
+    """
+    nb = _numba()
+    if nb is None:
+        return None
+    import numpy as np
+
+    @nb.njit(boundscheck=False, cache=True, nogil=True)
+    def _permute(X, perm):  # pragma: no cover - compiled
+        n = X.shape[0]
+        done = np.zeros(n, dtype=np.bool_)
+        scratch = np.empty(X.shape[1], dtype=X.dtype)
+        for i in range(n):
+            if done[i]:
+                continue
+            scratch[:] = X[i]
+            j = i
+            while True:
+                done[j] = True
+                k = perm[j]
+                if k == i:
+                    X[j] = scratch
+                    break
+                X[j] = X[k]
+                j = k
+
+    return _permute
