@@ -12,14 +12,16 @@ same split and evaluation seed (a paired comparison, repeated ``--repeats`` time
   attacker and interval, beside max(chance, control).
 
 What decides whether buckets change the release is how many same-class records a bucket
-holds per donor a set needs (``per class / donors`` in the table): the dask path's default
-bucket of 50,000 records holds about 5,000 records of each of 10 classes, two hundred times
-the 24 donors. The real tables here are smaller, so the bucket sizes are chosen to span that
-ratio from 1.5 (buckets barely larger than a set) to about 20.
+holds per donor a set needs (``per class / donors`` in the table, for the smallest class and
+the median one): the dask path's default bucket of 50,000 records holds about 5,000 records
+of each of 10 classes, two hundred times the 24 donors. The real tables here are smaller, so
+the bucket sizes span that ratio from 1.5 (buckets barely larger than a set) to about 30; a
+synthetic table of 40,000 records reaches a hundred.
 
-Data: FSDD (MFCC, 3,000 × 400; interest digit, sensitive speaker) and SP-SW-HAR (both devices,
+Data: FSDD (MFCC, 3,000 × 400; interest digit, sensitive speaker), SP-SW-HAR (both devices,
 statistics windows, hop 25; interest activity, sensitive subject, executions kept whole on one
-side of the split).
+side of the split) and synthetic data (``make_biometric``: 100 people × 400 records, 64
+features, weak identity; interest expression, sensitive identity).
 
 Usage::
 
@@ -55,13 +57,20 @@ def load() -> str:
 
 
 def datasets(hop: int) -> dict[str, tuple[FeatureTable, str, str, str | None, list[int]]]:
+    from bioanon.datasets import make_biometric
     from bioanon.datasets.fsdd import load_fsdd
     from bioanon.datasets.sp_sw_har import load_sp_sw_har
 
     har = load_sp_sw_har(device="both", features="stats", hop=hop)
-    return {"FSDD (MFCC)": (load_fsdd(), "digit", "speaker", None, [375, 1125]),
+    # synthetic, large enough for buckets that hold a hundred times the donors of a set;
+    # identity weak enough that the attacks land mid-range (not at 0 or 1)
+    syn = make_biometric(n_identities=100, records_per_identity=400, n_features=64,
+                         identity_strength=0.3, random_state=0)
+    return {"FSDD (MFCC)": (load_fsdd(), "digit", "speaker", None, [375, 750, 1125]),
             f"SP-SW-HAR (stats, hop {hop})": (har, "activity", "subject", "execution",
-                                              [1500, 6500])}
+                                              [1500, 6500]),
+            "synthetic (make_biometric, 40,000 records)": (syn, "expression", "identity", None,
+                                                           [400, 2000, 10000])}
 
 
 def judge(table: FeatureTable, interest: str, sensitive: str, group: str | None,
@@ -88,6 +97,7 @@ def overlaps(a: list[float], b: list[float]) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", default=None, help="run the datasets whose name starts so")
     ap.add_argument("--har-hop", type=int, default=25)
     ap.add_argument("--models", default="logreg,knn,forest")
     ap.add_argument("--out", type=Path,
@@ -95,10 +105,13 @@ def main() -> None:
     args = ap.parse_args()
     result: dict[str, Any] = {"g": G, "t": T, "same_class_donors": DONORS, "datasets": {}}
     for name, (table, interest, sensitive, group, sizes) in datasets(args.har_hop).items():
-        y = table.labels[interest].to_numpy()
-        smallest = int(np.unique(y, return_counts=True)[1].min())
-        print(f"\n{name}: {table.n_records} records, interest {interest} (smallest class "
-              f"{smallest}), sensitive {sensitive}; models {args.models}", flush=True)
+        if args.only and not name.lower().startswith(args.only.lower()):
+            continue
+        sizes_c = np.unique(table.labels[interest].to_numpy(), return_counts=True)[1]
+        smallest, median = int(sizes_c.min()), float(np.median(sizes_c))
+        print(f"\n{name}: {table.n_records} records, interest {interest} (classes of "
+              f"{smallest} to {int(sizes_c.max())}), sensitive {sensitive}; models "
+              f"{args.models}", flush=True)
         rows = []
         for rep in range(args.repeats):
             inner = SelectiveMeanAnonymizer(interest, g=G, t=T, w=10, r_p=0.01,
@@ -111,15 +124,19 @@ def main() -> None:
                 r = judge(table, interest, sensitive, group, anon, args.models, rep)
                 # the training split's buckets: per class, how many records per donor needed
                 n_buckets = max(1, r["n_train"] // size)
-                per_class = smallest * 0.75 / n_buckets
+                share = r["n_train"] / table.n_records / n_buckets
                 r.update(release=f"buckets of {size:,}", bucket_size=size, repetition=rep,
-                         smallest_class_per_bucket=per_class,
-                         per_class_per_donor=per_class / DONORS,
+                         n_buckets_train=n_buckets,
+                         smallest_class_per_bucket=smallest * share,
+                         per_class_per_donor=smallest * share / DONORS,
+                         median_class_per_donor=median * share / DONORS,
                          cas_overlaps_whole=overlaps(r["cas_ci"], whole["cas_ci"]),
                          worst_overlaps_whole=overlaps(r["worst_ci"], whole["worst_ci"]))
                 rows.append(r)
             for r in rows[-1 - len(sizes):]:
-                ratio = (f"{r['per_class_per_donor']:5.1f}" if r["bucket_size"] else "  all")
+                ratio = (f"{r['per_class_per_donor']:5.1f} (median class "
+                         f"{r['median_class_per_donor']:5.1f})" if r["bucket_size"] else
+                         "  all" + " " * 20)
                 same = ("" if r["bucket_size"] is None else
                         f"  overlaps whole class: CAS {r['cas_overlaps_whole']}, worst "
                         f"{r['worst_overlaps_whole']}")

@@ -171,3 +171,57 @@ def test_output_modes_follow_the_umask(tmp_path, leaky_table, mask):
         assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask
     assert verify_release(out)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_in_place_shuffle_keeps_rows_with_their_labels(compiled, monkeypatch):
+    """The compiled cycle-following permutation (large tables) and Fisher-Yates (small ones,
+    or no numba) both move every row with its labels, and leave the caller's input alone."""
+    from bioanon.anonymize import mix_kernel
+    from bioanon.release import shuffle
+
+    if compiled and mix_kernel.permute_kernel() is None:
+        pytest.skip("numba (the scale extra) is not installed")
+    monkeypatch.setattr(mix_kernel, "MIN_ROWS", 1 if compiled else 10**9)
+    n = 500
+    X = np.repeat(np.arange(n, dtype=np.float32)[:, None], 4, axis=1)
+    t = FeatureTable(X.copy(), pd.DataFrame({"k": np.arange(n)}))
+    s = shuffle(t, in_place=True)
+    assert np.shares_memory(s.X, t.X)  # no second copy of the features
+    np.testing.assert_array_equal(s.X[:, 0], s.labels["k"].to_numpy())  # still paired
+    assert sorted(s.labels["k"]) == list(range(n))  # a permutation
+    assert not np.array_equal(s.labels["k"].to_numpy(), np.arange(n))  # and not the identity
+    table = FeatureTable(X, pd.DataFrame({"p": np.arange(n) % 2, "who": np.arange(n) % 5}))
+
+    class Keep:  # an anonymizer that hands back its input: release() must copy, not shuffle it
+        def fit(self, X, y=None):
+            return self
+
+        def transform(self, X, y=None):
+            return X.X
+
+    before = table.X.copy()
+    release(table, Keep(), Roles(sensitive="who", interest="p"))
+    np.testing.assert_array_equal(table.X, before)
+
+
+def test_manifest_says_how_many_records_relevance_was_fitted_on(tmp_path):
+    t = make_biometric(n_identities=6, records_per_identity=40, n_features=32, random_state=1)
+    src = t.write(tmp_path / "in.parquet")
+    runner = CliRunner()
+    for records, expected in (("100", 100), ("none", t.n_records)):
+        out = tmp_path / f"out-{records}.parquet"
+        res = runner.invoke(app, ["anonymize", str(src), "-o", str(out), "--interest",
+                                  "expression", "--sensitive", "identity", "--g", "8",
+                                  "--param", f"relevance_records={records}"])
+        assert res.exit_code == 0, res.output
+        man = json.loads(manifest_path(out).read_text())
+        assert man["relevance_fit"] == {"records": expected, "of": t.n_records,
+                                        "sample": "stratified by the attribute scored"}
+        assert man["params"]["relevance_records"] == (None if records == "none" else 100)
+    res = runner.invoke(app, ["anonymize", str(src), "-o", str(tmp_path / "x.parquet"),
+                              "--interest", "expression", "--sensitive", "identity",
+                              "--param", "relevance_records=3"])
+    assert res.exit_code == 2
+    assert "relevance_records=3 is out of range" in res.output
+    assert not (tmp_path / "x.parquet").exists()

@@ -226,3 +226,37 @@ def test_the_variance_preserving_mix_runs_bucket_by_bucket(source: Path, tmp_pat
     m_rel = df.groupby("expression")[feats].mean().to_numpy()
     assert np.abs(m_orig - m_rel).max() < 0.35 * orig[feats].to_numpy().std()
     assert not np.allclose(np.sort(df[feats].to_numpy(), 0), np.sort(orig[feats].to_numpy(), 0))
+
+
+@pytest.mark.parametrize("on_cluster", [False, True])
+def test_bucketed_release_reports_progress(source: Path, tmp_path: Path, on_cluster: bool,
+                                          request: pytest.FixtureRequest) -> None:
+    """Every stage reports; the bucket stage counts up to the number of buckets."""
+    from bioanon.scale.bucketed import bucketed_release
+
+    client = request.getfixturevalue("client") if on_cluster else None
+    calls: list[tuple[int, int, str]] = []
+    released, manifest = release_plan(LABELS, "expression", [], "identity")
+    res = bucketed_release(source, tmp_path / "out",
+                           SelectiveMeanAnonymizer("expression", g=8, t=0.75, r_p=0.0),
+                           interest="expression", label_columns=LABELS,
+                           released_columns=released, manifest=manifest, bucket_size=400,
+                           fit_sample=600, random_state=1, client=client, num_workers=1,
+                           progress=lambda done, total, text: calls.append((done, total, text)))
+    stages = list(dict.fromkeys(text for _, _, text in calls))
+    assert stages == ["reading the interest column", "spilling partitions by bucket",
+                      "fitting on a sample of 600 records", "releasing buckets"]
+    buckets = [(d, t) for d, t, text in calls if text == "releasing buckets"]
+    assert buckets[-1] == (res.n_buckets, res.n_buckets) == (4, 4)
+    assert [d for d, _ in buckets] == sorted(d for d, _ in buckets)
+
+
+def test_local_cluster_shares_the_cores_among_worker_kernels(monkeypatch) -> None:
+    from bioanon.scale.cluster import worker_threads_env
+
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 8)
+    assert worker_threads_env(2)["NUMBA_NUM_THREADS"] == "4"
+    assert worker_threads_env(16)["OMP_NUM_THREADS"] == "1"  # never zero
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")  # the user's setting wins
+    assert worker_threads_env(2)["NUMBA_NUM_THREADS"] == "3"

@@ -193,13 +193,13 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
         err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep it "
                           "private (it is not written to the output)", highlight=False)
     with progress_bar("anonymizing (dask, bucket by bucket)") as update:
-        update(0, 1, "releasing")
+        update(0, 1, "starting")
         result = anonymize_bucketed(input, output, anon, method, interest=interest,
                                     additional=list(add), sensitive=sensitive,
                                     labels=identifying, keep_sensitive=keep_sensitive,
                                     bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
                                     scheduler=scheduler, local=local, n_workers=workers,
-                                    version=__version__)
+                                    version=__version__, progress=update)
         update(1, 1, "done")
     console.print(f"wrote {output}/ ({result.n_records} records in {result.n_buckets} "
                   f"bucket parts) and {output.name}.manifest.json")

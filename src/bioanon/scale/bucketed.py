@@ -31,7 +31,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -162,7 +162,9 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                      fit_sample: int = 20_000, random_state: int | None = None,
                      client: Any = None, num_workers: int | None = None,
                      spill_dir: str | os.PathLike | None = None,
-                     blocksize: int | None = None) -> BucketedResult:
+                     blocksize: int | None = None,
+                     progress: Callable[[int, int, str], None] | None = None
+                     ) -> BucketedResult:
     """Release a Parquet dataset bucket by bucket and write a partitioned Parquet release.
 
     Parameters
@@ -196,6 +198,9 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         shared by every worker. Default: a temporary folder beside the output.
     blocksize : int, optional
         Bytes per input partition (default: one partition per Parquet row group).
+    progress : callable ``(done, total, text)``, optional
+        Called as partitions are spilled and buckets released (on a cluster, per task; on
+        threads, per wave of tasks).
 
     Returns
     -------
@@ -230,15 +235,34 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     if not features:
         raise BioanonError("the input has no feature columns; every column is a label")
 
-    def compute(*tasks: Any) -> list[Any]:
+    step = progress or (lambda done, total, text: None)
+
+    def compute(*tasks: Any, text: str = "") -> list[Any]:
+        """Run the tasks; report each one done (a cluster) or each wave of them (threads)."""
+        total = len(tasks)
         if client is not None:
-            return list(client.gather(client.compute(list(tasks))))
-        return list(dask.compute(*tasks, scheduler="threads", num_workers=num_workers))
+            from distributed import as_completed
+
+            futures = client.compute(list(tasks))
+            place = {id(f): i for i, f in enumerate(futures)}
+            results: list[Any] = [None] * total
+            for done, future in enumerate(as_completed(futures), 1):
+                results[place[id(future)]] = future.result()
+                step(done, total, text)
+            return results
+        wave = max(1, 2 * (num_workers or os.cpu_count() or 1))
+        out: list[Any] = []
+        for a in range(0, total, wave):
+            out += dask.compute(*tasks[a:a + wave], scheduler="threads",
+                                num_workers=num_workers)
+            step(len(out), total, text)
+        return out
 
     # 1. buckets, stratified by the interest (only that column is read)
     # a read of its own: a column taken from ``ddf`` may be fused into fewer partitions
     parts_in = ddf.to_delayed()
-    ints = compute(*dd.read_parquet(str(src), columns=[interest], **kwargs).to_delayed())
+    ints = compute(*dd.read_parquet(str(src), columns=[interest], **kwargs).to_delayed(),
+                   text="reading the interest column")
     if len(ints) != len(parts_in):  # pragma: no cover - a dask planning change
         raise RuntimeError("the interest column and the table were split differently")
     ints = [i[interest] for i in ints]
@@ -268,13 +292,14 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
             tasks.append(spill_part(part, buckets[a:b], rows, features, labels, n_buckets,
                                     os.path.join(spill, f"p{p:06d}")))
         del buckets
-        results = compute(*tasks)
+        results = compute(*tasks, text="spilling partitions by bucket")
         counts = np.stack([r[0] for r in results])  # (partitions, buckets)
         fit_frame = pd.concat([r[1] for r in results], ignore_index=True)
         del results
         offsets = np.cumsum(counts, axis=1) - counts
 
         # 3. fit once, on the sample
+        step(0, 1, f"fitting on a sample of {len(fit_frame):,} records")
         anonymizer.fit(fit_frame[features].to_numpy(dtype=np.float32),
                        fit_frame[labels].reset_index(drop=True))
         n_fit = len(fit_frame)
@@ -285,7 +310,7 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         release = dask.delayed(_release_bucket, pure=False)
         parts = compute(*[release(anonymizer, spill, counts.shape[0], offsets, counts, b,
                                   seeds[b], labels, released, features, interest, tmp_out)
-                            for b in range(n_buckets)])
+                            for b in range(n_buckets)], text="releasing buckets")
         # 5. the folder appears whole, then the manifest beside it
         os.replace(tmp_out, out)
     finally:

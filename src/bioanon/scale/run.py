@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,8 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                        bucket_size: int = 50_000, fit_sample: int = 20_000,
                        seed: int | None = None, scheduler: str | None = None,
                        local: bool = False, n_workers: int | None = None,
-                       version: str = "") -> Any:
+                       version: str = "",
+                       progress: Callable[[int, int, str], None] | None = None) -> Any:
     """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
 
     Returns the :class:`~.bucketed.BucketedResult`.
@@ -112,4 +113,4 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                                 label_columns=label_cols, released_columns=released,
                                 manifest=manifest, bucket_size=bucket_size,
                                 fit_sample=fit_sample, random_state=seed, client=client,
-                                num_workers=n_workers or os.cpu_count())
+                                num_workers=n_workers or os.cpu_count(), progress=progress)
