@@ -21,7 +21,6 @@ from ..release import (
     join_check,
     manifest_path,
     resolve_roles,
-    suspect_label_columns,
     write_release,
 )
 from ..table import format_of
@@ -40,7 +39,7 @@ from .common import (
     print_json,
     print_summary,
     progress_bar,
-    read_input,
+    read_release_input,
     user_errors,
 )
 from .release import ForceOpt, IdentOpt, KeepOpt, QuasiOpt, TargetOpt
@@ -125,14 +124,7 @@ def release_command(
         raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
     model_list = parse_models(models) if models.strip() != "all" else "all"
     modes = parse_modes(attackers)
-    table = read_input(input, [*roles.of(), group])
-    if format_of(input) == "csv":
-        suspect = suspect_label_columns(table)
-        if suspect:
-            raise BioanonError(
-                f"CSV column(s) {suspect[:5]} look like labels but would be released as "
-                "features; name them (--identifying to drop, --keep to release): in a CSV every "
-                "non-feature column must be named")
+    table = read_release_input(input, [*roles.of(), group])
     # the column policy and the join check before the search (a refusal costs no search)
     join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
                sensitive, force=force)

@@ -348,6 +348,23 @@ def read_input(path: Path, label_columns: list[str | None]) -> FeatureTable:
     return FeatureTable.read(path, label_columns=cols)
 
 
+def read_release_input(path: Path, label_columns: list[str | None]) -> FeatureTable:
+    """:func:`read_input` for a table to release: a CSV's unnamed id-like columns are refused
+    (a CSV does not say which columns are labels; they would leave as features)."""
+    from ..release import suspect_label_columns
+    from ..table import format_of
+
+    table = read_input(path, label_columns)
+    if format_of(path) == "csv":
+        suspect = suspect_label_columns(table)
+        if suspect:
+            raise BioanonError(
+                f"CSV column(s) {suspect[:5]} look like labels but would be released as "
+                "features; name them (--identifying to drop, --keep to release): in a CSV every "
+                "non-feature column must be named")
+    return table
+
+
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="Print the summary as one JSON document on stdout (the keys of the "
                    "summary in the JSON file written); notes and progress go to stderr.")]

@@ -22,7 +22,6 @@ from ..release import (
     Roles,
     manifest_path,
     release,
-    suspect_label_columns,
     write_release,
 )
 from ..table import format_of
@@ -44,6 +43,7 @@ from .common import (
     print_summary,
     progress_bar,
     read_input,
+    read_release_input,
     user_errors,
 )
 
@@ -142,14 +142,7 @@ def anonymize(
             "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
     with sha256_in_background(input) as input_sha256:  # hashed while read and released
-        table = read_input(input, list(roles.of()))
-        if format_of(input) == "csv":
-            suspect = suspect_label_columns(table)
-            if suspect:
-                raise BioanonError(
-                    f"CSV column(s) {suspect[:5]} look like labels but would be released as "
-                    "features; name them (--identifying to drop, --keep to release): in a CSV "
-                    "every non-feature column must be named")
+        table = read_release_input(input, list(roles.of()))
         if choice.seed is not None:
             err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep "
                               "it private (it is not written to the output)", highlight=False)
