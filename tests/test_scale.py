@@ -260,3 +260,30 @@ def test_local_cluster_shares_the_cores_among_worker_kernels(monkeypatch) -> Non
     assert worker_threads_env(16)["OMP_NUM_THREADS"] == "1"  # never zero
     monkeypatch.setenv("NUMBA_NUM_THREADS", "3")  # the user's setting wins
     assert worker_threads_env(2)["NUMBA_NUM_THREADS"] == "3"
+
+
+def test_cli_says_when_buckets_hold_too_few_records_per_class(source: Path,
+                                                              tmp_path: Path) -> None:
+    """About 400 records of each expression dealt into 16 buckets: about 25 per class and
+    bucket, under 4 × g = 32; the release is written, the manifest gives the pool and a note
+    says so."""
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+
+    def run(size: str, name: str):
+        return CliRunner().invoke(app, [
+            "anonymize", str(source), "-o", str(tmp_path / name), "--interest", "expression",
+            "--sensitive", "identity", "--label", "gender", "--label", "environment",
+            "--g", "8", "--t", "0.75", "--rp", "0", "--bucket-size", size, "--seed", "1",
+            "--dask", "--workers", "1"])
+
+    small = run("100", "small")
+    assert small.exit_code == 0, small.output
+    scale = json.loads((tmp_path / "small.manifest.json").read_text())["scale"]
+    fewest = scale["smallest_class_in_a_bucket"]
+    assert scale["n_buckets"] == 16 and 15 < fewest < 32
+    assert (f"note: a bucket holds only {fewest} records of its smallest interest class, "
+            "fewer than 4 × g = 32") in small.output
+    large = run("800", "large")
+    assert large.exit_code == 0 and "note: a bucket holds" not in large.output

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-#: held around each call: numba's default thread pool must not be entered by two threads
+#: held around each call of a parallel kernel: numba's thread pool (the workqueue layer, when
+#: neither OpenMP nor TBB is there) must not be entered by two threads at once
 KERNEL_LOCK = threading.Lock()
 
 #: below this many rows the SciPy path is used (no compile on small data)

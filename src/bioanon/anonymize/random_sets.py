@@ -94,7 +94,7 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
             )
     layout = _ClassLayout.of(dense, counts)
     sets = np.empty((n, g), dtype=np.int32 if n < 2**31 else np.int64)
-    from .mix_kernel import set_filler
+    from .mix_kernel import KERNEL_LOCK, set_filler
 
     fill = set_filler() if n >= MIN_COMPILED_ROWS else None
     if fill is None:
@@ -105,8 +105,9 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
     for a in range(0, n, _UNIFORM_ROWS):
         U = buffer[:min(n, a + _UNIFORM_ROWS) - a]
         rng.random(out=U)
-        fill(a, U, layout.codes, layout.order, layout.starts, layout.pos, k_draw, k_other,
-             first, allow_replacement, sets)
+        with KERNEL_LOCK:  # numba's thread pool may not be entered by two threads at once
+            fill(a, U, layout.codes, layout.order, layout.starts, layout.pos, k_draw, k_other,
+                 first, allow_replacement, sets)
     return sets
 
 

@@ -177,6 +177,7 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
                         local: bool, bucket_size: int, fit_sample: int,
                         workers: int | None) -> None:
     """The dask path of ``anonymize`` (policy and checks in :mod:`bioanon.scale.run`)."""
+    from ..scale.bucketed import POOL_PER_SET
     from ..scale.run import anonymize_bucketed
 
     add = parse_weighted(additional, 1.0, "--additional")
@@ -196,6 +197,14 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
         update(1, 1, "done")
     console.print(f"wrote {output}/ ({result.n_records} records in {result.n_buckets} "
                   f"bucket parts) and {output.name}.manifest.json")
+    g = getattr(anon, "g", None)
+    if isinstance(g, int) and result.smallest_class_in_a_bucket < POOL_PER_SET * g:
+        err_console.print(
+            f"note: a bucket holds only {result.smallest_class_in_a_bucket} records of its "
+            f"smallest interest class, fewer than {POOL_PER_SET} × g = {POOL_PER_SET * g}: sets "
+            "drawn from so small a pool make the release depart from the whole-class one "
+            "(more private, less useful for that class); raise --bucket-size",
+            highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -47,6 +47,11 @@ from .sample import stratified_positions
 
 #: rows gathered and written at a time when a partition is spilled
 _SPILL_ROWS = 8192
+#: below this many records of a class in a bucket per member of a set (g), a bucketed release
+#: measurably departs from the whole-class one (``benchmarks/bucketed_vs_memory.py``: more
+#: private and less useful for that class at 1.5 to 3 donors' worth, within the intervals from
+#: 4.5 up); the command line says so
+POOL_PER_SET = 4
 
 
 class MixingAnonymizer(Protocol):
@@ -71,6 +76,9 @@ class BucketedResult:
     fit_sample: int
     feature_columns: list[str] = field(default_factory=list)
     label_columns: list[str] = field(default_factory=list)
+    #: the fewest records of one interest class in one bucket (the pool its sets are drawn
+    #: from; see :data:`POOL_PER_SET`)
+    smallest_class_in_a_bucket: int = 0
 
 
 # ---------------------------------------------------------------------- the pieces (tasks)
@@ -321,9 +329,10 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         for c, m in part["classes"].items():
             class_counts[c] = class_counts.get(c, 0) + m
     per_bucket = [p["n"] for p in parts]
+    smallest = min(min(p["classes"].values()) for p in parts)
     result = BucketedResult(out, int(sum(per_bucket)), n_buckets,
                             (min(per_bucket), max(per_bucket)), class_counts, n_fit,
-                            features, released)
+                            features, released, smallest)
     roles = dict(manifest.get("columns", {}))
     for f in features:
         roles.setdefault(f, "feature")
@@ -333,6 +342,7 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                       "n_features": len(features), "shuffled": True},
            "scale": {"bucket_size": int(bucket_size), "n_buckets": n_buckets,
                      "bucket_records": list(result.bucket_sizes),
+                     "smallest_class_in_a_bucket": smallest,
                      "sets_drawn_within": "bucket (stratified by the interest)",
                      "fit_sample_records": n_fit, "fit_sample": "stratified by the interest"}}
     if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
