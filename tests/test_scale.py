@@ -287,3 +287,28 @@ def test_cli_says_when_buckets_hold_too_few_records_per_class(source: Path,
             "fewer than 4 × g = 32") in small.output
     large = run("800", "large")
     assert large.exit_code == 0 and "note: a bucket holds" not in large.output
+
+
+def test_nan_on_the_dask_path_is_one_line_without_worker_tracebacks(tmp_path: Path) -> None:
+    """A worker's failure on bad input reaches the user as one error line (the workers' own
+    logs of it are silenced), exit 2, and nothing is written."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(600, 6)).astype("float32"),
+                      columns=[f"f{j}" for j in range(6)])
+    df.iloc[450, 2] = np.nan
+    df["p"], df["id"] = rng.integers(0, 3, 600), np.arange(600) % 10
+    df.to_parquet(tmp_path / "nan.parquet")
+    out = tmp_path / "rel"
+    proc = subprocess.run(
+        [sys.executable, "-c", "from bioanon.cli import app; app()", "anonymize",
+         str(tmp_path / "nan.parquet"), "-o", str(out), "--interest", "p", "--sensitive", "id",
+         "--g", "4", "--dask", "--workers", "1"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: the features hold NaN or infinite values; clean or impute them "
+                      "before releasing"]
+    assert "Traceback" not in proc.stderr and "distributed.worker" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nan.parquet"]

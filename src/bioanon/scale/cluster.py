@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -47,8 +48,11 @@ def dask_client(scheduler: str | None = None, local: bool = False,
             yield client
         return
     workers = n_workers or os.cpu_count() or 1
+    # silence_logs: a task that fails on bad input is re-raised here as one clear error; the
+    # workers' own log of it (with a traceback) would only repeat it
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       memory_limit=memory_limit, dashboard_address=None,
+                      silence_logs=logging.CRITICAL,
                       env=worker_threads_env(workers)) as cluster, Client(cluster) as client:
         yield client
 
