@@ -25,14 +25,25 @@ FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".npz": "npz"
 _NPZ_RESERVED = ("X", "feature_names")
 
 
+def all_finite(X: np.ndarray) -> bool:
+    """True when ``X`` holds no NaN or inf: NaN propagates through a minimum and a maximum, and
+    ±inf is its own extreme, so two reductions suffice (no mask the size of ``X``).
+
+    Examples
+    --------
+    >>> all_finite(np.zeros((2, 2))), all_finite(np.array([[0.0, np.nan]]))
+    (True, False)
+    """
+    return bool(X.size == 0 or (np.isfinite(X.min()) and np.isfinite(X.max())))
+
+
 def check_finite(X: np.ndarray, what: str = "features") -> None:
     """Raise a :class:`BioanonError` naming the first non-finite cell of ``X``.
 
-    NaN propagates through a minimum and a maximum, and ±inf is its own extreme, so two
-    reductions (no temporary the size of ``X``) clear a finite table; only a table with a bad
-    cell pays for locating it.
+    :func:`all_finite` clears a finite table cheaply; only a table with a bad cell pays for
+    locating it.
     """
-    if X.size == 0 or (np.isfinite(X.min()) and np.isfinite(X.max())):
+    if all_finite(X):
         return
     bad = ~np.isfinite(X)
     if bad.any():

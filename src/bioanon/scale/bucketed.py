@@ -41,7 +41,7 @@ import pandas as pd
 
 from ..errors import BioanonError
 from ..io import write_text_atomic
-from ..table import FeatureTable, fill_rows, write_parquet
+from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
 from .sample import stratified_positions
 
@@ -49,8 +49,8 @@ from .sample import stratified_positions
 _SPILL_ROWS = 8192
 #: below this many records of a class in a bucket per member of a set (g), a bucketed release
 #: measurably departs from the whole-class one (``benchmarks/bucketed_vs_memory.py``: more
-#: private and less useful for that class at 1.5 to 3 donors' worth, within the intervals from
-#: 4.5 up); the command line says so
+#: private or less useful at 1.5 to 4 donors' worth, within the intervals from 4.5 up); the
+#: command line says so
 POOL_PER_SET = 4
 
 
@@ -109,7 +109,7 @@ def _spill_partition(frame: pd.DataFrame, buckets: np.ndarray, sample_rows: np.n
             rows = order[a:a + _SPILL_ROWS]
             part = block[:rows.size]
             fill_rows(part, 0, [c[rows] for c in cols])
-            if not (np.isfinite(part.min()) and np.isfinite(part.max())):
+            if not all_finite(part):
                 raise BioanonError("the features hold NaN or infinite values; clean or impute "
                                    "them before releasing")
             part.tofile(fh)
