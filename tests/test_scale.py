@@ -145,9 +145,9 @@ def test_cli_dask_path(source: Path, tmp_path: Path, client) -> None:
     manifest = json.loads((tmp_path / "rel.manifest.json").read_text())
     assert manifest["method"] == "selective-mean" and manifest["scale"]["n_buckets"] == 2
     # bad input: one line, exit 2, nothing written
-    r = CliRunner().invoke(app, [*args[:3], str(tmp_path / "x.parquet"), *args[4:]])
+    r = CliRunner().invoke(app, [*args[:3], str(tmp_path / "x.csv"), *args[4:]])
     assert r.exit_code == 2 and "folder of Parquet parts" in r.output
-    assert not (tmp_path / "x.parquet").exists()
+    assert not (tmp_path / "x.csv").exists()
     noise = [*args[:3], str(tmp_path / "y"), *args[4:12], *args[20:], "--method", "noise",
              "--sigma", "1"]
     r = CliRunner().invoke(app, noise)

@@ -28,11 +28,16 @@ def check_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLik
     """Refuse to write ``output`` if it is the same file as any of ``inputs``."""
     out = Path(output).resolve()
     for src in inputs:
-        if Path(src).resolve() == out:
+        where = Path(src).resolve()
+        if where == out:
             raise BioanonError(
                 f"output '{output}' is the input file; choose another output path "
                 "(bioanon never overwrites its input)"
             )
+        if where.is_dir() and where in out.parents:
+            raise BioanonError(
+                f"output '{output}' is inside the input folder '{src}'; write it elsewhere "
+                "(a file added there would become part of the input)")
 
 
 def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()
@@ -194,8 +199,14 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    """Return the SHA-256 hex digest of a file's bytes."""
+    """Return the SHA-256 hex digest of a file's bytes; of a folder (a Parquet dataset of
+    part files), the digest of its files' relative names and digests in name order."""
     h = hashlib.sha256()
+    if Path(path).is_dir():
+        root = Path(path)
+        for f in sorted(p for p in root.rglob("*") if p.is_file()):
+            h.update(f.relative_to(root).as_posix().encode() + file_sha256(f).encode())
+        return h.hexdigest()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)

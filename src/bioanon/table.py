@@ -228,6 +228,8 @@ class FeatureTable:
         non-numeric columns as labels.
         """
         p = Path(path)
+        if p.is_dir():
+            return cls._read_parquet_folder(p, label_columns)
         fmt = format_of(p)
         if not p.exists():
             raise BioanonError(f"input file '{p}' does not exist; check the path")
@@ -265,6 +267,49 @@ class FeatureTable:
         except Exception as exc:  # a broken file is the user's problem: say so in one line
             raise BioanonError(f"cannot read '{p}' as {fmt}: {exc}".splitlines()[0]) from None
         return cls.from_frame(df, label_columns, meta={**meta, "source": str(p)})
+
+    @classmethod
+    def _read_parquet_folder(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
+        """Read a folder of Parquet part files (as dask, Spark, pyarrow and the bucketed
+        release write them) as one table, parts in name order.
+
+        Every part must be readable and hold the same columns with the same types; hidden
+        files and ``_SUCCESS``-style markers are skipped.
+        """
+        parts = sorted(f for f in p.rglob("*") if f.is_file()
+                       and not any(s.startswith((".", "_")) for s in f.relative_to(p).parts))
+        if not parts:
+            raise BioanonError(f"input folder '{p}' holds no Parquet files; pass a table file or "
+                               "a folder of Parquet parts")
+        odd = [f for f in parts if f.suffix.lower() not in (".parquet", ".parq", ".pq")]
+        if odd:
+            raise BioanonError(f"input folder '{p}' holds '{odd[0].relative_to(p)}', not a "
+                               "Parquet part; a folder input holds only .parquet files")
+        empty = [f for f in parts if f.stat().st_size == 0]
+        if empty:
+            raise BioanonError(f"part '{empty[0].relative_to(p)}' of '{p}' is empty; remove "
+                               "it or rewrite the folder")
+        tables, first = [], None
+        for f in parts:
+            try:
+                t = cls.read(f, label_columns)
+            except BioanonError as exc:
+                raise BioanonError(f"part '{f.relative_to(p)}' of '{p}': {exc}") from None
+            if first is None:
+                first = t
+                label_columns = list(t.labels.columns)
+            elif (t.feature_names != first.feature_names
+                  or list(t.labels.columns) != list(first.labels.columns)
+                  or list(t.labels.dtypes.astype(str)) != list(first.labels.dtypes.astype(str))):
+                raise BioanonError(
+                    f"part '{f.relative_to(p)}' of '{p}' has other columns than "
+                    f"'{parts[0].relative_to(p)}'; every part of a folder needs the same "
+                    "columns and types")
+            tables.append(t)
+        assert first is not None
+        X = np.concatenate([t.X for t in tables]) if len(tables) > 1 else first.X
+        labels = pd.concat([t.labels for t in tables], ignore_index=True)
+        return cls(X, labels, list(first.feature_names), {**first.meta, "source": str(p)})
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,

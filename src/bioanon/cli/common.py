@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..anonymize.base import Anonymizer
+from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..progress import StageLog
@@ -52,10 +53,119 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _check_common(kwargs: dict[str, Any]) -> None:
-    """Checks shared by every command, before any work."""
+    """Checks shared by every command, before any work: the seed's range, then every numeric
+    option against :data:`OPTION_RANGES` (NaN and infinities are refused everywhere)."""
     seed = kwargs.get("seed")
     if isinstance(seed, int) and not isinstance(seed, bool) and not 0 <= seed <= MAX_SEED:
         raise BioanonError(f"--seed {seed} is out of range; use an integer from 0 to {MAX_SEED}")
+    for name, value in kwargs.items():
+        if name not in LEGACY_FLAGS:  # method parameters: checked by their declared range
+            check_option(name, value)
+
+
+#: the meaningful range of every numeric option, by its Python name (one line to add an
+#: option; a float option not listed must still be finite). ``jobs`` is checked on its own
+#: (-1 or a positive count).
+OPTION_RANGES: dict[str, Param] = {
+    "target_advantage": Param("float", low=0, high=1, low_open=True,
+                              help="an advantage bound, e.g. 0.05"),
+    "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
+    "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
+    "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
+    "workers": Param("int", low=1, none=True, help="worker processes, e.g. 4"),
+    "test_size": Param("float", low=0, high=1, low_open=True, high_open=True,
+                       help="a share of each identity's records, e.g. 0.25"),
+    "n_random": Param("int", low=1, help="repeats, e.g. 10"),
+    "n": Param("int", low=1, help="records shown, e.g. 8"),
+    "k_min": Param("int", low=2, help="e.g. 2"),
+    "k_max": Param("int", low=2, help="e.g. 20"),
+    "dendrogram_max": Param("int", low=2, help="records, e.g. 200"),
+    "size": Param("int", low=8, help="pixels, e.g. 64"),
+    "components": Param("int", low=1, help="e.g. 50"),
+    "upsample": Param("int", low=0, help="e.g. 1"),
+    "n_mfcc": Param("int", low=1, help="coefficients, e.g. 20"),
+    "n_steps": Param("int", low=1, help="points, e.g. 10"),
+    "window": Param("int", low=1, help="samples, e.g. 200"),
+    "hop": Param("int", low=1, help="samples, e.g. 100"),
+    "step": Param("int", low=1, help="e.g. 4"),
+    "rate": Param("float", low=0, low_open=True, none=True, help="samples per second"),
+    "latent_dim": Param("int", low=1, help="e.g. 32"),
+    "sensitive_dim": Param("int", low=1, help="e.g. 8"),
+    "beta": Param("float", low=0, help="e.g. 5"),
+    "alpha_vae": Param("float", low=0, help="a loss weight, e.g. 1"),
+    "alpha_aligner": Param("float", low=0, help="a loss weight, e.g. 10"),
+    "alpha_dcorr": Param("float", low=0, help="a loss weight, e.g. 100"),
+    "alpha_adversary": Param("float", low=0, help="a loss weight, e.g. 10"),
+    "epochs": Param("int", low=1, help="e.g. 60"),
+    "batch_size": Param("int", low=1, help="records, e.g. 256"),
+    "lr": Param("float", low=0, low_open=True, help="e.g. 0.002"),
+    "hidden": Param("int", low=1, help="units, e.g. 256"),
+}
+
+
+def _current_context() -> Any:
+    """The click context of the running command, or None (typer may vendor its own click)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # a typer that uses the click package
+        from click import get_current_context
+    return get_current_context(silent=True)
+
+
+def option_flag(name: str) -> str:
+    """The command-line spelling of the option whose Python name is ``name``."""
+    ctx = _current_context()
+    for param in getattr(getattr(ctx, "command", None), "params", []):
+        if param.name == name and param.opts:
+            return str(max(param.opts, key=len))
+    return "--" + name.replace("_", "-")
+
+
+def check_option(name: str, value: Any) -> None:
+    """Refuse a numeric option value out of its range (:data:`OPTION_RANGES`), NaN or
+    infinite, naming the flag, the value and the range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    spec = OPTION_RANGES.get(name)
+    flag = option_flag(name)
+    if name == "jobs":
+        if value == 0 or value < -1:
+            raise BioanonError(f"{flag} {value} is out of range; use -1 (all cores) or a "
+                               "positive number of parallel fits")
+        return
+    if spec is None:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BioanonError(f"{flag} {value} is not a finite number; give a number")
+        return
+    try:
+        spec.check(name, value)
+    except BioanonError:
+        hint = f" ({spec.help})" if spec.help else ""
+        text = spec.range_text().replace(" or none", "")
+        raise BioanonError(f"{flag} {value} is out of range; use "
+                           f"{'an' if text.startswith('i') else 'a'} {text}{hint}") from None
+
+
+def given_options() -> set[str]:
+    """Python names of the options typed on the command line (not left at their default)."""
+    ctx = _current_context()
+    if ctx is None:
+        return set()
+    return {name for name in ctx.params
+            if getattr(ctx.get_parameter_source(name), "name", "") in ("COMMANDLINE",
+                                                                         "ENVIRONMENT")}
+
+
+def refuse_unused(rules: dict[str, tuple[bool, str]]) -> None:
+    """Refuse options typed on the command line that this run would ignore.
+
+    ``rules`` maps an option's Python name to ``(used, why)``: when the option was given and
+    ``used`` is False, the error names the flag and ``why`` (what makes it meaningful).
+    """
+    given = given_options()
+    for name, (used, why) in rules.items():
+        if name in given and not used:
+            raise BioanonError(f"{option_flag(name)} has no effect here: {why}; leave it out")
 
 
 def _sigterm(signum: int, frame: Any) -> None:
@@ -141,10 +251,17 @@ def parse_weighted(items: list[str] | None, default: float, what: str) -> dict[s
         if not col:
             raise BioanonError(f"empty column name in {what} '{item}'; write COL or COL=VALUE")
         try:
-            out[col] = float(val) if val else default
+            weight = float(val) if val else default
         except ValueError:
             raise BioanonError(f"{what} '{item}' has a non-numeric value; write "
                                f"COL=0.5") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise BioanonError(f"{what} '{item}': the weight must be a positive finite number; "
+                               "write COL=0.5, or leave the column out")
+        if col in out and out[col] != weight:
+            raise BioanonError(f"{what} names '{col}' twice with different weights; give it "
+                               "once")
+        out[col] = weight
     return out
 
 
@@ -153,16 +270,40 @@ def parse_params(items: list[str] | None) -> dict[str, str]:
     out = {}
     for item in items or []:
         key, sep, val = item.partition("=")
+        key = key.strip()
         if not key or not sep:
             raise BioanonError(f"--param '{item}' must look like KEY=VALUE")
+        if not val.strip():
+            raise BioanonError(f"--param '{item}' has no value; write {key}=VALUE (bioanon "
+                               "methods lists each parameter's range)")
+        if key in out and out[key] != val:
+            raise BioanonError(f"--param {key} is given twice ({out[key]} and {val}); give it "
+                               "once")
         out[key] = val
     return out
+
+
+def refuse_weights(additional: list[str] | None, command: str) -> None:
+    """Refuse ``--additional COL=ALPHA`` where ALPHA would be ignored: the weight enters the
+    utility score of ``evaluate``, ``tune`` and ``release``, never a release by itself."""
+    weighted = [item for item in additional or [] if "=" in item]
+    if weighted:
+        raise BioanonError(f"--additional '{weighted[0]}': {command} does not use the weight "
+                           "(it weighs the utility score of evaluate, tune and release); write "
+                           f"--additional {weighted[0].partition('=')[0]}")
 
 
 # ---------------------------------------------------------------------- shared options
 #: the one spelling of "what this command writes" (``--output`` is parsed as a hidden alias,
 #: see :mod:`bioanon.cli.vocabulary`)
 OUT_FLAGS = ("-o", "--out")
+
+
+def _parquet_folder(path: Path) -> bool:
+    """A folder that stands for one Parquet table: named ``*.parquet`` or holding part files
+    (checked part by part when read)."""
+    return path.suffix.lower() in (".parquet", ".parq", ".pq") or any(
+        f.suffix.lower() in (".parquet", ".parq", ".pq") for f in path.rglob("*"))
 
 
 def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
@@ -178,8 +319,9 @@ def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
     if not value.exists():
         fix = "pass the folder of records" if kind == "folder" else "check the path"
         raise _fail(f"input {kind} '{value}' does not exist; {fix}")
-    if kind == "file" and value.is_dir():
-        raise _fail(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz)")
+    if kind == "file" and value.is_dir() and not _parquet_folder(value):
+        raise _fail(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz) "
+                    "or a folder of Parquet parts")
     if kind == "folder" and not value.is_dir():
         raise _fail(f"source '{value}' is a file; pass the folder of records")
     return value
@@ -355,7 +497,7 @@ def read_release_input(path: Path, label_columns: list[str | None]) -> FeatureTa
     from ..table import format_of
 
     table = read_input(path, label_columns)
-    if format_of(path) == "csv":
+    if not path.is_dir() and format_of(path) == "csv":
         suspect = suspect_label_columns(table)
         if suspect:
             raise BioanonError(

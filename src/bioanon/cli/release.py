@@ -44,6 +44,8 @@ from .common import (
     progress_bar,
     read_input,
     read_release_input,
+    refuse_unused,
+    refuse_weights,
     user_errors,
 )
 
@@ -114,7 +116,18 @@ def anonymize(
     --label, --quasi, --keep); the others are dropped. The output is NOT certified: judge it
     with `bioanon evaluate` before publishing.
     """
-    if dask or scheduler:
+    on_dask = bool(dask or scheduler)
+    refuse_unused({
+        "bucket_size": (on_dask, "it sets the buckets of the dask path (add --dask to use "
+                                 "it)"),
+        "fit_sample": (on_dask, "it sets the fit sample of the dask path (add --dask to use "
+                                "it)"),
+        "workers": (dask and not scheduler, "it sizes the local dask cluster of --dask (a "
+                    "--scheduler brings its own workers)"),
+        "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
+    })
+    refuse_weights(additional, "anonymize")
+    if on_dask:
         if keep_order:
             raise BioanonError("--keep-order cannot be used with --dask/--scheduler: the "
                                "bucketed release is always shuffled; leave it out")

@@ -11,6 +11,45 @@ from typing import Any
 from ..errors import BioanonError
 
 
+#: seconds to wait for a scheduler before saying it cannot be reached (fail fast)
+CONNECT_TIMEOUT_S = 5
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse, within ``timeout`` seconds, a ``tcp://HOST:PORT`` scheduler address that does
+    not parse or where nothing listens (before dask's own connection retries).
+
+    Examples
+    --------
+    >>> check_reachable("tcp://127.0.0.1:notaport")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: scheduler address 'tcp://127.0.0.1:notaport' must look like tcp://HOST:PORT (a port from 1 to 65535)
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    scheme, _, rest = address.partition("://")
+    if scheme not in ("tcp", "tls"):
+        return  # inproc:// and ucx:// are not plain sockets: dask checks them
+    try:
+        parts = urlsplit(f"//{rest}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or not port:
+        raise BioanonError(f"scheduler address '{address}' must look like tcp://HOST:PORT (a "
+                           "port from 1 to 65535)")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise BioanonError(f"cannot reach the dask scheduler at {address} ({why} within "
+                           f"{timeout:g} s); check the address and that the scheduler "
+                           "runs") from None
+
+
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, local: bool = False,
                 n_workers: int | None = None, memory_limit: str = "2GiB") -> Iterator[Any]:
@@ -39,11 +78,13 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
             raise BioanonError(f"scheduler address '{scheduler}' must look like "
                                "tcp://HOST:PORT")
+        check_reachable(scheduler)
         try:
-            client = Client(scheduler, timeout="20s")
-        except OSError as exc:
-            raise BioanonError(f"cannot reach the dask scheduler at {scheduler} ({exc}); "
-                               "check the address and that the scheduler runs") from None
+            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
+        except (OSError, TimeoutError) as exc:
+            raise BioanonError(f"cannot reach the dask scheduler at {scheduler} "
+                               f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                               "); check the address and that the scheduler runs") from None
         with client:
             yield client
         return

@@ -7,7 +7,6 @@ calls :func:`bioanon.scale.bucketed.bucketed_release` inside :func:`.cluster.das
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +27,27 @@ def check_bucketable(method: str, anonymizer: Any) -> None:
                        f"method ({', '.join(BUCKETABLE)}) or leave out --dask/--scheduler")
 
 
+#: extensions a folder of Parquet parts may carry (dask, Spark and pyarrow write such folders
+#: and every reader accepts them)
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+
+
+def check_folder_name(output: Path) -> None:
+    """Refuse an output name that promises another format than a folder of Parquet parts.
+
+    Examples
+    --------
+    >>> check_folder_name(Path("released.parquet")); check_folder_name(Path("released"))
+    >>> check_folder_name(Path("released.csv"))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: the dask path writes a folder of Parquet parts; name the output NAME or NAME.parquet (not 'released.csv')
+    """
+    if output.suffix and output.suffix.lower() not in PARQUET_SUFFIXES:
+        raise BioanonError(f"the dask path writes a folder of Parquet parts; name the output "
+                           f"NAME or NAME.parquet (not '{output.name}')")
+
+
 def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
     """Columns of a Parquet file or folder: (all, numeric, labels bioanon wrote there)."""
     import json
@@ -37,7 +57,7 @@ def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
 
     if not source.exists():
         raise BioanonError(f"input '{source}' does not exist; check the path")
-    if source.is_file() and source.suffix.lower() not in (".parquet", ".parq", ".pq"):
+    if source.is_file() and source.suffix.lower() not in PARQUET_SUFFIXES:
         raise BioanonError(f"the dask path reads Parquet; '{source.name}' is not (convert it "
                            "with FeatureTable.read(...).write('table.parquet'))")
     try:
@@ -56,12 +76,7 @@ def input_digest(source: Path) -> str:
     """SHA-256 of a Parquet file, or of its folder's files' digests in name order."""
     from ..io import file_sha256
 
-    if source.is_file():
-        return file_sha256(source)
-    h = hashlib.sha256()
-    for f in sorted(p for p in source.rglob("*") if p.is_file()):
-        h.update(f.relative_to(source).as_posix().encode() + file_sha256(f).encode())
-    return h.hexdigest()
+    return file_sha256(source)
 
 
 def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str, *,
@@ -84,9 +99,7 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     if not interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
                            "--interest COL")
-    if output.suffix:
-        raise BioanonError(f"the dask path writes a folder of Parquet parts; name the output "
-                           f"without an extension (not '{output.name}')")
+    check_folder_name(output)
     if output.resolve() == source.resolve():
         raise BioanonError(f"output '{output}' is the input; choose another output path")
     names, numeric, known = parquet_schema(source)
