@@ -271,24 +271,9 @@ class FeatureTable:
     @classmethod
     def _read_parquet_folder(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
         """Read a folder of Parquet part files (as dask, Spark, pyarrow and the bucketed
-        release write them) as one table, parts in name order.
-
-        Every part must be readable and hold the same columns with the same types; hidden
-        files and ``_SUCCESS``-style markers are skipped.
-        """
-        parts = sorted(f for f in p.rglob("*") if f.is_file()
-                       and not any(s.startswith((".", "_")) for s in f.relative_to(p).parts))
-        if not parts:
-            raise BioanonError(f"input folder '{p}' holds no Parquet files; pass a table file or "
-                               "a folder of Parquet parts")
-        odd = [f for f in parts if f.suffix.lower() not in (".parquet", ".parq", ".pq")]
-        if odd:
-            raise BioanonError(f"input folder '{p}' holds '{odd[0].relative_to(p)}', not a "
-                               "Parquet part; a folder input holds only .parquet files")
-        empty = [f for f in parts if f.stat().st_size == 0]
-        if empty:
-            raise BioanonError(f"part '{empty[0].relative_to(p)}' of '{p}' is empty; remove "
-                               "it or rewrite the folder")
+        release write them) as one table, parts in name order (checked by
+        :func:`parquet_parts`)."""
+        parts = parquet_parts(p)
         tables, first = [], None
         for f in parts:
             try:
@@ -299,8 +284,7 @@ class FeatureTable:
                 first = t
                 label_columns = list(t.labels.columns)
             elif (t.feature_names != first.feature_names
-                  or list(t.labels.columns) != list(first.labels.columns)
-                  or list(t.labels.dtypes.astype(str)) != list(first.labels.dtypes.astype(str))):
+                  or list(t.labels.columns) != list(first.labels.columns)):
                 raise BioanonError(
                     f"part '{f.relative_to(p)}' of '{p}' has other columns than "
                     f"'{parts[0].relative_to(p)}'; every part of a folder needs the same "
@@ -422,6 +406,45 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
             "releases it) or convert them to numbers"
         )
     return labels, feat_cols
+
+
+def parquet_parts(folder: Path) -> list[Path]:
+    """The part files of a folder that stands for one Parquet table, each checked.
+
+    Every part must be a readable Parquet file holding the same columns with the same types;
+    hidden files and ``_SUCCESS``-style markers are skipped. Only footers are read.
+
+    Raises :class:`BioanonError` naming the folder, the first bad part and the fix.
+    """
+    import pyarrow.parquet as pq
+
+    parts = sorted(f for f in folder.rglob("*") if f.is_file()
+                   and not any(s.startswith((".", "_")) for s in f.relative_to(folder).parts))
+    if not parts:
+        raise BioanonError(f"input folder '{folder}' holds no Parquet files; pass a table file "
+                           "or a folder of Parquet parts")
+    first = None
+    for f in parts:
+        name = f.relative_to(folder)
+        if f.suffix.lower() not in (".parquet", ".parq", ".pq"):
+            raise BioanonError(f"input folder '{folder}' holds '{name}', not a Parquet part; a "
+                               "folder input holds only .parquet files")
+        if f.stat().st_size == 0:
+            raise BioanonError(f"part '{name}' of '{folder}' is empty; remove it or rewrite the "
+                               "folder")
+        try:
+            schema = pq.read_schema(f).remove_metadata()
+        except Exception as exc:
+            raise BioanonError(f"part '{name}' of '{folder}' is not a readable Parquet file "
+                               f"({str(exc).splitlines()[0]}); remove it or rewrite the "
+                               "folder") from None
+        if first is None:
+            first = (name, schema)
+        elif not schema.equals(first[1]):
+            raise BioanonError(f"part '{name}' of '{folder}' has other columns or types than "
+                               f"'{first[0]}'; every part of a folder needs the same columns "
+                               "and types")
+    return parts
 
 
 def fill_rows(X: np.ndarray, start: int, columns: Sequence[np.ndarray]) -> None:

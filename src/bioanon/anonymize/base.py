@@ -36,6 +36,39 @@ from ..table import FeatureTable, as_feature_matrix
 from .params import Param, check_params
 
 
+#: float32's relative precision: a change below ``FLOAT32_EPS × |x|`` does not survive storage
+FLOAT32_EPS = float(np.finfo(np.float32).eps)
+#: rows read to estimate a feature's scale (evenly spaced; nothing random, nothing stored)
+_SCALE_ROWS = 20_000
+
+
+def float32_resolution(X: np.ndarray) -> np.ndarray:
+    """Each feature's float32 resolution: ``FLOAT32_EPS`` × its root mean square value.
+
+    A change smaller than this, added to the feature, is indistinguishable from it once the
+    release is stored as float32. Estimated on at most 20,000 evenly spaced records.
+
+    Examples
+    --------
+    >>> float32_resolution(np.array([[1000.0, 0.0], [-1000.0, 0.0]])).round(7).tolist()
+    [0.0001221, 0.0]
+    """
+    rows = X[:: max(1, X.shape[0] // _SCALE_ROWS)]
+    rms = np.sqrt(np.mean(np.square(rows, dtype=np.float64), axis=0))
+    return FLOAT32_EPS * rms
+
+
+def below_resolution(change: np.ndarray | float, X: np.ndarray) -> float | None:
+    """The smallest informative feature's resolution when ``change`` (per feature or one
+    number) is below the float32 resolution of every non-constant-zero feature, else None."""
+    res = float32_resolution(X)
+    live = res > 0
+    if not live.any():
+        return None
+    ch = np.broadcast_to(np.asarray(change, dtype=np.float64), res.shape)
+    return float(res[live].min()) if bool(np.all(ch[live] < res[live])) else None
+
+
 def split_input(X: Any, labels: Any) -> tuple[np.ndarray, Any]:
     """Accept a FeatureTable or an array plus labels; return (checked array, labels)."""
     if isinstance(X, FeatureTable):
@@ -172,6 +205,57 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     def _release(self, X: np.ndarray, y: Any, seed: int,
                  table: FeatureTable | None) -> np.ndarray | Release:
         raise NotImplementedError
+
+    def _unchanged(self, X: np.ndarray | None) -> str | None:
+        """Why this setting would release records indistinguishable from ``X`` at float32
+        precision, by the method's own account, or None (the default: it changes them).
+
+        ``X`` is the data to release (None before it is read: answer what needs no data).
+        :func:`float32_resolution` gives each feature's resolution. Exact no-ops are refused
+        by the declared ranges and :meth:`_check_relations`; this hook covers settings that
+        are no-ops in effect (noise far below the values' precision, a record weight that
+        drowns its donors).
+        """
+        return None
+
+    def _ignored(self) -> dict[str, str]:
+        """Parameters this setting ignores, each with the reason (what would make it count).
+
+        Front ends refuse a parameter the user set that is listed here (``bioanon anonymize
+        --rq 0.1`` without an ``--additional`` attribute). Default: none.
+        """
+        return {}
+
+    def ignored_params(self) -> dict[str, str]:
+        """Parameters that have no effect with this setting: name -> why (see :meth:`_ignored`).
+
+        Examples
+        --------
+        >>> from bioanon.anonymize import SelectiveMeanAnonymizer
+        >>> sorted(SelectiveMeanAnonymizer("digit", r_p=0.0).ignored_params())
+        ['r_q', 'relevance', 'relevance_records', 'w']
+        """
+        return self._ignored()
+
+    def check_changes(self, X: Any = None) -> Anonymizer:
+        """Refuse, before any work, a setting whose release the method declares
+        indistinguishable from ``X`` at float32 precision (see :meth:`_unchanged`); return self.
+
+        Examples
+        --------
+        >>> from bioanon.anonymize import GaussianNoiseAnonymizer
+        >>> X = np.full((4, 2), 1000.0)
+        >>> GaussianNoiseAnonymizer(sigma=1e-9).check_changes(X)
+        Traceback (most recent call last):
+        ...
+        bioanon.errors.BioanonError: this setting would release the records unchanged at float32 precision: sigma=1e-09 is below the resolution of every feature (the smallest is 0.000122); raise it or choose another method
+        """
+        arr = None if X is None else (X.X if isinstance(X, FeatureTable) else np.asarray(X))
+        why = self._unchanged(arr)
+        if why:
+            raise BioanonError("this setting would release the records unchanged at float32 "
+                               f"precision: {why}")
+        return self
 
     # ------------------------------------------------------------------ checks
     def check_params(self) -> Anonymizer:

@@ -24,7 +24,7 @@ from ..errors import BioanonError
 from ..privacy import PrivacyLeakWarning, check_epsilon, laplace
 from ..table import FeatureTable
 from . import image_ops
-from .base import Anonymizer
+from .base import FLOAT32_EPS, Anonymizer, below_resolution
 from .params import Param
 from .registry import register
 
@@ -82,6 +82,19 @@ class GaussianNoiseAnonymizer(_RecordwiseBase):
                "often still recognises people"
     does_not_protect = "identity against attackers who average or train on noisy records"
 
+    def _unchanged(self, X: np.ndarray | None) -> str | None:
+        """Noise below float32's resolution of every feature leaves the records as they are."""
+        if self.scale == "std":  # sigma × std <= sigma × rms: below every feature's resolution
+            if float(self.sigma) < FLOAT32_EPS:
+                return (f"sigma={self.sigma:g} times a feature's std is below float32's "
+                        "resolution of its values; raise it (e.g. sigma=1)")
+            return None
+        smallest = None if X is None else below_resolution(float(self.sigma), X)
+        if smallest is None:
+            return None
+        return (f"sigma={self.sigma:g} is below the resolution of every feature (the smallest "
+                f"is {smallest:.3g}); raise it or choose another method")
+
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         s = float(self.sigma) * (X.std(axis=0) if self.scale == "std" else 1.0)
         return X + rng.standard_normal(X.shape) * s
@@ -131,6 +144,34 @@ class LaplaceAnonymizer(_RecordwiseBase):
                "in advance"
     does_not_protect = "records when bounds come from the data (PrivacyLeakWarning); with " \
                        "budget=feature the record is only d*epsilon-DP"
+
+    def _ignored(self) -> dict[str, str]:
+        if self.bounds is not None:
+            return {"clip_quantile": "bounds are given, so no bounds come from quantiles"}
+        return {}
+
+    def _unchanged(self, X: np.ndarray | None) -> str | None:
+        """Noise below float32's resolution of every feature, with bounds that clip at most
+        5% of the values (the rest leave as they are)."""
+        if X is None:
+            return None
+        if self.bounds is None:
+            lo = np.quantile(X, self.clip_quantile, axis=0)
+            hi = np.quantile(X, 1.0 - self.clip_quantile, axis=0)
+        else:
+            lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (X.shape[1],))
+                      for b in self.bounds)
+        clipped = float(np.mean((X < lo) | (X > hi)))
+        if clipped > 0.05:
+            return None  # clipping changes values: a release of its own kind
+        width = hi - lo
+        scale = (width.sum() if self.budget == "record" else width) / float(self.epsilon)
+        smallest = below_resolution(np.sqrt(2.0) * scale, X)
+        if smallest is None:
+            return None
+        return (f"epsilon={self.epsilon:g} gives Laplace noise below the resolution of every "
+                f"feature (the smallest is {smallest:.3g}); only the {clipped:.1%} of values "
+                "beyond the clipping bounds would change; lower epsilon")
 
     def _check_relations(self) -> None:
         if self.bounds is not None and len(self.bounds) != 2:

@@ -146,3 +146,61 @@ def _seed_int(random_state: int | np.random.Generator | None) -> int | None:
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(2**31 - 1))
     return random_state
+
+
+# ---------------------------------------------------------------------- declared effects
+def retention_ignored(r_p: float, r_q: Mapping[str, float], r_s: float, raw_r_q: Any
+                      ) -> dict[str, str]:
+    """Parameters of a retaining mix (selective mean, vp-mix) that a setting ignores.
+
+    ``r_q`` is the share per additional attribute in use; ``raw_r_q`` the parameter as given
+    (a number or a mapping column -> share).
+
+    Examples
+    --------
+    >>> sorted(retention_ignored(0.1, {}, 0.0, {"accent": 0.1}))
+    ['r_q']
+    """
+    out: dict[str, str] = {}
+    if not r_q:
+        out["r_q"] = "there is no additional attribute to retain features for (name one with " \
+                     "--additional COL)"
+    elif isinstance(raw_r_q, Mapping):
+        stray = [str(c) for c in raw_r_q if str(c) not in r_q]
+        if stray:
+            out["r_q"] = f"'{stray[0]}' is not an additional attribute (name it with " \
+                         f"--additional {stray[0]})"
+    retains = r_p > 0 or any(v > 0 for v in r_q.values())
+    if not retains:
+        out["w"] = "no feature is retained (r_p = 0 and no r_q > 0), so the record's weight " \
+                   "applies nowhere"
+        if r_s == 0:
+            why = "no relevance is scored (r_p, r_q and r_s are all 0)"
+            out["relevance"] = out["relevance_records"] = why
+    return out
+
+
+def retention_unchanged(r_p: float, r_q: Mapping[str, float], r_s: float, w: float,
+                        donors: int) -> str | None:
+    """Why a retaining mix releases every record unchanged at float32 precision, or None.
+
+    With every feature retained (a share of 1, nothing excluded by r_s), a released value is
+    ``λ·x + (1 − λ)·mix`` with ``1 − λ = donors / (w − 1 + donors)``; below float32's
+    precision the donors leave no trace.
+
+    Examples
+    --------
+    >>> retention_unchanged(1.0, {}, 0.0, 1e12, 8) is not None
+    True
+    >>> retention_unchanged(0.5, {}, 0.0, 1e12, 8) is None
+    True
+    """
+    from .base import FLOAT32_EPS
+
+    if max([r_p, *r_q.values()]) < 1.0 or r_s > 0:
+        return None
+    share = donors / (w - 1.0 + donors)
+    if share >= FLOAT32_EPS:
+        return None
+    return (f"w={w:g} with every feature retained keeps the record's own value with weight "
+            f"1 - {share:.2g}, so its donors leave no trace; lower w or the retained share")

@@ -32,6 +32,8 @@ from .params import Param
 from .random_sets import assemble_sets
 from .registry import register
 from .relevance import (
+    retention_ignored,
+    retention_unchanged,
     MAX_RECORDS,
     relevance_records_param,
     relevance_scores,
@@ -239,6 +241,17 @@ class SelectiveMeanAnonymizer(Anonymizer):
         if isinstance(self.r_q, Mapping):
             return {c: float(self.r_q.get(c, 0.0)) for c in cols}
         return {c: float(self.r_q) for c in cols}
+
+    def _ignored(self) -> dict[str, str]:
+        """Parameters this setting ignores (see :func:`.relevance.retention_ignored`)."""
+        out = retention_ignored(float(self.r_p), self._retention_q(), float(self.r_s),
+                                self.r_q)
+        return out
+
+    def _unchanged(self, X: np.ndarray | None) -> str | None:
+        """A record weight that drowns the donors on every feature (scale-free)."""
+        return retention_unchanged(float(self.r_p), self._retention_q(), float(self.r_s),
+                                   float(self.w), int(self.g))
 
     def _check_relations(self) -> None:
         if not (1.0 / self.g - 1e-9 <= self.t <= 1.0):

@@ -43,6 +43,8 @@ from .params import Param
 from .random_sets import _with_replacement, assemble_sets, n_same
 from .registry import register
 from .relevance import (
+    retention_ignored,
+    retention_unchanged,
     MAX_RECORDS,
     relevance_records_param,
     relevance_scores,
@@ -343,6 +345,20 @@ class VarianceMixAnonymizer(Anonymizer):
         if isinstance(self.r_q, Mapping):
             return {c: float(self.r_q.get(c, 0.0)) for c in self._additional()}
         return {c: float(self.r_q) for c in self._additional()}
+
+    def _ignored(self) -> dict[str, str]:
+        """Parameters this setting ignores (see :func:`.relevance.retention_ignored`)."""
+        out = retention_ignored(float(self.r_p), self._retention_q(), float(self.r_s),
+                                self.r_q)
+        if not self._additional():
+            out["t"] = ("without an additional attribute every donor comes from the record's "
+                        "interest class (t shares donors between strata of --additional)")
+        return out
+
+    def _unchanged(self, X: np.ndarray | None) -> str | None:
+        """A record weight that drowns the donors on every feature (scale-free)."""
+        return retention_unchanged(float(self.r_p), self._retention_q(), float(self.r_s),
+                                   float(self.w), int(self.g))
 
     def _check_relations(self) -> None:
         if not (1.0 / self.g - 1e-9 <= self.t <= 1.0):

@@ -333,7 +333,8 @@ def input_argument(help: str) -> Any:
     return typer.Argument(help=help, callback=existing_input)
 
 
-InputArg = Annotated[Path, input_argument("Feature table: .parquet, .csv or .npz.")]
+InputArg = Annotated[Path, input_argument("Feature table: .parquet, .csv or .npz, or a folder of "
+                                                "Parquet parts.")]
 
 
 # ---------------------------------------------------------------------- method options
@@ -379,10 +380,20 @@ class MethodChoice:
 
     def build(self, interest: str | None = None, sensitive: str | None = None,
               additional: Sequence[str] | None = None, seed: int | None = None) -> Anonymizer:
-        """Build and check the anonymizer (before any data is read)."""
-        return build_method(self.method, self.params, interest=interest, sensitive=sensitive,
-                            additional=additional,
-                            random_state=self.seed if seed is None else seed)
+        """Build and check the anonymizer (before any data is read).
+
+        A parameter the user set that this setting ignores (the method's declared
+        :meth:`~bioanon.anonymize.base.Anonymizer.ignored_params`) is refused.
+        """
+        est = build_method(self.method, self.params, interest=interest, sensitive=sensitive,
+                           additional=additional,
+                           random_state=self.seed if seed is None else seed)
+        ignored = est.ignored_params() if hasattr(est, "ignored_params") else {}
+        for key, value in self.params.items():
+            if key in ignored:
+                raise BioanonError(f"{key}={value} has no effect with method '{self.method}': "
+                                   f"{ignored[key]}; leave it out")
+        return est
 
 
 def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str] | None,

@@ -156,6 +156,7 @@ def anonymize(
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
     with sha256_in_background(input) as input_sha256:  # hashed while read and released
         table = read_release_input(input, list(roles.of()))
+        anon.check_changes(table)  # a setting that leaves the records as they are: refused
         if choice.seed is not None:
             err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep "
                               "it private (it is not written to the output)", highlight=False)

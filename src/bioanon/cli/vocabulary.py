@@ -9,8 +9,14 @@
 Commands declare ``-o/--out`` themselves (see :data:`bioanon.cli.common.OUT_FLAGS`); this module
 makes the rule hold for every command, also those that do not (yet) declare it.
 
+- Help text is prose: a docstring's paragraphs reflow to the terminal's width (its hard line
+  breaks are dropped), while paragraphs that are lists or examples (lines starting with ``-``,
+  ``*``, ``$``, ``>>>``, a number and a dot, or indented) keep their lines.
+
 Examples
 --------
+>>> reflow("One line\nbroken.\n\n- a list\n- kept")
+'One line broken.\n\n- a list\n- kept'
 >>> readable_metavar("sensitive", "str")
 'COL'
 >>> readable_metavar("n_random", "int")
@@ -19,6 +25,8 @@ Examples
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any, get_args, get_origin
 
 #: hidden spellings still parsed: alias -> the visible long option it stands for
@@ -37,6 +45,25 @@ NAMED_METAVARS = {
     "gravity": "keep|remove", "architecture": "mlp|conv", "features": "NAME",
 }
 _BY_TYPE = {"str": "TEXT", "int": "INT", "float": "FLOAT", "Path": "PATH", "bool": ""}
+
+
+_KEEP_LINES = re.compile(r"^(\s+\S|[-*•]\s|\$\s|>>>|\d+[.)]\s|\x08)")
+
+
+def reflow(text: str | None) -> str | None:
+    """Join the hard line breaks inside each prose paragraph of a help text (see the module
+    docstring); lists, examples and ``\\b`` paragraphs keep their lines."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    out = []
+    for para in paragraphs:
+        lines = para.split("\n")
+        if any(_KEEP_LINES.match(line) for line in lines):
+            out.append(para)
+        else:
+            out.append(" ".join(line.strip() for line in lines if line.strip()))
+    return "\n\n".join(out)
 
 
 def readable_metavar(name: str, type_name: str) -> str:
@@ -67,6 +94,9 @@ def conform(cmd: Any) -> None:
     if getattr(cmd, "_bioanon_vocabulary", False):
         return
     cmd._bioanon_vocabulary = True
+    cmd.help = reflow(cmd.help)
+    if getattr(cmd, "short_help", None):
+        cmd.short_help = reflow(cmd.short_help)
     make_help_option = cmd.get_help_option
 
     def get_help_option(ctx: Any) -> Any:

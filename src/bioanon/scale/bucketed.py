@@ -308,8 +308,11 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
 
         # 3. fit once, on the sample
         step(0, 1, f"fitting on a sample of {len(fit_frame):,} records")
-        anonymizer.fit(fit_frame[features].to_numpy(dtype=np.float32),
-                       fit_frame[labels].reset_index(drop=True))
+        X_fit = fit_frame[features].to_numpy(dtype=np.float32)
+        if hasattr(anonymizer, "check_changes"):  # a setting that would change nothing
+            anonymizer.check_changes(X_fit)
+        anonymizer.fit(X_fit, fit_frame[labels].reset_index(drop=True))
+        del X_fit
         n_fit = len(fit_frame)
         del fit_frame
 

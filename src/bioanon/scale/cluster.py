@@ -98,6 +98,34 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         yield client
 
 
+def dask_failure(exc: BaseException, scheduler: str | None = None) -> BaseException:
+    """The one-line user error for a failure of the dask run that is not a bug of bioanon: a
+    worker that died (memory), a lost scheduler, an input part that cannot be decoded. Any
+    other exception is returned as it is (to be re-raised).
+
+    Examples
+    --------
+    >>> str(dask_failure(ConnectionResetError("reset"), "tcp://h:8786")).split(";")[0]
+    'lost the connection to the dask scheduler at tcp://h:8786 (reset)'
+    """
+    if isinstance(exc, BioanonError):
+        return exc
+    name = type(exc).__name__
+    first = (str(exc).splitlines() or [name])[0]
+    if name == "KilledWorker":
+        return BioanonError("a dask worker died while releasing (out of memory?); lower "
+                            "--bucket-size or give the workers more memory")
+    if name in ("CommClosedError", "StreamClosedError") or isinstance(
+            exc, ConnectionError | TimeoutError):
+        where = f" at {scheduler}" if scheduler else ""
+        return BioanonError(f"lost the connection to the dask scheduler{where} ({first}); "
+                            "check that it still runs and try again")
+    if type(exc).__module__.startswith("pyarrow"):
+        return BioanonError(f"cannot read the input as Parquet ({first}); rewrite the damaged "
+                            "part")
+    return exc
+
+
 def worker_threads_env(n_workers: int) -> dict[str, str]:
     """Thread counts for the workers of a local cluster: the cores shared out among them.
 

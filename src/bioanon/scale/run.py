@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BioanonError
+from ..table import parquet_parts
 
 #: registry names of the mixing methods the bucketed path can run (an estimator class may
 #: also declare ``bucketable = True``: it mixes only the records it is given)
@@ -60,6 +61,8 @@ def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
     if source.is_file() and source.suffix.lower() not in PARQUET_SUFFIXES:
         raise BioanonError(f"the dask path reads Parquet; '{source.name}' is not (convert it "
                            "with FeatureTable.read(...).write('table.parquet'))")
+    if source.is_dir():
+        parquet_parts(source)  # every part readable, one schema: before dask reads any
     try:
         schema = ds.dataset(str(source), format="parquet").schema
     except Exception as exc:
@@ -92,10 +95,12 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     Returns the :class:`~.bucketed.BucketedResult`.
     """
     from .bucketed import bucketed_release
-    from .cluster import dask_client
+    from .cluster import dask_client, dask_failure
     from .policy import release_plan
 
     check_bucketable(method, anonymizer)
+    if hasattr(anonymizer, "check_changes"):
+        anonymizer.check_changes(None)  # scale-free no-ops now; the rest on the fit sample
     if not interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
                            "--interest COL")
@@ -121,9 +126,16 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                 "input": {"name": source.name, "sha256": input_digest(source)},
                 "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 **manifest}
-    with dask_client(scheduler, local, n_workers) as client:
+
+    def _run(client: Any) -> Any:
         return bucketed_release(source, output, anonymizer, interest=interest,
                                 label_columns=label_cols, released_columns=released,
                                 manifest=manifest, bucket_size=bucket_size,
                                 fit_sample=fit_sample, random_state=seed, client=client,
                                 num_workers=n_workers or os.cpu_count(), progress=progress)
+
+    try:
+        with dask_client(scheduler, local, n_workers) as client:
+            return _run(client)
+    except Exception as exc:  # a dead worker, a lost scheduler, an undecodable part
+        raise dask_failure(exc, scheduler) from None
