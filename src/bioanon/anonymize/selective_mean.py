@@ -32,11 +32,11 @@ from .params import Param
 from .random_sets import assemble_sets
 from .registry import register
 from .relevance import (
-    retention_ignored,
-    retention_unchanged,
     MAX_RECORDS,
     relevance_records_param,
     relevance_scores,
+    retention_ignored,
+    retention_unchanged,
     select_features,
 )
 

@@ -43,11 +43,11 @@ from .params import Param
 from .random_sets import _with_replacement, assemble_sets, n_same
 from .registry import register
 from .relevance import (
-    retention_ignored,
-    retention_unchanged,
     MAX_RECORDS,
     relevance_records_param,
     relevance_scores,
+    retention_ignored,
+    retention_unchanged,
     select_features,
 )
 from .selective_mean import _row_block, mixing_matrix, run_row_blocks

@@ -105,11 +105,13 @@ OPTION_RANGES: dict[str, Param] = {
 
 def _current_context() -> Any:
     """The click context of the running command, or None (typer may vendor its own click)."""
+    import importlib
+
     try:
-        from typer._click.globals import get_current_context
+        globals_ = importlib.import_module("typer._click.globals")
     except ImportError:  # a typer that uses the click package
-        from click import get_current_context
-    return get_current_context(silent=True)
+        globals_ = importlib.import_module("click.globals")
+    return globals_.get_current_context(silent=True)
 
 
 def option_flag(name: str) -> str:
@@ -267,7 +269,7 @@ def parse_weighted(items: list[str] | None, default: float, what: str) -> dict[s
 
 def parse_params(items: list[str] | None) -> dict[str, str]:
     """``--param KEY=VALUE`` items for method options without a flag of their own."""
-    out = {}
+    out: dict[str, str] = {}
     for item in items or []:
         key, sep, val = item.partition("=")
         key = key.strip()

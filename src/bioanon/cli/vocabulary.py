@@ -1,4 +1,4 @@
-"""One flag vocabulary for every command, applied where the app builds each command.
+r"""One flag vocabulary for every command, applied where the app builds each command.
 
 - ``-o/--out`` names what a command writes. An output option spelled ``--out`` gets the short
   form ``-o``; the old spelling ``--output`` keeps working as a hidden alias (parsed, never

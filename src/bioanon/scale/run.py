@@ -39,10 +39,11 @@ def check_folder_name(output: Path) -> None:
     Examples
     --------
     >>> check_folder_name(Path("released.parquet")); check_folder_name(Path("released"))
-    >>> check_folder_name(Path("released.csv"))
-    Traceback (most recent call last):
-    ...
-    bioanon.errors.BioanonError: the dask path writes a folder of Parquet parts; name the output NAME or NAME.parquet (not 'released.csv')
+    >>> try:
+    ...     check_folder_name(Path("released.csv"))
+    ... except BioanonError as exc:
+    ...     print(str(exc).split("; ")[1])
+    name the output NAME or NAME.parquet (not 'released.csv')
     """
     if output.suffix and output.suffix.lower() not in PARQUET_SUFFIXES:
         raise BioanonError(f"the dask path writes a folder of Parquet parts; name the output "
