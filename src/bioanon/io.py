@@ -69,18 +69,26 @@ def _probe(folder: Path) -> None:
 
 
 def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
-                     files: Iterable[str] = ()) -> Path:
-    """Check, before any work, that ``path`` is (or can become) a folder for ``files``."""
+                     files: Iterable[str] = (), flag: str = "--out",
+                     what: str = "the report") -> Path:
+    """Check, before any work, that ``path`` is (or can become) a folder for ``files``.
+
+    ``flag`` and ``what`` name the option and its content in the error.
+    """
     p = Path(path)
+    inputs = list(inputs)
     if p.exists() and not p.is_dir():
-        raise BioanonError(f"--out '{p}' is an existing file; name a folder for the report")
+        raise BioanonError(f"{flag} '{p}' is an existing file; name a folder for {what}")
     for src in inputs:
         if Path(src).resolve() == p.resolve():
-            raise BioanonError(f"--out '{p}' is the input; name a folder for the report")
+            raise BioanonError(f"{flag} '{p}' is the input; name a folder for {what}")
+        if Path(src).is_dir() and Path(src).resolve() in p.resolve().parents:
+            raise BioanonError(f"{flag} '{p}' is inside the input folder '{src}'; name a "
+                               f"folder elsewhere for {what}")
     for name in files:
         check_not_input(p / name, inputs)
         if (p / name).is_dir():
-            raise BioanonError(f"'{p / name}' is a folder; remove it or choose another --out")
+            raise BioanonError(f"'{p / name}' is a folder; remove it or choose another {flag}")
     existing = p
     while not existing.exists():
         existing = existing.parent

@@ -285,6 +285,25 @@ def parse_params(items: list[str] | None) -> dict[str, str]:
     return out
 
 
+def check_grid(items: list[str] | None, choice: MethodChoice) -> None:
+    """Refuse ``--grid`` items that name a parameter twice, give it no value, or also fix it
+    with ``--param``/its flag (the sweep would silently override one of them)."""
+    seen: dict[str, str] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        values = [v for v in raw.split(",") if v.strip()]
+        if not key or not sep or not values:
+            raise BioanonError(f"--grid '{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)")
+        if key in seen:
+            raise BioanonError(f"--grid names '{key}' twice ('{seen[key]}' and '{item}'); give "
+                               f"its values once: {key}=V1,V2")
+        if key in choice.params:
+            raise BioanonError(f"'{key}' is both swept (--grid {item}) and fixed "
+                               f"({key}={choice.params[key]}); leave one out")
+        seen[key] = item
+
+
 def refuse_weights(additional: list[str] | None, command: str) -> None:
     """Refuse ``--additional COL=ALPHA`` where ALPHA would be ignored: the weight enters the
     utility score of ``evaluate``, ``tune`` and ``release``, never a release by itself."""

@@ -26,6 +26,7 @@ from .common import (
     err_console,
     input_argument,
     progress_bar,
+    refuse_unused,
     user_errors,
 )
 
@@ -120,6 +121,22 @@ def extract(
 
     fmt = format_of(output)
     feats = features or DEFAULT_FEATURES[kind.value]
+    face, voice, motion = (kind.value == k for k in ("face", "voice", "motion"))
+    refuse_unused({
+        **dict.fromkeys(["size", "upsample", "no_face"],
+                        (face, "it applies to extract face")),
+        "components": (face and feats == "eigen", "it applies to extract face --features "
+                                                  "eigen"),
+        **dict.fromkeys(["n_mfcc", "n_steps"], (voice and feats == "mfcc",
+                                                "it applies to extract voice --features mfcc")),
+        **dict.fromkeys(["stream_labels", "label_column", "window", "hop", "channels", "rate",
+                         "gravity", "time_column", "device", "where"],
+                        (motion, "it applies to extract motion")),
+        "step": (motion and feats == "raw", "it applies to extract motion --features raw"),
+        "file_column": (not motion and labels is not None,
+                        "it names the file column of --labels (face and voice)"),
+        "keep_file": (not motion, "motion windows carry no file label"),
+    })
     skip_out = skipped_path(output)
     inputs = [p for p in (labels, stream_labels) if p is not None]
     check_output_file(output, inputs)

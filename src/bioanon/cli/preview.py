@@ -75,7 +75,8 @@ def preview(
         if out is not None:
             check_output_file(out, [original, released])
     if images is not None:
-        check_output_dir(images, [original, released])
+        check_output_dir(images, [original, released], flag="--images",
+                         what="the released images")
     orig = FeatureTable.read(original)
     rel = FeatureTable.read(released)
     aligned(orig, rel)

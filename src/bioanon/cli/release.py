@@ -277,7 +277,15 @@ def evaluate(
                         seed=derive_seed(eval_seed, "anonymizer"))
     model_list = parse_models(models) if models.strip() != "all" else "all"
     modes = parse_modes(attackers)
-    parse_strategies(selection)
+    strategies, _ = parse_strategies(selection)
+    refuse_unused({
+        "n_random": ("random" in strategies, "it repeats the random identity selection, which "
+                                             "--selection leaves out"),
+        "metadata": ("metadata" in strategies, "it feeds the metadata selection, which "
+                                               "--selection leaves out"),
+        "identities": (bool(strategies), "it sets the identity counts of the selection curves "
+                                         "and --selection is none"),
+    })
     if interest is None:
         raise BioanonError("evaluate needs --interest (the attribute whose utility is measured)")
     meta_cols = [c.strip() for c in metadata.split(",") if c.strip()] if metadata else None

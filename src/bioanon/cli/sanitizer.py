@@ -19,6 +19,7 @@ from .common import (
     input_argument,
     progress_bar,
     read_input,
+    refuse_unused,
     user_errors,
 )
 
@@ -64,6 +65,8 @@ def train_decoupler_cmd(
     """Train the sanitizer's global decoupler (β-VAE + aligner + dcorr + adversary)."""
     from ..anonymize.sanitizer import train_decoupler
 
+    refuse_unused({"image_shape": (architecture == "conv", "it shapes the images of "
+                                                          "--architecture conv")})
     check_output_file(output, [aux])
     table = read_input(aux, [sensitive, *(label or [])])
     y = table.label(sensitive)

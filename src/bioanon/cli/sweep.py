@@ -59,6 +59,12 @@ def tune_command(
 
     if interest is None:
         raise BioanonError("tune needs --interest (the attribute whose utility is measured)")
+    opt.check_grid(grid, choice)
+    from ..attack import parse_models, parse_modes
+
+    if models.strip() != "all":
+        parse_models(models)
+    parse_modes(attackers)
     json_path = out / "tune.json"
     check_output_dir(out, [input], ["tune.json", "tune.png"])
     add = parse_weighted(additional, 1.0, "--additional")

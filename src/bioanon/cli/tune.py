@@ -50,8 +50,14 @@ def tune_k_command(
     as_json: JsonOpt = False,
 ) -> None:
     """Sweep k = k-min..k-max; write tune-k.json, tune-k.png (and dendrogram.png)."""
+    from ..anonymize.clustering import CLUSTERERS, LINKAGES
     from ..tuning.k_tuning import dendrogram_figure, tune_k, tuning_figure
 
+    if clusterer not in CLUSTERERS:
+        raise BioanonError(f"--clusterer '{clusterer}' is unknown; choose from "
+                           f"{', '.join(CLUSTERERS)}")
+    if linkage not in LINKAGES:
+        raise BioanonError(f"--linkage '{linkage}' is unknown; choose from {', '.join(LINKAGES)}")
     if k_min < 2 or k_max < k_min:
         raise BioanonError(f"need 2 <= --k-min <= --k-max (got {k_min}, {k_max})")
     json_path = out / "tune-k.json"
