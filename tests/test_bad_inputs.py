@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from bad_inputs.cases import CASES, Case
+from bad_inputs.coverage import missing
 from typer.testing import CliRunner
 
 from bioanon.cli import app
@@ -36,6 +37,12 @@ def test_the_corpus_is_large_and_covers_every_command() -> None:
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.id.split("-")[0] for c in CASES}
     assert {"anonymize", "evaluate", "demo", "extract", "preview", "train", "tune"} <= commands
+
+
+def test_every_option_in_help_has_a_case(tmp_path: Path) -> None:
+    """A new option (or command) fails here until one ``add(...)`` line gives it a case."""
+    lacking = missing(CASES, tmp_path)
+    assert not lacking, f"options without a bad-input case: {lacking}"
 
 
 @pytest.mark.parametrize("case", _params())

@@ -410,4 +410,10 @@ def _image_folder(d: Path) -> Path:
     return src
 
 
-CASES: list[Case] = _cases()
+def _all_cases() -> list[Case]:
+    from .options import option_cases
+
+    return [*_cases(), *option_cases()]
+
+
+CASES: list[Case] = _all_cases()

@@ -9,7 +9,9 @@ after it (``bioanon evaluate ... -v``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -111,12 +113,47 @@ def _verbosity_params() -> list[Any]:
     return params
 
 
+def _click_exception() -> type[Exception]:
+    """The ClickException class typer raises (it may vendor its own click)."""
+    import importlib
+
+    try:
+        module = importlib.import_module("typer._click.exceptions")
+    except ImportError:  # a typer that uses the click package
+        module = importlib.import_module("click.exceptions")
+    return module.ClickException  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def usage_errors_as_lines() -> Iterator[None]:
+    """A usage error (unknown option, missing or invalid value) as the one ``error:`` line
+    and exit status 2 of every user error, naming the command's ``--help``."""
+    try:
+        yield
+    except _click_exception() as exc:
+        from .common import _fail
+
+        ctx = getattr(exc, "ctx", None)
+        where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+        message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+        raise _fail(f"{message}{where}") from None
+
+
 class VerbosityGroup(TyperGroup):
     """The app's command group: every command also accepts ``-v/--verbose`` and ``-q/--quiet``
     (without changing any command's signature) and follows the flag vocabulary
     (:mod:`bioanon.cli.vocabulary`)."""
 
     console: Console | None = None
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        with usage_errors_as_lines():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with usage_errors_as_lines():
+            return super().invoke(ctx)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from .vocabulary import conform

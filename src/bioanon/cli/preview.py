@@ -71,6 +71,9 @@ def preview(
         raise BioanonError(f"output '{output}' must end in .png")
     if n < 1:
         raise BioanonError(f"--n {n} must be at least 1 (the number of records shown)")
+    if html is not None and html.resolve() == output.resolve():
+        raise BioanonError(f"--html '{html}' is the contact sheet itself; name another file, "
+                           "e.g. sheet.html")
     for out in (output, html):
         if out is not None:
             check_output_file(out, [original, released])
