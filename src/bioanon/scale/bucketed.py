@@ -251,12 +251,20 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         if client is not None:
             from distributed import as_completed
 
+            from distributed import wait
+
             futures = client.compute(list(tasks))
             place = {id(f): i for i, f in enumerate(futures)}
             results: list[Any] = [None] * total
-            for done, future in enumerate(as_completed(futures), 1):
-                results[place[id(future)]] = future.result()
-                step(done, total, text)
+            try:
+                for done, future in enumerate(as_completed(futures), 1):
+                    results[place[id(future)]] = future.result()
+                    step(done, total, text)
+            except BaseException:
+                # the other tasks still run on the workers and write into the spill and the
+                # parts folder: let them settle before those folders are removed
+                wait(futures)
+                raise
             return results
         wave = max(1, 2 * (num_workers or os.cpu_count() or 1))
         out: list[Any] = []
