@@ -249,9 +249,7 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         """Run the tasks; report each one done (a cluster) or each wave of them (threads)."""
         total = len(tasks)
         if client is not None:
-            from distributed import as_completed
-
-            from distributed import wait
+            from distributed import as_completed, wait
 
             futures = client.compute(list(tasks))
             place = {id(f): i for i, f in enumerate(futures)}
