@@ -121,7 +121,7 @@ def _click_exception() -> type[Exception]:
         module = importlib.import_module("typer._click.exceptions")
     except ImportError:  # a typer that uses the click package
         module = importlib.import_module("click.exceptions")
-    return module.ClickException  # type: ignore[no-any-return]
+    return module.ClickException
 
 
 @contextlib.contextmanager
