@@ -307,6 +307,7 @@ def check_grid(items: list[str] | None, choice: MethodChoice) -> None:
 def refuse_weights(additional: list[str] | None, command: str) -> None:
     """Refuse ``--additional COL=ALPHA`` where ALPHA would be ignored: the weight enters the
     utility score of ``evaluate``, ``tune`` and ``release``, never a release by itself."""
+    parse_weighted(additional, 1.0, "--additional")  # a malformed weight is named as such
     weighted = [item for item in additional or [] if "=" in item]
     if weighted:
         raise BioanonError(f"--additional '{weighted[0]}': {command} does not use the weight "

@@ -108,6 +108,10 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     check_folder_name(output)
     if output.resolve() == source.resolve():
         raise BioanonError(f"output '{output}' is the input; choose another output path")
+    from ..io import check_output_file
+    from .bucketed import manifest_path
+
+    check_output_file(manifest_path(output), [source])  # written last: checked first
     names, numeric, known = parquet_schema(source)
     named = list(dict.fromkeys([interest, *additional, sensitive, *labels]))
     for c in named:
