@@ -7,7 +7,6 @@ a new option is one ``add`` line; :mod:`bad_inputs.coverage` fails while an opti
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,9 +68,13 @@ def _empty_dir(d: Path, name: str) -> Path:
     return p
 
 
-def _copy(src: Path, dst: Path) -> Path:
-    shutil.copy(src, dst)
-    return dst
+def _home(d: Path, labels_csv: bytes) -> Path:
+    """A data home holding one dataset folder whose labels.csv has these bytes."""
+    ds = d / "home" / "ds"
+    ds.mkdir(parents=True)
+    (ds / "labels.csv").write_bytes(labels_csv)
+    (ds / "README.md").write_text("# ds\n", encoding="utf-8")
+    return d / "home"
 
 
 #: a bad value for every flag of the shared method-option group, with the method that has the
@@ -333,6 +336,10 @@ def option_cases() -> list[Case]:
     add("datasets-verbose-and-quiet", lambda d: [
         "-v", "datasets", "-q", "--json", "--home", str(_empty_dir(d, "h"))])
     add("datasets-unknown-option", lambda d: ["datasets", "--bogus"])
+    for what, content in [("binary", bytes(range(128, 256)) * 4), ("ragged", b"a,b\n1\n1,2,3\n"),
+                          ("empty", b"")]:
+        add(f"datasets-{what}-labels-csv",
+            lambda d, c=content: ["datasets", "--home", str(_home(d, c))])
     add("anonymize-missing-required-out", lambda d: ["anonymize", str(_csv(d)), *ROLES])
     add("anonymize-int-option-not-a-number", lambda d: anon(_csv(d), d, "--g", "eight"))
     add("unknown-command", lambda d: ["anonymise", str(_csv(d))])

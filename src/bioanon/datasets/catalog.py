@@ -103,7 +103,13 @@ def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]
         licence = next((v for k, v in row.items() if k.startswith("licen")), None) or licence
         records, labels = None, {}
         if labels_csv.is_file():
-            df = pd.read_csv(labels_csv, low_memory=False)
+            try:
+                df = pd.read_csv(labels_csv, low_memory=False)
+            except (ValueError, pd.errors.ParserError) as exc:  # undecodable or ragged rows
+                raise BioanonError(
+                    f"'{folder.name}/labels.csv' in the data home cannot be read as CSV "
+                    f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); fix "
+                    "or remove that folder") from None
             records = len(df)
             labels = {str(c): int(df[c].nunique()) for c in df.columns
                       if c not in FILE_COLUMNS}
