@@ -161,6 +161,18 @@ def option_cases() -> list[Case]:
     add("anonymize-param-post-step-unknown", lambda d: anon(
         _csv(d), d, "--method", "vp-mix+leace", "--param", "nope.x=1"))
     add("anonymize-param-int-given-float", lambda d: anon(_csv(d), d, "--param", "g=8.5"))
+    add("anonymize-param-random-state", lambda d: anon(_csv(d), d, *FAST, "--param",
+                                                       "random_state=3"))
+    add("anonymize-param-role-conflict", lambda d: anon(_csv(d), d, *FAST, "--param",
+                                                        "interest=gender"))
+    add("anonymize-param-bool-not-a-bool", lambda d: anon(_csv(d), d, *FAST, "--param",
+                                                          "include_self=maybe"))
+    add("anonymize-param-floats-not-numbers", lambda d: anon(
+        _csv(d), d, "--method", "laplace", "--epsilon", "1", "--param", "bounds=a,b"))
+    add("anonymize-rq-out-of-range", lambda d: anon(
+        _csv(d), d, *FAST, "--rq", "environment=2",
+        roles=["--interest", "expression", "--sensitive", "identity", "--identifying", "gender",
+               "--additional", "environment"]))
     # --- anonymize: Parquet folders (in memory)
     add("anonymize-parquet-folder-valid", lambda d: anon(_parts(d), d, *FAST), "ok", rel)
     add("anonymize-parquet-folder-corrupt-part",
@@ -256,6 +268,11 @@ def option_cases() -> list[Case]:
     add("tune-grid-and-param", lambda d: tu(d, "--grid", "g=8,16", "--g", "16"))
     add("tune-grid-no-values", lambda d: tu(d, "--grid", "g=,"))
     add("tune-grid-nan", lambda d: tu(d, "--grid", "t=0.5,nan"))
+    add("tune-grid-repeated-value", lambda d: tu(d, "--grid", "g=8,8"))
+    add("tune-grid-random-state", lambda d: tu(d, "--grid", "random_state=1,2"))
+    add("tune-grid-post-step-unknown",
+        lambda d: tu(d, "--method", "vp-mix+leace", "--grid", "leace.nope=1"))
+    add("tune-grid-bool-not-a-bool", lambda d: tu(d, "--grid", "include_self=true,maybe"))
     add("tune-additional-weight-negative", lambda d: [
         "tune", str(_csv(d)), "--interest", "expression", "--sensitive", "identity", "--label",
         "gender", "--additional", "environment=-1", "--grid", "g=8", "--out", str(d / "tune")])

@@ -295,6 +295,9 @@ def check_grid(items: list[str] | None, choice: MethodChoice) -> None:
         values = [v for v in raw.split(",") if v.strip()]
         if not key or not sep or not values:
             raise BioanonError(f"--grid '{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)")
+        stripped = [v.strip() for v in values]
+        if len(set(stripped)) < len(stripped):
+            raise BioanonError(f"--grid '{item}' repeats a value; give each value once")
         if key in seen:
             raise BioanonError(f"--grid names '{key}' twice ('{seen[key]}' and '{item}'); give "
                                f"its values once: {key}=V1,V2")
