@@ -81,10 +81,12 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         check_reachable(scheduler)
         try:
             client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
-        except (OSError, TimeoutError) as exc:
-            raise BioanonError(f"cannot reach the dask scheduler at {scheduler} "
-                               f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-                               "); check the address and that the scheduler runs") from None
+        except Exception as exc:  # refused, timed out, or something else answers there
+            # (a proxy or another service: its reply can even decode as a huge message)
+            why = ((str(exc).splitlines() or [type(exc).__name__])[0]
+                   if isinstance(exc, OSError) else "what answers there is not a dask scheduler")
+            raise BioanonError(f"cannot reach the dask scheduler at {scheduler} ({why}); check "
+                               "the address and that a dask scheduler runs there") from None
         with client:
             yield client
         return
