@@ -68,6 +68,24 @@ def _empty_dir(d: Path, name: str) -> Path:
     return p
 
 
+def _not_a_scheduler() -> str:
+    """The address of a local service that answers every connection with junk (a web server,
+    a proxy): what a mistyped port reaches. It lives for the rest of the test process."""
+    import socket
+    import threading
+
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            conn, _ = srv.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n" * 64)
+
+    threading.Thread(target=serve, daemon=True).start()
+    return f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+
+
 def _home(d: Path, labels_csv: bytes) -> Path:
     """A data home holding one dataset folder whose labels.csv has these bytes."""
     ds = d / "home" / "ds"
@@ -222,6 +240,8 @@ def option_cases() -> list[Case]:
         _csv(d, "t.parquet"), d, *FAST, "--dask", "--scheduler", "tcp://127.0.0.1:1", out="o"))
     add("anonymize-scheduler-unreachable", lambda d: anon(
         _csv(d, "t.parquet"), d, *FAST, "--scheduler", "tcp://127.0.0.1:1", out="o"))
+    add("anonymize-scheduler-not-dask", lambda d: anon(
+        _csv(d, "t.parquet"), d, *FAST, "--scheduler", _not_a_scheduler(), out="o"))
     add("anonymize-scheduler-no-port", lambda d: anon(
         _csv(d, "t.parquet"), d, *FAST, "--scheduler", "tcp://127.0.0.1", out="o"))
     add("anonymize-scheduler-no-scheme", lambda d: anon(
