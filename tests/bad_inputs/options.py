@@ -296,7 +296,8 @@ def option_cases() -> list[Case]:
     add("tune-additional-weight-negative", lambda d: [
         "tune", str(_csv(d)), "--interest", "expression", "--sensitive", "identity", "--label",
         "gender", "--additional", "environment=-1", "--grid", "g=8", "--out", str(d / "tune")])
-    add("tune-target-advantage-0", lambda d: tu(d, "--grid", "g=8", "--target-advantage", "0"))
+    add("tune-target-advantage-negative",
+        lambda d: tu(d, "--grid", "g=8", "--target-advantage", "-0.1"))
     add("tune-models-empty", lambda d: tu(d, "--grid", "g=8", "--models", ","))
     add("tune-attackers-unknown", lambda d: tu(d, "--grid", "g=8", "--attackers", "magic"))
     add("tune-group-missing-column", lambda d: tu(d, "--grid", "g=8", "--group", "nope"))

@@ -67,8 +67,7 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 #: option; a float option not listed must still be finite). ``jobs`` is checked on its own
 #: (-1 or a positive count).
 OPTION_RANGES: dict[str, Param] = {
-    "target_advantage": Param("float", low=0, high=1, low_open=True,
-                              help="an advantage bound, e.g. 0.05"),
+    "target_advantage": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
