@@ -152,6 +152,11 @@ def test_a_setting_the_method_declares_a_no_op_is_refused_before_any_work():
         SelectiveMeanAnonymizer("expression", r_p=1.0, w=1e12).check_changes(None)
     with pytest.raises(BioanonError, match="w=1e\\+12"):
         VarianceMixAnonymizer("expression", r_p=1.0, w=1e12).check_changes(None)
+    from bioanon.anonymize import BlurAnonymizer
+
+    with pytest.raises(BioanonError, match="copies the image"):
+        BlurAnonymizer(sigma=0.05).check_changes(None)
+    BlurAnonymizer(sigma=1.0).check_changes(None)
     # the record dominating only the retained share of features is the method's purpose
     SelectiveMeanAnonymizer("expression", r_p=0.5, w=1e12).check_changes(None)
 

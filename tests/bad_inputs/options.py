@@ -164,6 +164,9 @@ def option_cases() -> list[Case]:
                        "scale=std"))
     add("anonymize-laplace-epsilon-huge",
         lambda d: anon(_csv(d), d, "--method", "laplace", "--epsilon", "1e15"))
+    add("anonymize-blur-sigma-below-a-pixel",
+        lambda d: anon(_pixels(d, "p.parquet", n=12), d, "--method", "blur", "--sigma", "0.05",
+                       roles=["--sensitive", "who"]))
     add("anonymize-w-drowns-donors",
         lambda d: anon(_csv(d), d, *FAST, "--rp", "1", "--w", "1e12"))
     add("anonymize-vp-mix-w-drowns-donors",

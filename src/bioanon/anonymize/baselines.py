@@ -245,6 +245,15 @@ class BlurAnonymizer(_ImageBase):
     protects = "nothing formally: fine detail of each image"
     does_not_protect = "identity against attackers trained on blurred images (parrot)"
 
+    def _unchanged(self, X: np.ndarray | None) -> str | None:
+        """A kernel whose next pixel weighs less than float32's precision copies the image."""
+        neighbour = float(np.exp(-0.5 / float(self.sigma) ** 2))
+        if neighbour >= FLOAT32_EPS:
+            return None
+        return (f"sigma={self.sigma:g} pixels gives a neighbouring pixel the weight "
+                f"{neighbour:.2g} of the pixel itself, so the blur copies the image; use "
+                "sigma >= 0.5")
+
     def _apply(self, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return image_ops.blur(X, self.image_shape_, float(self.sigma))
 
