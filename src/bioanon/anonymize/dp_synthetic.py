@@ -1,0 +1,434 @@
+"""Differentially private class-conditional synthetic data (``dp-synthetic``).
+
+The release depends on the owner's features only through three noisy statistics, so every
+released record (a fresh sample per input record, with its labels) is (ε, δ)-DP by
+post-processing:
+
+1. **clip**: each feature to the public box ``bounds`` = (lo, hi), rescaled to [−1, 1]; then
+   the record to the L2 ball of radius ``c = clip · sqrt(d)`` (c is declared, not learned);
+2. **Gaussian mechanisms** (zCDP, ρ split by ``mean_share``): the per-stratum sums
+   ``S_s = Σ u`` (stratum = interest × additional values) and the second-moment matrix
+   ``A = Σ u uᵀ`` (its upper triangle: the Analyze-Gauss mechanism of Dwork et al. 2014);
+3. **post-processing** (no privacy cost): the means ``S_s / n_s``, the total covariance
+   ``A / n − m mᵀ``, its top ``rank`` eigenvectors (the private basis), the means projected
+   onto that basis (which removes the noise outside it), the pooled within-stratum covariance
+   in the basis, and the per-feature variance left outside it (low rank plus diagonal). Each
+   record is released as ``m + V (μ_s + L ξ) + sqrt(r) ζ``, back in feature units.
+
+Neighbouring datasets and what is public
+----------------------------------------
+The release keeps every record's label columns (``bioanon release`` drops the sensitive one):
+they, the number of records and the stratum sizes are treated as public. Neighbouring
+datasets differ in the **features** of one record (``privacy_unit="record"``), or of every
+record of one person (``privacy_unit="identity"``: each identity contributes at most
+``max_records_per_identity`` = m records; extra ones are dropped at random before the
+statistics are computed). Replacing u by u' moves a stratum sum by ``‖u − u'‖ ≤ 2c`` and the
+upper triangle of ``A`` by ``‖uuᵀ − u'u'ᵀ‖_F ≤ sqrt(2) c²``; for a person, m times that.
+
+Accounting
+----------
+The owner gives ε and δ (default δ = 1/n², n the records, or the identities for
+``privacy_unit="identity"``, computed at fit and published). The largest ρ with ρ-zCDP ⇒
+(ε, δ)-DP is found with :func:`bioanon.privacy.zcdp_rho`; ``mean_share · ρ`` goes to the sums,
+the rest to ``A``; σ = Δ / sqrt(2ρ_i) for each. When OpenDP is installed, the ε of the
+composition is recomputed by OpenDP (``make_gaussian`` ×2, ``make_composition``,
+``make_zCDP_to_approxDP``) and that figure is published as ``epsilon_``.
+
+Bounds
+------
+``bounds`` must be fixed in advance (public knowledge, or auxiliary data through
+:func:`bioanon.privacy.public_bounds`). Without them, the ``clip_quantile`` quantiles of the
+released data are used, a :class:`~bioanon.privacy.PrivacyLeakWarning` is raised and the
+privacy statement says the guarantee does not hold strictly; such bounds are never kept on
+the estimator or written anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import BioanonError
+from ..privacy import (
+    PrivacyLeakWarning,
+    check_delta,
+    check_epsilon,
+    gaussian,
+    gaussian_sigma,
+    zcdp_epsilon,
+    zcdp_rho,
+)
+from ..table import FeatureTable
+from .base import Anonymizer, Release, label_values
+from .params import Param
+from .registry import register
+from .vp_mix import strata
+
+UNITS = ("record", "identity")
+MECHANISM = ("clip to the public box and an L2 ball of radius clip*sqrt(d); Gaussian noise on "
+             "the per-stratum sums and on the second-moment matrix (Analyze-Gauss); "
+             "zCDP composition converted to (epsilon, delta); fresh samples from the "
+             "class means and the low-rank-plus-diagonal covariance in the private basis")
+NEIGHBOURING = {"record": "the features of one record change arbitrarily (labels, record "
+                          "count and stratum sizes are released and public)",
+                "identity": "the features of all records of one identity change (at most "
+                            "max_records_per_identity of them are used; labels, record count "
+                            "and stratum sizes are public)"}
+_BLOCK = 1 << 16
+
+
+def bound_contributions(ids: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """A boolean mask keeping at most ``m`` records of each identity, chosen at random.
+
+    Whole-array: a random order, a stable sort by identity, each record's rank within its
+    identity.
+
+    >>> keep = bound_contributions(np.array([0, 0, 0, 1, 2, 2]), 2, np.random.default_rng(0))
+    >>> np.bincount(np.array([0, 0, 0, 1, 2, 2])[keep]).tolist()
+    [2, 1, 2]
+    """
+    _, codes = np.unique(np.asarray(ids), return_inverse=True)
+    order = rng.permutation(codes.size)
+    order = order[np.argsort(codes[order], kind="stable")]
+    sorted_codes = codes[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_codes)) + 1]
+    counts = np.diff(np.r_[starts, sorted_codes.size])
+    rank = np.arange(sorted_codes.size) - np.repeat(starts, counts)
+    keep = np.zeros(codes.size, dtype=bool)
+    keep[order[rank < m]] = True
+    return keep
+
+
+def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float) -> np.ndarray:
+    """Box-clip to [lo, hi], rescale to [−1, 1] per feature, then clip each row's L2 norm to
+    ``radius`` (float64 out). A feature with lo = hi maps to 0.
+
+    >>> u = clip_records(np.array([[10.0, 0.0]]), np.array([-1.0, -1.0]), np.ones(2), 0.5)
+    >>> u.round(3).tolist()
+    [[0.5, 0.0]]
+    """
+    mid = (lo + hi) / 2.0
+    half = (hi - lo) / 2.0
+    safe = np.where(half > 0, half, 1.0)
+    u = (np.clip(np.asarray(X, dtype=np.float64), lo, hi) - mid) / safe
+    u[:, half <= 0] = 0.0
+    norms = np.sqrt(np.einsum("ij,ij->i", u, u))
+    u *= (radius / np.maximum(norms, radius))[:, None]
+    return u
+
+
+def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
+                     hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
+                     rng: np.random.Generator, hardened: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The two Gaussian mechanisms: noisy per-stratum sums (S, d) and the noisy symmetric
+    second-moment matrix (d, d) of the clipped records (row blocks, float64 sums)."""
+    d = X.shape[1]
+    sums = np.zeros((n_strata, d))
+    moment = np.zeros((d, d))
+    for start in range(0, X.shape[0], _BLOCK):
+        u = clip_records(X[start:start + _BLOCK], lo, hi, radius)
+        s = strat[start:start + _BLOCK]
+        onehot = sp.csr_matrix((np.ones(s.size), (s, np.arange(s.size))),
+                               shape=(n_strata, s.size))
+        sums += onehot @ u
+        moment += u.T @ u
+    iu = np.triu_indices(d)
+    upper = gaussian(moment[iu], sigma_moment, rng, hardened)
+    noisy = np.zeros((d, d))
+    noisy[iu] = upper
+    noisy = noisy + np.triu(noisy, 1).T
+    return gaussian(sums, sigma_sums, rng, hardened), noisy
+
+
+@register("dp-synthetic")
+class DPSyntheticAnonymizer(Anonymizer):
+    """Differentially private class-conditional synthetic data: (ε, δ)-DP per record or person.
+
+    Parameters
+    ----------
+    interest : str
+        Label column whose classes are modelled separately.
+    additional : sequence of str, optional
+        Model each interest × additional stratum separately.
+    epsilon : float, default 1
+        The privacy budget ε (keyword-only).
+    delta : float, optional
+        δ; default 1/n² with n the records (or identities), computed at fit and published.
+    bounds : (lo, hi) scalars or arrays, optional
+        Public per-feature clipping box (:func:`bioanon.privacy.public_bounds` derives one
+        from auxiliary data). None: quantiles of the released data, with a
+        :class:`~bioanon.privacy.PrivacyLeakWarning` (the guarantee no longer holds strictly).
+    clip : float, default 0.5
+        L2 clipping radius of a box-scaled record, as a fraction of the box's half-diagonal
+        sqrt(d) (declared, never learned).
+    rank : int, default 8
+        Dimension of the private basis (capped at the feature count).
+    mean_share : float, default 0.5
+        Share of ρ spent on the stratum sums; the rest goes to the second moments.
+    privacy_unit : {"record", "identity"}, default "record"
+    sensitive : str, optional
+        The identity column; needed for ``privacy_unit="identity"``.
+    max_records_per_identity : int, default 10
+        m: records used per identity with ``privacy_unit="identity"`` (sensitivity × m).
+    clip_quantile : float, default 0.01
+        Quantile of the data-derived bounds when ``bounds`` is None.
+    hardened : bool, default False
+        Sample the noise with OpenDP (floating-point safe, slow, not reproducible by seed).
+    random_state : int or None
+        Secret key of the noise and of the samples; never published.
+
+    Attributes
+    ----------
+    epsilon_, delta_ : float
+        The (ε, δ) the release satisfies (OpenDP's ε of the composition when installed).
+    rho_ : float
+        The zCDP budget of the composition.
+    privacy_unit_ : str
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=20, n_features=32)
+    >>> est = DPSyntheticAnonymizer("expression", epsilon=2.0, bounds=(-10.0, 10.0),
+    ...                             random_state=0)
+    >>> est.fit_transform(t.X, t.labels).shape
+    (120, 32)
+    >>> bool(est.epsilon_ <= 2.0), est.privacy_unit_
+    (True, 'record')
+    """
+
+    params: ClassVar[dict[str, Param]] = {
+        "interest": Param("column", role="interest", help="attribute modelled per class"),
+        "additional": Param("items", none=True, role="additional",
+                            help="additional attributes: one model per interest x additional"),
+        "epsilon": Param("float", low=0, low_open=True,
+                         help="privacy budget epsilon; inf would add no noise"),
+        "delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
+                       help="delta; none: 1/n^2 computed at fit (published)"),
+        "bounds": Param("floats", none=True,
+                        help="public clipping box lo,hi; none: from the data (not strict DP)"),
+        "clip": Param("float", low=0, high=1, low_open=True,
+                      help="L2 clipping radius as a fraction of sqrt(d) (box units)"),
+        "rank": Param("int", low=1, help="dimension of the private basis"),
+        "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
+                            help="share of the budget spent on the class sums"),
+        "privacy_unit": Param("str", options=UNITS, help="what epsilon protects"),
+        "sensitive": Param("column", none=True, role="sensitive",
+                           help="identity column (privacy_unit=identity)"),
+        "max_records_per_identity": Param("int", low=1,
+                                          help="records used per identity (identity unit)"),
+        "clip_quantile": Param("float", low=0, high=0.5, high_open=True,
+                               help="quantile of data-derived bounds (not strict DP)"),
+        "hardened": Param("bool", help="OpenDP's floating-point-safe sampler (slow)"),
+        "random_state": Param("int", low=0, none=True,
+                              help="secret seed; None draws fresh OS entropy"),
+    }
+    needs_labels = True
+    protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
+                "person's, privacy_unit=identity) when bounds are fixed in advance")
+    does_not_protect = ("the released label columns (kept as they are); records when bounds "
+                        "come from the data (PrivacyLeakWarning); utility only as far as a "
+                        "Gaussian per class fits")
+    #: what ``bioanon methods`` lists about the formal guarantee
+    dp_guarantee: ClassVar[dict[str, str]] = {
+        "epsilon": "--param epsilon (default 1)",
+        "delta": "--param delta (default 1/n^2, n records or identities)",
+        "privacy_unit": "record (default) or identity (--param privacy_unit=identity, "
+                        "--sensitive COL, --param max_records_per_identity=m)",
+    }
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"rank": 8, "clip": 0.5}, {"rank": 4, "clip": 0.3}, {"rank": 16, "clip": 0.5},
+    )
+
+    def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
+                 epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,
+                 clip: float = 0.5, rank: int = 8, mean_share: float = 0.5,
+                 privacy_unit: str = "record", sensitive: str | None = None,
+                 max_records_per_identity: int = 10, clip_quantile: float = 0.01,
+                 hardened: bool = False, random_state: int | None = None) -> None:
+        self.interest = interest
+        self.additional = additional
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.clip = clip
+        self.rank = rank
+        self.mean_share = mean_share
+        self.privacy_unit = privacy_unit
+        self.sensitive = sensitive
+        self.max_records_per_identity = max_records_per_identity
+        self.clip_quantile = clip_quantile
+        self.hardened = hardened
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ checks
+    def _check_relations(self) -> None:
+        if self.bounds is not None and len(self.bounds) != 2:
+            raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")
+        if self.privacy_unit == "identity" and self.sensitive is None:
+            raise BioanonError("privacy_unit=identity needs the identity column; add "
+                               "--sensitive COLUMN (library: sensitive='COLUMN')")
+
+    def _units(self) -> int:
+        return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1
+
+    def _sigmas(self, d: int) -> tuple[float, float]:
+        """σ of the sums and of the second moments for ``d`` features (public)."""
+        c = float(self.clip) * math.sqrt(d)
+        m = self._units()
+        rho_sums = float(self.mean_share) * self.rho_
+        rho_moment = (1.0 - float(self.mean_share)) * self.rho_
+        return (gaussian_sigma(2.0 * c * m, rho_sums),
+                gaussian_sigma(math.sqrt(2.0) * c * c * m, rho_moment))
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
+        """Check the labels; set the public accounting (ε, δ, ρ, privacy unit)."""
+        n = X.shape[0]
+        strata(labels, self.interest, list(self.additional or []), n)
+        eps = check_epsilon(self.epsilon)
+        units = n
+        if self.privacy_unit == "identity":
+            assert self.sensitive is not None  # _check_relations
+            units = int(np.unique(label_values(labels, self.sensitive, n)).size)
+        self.delta_ = (check_delta(self.delta) if self.delta is not None
+                       else 1.0 / max(units, 2) ** 2)
+        self.rho_ = zcdp_rho(eps, self.delta_)
+        self.epsilon_, self.accountant_ = self._account(self.rho_, self.delta_)
+        self.privacy_unit_ = str(self.privacy_unit)
+
+    def _account(self, rho: float, delta: float) -> tuple[float, str]:
+        """ε of the composition: OpenDP's when installed, else the same formula here."""
+        try:
+            from ..privacy import opendp_epsilon
+
+            share = float(self.mean_share)
+            eps = opendp_epsilon([1.0 / math.sqrt(2.0 * share * rho),
+                                  1.0 / math.sqrt(2.0 * (1.0 - share) * rho)], delta)
+            return eps, "OpenDP (make_gaussian x2, make_composition, make_zCDP_to_approxDP)"
+        except BioanonError:
+            return zcdp_epsilon(rho, delta), "zCDP composition, Canonne-Kamath-Steinke conversion"
+
+    # ------------------------------------------------------------------ release
+    def _bounds(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = X.shape[1]
+        if self.bounds is None:
+            warnings.warn("dp-synthetic clipping bounds come from the data: the (epsilon, "
+                          "delta) guarantee no longer holds strictly; pass public bounds "
+                          "(bounds=(lo, hi), e.g. from bioanon.privacy.public_bounds on "
+                          "auxiliary data)", PrivacyLeakWarning, stacklevel=5)
+            q = float(self.clip_quantile)
+            lo, hi = np.quantile(X, [q, 1.0 - q], axis=0)
+            return lo, hi
+        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) for b in self.bounds)
+        if np.any(hi < lo):
+            raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
+        return lo, hi
+
+    def _release(self, X: np.ndarray, labels: Any, seed: int,
+                 table: FeatureTable | None) -> Release:
+        """Noisy statistics of ``X``, then one fresh sample per record of its stratum."""
+        n, d = X.shape
+        _, strat = strata(labels, self.interest, list(self.additional or []), n)
+        noise_seq, draw_seq, drop_seq = np.random.SeedSequence(seed).spawn(3)
+        used = np.ones(n, dtype=bool)
+        if self.privacy_unit == "identity":
+            assert self.sensitive is not None
+            ids = label_values(labels, self.sensitive, n)
+            used = bound_contributions(ids, int(self.max_records_per_identity),
+                                       np.random.default_rng(drop_seq))
+        lo, hi = self._bounds(X)
+        n_strata = int(strat.max()) + 1
+        Xu, su = (X, strat) if used.all() else (X[used], strat[used])
+        sigma_sums, sigma_moment = self._sigmas(d)
+        sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
+                                        sigma_sums, sigma_moment,
+                                        np.random.default_rng(noise_seq), bool(self.hardened))
+        counts = np.bincount(su, minlength=n_strata).astype(np.float64)
+        model = _model(sums, moment, counts, int(self.rank))
+        out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq))
+        return Release(out, {"epsilon": self.epsilon_, "delta": self.delta_,
+                             "privacy_unit": self.privacy_unit_})
+
+    # ------------------------------------------------------------------ statement
+    def privacy_statement(self) -> dict[str, Any]:
+        """The guarantee and its accounting (safe to publish: no noise, no data-derived
+        bound)."""
+        fitted = hasattr(self, "epsilon_")
+        out: dict[str, Any] = {
+            "mechanism": MECHANISM,
+            "epsilon": self.epsilon_ if fitted else check_epsilon(self.epsilon),
+            "epsilon_requested": check_epsilon(self.epsilon),
+            "delta": self.delta_ if fitted else self.delta,
+            "delta_rule": "1/n^2 (n: records or identities), computed at fit"
+                          if self.delta is None else "given",
+            "privacy_unit": self.privacy_unit,
+            "neighbouring": NEIGHBOURING.get(self.privacy_unit, ""),
+            "composition": "zCDP: two Gaussian mechanisms (stratum sums, second moments), "
+                           f"rho split {self.mean_share:g} / {1 - float(self.mean_share):g}",
+            "clip_radius": f"{self.clip:g} * sqrt(d) in box units",
+            "bounds": "declared (public)" if self.bounds is not None else
+                      "NOT MET: derived from the released data (PrivacyLeakWarning); the "
+                      "guarantee does not hold strictly",
+            "strict": self.bounds is not None,
+        }
+        if self.privacy_unit == "identity":
+            out["max_records_per_identity"] = int(self.max_records_per_identity)
+        if fitted:
+            out["rho"] = self.rho_
+            out["accountant"] = self.accountant_
+        return out
+
+    def public_params(self) -> dict[str, Any]:
+        """Publishable parameters plus the privacy statement."""
+        return {**super().public_params(), "privacy": self.privacy_statement()}
+
+
+def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
+           ) -> dict[str, np.ndarray]:
+    """Post-processing: means, private basis, pooled covariance in it, residual variance."""
+    n = counts.sum()
+    present = counts > 0
+    mean_all = sums.sum(axis=0) / n
+    cov = moment / n - np.outer(mean_all, mean_all)
+    vals, vecs = np.linalg.eigh(cov)
+    k = min(rank, cov.shape[0])
+    top = np.argsort(vals)[::-1][:k]
+    V, lam = vecs[:, top], np.clip(vals[top], 0.0, None)
+    means = np.where(present[:, None], sums / np.maximum(counts, 1.0)[:, None], mean_all)
+    proj = (means - mean_all) @ V  # (S, k): the noise outside the basis is removed
+    between = (proj * (counts / n)[:, None]).T @ proj
+    within = V.T @ cov @ V - between
+    w_vals, w_vecs = np.linalg.eigh((within + within.T) / 2.0)
+    floor = 1e-6 * max(float(np.trace(cov)) / cov.shape[0], 1e-12)
+    chol = w_vecs * np.sqrt(np.clip(w_vals, floor, None))
+    resid = np.clip(np.diag(cov) - np.einsum("ij,j,ij->i", V, lam, V), 0.0, None)
+    return {"mean": mean_all, "V": V, "proj": proj, "chol": chol, "resid_sd": np.sqrt(resid)}
+
+
+def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+            rng: np.random.Generator) -> np.ndarray:
+    """One fresh sample per record of its stratum's model, in feature units (float32)."""
+    n, d = strat.size, lo.size
+    mid = ((lo + hi) / 2.0).astype(np.float32)
+    half = ((hi - lo) / 2.0).astype(np.float32)
+    V = model["V"].astype(np.float32)
+    chol = model["chol"].astype(np.float32)
+    proj = model["proj"].astype(np.float32)
+    mean = model["mean"].astype(np.float32)
+    resid = model["resid_sd"].astype(np.float32)
+    out = np.empty((n, d), dtype=np.float32)
+    for start in range(0, n, _BLOCK):
+        s = strat[start:start + _BLOCK]
+        z = proj[s] + rng.standard_normal((s.size, chol.shape[1]), dtype=np.float32) @ chol.T
+        u = z @ V.T
+        u += rng.standard_normal((s.size, d), dtype=np.float32) * resid
+        u += mean
+        out[start:start + _BLOCK] = u * half + mid
+    return out
