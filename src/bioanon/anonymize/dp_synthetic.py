@@ -70,6 +70,7 @@ from .registry import register
 from .vp_mix import strata
 
 UNITS = ("record", "identity")
+COVARIANCES = ("lowrank", "diag")
 MECHANISM = ("clip to the public box and an L2 ball of radius clip*sqrt(d); Gaussian noise on "
              "the per-stratum sums and on the second-moment matrix (Analyze-Gauss); "
              "zCDP composition converted to (epsilon, delta); fresh samples from the "
@@ -124,20 +125,24 @@ def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float) -
 
 def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
                      hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
-                     rng: np.random.Generator, hardened: bool = False
+                     rng: np.random.Generator, hardened: bool = False, full: bool = True
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The two Gaussian mechanisms: noisy per-stratum sums (S, d) and the noisy symmetric
-    second-moment matrix (d, d) of the clipped records (row blocks, float64 sums)."""
+    """The two Gaussian mechanisms: noisy per-stratum sums (S, d) and the noisy second
+    moments of the clipped records: the symmetric matrix (d, d) with ``full``, else its
+    diagonal (d,) (row blocks, float64 sums)."""
     d = X.shape[1]
     sums = np.zeros((n_strata, d))
-    moment = np.zeros((d, d))
+    moment = np.zeros((d, d)) if full else np.zeros(d)
     for start in range(0, X.shape[0], _BLOCK):
         u = clip_records(X[start:start + _BLOCK], lo, hi, radius)
         s = strat[start:start + _BLOCK]
         onehot = sp.csr_matrix((np.ones(s.size), (s, np.arange(s.size))),
                                shape=(n_strata, s.size))
         sums += onehot @ u
-        moment += u.T @ u
+        moment += u.T @ u if full else np.einsum("ij,ij->j", u, u)
+    if not full:
+        return gaussian(sums, sigma_sums, rng, hardened), gaussian(moment, sigma_moment, rng,
+                                                                   hardened)
     iu = np.triu_indices(d)
     upper = gaussian(moment[iu], sigma_moment, rng, hardened)
     noisy = np.zeros((d, d))
@@ -215,7 +220,9 @@ class DPSyntheticAnonymizer(Anonymizer):
                         help="public clipping box lo,hi; none: from the data (not strict DP)"),
         "clip": Param("float", low=0, high=1, low_open=True,
                       help="L2 clipping radius as a fraction of sqrt(d) (box units)"),
-        "rank": Param("int", low=1, help="dimension of the private basis"),
+        "covariance": Param("str", options=COVARIANCES,
+                            help="lowrank: rank-k basis plus diagonal; diag: diagonal only"),
+        "rank": Param("int", low=1, help="dimension of the private basis (lowrank)"),
         "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
                             help="share of the budget spent on the class sums"),
         "privacy_unit": Param("str", options=UNITS, help="what epsilon protects"),
@@ -248,7 +255,7 @@ class DPSyntheticAnonymizer(Anonymizer):
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,
-                 clip: float = 0.5, rank: int = 8, mean_share: float = 0.5,
+                 clip: float = 0.5, covariance: str = "lowrank", rank: int = 8, mean_share: float = 0.5,
                  privacy_unit: str = "record", sensitive: str | None = None,
                  max_records_per_identity: int = 10, clip_quantile: float = 0.01,
                  hardened: bool = False, random_state: int | None = None) -> None:
@@ -258,6 +265,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         self.delta = delta
         self.bounds = bounds
         self.clip = clip
+        self.covariance = covariance
         self.rank = rank
         self.mean_share = mean_share
         self.privacy_unit = privacy_unit
@@ -312,7 +320,7 @@ class DPSyntheticAnonymizer(Anonymizer):
             eps = opendp_epsilon([1.0 / math.sqrt(2.0 * share * rho),
                                   1.0 / math.sqrt(2.0 * (1.0 - share) * rho)], delta)
             return eps, "OpenDP (make_gaussian x2, make_composition, make_zCDP_to_approxDP)"
-        except BioanonError:
+        except Exception:  # not installed, or its conversion overflows at a huge epsilon
             return zcdp_epsilon(rho, delta), "zCDP composition, Canonne-Kamath-Steinke conversion"
 
     # ------------------------------------------------------------------ release
@@ -349,7 +357,8 @@ class DPSyntheticAnonymizer(Anonymizer):
         sigma_sums, sigma_moment = self._sigmas(d)
         sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
                                         sigma_sums, sigma_moment,
-                                        np.random.default_rng(noise_seq), bool(self.hardened))
+                                        np.random.default_rng(noise_seq), bool(self.hardened),
+                                        full=self.covariance == "lowrank")
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
         model = _model(sums, moment, counts, int(self.rank))
         out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq))
@@ -392,24 +401,32 @@ class DPSyntheticAnonymizer(Anonymizer):
 
 def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
            ) -> dict[str, np.ndarray]:
-    """Post-processing: means, private basis, pooled covariance in it, residual variance."""
+    """Post-processing: stratum means; the pooled within-stratum covariance as a rank-``rank``
+    part in the private basis (top eigenvectors of the noisy covariance) plus a diagonal, or
+    (a 1-D ``moment``) as a diagonal only."""
     n = counts.sum()
     present = counts > 0
     mean_all = sums.sum(axis=0) / n
+    means = np.where(present[:, None], sums / np.maximum(counts, 1.0)[:, None], mean_all)
+    dev = means - mean_all
+    w = counts / n
+    if moment.ndim == 1:
+        within_diag = moment / n - mean_all**2 - np.einsum("s,sj,sj->j", w, dev, dev)
+        floor = 1e-3 * max(float(np.mean(np.clip(within_diag, 0, None))), 1e-12)
+        d = moment.size
+        return {"means": means, "V": np.zeros((d, 0)), "chol": np.zeros((0, 0)),
+                "resid_sd": np.sqrt(np.clip(within_diag, floor, None))}
     cov = moment / n - np.outer(mean_all, mean_all)
-    vals, vecs = np.linalg.eigh(cov)
+    within = cov - (dev * w[:, None]).T @ dev
+    within = (within + within.T) / 2.0
+    vals, vecs = np.linalg.eigh(within)
     k = min(rank, cov.shape[0])
     top = np.argsort(vals)[::-1][:k]
     V, lam = vecs[:, top], np.clip(vals[top], 0.0, None)
-    means = np.where(present[:, None], sums / np.maximum(counts, 1.0)[:, None], mean_all)
-    proj = (means - mean_all) @ V  # (S, k): the noise outside the basis is removed
-    between = (proj * (counts / n)[:, None]).T @ proj
-    within = V.T @ cov @ V - between
-    w_vals, w_vecs = np.linalg.eigh((within + within.T) / 2.0)
-    floor = 1e-6 * max(float(np.trace(cov)) / cov.shape[0], 1e-12)
-    chol = w_vecs * np.sqrt(np.clip(w_vals, floor, None))
-    resid = np.clip(np.diag(cov) - np.einsum("ij,j,ij->i", V, lam, V), 0.0, None)
-    return {"mean": mean_all, "V": V, "proj": proj, "chol": chol, "resid_sd": np.sqrt(resid)}
+    floor = 1e-3 * max(float(np.trace(within)) / within.shape[0], 1e-12)
+    resid = np.diag(within) - np.einsum("ij,j,ij->i", V, lam, V)
+    return {"means": means, "V": V, "chol": np.diag(np.sqrt(np.maximum(lam, floor))),
+            "resid_sd": np.sqrt(np.clip(resid, floor, None))}
 
 
 def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -420,15 +437,14 @@ def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi:
     half = ((hi - lo) / 2.0).astype(np.float32)
     V = model["V"].astype(np.float32)
     chol = model["chol"].astype(np.float32)
-    proj = model["proj"].astype(np.float32)
-    mean = model["mean"].astype(np.float32)
+    means = model["means"].astype(np.float32)
     resid = model["resid_sd"].astype(np.float32)
     out = np.empty((n, d), dtype=np.float32)
     for start in range(0, n, _BLOCK):
         s = strat[start:start + _BLOCK]
-        z = proj[s] + rng.standard_normal((s.size, chol.shape[1]), dtype=np.float32) @ chol.T
-        u = z @ V.T
-        u += rng.standard_normal((s.size, d), dtype=np.float32) * resid
-        u += mean
+        u = rng.standard_normal((s.size, d), dtype=np.float32) * resid
+        u += means[s]
+        if V.shape[1]:
+            u += (rng.standard_normal((s.size, V.shape[1]), dtype=np.float32) @ chol) @ V.T
         out[start:start + _BLOCK] = u * half + mid
     return out
