@@ -105,19 +105,46 @@ def bound_contributions(ids: np.ndarray, m: int, rng: np.random.Generator) -> np
     return keep
 
 
-def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float) -> np.ndarray:
-    """Box-clip to [lo, hi], rescale to [−1, 1] per feature, then clip each row's L2 norm to
-    ``radius`` (float64 out). A feature with lo = hi maps to 0.
-
-    >>> u = clip_records(np.array([[10.0, 0.0]]), np.array([-1.0, -1.0]), np.ones(2), 0.5)
-    >>> u.round(3).tolist()
-    [[0.5, 0.0]]
-    """
+def box_scale(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Clip to [lo, hi] and rescale to [−1, 1] per feature (float64); lo = hi maps to 0."""
     mid = (lo + hi) / 2.0
     half = (hi - lo) / 2.0
     safe = np.where(half > 0, half, 1.0)
     u = (np.clip(np.asarray(X, dtype=np.float64), lo, hi) - mid) / safe
     u[:, half <= 0] = 0.0
+    return u
+
+
+def public_basis(X_public: Any, bounds: Any, rank: int) -> np.ndarray:
+    """A (rank, d) orthonormal basis from **public or auxiliary** records (never the private
+    set): the top principal directions of the box-scaled records. Pass it as ``basis=``.
+
+    >>> P = public_basis(np.random.default_rng(0).normal(size=(50, 6)), (-3.0, 3.0), 2)
+    >>> P.shape, bool(np.allclose(P @ P.T, np.eye(2)))
+    ((2, 6), True)
+    """
+    X = np.asarray(X_public, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise BioanonError("a public basis needs a 2-D array of at least 2 public records")
+    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (X.shape[1],)) for b in bounds)
+    u = box_scale(X, lo, hi)
+    u -= u.mean(axis=0)
+    _, _, vt = np.linalg.svd(u, full_matrices=False)
+    return vt[:min(int(rank), vt.shape[0])]
+
+
+def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float,
+                 basis: np.ndarray | None = None) -> np.ndarray:
+    """Box-clip to [lo, hi], rescale to [−1, 1] per feature, project onto the public
+    ``basis`` (k, d) when given, then clip each row's L2 norm to ``radius`` (float64 out).
+
+    >>> u = clip_records(np.array([[10.0, 0.0]]), np.array([-1.0, -1.0]), np.ones(2), 0.5)
+    >>> u.round(3).tolist()
+    [[0.5, 0.0]]
+    """
+    u = box_scale(X, lo, hi)
+    if basis is not None:
+        u = u @ basis.T
     norms = np.sqrt(np.einsum("ij,ij->i", u, u))
     u *= (radius / np.maximum(norms, radius))[:, None]
     return u
@@ -125,16 +152,16 @@ def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float) -
 
 def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
                      hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
-                     rng: np.random.Generator, hardened: bool = False, full: bool = True
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     rng: np.random.Generator, hardened: bool = False, full: bool = True,
+                     basis: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The two Gaussian mechanisms: noisy per-stratum sums (S, d) and the noisy second
     moments of the clipped records: the symmetric matrix (d, d) with ``full``, else its
     diagonal (d,) (row blocks, float64 sums)."""
-    d = X.shape[1]
+    d = X.shape[1] if basis is None else basis.shape[0]
     sums = np.zeros((n_strata, d))
     moment = np.zeros((d, d)) if full else np.zeros(d)
     for start in range(0, X.shape[0], _BLOCK):
-        u = clip_records(X[start:start + _BLOCK], lo, hi, radius)
+        u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis)
         s = strat[start:start + _BLOCK]
         onehot = sp.csr_matrix((np.ones(s.size), (s, np.arange(s.size))),
                                shape=(n_strata, s.size))
@@ -220,6 +247,8 @@ class DPSyntheticAnonymizer(Anonymizer):
                         help="public clipping box lo,hi; none: from the data (not strict DP)"),
         "clip": Param("float", low=0, high=1, low_open=True,
                       help="L2 clipping radius as a fraction of sqrt(d) (box units)"),
+        "basis": Param("object", none=True,
+                       help="public (k, d) orthonormal basis (public_basis on auxiliary data)"),
         "covariance": Param("str", options=COVARIANCES,
                             help="lowrank: rank-k basis plus diagonal; diag: diagonal only"),
         "rank": Param("int", low=1, help="dimension of the private basis (lowrank)"),
@@ -255,7 +284,7 @@ class DPSyntheticAnonymizer(Anonymizer):
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,
-                 clip: float = 0.5, covariance: str = "lowrank", rank: int = 8, mean_share: float = 0.5,
+                 clip: float = 0.5, basis: Any = None, covariance: str = "lowrank", rank: int = 8, mean_share: float = 0.5,
                  privacy_unit: str = "record", sensitive: str | None = None,
                  max_records_per_identity: int = 10, clip_quantile: float = 0.01,
                  hardened: bool = False, random_state: int | None = None) -> None:
@@ -265,6 +294,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         self.delta = delta
         self.bounds = bounds
         self.clip = clip
+        self.basis = basis
         self.covariance = covariance
         self.rank = rank
         self.mean_share = mean_share
@@ -324,6 +354,18 @@ class DPSyntheticAnonymizer(Anonymizer):
             return zcdp_epsilon(rho, delta), "zCDP composition, Canonne-Kamath-Steinke conversion"
 
     # ------------------------------------------------------------------ release
+    def _basis(self, d: int) -> np.ndarray | None:
+        if self.basis is None:
+            return None
+        P = np.asarray(self.basis, dtype=np.float64)
+        if P.ndim != 2 or P.shape[1] != d or not np.all(np.isfinite(P)):
+            raise BioanonError(f"basis has shape {P.shape}; it must be (k, {d}) with "
+                               "orthonormal rows, e.g. public_basis(X_aux, bounds, k)")
+        if not np.allclose(P @ P.T, np.eye(P.shape[0]), atol=1e-6):
+            raise BioanonError("basis rows must be orthonormal; build it with "
+                               "bioanon.anonymize.dp_synthetic.public_basis")
+        return P
+
     def _bounds(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         d = X.shape[1]
         if self.bounds is None:
@@ -355,13 +397,14 @@ class DPSyntheticAnonymizer(Anonymizer):
         n_strata = int(strat.max()) + 1
         Xu, su = (X, strat) if used.all() else (X[used], strat[used])
         sigma_sums, sigma_moment = self._sigmas(d)
+        basis = self._basis(d)
         sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
                                         sigma_sums, sigma_moment,
                                         np.random.default_rng(noise_seq), bool(self.hardened),
-                                        full=self.covariance == "lowrank")
+                                        full=self.covariance == "lowrank", basis=basis)
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
         model = _model(sums, moment, counts, int(self.rank))
-        out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq))
+        out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq), basis)
         return Release(out, {"epsilon": self.epsilon_, "delta": self.delta_,
                              "privacy_unit": self.privacy_unit_})
 
@@ -430,21 +473,24 @@ def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
 
 
 def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-            rng: np.random.Generator) -> np.ndarray:
+            rng: np.random.Generator, basis: np.ndarray | None = None) -> np.ndarray:
     """One fresh sample per record of its stratum's model, in feature units (float32)."""
-    n, d = strat.size, lo.size
+    n, d = strat.size, model["means"].shape[1]
     mid = ((lo + hi) / 2.0).astype(np.float32)
     half = ((hi - lo) / 2.0).astype(np.float32)
     V = model["V"].astype(np.float32)
     chol = model["chol"].astype(np.float32)
     means = model["means"].astype(np.float32)
     resid = model["resid_sd"].astype(np.float32)
-    out = np.empty((n, d), dtype=np.float32)
+    P = None if basis is None else basis.astype(np.float32)
+    out = np.empty((n, lo.size), dtype=np.float32)
     for start in range(0, n, _BLOCK):
         s = strat[start:start + _BLOCK]
         u = rng.standard_normal((s.size, d), dtype=np.float32) * resid
         u += means[s]
         if V.shape[1]:
             u += (rng.standard_normal((s.size, V.shape[1]), dtype=np.float32) @ chol) @ V.T
+        if P is not None:
+            u = u @ P
         out[start:start + _BLOCK] = u * half + mid
     return out
