@@ -55,7 +55,7 @@ def load(name: str) -> tuple[FeatureTable, str, str, str | None]:
     if name == "yale":
         from bioanon.datasets import load_yale_faces
 
-        return load_yale_faces(features="pixels", subset="expression", size=(32, 32)), \
+        return load_yale_faces(features="pixels", subset="expression", size=32), \
             "expression", "subject", None
     from bioanon.datasets import make_biometric
 
@@ -88,8 +88,9 @@ def measure(name: str, epsilons: list[float]) -> list[dict[str, Any]]:
             ev = Evaluation(main, interest, sensitive, anonymizer=est,
                             models=["logreg", "knn"], attackers="naive", group=group,
                             verification=False, n_jobs=1, random_state=0).evaluate()
+        est.fit(main.X, main.labels)  # the accounting of a release of the whole table
         u = ev.utility()[interest]
-        rec = [m for m in ev.membership() if m.level == "record"]
+        levels = {m.level: m for m in ev.membership()}
         row = {"dataset": name, "interest": interest, "sensitive": sensitive,
                "n_records": main.n_records, "n_features": main.n_features,
                "auxiliary_people": int(np.unique(aux.labels[sensitive]).size),
@@ -98,19 +99,21 @@ def measure(name: str, epsilons: list[float]) -> list[dict[str, Any]]:
                                                               basis.shape[0]},
                "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
                "clear_ci": list(u.clear.ci), "ratio": u.cas.value / u.clear.value,
-               "membership": None, "seconds": round(time.perf_counter() - t0, 1),
+               "membership": None, "membership_by_level": {
+                   lv: {"attacker": r.attacker, "auc": r.auc, "ci": list(r.ci)}
+                   for lv, r in levels.items()}, "seconds": round(time.perf_counter() - t0, 1),
                "load_average": os.getloadavg()[0]}
-        if rec:
-            r = rec[0]
+        if "record" in levels:
+            r = levels["record"]
             row["membership"] = {"attacker": r.attacker, "auc": r.auc, "ci": list(r.ci),
-                                 "baseline": 0.5, "n_members": r.n_pos,
-                                 "n_non_members": r.n_neg}
+                                 "baseline": 0.5, "n_members": r.n_members,
+                                 "n_non_members": r.n_nonmembers}
         rows.append(row)
         mem = row["membership"]
         print(f"{name:10s} eps={eps:<4g} CAS {row['cas']:.3f} / clear {row['clear']:.3f} = "
               f"{row['ratio']:.2f}  membership AUC "
               + (f"{mem['auc']:.3f} [{mem['ci'][0]:.3f}, {mem['ci'][1]:.3f}] ({mem['attacker']})"
-                 if mem else "n/a")
+                 if mem else f"n/a (levels measured: {sorted(levels)})")
               + f"  delta {row['delta']:.1e}  {row['seconds']}s load {row['load_average']:.1f}",
               flush=True)
     return rows
