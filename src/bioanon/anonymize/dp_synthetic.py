@@ -166,7 +166,11 @@ def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.nda
         onehot = sp.csr_matrix((np.ones(s.size), (s, np.arange(s.size))),
                                shape=(n_strata, s.size))
         sums += onehot @ u
-        moment += u.T @ u if full else np.einsum("ij,ij->j", u, u)
+        if full:  # float32 product (twice as fast), float64 sum across blocks
+            u32 = u.astype(np.float32)
+            moment += u32.T @ u32
+        else:
+            moment += np.einsum("ij,ij->j", u, u)
     if not full:
         return gaussian(sums, sigma_sums, rng, hardened), gaussian(moment, sigma_moment, rng,
                                                                    hardened)
@@ -284,7 +288,8 @@ class DPSyntheticAnonymizer(Anonymizer):
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,
-                 clip: float = 0.5, basis: Any = None, covariance: str = "lowrank", rank: int = 8, mean_share: float = 0.5,
+                 clip: float = 0.5, basis: Any = None, covariance: str = "lowrank",
+                 rank: int = 8, mean_share: float = 0.5,
                  privacy_unit: str = "record", sensitive: str | None = None,
                  max_records_per_identity: int = 10, clip_quantile: float = 0.01,
                  hardened: bool = False, random_state: int | None = None) -> None:
