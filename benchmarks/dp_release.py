@@ -103,16 +103,20 @@ def measure(name: str, epsilons: list[float]) -> list[dict[str, Any]]:
                    lv: {"attacker": r.attacker, "auc": r.auc, "ci": list(r.ci)}
                    for lv, r in levels.items()}, "seconds": round(time.perf_counter() - t0, 1),
                "load_average": os.getloadavg()[0]}
-        if "record" in levels:
-            r = levels["record"]
-            row["membership"] = {"attacker": r.attacker, "auc": r.auc, "ci": list(r.ci),
+        # record level; with a group column (HAR executions) the group level stands for it
+        first = "record" if "record" in levels else next(iter(levels), None)
+        if first is not None:
+            r = levels[first]
+            row["membership"] = {"level": first, "attacker": r.attacker, "auc": r.auc,
+                                 "ci": list(r.ci),
                                  "baseline": 0.5, "n_members": r.n_members,
                                  "n_non_members": r.n_nonmembers}
         rows.append(row)
         mem = row["membership"]
         print(f"{name:10s} eps={eps:<4g} CAS {row['cas']:.3f} / clear {row['clear']:.3f} = "
               f"{row['ratio']:.2f}  membership AUC "
-              + (f"{mem['auc']:.3f} [{mem['ci'][0]:.3f}, {mem['ci'][1]:.3f}] ({mem['attacker']})"
+              + (f"{mem['auc']:.3f} [{mem['ci'][0]:.3f}, {mem['ci'][1]:.3f}] ({mem['level']}, "
+                 f"{mem['attacker']})"
                  if mem else f"n/a (levels measured: {sorted(levels)})")
               + f"  delta {row['delta']:.1e}  {row['seconds']}s load {row['load_average']:.1f}",
               flush=True)

@@ -70,7 +70,7 @@ from .registry import register
 from .vp_mix import strata
 
 UNITS = ("record", "identity")
-COVARIANCES = ("lowrank", "diag")
+COVARIANCES = ("lowrank", "class", "diag")
 MECHANISM = ("clip to the public box and an L2 ball of radius clip*sqrt(d); Gaussian noise on "
              "the per-stratum sums and on the second-moment matrix (Analyze-Gauss); "
              "zCDP composition converted to (epsilon, delta); fresh samples from the "
@@ -153,12 +153,17 @@ def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float,
 def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
                      hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
                      rng: np.random.Generator, hardened: bool = False, full: bool = True,
-                     basis: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     basis: np.ndarray | None = None, per_stratum: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """The two Gaussian mechanisms: noisy per-stratum sums (S, d) and the noisy second
     moments of the clipped records: the symmetric matrix (d, d) with ``full``, else its
-    diagonal (d,) (row blocks, float64 sums)."""
+    diagonal (d,); with ``per_stratum`` one matrix per stratum (S, d, d) (each record touches
+    one, so the sensitivity is the same). Row blocks, float64 sums."""
     d = X.shape[1] if basis is None else basis.shape[0]
     sums = np.zeros((n_strata, d))
+    if per_stratum:
+        return _per_stratum(X, strat, n_strata, lo, hi, radius, sigma_sums, sigma_moment,
+                            rng, hardened, basis, d)
     moment = np.zeros((d, d)) if full else np.zeros(d)
     for start in range(0, X.shape[0], _BLOCK):
         u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis)
@@ -179,6 +184,27 @@ def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.nda
     noisy = np.zeros((d, d))
     noisy[iu] = upper
     noisy = noisy + np.triu(noisy, 1).T
+    return gaussian(sums, sigma_sums, rng, hardened), noisy
+
+
+def _per_stratum(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
+                 hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
+                 rng: np.random.Generator, hardened: bool, basis: np.ndarray | None, d: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    sums = np.zeros((n_strata, d))
+    moment = np.zeros((n_strata, d, d))
+    for start in range(0, X.shape[0], _BLOCK):
+        u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis).astype(np.float32)
+        s = strat[start:start + _BLOCK]
+        for k in np.unique(s):  # a loop over strata, never over records
+            part = u[s == k]
+            sums[k] += part.sum(axis=0, dtype=np.float64)
+            moment[k] += part.T @ part
+    iu = np.triu_indices(d)
+    upper = gaussian(moment[:, iu[0], iu[1]], sigma_moment, rng, hardened)
+    noisy = np.zeros_like(moment)
+    noisy[:, iu[0], iu[1]] = upper
+    noisy = noisy + np.triu(noisy, 1).transpose(0, 2, 1)
     return gaussian(sums, sigma_sums, rng, hardened), noisy
 
 
@@ -254,7 +280,8 @@ class DPSyntheticAnonymizer(Anonymizer):
         "basis": Param("object", none=True,
                        help="public (k, d) orthonormal basis (public_basis on auxiliary data)"),
         "covariance": Param("str", options=COVARIANCES,
-                            help="lowrank: rank-k basis plus diagonal; diag: diagonal only"),
+                            help="lowrank: pooled rank-k plus diagonal; class: one per "
+                                 "class; diag: diagonal only"),
         "rank": Param("int", low=1, help="dimension of the private basis (lowrank)"),
         "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
                             help="share of the budget spent on the class sums"),
@@ -406,7 +433,8 @@ class DPSyntheticAnonymizer(Anonymizer):
         sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
                                         sigma_sums, sigma_moment,
                                         np.random.default_rng(noise_seq), bool(self.hardened),
-                                        full=self.covariance == "lowrank", basis=basis)
+                                        full=self.covariance != "diag", basis=basis,
+                                        per_stratum=self.covariance == "class")
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
         model = _model(sums, moment, counts, int(self.rank))
         out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq), basis)
@@ -464,6 +492,8 @@ def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
         d = moment.size
         return {"means": means, "V": np.zeros((d, 0)), "chol": np.zeros((0, 0)),
                 "resid_sd": np.sqrt(np.clip(within_diag, floor, None))}
+    if moment.ndim == 3:
+        return _class_model(means, moment, counts, rank)
     cov = moment / n - np.outer(mean_all, mean_all)
     within = cov - (dev * w[:, None]).T @ dev
     within = (within + within.T) / 2.0
@@ -477,18 +507,49 @@ def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
             "resid_sd": np.sqrt(np.clip(resid, floor, None))}
 
 
+def _low_rank(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top-``rank`` eigenvectors, their standard deviations, and the residual diagonal sd."""
+    cov = (cov + cov.T) / 2.0
+    vals, vecs = np.linalg.eigh(cov)
+    top = np.argsort(vals)[::-1][:min(rank, cov.shape[0])]
+    V, lam = vecs[:, top], np.clip(vals[top], 0.0, None)
+    floor = 1e-3 * max(float(np.trace(cov)) / cov.shape[0], 1e-12)
+    resid = np.diag(cov) - np.einsum("ij,j,ij->i", V, lam, V)
+    return V, np.sqrt(np.maximum(lam, floor)), np.sqrt(np.clip(resid, floor, None))
+
+
+def _class_model(means: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
+                 ) -> dict[str, np.ndarray]:
+    """One low-rank-plus-diagonal covariance per stratum (the pooled one for an empty
+    stratum)."""
+    n = counts.sum()
+    pooled = (moment.sum(axis=0) - np.einsum("s,si,sj->ij", counts, means, means)) / n
+    Vs, sds, resids = [], [], []
+    for k in range(counts.size):  # a loop over strata
+        cov = (moment[k] / counts[k] - np.outer(means[k], means[k]) if counts[k] > 0
+               else pooled)
+        V, sd, resid = _low_rank(cov, rank)
+        Vs.append(V)
+        sds.append(sd)
+        resids.append(resid)
+    return {"means": means, "Vs": np.stack(Vs), "sds": np.stack(sds),
+            "resids": np.stack(resids)}
+
+
 def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi: np.ndarray,
             rng: np.random.Generator, basis: np.ndarray | None = None) -> np.ndarray:
     """One fresh sample per record of its stratum's model, in feature units (float32)."""
     n, d = strat.size, model["means"].shape[1]
     mid = ((lo + hi) / 2.0).astype(np.float32)
     half = ((hi - lo) / 2.0).astype(np.float32)
+    P = None if basis is None else basis.astype(np.float32)
+    out = np.empty((n, lo.size), dtype=np.float32)
+    if "Vs" in model:
+        return _sample_by_class(model, strat, mid, half, rng, P, out)
     V = model["V"].astype(np.float32)
     chol = model["chol"].astype(np.float32)
     means = model["means"].astype(np.float32)
     resid = model["resid_sd"].astype(np.float32)
-    P = None if basis is None else basis.astype(np.float32)
-    out = np.empty((n, lo.size), dtype=np.float32)
     for start in range(0, n, _BLOCK):
         s = strat[start:start + _BLOCK]
         u = rng.standard_normal((s.size, d), dtype=np.float32) * resid
@@ -498,4 +559,20 @@ def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi:
         if P is not None:
             u = u @ P
         out[start:start + _BLOCK] = u * half + mid
+    return out
+
+
+def _sample_by_class(model: dict[str, np.ndarray], strat: np.ndarray, mid: np.ndarray,
+                     half: np.ndarray, rng: np.random.Generator, P: np.ndarray | None,
+                     out: np.ndarray) -> np.ndarray:
+    for k in np.unique(strat):  # a loop over strata, never over records
+        rows = np.flatnonzero(strat == k)
+        V = model["Vs"][k].astype(np.float32)
+        z = rng.standard_normal((rows.size, V.shape[1]), dtype=np.float32)
+        z *= model["sds"][k].astype(np.float32)
+        u = z @ V.T
+        u += rng.standard_normal((rows.size, V.shape[0]), dtype=np.float32) * \
+            model["resids"][k].astype(np.float32)
+        u += model["means"][k].astype(np.float32)
+        out[rows] = (u if P is None else u @ P) * half + mid
     return out
