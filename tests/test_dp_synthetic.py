@@ -129,6 +129,13 @@ def test_identity_unit_needs_the_identity_column(table):
 
 
 # ---------------------------------------------------------------------- release
+def test_public_basis_release_lives_in_its_span(table):
+    P = public_basis(table.X[:100], (-10.0, 10.0), 4)
+    out = _est(basis=P, covariance="class").fit_transform(table.X, table.labels)
+    u = out / 10.0  # box (-10, 10): midpoint 0, half-width 10
+    np.testing.assert_allclose(u - (u @ P.T) @ P, 0.0, atol=1e-4)
+
+
 def test_release_shape_seeds_and_labels(table):
     a = _est().fit_transform(table.X, table.labels)
     b = _est().fit_transform(table.X, table.labels)
@@ -140,9 +147,11 @@ def test_release_shape_seeds_and_labels(table):
     assert not np.isin(a.round(4), table.X.round(4)).all(axis=1).any()
 
 
-def test_class_means_survive_at_a_large_budget(table):
-    out = _est(epsilon=1e4, clip=1.0, bounds=(-20.0, 20.0)).fit_transform(table.X,
-                                                                           table.labels)
+@pytest.mark.parametrize("covariance", ["lowrank", "class", "diag"])
+def test_class_means_survive_at_a_large_budget(table, covariance):
+    est = _est(epsilon=1e4, clip=1.0, bounds=(-20.0, 20.0), covariance=covariance,
+               center=np.zeros(32))
+    out = est.fit_transform(table.X, table.labels)
     y = table.labels["expression"].to_numpy()
     for c in np.unique(y):
         diff = out[y == c].mean(0) - table.X[y == c].mean(0)

@@ -105,9 +105,11 @@ def bound_contributions(ids: np.ndarray, m: int, rng: np.random.Generator) -> np
     return keep
 
 
-def box_scale(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Clip to [lo, hi] and rescale to [−1, 1] per feature (float64); lo = hi maps to 0."""
-    mid = (lo + hi) / 2.0
+def box_scale(X: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              center: np.ndarray | None = None) -> np.ndarray:
+    """Clip to [lo, hi], subtract the public ``center`` (default: the box's midpoint) and
+    divide by the half-width per feature (float64); lo = hi maps to 0."""
+    mid = (lo + hi) / 2.0 if center is None else center
     half = (hi - lo) / 2.0
     safe = np.where(half > 0, half, 1.0)
     u = (np.clip(np.asarray(X, dtype=np.float64), lo, hi) - mid) / safe
@@ -134,7 +136,8 @@ def public_basis(X_public: Any, bounds: Any, rank: int) -> np.ndarray:
 
 
 def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float,
-                 basis: np.ndarray | None = None) -> np.ndarray:
+                 basis: np.ndarray | None = None, center: np.ndarray | None = None
+                 ) -> np.ndarray:
     """Box-clip to [lo, hi], rescale to [−1, 1] per feature, project onto the public
     ``basis`` (k, d) when given, then clip each row's L2 norm to ``radius`` (float64 out).
 
@@ -142,7 +145,7 @@ def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float,
     >>> u.round(3).tolist()
     [[0.5, 0.0]]
     """
-    u = box_scale(X, lo, hi)
+    u = box_scale(X, lo, hi, center)
     if basis is not None:
         u = u @ basis.T
     norms = np.sqrt(np.einsum("ij,ij->i", u, u))
@@ -153,8 +156,8 @@ def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float,
 def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
                      hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
                      rng: np.random.Generator, hardened: bool = False, full: bool = True,
-                     basis: np.ndarray | None = None, per_stratum: bool = False
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     basis: np.ndarray | None = None, per_stratum: bool = False,
+                     center: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The two Gaussian mechanisms: noisy per-stratum sums (S, d) and the noisy second
     moments of the clipped records: the symmetric matrix (d, d) with ``full``, else its
     diagonal (d,); with ``per_stratum`` one matrix per stratum (S, d, d) (each record touches
@@ -163,10 +166,10 @@ def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.nda
     sums = np.zeros((n_strata, d))
     if per_stratum:
         return _per_stratum(X, strat, n_strata, lo, hi, radius, sigma_sums, sigma_moment,
-                            rng, hardened, basis, d)
+                            rng, hardened, basis, d, center)
     moment = np.zeros((d, d)) if full else np.zeros(d)
     for start in range(0, X.shape[0], _BLOCK):
-        u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis)
+        u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis, center)
         s = strat[start:start + _BLOCK]
         onehot = sp.csr_matrix((np.ones(s.size), (s, np.arange(s.size))),
                                shape=(n_strata, s.size))
@@ -189,12 +192,13 @@ def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.nda
 
 def _per_stratum(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
                  hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
-                 rng: np.random.Generator, hardened: bool, basis: np.ndarray | None, d: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
+                 rng: np.random.Generator, hardened: bool, basis: np.ndarray | None, d: int,
+                 center: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     sums = np.zeros((n_strata, d))
     moment = np.zeros((n_strata, d, d))
     for start in range(0, X.shape[0], _BLOCK):
-        u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis).astype(np.float32)
+        u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis,
+                         center).astype(np.float32)
         s = strat[start:start + _BLOCK]
         for k in np.unique(s):  # a loop over strata, never over records
             part = u[s == k]
@@ -226,7 +230,10 @@ class DPSyntheticAnonymizer(Anonymizer):
         Public per-feature clipping box (:func:`bioanon.privacy.public_bounds` derives one
         from auxiliary data). None: quantiles of the released data, with a
         :class:`~bioanon.privacy.PrivacyLeakWarning` (the guarantee no longer holds strictly).
-    clip : float, default 0.5
+    center : scalar or array (d,), optional
+        Public centre of the clipping (e.g. the mean of auxiliary records); default the
+        box's midpoint.
+    clip : float, default 0.3
         L2 clipping radius of a box-scaled record, as a fraction of the box's half-diagonal
         sqrt(d) (declared, never learned).
     rank : int, default 8
@@ -277,6 +284,9 @@ class DPSyntheticAnonymizer(Anonymizer):
                         help="public clipping box lo,hi; none: from the data (not strict DP)"),
         "clip": Param("float", low=0, high=1, low_open=True,
                       help="L2 clipping radius as a fraction of sqrt(d) (box units)"),
+        "center": Param("floats", none=True,
+                        help="public centre of the clipping (e.g. the auxiliary mean); "
+                             "none: the box's midpoint"),
         "basis": Param("object", none=True,
                        help="public (k, d) orthonormal basis (public_basis on auxiliary data)"),
         "covariance": Param("str", options=COVARIANCES,
@@ -310,13 +320,15 @@ class DPSyntheticAnonymizer(Anonymizer):
                         "--sensitive COL, --param max_records_per_identity=m)",
     }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
-        {"rank": 8, "clip": 0.5}, {"rank": 4, "clip": 0.3}, {"rank": 16, "clip": 0.5},
+        {"covariance": "lowrank", "rank": 32, "clip": 0.3},
+        {"covariance": "class", "rank": 8, "clip": 0.3},
+        {"covariance": "lowrank", "rank": 8, "clip": 0.3},
     )
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,
-                 clip: float = 0.5, basis: Any = None, covariance: str = "lowrank",
-                 rank: int = 8, mean_share: float = 0.5,
+                 clip: float = 0.3, center: Any = None, basis: Any = None,
+                 covariance: str = "lowrank", rank: int = 8, mean_share: float = 0.5,
                  privacy_unit: str = "record", sensitive: str | None = None,
                  max_records_per_identity: int = 10, clip_quantile: float = 0.01,
                  hardened: bool = False, random_state: int | None = None) -> None:
@@ -326,6 +338,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         self.delta = delta
         self.bounds = bounds
         self.clip = clip
+        self.center = center
         self.basis = basis
         self.covariance = covariance
         self.rank = rank
@@ -430,14 +443,18 @@ class DPSyntheticAnonymizer(Anonymizer):
         Xu, su = (X, strat) if used.all() else (X[used], strat[used])
         sigma_sums, sigma_moment = self._sigmas(d)
         basis = self._basis(d)
+        center = None
+        if self.center is not None:
+            center = np.broadcast_to(np.asarray(self.center, dtype=np.float64), (d,))
         sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
                                         sigma_sums, sigma_moment,
                                         np.random.default_rng(noise_seq), bool(self.hardened),
                                         full=self.covariance != "diag", basis=basis,
-                                        per_stratum=self.covariance == "class")
+                                        per_stratum=self.covariance == "class",
+                                        center=center)
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
         model = _model(sums, moment, counts, int(self.rank))
-        out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq), basis)
+        out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq), basis, center)
         return Release(out, {"epsilon": self.epsilon_, "delta": self.delta_,
                              "privacy_unit": self.privacy_unit_})
 
@@ -537,10 +554,11 @@ def _class_model(means: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank
 
 
 def _sample(model: dict[str, np.ndarray], strat: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-            rng: np.random.Generator, basis: np.ndarray | None = None) -> np.ndarray:
+            rng: np.random.Generator, basis: np.ndarray | None = None,
+            center: np.ndarray | None = None) -> np.ndarray:
     """One fresh sample per record of its stratum's model, in feature units (float32)."""
     n, d = strat.size, model["means"].shape[1]
-    mid = ((lo + hi) / 2.0).astype(np.float32)
+    mid = ((lo + hi) / 2.0 if center is None else center).astype(np.float32)
     half = ((hi - lo) / 2.0).astype(np.float32)
     P = None if basis is None else basis.astype(np.float32)
     out = np.empty((n, lo.size), dtype=np.float32)
