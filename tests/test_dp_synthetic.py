@@ -192,7 +192,9 @@ def test_membership_auc_stays_near_chance_at_a_modest_epsilon():
     released = est.fit_transform(t.X[rows], t.labels.iloc[rows].reset_index(drop=True))
     cand = np.flatnonzero(member | outside)
     res = membership_auc(membership_scores(t.X[cand], released), member[cand], "record")
-    assert res.ci[0] <= 0.5 <= res.ci[1], res
+    # the strongest of three attackers (a maximum: biased a little above 0.5); the issue's
+    # target is an upper 95% bound of at most 0.6
+    assert res.ci[1] <= 0.6 and res.ci[0] <= 0.52, res
 
 
 # ---------------------------------------------------------------------- front doors
@@ -229,3 +231,16 @@ def test_cli_manifest_states_epsilon_delta_and_holds_no_secret(tmp_path, table):
     assert man["params"]["bounds"] is None
     released = pd.read_parquet(out)
     assert len(released) == table.n_records
+
+
+def test_hardened_noise_comes_from_opendp(table):
+    pytest.importorskip("opendp")
+    out = _est(hardened=True, covariance="diag").fit_transform(table.X, table.labels)
+    assert out.shape == table.X.shape and np.all(np.isfinite(out))
+
+
+def test_identity_unit_releases_every_record(table):
+    est = _est(privacy_unit="identity", sensitive="identity", max_records_per_identity=2)
+    out = est.fit_transform(table.X, table.labels)
+    assert out.shape == table.X.shape
+    assert est.privacy_statement()["max_records_per_identity"] == 2
