@@ -147,7 +147,7 @@ def test_release_shape_seeds_and_labels(table):
     assert not np.isin(a.round(4), table.X.round(4)).all(axis=1).any()
 
 
-@pytest.mark.parametrize("covariance", ["lowrank", "class", "diag"])
+@pytest.mark.parametrize("covariance", ["lowrank", "class", "diag", "class-diag"])
 def test_class_means_survive_at_a_large_budget(table, covariance):
     est = _est(epsilon=1e4, clip=1.0, bounds=(-20.0, 20.0), covariance=covariance,
                center=np.zeros(32))

@@ -70,7 +70,7 @@ from .registry import register
 from .vp_mix import strata
 
 UNITS = ("record", "identity")
-COVARIANCES = ("lowrank", "class", "diag")
+COVARIANCES = ("lowrank", "class", "diag", "class-diag")
 MECHANISM = ("clip to the public box and an L2 ball of radius clip*sqrt(d); Gaussian noise on "
              "the per-stratum sums and on the second-moment matrix (Analyze-Gauss); "
              "zCDP composition converted to (epsilon, delta); fresh samples from the "
@@ -166,7 +166,7 @@ def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.nda
     sums = np.zeros((n_strata, d))
     if per_stratum:
         return _per_stratum(X, strat, n_strata, lo, hi, radius, sigma_sums, sigma_moment,
-                            rng, hardened, basis, d, center)
+                            rng, hardened, basis, d, center, full)
     moment = np.zeros((d, d)) if full else np.zeros(d)
     for start in range(0, X.shape[0], _BLOCK):
         u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis, center)
@@ -193,9 +193,10 @@ def noisy_statistics(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.nda
 def _per_stratum(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray,
                  hi: np.ndarray, radius: float, sigma_sums: float, sigma_moment: float,
                  rng: np.random.Generator, hardened: bool, basis: np.ndarray | None, d: int,
-                 center: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+                 center: np.ndarray | None, full: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray]:
     sums = np.zeros((n_strata, d))
-    moment = np.zeros((n_strata, d, d))
+    moment = np.zeros((n_strata, d, d)) if full else np.zeros((n_strata, d))
     for start in range(0, X.shape[0], _BLOCK):
         u = clip_records(X[start:start + _BLOCK], lo, hi, radius, basis,
                          center).astype(np.float32)
@@ -203,7 +204,10 @@ def _per_stratum(X: np.ndarray, strat: np.ndarray, n_strata: int, lo: np.ndarray
         for k in np.unique(s):  # a loop over strata, never over records
             part = u[s == k]
             sums[k] += part.sum(axis=0, dtype=np.float64)
-            moment[k] += part.T @ part
+            moment[k] += part.T @ part if full else np.einsum("ij,ij->j", part, part)
+    if not full:
+        return (gaussian(sums, sigma_sums, rng, hardened),
+                gaussian(moment, sigma_moment, rng, hardened))
     iu = np.triu_indices(d)
     upper = gaussian(moment[:, iu[0], iu[1]], sigma_moment, rng, hardened)
     noisy = np.zeros_like(moment)
@@ -236,8 +240,16 @@ class DPSyntheticAnonymizer(Anonymizer):
     clip : float, default 0.3
         L2 clipping radius of a box-scaled record, as a fraction of the box's half-diagonal
         sqrt(d) (declared, never learned).
+    basis : array (k, d), optional
+        Public orthonormal basis (:func:`public_basis` on auxiliary records): the statistics
+        and the samples live in its span (fewer dimensions, less noise per record).
+    covariance : {"lowrank", "class", "diag", "class-diag"}, default "lowrank"
+        The covariance model, all from the noisy second moments: ``lowrank`` pools the
+        strata (top-``rank`` eigenvectors plus a diagonal); ``class`` is one such model per
+        stratum (the second moments are then released per stratum, same sensitivity);
+        ``diag`` and ``class-diag`` release and use only the diagonal.
     rank : int, default 8
-        Dimension of the private basis (capped at the feature count).
+        Rank of the low-rank part (capped at the feature count).
     mean_share : float, default 0.5
         Share of ρ spent on the stratum sums; the rest goes to the second moments.
     privacy_unit : {"record", "identity"}, default "record"
@@ -291,7 +303,8 @@ class DPSyntheticAnonymizer(Anonymizer):
                        help="public (k, d) orthonormal basis (public_basis on auxiliary data)"),
         "covariance": Param("str", options=COVARIANCES,
                             help="lowrank: pooled rank-k plus diagonal; class: one per "
-                                 "class; diag: diagonal only"),
+                                 "class; diag: pooled diagonal; class-diag: one diagonal "
+                                 "per class"),
         "rank": Param("int", low=1, help="dimension of the private basis (lowrank)"),
         "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
                             help="share of the budget spent on the class sums"),
@@ -449,8 +462,9 @@ class DPSyntheticAnonymizer(Anonymizer):
         sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
                                         sigma_sums, sigma_moment,
                                         np.random.default_rng(noise_seq), bool(self.hardened),
-                                        full=self.covariance != "diag", basis=basis,
-                                        per_stratum=self.covariance == "class",
+                                        full=self.covariance in ("lowrank", "class"),
+                                        basis=basis,
+                                        per_stratum=self.covariance.startswith("class"),
                                         center=center)
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
         model = _model(sums, moment, counts, int(self.rank))
@@ -511,6 +525,15 @@ def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
                 "resid_sd": np.sqrt(np.clip(within_diag, floor, None))}
     if moment.ndim == 3:
         return _class_model(means, moment, counts, rank)
+    if moment.ndim == 2:  # one diagonal per stratum
+        var = moment / np.maximum(counts, 1.0)[:, None] - means**2
+        pooled = (moment.sum(axis=0) - np.einsum("s,sj,sj->j", counts, means, means)) / n
+        var = np.where(present[:, None], var, pooled)
+        floor = 1e-3 * max(float(np.mean(np.clip(pooled, 0, None))), 1e-12)
+        d = means.shape[1]
+        sds = np.sqrt(np.clip(var, floor, None))
+        return {"means": means, "Vs": np.zeros((counts.size, d, 0)),
+                "sds": np.zeros((counts.size, 0)), "resids": sds}
     cov = moment / n - np.outer(mean_all, mean_all)
     within = cov - (dev * w[:, None]).T @ dev
     within = (within + within.T) / 2.0
