@@ -467,7 +467,8 @@ class DPSyntheticAnonymizer(Anonymizer):
                                         per_stratum=self.covariance.startswith("class"),
                                         center=center)
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
-        model = _model(sums, moment, counts, int(self.rank))
+        model = _model(sums, moment, counts, int(self.rank),
+                       self.covariance.startswith("class"))
         out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq), basis, center)
         return Release(out, {"epsilon": self.epsilon_, "delta": self.delta_,
                              "privacy_unit": self.privacy_unit_})
@@ -506,8 +507,8 @@ class DPSyntheticAnonymizer(Anonymizer):
         return {**super().public_params(), "privacy": self.privacy_statement()}
 
 
-def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
-           ) -> dict[str, np.ndarray]:
+def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int,
+           per_stratum: bool = False) -> dict[str, np.ndarray]:
     """Post-processing: stratum means; the pooled within-stratum covariance as a rank-``rank``
     part in the private basis (top eigenvectors of the noisy covariance) plus a diagonal, or
     (a 1-D ``moment``) as a diagonal only."""
@@ -525,7 +526,7 @@ def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
                 "resid_sd": np.sqrt(np.clip(within_diag, floor, None))}
     if moment.ndim == 3:
         return _class_model(means, moment, counts, rank)
-    if moment.ndim == 2:  # one diagonal per stratum
+    if per_stratum:  # one diagonal per stratum (S, d)
         var = moment / np.maximum(counts, 1.0)[:, None] - means**2
         pooled = (moment.sum(axis=0) - np.einsum("s,sj,sj->j", counts, means, means)) / n
         var = np.where(present[:, None], var, pooled)
