@@ -8,12 +8,17 @@ post-processing:
    the record to the L2 ball of radius ``c = clip · sqrt(d)`` (c is declared, not learned);
 2. **Gaussian mechanisms** (zCDP, ρ split by ``mean_share``): the per-stratum sums
    ``S_s = Σ u`` (stratum = interest × additional values) and the second-moment matrix
-   ``A = Σ u uᵀ`` (its upper triangle: the Analyze-Gauss mechanism of Dwork et al. 2014);
-3. **post-processing** (no privacy cost): the means ``S_s / n_s``, the total covariance
-   ``A / n − m mᵀ``, its top ``rank`` eigenvectors (the private basis), the means projected
-   onto that basis (which removes the noise outside it), the pooled within-stratum covariance
-   in the basis, and the per-feature variance left outside it (low rank plus diagonal). Each
-   record is released as ``m + V (μ_s + L ξ) + sqrt(r) ζ``, back in feature units.
+   ``A = Σ u uᵀ`` (its upper triangle, symmetric noise: the Analyze-Gauss mechanism of
+   Dwork, Talwar, Thakurta & Zhang 2014);
+3. **post-processing** (no privacy cost): the means ``μ_s = S_s / n_s`` and the
+   within-stratum covariance ``A / n − Σ_s (n_s/n) μ_s μ_sᵀ`` (``covariance="lowrank"``), its
+   top ``rank`` eigenvectors V with their variances Λ, and the per-feature variance r left
+   outside them (low rank plus diagonal). Each record is released as
+   ``μ_s + V Λ^½ ξ + sqrt(r) ζ``, back in feature units. ``covariance="class"`` releases
+   ``A_s`` per stratum instead (each record touches one, so the sensitivity is unchanged)
+   and fits one such model per stratum; ``diag``/``class-diag`` release only the diagonals.
+   With a public ``basis`` (k, d) (:func:`public_basis` on auxiliary records) everything
+   happens in its span.
 
 Neighbouring datasets and what is public
 ----------------------------------------
@@ -72,9 +77,9 @@ from .vp_mix import strata
 UNITS = ("record", "identity")
 COVARIANCES = ("lowrank", "class", "diag", "class-diag")
 MECHANISM = ("clip to the public box and an L2 ball of radius clip*sqrt(d); Gaussian noise on "
-             "the per-stratum sums and on the second-moment matrix (Analyze-Gauss); "
-             "zCDP composition converted to (epsilon, delta); fresh samples from the "
-             "class means and the low-rank-plus-diagonal covariance in the private basis")
+             "the per-stratum sums and on the second moments (Analyze-Gauss; pooled or per "
+             "stratum); zCDP composition converted to (epsilon, delta); fresh samples from "
+             "the noisy class means and a low-rank-plus-diagonal (or diagonal) covariance")
 NEIGHBOURING = {"record": "the features of one record change arbitrarily (labels, record "
                           "count and stratum sizes are released and public)",
                 "identity": "the features of all records of one identity change (at most "
