@@ -4,7 +4,7 @@
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXTRAS := test,face,voice,deep,scale
+EXTRAS := test,face,voice,deep,scale,dp
 # voice: the CPU build of torch cached on these machines first (a bare 'torch' pulls a CUDA
 # build of several GB), and resemblyzer without its stale dependency pins
 TORCH  := torch==2.13.0

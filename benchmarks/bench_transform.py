@@ -9,8 +9,10 @@ time, and compares with
 
 In the same run, each frontier method releases the same data (fit + release, as the owner
 runs it): the variance-preserving mix (``vp-mix``, g=32), LEACE erasure of a 10-class label,
-their composition, and the class-conditional synthetic baseline; the table gives each one's
-time as a multiple of the selective mean's (issue 14's bound: at most 2×).
+their composition, the class-conditional synthetic baseline and its differentially private
+version (``dp-synthetic``, ε = 1, declared bounds); the table gives each one's time as a
+multiple of the selective mean's (issue 14's bound: at most 2×) and of vp-mix's (issue 20's
+bound for dp-synthetic: at most 2×), with the load average beside every timing.
 
 Usage::
 
@@ -34,6 +36,7 @@ import numpy as np
 
 from bioanon.anonymize import (
     ComposedAnonymizer,
+    DPSyntheticAnonymizer,
     LeaceAnonymizer,
     SelectiveMeanAnonymizer,
     SyntheticAnonymizer,
@@ -117,10 +120,13 @@ def frontier_methods() -> dict[str, object]:
         "vp-mix+leace": ComposedAnonymizer(VarianceMixAnonymizer("p", g=G, random_state=0),
                                            LeaceAnonymizer("s")),
         "synthetic": SyntheticAnonymizer("p", random_state=0),
+        # declared (public) bounds: the synthetic features are standard normal
+        "dp-synthetic": DPSyntheticAnonymizer("p", epsilon=1.0, bounds=(-5.0, 5.0),
+                                              random_state=0),
     }
 
 
-def bench_frontier(n: int) -> list[dict[str, float | str]]:
+def bench_frontier(n: int, only: list[str] | None = None) -> list[dict[str, float | str]]:
     """Selective-mean transform and each frontier method's fit + release on the same data."""
     X, y = make_data(n)
     s = np.random.default_rng(1).integers(0, 10, n)  # a 10-class sensitive label
@@ -142,9 +148,14 @@ def bench_frontier(n: int) -> list[dict[str, float | str]]:
     rows.append({"n": n, "method": "selective-mean", "seconds": ref, "ratio": 1.0,
                  "load": os.getloadavg()[0]})
     for name, est in frontier_methods().items():
+        if only and name not in only:
+            continue
         sec = best(lambda est=est: est.fit_transform(X, labels))
         rows.append({"n": n, "method": name, "seconds": sec, "ratio": sec / ref,
                      "load": os.getloadavg()[0]})
+    vp = [r["seconds"] for r in rows if r["method"] == "vp-mix"]
+    for r in rows:  # dp-synthetic's target: at most 2x vp-mix
+        r["ratio_vp_mix"] = float(r["seconds"]) / vp[0] if vp else float("nan")
     return rows
 
 
@@ -154,14 +165,17 @@ def main() -> None:
     ap.add_argument("--loop-rows", type=int, default=2000)
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "bench_transform.json")
+    ap.add_argument("--only", nargs="+", default=None,
+                    help="frontier methods to time (default: all), e.g. vp-mix dp-synthetic")
     ap.add_argument("--frontier-only", action="store_true",
                     help="skip the loop and bandwidth comparisons of the selective mean")
     args = ap.parse_args()
-    frontier = [r for n in args.sizes for r in bench_frontier(n)]
-    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'× sel.mean':>10} {'load avg':>8}")
+    frontier = [r for n in args.sizes for r in bench_frontier(n, args.only)]
+    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'× sel.mean':>10} {'× vp-mix':>8} "
+          f"{'load avg':>8}")
     for r in frontier:
         print(f"{r['n']:>9} {r['method']:<16} {r['seconds']:>8.3f} {r['ratio']:>10.2f} "
-              f"{r['load']:>8.2f}")
+              f"{r['ratio_vp_mix']:>8.2f} {r['load']:>8.2f}")
     if args.frontier_only:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(args.out, json.dumps({"frontier": frontier}, indent=2))

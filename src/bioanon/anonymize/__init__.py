@@ -12,6 +12,7 @@ from .baselines import (
 )
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
 from .compose import ComposedAnonymizer
+from .dp_synthetic import DPSyntheticAnonymizer
 from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
@@ -25,6 +26,7 @@ __all__ = [
     "ClusterMixAnonymizer",
     "ComposedAnonymizer",
     "DPPixAnonymizer",
+    "DPSyntheticAnonymizer",
     "EyeBandMaskAnonymizer",
     "FixedSizeClusterer",
     "GaussianNoiseAnonymizer",

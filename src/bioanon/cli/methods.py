@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from ..anonymize.registry import describe, methods
 from .common import app, console, user_errors
+
+
+def _with_guarantee(doc: dict[str, Any], cls: Any) -> dict[str, Any]:
+    """Add the formal guarantee (epsilon, delta, privacy unit) of a DP method."""
+    guarantee = getattr(cls, "dp_guarantee", None)
+    return {**doc, "differential_privacy": dict(guarantee)} if guarantee else doc
 
 
 @app.command("methods")
@@ -20,7 +26,7 @@ def methods_command(
 ) -> None:
     """List the anonymization methods: parameters (type, default, range) and what each
     protects and does not."""
-    docs = [describe(cls) for _, cls in sorted(methods().items())]
+    docs = [_with_guarantee(describe(cls), cls) for _, cls in sorted(methods().items())]
     posts = [d["name"] for d in docs if d.get("post_step")]
     compose = (f"METHOD+{'|'.join(posts)}: METHOD, then the post-step fitted on its release "
                f"(e.g. vp-mix+{posts[0] if posts else 'leace'}); --param KEY=V goes to METHOD, "
@@ -40,6 +46,10 @@ def methods_command(
             tab.add_row(f"--param {name}", p["type"], default, p["range"])
         console.print(tab)
         console.print(f"  protects: {doc['protects']}", highlight=False)
+        if doc.get("differential_privacy"):
+            dp = doc["differential_privacy"]
+            console.print(f"  differential privacy: epsilon {dp['epsilon']}; delta "
+                          f"{dp['delta']}; privacy unit {dp['privacy_unit']}", highlight=False)
         console.print(f"  does not protect: {doc['does_not_protect']}\n", highlight=False)
     if posts:
         console.print(f"composition: {compose}", highlight=False)
