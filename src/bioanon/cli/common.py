@@ -391,6 +391,25 @@ def notes_console(as_json: bool) -> Console:
     return err_console if as_json else console
 
 
+def print_risks(report: Any) -> None:
+    """The risk table of a report (the rows report.html opens with), on the terminal."""
+    from ..report.risks import risk_rows
+
+    rows = risk_rows(report)
+    if not rows:
+        return
+    tab = Table(title="risks (every one must be met)", show_header=True)
+    for col, just in (("risk", "left"), ("attacker", "left"), ("figure [95% CI]", "right"),
+                      ("baseline", "right"), ("target", "right"), ("status", "left")):
+        tab.add_column(col, justify=just)  # type: ignore[arg-type]
+    style = {"met": "green", "accepted": "yellow", "not met": "bold red",
+             "not covered": "bold red"}
+    for r in rows:
+        tab.add_row(r["risk"], r["attacker"], r["figure"], r["baseline"], r["target"],
+                    f"[{style.get(r['status'], '')}]{r['status']}[/]")
+    console.print(tab)
+
+
 def print_summary(report: Any, as_json: bool = False) -> None:
     """Print a report's summary: a table and the verdict, or with ``as_json`` the JSON of
     ``report.json``'s ``summary`` (:meth:`bioanon.report.document.Report.summary`).
@@ -401,6 +420,7 @@ def print_summary(report: Any, as_json: bool = False) -> None:
     if as_json:
         print_json(report.summary())
         return
+    print_risks(report)
     tab = Table(title="bioanon evaluation", show_header=True)
     tab.add_column("measure")
     tab.add_column("value", justify="right")

@@ -64,9 +64,36 @@ EvalSeedOpt = Annotated[int | None, typer.Option(
                    "derived from it by a one-way hash, which is not written anywhere. It is "
                    "not a release key: releases use anonymize --seed.")]
 TargetOpt = Annotated[float, typer.Option(
-    "--target-advantage", help="Privacy target of the verdict: the upper end of the 95% "
+    "--target-advantage", help="Recognition target of the verdict: the upper end of the 95% "
                                "interval of the worst attack's advantage over max(chance, "
                                "control) must be at most this.")]
+TargetMembershipOpt = Annotated[float, typer.Option(
+    "--target-membership", help="Membership target: the upper end of the 95% interval of the "
+                                "strongest membership attacker's AUC (chosen on one half of "
+                                "the candidates, scored on the other) must be at most this.")]
+TargetInferenceOpt = Annotated[float, typer.Option(
+    "--target-inference", help="Inference target: the upper end of the 95% interval of an "
+                               "attacker's advantage in inferring members' released labels "
+                               "over the same attack on non-members must be at most this.")]
+AcceptRiskOpt = Annotated[list[str] | None, typer.Option(
+    "--accept-risk", help="Accept a named risk explicitly (LEVEL-RISK, e.g. "
+                          "identity-membership) with --reason; recorded in the report and the "
+                          "manifest. Repeat both to accept several.")]
+ReasonOpt = Annotated[list[str] | None, typer.Option(
+    "--reason", help="Why the risk named by the matching --accept-risk is accepted.")]
+
+
+def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str, str]:
+    """Pair ``--accept-risk`` names with their ``--reason`` (one each, in order)."""
+    from ..evaluation.risks import check_accepted
+
+    names, why = list(accept or []), list(reason or [])
+    if not names and not why:
+        return {}
+    if len(why) != len(names):
+        raise BioanonError(f"{len(names)} --accept-risk but {len(why)} --reason; give one "
+                           "--reason \"...\" after each --accept-risk")
+    return check_accepted(dict(zip(names, why, strict=True)))
 
 
 @app.command()
@@ -218,6 +245,10 @@ def evaluate(
     additional: AddOpt = None,
     label: LabelOpt = None,
     target_advantage: TargetOpt = 0.05,
+    target_membership: TargetMembershipOpt = 0.6,
+    target_inference: TargetInferenceOpt = 0.05,
+    accept_risk: AcceptRiskOpt = None,
+    reason: ReasonOpt = None,
     preview: Annotated[bool, typer.Option(
         "--preview/--no-preview",
         help="Add a contact sheet of held-out originals and their released versions to "
@@ -257,6 +288,7 @@ def evaluate(
 
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
+    accepted = parse_accept(accept_risk, reason)
     eval_seed = 0 if choice.seed is None else choice.seed
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
     anon = choice.build(interest, sensitive, list(add),
@@ -276,7 +308,8 @@ def evaluate(
                                 selection=selection,
                                 identities=identities, n_random=n_random, metadata=meta_cols,
                                 group=group, n_jobs=jobs, target_advantage=target_advantage,
-                                preview=preview)
+                                preview=preview, target_membership=target_membership,
+                                target_inference=target_inference, accept_risks=accepted)
     paths = report.write(out)
     print_summary(report, as_json)
     notes = notes_console(as_json)

@@ -628,7 +628,9 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     >>> sorted(r["privacy"])[:3]
     ['advantage', 'attacks', 'baseline']
     >>> sorted(r["verdict"])[:3]
-    ['advantage', 'chance', 'control']
+    ['accepted_risks', 'advantage', 'chance']
+    >>> [x["name"] for x in r["risks"]][:2]
+    ['record-recognition', 'record-membership']
     """
     return Evaluation(table, interest, sensitive, additional, anonymizer, models, utility_model,
                       test_size, top_k, random_state, progress, attackers=attackers,
