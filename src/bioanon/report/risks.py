@@ -49,14 +49,23 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
         ci = r.get("ci") or [float("nan")] * 2
         figure = (f"{stat} {_num(r.get('value'), signed)} [{_num(ci[0], signed)}, "
                   f"{_num(ci[1], signed)}]")
+        unit = (r.get("extras") or {}).get("unit")
         if _num(r.get("value")) == "—":
             figure = "not measured"
         tpr = (r.get("extras") or {}).get("tpr_at_fpr") or {}
         if "0.01" in tpr:
             t = tpr["0.01"]
             figure += f"; TPR@1%FPR {t['tpr']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
+        if unit:
+            ex = r["extras"]
+            figure += f" ({ex.get('n_members')} vs {ex.get('n_nonmembers')} {unit})"
         op = "AUC ≤" if stat == "AUC" else "upper bound ≤"
+        value = f"{_num(r.get('value'), signed)} [{_num(ci[0], signed)}, {_num(ci[1], signed)}]"
         rows.append({
+            "value": "—" if figure == "not measured" else value,
+            "baseline_value": _num(r.get("baseline")),
+            "target_short": f"≤ {_num(r.get('target'), 'g')}",
+            "statistic": stat,
             "risk": f"{r['level']} {r['risk']}",
             "question": QUESTIONS.get(r["risk"], ""),
             "attacker": str(r.get("attacker", "")),

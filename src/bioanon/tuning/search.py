@@ -244,6 +244,7 @@ class SearchResult:
     target_inference: float = DEFAULT_TARGET_INFERENCE
     accept_risks: dict[str, str] = field(default_factory=dict)
     interest: str | None = None
+    closest_report: Any = None  # the closest setting's report when nothing was chosen
 
     @property
     def candidate(self) -> Candidate | None:
@@ -325,7 +326,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            released_labels: Sequence[str] | None = None, n_jobs: int | None = -1,
            test_size: float = 0.25, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
            target_inference: float = DEFAULT_TARGET_INFERENCE,
-           accept_risks: Mapping[str, str] | None = None) -> SearchResult:
+           accept_risks: Mapping[str, str] | None = None,
+           report_closest: bool = False) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -341,6 +343,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         non-members, 0.05) targets: a setting is chosen only when every risk is met.
     accept_risks : mapping {"LEVEL-RISK": reason}, optional
         Risks accepted explicitly (recorded in the rows, the report and the manifest).
+    report_closest : bool
+        When no setting meets every target, evaluate the closest one on the fresh split and
+        keep its report (``SearchResult.closest_report``) to show what fell short.
     methods : sequence of str, optional
         Methods to consider (default: every registered method that applies).
     budget_minutes : float or None
@@ -431,6 +436,19 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             continue
         result.confirmation = secret_free_report(ev.report())
         break
+    if report_closest and result.confirmation is None and result.rows:
+        near, _ = result.closest()
+        if near is not None:  # what fell short, on the fresh split, for the report
+            c = Candidate(near["method"], dict(near["_params"]))
+            progress(len(cands), total, f"reporting the closest setting {c.label()}")
+            anon = build_candidate(c, interest, sensitive, list(add), None)
+            try:
+                ev = Evaluation(table, interest, sensitive, add, anon,
+                                random_state=confirmation_seed(tune_seed), membership=True,
+                                verification=False, **common).evaluate()
+                result.closest_report = secret_free_report(ev.report())
+            except BioanonError:
+                pass
     result.wall_s = time.perf_counter() - start
     progress(total, total, "done")
     return result
@@ -576,10 +594,15 @@ def figure_html(fig: Any, alt: str) -> str:
 
 
 def certified_report(result: SearchResult, sensitive: str, interest: str) -> tuple[Any, Any]:
-    """The release's report (the confirmation's, plus the search) and the search figure."""
+    """The release's report (the confirmation's, plus the search) and the search figure.
+
+    When nothing met every target and the search kept the closest setting's report
+    (``report_closest=True``), that report is used: it says which risk fell short."""
     from ..report import Report
 
-    conf = result.confirmation
+    conf = result.confirmation if result.confirmation is not None else result.closest_report
+    if conf is None:
+        raise BioanonError(result.failure_line())
     data = conf.to_dict()
     data["search"] = result.to_dict()
     fig = search_figure(result, sensitive, interest)

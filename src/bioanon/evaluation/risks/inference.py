@@ -21,7 +21,7 @@ from ...metrics.results import RiskResult
 from ...metrics.risk_stats import difference_of_means
 from .base import RiskContext, not_covered, risk_result
 
-BASELINE_NAME = "non-member control"
+BASELINE_NAME = "non-members"
 
 
 def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels: np.ndarray,
@@ -42,10 +42,10 @@ def _hits(ctx: RiskContext, cand: np.ndarray, truth: dict[str, np.ndarray],
           released: np.ndarray, rel_labels: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {}
     for col, y in truth.items():
-        out[f"nearest released record's '{col}'"] = nearest_labels(cand, released,
-                                                                   rel_labels[col]) == y
+        out[f"nearest released, '{col}'"] = nearest_labels(cand, released,
+                                                           rel_labels[col]) == y
         for top in ctx.tops():
-            out[f"'{col}' traced through contributions (best {top})"] = traced_labels(
+            out[f"tracing best {top}, '{col}'"] = traced_labels(
                 cand, released, rel_labels[col], top=top) == y
     return out
 

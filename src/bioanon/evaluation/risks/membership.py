@@ -29,7 +29,7 @@ from ...metrics.results import MembershipResult, RiskResult
 from ...metrics.risk_stats import crossfit_auc, null_auc_upper
 from .base import RiskContext, not_covered, risk_result
 
-BASELINE_NAME = "no membership signal (AUC 0.5)"
+BASELINE_NAME = "no signal"
 
 
 def _by_group(s: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
@@ -47,13 +47,12 @@ def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndar
         _, codes = np.unique(np.asarray(groups).astype(str), return_inverse=True)
         n = int(codes.max()) + 1
     for top in ctx.tops():
-        name = f"tracing (class-centred, best {top})" if top == 1 else \
-            f"tracing (class-centred, best g={top})"
+        name = f"tracing, best {top}" if top == 1 else f"tracing, best g={top}"
         scores[name] = tracing_scores(candidates, released, released_labels, cand_labels,
                                       top=top, groups=groups)
-    per_record = {"density ratio (k-NN, DOMIAS-style)": density_scores(
+    per_record = {"density ratio (DOMIAS-style)": density_scores(
         candidates, released, reference, candidate_in_reference=in_reference)}
-    per_record.update({f"{k} (nearest released)" if k == "nearest_released" else k: v
+    per_record.update({k.replace("_", " "): v
                        for k, v in membership_scores(candidates, released).items()})
     for k, v in per_record.items():
         scores[k] = v if codes is None else _by_group(v, codes, n)
@@ -148,7 +147,7 @@ class MembershipRisk:
             extras["tpr_note"] = (f"TPR at FPR 1% needs 100 non-member {unit} per half; "
                                   f"{n_neg} in all")
         return risk_result("membership", level, "AUC", float(cf["auc"]), cf["ci"],
-                           f"cross-fitted strongest ({who})", 0.5, BASELINE_NAME,
+                           who, 0.5, BASELINE_NAME,
                            self.target, null, reason, extras)
 
     def results(self) -> list[RiskResult]:

@@ -94,7 +94,7 @@ class RecognitionRisk:
         attacker = " | ".join(dict.fromkeys(chosen))
         self.result_ = risk_result(
             "recognition", self.level, "advantage", d, (lo, hi),
-            f"cross-fitted worst case ({attacker})", base, base_name, self.target, null_upper,
+            attacker, base, base_name, self.target, null_upper,
             "", {"accuracy": rate.value, "accuracy_ci": list(rate.ci), "n": int(y.size)})
         return self
 
