@@ -220,3 +220,46 @@ def test_an_old_report_without_risks_is_not_certified_silently():
     v = verdict(rep, 0.05)
     assert v.recognition_met and not v.met
     assert {r.status for r in v.risks if r.risk != "recognition"} == {"not covered"}
+
+
+# ------------------------------------------------------------------ the search's refusal
+def _row(setting: str, cas: float, clear: float, chance: float, risks: list[dict],
+         clear_lo: float | None = None) -> dict:
+    failed = [r["name"] for r in risks if r["status"] not in ("met", "accepted")]
+    return {"method": setting.split("(")[0], "setting": setting, "cas": cas,
+            "cas_ci": [cas - 0.1, cas + 0.1], "clear": clear,
+            "clear_ci": [clear_lo if clear_lo is not None else clear - 0.1, clear + 0.1],
+            "interest_chance": chance, "clear_useful": (clear_lo or clear - 0.1) > chance,
+            "advantage": 0.0, "advantage_ci": [-0.01, 0.01], "risks": risks,
+            "failed_risks": failed, "met_privacy": not failed,
+            "met_utility": cas - 0.1 > chance, "met": False}
+
+
+def _risk(name: str, status: str, upper: float = 0.9) -> dict:
+    level, risk = name.split("-")
+    return {"name": name, "risk": risk, "level": level, "statistic": "AUC", "value": 0.8,
+            "ci": [0.7, upper], "status": status, "target": 0.6, "reason": "few identities"}
+
+
+def test_the_refusal_names_the_risk_that_failed():
+    from bioanon.tuning.search import SearchResult
+
+    rows = [_row("vp-mix(g=8)", 0.85, 0.86, 0.25,
+                 [_risk("record-recognition", "met", 0.01),
+                  _risk("record-membership", "not met"),
+                  _risk("identity-membership", "not covered")])]
+    line = SearchResult(rows, 0.05).failure_line()
+    assert "record-membership AUC upper bound 0.900 > target 0.6" in line
+    assert "identity-membership not covered (few identities)" in line
+    assert "record-recognition" not in line and "clear 0.860" in line
+
+
+def test_an_interest_not_above_chance_even_on_clear_data_is_said_to_be_unmeasurable():
+    from bioanon.tuning.search import SearchResult
+
+    # 15 people, a person-level interest: clear 0.434 against chance 0.566
+    rows = [_row("synthetic(n_components=1)", 0.434, 0.434, 0.566,
+                 [_risk("record-recognition", "met", 0.01)], clear_lo=0.3)]
+    line = SearchResult(rows, 0.05, interest="age").failure_line()
+    assert "utility cannot be measured at this size" in line and "'age'" in line
+    assert "clear accuracy 0.434" in line and "chance 0.566" in line

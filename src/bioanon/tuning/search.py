@@ -554,11 +554,11 @@ def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
                       for r, p in zip(rows, pts, strict=True)]
             ax.scatter(x[ok], y[ok], c=[c for c, o in zip(colors, ok, strict=True) if o],
                        zorder=3)
-            for j in np.flatnonzero(ok):
-                ax.annotate(str(j + 1), (x[j], y[j]), fontsize=8, xytext=(4, 4),
+            for i in np.flatnonzero(ok):
+                ax.annotate(str(i + 1), (x[i], y[i]), fontsize=8, xytext=(4, 4),
                             textcoords="offset points")
             if result.chosen is not None and ok[result.chosen]:
-                j = result.chosen
+                j = int(result.chosen)
                 ax.scatter([x[j]], [y[j]], s=170, facecolors="none", edgecolors="#337ab7",
                            linewidths=2, zorder=5, label="chosen (then confirmed)")
             clear = max(r["clear"] for r in rows)
