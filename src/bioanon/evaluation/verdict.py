@@ -263,7 +263,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
     for r in risks:
         if r.status == "accepted" and r.name not in accept:
             reason = r.reason.split("accepted by the user: ", 1)[-1]
-            accept[r.name] = reason.split(" (was ", 1)[0]
+            accept[r.name] = reason.split(" (measured: ", 1)[0]
         fresh.append(rejudge(_unaccepted(r), targets.get(r.risk, r.target)))
     risks = apply_accepted(fresh, accept)
     met = all(r.passes for r in risks)

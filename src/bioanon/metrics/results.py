@@ -222,5 +222,5 @@ class RiskResult:
 
         why = f"accepted by the user: {reason}"
         if self.status != "met":
-            why += f" (was {self.status}: {self.reason})"
+            why += f" (measured: {self.status})"
         return replace(self, status="accepted", reason=why)

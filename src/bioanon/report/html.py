@@ -419,12 +419,12 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
     if not rows:
         return ""
     v = report.get("verdict") or {}
+    status = {r["name"]: r["status"] for r in (report.get("risks") or v.get("risks") or [])}
+    failed = [f"{n} {status.get(n, 'not met')}" for n in v.get("failed", [])]
     head = ("<p class='ok' id='risk-verdict'><b>Verdict: every risk within its target.</b></p>"
             if v.get("met") else
             "<p class='bad' id='risk-verdict'><b>Verdict: NOT met</b> — "
-            + html.escape(", ".join(v.get("failed", []))) + " "
-            + ("fail or are not covered" if len(v.get("failed", [])) != 1 else
-               "fails or is not covered") + ".</p>")
+            + html.escape("; ".join(failed)) + ".</p>")
     colour = {"met": "ok", "accepted": "ok", "not met": "bad", "not covered": "bad"}
     body = []
     for r in rows:

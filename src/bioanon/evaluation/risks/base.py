@@ -115,9 +115,9 @@ def risk_result(risk: str, level: str, statistic: str, value: float,
     leak-free release would show at this size; above the target, the level is not covered)."""
     status = judge(ci[1], target, null_upper, ci[0])
     if status == "not covered" and not reason:
-        reason = (f"not measurable at this size: upper 95% bound {ci[1]:.3f} > target "
-                  f"{target:g}, but even a release without any leak would show an upper bound "
-                  f"of {null_upper:.3f} here (more records or identities are needed)")
+        reason = (f"not measurable at this size: even a leak-free release would show an "
+                  f"upper bound of {null_upper:.3f} > {target:g} here (measured "
+                  f"{ci[1]:.3f}); more records or identities are needed")
     elif not reason:
         reason = (f"upper 95% bound {ci[1]:.3f} {'≤' if status == 'met' else '>'} "
                   f"target {target:g}")

@@ -45,7 +45,7 @@ def _hits(ctx: RiskContext, cand: np.ndarray, truth: dict[str, np.ndarray],
         out[f"nearest released, '{col}'"] = nearest_labels(cand, released,
                                                            rel_labels[col]) == y
         for top in ctx.tops():
-            out[f"tracing best {top}, '{col}'"] = traced_labels(
+            out[f"tracing, best {top if top == 1 else f'g={top}'}, '{col}'"] = traced_labels(
                 cand, released, rel_labels[col], top=top) == y
     return out
 
