@@ -532,11 +532,9 @@ def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
     import matplotlib.pyplot as plt
 
     rows = result.rows
-    panels = [("recognition", f"recognition advantage on '{sensitive}'",
-               result.target_advantage, 0.0),
-              ("membership", "membership AUC (worst level)", result.target_membership, 0.5),
-              ("inference", "inference advantage over non-members", result.target_inference,
-               0.0)]
+    panels = [("recognition", f"advantage on '{sensitive}'", result.target_advantage, 0.0),
+              ("membership", "AUC, worst level", result.target_membership, 0.5),
+              ("inference", "advantage over non-members", result.target_inference, 0.0)]
     fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.4), sharey=True)
     for ax, (risk, label, target, base) in zip(axes, panels, strict=True):
         if rows:
@@ -568,7 +566,7 @@ def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
         ax.axvline(target, color="#d9534f", linestyle=":", linewidth=1.5,
                    label=f"target {target:g}")
         ax.axvline(base, color="black", linestyle="--", linewidth=0.8, label="no leak")
-        ax.set_xlabel(label + " (lower is better)", fontsize=8)
+        ax.set_xlabel(label + " (lower: better)", fontsize=8)
         ax.set_title(risk, fontsize=10)
         ax.legend(fontsize=6.5, loc="lower left", frameon=False)
     axes[0].set_ylabel(f"CAS of '{interest}' (higher is better)")
