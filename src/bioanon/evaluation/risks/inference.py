@@ -5,9 +5,10 @@ An attacker holding a person's clear records infers that person's released label
 interest and additional columns the release carries) from the release, either by recognition
 (the label of the nearest released record) or through the records they contributed to
 (:func:`bioanon.attack.tracing.traced_labels`). The same attack on non-members is the control
-(as in Anonymeter): what the release teaches about anyone. The figure is the members'
-success minus the non-members', with the attacker and column chosen on one half of the
-candidates and scored on the other. Record level: Newcombe interval over records; identity
+(as in Anonymeter): what the release teaches about anyone. The figure is the strongest
+attack's success on members minus the strongest attack's success on non-members (each chosen
+on one half of the candidates and scored on the other), for the label column where it is
+largest. Record level: Newcombe interval over records; identity
 level: per-identity success rates, Welch interval over identities.
 """
 
@@ -111,7 +112,6 @@ class InferenceRisk:
 
     def _judge(self, hits: dict[str, np.ndarray], member: np.ndarray,
                groups: np.ndarray | None, level: str) -> RiskResult:
-        names = sorted(hits)
         if groups is None:
             unit_of = np.arange(member.size)
         else:
@@ -119,47 +119,63 @@ class InferenceRisk:
         n_units = int(unit_of.max()) + 1
         half_u = self.ctx.rng(f"inference/{level}").permutation(n_units) < n_units // 2
         half = half_u[unit_of]
+        columns = sorted({k.split("'")[1] for k in hits})
+        best: tuple[float, ...] | None = None
+        for col in columns:
+            names = sorted(k for k in hits if k.split("'")[1] == col)
+            held = np.zeros(member.size, bool)
+            chosen: dict[str, list[str]] = {"members": [], "non-members": []}
+            # the strongest attack on members and, apart, the strongest on non-members (the
+            # control: what the release tells about anyone), each chosen on one half
+            for who, sel in (("members", member), ("non-members", ~member)):
+                for pick, score in ((half, ~half), (~half, half)):
+                    k = max(names, key=lambda n: (float(hits[n][pick & sel].mean())
+                                                  if (pick & sel).any() else -1.0, n))
+                    chosen[who].append(k)
+                    held[score & sel] = hits[k][score & sel]
+            fig = self._interval(held, member, unit_of, n_units, groups is not None)
+            if best is None or fig[0] > best[0]:
+                best = (*fig, col, chosen)  # type: ignore[assignment]
+        assert best is not None
+        d, lo, hi, null, m_rate, c_rate, n_m, n_c, col, chosen = best  # type: ignore[misc]
+        unit = "records" if groups is None else ("identities" if level == "identity"
+                                                 else "groups")
+        who = (" | ".join(dict.fromkeys(chosen["members"])) + " (control: "
+               + " | ".join(dict.fromkeys(chosen["non-members"])) + ")")
+        extras = {"member_rate": m_rate, "nonmember_rate": c_rate, "n_members": n_m,
+                  "n_nonmembers": n_c, "unit": unit, "column": col,
+                  "columns_judged": columns,
+                  "method": "per released label column, the strongest attack on members and "
+                            "the strongest on non-members, each chosen on one half of the "
+                            "candidates and scored on the other; the column with the largest "
+                            "advantage is reported; " + ("Newcombe interval over records"
+                                                         if groups is None else
+                                                         "Welch interval over per-identity "
+                                                         "success rates")}
+        return risk_result("inference", level, "advantage", d, (lo, hi), who, c_rate,
+                           BASELINE_NAME, self.target, null, "", extras)
 
-        def gap(h: np.ndarray, sel: np.ndarray) -> float:
-            a, b = h[sel & member], h[sel & ~member]
-            return float(a.mean() - b.mean()) if a.size and b.size else -np.inf
-
-        chosen = []
-        held = np.zeros(member.size, bool)
-        for pick, score in ((half, ~half), (~half, half)):
-            best = max(names, key=lambda k: (gap(hits[k], pick), k))
-            chosen.append(best)
-            held[score] = hits[best][score]
-        who = " | ".join(dict.fromkeys(chosen))
+    @staticmethod
+    def _interval(held: np.ndarray, member: np.ndarray, unit_of: np.ndarray, n_units: int,
+                  grouped: bool) -> tuple[float, ...]:
+        """(advantage, low, high, null upper, member rate, control rate, n members, n
+        non-members) of a success array."""
         m_rate = float(held[member].mean()) if member.any() else float("nan")
         c_rate = float(held[~member].mean()) if (~member).any() else float("nan")
-        if groups is None:
+        if not grouped:
             x1, n1 = int(held[member].sum()), int(member.sum())
             x2, n2 = int(held[~member].sum()), int((~member).sum())
             d, lo, hi = newcombe_difference(x1, n1, x2, n2)
             p = (x1 + x2) / max(1, n1 + n2)
             null = newcombe_difference(int(round(p * n1)), n1, int(round(p * n2)), n2)[2]
-            n_m, n_c, unit = n1, n2, "records"
-        else:
-            per = np.bincount(unit_of, weights=held, minlength=n_units) / \
-                np.bincount(unit_of, minlength=n_units)
-            um = np.bincount(unit_of, weights=member, minlength=n_units) / \
-                np.bincount(unit_of, minlength=n_units) > 0.5
-            d, lo, hi = difference_of_means(per[um], per[~um])
-            pooled = np.r_[per[um] - per[um].mean(), per[~um] - per[~um].mean()]
-            null = difference_of_means(pooled[:um.sum()], pooled[um.sum():])[2]
-            n_m, n_c = int(um.sum()), int((~um).sum())
-            unit = "identities" if level == "identity" else "groups"
-        extras = {"member_rate": m_rate, "nonmember_rate": c_rate, "n_members": n_m,
-                  "n_nonmembers": n_c, "unit": unit, "columns": list(
-                      dict.fromkeys(k.split("'")[1] for k in chosen)),
-                  "method": "attacker and column chosen on one half of the candidates, "
-                            "scored on the other; " + ("Newcombe interval over records"
-                                                       if groups is None else
-                                                       "Welch interval over per-identity "
-                                                       "success rates")}
-        return risk_result("inference", level, "advantage", d, (lo, hi), who, c_rate,
-                           BASELINE_NAME, self.target, null, "", extras)
+            return d, lo, hi, null, m_rate, c_rate, n1, n2
+        cnt = np.bincount(unit_of, minlength=n_units)
+        per = np.bincount(unit_of, weights=held, minlength=n_units) / cnt
+        um = np.bincount(unit_of, weights=member, minlength=n_units) / cnt > 0.5
+        d, lo, hi = difference_of_means(per[um], per[~um])
+        pooled = np.r_[per[um] - per[um].mean(), per[~um] - per[~um].mean()]
+        null = difference_of_means(pooled[:um.sum()], pooled[um.sum():])[2]
+        return d, lo, hi, null, m_rate, c_rate, int(um.sum()), int((~um).sum())
 
     def results(self) -> list[RiskResult]:
         return list(self.results_)
