@@ -39,12 +39,36 @@ def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels
     return np.asarray(released_labels).astype(str)[idx]
 
 
+def centroid_labels(candidates: np.ndarray, released: np.ndarray,
+                    released_labels: np.ndarray) -> np.ndarray:
+    """The label of the nearest released class mean (Euclidean, standardized): what the
+    release teaches about anyone, member or not.
+
+    Examples
+    --------
+    >>> R = np.array([[0.0, 0], [0, 1], [5, 5], [5, 6]]); y = np.array(list("aabb"))
+    >>> centroid_labels(np.array([[1.0, 1], [4, 4]]), R, y).tolist()
+    ['a', 'b']
+    """
+    from ...attack.tracing import class_means
+
+    R = np.asarray(released, np.float64)
+    mu, sd = R.mean(axis=0), R.std(axis=0)
+    sd = np.where(sd == 0, 1.0, sd)
+    classes, means = class_means((R - mu) / sd, released_labels)
+    C = (np.asarray(candidates, np.float64) - mu) / sd
+    d = (C * C).sum(1)[:, None] - 2 * C @ means.T + (means * means).sum(1)[None, :]
+    return classes[d.argmin(axis=1)]
+
+
 def _hits(ctx: RiskContext, cand: np.ndarray, truth: dict[str, np.ndarray],
           released: np.ndarray, rel_labels: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     out = {}
     for col, y in truth.items():
         out[f"nearest released, '{col}'"] = nearest_labels(cand, released,
                                                            rel_labels[col]) == y
+        out[f"nearest released class mean, '{col}'"] = centroid_labels(
+            cand, released, rel_labels[col]) == y
         for top in ctx.tops():
             out[f"tracing, best {top if top == 1 else f'g={top}'}, '{col}'"] = traced_labels(
                 cand, released, rel_labels[col], top=top) == y
