@@ -263,3 +263,16 @@ def test_an_interest_not_above_chance_even_on_clear_data_is_said_to_be_unmeasura
     line = SearchResult(rows, 0.05, interest="age").failure_line()
     assert "utility cannot be measured at this size" in line and "'age'" in line
     assert "clear accuracy 0.434" in line and "chance 0.566" in line
+
+
+def test_a_group_split_measures_group_level_and_says_identity_level_is_not_covered(small):
+    noise = build_method("noise", {"sigma": 3.0}, interest="expression", sensitive="gender",
+                         additional=[], random_state=None)
+    ev = Evaluation(small, "expression", "gender", anonymizer=noise, group="identity",
+                    **FAST).evaluate()
+    by = {r.name: r for r in ev.risks()}
+    assert set(by) == {"group-recognition", "group-membership", "identity-membership",
+                       "group-inference", "identity-inference"}
+    assert by["identity-membership"].status == "not covered"
+    assert "group" in by["identity-membership"].reason
+    assert not ev.verdict().met

@@ -123,9 +123,9 @@ class InferenceRisk:
         out.append(self._judge(hits, member, groups, level))
         idr = ctx.identity_release()
         if isinstance(idr, str):
-            if ctx.group is None:
-                out.append(not_covered("inference", "identity", "advantage", self.target, idr,
-                                       float("nan"), BASELINE_NAME))
+            # said in words, never silent (also when a group split leaves it unmeasured)
+            out.append(not_covered("inference", "identity", "advantage", self.target, idr,
+                                   float("nan"), BASELINE_NAME))
         else:
             truth2 = {c: train.labels[c].astype(str).to_numpy() for c in cols}
             rel2 = {c: idr.labels[c].astype(str).to_numpy() for c in cols}

@@ -112,9 +112,9 @@ class MembershipRisk:
         # ---------------------------------------------------------------- identity
         idr = ctx.identity_release()
         if isinstance(idr, str):
-            if ctx.group is None:
-                out.append(not_covered("membership", "identity", "AUC", self.target, idr,
-                                       0.5, BASELINE_NAME))
+            # said in words, never silent (also when a group split leaves it unmeasured)
+            out.append(not_covered("membership", "identity", "AUC", self.target, idr,
+                                   0.5, BASELINE_NAME))
         else:
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()
             rel_lab2 = idr.labels[ctx.interest].astype(str).to_numpy()
