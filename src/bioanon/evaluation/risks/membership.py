@@ -50,8 +50,9 @@ def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndar
         name = f"tracing, best {top}" if top == 1 else f"tracing, best g={top}"
         scores[name] = tracing_scores(candidates, released, released_labels, cand_labels,
                                       top=top, groups=groups)
-    per_record = {"density ratio (DOMIAS-style)": density_scores(
-        candidates, released, reference, candidate_in_reference=in_reference)}
+    per_record = {f"density ratio (DOMIAS-style, k={k})": density_scores(
+        candidates, released, reference, k=k, candidate_in_reference=in_reference)
+        for k in (1, 5)}
     per_record.update({k.replace("_", " "): v
                        for k, v in membership_scores(candidates, released).items()})
     for k, v in per_record.items():
