@@ -1,8 +1,11 @@
 """Sanity rows of the judge on FSDD, and the case the panel must catch.
 
-1. The identity transform (the release is the data): worst ≈ clear accuracy, membership AUC ≈ 1.
+1. The identity transform (the release is the data): worst ≈ clear accuracy, membership AUC ≈ 1
+   on every membership attacker (tracing, density ratio, nearest record).
 2. Fresh Gaussian noise around the interest class means (no trace of the person): worst ≈
-   max(chance, control), membership AUC ≈ 0.5.
+   max(chance, control); with the moments taken from non-member records (``noise-aux``: the
+   training split), membership AUC ≈ 0.5 with an interval covering 0.5 and no inference
+   advantage on members.
 3. k-Same-Select with ``distinct=speaker``, k=5: the reverse attacker with a linear model
    (logistic regression) recovers the speaker far above chance, although distinct grouping
    bounds the naive and linkage attackers by 1/k.
@@ -116,14 +119,17 @@ def row(name: str, ev: Evaluation, seconds: float) -> dict[str, Any]:
                         for m, a in best.items()},
             "per_recognizer": {f"{a['mode']} / {a['model']}": a["accuracy"]
                                for a in p["attacks"]},
-            "notes": p["notes"], "verdict": rep["verdict"]["sentence"], "seconds": seconds}
+            "notes": p["notes"], "verdict": rep["verdict"]["sentence"], "seconds": seconds,
+            "risks": [{k: r.to_dict()[k] for k in ("name", "statistic", "value", "ci",
+                                                   "attacker", "status", "extras")}
+                      for r in ev.risks()]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="logreg,linear_svm,knn,hgb")
     ap.add_argument("--jobs", type=int, default=-1)
-    ap.add_argument("--only", default="identity,noise,ksame")
+    ap.add_argument("--only", default="identity,noise,noise-aux,ksame")
     args = ap.parse_args()
     from bioanon.datasets.fsdd import load_fsdd
 
@@ -163,6 +169,12 @@ def main() -> None:
                   f"{c['ci'][1]:.3f}] advantage {c['advantage']['value']:+.3f} "
                   f"[{c['advantage']['ci'][0]:+.3f}, {c['advantage']['ci'][1]:+.3f}]",
                   flush=True)
+        for rk in r["risks"]:
+            per = rk["extras"].get("per_attacker_auc")
+            print(f"    risk {rk['name']:<22} {rk['statistic']} {rk['value']:.3f} "
+                  f"[{rk['ci'][0]:.3f}, {rk['ci'][1]:.3f}] {rk['status']} ({rk['attacker']})"
+                  + ("" if not per else "  per attacker: " + ", ".join(
+                      f"{k} {v:.3f}" for k, v in per.items())), flush=True)
         for m, a in r["by_mode"].items():
             print(f"    {m:<10} {a['accuracy']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}] "
                   f"({a['model']})", flush=True)

@@ -124,10 +124,19 @@ def test_demo_writes_report(tmp_path):
     report = json.loads((tmp_path / "demo" / "report.json").read_text())
     assert report["utility"]["cas"]["value"] > 0.9  # trained on the release, scored on clear
     assert "SYNTHETIC" in report["dataset"]["source"]
-    # the demo walks the certified path: the verdict is met and the release is written
-    assert report["verdict"]["met"] and report["verdict"]["target_advantage"] == 0.05
-    assert (tmp_path / "demo" / "release.parquet").exists()
-    assert "certified" in res.output
+    # the demo walks the certified path and certifies only when every risk is met: the
+    # verdict is consistent with the risks, and a release is written exactly when it is met
+    v = report["verdict"]
+    assert v["target_advantage"] == 0.05 and v["target_membership"] == 0.6
+    risks = report["risks"]
+    assert {r["risk"] for r in risks} == {"recognition", "membership", "inference"}
+    assert v["met"] == all(r["status"] in ("met", "accepted") for r in risks)
+    assert v["failed"] == [r["name"] for r in risks if r["status"] not in ("met", "accepted")]
+    assert (tmp_path / "demo" / "release.parquet").exists() == v["met"]
+    assert (tmp_path / "demo" / "search.png").exists()
+    out = " ".join(res.output.split())
+    assert ("verdict: certified" in out) == v["met"]
+    assert ("verdict: NOT certified" in out) != v["met"]
 
 
 def test_sanitizer_release_requires_a_decoupler(csv_input, tmp_path):

@@ -42,7 +42,18 @@ from .common import (
     read_release_input,
     user_errors,
 )
-from .release import ForceOpt, IdentOpt, KeepOpt, QuasiOpt, TargetOpt
+from .release import (
+    AcceptRiskOpt,
+    ForceOpt,
+    IdentOpt,
+    KeepOpt,
+    QuasiOpt,
+    ReasonOpt,
+    TargetInferenceOpt,
+    TargetMembershipOpt,
+    TargetOpt,
+    parse_accept,
+)
 
 
 def report_dir(output: Path) -> Path:
@@ -69,6 +80,10 @@ def release_command(
     keep: KeepOpt = None,
     force: ForceOpt = False,
     target_advantage: TargetOpt = 0.05,
+    target_membership: TargetMembershipOpt = 0.6,
+    target_inference: TargetInferenceOpt = 0.05,
+    accept_risk: AcceptRiskOpt = None,
+    reason: ReasonOpt = None,
     methods: Annotated[str | None, typer.Option(
         "--methods", help="Methods to search, comma-separated (default: every registered "
                           "method that applies to the table; bioanon methods lists them).")]
@@ -97,9 +112,13 @@ def release_command(
 ) -> None:
     """Search methods and settings, certify one against the privacy target, and release.
 
-    Every applicable method's settings are judged on a tuning split (privacy: the upper 95%
-    bound of the cross-fitted worst attack's advantage over max(chance, control) within
-    --target-advantage; utility: CAS). The most useful setting that meets the target is
+    Every applicable method's settings are judged on a tuning split against every risk
+    (recognition: the upper 95% bound of the cross-fitted worst attack's advantage over
+    max(chance, control) within --target-advantage; membership: the strongest attacker's AUC
+    bound within --target-membership; inference on members: the advantage bound over
+    non-members within --target-inference; a level too small to measure is not covered and
+    fails unless accepted with --accept-risk LEVEL-RISK --reason "..."; utility: CAS). The
+    most useful setting that meets the target is
     re-evaluated on a fresh split with a fresh seed; only if that confirmation meets the
     target too is the whole table anonymized and written with OUTPUT.manifest.json
     (certified) and OUTPUT.report/. Otherwise nothing is written and the exit status is 1.
@@ -107,6 +126,7 @@ def release_command(
     """
     from ..attack import parse_models, parse_modes
     from ..tuning.search import certified_release, certified_report, search
+    from ..tuning.search import row_line as search_row_line
 
     format_of(output)
     man_path = manifest_path(output)
@@ -115,6 +135,7 @@ def release_command(
     check_output_file(man_path, [input])
     check_output_dir(rep_dir, [input], REPORT_FILES)
     add = parse_weighted(additional, 1.0, "--additional")
+    accepted = parse_accept(accept_risk, reason)
     roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
                   identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
                   keep=keep or [])
@@ -136,14 +157,12 @@ def release_command(
         result = search(table, interest, sensitive, add, target_advantage=target_advantage,
                         methods=method_list, budget_minutes=budget_minutes, progress=update,
                         random_state=seed, models=model_list, attackers=modes, group=group,
-                        released_labels=released_labels, n_jobs=jobs)
+                        released_labels=released_labels, n_jobs=jobs,
+                        target_membership=target_membership,
+                        target_inference=target_inference, accept_risks=accepted)
     notes = notes_console(as_json)
     for row in result.rows:
-        err_console.print(f"  {row['setting']}: CAS {row['cas']:.3f}, worst case "
-                          f"{row['worst_case']:.3f} ({row['worst_attacker']}), advantage bound "
-                          f"{row['advantage_ci'][1]:.3f} -> "
-                          f"{'meets' if row['met'] else 'fails'}", highlight=False,
-                          soft_wrap=True)
+        err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
     for skip in result.skipped:
         if "setting" in skip:
             err_console.print(f"  {skip['setting']}: skipped ({skip['reason']})",

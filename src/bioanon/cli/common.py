@@ -568,6 +568,34 @@ def notes_console(as_json: bool) -> Console:
     return err_console if as_json else console
 
 
+def print_risks(report: Any) -> None:
+    """The risk table of a report (the rows report.html opens with), on the terminal."""
+    from rich.text import Text
+
+    from ..report.risks import risk_rows
+
+    rows = risk_rows(report)
+    if not rows:
+        return
+    tab = Table(title="risks: every one must be met", show_header=True)
+    tab.add_column("risk (statistic) · attacker", overflow="fold")
+    tab.add_column("figure [95% CI]", no_wrap=True)
+    tab.add_column("baseline", no_wrap=True)
+    tab.add_column("target", no_wrap=True)
+    tab.add_column("status", no_wrap=True)
+    style = {"met": "green", "accepted": "yellow", "not met": "bold red",
+             "not covered": "bold red"}
+    for r in rows:
+        who = Text(f"{r['risk']} ({r['statistic']})")
+        who.append(f"\n{r['attacker']}", style="dim")
+        tab.add_row(who, Text(r["value"]), Text(r["baseline_value"]), Text(r["target_short"]),
+                    Text(r["status"], style=style.get(r["status"], "")))
+    console.print(tab)
+    for r in rows:
+        if r["status"] == "not covered":
+            console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
+
+
 def print_summary(report: Any, as_json: bool = False) -> None:
     """Print a report's summary: a table and the verdict, or with ``as_json`` the JSON of
     ``report.json``'s ``summary`` (:meth:`bioanon.report.document.Report.summary`).
@@ -578,6 +606,7 @@ def print_summary(report: Any, as_json: bool = False) -> None:
     if as_json:
         print_json(report.summary())
         return
+    print_risks(report)
     tab = Table(title="bioanon evaluation", show_header=True)
     tab.add_column("measure")
     tab.add_column("value", justify="right")

@@ -66,9 +66,36 @@ EvalSeedOpt = Annotated[int | None, typer.Option(
                    "derived from it by a one-way hash, which is not written anywhere. It is "
                    "not a release key: releases use anonymize --seed.")]
 TargetOpt = Annotated[float, typer.Option(
-    "--target-advantage", help="Privacy target of the verdict: the upper end of the 95% "
+    "--target-advantage", help="Recognition target of the verdict: the upper end of the 95% "
                                "interval of the worst attack's advantage over max(chance, "
                                "control) must be at most this.")]
+TargetMembershipOpt = Annotated[float, typer.Option(
+    "--target-membership", help="Membership target: the upper end of the 95% interval of the "
+                                "strongest membership attacker's AUC (chosen on one half of "
+                                "the candidates, scored on the other) must be at most this.")]
+TargetInferenceOpt = Annotated[float, typer.Option(
+    "--target-inference", help="Inference target: the upper end of the 95% interval of an "
+                               "attacker's advantage in inferring members' released labels "
+                               "over the same attack on non-members must be at most this.")]
+AcceptRiskOpt = Annotated[list[str] | None, typer.Option(
+    "--accept-risk", help="Accept a named risk explicitly (LEVEL-RISK, e.g. "
+                          "identity-membership) with --reason; recorded in the report and the "
+                          "manifest. Repeat both to accept several.")]
+ReasonOpt = Annotated[list[str] | None, typer.Option(
+    "--reason", help="Why the risk named by the matching --accept-risk is accepted.")]
+
+
+def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str, str]:
+    """Pair ``--accept-risk`` names with their ``--reason`` (one each, in order)."""
+    from ..evaluation.risks import check_accepted
+
+    names, why = list(accept or []), list(reason or [])
+    if not names and not why:
+        return {}
+    if len(why) != len(names):
+        raise BioanonError(f"{len(names)} --accept-risk but {len(why)} --reason; give one "
+                           "--reason \"...\" after each --accept-risk")
+    return check_accepted(dict(zip(names, why, strict=True)))
 
 
 @app.command()
@@ -232,6 +259,10 @@ def evaluate(
     additional: AddOpt = None,
     label: LabelOpt = None,
     target_advantage: TargetOpt = 0.05,
+    target_membership: TargetMembershipOpt = 0.6,
+    target_inference: TargetInferenceOpt = 0.05,
+    accept_risk: AcceptRiskOpt = None,
+    reason: ReasonOpt = None,
     preview: Annotated[bool, typer.Option(
         "--preview/--no-preview",
         help="Add a contact sheet of held-out originals and their released versions to "
@@ -271,6 +302,7 @@ def evaluate(
 
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
+    accepted = parse_accept(accept_risk, reason)
     eval_seed = 0 if choice.seed is None else choice.seed
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
     anon = choice.build(interest, sensitive, list(add),
@@ -298,7 +330,8 @@ def evaluate(
                                 selection=selection,
                                 identities=identities, n_random=n_random, metadata=meta_cols,
                                 group=group, n_jobs=jobs, target_advantage=target_advantage,
-                                preview=preview)
+                                preview=preview, target_membership=target_membership,
+                                target_inference=target_inference, accept_risks=accepted)
     paths = report.write(out)
     print_summary(report, as_json)
     notes = notes_console(as_json)
@@ -310,10 +343,12 @@ def evaluate(
         notes.print("note: no contact sheet: the features are not pixels", highlight=False)
 
 
-#: what the demo searches: the variance-preserving mix and the selective mean at their
-#: candidate settings, judged by a reduced panel (every attacker mode, two fast recognizers)
-#: so that ``make demo`` stays short
-DEMO_METHODS = ["vp-mix", "selective-mean"]
+#: what the demo searches: the variance-preserving mix and the synthetic release (full and
+#: diagonal covariance; the settings that hide recognition by construction) at their
+#: candidate settings, judged on every risk
+#: by a reduced panel (every attacker mode, two fast recognizers) so that ``make demo`` stays
+#: short
+DEMO_METHODS = ["vp-mix", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
 #: records per synthetic person in the demo: enough that a release with no advantage has an
 #: upper 95% bound well under the 0.05 target on the confirmation split
@@ -332,10 +367,12 @@ def demo(
 ) -> None:
     """Walk the release path on the built-in SYNTHETIC dataset: search, certify, release.
 
-    The same path as `bioanon release`: candidate settings judged on a tuning split, the
-    most useful one meeting the privacy target confirmed on a fresh split and seed, then
-    the whole table released (OUT/release.parquet, its manifest) with the report
-    (OUT/report.json, OUT/report.html, OUT/search.png).
+    The same path as `bioanon release`: candidate settings judged on a tuning split against
+    every risk (recognition, membership, inference on members), the most useful one meeting
+    every target confirmed on a fresh split and seed, then the whole table released
+    (OUT/release.parquet, its manifest) with the report (OUT/report.json, OUT/report.html,
+    OUT/search.png). When no setting meets every target the demo still writes the report of
+    the closest one, says which risk fell short, writes no release, and exits 0.
     """
     from ..datasets import make_biometric
     from ..release import Roles
@@ -354,12 +391,12 @@ def demo(
     with progress_bar("searching") as update:
         result = search(table, "expression", "identity", add, methods=DEMO_METHODS,
                         models=DEMO_MODELS, budget_minutes=budget_minutes, progress=update,
-                        random_state=seed)
+                        random_state=seed, report_closest=True)
+    from ..tuning.search import row_line
+
     for row in result.rows:
-        console.print(f"  {row['setting']}: CAS {row['cas']:.3f}, advantage bound "
-                      f"{row['advantage_ci'][1]:.3f} -> {'meets' if row['met'] else 'fails'}",
-                      highlight=False, soft_wrap=True)
-    if result.confirmation is None:  # nothing met the target on the tuning split
+        console.print(row_line(row), highlight=False, soft_wrap=True)
+    if result.confirmation is None and result.closest_report is None:
         err_console.print(result.failure_line() + "; nothing was written", highlight=False)
         raise typer.Exit(1)
     report, fig = certified_report(result, "identity", "expression")
@@ -368,11 +405,15 @@ def demo(
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     print_summary(report)
     if not result.certified:  # the safe path: the report says why, no release is written
-        console.print(f"not certified: {result.failure_line()}; no release was written "
-                      f"(the report in {out} shows the confirmation run)", highlight=False)
+        console.print(f"verdict: NOT certified — {result.failure_line()}. No release was "
+                      f"written; {paths['html']} shows every risk of "
+                      + ("the confirmation run." if result.confirmation is not None else
+                         "the closest setting on a fresh split."), highlight=False,
+                      soft_wrap=True)
         return
     with progress_bar("releasing") as update:
         rel = certified_release(table, result, roles, random_state=seed, progress=update)
     write_release(rel.table, rel.manifest, out / "release.parquet")
-    console.print(f"certified: wrote {out / 'release.parquet'} (dropped {rel.dropped}), "
-                  f"{paths['json']}, {paths['html']} and search.png", highlight=False)
+    console.print(f"verdict: certified — every risk within its target; wrote "
+                  f"{out / 'release.parquet'} (dropped {rel.dropped}), {paths['json']}, "
+                  f"{paths['html']} and search.png", highlight=False)

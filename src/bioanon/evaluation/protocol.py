@@ -27,7 +27,6 @@ from ..anonymize import SelectiveMeanAnonymizer
 from ..attack import ModelCache, run_panel, training_set
 from ..attack.contributors import contributor_disclosure
 from ..attack.control import control_rate
-from ..attack.membership import membership_auc, membership_scores
 from ..attack.recognizers import DEFAULT_MODELS, model_name, parse_models
 from ..attack.selection import (
     _identity_matrix,
@@ -40,28 +39,40 @@ from ..attack.threat import MODES, parse_modes
 from ..attack.verification import VOICEPRIVACY, verification
 from ..errors import BioanonError
 from ..metrics import chance_level, mixture, utility
-from ..metrics.intervals import newcombe_difference
 from ..metrics.results import (
     AttackResult,
     ContributorResult,
     Interval,
     MembershipResult,
     Rate,
+    RiskResult,
     UtilityResult,
     VerificationResult,
 )
 from ..progress import stages
 from ..table import FeatureTable
+from .risks import (
+    ADVANTAGE_METHOD,
+    InferenceRisk,
+    MembershipRisk,
+    RecognitionRisk,
+    RiskContext,
+    advantage_interval,
+    apply_accepted,
+    check_accepted,
+    not_covered,
+)
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
+from .verdict import (
+    DEFAULT_TARGET_INFERENCE,
+    DEFAULT_TARGET_MEMBERSHIP,
+    verdict,
+)
 
 Progress = Callable[[int, int, str], None]
 
-#: how the advantage interval is computed (written in the report)
-ADVANTAGE_METHOD = ("Newcombe hybrid score interval of worst − control (Wilson intervals of "
-                    "both); worst − chance uses the worst attack's Wilson interval, chance being "
-                    "a known constant")
 
 
 def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
@@ -145,7 +156,16 @@ class Evaluation:
     membership, verification : bool
         Run membership disclosure / the verification view (both on by default).
     target_advantage : float
-        The privacy target of the verdict (default 0.05).
+        The recognition target of the verdict (default 0.05).
+    target_membership : float
+        Bound on the upper 95% end of the judged membership AUC (default 0.6).
+    target_inference : float
+        Bound on the upper 95% end of the inference advantage over non-members (0.05).
+    accept_risks : mapping {"LEVEL-RISK": reason}, optional
+        Risks the user accepts explicitly (e.g. ``{"identity-membership": "..."}``): they
+        pass the verdict, and the report records them with the reason.
+    inference : bool
+        Run the inference-on-members risk (on by default).
     preview : bool
         Keep the held-out split and its release for a contact sheet (pixel tables); the report
         shows originals then and must stay private.
@@ -175,7 +195,11 @@ class Evaluation:
                  n_jobs: int | None = -1, cache: ModelCache | None = None,
                  released_labels: Sequence[str] | None = None, membership: bool = True,
                  verification: bool = True, target_advantage: float = 0.05,
-                 preview: bool = False, max_records: int | None = 50_000) -> None:
+                 preview: bool = False, max_records: int | None = 50_000,
+                 target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
+                 target_inference: float = DEFAULT_TARGET_INFERENCE,
+                 accept_risks: Mapping[str, str] | None = None,
+                 inference: bool = True) -> None:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
@@ -201,6 +225,10 @@ class Evaluation:
         self.target_advantage = target_advantage
         self.preview = preview
         self.max_records = max_records
+        self.target_membership = target_membership
+        self.target_inference = target_inference
+        self.accept_risks = accept_risks
+        self.run_inference = inference
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
@@ -230,6 +258,11 @@ class Evaluation:
         if not 0.0 <= self.target_advantage <= 1.0:
             raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
                                "e.g. 0.05")
+        for flag, t, eg in (("membership", self.target_membership, 0.6),
+                            ("inference", self.target_inference, 0.05)):
+            if not 0.0 <= float(t) <= 1.0:
+                raise BioanonError(f"target {flag} {t} must lie in [0, 1]; e.g. {eg}")
+        self.accept_risks_ = check_accepted(self.accept_risks)
         self.label_columns = list(self.released_labels if self.released_labels is not None
                                   else [interest, *additional])
         for c in self.label_columns:
@@ -260,7 +293,15 @@ class Evaluation:
         additional, seed = self.additional, self.random_state
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
         anonymizer = self.anonymizer
+        self.notes_: list[str] = []
         if anonymizer is None:
+            import warnings
+
+            note = ("no anonymizer was given: the seed method's default setting (selective "
+                    "mean, g=32) was judged; it is not what bioanon release would certify — "
+                    "pass the method to judge")
+            warnings.warn(note, UserWarning, stacklevel=2)
+            self.notes_.append(note)
             anonymizer = SelectiveMeanAnonymizer(interest=interest, additional=list(additional),
                                                  g=32, t=0.8, w=10, r_p=0.01)
         anonymizer = _with_seed(anonymizer, seed)
@@ -329,8 +370,15 @@ class Evaluation:
             rec["advantage_over_baseline"] = self._advantage(rec).to_dict()
             rec["voiceprivacy"] = VOICEPRIVACY.get(rec["mode"], "")
 
+        # ------------------------------------------------------------ risks
+        level = "record" if self.group is None else "group"
+        recognition = RecognitionRisk(predictions, y_te, self.chance_, self.control_,
+                                      self.target_advantage, seed, level).evaluate()
+        self.crossfit_ = recognition.crossfit_
+        risks: list[RiskResult] = recognition.results()
+        ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
+                          self.label_columns, self.group, seed)
         # ------------------------------------------------------------ contributors
-        self.crossfit_ = self._crossfit(predictions, y_te)
         self.contributors_: ContributorResult | None = None
         if mixing:  # guesses about released records only (not the reverse attacker's)
             results = [contributor_disclosure(mixing[0], y_te, pred, name)
@@ -344,8 +392,20 @@ class Evaluation:
         # ------------------------------------------------------------ membership
         self.membership_: list[MembershipResult] = []
         if self.run_membership:
-            tick("membership disclosure")
-            self._membership(train, test, anon_test, anonymizer)
+            tick("membership and tracing")
+            mem = MembershipRisk(ctx, self.target_membership).evaluate()
+            self.membership_ = mem.legacy()
+            risks += mem.results()
+        else:
+            risks.append(not_covered("membership", level, "AUC", self.target_membership,
+                                     "membership was not run (membership=False)"))
+        if self.run_inference:
+            risks += InferenceRisk(ctx, self.target_inference).evaluate().results()
+        else:
+            risks.append(not_covered("inference", level, "advantage", self.target_inference,
+                                     "inference was not run (inference=False)"))
+        self.risks_ = apply_accepted(risks, self.accept_risks_)
+        ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
         self.verification_: list[VerificationResult] = []
         if self.run_verification:
@@ -422,27 +482,6 @@ class Evaluation:
                 f"'{col}' is constant within each '{self.sensitive}': its utility is scored on "
                 "identities that were not in training (whole identities held out)")
 
-    def _crossfit(self, predictions: Mapping[str, np.ndarray],
-                  y_te: np.ndarray) -> dict[str, Any] | None:
-        """The worst case without the winner's curse: the attacker is chosen on one half of
-        the released records and scored on the other, both ways (cross-fitting)."""
-        if not predictions:
-            return None
-        names = list(predictions)
-        hits = np.stack([np.asarray(predictions[k]).astype(str) == y_te for k in names])
-        rng = np.random.default_rng(derive_seed(self.random_state, "cross-fit") % (2**31))
-        half = rng.permutation(y_te.size) < y_te.size // 2
-        total, chosen = 0, []
-        for pick, score in ((half, ~half), (~half, half)):
-            j = int(np.argmax(hits[:, pick].mean(axis=1)))
-            chosen.append(names[j])
-            total += int(hits[j, score].sum())
-        rate = Rate.from_counts(total, y_te.size)
-        return {"accuracy": rate.value, "ci": list(rate.ci), "attackers": chosen,
-                "advantage": self._advantage({"n": rate.n, "accuracy": rate.value}).to_dict(),
-                "method": "attacker chosen on one half of the released records, scored on "
-                          "the other half, both ways"}
-
     def _baseline(self) -> None:
         ctrl = self.control_
         if ctrl.value > self.chance_:
@@ -453,47 +492,8 @@ class Evaluation:
     def _advantage(self, rec: Mapping[str, Any]) -> Interval:
         n = int(rec["n"])
         hits = int(round(rec["accuracy"] * n))
-        if self.baseline_name_ == "control":
-            ctrl = self.control_
-            d, lo, hi = newcombe_difference(hits, n, ctrl.successes, ctrl.n)
-        else:
-            d, lo, hi = newcombe_difference(hits, n, None, None, p2=self.chance_)
+        d, lo, hi, _ = advantage_interval(hits, n, self.chance_, self.control_)
         return Interval(d, (lo, hi), ADVANTAGE_METHOD)
-
-    def _membership(self, train: FeatureTable, test: FeatureTable, anon_test: np.ndarray,
-                    anonymizer: Any) -> None:
-        """Record level: released records' clear originals against clear records kept out.
-
-        Identity level (with at least 10 identities, closed set): control identities are held
-        out of a second release; the attacker scores each identity by its clear training
-        records.
-        """
-        cand = np.vstack([test.X, train.X])
-        member = np.r_[np.ones(test.n_records, bool), np.zeros(train.n_records, bool)]
-        scores = membership_scores(cand, anon_test)
-        level = "record" if self.group is None else f"group ('{self.group}')"
-        groups = None
-        if self.group is not None:
-            groups = np.r_[test.labels[self.group].astype(str).to_numpy(),
-                           train.labels[self.group].astype(str).to_numpy()]
-        self.membership_.append(membership_auc(scores, member, level, groups))
-        ids = np.unique(test.labels[self.sensitive].astype(str))
-        if self.group is not None or ids.size < 10 or getattr(anonymizer, "fit_on_auxiliary",
-                                                              False):
-            return
-        rng = np.random.default_rng(derive_seed(self.random_state, "membership") % (2**31))
-        n_ctrl = max(2, int(round(0.3 * ids.size)))
-        ctrl = rng.choice(ids, n_ctrl, replace=False)
-        te_ids = test.labels[self.sensitive].astype(str).to_numpy()
-        keep = ~np.isin(te_ids, ctrl)
-        try:
-            released = _features(clone(anonymizer).fit_transform(
-                test.subset(np.flatnonzero(keep)), test.labels.iloc[np.flatnonzero(keep)]))
-        except BioanonError:
-            return  # the smaller release is not possible (e.g. a class below k)
-        tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
-        s = membership_scores(train.X, np.asarray(released, dtype=np.float32))
-        self.membership_.append(membership_auc(s, ~np.isin(tr_ids, ctrl), "identity", tr_ids))
 
     # ------------------------------------------------------------------ accessors
     def _fitted(self) -> None:
@@ -571,12 +571,23 @@ class Evaluation:
         self._fitted()
         return list(self.verification_)
 
-    def verdict(self, target_advantage: float | None = None) -> Any:
-        """The verdict against ``target_advantage`` (default: this evaluation's target)."""
-        from .verdict import verdict
+    def risks(self) -> list[RiskResult]:
+        """Every risk, typed: recognition, membership, inference, per level measured."""
+        self._fitted()
+        return list(self.risks_)
 
+    def notes(self) -> list[str]:
+        """Notes of the evaluation (e.g. that no anonymizer was given)."""
+        self._fitted()
+        return list(self.notes_)
+
+    def verdict(self, target_advantage: float | None = None) -> Any:
+        """The verdict of every risk against this evaluation's targets (recognition's may be
+        overridden)."""
         return verdict(self, self.target_advantage if target_advantage is None
-                       else target_advantage)
+                       else target_advantage, target_membership=self.target_membership,
+                       target_inference=self.target_inference,
+                       accept_risks=self.accept_risks_)
 
     def report(self) -> Any:
         """The :class:`~bioanon.report.Report` (JSON-ready dict plus HTML figures)."""
@@ -597,7 +608,9 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
              n_jobs: int | None = -1, cache: ModelCache | None = None,
              released_labels: Sequence[str] | None = None, membership: bool = True,
              verification: bool = True, target_advantage: float = 0.05,
-             preview: bool = False) -> Any:
+             preview: bool = False, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
+             target_inference: float = DEFAULT_TARGET_INFERENCE,
+             accept_risks: Mapping[str, str] | None = None) -> Any:
     """Run :class:`Evaluation` and return its :class:`~bioanon.report.Report`.
 
     Parameters are those of :class:`Evaluation`; ``attackers`` are naive, parrot, parrot25,
@@ -615,7 +628,9 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
     >>> sorted(r["privacy"])[:3]
     ['advantage', 'attacks', 'baseline']
     >>> sorted(r["verdict"])[:3]
-    ['advantage', 'chance', 'control']
+    ['accepted_risks', 'advantage', 'chance']
+    >>> [x["name"] for x in r["risks"]][:2]
+    ['record-recognition', 'record-membership']
     """
     return Evaluation(table, interest, sensitive, additional, anonymizer, models, utility_model,
                       test_size, top_k, random_state, progress, attackers=attackers,
@@ -623,7 +638,9 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
                       metadata=metadata, group=group, n_jobs=n_jobs, cache=cache,
                       released_labels=released_labels, membership=membership,
                       verification=verification, target_advantage=target_advantage,
-                      preview=preview).evaluate().report()
+                      preview=preview, target_membership=target_membership,
+                      target_inference=target_inference,
+                      accept_risks=accept_risks).evaluate().report()
 
 
 def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
@@ -658,18 +675,6 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
         "strategies": curves,
     })
     return block
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if obj is None or isinstance(obj, bool | int | float | str):
-        return obj
-    return repr(obj)
 
 
 __all__ = ["Evaluation", "anonymize_splits", "evaluate", "model_name", "mixture", "utility"]

@@ -27,12 +27,26 @@ clear held-out data) beside the clear figure.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BioanonError
+from ..metrics.results import RiskResult
+from .risks.base import apply_accepted, check_accepted, not_covered, rejudge
 
 DEFAULT_TARGET = 0.05
+#: the default bound on the upper 95% end of the judged membership AUC
+DEFAULT_TARGET_MEMBERSHIP = 0.6
+#: the default bound on the upper 95% end of the inference advantage over non-members
+DEFAULT_TARGET_INFERENCE = 0.05
+#: how the verdict conjoins the risks (written in report.json)
+RISK_RULE = ("met only when every risk is within its target: recognition by the upper 95% "
+             "bound of the cross-fitted worst case's advantage (target_advantage), membership "
+             "by the upper 95% bound of the cross-fitted strongest attacker's AUC "
+             "(target_membership), inference on members by the upper 95% bound of its "
+             "advantage over non-members (target_inference); a level that cannot be measured "
+             "at this size is 'not covered' and fails the verdict unless accepted by name "
+             "with a reason")
 #: how the verdict judges privacy (written in report.json)
 RULE = ("met when the upper 95% bound of the cross-fitted worst case's advantage over "
         "max(chance, control) is at most target_advantage (attacker chosen on one half of the "
@@ -69,11 +83,30 @@ class Verdict:
     max_attacker: str | None = None
     max_advantage: float | None = None
     max_advantage_ci: tuple[float, float] | None = None
+    risks: tuple[RiskResult, ...] = field(default_factory=tuple)
+    target_membership: float = DEFAULT_TARGET_MEMBERSHIP
+    target_inference: float = DEFAULT_TARGET_INFERENCE
+    accepted: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def recognition_met(self) -> bool:
+        """The recognition risk alone (the rule of earlier versions)."""
+        return self.advantage_ci[1] <= self.target_advantage
+
+    def failed(self) -> list[RiskResult]:
+        """The risks that keep the verdict from being met (not met or not covered)."""
+        return [r for r in self.risks if not r.passes]
 
     def to_dict(self) -> dict[str, Any]:
         """The ``verdict`` block of ``report.json``."""
         out: dict[str, Any] = {
             "target_advantage": self.target_advantage, "met": self.met,
+            "target_membership": self.target_membership,
+            "target_inference": self.target_inference,
+            "risks": [r.to_dict() for r in self.risks],
+            "accepted_risks": dict(self.accepted),
+            "failed": [r.name for r in self.failed()],
+            "recognition_met": self.recognition_met, "risk_rule": RISK_RULE,
             "judged_by": self.judged_by, "rule": RULE,
             "worst_case": {"accuracy": self.accuracy, "ci": list(self.ci),
                            "attacker": self.attacker},
@@ -91,16 +124,38 @@ class Verdict:
         out["sentence"] = self.sentence()
         return out
 
+    def risk_sentence(self) -> str:
+        """Which risks hold, which fail, which are not covered (one sentence)."""
+        if not self.risks:
+            return ""
+        if self.met:
+            acc = [r.name for r in self.risks if r.status == "accepted"]
+            return ("Every risk is within its target" +
+                    (f" (accepted by the user: {', '.join(acc)})" if acc else "") + ".")
+        parts = []
+        for r in self.failed():
+            if r.status == "not covered":
+                parts.append(f"{r.name} is not covered ({r.reason})")
+            else:
+                parts.append(f"{r.name} fails ({r.statistic} {r.value:.3f}, upper 95% bound "
+                             f"{r.ci[1]:.3f} > target {r.target:g}; {r.attacker})")
+        return "Privacy target NOT met: " + "; ".join(parts) + "."
+
     def sentence(self) -> str:
         """One sentence for the top of report.html and the terminal."""
-        head = "Privacy target met" if self.met else "Privacy target NOT met"
-        text = (f"{head}: judged by the {self.judged_by} ({self.attacker}), "
+        lead = self.risk_sentence()
+        head = "Recognition within its target" if self.recognition_met else \
+            "Recognition target NOT met"
+        if not self.risks:
+            head = "Privacy target met" if self.met else "Privacy target NOT met"
+        text = (f"{lead + ' ' if lead else ''}{head}: judged by the {self.judged_by} "
+                f"({self.attacker}), "
                 f"'{self.sensitive}' was recognised in {self.accuracy:.1%} of released records "
                 f"(95% CI {self.ci[0]:.1%}–{self.ci[1]:.1%}) against a baseline of "
                 f"{max(self.chance, self.control):.1%} ({self.baseline_name}; chance "
                 f"{self.chance:.1%}, label-only control {self.control:.1%}): advantage "
                 f"{self.advantage:+.3f}, upper 95% bound {self.advantage_ci[1]:.3f} "
-                f"{'≤' if self.met else '>'} target {self.target_advantage:g}.")
+                f"{'≤' if self.recognition_met else '>'} target {self.target_advantage:g}.")
         if self.max_accuracy is not None and self.max_ci is not None:
             hi = (self.max_advantage_ci or (0.0, 0.0))[1]
             text += (f" The plain maximum over the panel ({self.max_attacker}; biased upwards "
@@ -116,11 +171,28 @@ def _crossfit_name(cf: Mapping[str, Any]) -> str:
     return "chosen per half: " + (" | ".join(names) if names else "?")
 
 
-def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
-    """Judge an evaluation (an :class:`Evaluation` or a report mapping) against the target.
+def _risks_of(result: Any) -> list[RiskResult] | None:
+    """The typed risks of an evaluation or a report mapping (None: an older report)."""
+    if isinstance(result, Mapping):
+        raw = result.get("risks")
+        if raw is None:
+            raw = (result.get("verdict") or {}).get("risks")
+        return None if raw is None else [RiskResult.from_dict(d) for d in raw]
+    return list(result.risks())
 
-    Privacy is judged by the cross-fitted worst case (see the module's docstring); the plain
-    maximum over the panel is kept beside it in ``max_*``.
+
+def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
+            target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
+            target_inference: float = DEFAULT_TARGET_INFERENCE,
+            accept_risks: Mapping[str, str] | None = None) -> Verdict:
+    """Judge an evaluation (an :class:`Evaluation` or a report mapping) against the targets.
+
+    The verdict is met only when every risk passes: recognition (the cross-fitted worst
+    case's advantage, see the module's docstring), membership (the judged AUC's upper bound
+    ≤ ``target_membership``) and inference on members (advantage over non-members ≤
+    ``target_inference``). A level not measurable at this size is "not covered" and fails,
+    unless ``accept_risks`` names it (``{"identity-membership": "why"}``). A report written
+    before the risks existed holds no membership or inference figure: both are not covered.
 
     Examples
     --------
@@ -132,18 +204,24 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
     ...            "advantage": {"value": 0.01, "ci": [-0.06, 0.07]}}},
     ...        "utility": {"interest": {"column": "digit", "cas": 0.8, "clear": 0.9}}}
     >>> v = verdict(rep, 0.05)
-    >>> v.met, v.max_attacker
-    (False, 'parrot / knn')
-    >>> verdict(rep, 0.1).met   # 0.07 <= 0.1 although the maximum's bound is 0.12
+    >>> v.met, v.max_attacker, [r.status for r in v.risks]
+    (False, 'parrot / knn', ['not met', 'not covered', 'not covered'])
+    >>> v = verdict(rep, 0.1)   # 0.07 <= 0.1 although the maximum's bound is 0.12
+    >>> v.recognition_met, v.met   # membership and inference were not measured
+    (True, False)
+    >>> accept = {"record-membership": "old report", "record-inference": "old report"}
+    >>> verdict(rep, 0.1, accept_risks=accept).met
     True
     """
-    if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]; e.g. 0.05")
+    for name, t in (("advantage", target_advantage), ("membership", target_membership),
+                    ("inference", target_inference)):
+        if not 0.0 <= float(t) <= 1.0:
+            raise BioanonError(f"target {name} {t} must lie in [0, 1]; e.g. "
+                               f"{ {'membership': 0.6}.get(name, 0.05) }")
+    accept = check_accepted(accept_risks)
     target = float(target_advantage)
     if not isinstance(result, Mapping):
-        from .protocol import Evaluation
-
-        if not isinstance(result, Evaluation):
+        if not hasattr(result, "risks") or not hasattr(result, "worst_case"):
             raise BioanonError("verdict() takes an Evaluation or a report; run evaluate() first")
         w = result.worst_case()
         u = result.utility()[result.interest]
@@ -151,6 +229,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
         common = (result.chance(), result.control().value, w.baseline_name, result.sensitive,
                   result.interest, u.cas.value, u.clear.value)
         cf = result.worst_case_crossfit()
+        accept = {**dict(getattr(result, "accept_risks_", {}) or {}), **accept}
     else:
         p, u_ = result["privacy"], result["utility"]["interest"]
         w_, adv = p["worst_case"], p["advantage"]
@@ -159,6 +238,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
         common = (p["chance"], p["control"]["value"], adv["over"], p["sensitive"],
                   u_["column"], u_.get("cas", u_.get("anonymized_to_clear")), u_["clear"])
         cf = p.get("worst_case_crossfit")
+        accept = {**dict((result.get("verdict") or {}).get("accepted_risks") or {}), **accept}
     if cf:
         a = cf["advantage"]
         judged = (cf["accuracy"], tuple(cf["ci"]), _crossfit_name(cf), a["value"],
@@ -166,6 +246,38 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET) -> Verdict:
         by = "cross-fitted worst case"
     else:
         judged, by = mx, "maximum over the panel (no cross-fitted figure)"
-    return Verdict(target, judged[4][1] <= target, judged[0], judged[1], judged[2], judged[3],
+    risks = _risks_of(result)
+    if risks is None:  # a report of an earlier version: recognition only was measured
+        from .risks.base import risk_result
+
+        rec = risk_result("recognition", "record", "advantage", judged[3], judged[4],
+                          judged[2], max(common[0], common[1]), common[2], target,
+                          float("-inf"), "")
+        why = "the report holds no figure for it (written before membership and inference"\
+              " were judged)"
+        risks = [rec, not_covered("membership", "record", "AUC", target_membership, why),
+                 not_covered("inference", "record", "advantage", target_inference, why)]
+    targets = {"recognition": target, "membership": float(target_membership),
+               "inference": float(target_inference)}
+    fresh = []
+    for r in risks:
+        if r.status == "accepted" and r.name not in accept:
+            reason = r.reason.split("accepted by the user: ", 1)[-1]
+            accept[r.name] = reason.split(" (measured: ", 1)[0]
+        fresh.append(rejudge(_unaccepted(r), targets.get(r.risk, r.target)))
+    risks = apply_accepted(fresh, accept)
+    met = all(r.passes for r in risks)
+    return Verdict(target, met, judged[0], judged[1], judged[2], judged[3],
                    judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],
-                   max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4])
+                   max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4],
+                   risks=tuple(risks), target_membership=float(target_membership),
+                   target_inference=float(target_inference), accepted=accept)
+
+
+def _unaccepted(r: RiskResult) -> RiskResult:
+    """An accepted risk back to its measured status (re-judged, then accepted again)."""
+    from dataclasses import replace
+
+    if r.status != "accepted":
+        return r
+    return replace(r, status="not covered", target=float("nan"))

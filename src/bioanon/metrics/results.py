@@ -144,3 +144,83 @@ class VerificationResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "ci": list(self.ci)}
+
+
+#: the statuses a risk can have; the verdict passes only "met" and "accepted"
+RISK_STATUSES = ("met", "not met", "not covered", "accepted")
+
+
+@dataclass(frozen=True)
+class RiskResult:
+    """One risk a data owner answers for, at one level, judged against its target.
+
+    ``risk`` is "recognition", "membership" or "inference"; ``level`` "record", "identity"
+    or "group"; ``statistic`` names ``value`` (e.g. "advantage", "AUC"); ``ci`` is its 95%
+    interval; ``attacker`` names who reached it; ``baseline`` is what a release that leaks
+    nothing scores (``baseline_name`` says which: chance, control, "0.5 (no membership
+    signal)", "non-member control"); ``target`` is the bound the judged end of the interval
+    must not pass; ``status`` is one of "met", "not met", "not covered" (the level cannot be
+    measured at this size: never counted as met) or "accepted" (the user accepted the risk by
+    name, with ``reason``). ``extras`` holds further figures (e.g. TPR at a low FPR with
+    intervals, per-attacker values).
+
+    Examples
+    --------
+    >>> r = RiskResult("membership", "record", "AUC", 0.52, (0.47, 0.57), "tracing",
+    ...                0.5, "no membership signal", 0.6, "met", "upper bound 0.570 ≤ 0.6")
+    >>> r.met, r.name, r.to_dict()["ci"]
+    (True, 'record-membership', [0.47, 0.57])
+    """
+
+    risk: str
+    level: str
+    statistic: str
+    value: float
+    ci: tuple[float, float]
+    attacker: str
+    baseline: float
+    baseline_name: str
+    target: float
+    status: str
+    reason: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The name ``--accept-risk`` takes: ``LEVEL-RISK`` (e.g. ``identity-membership``)."""
+        return f"{self.level}-{self.risk}"
+
+    @property
+    def met(self) -> bool:
+        """Measured and within the target."""
+        return self.status == "met"
+
+    @property
+    def passes(self) -> bool:
+        """Counts as passed by the verdict: met, or accepted explicitly by the user."""
+        return self.status in ("met", "accepted")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "risk": self.risk, "level": self.level,
+                "statistic": self.statistic, "value": self.value, "ci": list(self.ci),
+                "attacker": self.attacker, "baseline": self.baseline,
+                "baseline_name": self.baseline_name, "target": self.target,
+                "status": self.status, "met": self.met, "reason": self.reason,
+                "extras": self.extras}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> RiskResult:
+        """Read back :meth:`to_dict` (e.g. from ``report.json``)."""
+        return cls(d["risk"], d["level"], d["statistic"], float(d["value"]),
+                   (float(d["ci"][0]), float(d["ci"][1])), d["attacker"], float(d["baseline"]),
+                   d["baseline_name"], float(d["target"]), d["status"], d.get("reason", ""),
+                   dict(d.get("extras") or {}))
+
+    def accepted(self, reason: str) -> RiskResult:
+        """This risk accepted by the user (the measured figures are kept)."""
+        from dataclasses import replace
+
+        why = f"accepted by the user: {reason}"
+        if self.status != "met":
+            why += f" (measured: {self.status})"
+        return replace(self, status="accepted", reason=why)

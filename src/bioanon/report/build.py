@@ -4,7 +4,9 @@
 headline), ``utility.notes`` (e.g. person-level attributes scored on unseen identities),
 ``privacy.control``, ``privacy.baseline``, ``privacy.advantage`` (worst − max(chance, control)
 with a 95% interval), ``privacy.membership``, ``privacy.contributors``,
-``privacy.verification``, ``privacy.worst_case_crossfit`` (the worst attacker chosen on one
+``privacy.verification``, ``risks`` (one typed entry per risk and level: recognition,
+membership, inference; value, 95% interval, attacker, baseline, target, status),
+``privacy.worst_case_crossfit`` (the worst attacker chosen on one
 half of the released records and scored on the other: the max over many attacks is biased
 upwards, this figure is not), ``privacy.threat_names`` (VoicePrivacy terms), ``privacy.notes``
 (which attackers a bound covers) and ``verdict``. The source is the input's file name only.
@@ -43,9 +45,18 @@ def source_name(source: Any) -> str:
 
 
 def _jsonable(obj: Any) -> Any:
-    from ..evaluation.protocol import _jsonable as j
+    """Plain JSON values (numpy scalars unwrapped, other objects by their repr)."""
+    import numpy as np
 
-    return j(obj)
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return repr(obj)
 
 
 def _bound_notes(anonymizer: Any) -> list[str]:
@@ -148,7 +159,11 @@ def build_report(ev: Any) -> Report:
         "utility": utility_block,
         "privacy": privacy,
     }
-    data["verdict"] = ev.verdict().to_dict()
+    verdict = ev.verdict()
+    data["risks"] = [r.to_dict() for r in verdict.risks]
+    data["verdict"] = verdict.to_dict()
+    if ev.notes():
+        data["notes"] = ev.notes()
     sample = getattr(ev, "panel_sample_", None)
     if sample is not None:  # judged on a stratified sample of a large table: say so
         data["verdict"]["sample"] = sample

@@ -411,6 +411,44 @@ def verdict_section(report: Mapping[str, Any]) -> list[str]:
     return [f"<p class='{cls}' id='verdict'>{html.escape(v['sentence'])}</p>"]
 
 
+def risk_table_section(report: Mapping[str, Any]) -> str:
+    """The page opens with every risk: attacker, figure [95% CI], baseline, target, status."""
+    from .risks import risk_rows
+
+    rows = risk_rows(report)
+    if not rows:
+        return ""
+    v = report.get("verdict") or {}
+    status = {r["name"]: r["status"] for r in (report.get("risks") or v.get("risks") or [])}
+    failed = [f"{n} {status.get(n, 'not met')}" for n in v.get("failed", [])]
+    head = ("<p class='ok' id='risk-verdict'><b>Verdict: every risk within its target.</b></p>"
+            if v.get("met") else
+            "<p class='bad' id='risk-verdict'><b>Verdict: NOT met</b> — "
+            + html.escape("; ".join(failed)) + ".</p>")
+    colour = {"met": "ok", "accepted": "ok", "not met": "bad", "not covered": "bad"}
+    body = []
+    for r in rows:
+        st = html.escape(r["status"])
+        body.append(
+            f"<tr><td class='text' title='{html.escape(r['question'])}'>"
+            f"<b>{html.escape(r['risk'])}</b><br><span class='note'>"
+            f"{html.escape(r['question'])}</span></td>"
+            f"<td class='text'>{html.escape(r['attacker'])}</td>"
+            f"<td class='text'>{html.escape(r['figure'])}</td>"
+            f"<td class='text'>{html.escape(r['baseline'])}</td>"
+            f"<td>{html.escape(r['target'])}</td>"
+            f"<td class='text'><span class='{colour.get(r['status'], '')}'>{st}</span>"
+            f"<br><span class='note'>{html.escape(r['reason'])}</span></td></tr>")
+    return ("<h2 id='risks'>Risks</h2>" + head +
+            "<div class='wide'><table id='risk-table'><tr><th class='text'>risk</th>"
+            "<th class='text'>attacker</th><th class='text'>figure [95% CI]</th>"
+            "<th class='text'>baseline</th><th>target</th><th class='text'>status</th></tr>"
+            + "".join(body) + "</table></div>"
+            "<p class='note'>Not covered: the level cannot be measured at this size (too few "
+            "records or identities) and the certificate does not cover it; it passes only when "
+            "accepted by name (--accept-risk LEVEL-RISK --reason ...).</p>")
+
+
 def utility_notes_section(u: Mapping[str, Any]) -> list[str]:
     """CAS as the headline utility, and how person-level attributes were scored."""
     if "cas" not in u:
@@ -522,7 +560,8 @@ def bounds_block(report: Mapping[str, Any]) -> str:
 
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    verdict_block, data_section, summary_section, utility_section, utility_notes_block,
+    risk_table_section, verdict_block, data_section, summary_section, utility_section,
+    utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
     clear_section, top_k_section, selection_section, disclosure_block, linkage_section,
     figures_section, parameters_section,

@@ -5,7 +5,8 @@ The dict holds figures and names only: no seed, no path, nothing that undoes a r
 Stable keys (later versions may add, never rename): ``method``, ``interest``, ``sensitive``,
 ``cas``, ``utility``, ``chance``, ``control``, ``attacks``, ``worst_case``,
 ``worst_case_crossfit``, ``advantage``, ``membership``, ``contributors``, ``verification``,
-``selection``, ``verdict``.
+``selection``, ``verdict``, ``risks`` (one entry per risk and level: name, statistic, value,
+ci, attacker, status).
 
 Examples
 --------
@@ -20,7 +21,7 @@ from typing import Any
 
 SUMMARY_KEYS = ("method", "interest", "sensitive", "cas", "utility", "chance", "control",
                 "attacks", "worst_case", "worst_case_crossfit", "advantage", "membership",
-                "contributors", "verification", "selection", "verdict")
+                "contributors", "verification", "selection", "verdict", "risks")
 
 
 def _pick(d: Mapping[str, Any] | None, *keys: str) -> dict[str, Any] | None:
@@ -63,7 +64,10 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
         "verification": [_pick(v, "voiceprivacy", "mode", "eer", "ci")
                          for v in p.get("verification", [])],
         "selection": selection,
-        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "sentence"),
+        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "target_membership",
+                         "target_inference", "failed", "accepted_risks", "sentence"),
+        "risks": [_pick(r, "name", "statistic", "value", "ci", "attacker", "status")
+                  for r in data.get("risks") or []],
     }
 
 

@@ -7,6 +7,11 @@ of the 95% interval of its advantage over max(chance, control) is at most ``targ
 The recommended setting is the one with the highest CAS among those that meet it; it is then
 re-evaluated on a fresh split and seed (:func:`bioanon.evaluation.confirm`) and both figures
 are reported.
+
+A sweep tunes the recognition risk only (``met`` is the recognition rule; membership and
+inference are not run by default, so ``met_all_risks`` is then False): it recommends, it does
+not certify. ``bioanon release`` (:func:`bioanon.tuning.search.search`) certifies, and judges
+every risk.
 """
 
 from __future__ import annotations
@@ -204,7 +209,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
             "worst_attacker": f"{worst['mode']} / "
                                                                f"{worst['model']}",
             "advantage": v.advantage, "advantage_ci": list(v.advantage_ci),
-            "control": v.control, "met": v.met,
+            "control": v.control, "met": v.recognition_met, "met_all_risks": v.met,
         })
     if progress is not None:
         progress(len(points), len(points), "done")

@@ -14,7 +14,9 @@
    than ``g``) is listed in ``skipped`` with its reason. The time budget stops the search
    between candidates; what was evaluated is used.
 3. **choice**: among the settings that meet the verdict (privacy: the upper 95% bound of the
-   cross-fitted worst case's advantage ≤ target; utility: CAS above the interest's chance),
+   cross-fitted worst case's advantage ≤ target, and every other risk — membership and
+   inference on members — within its target or accepted by name; utility: CAS above the
+   interest's chance),
    the one with the highest CAS.
 4. **confirmation**: the chosen setting is evaluated again on a **fresh split with a fresh
    evaluation seed** (derived one way from the search's), so the choice among many noisy
@@ -55,17 +57,23 @@ from ..errors import BioanonError
 from ..evaluation import Evaluation
 from ..evaluation.confirm import confirmation_seed
 from ..evaluation.seeds import derive_seed
-from ..evaluation.verdict import DEFAULT_TARGET, RULE, verdict
+from ..evaluation.verdict import (
+    DEFAULT_TARGET,
+    DEFAULT_TARGET_INFERENCE,
+    DEFAULT_TARGET_MEMBERSHIP,
+    RISK_RULE,
+    verdict,
+)
 from ..progress import stages
 from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
 
 #: how the search chooses (written in report.json)
-CHOICE_RULE = ("privacy: " + RULE + "; utility: CAS above the interest's chance; chosen: the "
-               "highest CAS among the settings meeting both on the tuning split; certified "
-               "only when a re-evaluation on a fresh split with a fresh evaluation seed meets "
-               "the target too")
+CHOICE_RULE = ("privacy: " + RISK_RULE + "; utility: CAS above the interest's chance; chosen: "
+               "the highest CAS among the settings meeting both on the tuning split; "
+               "certified only when a re-evaluation on a fresh split with a fresh evaluation "
+               "seed meets every target too")
 
 
 @dataclass(frozen=True)
@@ -160,23 +168,64 @@ def _public(params: Mapping[str, Any]) -> dict[str, Any]:
             for k, v in params.items() if k != "random_state"}
 
 
-def _row(c: Candidate, ev: Evaluation, target: float) -> dict[str, Any]:
-    v = verdict(ev, target)
+def _row(c: Candidate, ev: Evaluation, target: float, **targets: Any) -> dict[str, Any]:
+    v = verdict(ev, target, **targets)
     u = ev.utility()[ev.interest]
     cf = ev.worst_case_crossfit() or {}
     useful = u.cas.ci[0] > u.chance
     return {
         "method": c.method, "params": _public(c.params), "setting": c.label(),
         "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
-        "interest_chance": u.chance,
+        "clear_ci": list(u.clear.ci), "interest_chance": u.chance,
+        "clear_useful": bool(u.clear.ci[0] > u.chance),
         "worst_case": v.max_accuracy, "worst_case_ci": list(v.max_ci or ()),
         "worst_attacker": v.max_attacker,
         "crossfit": cf.get("accuracy"), "crossfit_ci": cf.get("ci"),
         "crossfit_attackers": cf.get("attackers"),
         "advantage": v.advantage, "advantage_ci": list(v.advantage_ci),
         "chance": v.chance, "control": v.control, "baseline": v.baseline_name,
+        "risks": [r.to_dict() for r in v.risks],
+        "failed_risks": [r.name for r in v.failed()],
+        "met_recognition": v.recognition_met,
         "met_privacy": v.met, "met_utility": bool(useful), "met": bool(v.met and useful),
     }
+
+
+def row_line(row: Mapping[str, Any]) -> str:
+    """One terminal line of a search row: CAS beside clear, every risk, met or which failed.
+
+    Examples
+    --------
+    >>> r = {"setting": "vp-mix(g=8)", "cas": 0.85, "clear": 0.86, "met": False,
+    ...      "risks": [{"name": "record-membership", "statistic": "AUC", "value": 0.96,
+    ...                 "ci": [0.95, 0.97], "status": "not met"}]}
+    >>> row_line(r).split("; ")[1]
+    'record-membership AUC 0.960 ≤0.970 not met -> fails (record-membership)'
+    """
+    parts = []
+    for r in row.get("risks", []):
+        v = r["value"]
+        fig = "—" if not np.isfinite(v) else f"{v:.3f} ≤{r['ci'][1]:.3f}"
+        parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
+    failed = [r["name"] for r in row.get("risks", []) if r["status"] not in ("met", "accepted")]
+    verdict_ = "meets every target" if row["met"] else (
+        f"fails ({', '.join(failed)})" if failed else "fails (utility)")
+    return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "
+            + "; ".join(parts) + f" -> {verdict_}")
+
+
+def _risk_text(row: Mapping[str, Any]) -> str:
+    """What fell short among the risks of a row, in words."""
+    parts = []
+    for r in row.get("risks", []):
+        if r["status"] in ("met", "accepted"):
+            continue
+        if r["status"] == "not covered":
+            parts.append(f"{r['name']} not covered ({r['reason']})")
+        else:
+            parts.append(f"{r['name']} {r['statistic']} upper bound {r['ci'][1]:.3f} > target "
+                         f"{r['target']:g}")
+    return "; ".join(parts) or "privacy"
 
 
 @dataclass
@@ -191,6 +240,11 @@ class SearchResult:
     not_evaluated: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     budget_minutes: float | None = None
+    target_membership: float = DEFAULT_TARGET_MEMBERSHIP
+    target_inference: float = DEFAULT_TARGET_INFERENCE
+    accept_risks: dict[str, str] = field(default_factory=dict)
+    interest: str | None = None
+    closest_report: Any = None  # the closest setting's report when nothing was chosen
 
     @property
     def candidate(self) -> Candidate | None:
@@ -206,38 +260,46 @@ class SearchResult:
         return self.confirmation is not None and bool(self.confirmation["verdict"]["met"])
 
     def closest(self) -> tuple[dict[str, Any] | None, str]:
-        """The setting that came closest, and what fell short (privacy, utility, or both)."""
+        """The setting that came closest, and what fell short (which risk, or utility)."""
         if self.chosen is not None and not self.certified:
             v = self.confirmation["verdict"]
+            failed = [r for r in v.get("risks", []) if r["status"] not in ("met", "accepted")]
             return (self.rows[self.chosen],
-                    f"privacy on the confirmation run: a fresh split gave an advantage upper "
-                    f"bound of {v['advantage']['ci'][1]:.3f} > target {self.target_advantage:g}"
-                    f" (tuning split: {self.rows[self.chosen]['advantage_ci'][1]:.3f})")
+                    "the confirmation run (a fresh split): " + _risk_text({"risks": failed}))
         if not self.rows:
             return None, "no setting could be evaluated"
+        if not any(r.get("clear_useful", True) for r in self.rows):
+            r = self.rows[0]
+            return None, (f"utility cannot be measured at this size: even the clear data do "
+                          f"not predict '{self.interest or 'the interest'}' above chance on "
+                          f"the tuning split (clear accuracy {r['clear']:.3f}, 95% CI lower "
+                          f"end {r['clear_ci'][0]:.3f}, chance {r['interest_chance']:.3f}); "
+                          "the methods were not at fault — more records or people are needed")
         useful = [r for r in self.rows if r["met_utility"]]
         private = [r for r in self.rows if r["met_privacy"]]
+
+        def shortfall(r: Mapping[str, Any]) -> tuple[int, float]:
+            return (len(r.get("failed_risks", [])), r["advantage_ci"][1])
+
         if useful:
-            best = min(useful, key=lambda r: (r["advantage_ci"][1], -r["cas"]))
-            return best, (f"privacy: advantage upper bound {best['advantage_ci'][1]:.3f} > "
-                          f"target {self.target_advantage:g}")
+            best = min(useful, key=lambda r: (*shortfall(r), -r["cas"]))
+            return best, _risk_text(best)
         if private:
             best = max(private, key=lambda r: r["cas"])
             return best, (f"utility: CAS {best['cas']:.3f} (95% CI lower end "
                           f"{best['cas_ci'][0]:.3f}) is not above the chance of "
                           f"{best['interest_chance']:.3f}")
-        best = min(self.rows, key=lambda r: r["advantage_ci"][1])
-        return best, (f"privacy and utility: advantage upper bound "
-                      f"{best['advantage_ci'][1]:.3f} > target {self.target_advantage:g} and "
-                      f"CAS {best['cas']:.3f} not above chance {best['interest_chance']:.3f}")
+        best = min(self.rows, key=shortfall)
+        return best, (f"{_risk_text(best)}; and utility: CAS {best['cas']:.3f} not above "
+                      f"chance {best['interest_chance']:.3f}")
 
     def failure_line(self) -> str:
-        """One line: no certified setting, which came closest, what fell short."""
+        """One line: no certified setting, which came closest, which risk fell short."""
         row, why = self.closest()
         if row is None:
             return f"no certified setting: {why}"
-        return (f"no setting meets the target {self.target_advantage:g}; closest: "
-                f"{row['setting']} (CAS {row['cas']:.3f}); fell short on {why}")
+        return (f"no setting meets every target; closest: {row['setting']} (CAS "
+                f"{row['cas']:.3f}, clear {row['clear']:.3f}); fell short on {why}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (public parameters only; no seed)."""
@@ -245,7 +307,10 @@ class SearchResult:
         conf = None
         if self.confirmation is not None:
             conf = self.confirmation["verdict"]
-        return {"target_advantage": self.target_advantage, "rule": CHOICE_RULE,
+        return {"target_advantage": self.target_advantage,
+                "target_membership": self.target_membership,
+                "target_inference": self.target_inference,
+                "accepted_risks": dict(self.accept_risks), "rule": CHOICE_RULE,
                 "rows": rows, "chosen": self.chosen, "certified": self.certified,
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
@@ -259,7 +324,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            random_state: int | None = None, models: Any = "forest,linear_svm,knn",
            attackers: Any = "all", group: str | None = None, decoupler: Any = None,
            released_labels: Sequence[str] | None = None, n_jobs: int | None = -1,
-           test_size: float = 0.25) -> SearchResult:
+           test_size: float = 0.25, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
+           target_inference: float = DEFAULT_TARGET_INFERENCE,
+           accept_risks: Mapping[str, str] | None = None,
+           report_closest: bool = False) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -269,7 +337,15 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         Roles of the judge (utility is the interest's CAS; privacy is about ``sensitive``).
     additional : mapping {column: alpha}, optional
     target_advantage : float
-        The verdict's target (default 0.05).
+        The recognition target (default 0.05).
+    target_membership, target_inference : float
+        The membership (AUC upper bound, 0.6) and inference (advantage upper bound over
+        non-members, 0.05) targets: a setting is chosen only when every risk is met.
+    accept_risks : mapping {"LEVEL-RISK": reason}, optional
+        Risks accepted explicitly (recorded in the rows, the report and the manifest).
+    report_closest : bool
+        When no setting meets every target, evaluate the closest one on the fresh split and
+        keep its report (``SearchResult.closest_report``) to show what fell short.
     methods : sequence of str, optional
         Methods to consider (default: every registered method that applies).
     budget_minutes : float or None
@@ -303,11 +379,19 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     add = dict(additional or {})
     progress = stages(progress, "searching", "bioanon.search")
     cache = ModelCache()
+    from ..evaluation.risks import check_accepted
+
+    accept = check_accepted(accept_risks)
+    targets = dict(target_membership=float(target_membership),
+                   target_inference=float(target_inference), accept_risks=accept)
     common = dict(models=models, attackers=attackers, group=group,
                   released_labels=released_labels, n_jobs=n_jobs, test_size=test_size,
-                  target_advantage=target_advantage, selection=None)
+                  target_advantage=target_advantage, selection=None, **targets)
     result = SearchResult([], float(target_advantage), skipped=skipped,
-                          budget_minutes=budget_minutes)
+                          budget_minutes=budget_minutes,
+                          target_membership=float(target_membership),
+                          target_inference=float(target_inference), accept_risks=accept,
+                          interest=interest)
     start = time.perf_counter()
     total = len(cands) + 1
     for i, c in enumerate(cands):
@@ -319,14 +403,14 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         anon = build_candidate(c, interest, sensitive, list(add), None)
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
-                            cache=cache, membership=False, verification=False,
+                            cache=cache, membership=True, verification=False,
                             progress=progress.nested(progress.stage or ""),
                             **common).evaluate()
         except BioanonError as exc:
             result.skipped.append({"method": c.method, "setting": c.label(),
                                    "reason": str(exc)})
             continue
-        row = _row(c, ev, target_advantage)
+        row = _row(c, ev, target_advantage, **targets)
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written
         result.rows.append(row)
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
@@ -352,6 +436,19 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             continue
         result.confirmation = secret_free_report(ev.report())
         break
+    if report_closest and result.confirmation is None and result.rows:
+        near, _ = result.closest()
+        if near is not None:  # what fell short, on the fresh split, for the report
+            c = Candidate(near["method"], dict(near["_params"]))
+            progress(len(cands), total, f"reporting the closest setting {c.label()}")
+            anon = build_candidate(c, interest, sensitive, list(add), None)
+            try:
+                ev = Evaluation(table, interest, sensitive, add, anon,
+                                random_state=confirmation_seed(tune_seed), membership=True,
+                                verification=False, **common).evaluate()
+                result.closest_report = secret_free_report(ev.report())
+            except BioanonError:
+                pass
     result.wall_s = time.perf_counter() - start
     progress(total, total, "done")
     return result
@@ -403,63 +500,82 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
     man["certified"] = True
     man.pop("note", None)
     man["verdict"] = {k: v for k, v in result.confirmation["verdict"].items()}
+    man["accepted_risks"] = dict(result.accept_risks)
     man["certification"] = {"rule": CHOICE_RULE, "search": {
         "settings_evaluated": len(result.rows), "chosen": c.label(),
         "wall_s": round(result.wall_s, 1)}}
     return out
 
 
-def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
-    """The search's Pareto chart: CAS against the worst case's advantage, with intervals.
+def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float, bool]:
+    """The worst level of one risk in a row: (value, low, high, passes); NaN when absent."""
+    rs = [r for r in row.get("risks", []) if r["risk"] == risk and np.isfinite(r["value"])]
+    if not rs:
+        return (float("nan"),) * 3 + (False,)
+    r = max(rs, key=lambda r: r["ci"][1])
+    return (r["value"], r["ci"][0], r["ci"][1], all(
+        x["status"] in ("met", "accepted") for x in row.get("risks", []) if x["risk"] == risk))
 
-    x: the cross-fitted worst case's advantage over max(chance, control) (the verdict's
-    figure) with its 95% interval; y: CAS with its 95% interval. The target is a vertical
-    line; the Pareto front (lower advantage, higher CAS) is joined; the chosen setting is
-    circled. Every point is numbered; the key beside the chart names the settings.
+
+def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
+    """The search chart: CAS against each risk (one panel per risk), with intervals.
+
+    x: recognition (the cross-fitted worst case's advantage on ``sensitive``), membership
+    (the judged AUC, worst level) and inference on members (advantage over non-members, worst
+    level), each with its 95% interval and its target as a vertical line; y: CAS with its 95%
+    interval. Green: the setting meets every risk; orange: this risk is met, another is not;
+    grey: this risk fails. The chosen setting is circled; the key names the numbers.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..metrics.pareto import pareto_front
-
     rows = result.rows
-    fig, ax = plt.subplots(figsize=(7.6, 4.6))
+    panels = [("recognition", f"advantage on '{sensitive}'", result.target_advantage, 0.0),
+              ("membership", "AUC, worst level", result.target_membership, 0.5),
+              ("inference", "advantage over non-members", result.target_inference, 0.0)]
+    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.4), sharey=True)
+    for ax, (risk, label, target, base) in zip(axes, panels, strict=True):
+        if rows:
+            pts = [_risk_point(r, risk) for r in rows]
+            y = np.array([r["cas"] for r in rows])
+            ye = np.array([[r["cas"] - r["cas_ci"][0], r["cas_ci"][1] - r["cas"]]
+                           for r in rows]).T
+            x = np.array([p[0] for p in pts])
+            xe = np.array([[p[0] - p[1], p[2] - p[0]] for p in pts]).T
+            ok = np.isfinite(x)
+            if ok.any():
+                ax.errorbar(x[ok], y[ok], xerr=xe[:, ok], yerr=ye[:, ok], fmt="none",
+                            ecolor="#bbbbbb", elinewidth=1, capsize=2, zorder=2)
+            colors = ["#5cb85c" if r["met"] else ("#f0ad4e" if p[3] else "#999999")
+                      for r, p in zip(rows, pts, strict=True)]
+            ax.scatter(x[ok], y[ok], c=[c for c, o in zip(colors, ok, strict=True) if o],
+                       zorder=3)
+            for i in np.flatnonzero(ok):
+                ax.annotate(str(i + 1), (x[i], y[i]), fontsize=8, xytext=(4, 4),
+                            textcoords="offset points")
+            if result.chosen is not None and ok[result.chosen]:
+                j = int(result.chosen)
+                ax.scatter([x[j]], [y[j]], s=170, facecolors="none", edgecolors="#337ab7",
+                           linewidths=2, zorder=5, label="chosen (then confirmed)")
+            clear = max(r["clear"] for r in rows)
+            ax.axhline(clear, color="#5cb85c", linestyle="-.", linewidth=1,
+                       label=f"clear data ({clear:.3f})")
+            ax.set_ylim(0, 1.05 * max(1.0, clear))
+        ax.axvline(target, color="#d9534f", linestyle=":", linewidth=1.5,
+                   label=f"target {target:g}")
+        ax.axvline(base, color="black", linestyle="--", linewidth=0.8, label="no leak")
+        ax.set_xlabel(label + " (lower: better)", fontsize=8)
+        ax.set_title(risk, fontsize=10)
+        ax.legend(fontsize=6.5, loc="lower left", frameon=False)
+    axes[0].set_ylabel(f"CAS of '{interest}' (higher is better)")
     if rows:
-        x = np.array([r["advantage"] for r in rows])
-        y = np.array([r["cas"] for r in rows])
-        xe = np.array([[r["advantage"] - r["advantage_ci"][0], r["advantage_ci"][1] -
-                        r["advantage"]] for r in rows]).T
-        ye = np.array([[r["cas"] - r["cas_ci"][0], r["cas_ci"][1] - r["cas"]] for r in rows]).T
-        ax.errorbar(x, y, xerr=xe, yerr=ye, fmt="none", ecolor="#bbbbbb", elinewidth=1,
-                    capsize=2, zorder=2, label="95% intervals")
-        colors = ["#5cb85c" if r["met"] else "#999999" for r in rows]
-        ax.scatter(x, y, c=colors, zorder=3, label="setting (green: meets the target)")
-        front = sorted(int(j) for j in pareto_front(list(-x), list(y)))
-        front = sorted(front, key=lambda j: x[j])
-        ax.plot(x[front], y[front], "-", color="#d9534f", zorder=4, label="Pareto front")
-        for j in range(len(rows)):
-            ax.annotate(str(j + 1), (x[j], y[j]), fontsize=8, xytext=(4, 4),
-                        textcoords="offset points")
-        if result.chosen is not None:
-            j = result.chosen
-            ax.scatter([x[j]], [y[j]], s=170, facecolors="none", edgecolors="#337ab7",
-                       linewidths=2, zorder=5, label="chosen (then confirmed)")
         key = "\n".join(f"{j + 1}: {r['setting']}" for j, r in enumerate(rows))
-        ax.text(1.03, 0.0, "settings\n" + key, transform=ax.transAxes, fontsize=6.5,
-                va="bottom", ha="left", family="monospace")
-        clear = max(r["clear"] for r in rows)
-        ax.axhline(clear, color="#5cb85c", linestyle="-.", linewidth=1,
-                   label=f"clear data (CAS {clear:.3f})")
-        ax.set_ylim(0, 1.05 * max(1.0, clear))
-    ax.axvline(result.target_advantage, color="#5cb85c", linestyle=":", linewidth=1.5,
-               label=f"target advantage {result.target_advantage:g}")
-    ax.axvline(0, color="black", linestyle="--", linewidth=0.8, label="max(chance, control)")
-    ax.set_xlabel(f"cross-fitted worst-case advantage on '{sensitive}' (lower is better)")
-    ax.set_ylabel(f"CAS of '{interest}' (higher is better)")
-    ax.set_title("bioanon release: search (tuning split)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+        axes[-1].text(1.04, 0.0, "settings (green: every risk met;\norange: this risk met)\n"
+                      + key, transform=axes[-1].transAxes, fontsize=6.5, va="bottom",
+                      ha="left", family="monospace")
+    fig.suptitle("bioanon release: search (tuning split) — CAS against each risk")
     fig.tight_layout()
     return fig
 
@@ -476,18 +592,23 @@ def figure_html(fig: Any, alt: str) -> str:
 
 
 def certified_report(result: SearchResult, sensitive: str, interest: str) -> tuple[Any, Any]:
-    """The release's report (the confirmation's, plus the search) and the search figure."""
+    """The release's report (the confirmation's, plus the search) and the search figure.
+
+    When nothing met every target and the search kept the closest setting's report
+    (``report_closest=True``), that report is used: it says which risk fell short."""
     from ..report import Report
 
-    conf = result.confirmation
+    conf = result.confirmation if result.confirmation is not None else result.closest_report
+    if conf is None:
+        raise BioanonError(result.failure_line())
     data = conf.to_dict()
     data["search"] = result.to_dict()
     fig = search_figure(result, sensitive, interest)
-    figures = {**conf.figures, "Search: CAS against the worst case's advantage":
+    figures = {**conf.figures, "Search: CAS against each risk":
                figure_html(fig, "search Pareto chart")}
     return Report(data, figures), fig
 
 
 __all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
-           "certified_release", "certified_report", "figure_html", "search",
+           "certified_release", "certified_report", "figure_html", "row_line", "search",
            "search_figure", "secret_free_report"]

@@ -1,0 +1,166 @@
+"""What every risk evaluator shares: the context of one evaluation and the judgement rule.
+
+A risk evaluator (Anonymeter's shape) is built from a :class:`RiskContext` and a target,
+``evaluate()`` returns it, and ``results()`` gives its typed
+:class:`~bioanon.metrics.results.RiskResult` (one per level it measures). A level that cannot
+be measured at this size is returned as "not covered", with the reason in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from ...errors import BioanonError
+from ...metrics.results import RiskResult
+from ...metrics.risk_stats import judge
+from ...table import FeatureTable
+from ..seeds import derive_seed
+
+#: the risks and levels a verdict can name (``--accept-risk LEVEL-RISK``)
+RISKS = ("recognition", "membership", "inference")
+LEVELS = ("record", "identity", "group")
+#: share of the held-out identities kept out of the identity-level release (non-members)
+CONTROL_SHARE = 0.3
+#: fewest member and non-member identities for an identity-level figure at all
+MIN_IDENTITIES = (4, 3)
+
+
+@dataclass
+class IdentityRelease:
+    """A second release of the held-out split without some identities (the non-members).
+
+    ``member`` marks, per training record (the attacker's clear sample), whether its identity
+    is in this release; ``ids`` are those records' identities.
+    """
+
+    X: np.ndarray
+    labels: Any
+    member: np.ndarray
+    ids: np.ndarray
+
+
+@dataclass
+class RiskContext:
+    """Everything an evaluator reads (in process only; the mixing secrets are not here)."""
+
+    train: FeatureTable
+    test: FeatureTable
+    anon_test: np.ndarray
+    anonymizer: Any
+    interest: str
+    sensitive: str
+    label_columns: list[str]
+    group: str | None
+    seed: int
+    _identity: Any = field(default=None, repr=False)
+
+    def rng(self, purpose: str) -> np.random.Generator:
+        """A generator derived from the evaluation seed for one purpose."""
+        return np.random.default_rng(derive_seed(self.seed, purpose) % (2**31))
+
+    def g(self) -> int | None:
+        """The anonymizer's set size g when it has one (the tracing attacker knows it)."""
+        params = (self.anonymizer.get_params(deep=False)
+                  if hasattr(self.anonymizer, "get_params") else {})
+        g = params.get("g")
+        return int(g) if isinstance(g, int | np.integer) and g > 1 else None
+
+    def tops(self) -> list[int]:
+        """How many best-matching released records the tracing attackers average."""
+        g = self.g()
+        return [1] if g is None else [1, g]
+
+    def identity_release(self) -> IdentityRelease | str:
+        """The identity-level release, or why there is none (cached)."""
+        if self._identity is None:
+            self._identity = self._make_identity_release()
+        return self._identity  # type: ignore[no-any-return]
+
+    def _make_identity_release(self) -> IdentityRelease | str:
+        if self.group is not None:
+            return (f"the split keeps whole '{self.group}' groups apart, so membership is "
+                    "measured at the group level")
+        if getattr(self.anonymizer, "fit_on_auxiliary", False):
+            return ("the method is fitted on auxiliary data; a second release without some "
+                    "identities was not run")
+        test, train = self.test, self.train
+        ids = np.unique(test.labels[self.sensitive].astype(str))
+        n_ctrl = int(round(CONTROL_SHARE * ids.size))
+        if ids.size - n_ctrl < MIN_IDENTITIES[0] or n_ctrl < MIN_IDENTITIES[1]:
+            return (f"only {ids.size} identities: too few to hold some out as non-members "
+                    f"(needs {sum(MIN_IDENTITIES) + 1} or more)")
+        ctrl = self.rng("membership").choice(ids, n_ctrl, replace=False)
+        te_ids = test.labels[self.sensitive].astype(str).to_numpy()
+        keep = np.flatnonzero(~np.isin(te_ids, ctrl))
+        sub = test.subset(keep)
+        try:
+            out = clone(self.anonymizer).fit_transform(sub, sub.labels)
+        except BioanonError as exc:
+            return f"the release without the control identities is not possible ({exc})"
+        X = np.asarray(out.X if isinstance(out, FeatureTable) else out, dtype=np.float32)
+        tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
+        return IdentityRelease(X, sub.labels, ~np.isin(tr_ids, ctrl), tr_ids)
+
+
+def risk_result(risk: str, level: str, statistic: str, value: float,
+                ci: tuple[float, float], attacker: str, baseline: float, baseline_name: str,
+                target: float, null_upper: float, reason: str,
+                extras: Mapping[str, Any] | None = None) -> RiskResult:
+    """A :class:`RiskResult` judged by its upper 95% bound (``null_upper``: the bound a
+    leak-free release would show at this size; above the target, the level is not covered)."""
+    status = judge(ci[1], target, null_upper, ci[0])
+    if status == "not covered" and not reason:
+        reason = (f"not measurable at this size: even a leak-free release would show an "
+                  f"upper bound of {null_upper:.3f} > {target:g} here (measured "
+                  f"{ci[1]:.3f}); more records or identities are needed")
+    elif not reason:
+        reason = (f"upper 95% bound {ci[1]:.3f} {'≤' if status == 'met' else '>'} "
+                  f"target {target:g}")
+    return RiskResult(risk, level, statistic, float(value), (float(ci[0]), float(ci[1])),
+                      attacker, float(baseline), baseline_name, float(target), status, reason,
+                      {**dict(extras or {}), "null_upper": float(null_upper)})
+
+
+def not_covered(risk: str, level: str, statistic: str, target: float, why: str,
+                baseline: float = float("nan"), baseline_name: str = "") -> RiskResult:
+    """A level that could not be measured: reported in words, never counted as met."""
+    return RiskResult(risk, level, statistic, float("nan"), (float("nan"), float("nan")),
+                      "none (not measured)", baseline, baseline_name, float(target),
+                      "not covered", f"not measured: {why}", {"null_upper": float("nan")})
+
+
+def rejudge(r: RiskResult, target: float) -> RiskResult:
+    """The same figure judged against another target (the verdict's)."""
+    if r.status == "accepted" or r.target == target:
+        return r
+    null = float(r.extras.get("null_upper", float("nan")))
+    if not np.isfinite(r.ci[1]):
+        return replace(r, target=float(target))
+    return risk_result(r.risk, r.level, r.statistic, r.value, r.ci, r.attacker, r.baseline,
+                       r.baseline_name, target, null, "", r.extras)
+
+
+def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:
+    """Validate ``--accept-risk`` names (``LEVEL-RISK``) and their reasons."""
+    out: dict[str, str] = {}
+    for name, reason in dict(accept or {}).items():
+        level, _, risk = str(name).partition("-")
+        if level not in LEVELS or risk not in RISKS:
+            valid = ", ".join(f"{lv}-{rk}" for lv in LEVELS for rk in RISKS)
+            raise BioanonError(f"cannot accept unknown risk '{name}'; name one of {valid}")
+        if not str(reason or "").strip():
+            raise BioanonError(f"accepting the risk '{name}' needs a reason (--reason \"...\")")
+        out[str(name)] = str(reason).strip()
+    return out
+
+
+def apply_accepted(results: list[RiskResult], accept: Mapping[str, str] | None
+                   ) -> list[RiskResult]:
+    """Mark the named risks accepted (their figures kept, the user's reason recorded)."""
+    acc = check_accepted(accept)
+    return [r.accepted(acc[r.name]) if r.name in acc else r for r in results]

@@ -1,0 +1,79 @@
+"""The risk table a data owner reads in ten seconds: one row per risk and level.
+
+Columns: risk, attacker, figure [95% CI], baseline, target, status (met / not met / not
+covered / accepted). Built from the ``risks`` entries of a report (the typed
+:class:`~bioanon.metrics.results.RiskResult` as written by ``to_dict``), so the HTML page and
+the terminal print the same rows.
+
+Examples
+--------
+>>> r = {"risk": "membership", "level": "identity", "statistic": "AUC", "value": 0.52,
+...      "ci": [0.45, 0.59], "attacker": "tracing", "baseline": 0.5,
+...      "baseline_name": "no membership signal (AUC 0.5)", "target": 0.6, "status": "met",
+...      "reason": "upper 95% bound 0.590 ≤ target 0.6", "extras": {}}
+>>> risk_rows({"risks": [r]})[0]["figure"]
+'AUC 0.520 [0.450, 0.590]'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+COLUMNS = ("risk", "attacker", "figure", "baseline", "target", "status")
+
+#: what each risk asks, in the data owner's words
+QUESTIONS = {
+    "recognition": "is this released record X's?",
+    "membership": "is X in the release?",
+    "inference": "what does the release tell about X's labels beyond a non-member's?",
+}
+
+
+def _num(v: Any, fmt: str = ".3f") -> str:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return "—"
+    return "—" if math.isnan(f) else format(f, fmt)
+
+
+def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
+    """One plain-text row per risk of a report (empty for a report without risks)."""
+    raw = report.get("risks") or (report.get("verdict") or {}).get("risks") or []
+    rows = []
+    for r in raw:
+        stat = r.get("statistic", "")
+        signed = "+.3f" if stat == "advantage" else ".3f"
+        ci = r.get("ci") or [float("nan")] * 2
+        figure = (f"{stat} {_num(r.get('value'), signed)} [{_num(ci[0], signed)}, "
+                  f"{_num(ci[1], signed)}]")
+        unit = (r.get("extras") or {}).get("unit")
+        if _num(r.get("value")) == "—":
+            figure = "not measured"
+        tpr = (r.get("extras") or {}).get("tpr_at_fpr") or {}
+        if "0.01" in tpr:
+            t = tpr["0.01"]
+            figure += f"; TPR@1%FPR {t['tpr']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
+        if unit:
+            ex = r["extras"]
+            figure += f" ({ex.get('n_members')} vs {ex.get('n_nonmembers')} {unit})"
+        op = "AUC ≤" if stat == "AUC" else "upper bound ≤"
+        value = f"{_num(r.get('value'), signed)} [{_num(ci[0], signed)}, {_num(ci[1], signed)}]"
+        rows.append({
+            "value": "—" if figure == "not measured" else value,
+            "baseline_value": _num(r.get("baseline")),
+            "target_short": f"≤ {_num(r.get('target'), 'g')}",
+            "statistic": stat,
+            "risk": f"{r['level']} {r['risk']}",
+            "question": QUESTIONS.get(r["risk"], ""),
+            "attacker": str(r.get("attacker", "")),
+            "figure": figure,
+            "baseline": f"{_num(r.get('baseline'))} ({r.get('baseline_name', '')})"
+            if _num(r.get("baseline")) != "—" else str(r.get("baseline_name") or "—"),
+            "target": f"{op} {_num(r.get('target'), 'g')}",
+            "status": str(r.get("status", "")),
+            "reason": str(r.get("reason", "")),
+        })
+    return rows
