@@ -268,6 +268,11 @@ def option_cases() -> list[Case]:
         "--label", "gender", "--additional", "environment=nan", "--out", str(d / "rep")])
     add("evaluate-target-advantage-nan", lambda d: ev(d, "--target-advantage", "nan"))
     add("evaluate-target-advantage-above-1", lambda d: ev(d, "--target-advantage", "1.5"))
+    add("evaluate-target-membership-below-half", lambda d: ev(d, "--target-membership", "0.3"))
+    add("evaluate-target-inference-nan", lambda d: ev(d, "--target-inference", "nan"))
+    add("evaluate-accept-risk-unknown", lambda d: ev(d, "--accept-risk", "record-magic",
+                                                     "--reason", "why"))
+    add("evaluate-reason-without-accept-risk", lambda d: ev(d, "--reason", "why"))
     add("evaluate-preview-out-is-input", lambda d: [
         "evaluate", str(_csv(d)), *EV, "--preview", "--out", str(d / "t.csv")])
     add("evaluate-selection-unknown", lambda d: ev(d, "--selection", "magic"))
@@ -338,6 +343,11 @@ def option_cases() -> list[Case]:
     add("release-keep-missing-column", lambda d: rl(d, "--keep", "nope"))
     add("release-force-keep-missing-column", lambda d: rl(d, "--force", "--keep", "nope"))
     add("release-target-advantage-nan", lambda d: rl(d, "--target-advantage", "nan"))
+    add("release-target-membership-above-1", lambda d: rl(d, "--target-membership", "1.2"))
+    add("release-target-inference-negative", lambda d: rl(d, "--target-inference", "-0.1"))
+    add("release-accept-risk-without-reason", lambda d: rl(d, "--accept-risk",
+                                                           "identity-membership"))
+    add("release-reason-without-accept-risk", lambda d: rl(d, "--reason", "why"))
     add("release-methods-unknown", lambda d: rl(d, "--methods", "magic"))
     add("release-methods-empty", lambda d: rl(d, "--methods", ","))
     add("release-budget-minutes-0", lambda d: rl(d, "--budget-minutes", "0"))

@@ -68,6 +68,8 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 #: (-1 or a positive count).
 OPTION_RANGES: dict[str, Param] = {
     "target_advantage": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
+    "target_membership": Param("float", low=0.5, high=1, help="an AUC bound, e.g. 0.6"),
+    "target_inference": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
