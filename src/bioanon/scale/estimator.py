@@ -53,6 +53,23 @@ class BucketedMixing(TransformerMixin, BaseEstimator):
         self.bucket_size = bucket_size
         self.random_state = random_state
 
+    def public_params(self) -> dict[str, Any]:
+        """Parameters safe to publish: the inner method's, the bucket rule (no random state).
+
+        Examples
+        --------
+        >>> from bioanon.anonymize import SelectiveMeanAnonymizer
+        >>> BucketedMixing(SelectiveMeanAnonymizer("expression", g=8), "expression",
+        ...                bucket_size=100).public_params()["bucket_size"]
+        100
+        """
+        inner = self.anonymizer
+        params = (inner.public_params() if hasattr(inner, "public_params") else
+                  {k: v for k, v in inner.get_params(deep=False).items()
+                   if k != "random_state"})
+        return {"anonymizer": type(inner).__name__, **params, "bucket_size": self.bucket_size,
+                "buckets_stratified_by": self.interest}
+
     def fit(self, X: Any, labels: Any = None) -> BucketedMixing:
         """Fit the inner anonymizer (e.g. its relevance scores) once, on all of ``X``."""
         X, labels = split_input(X, labels)

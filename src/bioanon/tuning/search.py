@@ -259,7 +259,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            random_state: int | None = None, models: Any = "forest,linear_svm,knn",
            attackers: Any = "all", group: str | None = None, decoupler: Any = None,
            released_labels: Sequence[str] | None = None, n_jobs: int | None = -1,
-           test_size: float = 0.25) -> SearchResult:
+           test_size: float = 0.25,
+           judge_as: Callable[[Any], Any] | None = None) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -281,6 +282,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         evaluation seeds are derived from it one way and kept out of every result.
     models, attackers, group, released_labels, n_jobs, test_size
         As for :class:`~bioanon.evaluation.Evaluation`.
+    judge_as : callable, optional
+        Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
+        confirmation alike), e.g. the bucketed rule of a dask release
+        (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is written.
 
     Returns
     -------
@@ -317,6 +322,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             break
         progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
         anon = build_candidate(c, interest, sensitive, list(add), None)
+        anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
                             cache=cache, membership=False, verification=False,
@@ -342,6 +348,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         progress(len(cands), total, f"confirming {chosen.label()} on a fresh split and seed")
         conf_seed = confirmation_seed(tune_seed)
         anon = build_candidate(chosen, interest, sensitive, list(add), None)
+        anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=conf_seed,
                             membership=True, verification=False, **common).evaluate()
