@@ -206,6 +206,7 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
     """``release --dask/--scheduler``: certify on a panel sample, release bucket by bucket."""
     from .. import __version__
     from ..certified import NotCertified, report_dir
+    from ..scale.bucketed import POOL_PER_SET
     from ..scale.certified import certify_parquet
 
     if roles.keep or roles.quasi or force:
@@ -227,6 +228,14 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
     notes = notes_console(as_json)
     print_summary(out.report, as_json)
     s = out.sample
+    g = out.manifest.get("params", {}).get("g")
+    fewest = out.bucketed.smallest_class_in_a_bucket
+    if isinstance(g, int) and fewest < POOL_PER_SET * g:
+        err_console.print(
+            f"note: a bucket holds only {fewest} records of its smallest interest class, fewer "
+            f"than {POOL_PER_SET} × g = {POOL_PER_SET * g}: sets drawn from so small a pool make "
+            "the release depart from the whole-class one; raise --bucket-size",
+            highlight=False, soft_wrap=True)
     notes.print(f"certified: {out.setting} (judged bucketed on a panel sample of "
                 f"{s['n_records']:,} of {s['total_records']:,} records); wrote {output}/ "
                 f"({out.bucketed.n_records:,} records in {out.bucketed.n_buckets} bucket "

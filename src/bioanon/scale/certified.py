@@ -22,6 +22,7 @@ no setting is certified (:class:`~bioanon.certified.NotCertified`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -96,6 +97,17 @@ def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
         X[:, j] = tab.column(f).to_numpy()
     lab = tab.select(list(labels)).to_pandas()
     return FeatureTable(X, lab, list(features))
+
+
+def _remove_report(folder: Path, made: bool) -> None:
+    """Remove the report files written here (and the folder, when this call created it)."""
+    from ..certified import REPORT_FILES
+
+    for name in REPORT_FILES:
+        (folder / name).unlink(missing_ok=True)
+    if made:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 @dataclass
@@ -272,7 +284,9 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     data.setdefault("params", {})["panel_sample"] = sizes
     data["params"]["bucket_rule"] = rule
     report = Report(data, report.figures)
-    write_report(report, png, report_dir(out))
+    rep_dir = report_dir(out)
+    made = not rep_dir.exists()
+    write_report(report, png, rep_dir)
     seed = None if random_state is None else derive_seed(int(random_state), "release") % 2**32
     anon = build_candidate(c, roles.interest, roles.sensitive, add, None)
     certification = {
@@ -285,12 +299,17 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
             "judged_on": {**sizes, "sample": "stratified panel sample of identities and "
                                              "records (by the interest within each)"},
             "bucket_rule": rule}}
-    res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
-                             additional=add, sensitive=roles.sensitive,
-                             labels=list(roles.identifying), keep_sensitive=keep_sensitive,
-                             bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
-                             scheduler=scheduler, local=local, n_workers=n_workers,
-                             version=version, progress=progress, certification=certification)
+    try:
+        res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
+                                 additional=add, sensitive=roles.sensitive,
+                                 labels=list(roles.identifying), keep_sensitive=keep_sensitive,
+                                 bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
+                                 scheduler=scheduler, local=local, n_workers=n_workers,
+                                 version=version, progress=progress,
+                                 certification=certification)
+    except BaseException:  # no release: no report of one either
+        _remove_report(rep_dir, made)
+        raise
     manifest = json.loads(manifest_path(out).read_text())
     return CertifiedBucketedRelease(out, manifest, dict(result.confirmation["verdict"]),
                                     public_rows(result), report, result, sizes, res,
