@@ -39,7 +39,6 @@ from .common import (
 from .release import ForceOpt, IdentOpt, KeepOpt, QuasiOpt, TargetOpt
 
 
-
 @app.command("release")
 @user_errors
 def release_command(

@@ -204,8 +204,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     )
     from ..evaluation.seeds import derive_seed
     from ..release import manifest_path
-    from ..tuning.search import CHOICE_RULE, build_candidate
     from ..report import Report
+    from ..tuning.search import CHOICE_RULE, build_candidate
     from .estimator import BucketedMixing
     from .run import anonymize_bucketed, parquet_schema
     from .sample import panel_sample
