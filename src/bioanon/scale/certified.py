@@ -48,7 +48,7 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     Examples
     --------
     >>> from bioanon.datasets import make_biometric
-    >>> t = make_biometric(n_identities=4, records_per_identity=10, n_features=8)
+    >>> t = make_biometric(n_identities=4, records_per_identity=10, n_features=32)
     >>> names, left = bucketable_methods(t, ["selective-mean", "noise"])
     >>> names, left[0]["method"]
     (['selective-mean'], 'noise')
