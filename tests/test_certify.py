@@ -231,3 +231,22 @@ def test_release_dask_not_certified_writes_nothing(parquet: Path, tmp_path: Path
     assert res.exit_code == 1, res.output
     assert "closest: selective-mean(" in res.output and "nothing was written" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_bucketed_judge_hands_the_evaluator_its_block_diagonal_mixing() -> None:
+    """Contributor disclosure is measured on the bucketed rule too: the mixing matrix joins
+    records of one bucket only (3 buckets: at least 3 separate groups of records)."""
+    from scipy.sparse.csgraph import connected_components
+
+    from bioanon.anonymize import SelectiveMeanAnonymizer
+    from bioanon.scale import BucketedMixing
+
+    t = make_biometric(n_identities=10, records_per_identity=60, n_features=32, random_state=0)
+    inner = SelectiveMeanAnonymizer("expression", g=8, t=0.75, r_p=0.1)
+    out, M = BucketedMixing(inner, "expression", bucket_size=200,
+                            random_state=0).release_with_mixing(t.X, t.labels)
+    assert out.shape == t.X.shape and M.shape == (600, 600)
+    assert (M.getnnz(axis=1) == 8).all()  # g records in every released record
+    n_groups, group = connected_components(M + M.T, directed=False)
+    assert n_groups >= 3
+    assert sorted(np.bincount(group).tolist())[-1] <= 200  # no group spans two buckets
