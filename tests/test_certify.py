@@ -250,3 +250,19 @@ def test_the_bucketed_judge_hands_the_evaluator_its_block_diagonal_mixing() -> N
     n_groups, group = connected_components(M + M.T, directed=False)
     assert n_groups >= 3
     assert sorted(np.bincount(group).tolist())[-1] <= 200  # no group spans two buckets
+
+
+@needs_dask
+def test_release_dask_bad_input_is_one_line_before_any_search(parquet: Path,
+                                                              tmp_path: Path) -> None:
+    base = ["release", str(parquet), "--interest", "expression", "--sensitive", "identity",
+            "--label", "gender", "--label", "environment", *FAST_CLI]
+    res = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "rel"), "--scheduler",
+                                   "localhost:8786"])
+    assert res.exit_code == 2 and "must look like tcp://HOST:PORT" in res.output
+    res = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "rel.parquet"), "--dask"])
+    assert res.exit_code == 2 and "folder of Parquet parts" in res.output
+    res = CliRunner().invoke(app, [*base[:6], *FAST_CLI, "-o", str(tmp_path / "rel"),
+                                   "--label", "environment", "--dask", "--keep", "gender"])
+    assert res.exit_code == 2 and "not available on the dask path" in res.output
+    assert "searching" not in res.output and list(tmp_path.iterdir()) == []

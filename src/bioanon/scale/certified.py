@@ -206,12 +206,15 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     from ..release import manifest_path
     from ..report import Report
     from ..tuning.search import CHOICE_RULE, build_candidate
+    from .cluster import check_scheduler_address
     from .estimator import BucketedMixing
     from .run import anonymize_bucketed, parquet_schema
     from .sample import panel_sample
 
     src, out = Path(source), Path(output)
     roles.of()
+    if scheduler is not None:
+        check_scheduler_address(scheduler)
     if roles.keep or roles.quasi:
         raise BioanonError("kept and quasi-identifying columns are not available on the dask "
                            "path (the join check reads them in memory); use the in-memory path")
