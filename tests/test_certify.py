@@ -213,8 +213,11 @@ def test_release_dask_on_a_local_cluster_writes_every_row(parquet: Path,
     assert judged["n_records"] <= 800
     rep = tmp_path / "rel.report"
     doc = json.loads((rep / "report.json").read_text())
-    assert doc["params"]["panel_sample"]["total_records"] == 1600
+    assert doc["dataset"]["panel_sample"]["total_records"] == 1600
+    assert doc["verdict"]["sample"] == doc["dataset"]["panel_sample"]
     assert doc["params"]["bucket_rule"]["bucket_size"] == 400
+    assert "of 1600 records" in doc["verdict"]["sentence"]
+    assert "buckets of at least 400 records" in man["verdict"]["sentence"]
     assert (rep / "search.png").stat().st_size > 1000
     text = " ".join(res.output.split())
     assert "of 1,600 records" in text and "1,600 records in 4 bucket parts" in text

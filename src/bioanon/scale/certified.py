@@ -99,6 +99,25 @@ def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
     return FeatureTable(X, lab, list(features))
 
 
+def _judged_on(confirmation: Any, sizes: dict[str, Any], rule: dict[str, Any]) -> Any:
+    """The confirmation's report naming the panel sample's and the table's sizes and the
+    bucket rule (in the dataset block, the verdict and its sentence), as the judge does when
+    it samples a large table itself."""
+    from ..report import Report
+
+    data = confirmation.to_dict()
+    data.setdefault("dataset", {})["panel_sample"] = sizes
+    data.setdefault("params", {})["bucket_rule"] = rule
+    verdict = data["verdict"]
+    verdict["sample"], verdict["bucket_rule"] = sizes, rule
+    verdict["sentence"] = (
+        f"{verdict.get('sentence', '')} Judged on a stratified sample of {sizes['n_records']} of "
+        f"{sizes['total_records']} records ({sizes['n_identities']} of "
+        f"{sizes['total_identities']} identities), as released: sets drawn within random "
+        f"buckets of at least {rule['bucket_size']} records stratified by the interest.")
+    return Report(data, confirmation.figures)
+
+
 def _give_back_memory() -> None:
     """Collect garbage and hand freed heap pages back to the OS (glibc; a no-op elsewhere)."""
     import ctypes
@@ -214,7 +233,6 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     )
     from ..evaluation.seeds import derive_seed
     from ..release import manifest_path
-    from ..report import Report
     from ..tuning.search import CHOICE_RULE, build_candidate
     from .cluster import check_scheduler_address
     from .estimator import BucketedMixing
@@ -293,11 +311,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
             "judged_as_released": True,
             "judged_on": "the panel sample's splits, bucketed by the same rule (a split "
                          "smaller than bucket_size is one bucket)"}
+    result.confirmation = _judged_on(result.confirmation, sizes, rule)
     report, png = report_and_chart(result, roles.sensitive, roles.interest)
-    data = report.to_dict()
-    data.setdefault("params", {})["panel_sample"] = sizes
-    data["params"]["bucket_rule"] = rule
-    report = Report(data, report.figures)
     rep_dir = report_dir(out)
     made = not rep_dir.exists()
     write_report(report, png, rep_dir)
