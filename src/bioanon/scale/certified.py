@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..errors import BioanonError
 from ..table import FeatureTable
@@ -85,17 +86,39 @@ def read_labels(source: Path, columns: Sequence[str]) -> Any:
 
 
 def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
-              features: Sequence[str]) -> FeatureTable:
-    """The records at positions ``index`` (sorted) of a Parquet dataset, as a FeatureTable."""
+              features: Sequence[str], batch_rows: int = 8192) -> FeatureTable:
+    """The records at positions ``index`` (sorted) of a Parquet dataset, as a FeatureTable.
+
+    One streaming pass, a batch at a time (no read-ahead): only the chosen rows are kept, so
+    memory stays at the sample plus one batch, whatever the table's size.
+    """
     import pyarrow as pa
     import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
 
-    dset = ds.dataset(str(source), format="parquet")
-    tab = dset.take(pa.array(index, type=pa.int64()), columns=[*labels, *features])
-    X = np.empty((tab.num_rows, len(features)), dtype=np.float32)
-    for j, f in enumerate(features):
-        X[:, j] = tab.column(f).to_numpy()
-    lab = tab.select(list(labels)).to_pandas()
+    def batches() -> Any:  # the dataset's files in its order; pages read as they are used
+        for path in ds.dataset(str(source), format="parquet").files:
+            pf = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
+            yield from pf.iter_batches(batch_size=batch_rows, columns=[*labels, *features],
+                                       use_threads=False)
+
+    X = np.empty((index.size, len(features)), dtype=np.float32)
+    parts: list[Any] = []
+    start = done = 0
+    for batch in batches():
+        stop = start + batch.num_rows
+        hi = int(np.searchsorted(index, stop))
+        rows = index[done:hi] - start
+        if rows.size:
+            picked = batch.take(pa.array(rows, type=pa.int64()))
+            for j, f in enumerate(features):
+                X[done:hi, j] = picked.column(f).to_numpy(zero_copy_only=False)
+            parts.append(picked.select(list(labels)).to_pandas())
+        done, start = hi, stop
+    if done != index.size:  # pragma: no cover - the file changed between the two reads
+        raise BioanonError(f"'{source}' changed while it was read; run again")
+    pa.default_memory_pool().release_unused()
+    lab = pd.concat(parts, ignore_index=True)
     return FeatureTable(X, lab, list(features))
 
 
