@@ -1,11 +1,18 @@
 """bioanon: release biometric datasets with the sensitive attribute hidden and utility kept.
 
-The library is the product; the ``bioanon`` command line sits on top of it.
+The library is the product; the ``bioanon`` command line sits on top of it. The front door is
+the certified path, one call (what ``bioanon release`` runs):
+
+>>> from bioanon import CertifiedRelease, NotCertified, certify
+
+``certify(table, roles)`` searches, confirms and releases, or raises ``NotCertified``. The
+low-level estimators and the judge are for those who know they are not certified:
 
 >>> from bioanon import FeatureTable, SelectiveMeanAnonymizer, evaluate
 
-``evaluate`` is imported on first use (the evaluation stack imports the anonymizers, the
-attacks and the report; importing it here would make the package import itself).
+``certify``, ``evaluate`` and the rest are imported on first use (the evaluation stack imports
+the anonymizers, the attacks and the report; importing it here would make the package import
+itself).
 """
 
 from __future__ import annotations
@@ -19,15 +26,22 @@ from .errors import BioanonError
 from .table import FeatureTable
 
 if TYPE_CHECKING:
+    from .certified import CertifiedRelease, NotCertified, certify
     from .evaluation import evaluate
+    from .release import Roles
+
+#: lazily imported names and the module holding each
+_LAZY = {"evaluate": "evaluation", "certify": "certified", "CertifiedRelease": "certified",
+         "NotCertified": "certified", "Roles": "release"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "evaluate":
-        from .evaluation import evaluate
+    if name in _LAZY:
+        import importlib
 
-        return evaluate
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'bioanon' has no attribute {name!r}")
 
 
-__all__ = ["BioanonError", "FeatureTable", "SelectiveMeanAnonymizer", "__version__", "evaluate"]
+__all__ = ["BioanonError", "CertifiedRelease", "FeatureTable", "NotCertified", "Roles",
+           "SelectiveMeanAnonymizer", "__version__", "certify", "evaluate"]

@@ -1,28 +1,22 @@
 """``bioanon release``: search, certify, release (the safe path).
 
-The command parses, checks every output before any work, calls the library
-(:func:`bioanon.tuning.search.search`, :func:`~bioanon.tuning.search.certified_release`) and
-writes ``OUTPUT``, ``OUTPUT.manifest.json`` and ``OUTPUT.report/``. When no setting meets the
-target it writes nothing and exits with status 1 (not a user error).
+The command parses, checks every output before any work, calls the library's front door
+(:func:`bioanon.certify`; with ``--dask``/``--scheduler``,
+:func:`bioanon.scale.certified.certify_parquet`) and writes ``OUTPUT``,
+``OUTPUT.manifest.json`` and ``OUTPUT.report/``. When no setting meets the target it writes
+nothing and exits with status 1 (:class:`bioanon.NotCertified`: not a user error).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from ..errors import BioanonError
-from ..io import atomic_path, check_output_dir, check_output_file, file_sha256
-from ..release import (
-    NO_ROLE,
-    Roles,
-    join_check,
-    manifest_path,
-    resolve_roles,
-    write_release,
-)
+from ..io import check_output_dir, check_output_file, file_sha256
+from ..release import NO_ROLE, Roles, manifest_path
 from ..table import format_of
 from .common import (
     OUT_FLAGS,
@@ -54,14 +48,6 @@ from .release import (
     TargetOpt,
     parse_accept,
 )
-
-
-def report_dir(output: Path) -> Path:
-    """Where the report of the release ``output`` goes: ``OUTPUT.report/``."""
-    return output.with_name(output.name + ".report")
-
-
-REPORT_FILES = ["report.json", "report.html", "search.png"]
 
 
 @app.command("release")
@@ -109,8 +95,23 @@ def release_command(
         "--attackers", help="Attacker modes, comma-separated, or 'all'.")] = "all",
     jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
     as_json: JsonOpt = False,
+    dask: Annotated[bool, typer.Option(
+        "--dask", help="Certify on a stratified panel sample, then release bucket by bucket on "
+                       "a local dask cluster (Parquet in, a folder of Parquet parts out; the "
+                       "judge evaluates the bucketed rule; needs the 'scale' extra).")] = False,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="As --dask, on this dask scheduler, tcp://HOST:PORT (workers "
+                            "must share the output's file system).")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Workers of the local dask cluster (default: one per core).")] = None,
+    bucket_size: Annotated[int, typer.Option(
+        "--bucket-size", help="Records per bucket on the dask path (sets are drawn within a "
+                              "bucket; the search judges this rule).")] = 50_000,
+    sample_records: Annotated[int, typer.Option(
+        "--sample-records", help="Records of the stratified panel sample the dask path "
+                                 "searches and confirms on.")] = 50_000,
 ) -> None:
-    """Search methods and settings, certify one against the privacy target, and release.
+    """Search methods and settings, certify one against every risk, and release.
 
     Every applicable method's settings are judged on a tuning split against every risk
     (recognition: the upper 95% bound of the cross-fitted worst attack's advantage over
@@ -118,25 +119,32 @@ def release_command(
     bound within --target-membership; inference on members: the advantage bound over
     non-members within --target-inference; a level too small to measure is not covered and
     fails unless accepted with --accept-risk LEVEL-RISK --reason "..."; utility: CAS). The
-    most useful setting that meets the target is
-    re-evaluated on a fresh split with a fresh seed; only if that confirmation meets the
-    target too is the whole table anonymized and written with OUTPUT.manifest.json
-    (certified) and OUTPUT.report/. Otherwise nothing is written and the exit status is 1.
-    Column roles work as in anonymize: label columns without a role are dropped.
+    most useful setting that meets every target is re-evaluated on a fresh split with a fresh
+    seed; only if that confirmation meets every target too is the whole table anonymized and
+    written with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise nothing is
+    written and the exit status is 1. Column roles work as in anonymize: label columns without
+    a role are dropped.
+
+    With --dask or --scheduler (Parquet in, a folder of Parquet parts out) the search and
+    the confirmation run on a stratified panel sample (--sample-records), judging the bucketed
+    rule the release uses (sets drawn within random buckets of --bucket-size records); only
+    methods that mix the records given can be bucketed (the others are skipped, with the
+    reason). The certified setting then releases every record bucket by bucket, out of core.
     """
     from ..attack import parse_models, parse_modes
-    from ..tuning.search import certified_release, certified_report, search
-    from ..tuning.search import row_line as search_row_line
+    from ..certified import REPORT_FILES, NotCertified, certify, report_dir
 
-    format_of(output)
+    bucketed = dask or scheduler is not None
+    if not bucketed:
+        format_of(output)
+        check_output_file(output, [input])
     man_path = manifest_path(output)
     rep_dir = report_dir(output)
-    check_output_file(output, [input])
     check_output_file(man_path, [input])
     check_output_dir(rep_dir, [input], REPORT_FILES)
     add = parse_weighted(additional, 1.0, "--additional")
     accepted = parse_accept(accept_risk, reason)
-    roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
+    roles = Roles(sensitive=sensitive, interest=interest, additional=add,
                   identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
                   keep=keep or [])
     roles.of()  # one role per column, before any work
@@ -145,59 +153,110 @@ def release_command(
         raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
     model_list = parse_models(models) if models.strip() != "all" else "all"
     modes = parse_modes(attackers)
+    options: dict[str, Any] = dict(methods=method_list, target=target_advantage,
+                                   random_state=seed, budget_minutes=budget_minutes,
+                                   models=model_list, attackers=modes, group=group,
+                                   keep_sensitive=keep_sensitive, n_jobs=jobs,
+                                   target_membership=target_membership,
+                                   target_inference=target_inference, accept_risks=accepted)
+    if bucketed:
+        _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
+                          local=dask, workers=workers, bucket_size=bucket_size,
+                          sample_records=sample_records, as_json=as_json)
+        return
     table = read_release_input(input, [*roles.of(), group])
-    # the column policy and the join check before the search (a refusal costs no search)
-    join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
-               sensitive, force=force)
     if keep_sensitive:
-        err_console.print("warning: --keep-sensitive releases the sensitive column: for an "
-                          "auditor's attack only, unfit for a real release", highlight=False)
-    released_labels = [c for c in [interest, *add, *(quasi or []), *(keep or [])]]
-    with progress_bar("searching") as update:
-        result = search(table, interest, sensitive, add, target_advantage=target_advantage,
-                        methods=method_list, budget_minutes=budget_minutes, progress=update,
-                        random_state=seed, models=model_list, attackers=modes, group=group,
-                        released_labels=released_labels, n_jobs=jobs,
-                        target_membership=target_membership,
-                        target_inference=target_inference, accept_risks=accepted)
-    notes = notes_console(as_json)
-    for row in result.rows:
-        err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
-    for skip in result.skipped:
-        if "setting" in skip:
-            err_console.print(f"  {skip['setting']}: skipped ({skip['reason']})",
-                              highlight=False, soft_wrap=True)
-    if result.not_evaluated:
-        err_console.print(f"budget reached: {len(result.not_evaluated)} setting(s) not "
-                          "evaluated", highlight=False)
-    if not result.certified:
-        if as_json:
-            near, why = result.closest()
-            print_json({"certified": False, "message": result.failure_line(),
-                        "closest": None if near is None else near["setting"], "short_of": why,
-                        "confirmation": None if result.confirmation is None
-                        else result.confirmation["verdict"]})
-        elif result.confirmation is not None:
-            console.print(result.confirmation["verdict"]["sentence"], highlight=False,
-                          soft_wrap=True)
-        err_console.print(result.failure_line() + "; nothing was written", highlight=False,
-                          soft_wrap=True)
-        raise typer.Exit(1)
-    with progress_bar("releasing") as update:
-        out = certified_release(table, result, roles, keep_sensitive=keep_sensitive,
-                                force=force, random_state=seed, input_name=input.name,
-                                input_sha256=file_sha256(input), progress=update)
-    unnamed = [c for c in out.dropped if out.manifest_roles().get(c) == NO_ROLE]
+        _unfit_warning()
+    try:
+        with progress_bar("certifying") as update:
+            out = certify(table, roles, force=force, input_name=input.name,
+                          input_sha256=file_sha256(input), progress=update, **options)
+    except NotCertified as exc:
+        _print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        _refuse(exc, as_json)
+    _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    unnamed = [c["name"] for c in out.manifest["columns"]
+               if c["role"] == NO_ROLE and not c["released"]]
     if unnamed:
         err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
                           "--keep to release it)", highlight=False, soft_wrap=True)
-    report, fig = certified_report(result, sensitive, interest)
-    rep_dir.mkdir(parents=True, exist_ok=True)
-    report.write(rep_dir)
-    with atomic_path(rep_dir / "search.png") as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-    write_release(out.table, out.manifest, output)  # last: a certified release has its report
-    print_summary(report, as_json)
-    notes.print(f"certified: {result.rows[result.chosen or 0]['setting']}; wrote {output} "
-                  f"({out.table.n_records} records), {man_path.name} and {rep_dir.name}/",
-                  highlight=False, soft_wrap=True)
+    notes = notes_console(as_json)
+    out.write(output)  # the report first, the release pair last (together)
+    print_summary(out.report, as_json)
+    notes.print(f"certified: {out.setting}; wrote {output} ({out.table.n_records} records), "
+                f"{man_path.name} and {rep_dir.name}/", highlight=False, soft_wrap=True)
+
+
+def _unfit_warning() -> None:
+    err_console.print("warning: --keep-sensitive releases the sensitive column: for an "
+                      "auditor's attack only, unfit for a real release", highlight=False)
+
+
+def _print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
+                  not_evaluated: list[str]) -> None:
+    """One line per evaluated setting, per skipped setting, and the budget's note."""
+    from ..tuning.search import row_line as search_row_line
+
+    for row in rows:
+        err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
+    for skip in skipped:
+        if "setting" in skip:
+            err_console.print(f"  {skip['setting']}: skipped ({skip['reason']})",
+                              highlight=False, soft_wrap=True)
+    if not_evaluated:
+        err_console.print(f"budget reached: {len(not_evaluated)} setting(s) not "
+                          "evaluated", highlight=False)
+
+
+def _refuse(exc: Any, as_json: bool) -> NoReturn:
+    """Print why nothing was certified and exit 1 (not a user error: nothing written)."""
+    if as_json:
+        print_json({"certified": False, "message": str(exc), "closest": exc.setting,
+                    "short_of": exc.short_of, "confirmation": exc.confirmation})
+    elif exc.confirmation is not None:
+        console.print(exc.confirmation["sentence"], highlight=False, soft_wrap=True)
+    err_console.print(str(exc) + "; nothing was written", highlight=False, soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str, Any], *,
+                      force: bool, scheduler: str | None, local: bool, workers: int | None,
+                      bucket_size: int, sample_records: int, as_json: bool) -> None:
+    """``release --dask/--scheduler``: certify on a panel sample, release bucket by bucket."""
+    from .. import __version__
+    from ..certified import NotCertified, report_dir
+    from ..scale.bucketed import POOL_PER_SET
+    from ..scale.certified import certify_parquet
+
+    if roles.keep or roles.quasi or force:
+        raise BioanonError("--keep/--quasi/--force are not available on the dask path (the "
+                           "join check reads the labels in memory); release those columns "
+                           "with the in-memory path")
+    if options["keep_sensitive"]:
+        _unfit_warning()
+    try:
+        with progress_bar("certifying (panel sample), then releasing (dask)") as update:
+            out = certify_parquet(input, output, roles, scheduler=scheduler, local=local,
+                                  n_workers=workers, bucket_size=bucket_size,
+                                  sample_records=sample_records, version=__version__,
+                                  progress=update, **options)
+    except NotCertified as exc:
+        _print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        _refuse(exc, as_json)
+    _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    notes = notes_console(as_json)
+    print_summary(out.report, as_json)
+    s = out.sample
+    g = out.manifest.get("params", {}).get("g")
+    fewest = out.bucketed.smallest_class_in_a_bucket
+    if isinstance(g, int) and fewest < POOL_PER_SET * g:
+        err_console.print(
+            f"note: a bucket holds only {fewest} records of its smallest interest class, fewer "
+            f"than {POOL_PER_SET} × g = {POOL_PER_SET * g}: sets drawn from so small a pool make "
+            "the release depart from the whole-class one; raise --bucket-size",
+            highlight=False, soft_wrap=True)
+    notes.print(f"certified: {out.setting} (judged bucketed on a panel sample of "
+                f"{s['n_records']:,} of {s['total_records']:,} records); wrote {output}/ "
+                f"({out.bucketed.n_records:,} records in {out.bucketed.n_buckets} bucket "
+                f"parts), {manifest_path(output).name} and {report_dir(output).name}/",
+                highlight=False, soft_wrap=True)

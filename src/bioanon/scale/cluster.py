@@ -75,9 +75,7 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         raise BioanonError("the dask path needs the 'scale' extra; install it with "
                            "pip install 'bioanon[scale]'") from None
     if scheduler is not None:
-        if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
-            raise BioanonError(f"scheduler address '{scheduler}' must look like "
-                               "tcp://HOST:PORT")
+        check_scheduler_address(scheduler)
         check_reachable(scheduler)
         try:
             client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
@@ -126,6 +124,17 @@ def dask_failure(exc: BaseException, scheduler: str | None = None) -> BaseExcept
         return BioanonError(f"cannot read the input as Parquet ({first}); rewrite the damaged "
                             "part")
     return exc
+
+
+def check_scheduler_address(scheduler: str) -> None:
+    """Refuse an address that is not a dask scheduler's (before any work).
+
+    Examples
+    --------
+    >>> check_scheduler_address("tcp://10.0.0.5:8786")
+    """
+    if not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+        raise BioanonError(f"scheduler address '{scheduler}' must look like tcp://HOST:PORT")
 
 
 def worker_threads_env(n_workers: int) -> dict[str, str]:

@@ -90,8 +90,12 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                        seed: int | None = None, scheduler: str | None = None,
                        local: bool = False, n_workers: int | None = None,
                        version: str = "",
-                       progress: Callable[[int, int, str], None] | None = None) -> Any:
+                       progress: Callable[[int, int, str], None] | None = None,
+                       certification: dict[str, Any] | None = None) -> Any:
     """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
+
+    ``certification``, when given, holds the manifest's fields of a certified release
+    (``certified``, ``verdict``, ``certification``; see :mod:`.certified`).
 
     Returns the :class:`~.bucketed.BucketedResult`.
     """
@@ -130,7 +134,7 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                 else {},
                 "input": {"name": source.name, "sha256": input_digest(source)},
                 "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                **manifest}
+                **(certification or {}), **manifest}
 
     def _run(client: Any) -> Any:
         return bucketed_release(source, output, anonymizer, interest=interest,

@@ -327,7 +327,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            test_size: float = 0.25, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
            target_inference: float = DEFAULT_TARGET_INFERENCE,
            accept_risks: Mapping[str, str] | None = None,
-           report_closest: bool = False) -> SearchResult:
+           report_closest: bool = False,
+           judge_as: Callable[[Any], Any] | None = None) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -357,6 +358,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         evaluation seeds are derived from it one way and kept out of every result.
     models, attackers, group, released_labels, n_jobs, test_size
         As for :class:`~bioanon.evaluation.Evaluation`.
+    judge_as : callable, optional
+        Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
+        confirmation alike), e.g. the bucketed rule of a dask release
+        (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is written.
 
     Returns
     -------
@@ -401,6 +406,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             break
         progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
         anon = build_candidate(c, interest, sensitive, list(add), None)
+        anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
                             cache=cache, membership=True, verification=False,
@@ -426,6 +432,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         progress(len(cands), total, f"confirming {chosen.label()} on a fresh split and seed")
         conf_seed = confirmation_seed(tune_seed)
         anon = build_candidate(chosen, interest, sensitive, list(add), None)
+        anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=conf_seed,
                             membership=True, verification=False, **common).evaluate()
