@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg import cholesky, solve_triangular
 from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.covariance import ledoit_wolf
@@ -69,6 +70,12 @@ def _pooled_covariance(X: np.ndarray, codes: np.ndarray, means: np.ndarray,
     emp = R.T @ R / R.shape[0]
     mu = np.trace(emp) / emp.shape[0]
     return (1 - shrinkage) * emp + shrinkage * mu * np.eye(emp.shape[0])
+
+
+def _inverse_root(cov: np.ndarray) -> np.ndarray:
+    """``W`` with ``W @ W.T`` the inverse of ``cov`` (Cholesky: ``X @ W`` whitens rows)."""
+    L = cholesky(cov, lower=True)
+    return solve_triangular(L, np.eye(cov.shape[0]), lower=True).T
 
 
 class ShrunkLDA(ClassifierMixin, BaseEstimator):
@@ -123,9 +130,8 @@ class ShrunkLDA(ClassifierMixin, BaseEstimator):
         Z = (X - self.mean_) / self.scale_
         self.classes_, codes, means, counts = _class_stats(Z, y)
         if self.classes_.size < 2:
-            raise ValueError("ShrunkLDA needs at least two classes")
-        vals, vecs = np.linalg.eigh(_pooled_covariance(Z, codes, means, self.shrinkage))
-        self.whiten_ = vecs / np.sqrt(np.maximum(vals, vals.max() * 1e-12))
+            raise ValueError("ShrunkLDA needs at least two classes; got 1 class")
+        self.whiten_ = _inverse_root(_pooled_covariance(Z, codes, means, self.shrinkage))
         M = means @ self.whiten_
         if self.scoring == "cosine":
             self.templates_ = _unit(M)
@@ -135,12 +141,19 @@ class ShrunkLDA(ClassifierMixin, BaseEstimator):
             self.intercept_ = -0.5 * np.einsum("ij,ij->i", M, M) + np.log(counts / y.size)
         self.temperature_ = 1.0
         pick = np.random.default_rng(0).permutation(y.size)[:2000]
-        S, target = self.decision_function(X[pick]), codes[pick]
+        S, target = self._scores(X[pick]), codes[pick]
         self.temperature_ = _fit_temperature(S, target)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Score of every class (higher: more likely), divided by the fitted temperature."""
+        """Score of every class (higher: more likely), divided by the fitted temperature.
+
+        With two classes, one column: the second class's score minus the first's.
+        """
+        s = self._scores(X)
+        return s[:, 1] - s[:, 0] if s.shape[1] == 2 else s
+
+    def _scores(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "templates_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         W = ((X - self.mean_) / self.scale_) @ self.whiten_
@@ -150,11 +163,12 @@ class ShrunkLDA(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Softmax of the scores."""
-        return _softmax(self.decision_function(X))
+        return _softmax(self._scores(X))
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of highest score."""
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        scores = self._scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
 
 def _unit(X: np.ndarray) -> np.ndarray:
@@ -197,13 +211,20 @@ class WithinClassWhitener(TransformerMixin, BaseEstimator):
     (40, 4)
     """
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags
+
     def fit(self, X: Any, y: Any) -> WithinClassWhitener:
         """Learn the whitening map from the pooled, shrunk within-class covariance."""
         X, y = validate_data(self, X, y, dtype=np.float64)
+        if X.shape[0] < 2:
+            raise ValueError(f"WithinClassWhitener needs at least 2 samples; got n_samples = "
+                             f"{X.shape[0]}")
         _, codes, means, _ = _class_stats(X, y)
-        cov = _pooled_covariance(X, codes, means)
-        vals, vecs = np.linalg.eigh(cov)
-        self.components_ = vecs / np.sqrt(np.maximum(vals, vals.max() * 1e-12))
+        self.components_ = _inverse_root(_pooled_covariance(X, codes, means))
         self.mean_ = X.mean(axis=0)
         return self
 

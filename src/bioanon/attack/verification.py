@@ -34,7 +34,7 @@ def _unit(X: np.ndarray) -> np.ndarray:
 
 
 #: above this many trials the bootstrap works on binned scores (:func:`binned_bootstrap_eer`)
-EXACT_TRIALS = 2_000_000
+EXACT_TRIALS = 100_000
 
 
 def _binned_rates(t_hist: np.ndarray, n_hist: np.ndarray) -> np.ndarray:
