@@ -30,7 +30,7 @@ from ..metrics import (
 )
 from .parallel import is_parallel, parallel_map
 from .recognizers import make_recognizer, model_name, single_threaded
-from .scalable import SCALE_CLASSES, substitute
+from .scalable import resolve_scale_classes, substitute
 from .summary import summarize_scores
 from .threat import MODES, ThreatModel, parse_modes
 
@@ -273,7 +273,7 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
               cache: ModelCache | None = None,
               progress: Progress | None = None,
               predictions: dict[str, np.ndarray] | None = None,
-              scale_classes: int | None = SCALE_CLASSES) -> dict[str, Any]:
+              scale_classes: int | str | None = "auto") -> dict[str, Any]:
     """Run every attacker mode × recognizer on one closed-set split.
 
     Parameters
@@ -301,8 +301,9 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         Filled in place with each attacker's guesses for the test records (in their order;
         the reverse attacker's come from clear probes), keyed ``"mode / recognizer"`` (kept
         in process: contributor disclosure and the cross-fitted worst case read them).
-    scale_classes : int or None, default :data:`~bioanon.attack.scalable.SCALE_CLASSES`
-        With more identities than this in ``y_train``, recognizers whose cost grows with the
+    scale_classes : int, "auto" or None
+        With more identities than this in ``y_train`` (``"auto"``:
+        :data:`~bioanon.attack.scalable.SCALE_CLASSES`, 100), recognizers whose cost grows with the
         number of classes (forest, SVMs, ...) are replaced by one-pass recognizers
         (:data:`~bioanon.attack.scalable.SCALED_SUBSTITUTES`); the output names every
         substitution. None keeps every recognizer whatever the size.
@@ -413,13 +414,14 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
 
 
 def _panel_models(models: list[Any], n_classes: int,
-                  scale_classes: int | None) -> tuple[list[Any], list[dict[str, Any]]]:
+                  scale_classes: int | str | None) -> tuple[list[Any], list[dict[str, Any]]]:
     """The recognizers the panel fits, after substitutions above ``scale_classes`` classes.
 
     A substitute already in the panel is fitted once (its records name what it replaces).
     """
     out: list[Any] = []
     subs: list[dict[str, Any]] = []
+    scale_classes = resolve_scale_classes(scale_classes)
     for m in models:
         s = substitute(m, n_classes, scale_classes)
         if s != m:

@@ -235,6 +235,16 @@ class WithinClassWhitener(TransformerMixin, BaseEstimator):
         return ((X - self.mean_) @ self.components_).astype(np.float32)
 
 
+def resolve_scale_classes(scale_classes: int | str | None) -> int | None:
+    """The threshold in force: ``"auto"`` reads :data:`SCALE_CLASSES` now; None: never."""
+    if scale_classes == "auto":
+        return SCALE_CLASSES
+    if scale_classes is not None and (isinstance(scale_classes, str)
+                                      or int(scale_classes) < 0):
+        raise ValueError(f"scale_classes={scale_classes!r}; give a class count, 'auto' or None")
+    return None if scale_classes is None else int(scale_classes)
+
+
 def metric_knn(seed: int | None = None) -> Any:
     """Cosine 5 nearest neighbours in the within-class whitened space (``metric_knn``)."""
     return make_pipeline(StandardScaler(), WithinClassWhitener(),
@@ -247,18 +257,19 @@ def lda(seed: int | None = None) -> Any:
     return ShrunkLDA()
 
 
-def substitute(model: Any, n_classes: int, scale_classes: int | None = SCALE_CLASSES) -> Any:
+def substitute(model: Any, n_classes: int, scale_classes: int | str | None = "auto") -> Any:
     """The recognizer the panel fits for ``model`` with ``n_classes`` classes.
 
-    Above ``scale_classes`` a zoo recognizer whose cost grows with the classes is replaced by
-    its entry in :data:`SCALED_SUBSTITUTES`; anything else (and everything when
-    ``scale_classes`` is None) is kept.
+    Above ``scale_classes`` (``"auto"``: :data:`SCALE_CLASSES` at call time) a zoo recognizer
+    whose cost grows with the classes is replaced by its entry in :data:`SCALED_SUBSTITUTES`;
+    anything else (and everything when ``scale_classes`` is None) is kept.
 
     Examples
     --------
     >>> substitute("forest", 3000), substitute("forest", 24), substitute("knn", 3000)
     ('metric_knn', 'forest', 'knn')
     """
-    if scale_classes is None or n_classes <= scale_classes or not isinstance(model, str):
+    limit = resolve_scale_classes(scale_classes)
+    if limit is None or n_classes <= limit or not isinstance(model, str):
         return model
     return SCALED_SUBSTITUTES.get(model, model)
