@@ -6,12 +6,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bioanon.attack import make_recognizer, run_panel
 from bioanon.attack.scalable import (
     SCALE_CLASSES,
     SCALED_SUBSTITUTES,
+    CosineKNN,
     ShrunkLDA,
     WithinClassWhitener,
     substitute,
@@ -118,3 +120,16 @@ def test_panel_keeps_every_recognizer_below_the_threshold(many):
     p = _panel(many, models=["knn", "logreg"], scale_classes=None)
     assert p["substitutions"] == []
     assert {a["model"] for a in p["attacks"]} == {"knn", "logreg"}
+
+
+@parametrize_with_checks([CosineKNN()])
+def test_cosine_knn_sklearn_compatible(estimator: Any, check: Any) -> None:
+    check(estimator)
+
+
+def test_cosine_knn_votes_like_scikit_learn(many):
+    X_tr, y_tr, X_te, _ = many
+    ours = CosineKNN(n_neighbors=5, block=7).fit(X_tr, y_tr).predict_proba(X_te)
+    ref = KNeighborsClassifier(n_neighbors=5, metric="cosine", weights="distance",
+                               algorithm="brute").fit(X_tr, y_tr).predict_proba(X_te)
+    assert np.allclose(ours, ref, atol=1e-4)

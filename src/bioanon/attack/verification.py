@@ -49,6 +49,14 @@ def _binned_rates(t_hist: np.ndarray, n_hist: np.ndarray) -> np.ndarray:
     return (frr[rows, i] + far[rows, i]) / 2
 
 
+def _quantiles(v: np.ndarray, q: np.ndarray, rng: np.random.Generator,
+               most: int = 1_000_000) -> np.ndarray:
+    """Quantiles of ``v``, from a random sample of ``most`` values when it has more."""
+    if v.size > most:
+        v = v[rng.integers(0, v.size, most)]
+    return np.quantile(v, q)
+
+
 def binned_bootstrap_eer(scores: np.ndarray, same: np.ndarray, n_boot: int = 200,
                          seed: int = 0, n_bins: int = 2048,
                          confidence: float = 0.95) -> tuple[float, float, float]:
@@ -73,7 +81,8 @@ def binned_bootstrap_eer(scores: np.ndarray, same: np.ndarray, n_boot: int = 200
     scores, same = np.asarray(scores, dtype=np.float64), np.asarray(same, dtype=bool)
     eer = equal_error_rate(scores[same], scores[~same])
     q = np.linspace(0, 1, n_bins // 2 + 1)[1:-1]
-    edges = np.unique(np.r_[np.quantile(scores[same], q), np.quantile(scores[~same], q)])
+    rng = np.random.default_rng(seed)
+    edges = np.unique(np.r_[_quantiles(scores[same], q, rng), _quantiles(scores[~same], q, rng)])
     n_probes, width = scores.shape[0], edges.size + 1
     cell = np.searchsorted(edges, scores, side="right")
     cell += (np.arange(n_probes) * width)[:, None]
