@@ -133,3 +133,19 @@ def test_cosine_knn_votes_like_scikit_learn(many):
     ref = KNeighborsClassifier(n_neighbors=5, metric="cosine", weights="distance",
                                algorithm="brute").fit(X_tr, y_tr).predict_proba(X_te)
     assert np.allclose(ours, ref, atol=1e-4)
+
+
+def test_evaluation_report_names_the_substitutes(monkeypatch):
+    from bioanon.anonymize import SelectiveMeanAnonymizer
+    from bioanon.attack import scalable
+    from bioanon.evaluation import evaluate
+
+    monkeypatch.setattr(scalable, "SCALE_CLASSES", 3)  # 8 identities count as many here
+    t = make_biometric(n_identities=8, records_per_identity=24, n_features=32, random_state=1)
+    r = evaluate(t, "expression", "identity", n_jobs=1, membership=False, verification=False,
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=4, r_p=0.1))
+    attacks = r["privacy"]["attacks"]
+    assert {a["model"] for a in attacks} == {"metric_knn", "lda", "knn", "cosine_nn"}
+    assert all(a["replaces"] == ["linear_svm"] for a in attacks if a["model"] == "lda")
+    assert all(a["replaces"] == ["forest"] for a in attacks if a["model"] == "metric_knn")
+    assert r["privacy"]["worst_case"]["model"] in {"metric_knn", "lda", "knn", "cosine_nn"}
