@@ -38,7 +38,7 @@ def many():
     return t.X[tr], y[tr], t.X[te], y[te]
 
 
-@pytest.mark.parametrize("name", ["lda", "metric_knn"])
+@pytest.mark.parametrize("name", ["lda", "metric_knn", "cosine_knn"])
 def test_one_pass_recognizers_recognize_many_identities(many, name):
     X_tr, y_tr, X_te, y_te = many
     acc = (make_recognizer(name, 0).fit(X_tr, y_tr).predict(X_te) == y_te).mean()
@@ -82,7 +82,7 @@ def test_substitute_only_above_the_threshold():
     assert substitute("forest", SCALE_CLASSES) == "forest"
     assert substitute("forest", SCALE_CLASSES + 1) == SCALED_SUBSTITUTES["forest"]
     assert substitute("linear_svm", 10_000, scale_classes=None) == "linear_svm"
-    assert substitute("knn", 10_000) == "knn"  # already one pass
+    assert substitute("knn", 10_000) == "cosine_knn"  # the same vote, in float32 blocks
     est = make_recognizer("knn")
     assert substitute(est, 10_000) is est  # estimators given as objects are the user's call
 
@@ -99,15 +99,13 @@ def _panel(many, **kw):
 def test_panel_names_every_substitution(many):
     p = _panel(many, models=["forest", "linear_svm", "knn"], scale_classes=100)
     subs = {s["model"]: s["substitute"] for s in p["substitutions"]}
-    assert subs == {"forest": "metric_knn", "linear_svm": "lda"}
+    assert subs == {"forest": "metric_knn", "linear_svm": "lda", "knn": "cosine_knn"}
     assert all(s["n_classes"] == 150 and s["reason"] for s in p["substitutions"])
     fitted = {a["model"] for a in p["attacks"]}
-    assert fitted == {"metric_knn", "lda", "knn"}
+    assert fitted == {"metric_knn", "lda", "cosine_knn"}
     for a in p["attacks"] + p["clear"]:
         if a["model"] == "lda":
             assert a["replaces"] == ["linear_svm"]
-        if a["model"] == "knn":
-            assert "replaces" not in a
 
 
 def test_panel_fits_a_shared_substitute_once(many):
@@ -120,6 +118,8 @@ def test_panel_keeps_every_recognizer_below_the_threshold(many):
     p = _panel(many, models=["knn", "logreg"], scale_classes=None)
     assert p["substitutions"] == []
     assert {a["model"] for a in p["attacks"]} == {"knn", "logreg"}
+    p = _panel(many, models=["knn", "logreg"], scale_classes=150)  # 150 classes: not above
+    assert p["substitutions"] == []
 
 
 @parametrize_with_checks([CosineKNN()])
@@ -145,7 +145,8 @@ def test_evaluation_report_names_the_substitutes(monkeypatch):
     r = evaluate(t, "expression", "identity", n_jobs=1, membership=False, verification=False,
                  anonymizer=SelectiveMeanAnonymizer("expression", g=4, r_p=0.1))
     attacks = r["privacy"]["attacks"]
-    assert {a["model"] for a in attacks} == {"metric_knn", "lda", "knn", "cosine_nn"}
+    assert {a["model"] for a in attacks} == {"metric_knn", "lda", "cosine_knn", "cosine_nn"}
     assert all(a["replaces"] == ["linear_svm"] for a in attacks if a["model"] == "lda")
     assert all(a["replaces"] == ["forest"] for a in attacks if a["model"] == "metric_knn")
-    assert r["privacy"]["worst_case"]["model"] in {"metric_knn", "lda", "knn", "cosine_nn"}
+    assert r["privacy"]["worst_case"]["model"] in {"metric_knn", "lda", "cosine_knn",
+                                                   "cosine_nn"}

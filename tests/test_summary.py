@@ -49,3 +49,16 @@ def test_binned_bootstrap_agrees_with_the_exact_one():
     assert binned[1] == pytest.approx(exact[1], abs=0.01)
     assert binned[2] == pytest.approx(exact[2], abs=0.01)
     assert binned[1] < binned[0] < binned[2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sorted_eer_equals_the_reference_with_ties(seed):
+    from bioanon.attack.verification import sorted_eer
+    from bioanon.metrics.intervals import equal_error_rate
+
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, 12, size=rng.integers(1, 30)).astype(float)  # coarse: many ties
+    nt = rng.integers(-4, 9, size=rng.integers(1, 300)).astype(float)
+    assert sorted_eer(t, nt) == equal_error_rate(t, nt)
+    t, nt = rng.normal(1, 1, 50), rng.normal(0, 1, 2000)
+    assert sorted_eer(t, nt) == equal_error_rate(t, nt)

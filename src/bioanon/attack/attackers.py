@@ -441,7 +441,7 @@ def _note_substitute(rec: dict[str, Any], name: str, subs: list[dict[str, Any]])
 
 
 _COST = {"dlib_embedding": 0, "rbf_svm": 0, "pca_svm": 1, "hgb": 1, "forest": 2, "linear_svm": 3,
-         "mlp": 4, "metric_knn": 4, "lda": 5}
+         "mlp": 4, "metric_knn": 4, "cosine_knn": 4, "lda": 5}
 
 
 def _cost_rank(model: Any) -> int:

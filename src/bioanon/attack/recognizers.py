@@ -26,7 +26,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
 from ..errors import BioanonError, suggest
-from .scalable import lda, metric_knn
+from .scalable import cosine_knn, lda, metric_knn
 
 
 def _forest(seed: int | None) -> Any:
@@ -100,6 +100,7 @@ OPTIONAL_RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     # SCALE_CLASSES identities; see bioanon.attack.scalable)
     "lda": lda,
     "metric_knn": metric_knn,
+    "cosine_knn": cosine_knn,
 }
 DEFAULT_MODELS = ("forest", "linear_svm", "knn")
 
