@@ -30,6 +30,8 @@ from ..metrics import (
 )
 from .parallel import is_parallel, parallel_map
 from .recognizers import make_recognizer, model_name, single_threaded
+from .scalable import resolve_scale_classes, substitute
+from .summary import summarize_scores
 from .threat import MODES, ThreatModel, parse_modes
 
 Progress = Callable[[int, int, str], None]
@@ -193,9 +195,13 @@ def training_set(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
 
 
 def _fit_and_score(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
-                   probes: dict[str, np.ndarray], single_thread: bool, keep: bool,
-                   fitted: Any = None) -> dict[str, Any]:
-    """Fit one recognizer (unless given fitted) and return its probabilities on each probe."""
+                   probes: dict[str, tuple[np.ndarray, np.ndarray]], top_k: int,
+                   single_thread: bool, keep: bool, fitted: Any = None) -> dict[str, Any]:
+    """Fit one recognizer (unless given fitted) and summarize its scores on each probe set.
+
+    ``probes`` maps a name to (records, true labels); each gets :func:`summarize_scores`
+    (guesses, top-k, KL), computed by row blocks so no full score matrix is kept.
+    """
     start = time.perf_counter()
     if fitted is None:
         est = make_recognizer(model, seed)
@@ -206,8 +212,12 @@ def _fit_and_score(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
     classes = np.asarray(fitted.classes_)
     kind = ("proba" if hasattr(fitted, "predict_proba") else
             "decision" if hasattr(fitted, "decision_function") else "label")
-    return {"proba": {name: class_scores(fitted, P, classes, kind) for name, P in probes.items()},
-            "kind": kind, "classes": classes, "fit_seconds": fit_s,
+    summaries = {}
+    for name, (P, y_true) in probes.items():
+        summaries[name] = summarize_scores(
+            lambda rows, P=P: class_scores(fitted, P[rows], classes, kind), len(P), classes,
+            y_true, top_k, kind)
+    return {"summary": summaries, "kind": kind, "classes": classes, "fit_seconds": fit_s,
             "model": fitted if keep else None}
 
 
@@ -224,12 +234,20 @@ def class_scores(fitted: Any, X: np.ndarray, classes: np.ndarray, kind: str) -> 
 
 def attack_record(threat: ThreatModel, y_true: np.ndarray, scores: np.ndarray | None,
                   classes: np.ndarray | None, chance: float, top_k: int,
-                  y_pred: np.ndarray | None = None, kind: str = "proba") -> dict[str, Any]:
+                  y_pred: np.ndarray | None = None, kind: str = "proba",
+                  summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """One attack's entry in the report: accuracy, Wilson CI, advantage, top-k, KL.
 
     ``kind`` says what ``scores`` are: ``proba`` (top-k and KL from uniform), ``decision``
-    (a ranking: top-k only) or ``label`` (one-hot predictions: neither).
+    (a ranking: top-k only) or ``label`` (one-hot predictions: neither). A ``summary`` from
+    :func:`~bioanon.attack.summary.summarize_scores` stands in for ``scores`` and ``classes``.
     """
+    if summary is not None:
+        rec = attack_record(threat, y_true, None, None, chance, top_k, summary["pred"], kind)
+        if kind != "label":
+            rec["top_k"] = summary["top_k"]
+            rec["kl_uniform"] = summary["kl_uniform"] if kind == "proba" else None
+        return rec
     if y_pred is None:
         assert scores is not None and classes is not None
         y_pred = np.asarray(classes)[np.argmax(scores, axis=1)]
@@ -254,7 +272,8 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
               seed: int = 0, top_k: int = 5, n_jobs: int | None = -1,
               cache: ModelCache | None = None,
               progress: Progress | None = None,
-              predictions: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+              predictions: dict[str, np.ndarray] | None = None,
+              scale_classes: int | str | None = "auto") -> dict[str, Any]:
     """Run every attacker mode × recognizer on one closed-set split.
 
     Parameters
@@ -282,14 +301,22 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         Filled in place with each attacker's guesses for the test records (in their order;
         the reverse attacker's come from clear probes), keyed ``"mode / recognizer"`` (kept
         in process: contributor disclosure and the cross-fitted worst case read them).
+    scale_classes : int, "auto" or None
+        With more identities than this in ``y_train`` (``"auto"``:
+        :data:`~bioanon.attack.scalable.SCALE_CLASSES`, 100), recognizers whose cost grows with the
+        number of classes (forest, SVMs, ...) are replaced by one-pass recognizers
+        (:data:`~bioanon.attack.scalable.SCALED_SUBSTITUTES`); the output names every
+        substitution. None keeps every recognizer whatever the size.
 
     Returns
     -------
     dict with ``attacks`` (records in mode × recognizer order), ``clear`` (each recognizer on
-    clear test data), ``timing`` (seconds per recognizer fit) and ``mix_seed``.
+    clear test data), ``timing`` (seconds per recognizer fit) and ``substitutions`` (each
+    replaced recognizer, what stood in for it and why; empty when none).
     """
     modes = parse_modes(modes)
-    models = list(models)
+    n_classes = int(np.unique(y_train).size)
+    models, substitutions = _panel_models(list(models), n_classes, scale_classes)
     fractions = sorted({MODES[m].anonymized_fraction for m in modes} - {None} | {0.0})
     train_sets = {f: training_set(X_train, A_train, y_train, f, seed) for f in fractions}
     clear_key = fingerprint(X_train, np.asarray(y_train).astype(str))
@@ -298,26 +325,26 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     jobs, slots, done_early = [], [], {}
     for mi, m in enumerate(models):
         for f in fractions:
-            probes: dict[str, np.ndarray] = {}
+            probes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
             if f == 0.0:
-                probes["clear"] = X_test
+                probes["clear"] = (X_test, y_test)
                 if "naive" in modes:
-                    probes["anonymized"] = A_test
+                    probes["anonymized"] = (A_test, y_test)
             if f > 0.0:
-                probes["anonymized"] = A_test
+                probes["anonymized"] = (A_test, y_test)
             if f == 1.0 and "reverse" in modes:
-                probes["clear"] = X_test
+                probes["clear"] = (X_test, y_test)
             if f == 1.0 and not ({"parrot", "reverse"} & set(modes)):
                 continue
             X_fit = train_sets[f]
             key = cache.key(m, seed, clear_key) if cache is not None and f == 0.0 else None
             fitted = cache.get(key) if key is not None else None
             if fitted is not None:
-                done_early[(mi, f)] = _fit_and_score(m, seed, X_fit, y_train, probes, single,
-                                                     False, fitted)
+                done_early[(mi, f)] = _fit_and_score(m, seed, X_fit, y_train, probes, top_k,
+                                                     single, False, fitted)
                 continue
             slots.append((mi, f, key))
-            jobs.append((m, seed, X_fit, y_train, probes, single, key is not None))
+            jobs.append((m, seed, X_fit, y_train, probes, top_k, single, key is not None))
 
     total = len(jobs)
     results: dict[tuple[int, float], dict[str, Any]] = dict(done_early)
@@ -344,10 +371,11 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         timing[name] = {_frac_label(f): results[(mi, f)]["fit_seconds"]
                         for f in fractions if (mi, f) in results}
         clear_tm = ThreatModel("naive", name, seed)
-        rec = attack_record(clear_tm, y_test, res0["proba"]["clear"], res0["classes"], chance,
-                            top_k, kind=res0["kind"])
+        rec = attack_record(clear_tm, y_test, None, None, chance, top_k, kind=res0["kind"],
+                            summary=res0["summary"]["clear"])
         rec.update(mode="clear", train_data="clear", test_data="clear")
         rec.pop("threat")
+        _note_substitute(rec, name, substitutions)
         clear.append(rec)
     for mode in modes:
         spec = MODES[mode]
@@ -356,32 +384,64 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         for mi, m in enumerate(models):
             res = results[(mi, spec.anonymized_fraction)]
             tm = ThreatModel(mode, model_name(m), seed)
-            rec = attack_record(tm, y_test, res["proba"][spec.probes], res["classes"], chance,
-                                top_k, kind=res["kind"])
+            summary = res["summary"][spec.probes]
+            rec = attack_record(tm, y_test, None, None, chance, top_k, kind=res["kind"],
+                                summary=summary)
             rec["fit_seconds"] = res["fit_seconds"]
+            _note_substitute(rec, model_name(m), substitutions)
             attacks.append(rec)
             if predictions is not None:  # every attack's guesses, in test-record order
-                scores = res["proba"][spec.probes]
-                predictions[f"{mode} / {model_name(m)}"] = res["classes"][np.argmax(scores, 1)]
+                predictions[f"{mode} / {model_name(m)}"] = summary["pred"]
     if "linkage" in modes:
         start = time.perf_counter()
         link = LinkageAttacker(k=top_k).fit(X_test, y_test)
         scores, classes = link.class_scores(A_test)
         if predictions is not None:
             predictions["linkage / cosine_nn"] = classes[np.argmax(scores, axis=1)]
-        rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, scores, classes,
-                            chance, top_k, kind="decision")
+        rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, None, None,
+                            chance, top_k, kind="decision",
+                            summary=summarize_scores(lambda rows: scores[rows], len(scores),
+                                                     classes, y_test, top_k, "decision"))
+        del scores
         rates = link.record_hit_rates(A_test, np.arange(len(y_test)), top_k)
         rec["record_top_k"] = rates
         rec["record_chance_top_k"] = [min(1.0, k / len(y_test)) for k in range(1, len(rates) + 1)]
         rec["fit_seconds"] = time.perf_counter() - start
         attacks.append(rec)
         timing["cosine_nn"] = {"none": rec["fit_seconds"]}
-    return {"attacks": attacks, "clear": clear, "timing": timing}
+    return {"attacks": attacks, "clear": clear, "timing": timing,
+            "substitutions": substitutions}
+
+
+def _panel_models(models: list[Any], n_classes: int,
+                  scale_classes: int | str | None) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The recognizers the panel fits, after substitutions above ``scale_classes`` classes.
+
+    A substitute already in the panel is fitted once (its records name what it replaces).
+    """
+    out: list[Any] = []
+    subs: list[dict[str, Any]] = []
+    scale_classes = resolve_scale_classes(scale_classes)
+    for m in models:
+        s = substitute(m, n_classes, scale_classes)
+        if s != m:
+            subs.append({"model": m, "substitute": s, "n_classes": n_classes,
+                         "scale_classes": scale_classes,
+                         "reason": f"{n_classes} identities > {scale_classes}: '{m}' costs "
+                                   f"grow with the number of classes; '{s}' is one pass"})
+        if not any(isinstance(o, str) and o == s for o in out) or not isinstance(s, str):
+            out.append(s)
+    return out, subs
+
+
+def _note_substitute(rec: dict[str, Any], name: str, subs: list[dict[str, Any]]) -> None:
+    replaced = [s["model"] for s in subs if s["substitute"] == name]
+    if replaced:
+        rec["replaces"] = replaced
 
 
 _COST = {"dlib_embedding": 0, "rbf_svm": 0, "pca_svm": 1, "hgb": 1, "forest": 2, "linear_svm": 3,
-         "mlp": 4}
+         "mlp": 4, "metric_knn": 4, "cosine_knn": 4, "lda": 5}
 
 
 def _cost_rank(model: Any) -> int:

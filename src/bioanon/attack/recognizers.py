@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
 from ..errors import BioanonError, suggest
+from .scalable import cosine_knn, lda, metric_knn
 
 
 def _forest(seed: int | None) -> Any:
@@ -95,6 +96,11 @@ RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
 #: recognizers that apply only to some tables (added to the panel when they apply)
 OPTIONAL_RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     "dlib_embedding": _dlib_embedding,
+    # one-pass recognizers for many identities (the panel substitutes them above
+    # SCALE_CLASSES identities; see bioanon.attack.scalable)
+    "lda": lda,
+    "metric_knn": metric_knn,
+    "cosine_knn": cosine_knn,
 }
 DEFAULT_MODELS = ("forest", "linear_svm", "knn")
 
