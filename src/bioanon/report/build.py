@@ -122,6 +122,8 @@ def build_report(ev: Any) -> Report:
         "threat_names": {m: VOICEPRIVACY.get(m, "") for m in ev.modes},
         "notes": _bound_notes(ev.anonymizer_),
         "timing": panel["timing"],
+        # recognizers replaced by one-pass substitutes above many classes (named, with why)
+        "substitutions": panel.get("substitutions", []),
     }
     if ev.selection_ is not None:
         privacy["selection"] = ev.selection_
