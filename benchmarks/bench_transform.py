@@ -10,12 +10,16 @@ time, and compares with
 In the same run, each frontier method releases the same data (fit + release, as the owner
 runs it): the variance-preserving mix (``vp-mix``, g=32), LEACE erasure of a 10-class label,
 their composition, and the class-conditional synthetic baseline; the table gives each one's
-time as a multiple of the selective mean's (issue 14's bound: at most 2×).
+time as a multiple of the selective mean's (issue 14's bound: at most 2×). Issue 20's methods
+run in the same loop: vp-mix with the bounded (circulant) donor design, the DP mix, the
+synthesizer with Ledoit-Wolf / factor / pooled covariances, each also as a multiple of vp-mix's
+time (bound: at most 2×), with its ``fit`` time alone; SDV's Gaussian copula (``sdv-copula``,
+the peer, needs ``bioanon[peer]``) runs only up to ``--sdv-max`` records (it is far slower).
 
 Usage::
 
     python benchmarks/bench_transform.py [--sizes 10000 100000 1000000] [--out FILE.json]
-        [--frontier-only]
+        [--frontier-only] [--methods NAME ...] [--sdv-max N]
 
 Prints a table and writes JSON (default benchmarks/results/bench_transform.json).
 """
@@ -34,11 +38,13 @@ import numpy as np
 
 from bioanon.anonymize import (
     ComposedAnonymizer,
+    DPMixAnonymizer,
     LeaceAnonymizer,
     SelectiveMeanAnonymizer,
     SyntheticAnonymizer,
     VarianceMixAnonymizer,
 )
+from bioanon.anonymize.peer_sdv import SDVCopulaAnonymizer
 from bioanon.io import write_text_atomic
 
 D, G, T, W, N_CLASSES = 256, 32, 0.8, 10.0, 10
@@ -117,11 +123,19 @@ def frontier_methods() -> dict[str, object]:
         "vp-mix+leace": ComposedAnonymizer(VarianceMixAnonymizer("p", g=G, random_state=0),
                                            LeaceAnonymizer("s")),
         "synthetic": SyntheticAnonymizer("p", random_state=0),
+        "vp-mix bounded": VarianceMixAnonymizer("p", g=G, design="bounded", random_state=0),
+        "dp-mix": DPMixAnonymizer("p", g=G, epsilon=10.0, random_state=0),
+        "synthetic lw": SyntheticAnonymizer("p", covariance="ledoit-wolf", random_state=0),
+        "synthetic factor": SyntheticAnonymizer("p", covariance="factor", random_state=0),
+        "synthetic pooled": SyntheticAnonymizer("p", covariance="pooled", random_state=0),
+        "sdv-copula": SDVCopulaAnonymizer("p", random_state=0),
     }
 
 
-def bench_frontier(n: int) -> list[dict[str, float | str]]:
-    """Selective-mean transform and each frontier method's fit + release on the same data."""
+def bench_frontier(n: int, only: list[str] | None = None, sdv_max: int = 10_000
+                   ) -> list[dict[str, float | str]]:
+    """Selective-mean transform and each frontier method's fit + release on the same data
+    (and ``fit`` alone), with the time as a multiple of the selective mean's and vp-mix's."""
     X, y = make_data(n)
     s = np.random.default_rng(1).integers(0, 10, n)  # a 10-class sensitive label
     labels = {"p": y, "s": s}
@@ -141,9 +155,16 @@ def bench_frontier(n: int) -> list[dict[str, float | str]]:
     ref = best(lambda: anon.transform(X, labels))
     rows.append({"n": n, "method": "selective-mean", "seconds": ref, "ratio": 1.0,
                  "load": os.getloadavg()[0]})
+    vp = None
     for name, est in frontier_methods().items():
+        if (only and name not in only and name != "vp-mix") or \
+                (name == "sdv-copula" and n > sdv_max):
+            continue
+        fit = best(lambda est=est: est.fit(X, labels))
         sec = best(lambda est=est: est.fit_transform(X, labels))
-        rows.append({"n": n, "method": name, "seconds": sec, "ratio": sec / ref,
+        vp = sec if name == "vp-mix" else vp
+        rows.append({"n": n, "method": name, "seconds": sec, "fit_seconds": fit,
+                     "ratio": sec / ref, "ratio_vp_mix": sec / vp if vp else float("nan"),
                      "load": os.getloadavg()[0]})
     return rows
 
@@ -156,12 +177,18 @@ def main() -> None:
                     default=Path(__file__).parent / "results" / "bench_transform.json")
     ap.add_argument("--frontier-only", action="store_true",
                     help="skip the loop and bandwidth comparisons of the selective mean")
+    ap.add_argument("--methods", nargs="+", default=None,
+                    help="frontier methods to time (vp-mix always runs: the reference)")
+    ap.add_argument("--sdv-max", type=int, default=10_000,
+                    help="largest n at which sdv-copula is timed")
     args = ap.parse_args()
-    frontier = [r for n in args.sizes for r in bench_frontier(n)]
-    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'× sel.mean':>10} {'load avg':>8}")
+    frontier = [r for n in args.sizes for r in bench_frontier(n, args.methods, args.sdv_max)]
+    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'fit s':>8} {'× sel.mean':>10} "
+          f"{'× vp-mix':>8} {'load avg':>8}")
     for r in frontier:
-        print(f"{r['n']:>9} {r['method']:<16} {r['seconds']:>8.3f} {r['ratio']:>10.2f} "
-              f"{r['load']:>8.2f}")
+        print(f"{r['n']:>9} {r['method']:<16} {r['seconds']:>8.3f} "
+              f"{r.get('fit_seconds', float('nan')):>8.3f} {r['ratio']:>10.2f} "
+              f"{r.get('ratio_vp_mix', float('nan')):>8.2f} {r['load']:>8.2f}")
     if args.frontier_only:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(args.out, json.dumps({"frontier": frontier}, indent=2))

@@ -56,6 +56,15 @@ VARIANTS: list[tuple[str, str, dict[str, Any]]] = [
     ("dp-mix g=64 eps=100", "dp-mix", {"g": 64, "epsilon": 100.0}),
     ("dp-mix g=64 eps=1000", "dp-mix", {"g": 64, "epsilon": 1000.0}),
     ("sdv-copula", "sdv-copula", {}),
+    # exploration (FSDD: few records per class, many correlated features)
+    ("synthetic factor r=2", "synthetic", {"covariance": "factor", "rank": 2}),
+    ("synthetic factor r=4", "synthetic", {"covariance": "factor", "rank": 4}),
+    ("synthetic factor r=8 s=.5", "synthetic", {"covariance": "factor", "rank": 8,
+                                                "shrinkage": 0.5}),
+    ("synthetic full s=.5", "synthetic", {"shrinkage": 0.5}),
+    ("synthetic full s=.8", "synthetic", {"shrinkage": 0.8}),
+    ("vp-mix g=64 shrink=.5", "vp-mix", {"g": 64, "shrinkage": 0.5}),
+    ("dp-mix g=16 eps=100", "dp-mix", {"g": 16, "epsilon": 100.0}),
 ]
 
 
@@ -114,7 +123,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     print(head)
     print("-" * len(head))
     for r in rows:
-        def mia(level: str) -> str:
+        def mia(level: str, r: dict[str, Any] = r) -> str:
             m = r["membership"].get(level)
             return "n/a" if m is None else f"{m['auc']:.3f} [{m['ci'][0]:.3f},{m['ci'][1]:.3f}]"
         adv = f"{r['advantage']:+.3f} [{r['advantage_ci'][0]:+.3f},{r['advantage_ci'][1]:+.3f}]"

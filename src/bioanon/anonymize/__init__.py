@@ -12,9 +12,11 @@ from .baselines import (
 )
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
 from .compose import ComposedAnonymizer
+from .dp_mix import DPMixAnonymizer
 from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
+from .peer_sdv import SDVCopulaAnonymizer  # SDV is imported only when it is used
 from .sanitizer import SanitizerAnonymizer  # torch is imported only when it is used
 from .selective_mean import SelectiveMeanAnonymizer
 from .synthetic import SyntheticAnonymizer
@@ -24,6 +26,7 @@ __all__ = [
     "BlurAnonymizer",
     "ClusterMixAnonymizer",
     "ComposedAnonymizer",
+    "DPMixAnonymizer",
     "DPPixAnonymizer",
     "EyeBandMaskAnonymizer",
     "FixedSizeClusterer",
@@ -35,6 +38,7 @@ __all__ = [
     "LeaceAnonymizer",
     "MotionExtractAnonymizer",
     "PixelateAnonymizer",
+    "SDVCopulaAnonymizer",
     "SanitizerAnonymizer",
     "SelectiveMeanAnonymizer",
     "SyntheticAnonymizer",

@@ -41,11 +41,13 @@ CLOSED_FORM = ("full", "ledoit-wolf", "factor", "pooled")
 
 
 def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covariance: str,
-                      reg: float, rng: np.random.Generator, rank: int = 8) -> np.ndarray:
+                      reg: float, rng: np.random.Generator, rank: int = 8,
+                      shrinkage: float = 0.0) -> np.ndarray:
     """Fit a Gaussian mixture per stratum and draw as many samples as it has records.
 
     Loops over strata (never over records). Features are standardized first (``reg`` is in
-    standardized units). ``rank`` is the number of factors of ``covariance="factor"``.
+    standardized units). ``rank`` is the number of factors of ``covariance="factor"``;
+    ``shrinkage`` scales the correlations of the closed-form covariances by ``1 − shrinkage``.
     """
     n = X.shape[0]
     sums, _ = sums_by(X, np.zeros(n, dtype=np.int64), 1)
@@ -55,10 +57,11 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
     scale[scale == 0] = 1.0
     out = np.empty(X.shape, dtype=np.float32)
     if covariance in CLOSED_FORM[1:] or (covariance == "full" and n_components == 1):
+        # (shrinkage applies to these closed forms only; _check_relations refuses the rest)
         if np.bincount(strat).min() < 2:
             raise BioanonError("a class has a single record: no model can be fitted to it; "
                                "drop or merge it")
-        return gaussian_release(X, strat, loc, scale, covariance, reg, rank, rng)
+        return gaussian_release(X, strat, loc, scale, covariance, reg, rank, rng, shrinkage)
     for s in np.unique(strat):  # one model per stratum, each on its rows only
         rows = np.flatnonzero(strat == s)
         k = int(min(n_components, max(1, rows.size // 2)))
@@ -79,12 +82,14 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
 
 
 def class_covariances(Z: np.ndarray, strat: np.ndarray, covariance: str, reg: float,
-                      rank: int = 8) -> tuple[np.ndarray, np.ndarray]:
+                      rank: int = 8, shrinkage: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Means ``(S, d)`` and covariances ``(S, d, d)`` of standardized records ``Z`` per stratum.
 
     ``covariance`` is ``"full"`` (the sample covariance), ``"ledoit-wolf"``, ``"factor"`` (top
     ``rank`` eigenpairs plus a diagonal residual) or ``"pooled"`` (one within-class covariance
-    for every stratum). ``reg`` is added to every diagonal. Loops over strata only.
+    for every stratum). ``shrinkage`` λ then moves each towards its own diagonal,
+    ``(1 − λ)·Σ + λ·diag(Σ)`` (variances kept, correlations scaled by ``1 − λ``); ``reg`` is
+    added to every diagonal. Loops over strata only.
 
     Examples
     --------
@@ -110,6 +115,10 @@ def class_covariances(Z: np.ndarray, strat: np.ndarray, covariance: str, reg: fl
         cov = np.broadcast_to(pooled, cov.shape).copy()
     elif covariance == "factor":
         cov = np.stack([_factor(c, rank) for c in cov])
+    if shrinkage:
+        diag = cov[:, np.arange(d), np.arange(d)].copy()
+        cov *= 1.0 - shrinkage
+        cov[:, np.arange(d), np.arange(d)] = diag
     cov[:, np.arange(d), np.arange(d)] += reg + 1e-9
     return mu, cov
 
@@ -140,11 +149,11 @@ def _factor(S: np.ndarray, rank: int) -> np.ndarray:
 
 def gaussian_release(X: np.ndarray, strat: np.ndarray, loc: np.ndarray, scale: np.ndarray,
                      covariance: str, reg: float, rank: int,
-                     rng: np.random.Generator) -> np.ndarray:
+                     rng: np.random.Generator, shrinkage: float = 0.0) -> np.ndarray:
     """One fresh sample of its stratum's Gaussian per record (float32, input order)."""
     Z = ((np.asarray(X, dtype=np.float32) - loc.astype(np.float32))
          / scale.astype(np.float32))
-    mu, cov = class_covariances(Z, strat, covariance, reg, rank)
+    mu, cov = class_covariances(Z, strat, covariance, reg, rank, shrinkage)
     out = np.empty(X.shape, dtype=np.float32)
     for s in range(mu.shape[0]):  # a matrix product per stratum
         rows = np.flatnonzero(strat == s)
@@ -191,6 +200,9 @@ default "full"
         Added to the covariance diagonal (standardized units).
     rank : int, default 8
         Factors per class of ``covariance="factor"``.
+    shrinkage : float, default 0
+        Share λ of every correlation removed (one component, closed-form covariances):
+        ``(1 − λ)·Σ + λ·diag(Σ)``; 1 is the diagonal model.
     random_state : int or None
         Secret key of the draw; never published.
 
@@ -210,6 +222,8 @@ default "full"
         "covariance": Param("str", options=COVARIANCES, help="covariance of each component"),
         "reg": Param("float", low=0, help="added to the covariance diagonal (standardized)"),
         "rank": Param("int", low=1, help="factors per class of covariance=factor"),
+        "shrinkage": Param("float", low=0, high=1,
+                           help="share of the correlations removed (closed-form covariances)"),
         "random_state": Param("int", low=0, none=True,
                               help="secret seed; None draws fresh OS entropy"),
     }
@@ -227,19 +241,25 @@ default "full"
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None,
                  n_components: int = 1, covariance: str = "full", reg: float = 0.01,
-                 rank: int = 8, random_state: int | None = None) -> None:
+                 rank: int = 8, shrinkage: float = 0.0,
+                 random_state: int | None = None) -> None:
         self.interest = interest
         self.additional = additional
         self.n_components = n_components
         self.covariance = covariance
         self.reg = reg
         self.rank = rank
+        self.shrinkage = shrinkage
         self.random_state = random_state
 
     def _check_relations(self) -> None:
         if self.covariance in CLOSED_FORM[1:] and self.n_components != 1:
             raise BioanonError(f"covariance={self.covariance} fits one Gaussian per class; "
                                "set n_components=1 or pick full, diag, tied or spherical")
+        if self.shrinkage and (self.covariance not in CLOSED_FORM or self.n_components != 1):
+            raise BioanonError("shrinkage applies to one Gaussian per class with covariance "
+                               "full, ledoit-wolf, factor or pooled; set n_components=1 or "
+                               "shrinkage=0")
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is modelled on its own records)."""
@@ -251,4 +271,4 @@ default "full"
         _, strat = strata(labels, self.interest, list(self.additional or []), X.shape[0])
         rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         return sample_by_stratum(X, strat, int(self.n_components), self.covariance,
-                                 float(self.reg), rng, int(self.rank))
+                                 float(self.reg), rng, int(self.rank), float(self.shrinkage))
