@@ -31,6 +31,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "motion-extract": {"n_channels": 1},
     "vp-mix": {"interest": "y", "g": 2, "random_state": 0},
     "synthetic": {"interest": "y", "random_state": 0},
+    "dp-mix": {"interest": "y", "g": 2, "epsilon": 10.0, "random_state": 0},
+    "sdv-copula": {"interest": "y", "random_state": 0},
     "leace": {"sensitive": "y"},
     "sanitizer": {"sensitive": "y", "epochs": 1, "latent_dim": 4, "sensitive_dim": 2,
                   "hidden": 8, "random_state": 0},

@@ -82,3 +82,14 @@ def test_seed_reproduces_and_no_record_is_copied(cov: str) -> None:
 def test_one_gaussian_covariances_refuse_more_components() -> None:
     with pytest.raises(BioanonError, match="n_components=1"):
         SyntheticAnonymizer("p", covariance="pooled", n_components=2).check_params()
+
+
+def test_shrinkage_scales_the_correlations_and_keeps_the_variances() -> None:
+    X, y = classes(400, 6)
+    _, full = class_covariances(X, y, "full", 0.0)
+    _, half = class_covariances(X, y, "full", 0.0, shrinkage=0.5)
+    off = ~np.eye(6, dtype=bool)
+    np.testing.assert_allclose(half[:, off], 0.5 * full[:, off], rtol=1e-9)
+    np.testing.assert_allclose(half[:, ~off], full[:, ~off], rtol=1e-9)
+    with pytest.raises(BioanonError, match="shrinkage"):
+        SyntheticAnonymizer("p", covariance="diag", shrinkage=0.5).check_params()
