@@ -65,6 +65,7 @@ VARIANTS: list[tuple[str, str, dict[str, Any]]] = [
     ("synthetic full s=.8", "synthetic", {"shrinkage": 0.8}),
     ("vp-mix g=64 shrink=.5", "vp-mix", {"g": 64, "shrinkage": 0.5}),
     ("dp-mix g=16 eps=100", "dp-mix", {"g": 16, "epsilon": 100.0}),
+    ("dp-mix g=64 eps=30", "dp-mix", {"g": 64, "epsilon": 30.0}),
 ]
 
 
