@@ -164,7 +164,7 @@ class DPMixAnonymizer(Anonymizer):
     (120, 32)
     """
 
-    params: ClassVar[dict[str, Any]] = {
+    params: ClassVar[dict[str, Param]] = {
         "interest": Param("column", role="interest", help="attribute whose classes mix"),
         "sensitive": Param("column", none=True, role="sensitive",
                            help="identity column (for the identity-level epsilon only)"),
