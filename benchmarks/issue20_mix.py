@@ -14,6 +14,14 @@ table).
 The goal (issue 20): advantage ≤ 0.05, membership AUC ≤ 0.6 at record and identity level,
 CAS ≥ 0.95 × clear.
 
+Findings of the run of 24 Nov 2026 (seed 1; see the report of branch i20mix for the table):
+bounded donor use alone does not lower membership (vp-mix g=64: 0.719 → 0.730 on
+synthetic-300); the DP mix does (ε=30: record 0.526, identity 0.541 at CAS 0.957 × clear on
+synthetic-300) but costs CAS on FSDD (≤ 0.883 × clear at any ε tried); few factors
+(``covariance="factor"``, rank 2–4) or Ledoit-Wolf shrinkage memorize less than the full
+covariance at little CAS cost; pooling across classes does not help; SDV's copula traces
+like the full-covariance Gaussian (0.698 / 0.817 on synthetic-300, 0.864 on FSDD).
+
 Usage::
 
     BIOANON_DATA=../shared/datasets python benchmarks/issue20_mix.py [--datasets synth300 fsdd]
