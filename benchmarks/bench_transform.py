@@ -11,13 +11,16 @@ In the same run, each frontier method releases the same data (fit + release, as 
 runs it): the variance-preserving mix (``vp-mix``, g=32), LEACE erasure of a 10-class label,
 their composition, the class-conditional synthetic baseline and its differentially private
 version (``dp-synthetic``, ε = 1, declared bounds); the table gives each one's time as a
-multiple of the selective mean's (issue 14's bound: at most 2×) and of vp-mix's (issue 20's
-bound for dp-synthetic: at most 2×), with the load average beside every timing.
+multiple of the selective mean's (issue 14's bound: at most 2×). Issue 20's methods run in the
+same loop: dp-synthetic, vp-mix with the bounded (circulant) donor design, the DP mix, the
+synthesizer with Ledoit-Wolf / factor / pooled covariances, each also as a multiple of vp-mix's
+time (bound: at most 2×), with its ``fit`` time alone; SDV's Gaussian copula (``sdv-copula``,
+the peer, needs ``bioanon[peer]``) runs only up to ``--sdv-max`` records (it is far slower).
 
 Usage::
 
     python benchmarks/bench_transform.py [--sizes 10000 100000 1000000] [--out FILE.json]
-        [--frontier-only]
+        [--frontier-only] [--methods NAME ...] [--sdv-max N]
 
 Prints a table and writes JSON (default benchmarks/results/bench_transform.json).
 """
@@ -36,12 +39,14 @@ import numpy as np
 
 from bioanon.anonymize import (
     ComposedAnonymizer,
+    DPMixAnonymizer,
     DPSyntheticAnonymizer,
     LeaceAnonymizer,
     SelectiveMeanAnonymizer,
     SyntheticAnonymizer,
     VarianceMixAnonymizer,
 )
+from bioanon.anonymize.peer_sdv import SDVCopulaAnonymizer
 from bioanon.io import write_text_atomic
 
 D, G, T, W, N_CLASSES = 256, 32, 0.8, 10.0, 10
@@ -123,11 +128,19 @@ def frontier_methods() -> dict[str, object]:
         # declared (public) bounds: the synthetic features are standard normal
         "dp-synthetic": DPSyntheticAnonymizer("p", epsilon=1.0, bounds=(-5.0, 5.0),
                                               random_state=0),
+        "vp-mix bounded": VarianceMixAnonymizer("p", g=G, design="bounded", random_state=0),
+        "dp-mix": DPMixAnonymizer("p", g=G, epsilon=10.0, random_state=0),
+        "synthetic lw": SyntheticAnonymizer("p", covariance="ledoit-wolf", random_state=0),
+        "synthetic factor": SyntheticAnonymizer("p", covariance="factor", random_state=0),
+        "synthetic pooled": SyntheticAnonymizer("p", covariance="pooled", random_state=0),
+        "sdv-copula": SDVCopulaAnonymizer("p", random_state=0),
     }
 
 
-def bench_frontier(n: int, only: list[str] | None = None) -> list[dict[str, float | str]]:
-    """Selective-mean transform and each frontier method's fit + release on the same data."""
+def bench_frontier(n: int, only: list[str] | None = None, sdv_max: int = 10_000
+                   ) -> list[dict[str, float | str]]:
+    """Selective-mean transform and each frontier method's fit + release on the same data
+    (and ``fit`` alone), with the time as a multiple of the selective mean's and vp-mix's."""
     X, y = make_data(n)
     s = np.random.default_rng(1).integers(0, 10, n)  # a 10-class sensitive label
     labels = {"p": y, "s": s}
@@ -147,15 +160,17 @@ def bench_frontier(n: int, only: list[str] | None = None) -> list[dict[str, floa
     ref = best(lambda: anon.transform(X, labels))
     rows.append({"n": n, "method": "selective-mean", "seconds": ref, "ratio": 1.0,
                  "load": os.getloadavg()[0]})
+    vp = None
     for name, est in frontier_methods().items():
-        if only and name not in only:
+        if (only and name not in only and name != "vp-mix") or \
+                (name == "sdv-copula" and n > sdv_max):
             continue
+        fit = best(lambda est=est: est.fit(X, labels))
         sec = best(lambda est=est: est.fit_transform(X, labels))
-        rows.append({"n": n, "method": name, "seconds": sec, "ratio": sec / ref,
+        vp = sec if name == "vp-mix" else vp
+        rows.append({"n": n, "method": name, "seconds": sec, "fit_seconds": fit,
+                     "ratio": sec / ref, "ratio_vp_mix": sec / vp if vp else float("nan"),
                      "load": os.getloadavg()[0]})
-    vp = [r["seconds"] for r in rows if r["method"] == "vp-mix"]
-    for r in rows:  # dp-synthetic's target: at most 2x vp-mix
-        r["ratio_vp_mix"] = float(r["seconds"]) / vp[0] if vp else float("nan")
     return rows
 
 
@@ -169,13 +184,19 @@ def main() -> None:
                     help="frontier methods to time (default: all), e.g. vp-mix dp-synthetic")
     ap.add_argument("--frontier-only", action="store_true",
                     help="skip the loop and bandwidth comparisons of the selective mean")
+    ap.add_argument("--methods", nargs="+", default=None,
+                    help="frontier methods to time (vp-mix always runs: the reference)")
+    ap.add_argument("--sdv-max", type=int, default=10_000,
+                    help="largest n at which sdv-copula is timed")
     args = ap.parse_args()
-    frontier = [r for n in args.sizes for r in bench_frontier(n, args.only)]
-    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'× sel.mean':>10} {'× vp-mix':>8} "
-          f"{'load avg':>8}")
+    frontier = [r for n in args.sizes for r in bench_frontier(n, args.methods or args.only,
+                                                              args.sdv_max)]
+    print(f"{'n':>9} {'method':<16} {'seconds':>8} {'fit s':>8} {'× sel.mean':>10} "
+          f"{'× vp-mix':>8} {'load avg':>8}")
     for r in frontier:
-        print(f"{r['n']:>9} {r['method']:<16} {r['seconds']:>8.3f} {r['ratio']:>10.2f} "
-              f"{r['ratio_vp_mix']:>8.2f} {r['load']:>8.2f}")
+        print(f"{r['n']:>9} {r['method']:<16} {r['seconds']:>8.3f} "
+              f"{r.get('fit_seconds', float('nan')):>8.3f} {r['ratio']:>10.2f} "
+              f"{r.get('ratio_vp_mix', float('nan')):>8.2f} {r['load']:>8.2f}")
     if args.frontier_only:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(args.out, json.dumps({"frontier": frontier}, indent=2))

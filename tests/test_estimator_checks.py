@@ -33,6 +33,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "synthetic": {"interest": "y", "random_state": 0},
     "dp-synthetic": {"interest": "y", "epsilon": 1.0, "bounds": (-100.0, 100.0),
                      "random_state": 0},
+    "dp-mix": {"interest": "y", "g": 2, "epsilon": 10.0, "random_state": 0},
+    "sdv-copula": {"interest": "y", "random_state": 0},
     "leace": {"sensitive": "y"},
     "sanitizer": {"sensitive": "y", "epochs": 1, "latent_dim": 4, "sensitive_dim": 2,
                   "hidden": 8, "random_state": 0},

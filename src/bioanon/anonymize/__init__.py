@@ -13,9 +13,11 @@ from .baselines import (
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
 from .compose import ComposedAnonymizer
 from .dp_synthetic import DPSyntheticAnonymizer
+from .dp_mix import DPMixAnonymizer
 from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
+from .peer_sdv import SDVCopulaAnonymizer  # SDV is imported only when it is used
 from .sanitizer import SanitizerAnonymizer  # torch is imported only when it is used
 from .selective_mean import SelectiveMeanAnonymizer
 from .synthetic import SyntheticAnonymizer
@@ -25,6 +27,7 @@ __all__ = [
     "BlurAnonymizer",
     "ClusterMixAnonymizer",
     "ComposedAnonymizer",
+    "DPMixAnonymizer",
     "DPPixAnonymizer",
     "DPSyntheticAnonymizer",
     "EyeBandMaskAnonymizer",
@@ -37,6 +40,7 @@ __all__ = [
     "LeaceAnonymizer",
     "MotionExtractAnonymizer",
     "PixelateAnonymizer",
+    "SDVCopulaAnonymizer",
     "SanitizerAnonymizer",
     "SelectiveMeanAnonymizer",
     "SyntheticAnonymizer",

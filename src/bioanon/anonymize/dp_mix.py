@@ -1,0 +1,250 @@
+"""A differentially private class-conditional mix: bounded donor use + the Gaussian mechanism.
+
+Each record is standardized (per-feature mean and scale of the batch), clipped to L2 norm
+``clip`` and released as the mean of ``g`` donors of its stratum (never itself) drawn by the
+circulant design of :mod:`bioanon.anonymize.bounded_design`, plus Gaussian noise::
+
+    y_i = (1/g) Σ_{j ∈ D_i} clip(z_j) + N(0, σ² I),      then back to the features' units.
+
+Privacy accounting (record level). Every record donates to exactly ``g`` released records,
+each with weight ``1/g``, so replacing one record's features moves the whole release (an
+``n × d`` vector) by at most ``Δ = √g · 2·clip / g = 2·clip / √g`` in L2 norm. ``σ`` is the
+smallest noise of the *analytic* Gaussian mechanism (Balle & Wang, 2018) that is
+``(ε, δ)``-DP for that sensitivity. What the guarantee covers, stated honestly:
+
+- **unit**: one record's feature vector, replace-one neighbours; the labels (which define the
+  strata and are released anyway) and the donor design (drawn independently of the features)
+  are public;
+- **not covered**: the standardization (per-feature mean and scale of the batch, released
+  implicitly by the de-standardization) is computed from the data and not privatised;
+- **identity level**: a person with ``r`` records is protected by group privacy at
+  ``Δ_id = r·Δ`` (no tighter bound is claimed); :func:`epsilon_for` gives the ε of that
+  sensitivity at the same σ and δ.
+
+The release keeps each class's mean (up to clipping) and spreads it by ``S/g + σ² I``: a
+classifier trained on it sees the class means under isotropic noise. For utility the ε needed is
+large (see the issue 20 benchmark); a small ε buries the class means in noise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from ..errors import BioanonError
+from ..table import FeatureTable
+from .base import Anonymizer, Release, label_values
+from .bounded_design import circulant_sets
+from .params import Param
+from .registry import register
+from .selective_mean import mixing_matrix
+from .vp_mix import apply_vp_mix, strata, sums_by
+
+
+# ---------------------------------------------------------------------- the accounting
+def _delta_of(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """δ of the Gaussian mechanism with noise ``sigma`` at ``epsilon`` (Balle & Wang, Thm. 8),
+    in log space so that a large ε does not overflow."""
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    first = math.exp(float(log_ndtr(a - b)))
+    second = math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0))
+    return max(first - second, 0.0)
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The least σ of the analytic Gaussian mechanism that is (ε, δ)-DP at this L2 sensitivity.
+
+    Bisection on σ (δ falls as σ grows), to a relative precision of 1e-10.
+
+    Examples
+    --------
+    >>> s = gaussian_sigma(1.0, 1e-5, 1.0)
+    >>> 3.5 < s < 4.84  # below the classical bound √(2 ln(1.25/δ))/ε = 4.84
+    True
+    """
+    if not (epsilon > 0 and 0 < delta < 1 and sensitivity > 0):
+        raise BioanonError(f"epsilon={epsilon}, delta={delta}, sensitivity={sensitivity}: "
+                           "need epsilon > 0, 0 < delta < 1 and a positive sensitivity")
+    lo, hi = 1e-12 * sensitivity, sensitivity
+    while _delta_of(hi, epsilon, sensitivity) > delta:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _delta_of(mid, epsilon, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10 * hi:
+            break
+    return hi
+
+
+def epsilon_for(sigma: float, delta: float, sensitivity: float) -> float:
+    """The least ε for which noise ``sigma`` is (ε, δ)-DP at this sensitivity (bisection).
+
+    Examples
+    --------
+    >>> s = gaussian_sigma(2.0, 1e-6, 1.0)
+    >>> round(epsilon_for(s, 1e-6, 1.0), 6)
+    2.0
+    """
+    lo, hi = 0.0, 1.0
+    while _delta_of(sigma, hi, sensitivity) > delta:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _delta_of(sigma, mid, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10 * max(hi, 1.0):
+            break
+    return hi
+
+
+def mix_sensitivity(g: int, clip: float) -> float:
+    """L2 sensitivity of the whole release to replacing one record: ``2·clip/√g`` (it donates
+    to exactly ``g`` released records with weight ``1/g`` each).
+
+    Examples
+    --------
+    >>> mix_sensitivity(64, 4.0)
+    1.0
+    """
+    return 2.0 * clip / math.sqrt(g)
+
+
+def clip_rows(Z: np.ndarray, clip: float) -> np.ndarray:
+    """Scale each row of ``Z`` down to L2 norm at most ``clip`` (in place; returns ``Z``).
+
+    Examples
+    --------
+    >>> clip_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0).tolist()
+    [[0.6000000000000001, 0.8], [0.3, 0.4]]
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    Z *= np.minimum(1.0, clip / np.maximum(norms, 1e-30))[:, None].astype(Z.dtype)
+    return Z
+
+
+# ---------------------------------------------------------------------- the estimator
+@register("dp-mix")
+class DPMixAnonymizer(Anonymizer):
+    """Mean of ``g`` clipped donors (each record used exactly ``g`` times) plus Gaussian noise
+    calibrated to (ε, δ): a differentially private class-conditional mix (record level).
+
+    Parameters
+    ----------
+    interest : str
+        Label column whose classes the donors share.
+    sensitive : str, optional
+        Identity column: when given, the release's ``info`` also states the identity-level ε
+        (group privacy over the most records one identity has).
+    g : int, default 64
+        Donors per released record; every record donates to exactly ``g`` released records.
+    epsilon : float, default 10
+        Privacy loss of the release (record level, replace-one).
+    delta : float, default 1e-6
+    clip : float or None, default None
+        L2 norm bound of a standardized record; None: ``√d`` (the norm of a typical
+        standardized record; data-independent).
+    random_state : int or None
+        Secret key of the design and the noise; never published.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=20, n_features=32)
+    >>> est = DPMixAnonymizer("expression", g=8, epsilon=50.0, random_state=0)
+    >>> est.fit_transform(t.X, t.labels).shape
+    (120, 32)
+    """
+
+    params: ClassVar[dict[str, Param]] = {
+        "interest": Param("column", role="interest", help="attribute whose classes mix"),
+        "sensitive": Param("column", none=True, role="sensitive",
+                           help="identity column (for the identity-level epsilon only)"),
+        "g": Param("int", low=2, help="donors per record; each record donates exactly g times"),
+        "epsilon": Param("float", low=0, low_open=True,
+                         help="record-level privacy loss (replace-one)"),
+        "delta": Param("float", low=0, high=1, low_open=True, high_open=True,
+                       help="delta of the Gaussian mechanism"),
+        "clip": Param("float", low=0, low_open=True, none=True,
+                      help="L2 bound of a standardized record (none: sqrt(d))"),
+        "random_state": Param("int", low=0, none=True,
+                              help="secret seed; None draws fresh OS entropy"),
+    }
+    needs_labels = True
+    protects = ("every record, formally: (epsilon, delta)-DP at record level (replace one "
+                "record's features; labels, donor design public); each record's influence "
+                "bounded by exact donor use g and clipping")
+    does_not_protect = ("the standardization (batch mean and scale, not privatised); a "
+                        "person with r records only at r times the sensitivity; utility needs "
+                        "a large epsilon")
+    #: issue 20's runs: noise of about the class spread (σ ≈ 1–1.5 standardized) trains the
+    #: best classifiers; less noise leaves the caricature of a mean of g (CAS falls again)
+    search_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"g": 64, "epsilon": 10.0}, {"g": 64, "epsilon": 30.0}, {"g": 64, "epsilon": 100.0},
+    )
+
+    def __init__(self, interest: str = "interest", sensitive: str | None = None, g: int = 64,
+                 epsilon: float = 10.0, delta: float = 1e-6, clip: float | None = None,
+                 random_state: int | None = None) -> None:
+        self.interest = interest
+        self.sensitive = sensitive
+        self.g = g
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip = clip
+        self.random_state = random_state
+
+    def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
+        """Check the labels (each release is computed from its own records)."""
+        strata(labels, self.interest, [], X.shape[0])
+
+    def noise_scale(self, d: int) -> float:
+        """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this
+        estimator's ε, δ and the sensitivity :func:`mix_sensitivity`."""
+        clip = math.sqrt(d) if self.clip is None else float(self.clip)
+        return gaussian_sigma(float(self.epsilon), float(self.delta),
+                              mix_sensitivity(int(self.g), clip))
+
+    def _release(self, X: np.ndarray, labels: Any, seed: int,
+                 table: FeatureTable | None) -> Release:
+        n, d = X.shape
+        _, strat = strata(labels, self.interest, [], n)
+        g = int(self.g)
+        clip = math.sqrt(d) if self.clip is None else float(self.clip)
+        zeros = np.zeros(n, dtype=np.int64)
+        sums, _ = sums_by(X, zeros, 1)
+        loc = sums[0] / n
+        sq, _ = sums_by(np.square(np.asarray(X, dtype=np.float32) - loc.astype(np.float32)),
+                        zeros, 1)
+        scale = np.sqrt(sq[0] / n)
+        scale[scale == 0] = 1.0
+        Z = (np.asarray(X, dtype=np.float32) - loc.astype(np.float32)) / scale.astype(np.float32)
+        clip_rows(Z, clip)
+        s_design, s_noise = np.random.SeedSequence(seed).spawn(2)
+        M = mixing_matrix(circulant_sets(strat, g, np.random.default_rng(s_design)))
+        sigma = self.noise_scale(d)
+        one = np.zeros(1)
+        out = apply_vp_mix(Z, M, np.zeros(n, dtype=np.int64), one + 1.0, one,
+                           np.zeros((1, d)), noise_sd=np.full((1, d), sigma),
+                           noise_seed=s_noise)
+        out *= scale.astype(np.float32)
+        out += loc.astype(np.float32)
+        info: dict[str, Any] = {"epsilon": float(self.epsilon), "delta": float(self.delta),
+                                "unit": "record (replace-one; labels and design public; "
+                                "standardization not privatised)",
+                                "sigma_standardized": sigma, "clip": clip}
+        if self.sensitive is not None:
+            ids = label_values(labels, self.sensitive, n)
+            r = int(np.unique(ids, return_counts=True)[1].max())
+            info["epsilon_identity"] = epsilon_for(sigma, float(self.delta),
+                                                   r * mix_sensitivity(g, clip))
+            info["identity_records_max"] = r
+        return Release(out, info=info, mixing=M)
