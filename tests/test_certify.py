@@ -274,7 +274,7 @@ def test_release_dask_bad_input_is_one_line_before_any_search(parquet: Path,
     res = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "rel"), "--scheduler",
                                    "localhost:8786"])
     assert res.exit_code == 2 and "must look like tcp://HOST:PORT" in res.output
-    res = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "rel.parquet"), "--dask"])
+    res = CliRunner().invoke(app, [*base, "-o", str(tmp_path / "rel.csv"), "--dask"])
     assert res.exit_code == 2 and "folder of Parquet parts" in res.output
     res = CliRunner().invoke(app, [*base[:6], *FAST_CLI, "-o", str(tmp_path / "rel"),
                                    "--label", "environment", "--dask", "--keep", "gender"])

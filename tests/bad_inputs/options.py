@@ -349,6 +349,17 @@ def option_cases() -> list[Case]:
                                                            "identity-membership"))
     add("release-reason-without-accept-risk", lambda d: rl(d, "--reason", "why"))
     add("release-methods-unknown", lambda d: rl(d, "--methods", "magic"))
+    # --- release on the dask path (certified on a panel sample, released bucket by bucket)
+    rd = lambda d, *extra: ["release", str(_csv(d, "t.parquet")), "-o", str(d / "rel"),  # noqa: E731
+                            *REL_ROLES, *extra]
+    add("release-dask-output-named-csv", lambda d: [
+        "release", str(_csv(d, "t.parquet")), "-o", str(d / "rel.csv"), *REL_ROLES, "--dask"])
+    add("release-dask-keep-column", lambda d: rd(d, "--dask", "--keep", "environment"))
+    add("release-scheduler-not-an-address", lambda d: rd(d, "--scheduler", "localhost:8786"))
+    add("release-dask-workers-0", lambda d: rd(d, "--dask", "--workers", "0"))
+    add("release-dask-bucket-size-0", lambda d: rd(d, "--dask", "--bucket-size", "0"))
+    add("release-dask-sample-records-nan", lambda d: rd(d, "--dask", "--sample-records",
+                                                        "nan"))
     add("release-methods-empty", lambda d: rl(d, "--methods", ","))
     add("release-budget-minutes-0", lambda d: rl(d, "--budget-minutes", "0"))
     add("release-keep-sensitive-missing-group", lambda d: rl(d, "--keep-sensitive", "--group",

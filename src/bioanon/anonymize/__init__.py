@@ -12,8 +12,8 @@ from .baselines import (
 )
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
 from .compose import ComposedAnonymizer
-from .dp_synthetic import DPSyntheticAnonymizer
 from .dp_mix import DPMixAnonymizer
+from .dp_synthetic import DPSyntheticAnonymizer
 from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer

@@ -73,6 +73,7 @@ OPTION_RANGES: dict[str, Param] = {
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
+    "sample_records": Param("int", low=100, help="records of the panel sample, e.g. 50000"),
     "workers": Param("int", low=1, none=True, help="worker processes, e.g. 4"),
     "test_size": Param("float", low=0, high=1, low_open=True, high_open=True,
                        help="a share of each identity's records, e.g. 0.25"),

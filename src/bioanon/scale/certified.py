@@ -35,6 +35,7 @@ import pandas as pd
 
 from ..errors import BioanonError
 from ..table import FeatureTable
+from .run import check_folder_name
 
 Progress = Callable[[int, int, str], None]
 
@@ -272,9 +273,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     if not roles.interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
                            "--interest COL")
-    if out.suffix:
-        raise BioanonError(f"the dask path writes a folder of Parquet parts; name the output "
-                           f"without an extension (not '{out.name}')")
+    check_folder_name(out)  # NAME or NAME.parquet: a folder of Parquet parts either way
     if out.exists():
         raise BioanonError(f"output '{out}' already exists; choose a new folder (a bucketed "
                            "release never overwrites)")
