@@ -13,12 +13,12 @@ from bioanon.anonymize.bounded_design import circulant_sets
 from bioanon.anonymize.dp_mix import (
     DPMixAnonymizer,
     clip_rows,
-    epsilon_for,
-    gaussian_sigma,
     mix_sensitivity,
 )
 from bioanon.anonymize.selective_mean import mixing_matrix
 from bioanon.errors import BioanonError
+from bioanon.privacy import analytic_gaussian_epsilon as epsilon_for
+from bioanon.privacy import analytic_gaussian_sigma as gaussian_sigma
 
 
 @pytest.mark.parametrize(("eps", "delta"), [(0.5, 1e-5), (1.0, 1e-6), (10.0, 1e-6),

@@ -44,10 +44,12 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy.special import log_ndtr
 
 from .errors import BioanonError
 
-__all__ = ["PrivacyLeakWarning", "check_delta", "check_epsilon", "gaussian", "gaussian_sigma",
+__all__ = ["PrivacyLeakWarning", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
+           "check_delta", "check_epsilon", "gaussian", "gaussian_sigma",
            "laplace", "opendp_epsilon", "os_rng", "public_bounds", "resolve_seed", "secure_seed",
            "zcdp_epsilon", "zcdp_rho"]
 
@@ -112,24 +114,24 @@ def laplace(values: Any, scale: Any, rng: np.random.Generator,
         raise BioanonError("Laplace scale must be a non-negative finite number")
     if not hardened:
         return values + rng.laplace(0.0, 1.0, values.shape) * scale_arr
-    return _opendp_laplace(values, scale_arr)
+    return _opendp_noise(values, scale_arr, "laplace")
 
 
-def _opendp_laplace(values: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    try:
-        import opendp.prelude as dp
-    except ImportError:
-        raise BioanonError("hardened Laplace sampling needs OpenDP; pip install opendp") from None
-    dp.enable_features("contrib")
+def _opendp_noise(values: np.ndarray, scale: np.ndarray, kind: str) -> np.ndarray:
+    """``values`` plus OpenDP's ``make_laplace`` or ``make_gaussian`` noise (``kind``), one
+    measurement per distinct scale (a zero scale leaves its values as they are)."""
+    dp = _opendp()
+    make, metric = ((dp.m.make_laplace, dp.l1_distance(T=float)) if kind == "laplace"
+                    else (dp.m.make_gaussian, dp.l2_distance(T=float)))
     out = np.empty(values.size)
     flat_v, flat_s = values.ravel(), scale.ravel()
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
-    for s in np.unique(flat_s):  # one OpenDP measurement per distinct scale
+    for s in np.unique(flat_s):
         idx = np.flatnonzero(flat_s == s)
         if s == 0:
             out[idx] = flat_v[idx]
             continue
-        meas = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=float(s))
+        meas = make(domain, metric, scale=float(s))
         out[idx] = np.asarray(meas(flat_v[idx].tolist()), dtype=np.float64)
     return out.reshape(values.shape)
 
@@ -168,22 +170,7 @@ def gaussian(values: Any, sigma: Any, rng: np.random.Generator,
         raise BioanonError("Gaussian sigma must be a non-negative finite number")
     if not hardened:
         return values + rng.standard_normal(values.shape) * sigma_arr
-    return _opendp_gaussian(values, sigma_arr)
-
-
-def _opendp_gaussian(values: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    dp = _opendp()
-    out = np.empty(values.size)
-    flat_v, flat_s = values.ravel(), sigma.ravel()
-    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
-    for s in np.unique(flat_s):  # one OpenDP measurement per distinct scale
-        idx = np.flatnonzero(flat_s == s)
-        if s == 0:
-            out[idx] = flat_v[idx]
-            continue
-        meas = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=float(s))
-        out[idx] = np.asarray(meas(flat_v[idx].tolist()), dtype=np.float64)
-    return out.reshape(values.shape)
+    return _opendp_noise(values, sigma_arr, "gaussian")
 
 
 def _opendp() -> Any:
@@ -289,3 +276,65 @@ def public_bounds(X_public: Any, quantile: float = 0.01, margin: float = 0.1
     lo, hi = np.quantile(X, [quantile, 1.0 - quantile], axis=0)
     width = hi - lo
     return lo - margin * width, hi + margin * width
+
+
+# ---------------------------------------------------------------------- the analytic Gaussian
+def _delta_of(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """δ of the Gaussian mechanism with noise ``sigma`` at ``epsilon`` (Balle & Wang, Thm. 8),
+    in log space so that a large ε does not overflow."""
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    first = math.exp(float(log_ndtr(a - b)))
+    second = math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0))
+    return max(first - second, 0.0)
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """The least σ of the analytic Gaussian mechanism that is (ε, δ)-DP at this L2 sensitivity.
+
+    Bisection on σ (δ falls as σ grows), to a relative precision of 1e-10.
+
+    Examples
+    --------
+    >>> s = analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+    >>> 3.5 < s < 4.84  # below the classical bound √(2 ln(1.25/δ))/ε = 4.84
+    True
+    """
+    if not (epsilon > 0 and 0 < delta < 1 and sensitivity > 0):
+        raise BioanonError(f"epsilon={epsilon}, delta={delta}, sensitivity={sensitivity}: "
+                           "need epsilon > 0, 0 < delta < 1 and a positive sensitivity")
+    lo, hi = 1e-12 * sensitivity, sensitivity
+    while _delta_of(hi, epsilon, sensitivity) > delta:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _delta_of(mid, epsilon, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10 * hi:
+            break
+    return hi
+
+
+def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
+    """The least ε for which noise ``sigma`` is (ε, δ)-DP at this sensitivity (bisection).
+
+    Examples
+    --------
+    >>> s = analytic_gaussian_sigma(2.0, 1e-6, 1.0)
+    >>> round(analytic_gaussian_epsilon(s, 1e-6, 1.0), 6)
+    2.0
+    """
+    lo, hi = 0.0, 1.0
+    while _delta_of(sigma, hi, sensitivity) > delta:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _delta_of(sigma, mid, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10 * max(hi, 1.0):
+            break
+    return hi

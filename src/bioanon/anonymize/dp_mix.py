@@ -18,8 +18,9 @@ smallest noise of the *analytic* Gaussian mechanism (Balle & Wang, 2018) that is
 - **not covered**: the standardization (per-feature mean and scale of the batch, released
   implicitly by the de-standardization) is computed from the data and not privatised;
 - **identity level**: a person with ``r`` records is protected by group privacy at
-  ``Δ_id = r·Δ`` (no tighter bound is claimed); :func:`epsilon_for` gives the ε of that
-  sensitivity at the same σ and δ.
+  ``Δ_id = r·Δ`` (no tighter bound is claimed);
+  :func:`~bioanon.privacy.analytic_gaussian_epsilon` gives the ε of that sensitivity at the
+  same σ and δ.
 
 The release keeps each class's mean (up to clipping) and spreads it by ``S/g + σ² I``: a
 classifier trained on it sees the class means under isotropic noise. For utility the ε needed is
@@ -32,9 +33,8 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import log_ndtr
 
-from ..errors import BioanonError
+from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
 from .base import Anonymizer, Release, label_values
 from .bounded_design import circulant_sets
@@ -45,67 +45,6 @@ from .vp_mix import apply_vp_mix, strata, sums_by
 
 
 # ---------------------------------------------------------------------- the accounting
-def _delta_of(sigma: float, epsilon: float, sensitivity: float) -> float:
-    """δ of the Gaussian mechanism with noise ``sigma`` at ``epsilon`` (Balle & Wang, Thm. 8),
-    in log space so that a large ε does not overflow."""
-    a = sensitivity / (2.0 * sigma)
-    b = epsilon * sigma / sensitivity
-    first = math.exp(float(log_ndtr(a - b)))
-    second = math.exp(min(epsilon + float(log_ndtr(-a - b)), 700.0))
-    return max(first - second, 0.0)
-
-
-def gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """The least σ of the analytic Gaussian mechanism that is (ε, δ)-DP at this L2 sensitivity.
-
-    Bisection on σ (δ falls as σ grows), to a relative precision of 1e-10.
-
-    Examples
-    --------
-    >>> s = gaussian_sigma(1.0, 1e-5, 1.0)
-    >>> 3.5 < s < 4.84  # below the classical bound √(2 ln(1.25/δ))/ε = 4.84
-    True
-    """
-    if not (epsilon > 0 and 0 < delta < 1 and sensitivity > 0):
-        raise BioanonError(f"epsilon={epsilon}, delta={delta}, sensitivity={sensitivity}: "
-                           "need epsilon > 0, 0 < delta < 1 and a positive sensitivity")
-    lo, hi = 1e-12 * sensitivity, sensitivity
-    while _delta_of(hi, epsilon, sensitivity) > delta:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _delta_of(mid, epsilon, sensitivity) > delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-10 * hi:
-            break
-    return hi
-
-
-def epsilon_for(sigma: float, delta: float, sensitivity: float) -> float:
-    """The least ε for which noise ``sigma`` is (ε, δ)-DP at this sensitivity (bisection).
-
-    Examples
-    --------
-    >>> s = gaussian_sigma(2.0, 1e-6, 1.0)
-    >>> round(epsilon_for(s, 1e-6, 1.0), 6)
-    2.0
-    """
-    lo, hi = 0.0, 1.0
-    while _delta_of(sigma, hi, sensitivity) > delta:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _delta_of(sigma, mid, sensitivity) > delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-10 * max(hi, 1.0):
-            break
-    return hi
-
-
 def mix_sensitivity(g: int, clip: float) -> float:
     """L2 sensitivity of the whole release to replacing one record: ``2·clip/√g`` (it donates
     to exactly ``g`` released records with weight ``1/g`` each).
@@ -210,7 +149,7 @@ class DPMixAnonymizer(Anonymizer):
         """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this
         estimator's ε, δ and the sensitivity :func:`mix_sensitivity`."""
         clip = math.sqrt(d) if self.clip is None else float(self.clip)
-        return gaussian_sigma(float(self.epsilon), float(self.delta),
+        return analytic_gaussian_sigma(float(self.epsilon), float(self.delta),
                               mix_sensitivity(int(self.g), clip))
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
@@ -244,7 +183,7 @@ class DPMixAnonymizer(Anonymizer):
         if self.sensitive is not None:
             ids = label_values(labels, self.sensitive, n)
             r = int(np.unique(ids, return_counts=True)[1].max())
-            info["epsilon_identity"] = epsilon_for(sigma, float(self.delta),
+            info["epsilon_identity"] = analytic_gaussian_epsilon(sigma, float(self.delta),
                                                    r * mix_sensitivity(g, clip))
             info["identity_records_max"] = r
         return Release(out, info=info, mixing=M)
