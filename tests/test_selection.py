@@ -153,6 +153,6 @@ def test_grouped_split_keeps_identities_disjoint_for_gender():
     assert "only 2 values" in r["privacy"]["selection"]["skipped"]["random"]
     with pytest.raises(BioanonError, match="needs at least 4"):
         evaluate(t, "expression", "gender", group="identity", selection="random",
-                 models=["knn"])
+                 models=["knn"], anonymizer=ShuffleWithinInterest("expression"))
     with pytest.raises(BioanonError, match="several 'identity' values|several"):
         group_split(t, "expression", "identity", 0.3, 0)

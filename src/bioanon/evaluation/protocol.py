@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from ..anonymize import SelectiveMeanAnonymizer
+from ..anonymize import SelectiveMeanAnonymizer  # noqa: F401  (the examples below)
 from ..attack import ModelCache, run_panel, training_set
 from ..attack.contributors import contributor_disclosure
 from ..attack.control import control_rate
@@ -132,10 +132,11 @@ class Evaluation:
         Column of the sensitive attribute (identity, gender, ...).
     additional : mapping {column: alpha}, optional
         Additional attributes and their weights in U = P + Σ alpha_i Q_i.
-    anonymizer : estimator, optional
-        Any bioanon anonymizer (cloned). Defaults to :class:`SelectiveMeanAnonymizer` with the
-        paper's voice setting. When its ``random_state`` is None it is seeded with a seed
-        derived one way from ``random_state`` (never written).
+    anonymizer : estimator
+        Any bioanon anonymizer (cloned); required: ``evaluate()`` refuses to run without one
+        rather than judge a default setting the user did not choose (for the setting to
+        release, use :func:`bioanon.certify`). When its ``random_state`` is None it is seeded
+        with a seed derived one way from ``random_state`` (never written).
     models : "all", comma-separated names, or a sequence of names / estimators
         Attack recognizers (see :data:`bioanon.attack.RECOGNIZERS`). On face pixel tables with
         the face extra installed, ``"all"`` adds the pre-trained ``dlib_embedding``.
@@ -295,15 +296,10 @@ class Evaluation:
         anonymizer = self.anonymizer
         self.notes_: list[str] = []
         if anonymizer is None:
-            import warnings
-
-            note = ("no anonymizer was given: the seed method's default setting (selective "
-                    "mean, g=32) was judged; it is not what bioanon release would certify — "
-                    "pass the method to judge")
-            warnings.warn(note, UserWarning, stacklevel=2)
-            self.notes_.append(note)
-            anonymizer = SelectiveMeanAnonymizer(interest=interest, additional=list(additional),
-                                                 g=32, t=0.8, w=10, r_p=0.01)
+            raise BioanonError(
+                "no anonymizer was given: pass the method to judge (anonymizer=...), e.g. the "
+                "setting bioanon.certify() chose; the seed method's default setting is never "
+                "judged in its place")
         anonymizer = _with_seed(anonymizer, seed)
         self.anonymizer_ = anonymizer
         strategies, counts, meta_cols, skipped = self._selection_plan()
@@ -577,7 +573,7 @@ class Evaluation:
         return list(self.risks_)
 
     def notes(self) -> list[str]:
-        """Notes of the evaluation (e.g. that no anonymizer was given)."""
+        """Notes of the evaluation (for the report)."""
         self._fitted()
         return list(self.notes_)
 
