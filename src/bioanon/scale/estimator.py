@@ -77,19 +77,24 @@ class BucketedMixing(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
+    def _plan(self, labels: Any, n: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """The interest labels, the (secret) bucket of each record and each bucket's seed,
+        drawn from ``random_state`` in one order (the same for a release and the judge)."""
+        y = label_values(labels, self.interest, n)
+        s_bucket, s_release = np.random.SeedSequence(self.random_state).spawn(2)
+        k = n_buckets_for(n, self.bucket_size)
+        buckets = assign_buckets(y, k, np.random.default_rng(s_bucket))
+        return y, buckets, [int(s.generate_state(1)[0]) for s in s_release.spawn(k)]
+
     def transform(self, X: Any, labels: Any = None) -> Any:
         """Release ``X`` bucket by bucket; rows stay in input order."""
         check_is_fitted(self, "anonymizer_")
         table = X if isinstance(X, FeatureTable) else None
         X, labels = split_input(X, labels)
         n = X.shape[0]
-        y = label_values(labels, self.interest, n)
-        ss = np.random.SeedSequence(self.random_state)
-        s_bucket, s_release = ss.spawn(2)
-        k = n_buckets_for(n, self.bucket_size)
-        buckets = assign_buckets(y, k, np.random.default_rng(s_bucket))
+        y, buckets, seeds = self._plan(labels, n)
+        k = len(seeds)
         out = np.empty(X.shape, dtype=np.float32)
-        seeds = [int(s.generate_state(1)[0]) for s in s_release.spawn(k)]
         lab = labels if hasattr(labels, "iloc") else None
         for b in range(k):  # one step per bucket
             rows = np.flatnonzero(buckets == b)
@@ -112,13 +117,9 @@ class BucketedMixing(TransformerMixin, BaseEstimator):
         self.fit(X, labels)
         X, labels = split_input(X, labels)
         n = X.shape[0]
-        y = label_values(labels, self.interest, n)
-        ss = np.random.SeedSequence(self.random_state)
-        s_bucket, s_release = ss.spawn(2)
-        k = n_buckets_for(n, self.bucket_size)
-        buckets = assign_buckets(y, k, np.random.default_rng(s_bucket))
+        y, buckets, seeds = self._plan(labels, n)
+        k = len(seeds)
         out = np.empty(X.shape, dtype=np.float32)
-        seeds = [int(s.generate_state(1)[0]) for s in s_release.spawn(k)]
         lab = labels if hasattr(labels, "iloc") else None
         blocks: list[Any] = []
         for b in range(k):  # one step per bucket
