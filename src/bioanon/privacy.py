@@ -41,6 +41,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -303,18 +304,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     if not (epsilon > 0 and 0 < delta < 1 and sensitivity > 0):
         raise BioanonError(f"epsilon={epsilon}, delta={delta}, sensitivity={sensitivity}: "
                            "need epsilon > 0, 0 < delta < 1 and a positive sensitivity")
-    lo, hi = 1e-12 * sensitivity, sensitivity
-    while _delta_of(hi, epsilon, sensitivity) > delta:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if _delta_of(mid, epsilon, sensitivity) > delta:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-10 * hi:
-            break
-    return hi
+    return _least(lambda s: _delta_of(s, epsilon, sensitivity) > delta,
+                  1e-12 * sensitivity, sensitivity, floor=0.0)
 
 
 def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float) -> float:
@@ -326,15 +317,21 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float) ->
     >>> round(analytic_gaussian_epsilon(s, 1e-6, 1.0), 6)
     2.0
     """
-    lo, hi = 0.0, 1.0
-    while _delta_of(sigma, hi, sensitivity) > delta:
+    return _least(lambda e: _delta_of(sigma, e, sensitivity) > delta, 0.0, 1.0, floor=1.0)
+
+
+def _least(short: Callable[[float], bool], lo: float, hi: float, floor: float) -> float:
+    """The least x ≥ ``lo`` where ``short(x)`` (δ still above its target) turns false, for a
+    ``short`` that is monotone in x: ``hi`` doubled until it passes, then bisection to a
+    precision of 1e-10 relative to max(x, ``floor``)."""
+    while short(hi):
         hi *= 2.0
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if _delta_of(sigma, mid, sensitivity) > delta:
+        if short(mid):
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-10 * max(hi, 1.0):
+        if hi - lo <= 1e-10 * max(hi, floor):
             break
     return hi
