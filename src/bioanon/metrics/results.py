@@ -211,9 +211,12 @@ class RiskResult:
     @classmethod
     def from_dict(cls, d: Any) -> RiskResult:
         """Read back :meth:`to_dict` (e.g. from ``report.json``)."""
-        return cls(d["risk"], d["level"], d["statistic"], float(d["value"]),
-                   (float(d["ci"][0]), float(d["ci"][1])), d["attacker"], float(d["baseline"]),
-                   d["baseline_name"], float(d["target"]), d["status"], d.get("reason", ""),
+        def num(x: Any) -> float:  # a figure not measured is written as null
+            return float("nan") if x is None else float(x)
+
+        return cls(d["risk"], d["level"], d["statistic"], num(d["value"]),
+                   (num(d["ci"][0]), num(d["ci"][1])), d["attacker"], num(d["baseline"]),
+                   d["baseline_name"], num(d["target"]), d["status"], d.get("reason", ""),
                    dict(d.get("extras") or {}))
 
     def accepted(self, reason: str) -> RiskResult:

@@ -24,15 +24,16 @@ from ..seeds import derive_seed
 #: the risks and levels a verdict can name (``--accept-risk LEVEL-RISK``)
 RISKS = ("recognition", "membership", "inference")
 LEVELS = ("record", "identity", "group")
-#: share of the held-out identities kept out of the identity-level release (non-members)
-CONTROL_SHARE = 0.3
+#: identity-level releases: the held-out identities are split into this many folds and each
+#: release leaves one fold out, so every identity is a non-member once and a member otherwise
+IDENTITY_FOLDS = 3
 #: fewest member and non-member identities for an identity-level figure at all
 MIN_IDENTITIES = (4, 3)
 
 
 @dataclass
 class IdentityRelease:
-    """A second release of the held-out split without some identities (the non-members).
+    """A release of the held-out split without one fold of identities (the non-members).
 
     ``member`` marks, per training record (the attacker's clear sample), whether its identity
     is in this release; ``ids`` are those records' identities.
@@ -75,13 +76,14 @@ class RiskContext:
         g = self.g()
         return [1] if g is None else [1, g]
 
-    def identity_release(self) -> IdentityRelease | str:
-        """The identity-level release, or why there is none (cached)."""
+    def identity_releases(self) -> list[IdentityRelease] | str:
+        """The identity-level releases (one per fold of identities left out), or why there
+        are none (cached)."""
         if self._identity is None:
-            self._identity = self._make_identity_release()
+            self._identity = self._make_identity_releases()
         return self._identity  # type: ignore[no-any-return]
 
-    def _make_identity_release(self) -> IdentityRelease | str:
+    def _make_identity_releases(self) -> list[IdentityRelease] | str:
         if self.group is not None:
             return (f"the split keeps whole '{self.group}' groups apart, so membership is "
                     "measured at the group level")
@@ -90,21 +92,24 @@ class RiskContext:
                     "identities was not run")
         test, train = self.test, self.train
         ids = np.unique(test.labels[self.sensitive].astype(str))
-        n_ctrl = int(round(CONTROL_SHARE * ids.size))
-        if ids.size - n_ctrl < MIN_IDENTITIES[0] or n_ctrl < MIN_IDENTITIES[1]:
+        folds = np.array_split(self.rng("membership").permutation(ids), IDENTITY_FOLDS)
+        if ids.size - max(f.size for f in folds) < MIN_IDENTITIES[0] or \
+                min(f.size for f in folds) < MIN_IDENTITIES[1]:
             return (f"only {ids.size} identities: too few to hold some out as non-members "
-                    f"(needs {sum(MIN_IDENTITIES) + 1} or more)")
-        ctrl = self.rng("membership").choice(ids, n_ctrl, replace=False)
+                    f"(needs {IDENTITY_FOLDS * MIN_IDENTITIES[1]} or more)")
         te_ids = test.labels[self.sensitive].astype(str).to_numpy()
-        keep = np.flatnonzero(~np.isin(te_ids, ctrl))
-        sub = test.subset(keep)
-        try:
-            out = clone(self.anonymizer).fit_transform(sub, sub.labels)
-        except BioanonError as exc:
-            return f"the release without the control identities is not possible ({exc})"
-        X = np.asarray(out.X if isinstance(out, FeatureTable) else out, dtype=np.float32)
         tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
-        return IdentityRelease(X, sub.labels, ~np.isin(tr_ids, ctrl), tr_ids)
+        out = []
+        for ctrl in folds:
+            keep = np.flatnonzero(~np.isin(te_ids, ctrl))
+            sub = test.subset(keep)
+            try:
+                rel = clone(self.anonymizer).fit_transform(sub, sub.labels)
+            except BioanonError as exc:
+                return f"the release without the control identities is not possible ({exc})"
+            X = np.asarray(rel.X if isinstance(rel, FeatureTable) else rel, dtype=np.float32)
+            out.append(IdentityRelease(X, sub.labels, ~np.isin(tr_ids, ctrl), tr_ids))
+        return out
 
 
 def risk_result(risk: str, level: str, statistic: str, value: float,

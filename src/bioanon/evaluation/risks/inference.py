@@ -8,18 +8,21 @@ interest and additional columns the release carries) from the release, either by
 (as in Anonymeter): what the release teaches about anyone. The figure is the strongest
 attack's success on members minus the strongest attack's success on non-members (each chosen
 on one half of the candidates and scored on the other), for the label column where it is
-largest. Record level: Newcombe interval over records; identity
-level: per-identity success rates, Welch interval over identities.
+largest. Record level: Newcombe interval over records. Identity level: K releases each leave
+one fold of the identities out, so every identity is scored as a member and as a non-member;
+the figure is the mean paired difference over identities, with its normal interval.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from ...attack.tracing import _unit, traced_labels
 from ...metrics.intervals import newcombe_difference
 from ...metrics.results import RiskResult
-from ...metrics.risk_stats import difference_of_means
+from ...metrics.risk_stats import difference_of_means, paired_advantage
 from .base import RiskContext, not_covered, risk_result
 
 BASELINE_NAME = "non-members"
@@ -121,16 +124,17 @@ class InferenceRisk:
             groups = np.r_[test.labels[ctx.group].astype(str).to_numpy(),
                            train.labels[ctx.group].astype(str).to_numpy()]
         out.append(self._judge(hits, member, groups, level))
-        idr = ctx.identity_release()
+        idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
             out.append(not_covered("inference", "identity", "advantage", self.target, idr,
                                    float("nan"), BASELINE_NAME))
         else:
             truth2 = {c: train.labels[c].astype(str).to_numpy() for c in cols}
-            rel2 = {c: idr.labels[c].astype(str).to_numpy() for c in cols}
-            hits2 = _hits(ctx, train.X, truth2, idr.X, rel2)
-            out.append(self._judge(hits2, idr.member, idr.ids, "identity"))
+            folds = [(_hits(ctx, train.X, truth2, rel.X,
+                            {c: rel.labels[c].astype(str).to_numpy() for c in cols}),
+                      rel.member) for rel in idr]
+            out.append(self._judge_folds(folds, idr[0].ids))
         self.results_ = out
         return self
 
@@ -177,6 +181,55 @@ class InferenceRisk:
                                                          "Welch interval over per-identity "
                                                          "success rates")}
         return risk_result("inference", level, "advantage", d, (lo, hi), who, c_rate,
+                           BASELINE_NAME, self.target, null, "", extras)
+
+    def _judge_folds(self, folds: list[tuple[dict[str, np.ndarray], np.ndarray]],
+                     ids: np.ndarray) -> RiskResult:
+        """Identity level over K releases: each identity's success as a member (the releases
+        holding it) against its success as a non-member (the one leaving it out), paired."""
+        _, codes = np.unique(np.asarray(ids).astype(str), return_inverse=True)
+        n = int(codes.max()) + 1
+        m_rate: dict[str, np.ndarray] = {}
+        c_rate: dict[str, np.ndarray] = {}
+        for name in folds[0][0]:
+            acc = np.zeros((4, n))
+            for hits, member in folds:
+                h = hits[name].astype(float)
+                acc += [np.bincount(codes, weights=h * member, minlength=n),
+                        np.bincount(codes, weights=member.astype(float), minlength=n),
+                        np.bincount(codes, weights=h * ~member, minlength=n),
+                        np.bincount(codes, weights=(~member).astype(float), minlength=n)]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m_rate[name], c_rate[name] = acc[0] / acc[1], acc[2] / acc[3]
+        half = self.ctx.rng("inference/identity").permutation(n) < n // 2
+        best: tuple[Any, ...] | None = None
+        for col in sorted({k.split("'")[1] for k in m_rate}):
+            names = sorted(k for k in m_rate if k.split("'")[1] == col)
+            mh, ch = np.full(n, np.nan), np.full(n, np.nan)
+            chosen: dict[str, list[str]] = {"members": [], "non-members": []}
+            for pick, score in ((half, ~half), (~half, half)):
+                km = max(names, key=lambda k: (float(np.nanmean(m_rate[k][pick])), k))
+                kc = max(names, key=lambda k: (float(np.nanmean(c_rate[k][pick])), k))
+                chosen["members"].append(km)
+                chosen["non-members"].append(kc)
+                mh[score], ch[score] = m_rate[km][score], c_rate[kc][score]
+            d, lo, hi, null = paired_advantage(mh, ch)
+            if best is None or d > best[0]:
+                best = (d, lo, hi, null, float(np.nanmean(mh)), float(np.nanmean(ch)), col,
+                        chosen)
+        assert best is not None
+        d, lo, hi, null, mr, cr, col, chosen = best
+        who = (" | ".join(dict.fromkeys(chosen["members"])) + " (control: "
+               + " | ".join(dict.fromkeys(chosen["non-members"])) + ")")
+        extras = {"member_rate": mr, "nonmember_rate": cr, "n_members": n,
+                  "n_nonmembers": n, "n_folds": len(folds), "unit": "identities",
+                  "column": col,
+                  "method": f"{len(folds)} releases, each leaving one fold of the identities "
+                            "out; per identity, the attack's success as a member minus its "
+                            "success as a non-member (each attack chosen on one half of the "
+                            "identities, scored on the other); normal interval of the paired "
+                            "differences; the column with the largest advantage is reported"}
+        return risk_result("inference", "identity", "advantage", d, (lo, hi), who, cr,
                            BASELINE_NAME, self.target, null, "", extras)
 
     @staticmethod

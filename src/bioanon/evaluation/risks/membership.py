@@ -12,8 +12,10 @@ Attackers (each scores every clear candidate; higher: member):
 The judged figure is the AUC of the strongest attacker chosen on one half of the candidates
 and scored on the other (both ways), with its 95% interval, beside the TPR at FPR 1% (0.1%
 where a half holds 1000 non-members). Record level: the released records' clear originals
-against held-out clear records of the same people. Identity level: a second release leaves
-some identities out; the attacker scores each identity by its clear training records.
+against held-out clear records of the same people. Identity level: a release leaves
+one fold of the identities out, for each of K folds (every identity is a non-member once); the
+attacker scores each identity by its clear training records; a bootstrap over identities of
+the whole cross-fitted procedure gives the interval's standard error.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ...attack.density import density_scores
 from ...attack.membership import membership_auc, membership_scores
 from ...attack.tracing import tracing_scores
 from ...metrics.results import MembershipResult, RiskResult
-from ...metrics.risk_stats import crossfit_auc, null_auc_upper
+from ...metrics.risk_stats import crossfit_auc, crossfit_auc_folds, null_auc_upper
 from .base import RiskContext, not_covered, risk_result
 
 BASELINE_NAME = "no signal"
@@ -111,20 +113,24 @@ class MembershipRisk:
                                            level if groups is None else
                                            f"group ('{ctx.group}')"))
         # ---------------------------------------------------------------- identity
-        idr = ctx.identity_release()
+        idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
             out.append(not_covered("membership", "identity", "AUC", self.target, idr,
                                    0.5, BASELINE_NAME))
         else:
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()
-            rel_lab2 = idr.labels[ctx.interest].astype(str).to_numpy()
-            s2 = attack_scores(ctx, train.X, tr_lab, idr.X, rel_lab2, train.X,
-                               np.arange(train.n_records), idr.ids)
-            uniq, codes = np.unique(idr.ids, return_inverse=True)
-            m2 = _by_group(idr.member.astype(float), codes, uniq.size) > 0.5
-            out.append(self._judge(s2, m2, "identity", "membership/identity"))
-            self.legacy_.append(membership_auc(s2, m2, "identity"))
+            fold_scores, fold_members = [], []
+            for rel in idr:
+                rel_lab2 = rel.labels[ctx.interest].astype(str).to_numpy()
+                fold_scores.append(attack_scores(ctx, train.X, tr_lab, rel.X, rel_lab2,
+                                                 train.X, np.arange(train.n_records),
+                                                 rel.ids))
+                uniq, codes = np.unique(rel.ids, return_inverse=True)
+                fold_members.append(_by_group(rel.member.astype(float), codes,
+                                              uniq.size) > 0.5)
+            out.append(self._judge_folds(fold_scores, fold_members))
+            self.legacy_.append(membership_auc(fold_scores[0], fold_members[0], "identity"))
         self.results_ = out
         return self
 
@@ -150,6 +156,31 @@ class MembershipRisk:
         return risk_result("membership", level, "AUC", float(cf["auc"]), cf["ci"],
                            who, 0.5, BASELINE_NAME,
                            self.target, null, reason, extras)
+
+    def _judge_folds(self, scores: list[dict[str, np.ndarray]],
+                     members: list[np.ndarray]) -> RiskResult:
+        n = members[0].size
+        half = self.ctx.rng("membership/identity").permutation(n) < n // 2
+        cf: dict[str, Any] = crossfit_auc_folds(scores, members, half,
+                                                self.ctx.rng("membership/identity/boot"))
+        who = " | ".join(dict.fromkeys(cf["attackers"]))
+        extras = {"n_members": cf["n_members"], "n_nonmembers": cf["n_nonmembers"],
+                  "n_identities": cf["n_identities"], "n_folds": cf["n_folds"],
+                  "unit": "identities", "tpr_at_fpr": {},
+                  "tpr_note": "TPR at a fixed FPR is not computed at identity level",
+                  "per_attacker_auc": {k: float(np.nanmean([_auc(f[k], m) for f, m in
+                                                            zip(scores, members,
+                                                                strict=True)]))
+                                       for k in scores[0]},
+                  "method": f"{cf['n_folds']} releases, each leaving one fold of the "
+                            "identities out (every identity a non-member once); attacker "
+                            "chosen on one half of the identities, scored on the other, both "
+                            "ways, AUC averaged over folds; normal interval, its standard "
+                            f"error from a bootstrap over identities ({cf['n_boot']} "
+                            "resamples, the choice redone in each)"}
+        return risk_result("membership", "identity", "AUC", float(cf["auc"]), cf["ci"],
+                           who, 0.5, BASELINE_NAME, self.target, float(cf["null_upper"]),
+                           "", extras)
 
     def results(self) -> list[RiskResult]:
         return list(self.results_)
