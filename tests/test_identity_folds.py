@@ -119,3 +119,31 @@ def test_a_copy_is_traced_and_a_blind_release_is_not_at_identity_level():
     inf = InferenceRisk(_ctx(Blind(32)), 0.05).evaluate().results()
     ii = next(r for r in inf if r.level == "identity")
     assert ii.ci[0] <= 0.0 <= ii.ci[1] and ii.extras["n_folds"] == IDENTITY_FOLDS
+
+
+def test_record_level_inference_is_paired_by_identity_when_there_are_enough():
+    from bioanon.evaluation.risks.inference import PAIRED_MIN_IDENTITIES
+    from bioanon.metrics.intervals import newcombe_difference
+
+    rng = np.random.default_rng(3)
+    n_ids = 60
+    people = np.repeat(np.arange(n_ids), 12)
+    member = np.tile(np.r_[np.ones(3, bool), np.zeros(9, bool)], n_ids)
+    ease = rng.uniform(0.4, 1.0, n_ids)[people]          # some people are easy to read
+    held = rng.random(people.size) < ease                 # members no easier than the rest
+    out = InferenceRisk._interval(held, member, np.arange(people.size), people.size, False,
+                                  people)
+    d, lo, hi, null, *_, paired = out
+    assert paired == n_ids and lo <= 0.0 <= hi
+    mi = np.array([held[(people == i) & member].mean() for i in range(n_ids)])
+    ci = np.array([held[(people == i) & ~member].mean() for i in range(n_ids)])
+    assert d == pytest.approx((mi - ci).mean())
+    # the person's ease cancels: narrower than the unpaired comparison of the same records
+    _, nlo, nhi = newcombe_difference(int(held[member].sum()), int(member.sum()),
+                                      int(held[~member].sum()), int((~member).sum()))
+    assert hi - lo < nhi - nlo
+    # too few people to pair: the records are compared unpaired
+    few = people < PAIRED_MIN_IDENTITIES - 1
+    out2 = InferenceRisk._interval(held[few], member[few], np.arange(few.sum()), few.sum(),
+                                   False, people[few])
+    assert out2[-1] == 0

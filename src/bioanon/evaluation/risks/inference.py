@@ -8,9 +8,12 @@ interest and additional columns the release carries) from the release, either by
 (as in Anonymeter): what the release teaches about anyone. The figure is the strongest
 attack's success on members minus the strongest attack's success on non-members (each chosen
 on one half of the candidates and scored on the other), for the label column where it is
-largest. Record level: Newcombe interval over records. Identity level: K releases each leave
-one fold of the identities out, so every identity is scored as a member and as a non-member;
-the figure is the mean paired difference over identities, with its normal interval.
+largest. Record level: paired by identity where 20 or more identities hold members and
+non-members (each identity's member success minus its non-member success, averaged over
+identities, normal interval), else a Newcombe interval over records. Identity level: K
+releases each leave one fold of the identities out, so every identity is scored as a member
+and as a non-member; the figure is the mean paired difference over identities, with its
+normal interval.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from ...metrics.risk_stats import difference_of_means, paired_advantage
 from .base import RiskContext, not_covered, risk_result
 
 BASELINE_NAME = "non-members"
+#: fewest identities holding both members and non-members for the paired record-level figure
+PAIRED_MIN_IDENTITIES = 20
 
 
 def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels: np.ndarray,
@@ -123,7 +128,9 @@ class InferenceRisk:
         if ctx.group is not None:
             groups = np.r_[test.labels[ctx.group].astype(str).to_numpy(),
                            train.labels[ctx.group].astype(str).to_numpy()]
-        out.append(self._judge(hits, member, groups, level))
+        people = np.r_[test.labels[ctx.sensitive].astype(str).to_numpy(),
+                       train.labels[ctx.sensitive].astype(str).to_numpy()]
+        out.append(self._judge(hits, member, groups, level, people))
         idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
@@ -139,7 +146,11 @@ class InferenceRisk:
         return self
 
     def _judge(self, hits: dict[str, np.ndarray], member: np.ndarray,
-               groups: np.ndarray | None, level: str) -> RiskResult:
+               groups: np.ndarray | None, level: str,
+               people: np.ndarray | None = None) -> RiskResult:
+        codes = None
+        if groups is None and people is not None:
+            codes = np.unique(np.asarray(people).astype(str), return_inverse=True)[1]
         if groups is None:
             unit_of = np.arange(member.size)
         else:
@@ -161,13 +172,18 @@ class InferenceRisk:
                                                   if (pick & sel).any() else -1.0, n))
                     chosen[who].append(k)
                     held[score & sel] = hits[k][score & sel]
-            fig = self._interval(held, member, unit_of, n_units, groups is not None)
+            fig = self._interval(held, member, unit_of, n_units, groups is not None, codes)
             if best is None or fig[0] > best[0]:
                 best = (*fig, col, chosen)  # type: ignore[assignment]
         assert best is not None
-        d, lo, hi, null, m_rate, c_rate, n_m, n_c, col, chosen = best  # type: ignore[misc]
+        d, lo, hi, null, m_rate, c_rate, n_m, n_c, paired, col, chosen = \
+            best  # type: ignore[misc]
         unit = "records" if groups is None else ("identities" if level == "identity"
                                                  else "groups")
+        how = ("Welch interval over per-group success rates" if groups is not None else
+               f"paired by identity: the mean over {paired} identities of their members' "
+               "success minus their non-members', normal interval" if paired else
+               "Newcombe interval over records")
         who = (" | ".join(dict.fromkeys(chosen["members"])) + " (control: "
                + " | ".join(dict.fromkeys(chosen["non-members"])) + ")")
         extras = {"member_rate": m_rate, "nonmember_rate": c_rate, "n_members": n_m,
@@ -176,10 +192,7 @@ class InferenceRisk:
                   "method": "per released label column, the strongest attack on members and "
                             "the strongest on non-members, each chosen on one half of the "
                             "candidates and scored on the other; the column with the largest "
-                            "advantage is reported; " + ("Newcombe interval over records"
-                                                         if groups is None else
-                                                         "Welch interval over per-identity "
-                                                         "success rates")}
+                            "advantage is reported; " + how}
         return risk_result("inference", level, "advantage", d, (lo, hi), who, c_rate,
                            BASELINE_NAME, self.target, null, "", extras)
 
@@ -234,25 +247,41 @@ class InferenceRisk:
 
     @staticmethod
     def _interval(held: np.ndarray, member: np.ndarray, unit_of: np.ndarray, n_units: int,
-                  grouped: bool) -> tuple[float, ...]:
+                  grouped: bool, people: np.ndarray | None = None) -> tuple[float, ...]:
         """(advantage, low, high, null upper, member rate, control rate, n members, n
-        non-members) of a success array."""
+        non-members, identities paired or 0) of a success array.
+
+        Records of the same people sit on both sides, so where at least
+        ``PAIRED_MIN_IDENTITIES`` identities hold members and non-members the difference is
+        taken within each identity (what is easy or hard about a person cancels) and averaged
+        over identities; otherwise the records are compared unpaired (Newcombe)."""
         m_rate = float(held[member].mean()) if member.any() else float("nan")
         c_rate = float(held[~member].mean()) if (~member).any() else float("nan")
+        if not grouped and people is not None:
+            k = int(people.max()) + 1
+            nm = np.bincount(people, weights=member, minlength=k)
+            nc = np.bincount(people, weights=~member, minlength=k)
+            both = (nm > 0) & (nc > 0)
+            if both.sum() >= PAIRED_MIN_IDENTITIES:
+                mi = np.bincount(people, weights=held & member, minlength=k)[both] / nm[both]
+                ci = np.bincount(people, weights=held & ~member, minlength=k)[both] / nc[both]
+                d, lo, hi, null = paired_advantage(mi, ci)
+                return (d, lo, hi, null, m_rate, c_rate, int(member.sum()),
+                        int((~member).sum()), int(both.sum()))
         if not grouped:
             x1, n1 = int(held[member].sum()), int(member.sum())
             x2, n2 = int(held[~member].sum()), int((~member).sum())
             d, lo, hi = newcombe_difference(x1, n1, x2, n2)
             p = (x1 + x2) / max(1, n1 + n2)
             null = newcombe_difference(int(round(p * n1)), n1, int(round(p * n2)), n2)[2]
-            return d, lo, hi, null, m_rate, c_rate, n1, n2
+            return d, lo, hi, null, m_rate, c_rate, n1, n2, 0
         cnt = np.bincount(unit_of, minlength=n_units)
         per = np.bincount(unit_of, weights=held, minlength=n_units) / cnt
         um = np.bincount(unit_of, weights=member, minlength=n_units) / cnt > 0.5
         d, lo, hi = difference_of_means(per[um], per[~um])
         pooled = np.r_[per[um] - per[um].mean(), per[~um] - per[~um].mean()]
         null = difference_of_means(pooled[:um.sum()], pooled[um.sum():])[2]
-        return d, lo, hi, null, m_rate, c_rate, int(um.sum()), int((~um).sum())
+        return d, lo, hi, null, m_rate, c_rate, int(um.sum()), int((~um).sum()), 0
 
     def results(self) -> list[RiskResult]:
         return list(self.results_)
