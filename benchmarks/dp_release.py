@@ -8,17 +8,30 @@ n the records it is fitted on).
 Public side information, so that the guarantee holds strictly: a random sixth of the people
 (at least one) is set aside as **auxiliary** data; the clipping box
 (:func:`bioanon.privacy.public_bounds`) comes from them only, and the evaluation runs on the
-other people. Two settings of the method's search space are measured at each ε (both are
-listed; picking the better one on the same split flatters it slightly). Utility: CAS of the
+other people. The settings measured at each ε: the first two of the method's search space
+(the box from the auxiliary people, the box's midpoint as centre, a declared clip) and two
+tuned on **public** information only: centre = the auxiliary people's mean (``center=aux``),
+clip = a quantile of their norms (``clip=aux:0.5`` → :func:`public_clip`), class covariances
+shrunk to the pooled one (``pool``) and the budget split (``mean_share``). All are listed;
+picking the better one on the same split flatters it slightly. ``basis=aux:K`` projects on the
+auxiliary people's top K principal directions (:func:`public_basis`). Utility: CAS of the
 evaluation's utility model (trained on the release, scored on clear held-out records) against
 the same model trained on clear data. Privacy: the strongest of the record-level membership
 attackers of :mod:`bioanon.attack.membership` (AUC, 95% interval; 0.5 is no disclosure; with
 a group column, HAR's executions, the group level).
 
+``--diagnose`` instead splits the loss at each ε: CAS of the same setting with no noise
+(the model's loss: Gaussian per class, clipping, basis), noise on the means only, on the
+second moments only, and both (the release). ``--certificate`` adds, for the best setting at
+the largest ε per dataset, every risk of the certificate (recognition, membership, inference,
+each with its attacker, 95% interval and status), judged as ``benchmarks/risk_table.py``
+judges a method.
+
 Usage::
 
     BIOANON_DATA=... python benchmarks/dp_release.py [--datasets fsdd har yale synthetic]
-        [--epsilons 1 2 4] [--out benchmarks/results/dp_release.json]
+        [--epsilons 1 2 4] [--setting K=V,...] [--diagnose] [--certificate]
+        [--out benchmarks/results/dp_release.json]
 """
 
 from __future__ import annotations
@@ -33,13 +46,51 @@ from typing import Any
 
 import numpy as np
 
-from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer
+from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer, public_basis, public_clip
 from bioanon.evaluation import Evaluation
 from bioanon.privacy import public_bounds
 from bioanon.table import FeatureTable
 
-#: the settings measured: dp-synthetic's search space (each at the user's epsilon)
-SETTINGS: tuple[dict[str, Any], ...] = DPSyntheticAnonymizer.search_space[:2]
+#: the settings measured: two of dp-synthetic's search space (each at the user's epsilon)
+#: and two tuned on public (auxiliary) information only
+SETTINGS: tuple[dict[str, Any], ...] = (
+    *DPSyntheticAnonymizer.search_space[:2],
+    {"covariance": "lowrank", "rank": 32, "clip": "aux:0.9", "center": "aux",
+     "mean_share": 0.7},
+    {"covariance": "class", "rank": 8, "clip": "aux:0.5", "center": "aux", "pool": 0.8,
+     "mean_share": 0.3},
+)
+#: risks judged by --certificate (as benchmarks/risk_table.py)
+CERT_MODELS, CERT_ATTACKERS = "logreg,knn", "naive,parrot,reverse,linkage"
+
+
+class _NoiseSwitch(DPSyntheticAnonymizer):
+    """The same estimator with the noise of one mechanism switched off (diagnosis only:
+    such a release is not private)."""
+
+    noise = "both"
+
+    def _sigmas(self, d: int) -> tuple[float, float]:
+        s, m = super()._sigmas(d)
+        return {"both": (s, m), "none": (0.0, 0.0), "means": (s, 0.0),
+                "moments": (0.0, m)}[self.noise]
+
+
+def resolve(setting: dict[str, Any], aux: FeatureTable, bounds: Any) -> dict[str, Any]:
+    """Replace the ``aux`` markers of a setting by what the auxiliary people give."""
+    out = dict(setting)
+    if out.get("center") == "aux":
+        out["center"] = aux.X.mean(axis=0)
+    if isinstance(out.get("basis"), str) and out["basis"].startswith("aux:"):
+        out["basis"] = public_basis(aux.X, bounds, int(out["basis"][4:]))
+    if isinstance(out.get("clip"), str) and out["clip"].startswith("aux:"):
+        out["clip"] = public_clip(aux.X, bounds, float(out["clip"][4:]), out.get("center"),
+                                  out.get("basis"))
+    return out
+
+
+def _label(setting: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in setting.items())
 
 
 def load(name: str) -> tuple[FeatureTable, str, str, str | None]:
@@ -83,7 +134,7 @@ def measure(name: str, epsilons: list[float],
     for eps, setting in ((e, s) for e in epsilons for s in settings):
         t0 = time.perf_counter()
         est = DPSyntheticAnonymizer(interest, epsilon=eps, bounds=bounds, random_state=0,
-                                    **setting)
+                                    **resolve(setting, aux, bounds))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             ev = Evaluation(main, interest, sensitive, anonymizer=est,
@@ -98,6 +149,7 @@ def measure(name: str, epsilons: list[float],
                "auxiliary_people": int(np.unique(aux.labels[sensitive]).size),
                "epsilon": eps, "epsilon_accounted": est.epsilon_, "delta": est.delta_,
                "privacy_unit": est.privacy_unit_, "setting": setting,
+               "clip_used": float(est.clip),
                "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
                "clear_ci": list(u.clear.ci), "ratio": u.cas.value / u.clear.value,
                "membership": None, "membership_by_level": {
@@ -114,8 +166,8 @@ def measure(name: str, epsilons: list[float],
                                  "n_non_members": r.n_nonmembers}
         rows.append(row)
         mem = row["membership"]
-        print(f"{name:10s} eps={eps:<4g} {setting['covariance']:7s} r={setting['rank']:<3d} "
-              f"CAS {row['cas']:.3f} / clear {row['clear']:.3f} = "
+        print(f"{name:10s} eps={eps:<4g} {_label(setting):60s} CAS {row['cas']:.3f} / "
+              f"clear {row['clear']:.3f} = "
               f"{row['ratio']:.2f}  membership AUC "
               + (f"{mem['auc']:.3f} [{mem['ci'][0]:.3f}, {mem['ci'][1]:.3f}] ({mem['level']}, "
                  f"{mem['attacker']})"
@@ -123,6 +175,75 @@ def measure(name: str, epsilons: list[float],
               + f"  delta {row['delta']:.1e}  {row['seconds']}s load {row['load_average']:.1f}",
               flush=True)
     return rows
+
+
+def diagnose(name: str, epsilons: list[float], settings: tuple[dict[str, Any], ...],
+             eval_seed: int = 0, seeds: int = 2) -> list[dict[str, Any]]:
+    """CAS / clear with the noise of each mechanism on or off (same split and utility model
+    as the evaluation; mean over ``seeds`` noise seeds)."""
+    from bioanon.evaluation.split import group_split, split_table
+    from bioanon.evaluation.utility import utility_views
+
+    table, interest, sensitive, group = load(name)
+    aux, main = split_auxiliary(table, sensitive)
+    bounds = public_bounds(aux.X, quantile=0.01, margin=0.1)
+    tr, te = (split_table(main, interest, sensitive, 0.25, eval_seed) if group is None
+              else group_split(main, group, sensitive, 0.25, eval_seed))
+    train, test = main.subset(tr), main.subset(te)
+    rows = []
+    for eps, setting in ((e, s) for e in epsilons for s in settings):
+        params = resolve(setting, aux, bounds)
+        row: dict[str, Any] = {"dataset": name, "epsilon": eps, "setting": setting,
+                               "load_average": os.getloadavg()[0]}
+        for noise in ("none", "means", "moments", "both"):
+            ratios = []
+            for seed in range(seeds):
+                est = _NoiseSwitch(interest, epsilon=eps, bounds=bounds, random_state=seed,
+                                   **params)
+                est.noise = noise
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    released = est.fit_transform(train.X, train.labels)
+                u = utility_views(train, test, released, test.X, [interest], "forest",
+                                  eval_seed, 1)[interest]
+                ratios.append(u["cas"] / u["clear"])
+            row[noise] = float(np.mean(ratios))
+        rows.append(row)
+        print(f"{name:10s} eps={eps:<4g} {_label(setting):60s} CAS/clear: no noise "
+              f"{row['none']:.3f}  means only {row['means']:.3f}  moments only "
+              f"{row['moments']:.3f}  both {row['both']:.3f}  (mean of {seeds} seeds, load "
+              f"{row['load_average']:.1f})", flush=True)
+    return rows
+
+
+def certificate(name: str, eps: float, setting: dict[str, Any], eval_seed: int = 1
+                ) -> dict[str, Any]:
+    """Every risk of the certificate for one setting (as benchmarks/risk_table.py)."""
+    table, interest, sensitive, group = load(name)
+    aux, main = split_auxiliary(table, sensitive)
+    bounds = public_bounds(aux.X, quantile=0.01, margin=0.1)
+    est = DPSyntheticAnonymizer(interest, epsilon=eps, bounds=bounds, random_state=None,
+                                **resolve(setting, aux, bounds))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        ev = Evaluation(main, interest, sensitive, anonymizer=est, models=CERT_MODELS,
+                        attackers=CERT_ATTACKERS, random_state=eval_seed, n_jobs=1,
+                        verification=False, selection=None, group=group).evaluate()
+    u = ev.utility()[interest]
+    risks = {r.name: {"statistic": r.statistic, "value": r.value, "ci": list(r.ci),
+                      "attacker": r.attacker, "status": r.status} for r in ev.risks()}
+    row = {"dataset": name, "epsilon": eps, "setting": setting, "eval_seed": eval_seed,
+           "cas": u.cas.value, "clear": u.clear.value, "ratio": u.cas.value / u.clear.value,
+           "risks": risks, "met": all(r["status"] in ("met", "accepted")
+                                      for r in risks.values()),
+           "seconds": round(time.perf_counter() - t0, 1), "load_average": os.getloadavg()[0]}
+    cells = "  ".join(f"{k} {r['value']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}] "
+                      f"({r['attacker']}) {r['status']}" for k, r in risks.items())
+    print(f"{name:10s} certificate eps={eps:g} {_label(setting)}: CAS/clear "
+          f"{row['ratio']:.2f}  {cells}  {row['seconds']}s load {row['load_average']:.1f}",
+          flush=True)
+    return row
 
 
 def _value(text: str) -> Any:
@@ -144,20 +265,34 @@ def main() -> None:
                          "e.g. covariance=class,rank=16,clip=0.3")
     ap.add_argument("--eval-seed", type=int, default=0,
                     help="seed of the evaluation split (a fresh one confirms a choice)")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="split the loss: no noise / means only / moments only / both")
+    ap.add_argument("--certificate", action="store_true",
+                    help="every risk of the certificate for the best setting at max epsilon")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/dp_release.json"))
     args = ap.parse_args()
     settings = SETTINGS if not args.setting else tuple(
         {k: _value(v) for k, v in (kv.split("=", 1) for kv in text.split(","))}
         for text in args.setting)
     rows: list[dict[str, Any]] = []
+    certs: list[dict[str, Any]] = []
     for name in args.datasets:
         try:
-            rows += measure(name, args.epsilons, settings, args.eval_seed)
+            if args.diagnose:
+                rows += diagnose(name, args.epsilons, settings, args.eval_seed)
+                continue
+            mine = measure(name, args.epsilons, settings, args.eval_seed)
+            rows += mine
+            if args.certificate:
+                top = max(args.epsilons)
+                best = max((r for r in mine if r["epsilon"] == top), key=lambda r: r["ratio"])
+                certs.append(certificate(name, top, best["setting"]))
         except Exception as exc:  # a dataset out of reach is reported, the others still run
             print(f"{name}: not measured ({type(exc).__name__}: {exc})", flush=True)
             rows.append({"dataset": name, "error": f"{type(exc).__name__}: {exc}"})
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"settings": list(settings), "rows": rows}, indent=2))
+    args.out.write_text(json.dumps({"settings": list(settings), "rows": rows,
+                                    "certificate": certs}, indent=2, default=float))
     print(f"wrote {args.out}")
 
 

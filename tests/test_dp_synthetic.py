@@ -18,6 +18,7 @@ from bioanon.anonymize.dp_synthetic import (
     clip_records,
     noisy_statistics,
     public_basis,
+    public_clip,
 )
 from bioanon.anonymize.registry import build_method
 from bioanon.attack.membership import membership_auc, membership_scores
@@ -244,3 +245,45 @@ def test_identity_unit_releases_every_record(table):
     out = est.fit_transform(table.X, table.labels)
     assert out.shape == table.X.shape
     assert est.privacy_statement()["max_records_per_identity"] == 2
+
+
+# ---------------------------------------------------------------------- public levers
+def test_public_clip_is_the_quantile_of_the_auxiliary_norms():
+    rng = np.random.default_rng(0)
+    aux = rng.normal(size=(300, 16))
+    bounds = (-4.0, 4.0)
+    norms = np.linalg.norm(clip_records(aux, -4 * np.ones(16), 4 * np.ones(16), 1e9), axis=1)
+    for q in (0.5, 0.9):
+        assert public_clip(aux, bounds, q) == pytest.approx(np.quantile(norms, q) / 4.0)
+    # centred on the auxiliary mean and projected on a basis: the same transform as fit
+    center = aux.mean(0) + 1.0
+    P = public_basis(aux, bounds, 3)
+    u = clip_records(aux, -4 * np.ones(16), 4 * np.ones(16), 1e9, P, center)
+    assert public_clip(aux, bounds, 0.9, center, P) == pytest.approx(
+        np.quantile(np.linalg.norm(u, axis=1), 0.9) / 4.0)
+    with pytest.raises(BioanonError, match="quantile"):
+        public_clip(aux, bounds, 0.0)
+
+
+def test_pool_mixes_the_pooled_covariance_without_changing_the_noise(table):
+    a = _est(covariance="class", pool=0.0).fit(table.X, table.labels)
+    b = _est(covariance="class", pool=0.8).fit(table.X, table.labels)
+    assert a._sigmas(32) == b._sigmas(32) and a.epsilon_ == b.epsilon_  # post-processing
+    # noise-free: pool=1 gives every class the pooled within-class covariance
+    from bioanon.anonymize.dp_synthetic import _class_model
+
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(600, 4)) * np.array([1.0, 2.0, 0.5, 1.0])
+    s = np.repeat([0, 1, 2], 200)
+    u[s == 1] *= 3.0
+    sums = np.stack([u[s == k].sum(0) for k in range(3)])
+    mom = np.stack([u[s == k].T @ u[s == k] for k in range(3)])
+    counts = np.bincount(s).astype(float)
+    means = sums / counts[:, None]
+    own = _class_model(means, mom, counts, rank=4)
+    pooled = _class_model(means, mom, counts, rank=4, pool=1.0)
+    cov = [(V * sd**2) @ V.T + np.diag(r**2) for V, sd, r in
+           zip(pooled["Vs"], pooled["sds"], pooled["resids"], strict=True)]
+    np.testing.assert_allclose(cov[0], cov[1], rtol=1e-6)
+    own1 = (own["Vs"][1] * own["sds"][1]**2) @ own["Vs"][1].T
+    assert np.trace(own1) > 2 * np.trace(cov[1] - np.diag(pooled["resids"][1]**2))

@@ -140,6 +140,34 @@ def public_basis(X_public: Any, bounds: Any, rank: int) -> np.ndarray:
     return vt[:min(int(rank), vt.shape[0])]
 
 
+def public_clip(X_public: Any, bounds: Any, quantile: float = 0.9, center: Any = None,
+                basis: Any = None) -> float:
+    """A ``clip`` for :class:`DPSyntheticAnonymizer` from **public or auxiliary** records:
+    the ``quantile`` of their L2 norms after the same box scaling, centring and projection
+    the estimator applies, as a fraction of sqrt(d) (d the feature count). Costs no budget;
+    computed on the private records instead it would leak (their norm distribution).
+
+    >>> X = np.random.default_rng(0).normal(size=(400, 16))
+    >>> c = public_clip(X, (-4.0, 4.0), quantile=0.5)
+    >>> bool(0.2 < c < 0.3)  # median norm of N(0, I/16) scaled rows: about 1 = 0.25 * 4
+    True
+    """
+    X = np.asarray(X_public, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise BioanonError("a public clip needs a 2-D array of at least 2 public records")
+    if not 0.0 < quantile <= 1.0:
+        raise BioanonError(f"quantile={quantile} must lie in (0, 1]; e.g. quantile=0.9")
+    d = X.shape[1]
+    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) for b in bounds)
+    mid = None if center is None else np.broadcast_to(np.asarray(center, dtype=np.float64),
+                                                      (d,))
+    u = box_scale(X, lo, hi, mid)
+    if basis is not None:
+        u = u @ np.asarray(basis, dtype=np.float64).T
+    q = float(np.quantile(np.sqrt(np.einsum("ij,ij->i", u, u)), quantile))
+    return float(min(max(q / math.sqrt(d), 1e-6), 1.0))
+
+
 def clip_records(X: np.ndarray, lo: np.ndarray, hi: np.ndarray, radius: float,
                  basis: np.ndarray | None = None, center: np.ndarray | None = None
                  ) -> np.ndarray:
@@ -255,6 +283,11 @@ class DPSyntheticAnonymizer(Anonymizer):
         ``diag`` and ``class-diag`` release and use only the diagonal.
     rank : int, default 8
         Rank of the low-rank part (capped at the feature count).
+    pool : float, default 0
+        ``class``/``class-diag`` only: each stratum's covariance is ``(1 − pool)`` times its
+        own plus ``pool`` times the pooled within-stratum covariance (the sum of the noisy
+        per-stratum moments, whose relative noise is about sqrt(S) times smaller for S
+        strata). Post-processing: no privacy cost.
     mean_share : float, default 0.5
         Share of ρ spent on the stratum sums; the rest goes to the second moments.
     privacy_unit : {"record", "identity"}, default "record"
@@ -311,6 +344,8 @@ class DPSyntheticAnonymizer(Anonymizer):
                                  "class; diag: pooled diagonal; class-diag: one diagonal "
                                  "per class"),
         "rank": Param("int", low=1, help="dimension of the private basis (lowrank)"),
+        "pool": Param("float", low=0, high=1,
+                      help="class covariances: weight of the pooled one mixed in (0: none)"),
         "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
                             help="share of the budget spent on the class sums"),
         "privacy_unit": Param("str", options=UNITS, help="what epsilon protects"),
@@ -346,7 +381,8 @@ class DPSyntheticAnonymizer(Anonymizer):
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,
                  clip: float = 0.3, center: Any = None, basis: Any = None,
-                 covariance: str = "lowrank", rank: int = 8, mean_share: float = 0.5,
+                 covariance: str = "lowrank", rank: int = 8, pool: float = 0.0,
+                 mean_share: float = 0.5,
                  privacy_unit: str = "record", sensitive: str | None = None,
                  max_records_per_identity: int = 10, clip_quantile: float = 0.01,
                  hardened: bool = False, random_state: int | None = None) -> None:
@@ -360,6 +396,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         self.basis = basis
         self.covariance = covariance
         self.rank = rank
+        self.pool = pool
         self.mean_share = mean_share
         self.privacy_unit = privacy_unit
         self.sensitive = sensitive
@@ -473,7 +510,7 @@ class DPSyntheticAnonymizer(Anonymizer):
                                         center=center)
         counts = np.bincount(su, minlength=n_strata).astype(np.float64)
         model = _model(sums, moment, counts, int(self.rank),
-                       self.covariance.startswith("class"))
+                       self.covariance.startswith("class"), float(self.pool))
         out = _sample(model, strat, lo, hi, np.random.default_rng(draw_seq), basis, center)
         return Release(out, {"epsilon": self.epsilon_, "delta": self.delta_,
                              "privacy_unit": self.privacy_unit_})
@@ -513,7 +550,7 @@ class DPSyntheticAnonymizer(Anonymizer):
 
 
 def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int,
-           per_stratum: bool = False) -> dict[str, np.ndarray]:
+           per_stratum: bool = False, pool: float = 0.0) -> dict[str, np.ndarray]:
     """Post-processing: stratum means; the pooled within-stratum covariance as a rank-``rank``
     part in the private basis (top eigenvectors of the noisy covariance) plus a diagonal, or
     (a 1-D ``moment``) as a diagonal only."""
@@ -530,11 +567,13 @@ def _model(sums: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int,
         return {"means": means, "V": np.zeros((d, 0)), "chol": np.zeros((0, 0)),
                 "resid_sd": np.sqrt(np.clip(within_diag, floor, None))}
     if moment.ndim == 3:
-        return _class_model(means, moment, counts, rank)
+        return _class_model(means, moment, counts, rank, pool)
     if per_stratum:  # one diagonal per stratum (S, d)
         var = moment / np.maximum(counts, 1.0)[:, None] - means**2
         pooled = (moment.sum(axis=0) - np.einsum("s,sj,sj->j", counts, means, means)) / n
         var = np.where(present[:, None], var, pooled)
+        if pool > 0:
+            var = (1.0 - pool) * var + pool * pooled[None, :]
         floor = 1e-3 * max(float(np.mean(np.clip(pooled, 0, None))), 1e-12)
         d = means.shape[1]
         sds = np.sqrt(np.clip(var, floor, None))
@@ -564,16 +603,19 @@ def _low_rank(cov: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return V, np.sqrt(np.maximum(lam, floor)), np.sqrt(np.clip(resid, floor, None))
 
 
-def _class_model(means: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int
-                 ) -> dict[str, np.ndarray]:
+def _class_model(means: np.ndarray, moment: np.ndarray, counts: np.ndarray, rank: int,
+                 pool: float = 0.0) -> dict[str, np.ndarray]:
     """One low-rank-plus-diagonal covariance per stratum (the pooled one for an empty
-    stratum)."""
+    stratum), each shrunk by ``pool`` towards the pooled within-stratum covariance (the sum
+    of the noisy per-stratum moments: post-processing, no privacy cost)."""
     n = counts.sum()
     pooled = (moment.sum(axis=0) - np.einsum("s,si,sj->ij", counts, means, means)) / n
     Vs, sds, resids = [], [], []
     for k in range(counts.size):  # a loop over strata
         cov = (moment[k] / counts[k] - np.outer(means[k], means[k]) if counts[k] > 0
                else pooled)
+        if pool > 0:
+            cov = (1.0 - pool) * cov + pool * pooled
         V, sd, resid = _low_rank(cov, rank)
         Vs.append(V)
         sds.append(sd)
