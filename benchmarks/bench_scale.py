@@ -14,14 +14,22 @@ Measured in one run, on synthetic data (10 interest classes, 10,000 identities, 
    (the dask path's rule, in memory), each with its ratio to the floor (n·g·d·4 bytes at the
    floor's bandwidth / time);
 3. **``bioanon anonymize`` end to end** on ``--n-mem`` records read from Parquet (written
-   with pyarrow's defaults, as users' files are): the library's stages timed in process
-   (read, fit, transform, shuffle, write with its hash; the input's hash runs in a thread
-   beside them), then the command itself in a subprocess (median of 2), with peak memory;
+   with pyarrow's defaults, as users' files are), against two references measured in the
+   same run, interleaved with it: a pyarrow read + write of the same file with pyarrow's
+   default writer (snappy, dictionary), and the same read + a write with the settings
+   bioanon releases with (plain, uncompressed floats). The command runs as a user runs it
+   (a subprocess, median of ``--cli-runs``, peak memory); the ratio the issue's target
+   (≤ 1.3×) reads is the one to pyarrow's default writer, and both are written. Then its
+   stages in process (read, validate, fit, sets, kernel, shuffle, manifest, write with its
+   hash) and the floor (the kernel's own time + the plain copy);
 4. **the dask path**: ``--n-big`` × 256 float32 generated to Parquet in row groups (never held
    in memory) and released end to end (``bioanon anonymize --dask``) with 2 workers, and on
    ``--n-scaling`` records with 1 worker on 1 core, 1 worker on every core, and 2 workers
    (one core each); peak resident memory is the largest sum of VmRSS over the CLI process and
-   every descendant (scheduler, nannies, workers), sampled every 0.1 s from /proc.
+   every descendant (scheduler, nannies, workers), sampled every 0.1 s from /proc;
+5. with ``--release``: ``bioanon release --dask`` on the ``--n-mem`` file (the search and its
+   confirmation on the panel sample, then the release, ``--release-budget`` minutes), its
+   stages timed from the command's own stage log.
 
 The machine's load average is printed beside every timing: other jobs may share the cores.
 Generated data lives in ``--workdir`` (default a folder under /tmp) and is deleted at the end
@@ -30,6 +38,8 @@ unless ``--keep``.
 Usage::
 
     python benchmarks/bench_scale.py [--n-big 10000000] [--n-mem 1000000] [--n-scaling 2000000]
+    python benchmarks/bench_scale.py --e2e-only            # part 3 alone (a few minutes)
+    python benchmarks/bench_scale.py --skip-memory --skip-dask --release   # part 5 alone
 
 Prints a table and writes JSON (default benchmarks/results/bench_scale.json).
 """
