@@ -14,14 +14,22 @@ Measured in one run, on synthetic data (10 interest classes, 10,000 identities, 
    (the dask path's rule, in memory), each with its ratio to the floor (n·g·d·4 bytes at the
    floor's bandwidth / time);
 3. **``bioanon anonymize`` end to end** on ``--n-mem`` records read from Parquet (written
-   with pyarrow's defaults, as users' files are): the library's stages timed in process
-   (read, fit, transform, shuffle, write with its hash; the input's hash runs in a thread
-   beside them), then the command itself in a subprocess (median of 2), with peak memory;
+   with pyarrow's defaults, as users' files are), against two references measured in the
+   same run, interleaved with it: a pyarrow read + write of the same file with pyarrow's
+   default writer (snappy, dictionary), and the same read + a write with the settings
+   bioanon releases with (plain, uncompressed floats). The command runs as a user runs it
+   (a subprocess, median of ``--cli-runs``, peak memory); the ratio the issue's target
+   (≤ 1.3×) reads is the one to pyarrow's default writer, and both are written. Then its
+   stages in process (read, validate, fit, sets, kernel, shuffle, manifest, write with its
+   hash) and the floor (the kernel's own time + the plain copy);
 4. **the dask path**: ``--n-big`` × 256 float32 generated to Parquet in row groups (never held
    in memory) and released end to end (``bioanon anonymize --dask``) with 2 workers, and on
    ``--n-scaling`` records with 1 worker on 1 core, 1 worker on every core, and 2 workers
    (one core each); peak resident memory is the largest sum of VmRSS over the CLI process and
-   every descendant (scheduler, nannies, workers), sampled every 0.1 s from /proc.
+   every descendant (scheduler, nannies, workers), sampled every 0.1 s from /proc;
+5. with ``--release``: ``bioanon release --dask`` on the ``--n-mem`` file (the search and its
+   confirmation on the panel sample, then the release, ``--release-budget`` minutes), its
+   stages timed from the command's own stage log.
 
 The machine's load average is printed beside every timing: other jobs may share the cores.
 Generated data lives in ``--workdir`` (default a folder under /tmp) and is deleted at the end
@@ -30,6 +38,8 @@ unless ``--keep``.
 Usage::
 
     python benchmarks/bench_scale.py [--n-big 10000000] [--n-mem 1000000] [--n-scaling 2000000]
+    python benchmarks/bench_scale.py --e2e-only            # part 3 alone (a few minutes)
+    python benchmarks/bench_scale.py --skip-memory --skip-dask --release   # part 5 alone
 
 Prints a table and writes JSON (default benchmarks/results/bench_scale.json).
 """
@@ -304,42 +314,215 @@ def in_memory(X: np.ndarray, p: np.ndarray, floor: float, ceiling: float | None,
 
 
 # ---------------------------------------------------------------------- 3. end to end
+def reference_copies(path: Path, work: Path) -> dict[str, float]:
+    """One run of each reference: a pyarrow read + write of ``path`` (seconds).
+
+    ``pyarrow default``: ``pq.read_table`` + ``pq.write_table`` with pyarrow's defaults
+    (snappy, dictionary tried on every column, statistics); ``bioanon plain writer``: the same
+    read + ``pq.write_table`` with the settings bioanon writes releases with (label columns
+    dictionary-encoded and snappy, float columns plain and uncompressed, no statistics on
+    them). Neither converts to a matrix, transforms, shuffles or hashes.
+    """
+    import pyarrow.parquet as pq
+
+    out: dict[str, float] = {}
+    for name in ("pyarrow default", "bioanon plain writer"):
+        target = work / "ref-out.parquet"
+        t0 = time.perf_counter()
+        tab = pq.read_table(path)
+        if name == "pyarrow default":
+            pq.write_table(tab, target)
+        else:
+            labels = ["p", "id"]
+            feats = [c for c in tab.column_names if c not in labels]
+            pq.write_table(tab, target, use_dictionary=labels, write_statistics=labels,
+                           compression={**{c: "snappy" for c in labels},
+                                        **{f: "none" for f in feats}})
+        out[name] = time.perf_counter() - t0
+        del tab
+        target.unlink()
+    return out
+
+
+#: library functions timed inside ``anonymize`` (module, attribute, stage name); a stage
+#: may run inside another (the finite checks run inside the read and the release)
+TIMED = (("bioanon.table", "check_finite", "validate: finite scans of X"),
+         ("bioanon.anonymize.selective_mean", "relevance_scores", "fit: relevance forest"),
+         ("bioanon.anonymize.selective_mean", "assemble_sets", "transform: random sets"),
+         ("bioanon.anonymize.selective_mean", "apply_sets", "transform: mixing kernel"),
+         ("bioanon.release", "shuffle", "shuffle (a separate pass)"),
+         ("bioanon.release", "build_manifest", "manifest"),
+         ("bioanon.table", "write_parquet", "write: encode + hash"))
+
+
 def stages(path: Path, work: Path) -> dict[str, Any]:
-    """The library steps of ``bioanon anonymize`` timed one by one, in this process."""
+    """The library steps of ``bioanon anonymize`` timed one by one, in this process.
+
+    Top-level marks (read, release, input hash, write) add up to the total; the functions
+    of :data:`TIMED` are wrapped to give their own seconds and calls.
+    """
+    import importlib
+
     from bioanon.anonymize import SelectiveMeanAnonymizer
     from bioanon.anonymize.mix_kernel import permute_kernel
-    from bioanon.cli.common import read_input
+    from bioanon.cli.common import read_release_input
     from bioanon.io import sha256_in_background
     from bioanon.release import Roles, release, write_release
 
     permute = permute_kernel()
     if permute is not None:  # load (or compile) it now: a first run pays that once
         permute(np.zeros((4, 2), np.float32), np.arange(4))
+    spent: dict[str, list[float]] = {}
+    saved = []
+
+    def timed(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent.setdefault(label, []).append(time.perf_counter() - t)
+        return wrapper
+
+    for mod, attr, label in TIMED:
+        m = importlib.import_module(mod)
+        saved.append((m, attr, getattr(m, attr)))
+        setattr(m, attr, timed(getattr(m, attr), label))
     marks: dict[str, float] = {}
-    t0 = time.perf_counter()
-    with sha256_in_background(path) as digest:
-        table = read_input(path, ["p", "id"])
-        marks["read"] = time.perf_counter() - t0
-        times: list[float] = []
-        anon = SelectiveMeanAnonymizer("p", sensitive="id", random_state=1)
-        t1 = time.perf_counter()
-        res = release(table, anon, Roles(sensitive="id", interest="p"),
-                      method="selective-mean", input_name=path.name,
-                      progress=lambda done, total, text: times.append(time.perf_counter()))
-        t2 = time.perf_counter()
-        marks["fit"] = times[1] - t1
-        marks["transform"] = times[2] - times[1]
-        marks["shuffle and manifest"] = t2 - times[2]
-        res.manifest["input"]["sha256"] = digest()
-        marks["input hash (waited for)"] = time.perf_counter() - t2
-    out = work / "stages-out.parquet"
-    t3 = time.perf_counter()
-    write_release(res.table, res.manifest, out)
-    marks["write (hashed while written)"] = time.perf_counter() - t3
-    marks["total"] = time.perf_counter() - t0
+    try:
+        t0 = time.perf_counter()
+        with sha256_in_background(path) as digest:
+            table = read_release_input(path, ["p", "id"])
+            marks["read (Parquet to a float32 matrix, checked)"] = time.perf_counter() - t0
+            anon = SelectiveMeanAnonymizer("p", sensitive="id", random_state=1)
+            t1 = time.perf_counter()
+            anon.check_changes(table)
+            res = release(table, anon, Roles(sensitive="id", interest="p"),
+                          method="selective-mean", input_name=path.name)
+            marks["release (fit, transform, shuffle, manifest)"] = time.perf_counter() - t1
+            t2 = time.perf_counter()
+            res.manifest["input"]["sha256"] = digest()
+            marks["input hash (waited for)"] = time.perf_counter() - t2
+        out = work / "stages-out.parquet"
+        t3 = time.perf_counter()
+        write_release(res.table, res.manifest, out)
+        marks["write (hashed while written, renamed)"] = time.perf_counter() - t3
+        marks["total"] = time.perf_counter() - t0
+    finally:
+        for m, attr, fn in saved:
+            setattr(m, attr, fn)
     out.unlink()
     Path(str(out) + ".manifest.json").unlink()
-    return {"seconds": marks, "load": load()}
+    parts = {label: {"seconds": sum(v), "calls": len(v)} for label, v in spent.items()}
+    return {"seconds": marks, "parts": parts, "load": load()}
+
+
+def end_to_end(path: Path, work: Path, env: dict[str, str], n: int,
+               cli_runs: int = 3) -> dict[str, Any]:
+    """Both references (median of 3) and ``bioanon anonymize`` (CLI, median of
+    ``cli_runs``), interleaved so that a change of load hits all three alike; then the
+    stages in process."""
+    refs: dict[str, list[dict[str, Any]]] = {"pyarrow default": [], "bioanon plain writer": []}
+    cli: list[dict[str, Any]] = []
+    for i in range(max(3, cli_runs)):
+        for name, seconds in reference_copies(path, work).items():
+            refs[name].append({"seconds": seconds, "load": load()})
+        if i < cli_runs:
+            out = work / f"e2e-out-{i}.parquet"
+            cli.append(run_cli(["anonymize", str(path), "-o", str(out), "--interest", "p",
+                                "--sensitive", "id", "--g", str(G), "--seed", "1"], env))
+            out.unlink()
+            Path(str(out) + ".manifest.json").unlink()
+    med = {name: statistics.median(r["seconds"] for r in runs) for name, runs in refs.items()}
+    e2e = statistics.median(r["seconds"] for r in cli)
+    doc: dict[str, Any] = {
+        "n": n, "d": D, "g": G,
+        "references": {name: {"seconds": med[name], "runs": refs[name]} for name in refs},
+        "anonymize_cli": {"seconds": e2e, "runs": cli,
+                          "peak_rss_gib": max(r["peak_rss_gib"] for r in cli),
+                          "records_per_s": n / e2e},
+        "ratio_to": {name: e2e / med[name] for name in med},
+        "target": {"ratio": 1.3, "reference": "pyarrow default",
+                   "met": e2e / med["pyarrow default"] <= 1.3},
+        "load": load()}
+    doc["stages"] = stages(path, work)
+    return doc
+
+
+def say_end_to_end(e: dict[str, Any]) -> None:
+    for name, ref in e["references"].items():
+        say(f"{'reference: read + write, ' + name:<52} {ref['seconds']:7.2f} s  (median of "
+            f"{len(ref['runs'])}; loads {', '.join(r['load'] for r in ref['runs'])})")
+    a = e["anonymize_cli"]
+    say(f"{'bioanon anonymize --g 32 (CLI, end to end)':<52} {a['seconds']:7.2f} s  (median of "
+        f"{len(a['runs'])}; loads {', '.join(r['load'] for r in a['runs'])})  peak RSS "
+        f"{a['peak_rss_gib']:.2f} GiB")
+    for name, ratio in e["ratio_to"].items():
+        say(f"  ratio to {name:<42} {ratio:7.2f}×")
+    say(f"  target ≤ 1.3× {e['target']['reference']}: "
+        f"{'met' if e['target']['met'] else 'missed'}")
+    st = e["stages"]
+    say(f"  stages in process (load {st['load']}):")
+    for k, v in st["seconds"].items():
+        say(f"    {k:<48} {v:7.2f} s")
+    for k, v in st["parts"].items():
+        say(f"      of which {k:<41} {v['seconds']:7.2f} s ({v['calls']} call"
+            f"{'s' if v['calls'] != 1 else ''})")
+
+
+# ---------------------------------------------------------------------- 5. release
+def release_timed(path: Path, work: Path, env: dict[str, str], n: int, budget: float,
+                  workers: int) -> dict[str, Any]:
+    """``bioanon release --dask`` on ``path``: the search on the panel sample, the
+    confirmation and the release, its stages timed from the command's own stage log (one
+    line per stage with the elapsed time on stderr when stderr is not a terminal)."""
+    import re
+
+    out = work / "rel-out"
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-c", "from bioanon.cli import app; app()", "release", str(path),
+           "-o", str(out), "--interest", "p", "--sensitive", "id", "--dask", "--workers",
+           str(workers), "--budget-minutes", str(budget), "--seed", "1",
+           "--methods", "selective-mean", "--json"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    sampler = RssSampler(proc.pid)
+    sampler.start()
+    lines: list[tuple[float, str]] = []
+
+    def follow() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append((time.perf_counter() - t0, line.rstrip()))
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    stdout = proc.stdout.read() if proc.stdout else ""
+    proc.wait()
+    reader.join()
+    seconds = time.perf_counter() - t0
+    peak = sampler.stop()
+    stage_lines = [(t, re.sub(r"^\d\d:\d\d:\d\d ", "", text)) for t, text in lines
+                   if re.match(r"^\d\d:\d\d:\d\d ", text)]
+    stages_s = []
+    for (t, text), nxt in zip(stage_lines, [*stage_lines[1:], (seconds, "exit")],
+                              strict=True):
+        stages_s.append({"stage": re.sub(r" \[[^\]]*\]$", "", text), "start_s": t,
+                         "seconds": nxt[0] - t})
+    doc: dict[str, Any] = {"n": n, "budget_minutes": budget, "workers": workers,
+                           "exit_status": proc.returncode, "seconds": seconds,
+                           "peak_rss_gib": peak, "processes": sampler.peak_processes,
+                           "stages": stages_s, "load": load()}
+    try:
+        doc["summary"] = json.loads(stdout) if stdout.strip() else None
+    except ValueError:
+        doc["stdout_tail"] = stdout[-2000:]
+    if proc.returncode:
+        doc["stderr_tail"] = "\n".join(t for _, t in lines[-20:])
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(Path(str(out) + ".report"), ignore_errors=True)
+    Path(str(out) + ".manifest.json").unlink(missing_ok=True)
+    return doc
 
 
 def main() -> None:
@@ -353,7 +536,22 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--skip-memory", action="store_true", help="skip parts 2-3")
+    ap.add_argument("--skip-transform", action="store_true",
+                    help="skip part 2 (the gather ceiling and the in-memory transform)")
     ap.add_argument("--skip-dask", action="store_true", help="skip part 4")
+    ap.add_argument("--e2e-only", action="store_true",
+                    help="only part 3 (anonymize end to end against both references): "
+                         "--skip-transform --skip-dask")
+    ap.add_argument("--cli-runs", type=int, default=3,
+                    help="runs of the anonymize command (median; at least 2)")
+    ap.add_argument("--input", type=Path, default=None,
+                    help="an existing --n-mem × 256 Parquet file of chunk()'s columns "
+                         "(p, id, f0..f255) for parts 3 and 5 instead of generating one")
+    ap.add_argument("--release", action="store_true",
+                    help="part 5: bioanon release --dask on --n-mem records, stages timed")
+    ap.add_argument("--release-budget", type=float, default=3.0,
+                    help="--budget-minutes of the release run")
+    ap.add_argument("--release-workers", type=int, default=2)
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).parent / "results" / "bench_scale.json")
     args = ap.parse_args()
@@ -377,8 +575,10 @@ def main() -> None:
                                  load=load())
         say(f"sequential-read floor: {floor:.1f} GB/s; first touch of 1 GiB of fresh memory: "
             f"{touch:.2f} s (load {load()})")
+        if args.e2e_only:
+            args.skip_transform = args.skip_dask = True
         ceiling = None
-        if not args.skip_memory:
+        if not args.skip_memory and not args.skip_transform:
             X, p, _ = chunk(args.n_mem, np.random.default_rng(1))
             result["gather_ceiling"] = gather_ceiling(X)
             for r in result["gather_ceiling"]:
@@ -391,28 +591,38 @@ def main() -> None:
             result["in_memory"] = in_memory(X, p, floor, ceiling, args.cache_buckets)
             del X, p
             save()
-            mem_in = work / "mem.parquet"
+        mem_in = args.input or work / "mem.parquet"
+        if (not args.skip_memory or args.release) and args.input is None:
             write_parquet(mem_in, args.n_mem, seed=3)
-            result["anonymize_stages"] = stages(mem_in, work)
-            for k, v in result["anonymize_stages"]["seconds"].items():
-                say(f"  anonymize stage {k:<36} {v:7.2f} s")
-            runs = []
-            for i in range(2):
-                out = work / f"mem-out-{i}.parquet"
-                runs.append(run_cli(["anonymize", str(mem_in), "-o", str(out), "--interest", "p",
-                                     "--sensitive", "id", "--seed", "1"], env))
-                out.unlink()
-            e2e = {"seconds": statistics.median(r["seconds"] for r in runs), "runs": runs,
-                   "peak_rss_gib": max(r["peak_rss_gib"] for r in runs), "n": args.n_mem,
-                   "load": load()}
-            e2e["records_per_s"] = args.n_mem / e2e["seconds"]
-            transform_s = result["in_memory"][0]["seconds"]
-            e2e["times_transform"] = e2e["seconds"] / transform_s
-            result["anonymize_in_memory"] = e2e
-            say(f"{'anonymize end to end (in memory, CLI)':<52} {e2e['seconds']:7.2f} s "
-                f"({e2e['times_transform']:.1f}× the transform)  {e2e['records_per_s']:,.0f} "
-                f"rec/s  peak RSS {e2e['peak_rss_gib']:.2f} GiB  load {e2e['load']}")
+        if not args.skip_memory:
+            e2e = end_to_end(mem_in, work, env, args.n_mem, max(2, args.cli_runs))
+            kernel = e2e["stages"]["parts"].get("transform: mixing kernel", {}).get("seconds")
+            e2e["floor"] = {
+                "note": "what no end-to-end run can go under on this machine: the mixing "
+                        "kernel's own time (n·g rows of d float32 gathered) plus the "
+                        "bioanon-plain-writer reference (a read + a write of the same data)",
+                "kernel_seconds": kernel,
+                "seconds": None if kernel is None else
+                kernel + e2e["references"]["bioanon plain writer"]["seconds"]}
+            result["anonymize_end_to_end"] = e2e
+            say_end_to_end(e2e)
+            if kernel is not None:
+                say(f"  floor: kernel {kernel:.2f} s + plain copy = "
+                    f"{e2e['floor']['seconds']:.2f} s")
             save()
+        if args.release:
+            say(f"bioanon release --dask on {args.n_mem:,} × {D} (budget "
+                f"{args.release_budget} min, {args.release_workers} workers) ...")
+            rel = release_timed(mem_in, work, env, args.n_mem, args.release_budget,
+                                args.release_workers)
+            result["release"] = rel
+            say(f"{'bioanon release --dask (CLI, end to end)':<52} {rel['seconds']:7.1f} s  "
+                f"exit {rel['exit_status']}  peak RSS {rel['peak_rss_gib']:.2f} GiB "
+                f"({rel['processes']} processes)  load {rel['load']}")
+            for st in rel["stages"]:
+                say(f"    {st['stage'][:70]:<70} {st['seconds']:7.1f} s")
+            save()
+        if args.input is None and mem_in.exists():
             mem_in.unlink()
         if args.skip_dask:
             return
@@ -457,8 +667,8 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    save()
-    say(f"wrote {args.out}")
+        save()
+        say(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -136,6 +136,22 @@ def test_a_user_error_is_raised_before_any_search(table: FeatureTable) -> None:
                 methods=["noise"], **FAST)
 
 
+@pytest.mark.parametrize("extra, flag", [(["--workers", "2"], "--workers"),
+                                         (["--bucket-size", "100"], "--bucket-size"),
+                                         (["--sample-records", "100"], "--sample-records")])
+def test_a_dask_option_without_dask_is_refused_not_ignored(src: Path, tmp_path: Path,
+                                                           extra: list[str], flag: str) -> None:
+    """``release --workers N`` without --dask used to run the in-memory path and drop N."""
+    res = CliRunner().invoke(app, ["release", str(src), "-o", str(tmp_path / "o.parquet"),
+                                   "--interest", "expression", "--sensitive", "identity",
+                                   *FAST_CLI, *extra])
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {flag} has no effect here")
+    assert "add --dask" in lines[0] and "leave it out" in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------------- the dask path
 needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
                                 reason="the dask path needs the 'scale' extra")

@@ -225,3 +225,25 @@ def test_manifest_says_how_many_records_relevance_was_fitted_on(tmp_path):
     assert res.exit_code == 2
     assert "relevance_records=3 is out of range" in res.output
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_a_shuffled_release_pairs_every_released_row_with_its_own_labels(monkeypatch):
+    """release() shuffles a mixing method's output as it is computed (one pass): the rows are
+    the input-order release's rows, each still beside its own record's labels."""
+    from bioanon.anonymize import selective_mean
+
+    t = make_biometric(n_identities=6, records_per_identity=40, n_features=32, random_state=2)
+    roles = Roles(sensitive="identity", interest="expression")
+    for min_rows in (1, 10**9):  # the compiled kernel and the SciPy path
+        monkeypatch.setattr(selective_mean, "MIN_ROWS", min_rows)
+        kept = release(t, SelectiveMeanAnonymizer("expression", g=8, t=0.5, random_state=4),
+                       roles, keep_order=True)
+        mixed = release(t, SelectiveMeanAnonymizer("expression", g=8, t=0.5, random_state=4),
+                        roles)
+        where = {row.tobytes(): i for i, row in enumerate(kept.table.X)}
+        src = np.array([where[row.tobytes()] for row in mixed.table.X])
+        assert sorted(src) == list(range(t.n_records))  # the same rows, once each
+        assert not np.array_equal(src, np.arange(t.n_records))  # shuffled
+        np.testing.assert_array_equal(mixed.table.labels["expression"].to_numpy(),
+                                      kept.table.labels["expression"].to_numpy()[src])
+        assert mixed.manifest["output"]["shuffled"] is True

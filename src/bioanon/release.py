@@ -266,8 +266,8 @@ def shuffle(table: FeatureTable, *, in_place: bool = False) -> FeatureTable:
         np.random.default_rng(entropy).shuffle(table.X)
         order = np.arange(table.n_records)
         np.random.default_rng(entropy).shuffle(order)
-    return FeatureTable(table.X, table.labels.iloc[order].reset_index(drop=True),
-                        list(table.feature_names or []), dict(table.meta))
+    return FeatureTable._of_checked(table.X, table.labels.iloc[order].reset_index(drop=True),
+                                    list(table.feature_names or []), dict(table.meta))
 
 
 def public_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -420,19 +420,30 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     if fit:
         anonymizer.fit(table, table.labels)  # a table: methods may read its meta
     step(1, 2, "transforming")
-    do = getattr(anonymizer, "release", None) or anonymizer.transform
-    res = do(table, table.labels)  # a table: its feature names and meta go along
-    X = np.asarray(res.X if isinstance(res, FeatureTable) else res, dtype=np.float32)
+    in_order = None if keep_order else getattr(anonymizer, "release_in_order", None)
+    order = None
+    if callable(in_order):  # shuffled as it is computed: fresh OS entropy, never stored
+        order = np.random.default_rng(np.random.SeedSequence()).permutation(table.n_records)
+        res = in_order(table, table.labels, order)
+    else:
+        do = getattr(anonymizer, "release", None) or anonymizer.transform
+        res = do(table, table.labels)  # a table: its feature names and meta go along
+    checked = isinstance(res, FeatureTable)  # its X was checked finite when it was built
+    X = np.asarray(res.X if checked else res, dtype=np.float32)
     if np.may_share_memory(X, table.X):  # the release is shuffled in place: never the input
-        X = X.copy()
+        X, checked = X.copy(), False
     step(2, 2, "done")
     if X.shape != table.X.shape:
         raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "
                            f"{table.X.shape}; it must return one row per record")
-    out = FeatureTable(X, table.labels[plan.released].copy(), list(table.feature_names or []),
-                       {"method": method or type(anonymizer).__name__,
-                        "bioanon_version": __version__, **public_meta(table.meta)})
-    if not keep_order:
+    labels = table.labels[plan.released]
+    labels = labels.copy() if order is None else labels.iloc[order].reset_index(drop=True)
+    meta = {"method": method or type(anonymizer).__name__, "bioanon_version": __version__,
+            **public_meta(table.meta)}
+    names = list(table.feature_names or [])
+    out = (FeatureTable._of_checked(X, labels, names, meta) if checked and X is res.X
+           else FeatureTable(X, labels, names, meta))
+    if not keep_order and order is None:
         out = shuffle(out, in_place=True)  # ``X`` is the anonymizer's output, owned here
     params_fn = getattr(anonymizer, "public_params", None)
     params = params_fn() if callable(params_fn) else {}

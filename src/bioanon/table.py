@@ -109,7 +109,28 @@ class FeatureTable:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.X = as_feature_matrix(self.X)
+        self._settle(checked=False)
+
+    @classmethod
+    def _of_checked(cls, X: np.ndarray, labels: pd.DataFrame,
+                    feature_names: list[str] | None = None,
+                    meta: dict[str, Any] | None = None) -> FeatureTable:
+        """A table whose ``X`` has been checked finite already (read and checked, the rows of
+        a checked table, permuted or selected): the full scan over ``X`` is not repeated.
+        Shape and dtype are still checked; anything but a 2-D float32 array is checked in
+        full."""
+        table = cls.__new__(cls)
+        table.X, table.labels = X, labels
+        table.feature_names, table.meta = feature_names, dict(meta or {})
+        table._settle(checked=True)
+        return table
+
+    def _settle(self, checked: bool) -> None:
+        X = self.X
+        if not (checked and isinstance(X, np.ndarray) and X.dtype == np.float32
+                and X.ndim == 2 and X.size):
+            X = as_feature_matrix(X)
+        self.X = X
         if not isinstance(self.labels, pd.DataFrame):
             self.labels = pd.DataFrame(self.labels)
         self.labels = self.labels.reset_index(drop=True)
@@ -165,8 +186,9 @@ class FeatureTable:
     def subset(self, index: Sequence[int] | np.ndarray) -> FeatureTable:
         """Return the records at ``index`` (positions) as a new table."""
         idx = np.asarray(index)
-        return FeatureTable(self.X[idx], self.labels.iloc[idx].reset_index(drop=True),
-                            list(self.feature_names), dict(self.meta))
+        return FeatureTable._of_checked(self.X[idx],
+                                        self.labels.iloc[idx].reset_index(drop=True),
+                                        list(self.feature_names or []), dict(self.meta))
 
     def with_features(self, X: np.ndarray, **meta: Any) -> FeatureTable:
         """Return a copy with new feature values (same labels and names) and extra meta."""
@@ -175,8 +197,8 @@ class FeatureTable:
 
     def drop_labels(self, columns: Sequence[str]) -> FeatureTable:
         """Return a copy without the given label columns."""
-        return FeatureTable(self.X, self.labels.drop(columns=list(columns)),
-                            list(self.feature_names), dict(self.meta))
+        return FeatureTable._of_checked(self.X, self.labels.drop(columns=list(columns)),
+                                        list(self.feature_names or []), dict(self.meta))
 
     # ------------------------------------------------------------------ I/O
     def to_frame(self) -> pd.DataFrame:
@@ -304,8 +326,8 @@ class FeatureTable:
             lambda c: bool(pd.api.types.is_numeric_dtype(df[c])))
         X = df[feat_cols].to_numpy(dtype=np.float32)
         check_finite(X, "features")
-        return cls(X, df[labels].reset_index(drop=True), [str(c) for c in feat_cols],
-                   dict(meta or {}))
+        return cls._of_checked(X, df[labels].reset_index(drop=True),
+                               [str(c) for c in feat_cols], dict(meta or {}))
 
     @classmethod
     def _from_parquet(cls, pf: Any, label_columns: Sequence[str] | None,
@@ -335,7 +357,7 @@ class FeatureTable:
         check_finite(X, "features")
         frame = (pf.read(columns=labels).to_pandas() if labels
                  else pd.DataFrame(index=range(n)))
-        return cls(X, frame, [str(c) for c in feat_cols], dict(meta))
+        return cls._of_checked(X, frame, [str(c) for c in feat_cols], dict(meta))
 
     @classmethod
     def _read_npz(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:

@@ -360,6 +360,14 @@ def option_cases() -> list[Case]:
     add("release-dask-bucket-size-0", lambda d: rd(d, "--dask", "--bucket-size", "0"))
     add("release-dask-sample-records-nan", lambda d: rd(d, "--dask", "--sample-records",
                                                         "nan"))
+    # options of the dask path given without it: refused, never silently ignored
+    add("release-workers-without-dask", lambda d: rl(d, "--workers", "2"))
+    add("release-bucket-size-without-dask", lambda d: rl(d, "--bucket-size", "100"))
+    add("release-sample-records-without-dask", lambda d: rl(d, "--sample-records", "100"))
+    add("release-workers-with-scheduler", lambda d: rd(d, "--scheduler", "tcp://127.0.0.1:1",
+                                                       "--workers", "2"))
+    add("release-dask-and-scheduler", lambda d: rd(d, "--dask", "--scheduler",
+                                                   "tcp://127.0.0.1:1"))
     add("release-methods-empty", lambda d: rl(d, "--methods", ","))
     add("release-budget-minutes-0", lambda d: rl(d, "--budget-minutes", "0"))
     add("release-keep-sensitive-missing-group", lambda d: rl(d, "--keep-sensitive", "--group",

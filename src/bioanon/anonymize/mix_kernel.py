@@ -116,8 +116,10 @@ def set_filler() -> Callable[..., Any] | None:
 def sets_kernel() -> Callable[..., Any] | None:
     """The compiled mixing over donor sets, or None (no numba, or ``BIOANON_KERNEL=numpy``).
 
-    ``mix(sets, X, cols, lam, out)``: each output row is the mean of ``X`` over the row of
-    ``sets`` (accumulated in float32 in a row buffer), then ``lam (X − ·)`` on ``cols``.
+    ``mix(sets, X, cols, lam, out, rows)``: output row ``j`` is the release of record
+    ``i = rows[j]``: the mean of ``X`` over row ``i`` of ``sets`` (accumulated in float32 in a
+    row buffer), then ``lam (X[i] − ·)`` on ``cols``. ``rows = arange(n)`` gives input order;
+    a permutation gives the shuffled release in the same pass (no second pass over ``out``).
     """
     nb = _numba()
     if nb is None:
@@ -125,21 +127,22 @@ def sets_kernel() -> Callable[..., Any] | None:
     import numpy as np
 
     @nb.njit(parallel=True, fastmath=True, boundscheck=False, cache=True, nogil=True)
-    def _mix(sets, X, cols, lam, out):  # pragma: no cover - compiled
+    def _mix(sets, X, cols, lam, out, rows):  # pragma: no cover - compiled
         n, g = sets.shape
         d = X.shape[1]
         inv = np.float32(1.0) / np.float32(g)
         n_blocks = (n + _ROWS - 1) // _ROWS
         for blk in nb.prange(n_blocks):
             acc = np.empty(d, dtype=np.float32)
-            for i in range(blk * _ROWS, min(n, (blk + 1) * _ROWS)):
+            for j in range(blk * _ROWS, min(n, (blk + 1) * _ROWS)):
+                i = rows[j]
                 for k in range(d):
                     acc[k] = np.float32(0.0)
                 for p in range(g):
                     xr = X[sets[i, p]]
                     for k in range(d):
                         acc[k] += xr[k]
-                o = out[i]
+                o = out[j]
                 for k in range(d):
                     o[k] = inv * acc[k]
                 for c in cols:

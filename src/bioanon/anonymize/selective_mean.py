@@ -87,21 +87,40 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
     return out
 
 
-def apply_sets(X: np.ndarray, sets: np.ndarray, mask: np.ndarray, lam: float) -> np.ndarray:
+def apply_sets(X: np.ndarray, sets: np.ndarray, mask: np.ndarray, lam: float,
+               order: np.ndarray | None = None) -> np.ndarray:
     """:func:`apply_mixing` for the uniform mixing of donor ``sets`` (``M = mixing_matrix``).
 
     With numba installed and at least :data:`~.mix_kernel.MIN_ROWS` rows, a compiled kernel
     reads the sets directly (no sparse matrix is built); otherwise SciPy's product runs.
+    With ``order`` (a permutation of the rows), row ``j`` of the result is the release of
+    record ``order[j]``: equal to ``apply_sets(X, sets, mask, lam)[order]``, computed in the
+    same pass by the kernel.
+
+    Examples
+    --------
+    >>> X = np.arange(12, dtype=np.float32).reshape(4, 3)
+    >>> sets = np.array([[0, 1], [1, 2], [2, 3], [3, 0]])
+    >>> mask = np.zeros(3, dtype=bool)
+    >>> order = np.array([2, 0, 3, 1])
+    >>> bool((apply_sets(X, sets, mask, 0.0, order) == apply_sets(X, sets, mask, 0.0)[order]
+    ...       ).all())
+    True
     """
     n = sets.shape[0]
     kernel = sets_kernel() if n >= MIN_ROWS else None
     if kernel is None:
-        return apply_mixing(X, mixing_matrix(sets), mask, lam)
+        out = apply_mixing(X, mixing_matrix(sets), mask, lam)
+        return out if order is None else out[order]
     out = np.empty((n, X.shape[1]), dtype=np.float32)
     cols = np.flatnonzero(mask) if lam else np.zeros(0, dtype=np.int64)
+    rows = (np.arange(n, dtype=np.int64) if order is None
+            else np.asarray(order, dtype=np.int64))
+    if rows.shape != (n,):
+        raise ValueError(f"order has shape {rows.shape}; pass a permutation of {n} rows")
     with KERNEL_LOCK:  # the kernel uses every core; numba's default pool is not reentrant
         kernel(sets, np.ascontiguousarray(X, dtype=np.float32), cols.astype(np.int64),
-               np.float32(lam), out)
+               np.float32(lam), out, rows)
     return out
 
 
@@ -294,12 +313,42 @@ class SelectiveMeanAnonymizer(Anonymizer):
                                      self.relevance_sensitive_, self.r_s)
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
-                 table: FeatureTable | None) -> Release:
+                 table: FeatureTable | None, order: np.ndarray | None = None) -> Release:
         """Donors come from the records being released (labels: the interest column); the
-        secret mixing matrix is built only if the evaluator asks for it."""
+        secret mixing matrix is built only if the evaluator asks for it. With ``order``, row
+        ``j`` is the release of record ``order[j]`` (see :meth:`release_in_order`)."""
         sets = self.donor_sets(labels, X.shape[0], seed)
         lam = (self.w - 1.0) / (self.w - 1.0 + self.g)
-        return Release(apply_sets(X, sets, self.mask_, lam), mixing=partial(mixing_matrix, sets))
+        return Release(apply_sets(X, sets, self.mask_, lam, order),
+                       mixing=partial(mixing_matrix, sets))
+
+    def release_in_order(self, X: Any, y: Any, order: np.ndarray) -> np.ndarray:
+        """The release of ``X`` with its rows in ``order``: ``release(X, y)[order]`` (the same
+        values, bit for bit), computed in one pass.
+
+        :func:`bioanon.release.release` calls it with a fresh random permutation, so that the
+        shuffled release needs no second pass over the records.
+
+        Examples
+        --------
+        >>> from bioanon.datasets import make_biometric
+        >>> t = make_biometric(n_identities=4, records_per_identity=10, n_features=32)
+        >>> anon = SelectiveMeanAnonymizer("expression", g=4, t=0.5, random_state=0).fit(t)
+        >>> order = np.random.default_rng(0).permutation(t.n_records)
+        >>> bool((anon.release_in_order(t, None, order) == anon.release(t).X[order]).all())
+        True
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "n_features_in_")
+        arr, labels, table = self._input(X, y, reset=False)
+        order = np.asarray(order)
+        if order.shape != (arr.shape[0],):
+            raise BioanonError(f"order has shape {order.shape} for {arr.shape[0]} records; "
+                               "pass a permutation of the records")
+        out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
+                            table, order)
+        return np.asarray(out.X, dtype=np.float32)
 
     def donor_sets(self, labels: Any, n: int, seed: int | None = None) -> np.ndarray:
         """The secret random sets (n × g record positions) for records with these labels."""

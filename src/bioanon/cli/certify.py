@@ -34,6 +34,7 @@ from .common import (
     print_summary,
     progress_bar,
     read_release_input,
+    refuse_unused,
     user_errors,
 )
 from .release import (
@@ -135,6 +136,15 @@ def release_command(
     from ..certified import REPORT_FILES, NotCertified, certify, report_dir
 
     bucketed = dask or scheduler is not None
+    refuse_unused({  # an option of the dask path on the in-memory path is an error, not ignored
+        "workers": (dask and not scheduler, "it sizes the local dask cluster of --dask (add "
+                    "--dask to use it; a --scheduler brings its own workers)"),
+        "bucket_size": (bucketed, "it sets the buckets of the dask path (add --dask to use "
+                                  "it)"),
+        "sample_records": (bucketed, "it sets the panel sample of the dask path (add --dask "
+                                     "to use it)"),
+        "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
+    })
     if not bucketed:
         format_of(output)
         check_output_file(output, [input])
