@@ -109,12 +109,15 @@ ISSUE20: dict[str, list[dict[str, Any]]] = {
                   {"covariance": "ledoit-wolf"}],
     "dp-mix": [{"g": 64, "epsilon": 30.0}],
     "dp-synthetic": [{"covariance": "lowrank", "rank": 32, "clip": 0.3, "epsilon": 4.0},
+                     {"covariance": "lowrank", "rank": 64, "clip": 0.5, "epsilon": 4.0},
                      {"covariance": "class", "rank": 8, "clip": 0.3, "epsilon": 4.0}],
     "sdv-copula": [{}],
 }
 ISSUE20_KEY = ["synthetic(covariance=diag)", "synthetic(covariance=factor,rank=2)",
                "dp-mix(g=64,epsilon=30.0)",
                "dp-synthetic(covariance=lowrank,rank=32,clip=0.3,epsilon=4.0)",
+               "dp-synthetic(covariance=lowrank,rank=64,clip=0.5,epsilon=4.0)",
+               "dp-synthetic(covariance=class,rank=8,clip=0.3,epsilon=4.0)",
                "sdv-copula()"]
 
 

