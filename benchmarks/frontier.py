@@ -196,7 +196,14 @@ def run_one(table: FeatureTable, ds: Dataset, method: str, point: dict[str, Any]
         "seconds": time.perf_counter() - t0, "load": os.getloadavg()[0],
     }
     row["goal"] = {"utility": row["cas_ratio"] >= 0.95, "attacks": row["worst_ratio"] <= 1.2,
-                   "membership": row["membership_auc"] <= 0.6,
+                   # the certificate's membership levels (cross-fitted), not the plain
+                   # maximum over attackers of the MIA column (biased upwards by the choice)
+                   "membership": all(r["status"] in ("met", "accepted")
+                                     for k, r in row["risks"].items()
+                                     if k.endswith("-membership")
+                                     and r["status"] != "not covered") and any(
+                       r["status"] in ("met", "accepted") for k, r in row["risks"].items()
+                       if k.endswith("-membership")),
                    "every_risk": all(r["status"] in ("met", "accepted")
                                      for r in row["risks"].values())}
     return row

@@ -66,3 +66,13 @@ def test_wav_folder_without_labels(tmp_path, data_home):
     assert t.X.shape == (2, 400) and np.isfinite(t.X).all()
     with pytest.raises(BioanonError, match="label column 'fil' not found"):
         load_wav_folder(tmp_path, pd.DataFrame({"name": ["0_theo_1.wav"]}), file_column="fil")
+
+
+def test_yale_eigenfaces_load_the_same_every_time(data_home):
+    # eigenfaces come from a randomized PCA: the loader seeds it, so a benchmark or a test
+    # that loads the folder twice (or in two processes) judges the same table
+    pytest.importorskip("dlib", reason="face extra not installed: pip install 'bioanon[face]'")
+    kw = {"features": "eigen", "subset": "expression", "subjects": ["subject11", "subject12"],
+          "size": 24, "n_components": 8}
+    a, b = load_yale_faces(data_home, **kw), load_yale_faces(data_home, **kw)
+    assert a.X.shape[1] == 8 and np.array_equal(a.X, b.X)

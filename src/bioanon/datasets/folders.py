@@ -96,11 +96,13 @@ def load_image_folder(folder: str | os.PathLike,
         Keep the file column as a label (off by default: names often reveal the person).
     **options
         Passed to :class:`bioanon.features.image.FaceFeatures` (size, n_components,
-        upsample, fallback, random_state).
+        upsample, fallback, random_state). ``random_state`` defaults to 0 here, so that the
+        same folder always loads as the same table (eigenfaces come from a randomized PCA).
     """
     from ..features.image import FaceFeatures
 
     paths, df = _records(folder, labels, file_column, IMAGE_EXTENSIONS)
+    options.setdefault("random_state", 0)
     table = FaceFeatures(features, **options).fit_transform(paths, labels=df,
                                                            progress=progress)
     return _finish(table, folder, keep_file, file_column)
