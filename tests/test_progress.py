@@ -125,3 +125,15 @@ def test_stagelog_heartbeat_nesting_and_forwarding(caplog):
     assert len(msgs) == 4
     assert (0, 2, "g=4: splitting") in seen  # the bar keeps the outer count
     assert stages(log, "other") is log
+
+
+def test_a_leak_warning_is_one_line_once_per_run(tiny_csv, tmp_path):
+    # laplace with bounds from the data warns at every fit; the search fits it many times
+    res = _cli("evaluate", tiny_csv, "--interest", "expression", "--sensitive", "identity",
+               "--label", "gender", "--label", "environment", "--method", "laplace",
+               "--param", "epsilon=10", "--out", tmp_path / "r", *FAST)
+    assert res.returncode == 0, res.stderr
+    hits = [ln for ln in res.stderr.splitlines() if "PrivacyLeakWarning" in ln]
+    assert len(hits) == 1, res.stderr
+    assert "bounds come from the data" in hits[0]
+    assert "return self.fit" not in res.stderr  # no source line under it

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import warnings
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -59,6 +60,20 @@ def _handler(console: Console) -> ConsoleHandler:
     return h
 
 
+_seen_warnings: set[tuple[str, str]] = set()
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: Any = None, line: str | None = None) -> None:
+    """One line per distinct warning of this invocation (a search fits a method many times;
+    the user needs to read a leak warning once, not once per fit, and no source line)."""
+    key = (category.__name__, str(message))
+    if key in _seen_warnings:
+        return
+    _seen_warnings.add(key)
+    cli_logger.warning("%s (%s)", message, category.__name__)
+
+
 def configure(console: Console, verbose: bool | None = None, quiet: bool | None = None) -> None:
     """Set the verbosity and the ``bioanon`` logger's level for this invocation.
 
@@ -80,6 +95,8 @@ def configure(console: Console, verbose: bool | None = None, quiet: bool | None 
         level = logging.WARNING if console.is_terminal else logging.INFO
     _handler(console).setLevel(level)
     logging.getLogger("bioanon").setLevel(level)
+    _seen_warnings.clear()
+    warnings.showwarning = _show_warning
 
 
 def show_bar(console: Console) -> bool:
