@@ -12,13 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def _kth_dist(P: np.ndarray, G: np.ndarray, k: int, skip: np.ndarray | None = None,
-              block: int = 1024) -> np.ndarray:
-    """Distance of each row of P to its k-th nearest row of G (``skip[i]``: G's row to leave
-    out for P's row i, or -1)."""
-    k = max(1, min(int(k), G.shape[0] - (0 if skip is None else 1)))
+def _kth_dists(P: np.ndarray, G: np.ndarray, ks: tuple[int, ...],
+               skip: np.ndarray | None = None, block: int = 1024) -> dict[int, np.ndarray]:
+    """Distance of each row of P to its k-th nearest row of G, for every k in ``ks`` from one
+    pass (``skip[i]``: G's row to leave out for P's row i, or -1)."""
+    top = G.shape[0] - (0 if skip is None else 1)
+    kk = {k: max(1, min(int(k), top)) for k in ks}
+    kth = sorted({k - 1 for k in kk.values()})
     gsq = np.einsum("ij,ij->i", G, G)
-    out = np.empty(P.shape[0])
+    out = {k: np.empty(P.shape[0]) for k in ks}
     for s in range(0, P.shape[0], block):
         Pb = P[s:s + block]
         d = np.einsum("ij,ij->i", Pb, Pb)[:, None] - 2 * Pb @ G.T + gsq[None, :]
@@ -26,8 +28,53 @@ def _kth_dist(P: np.ndarray, G: np.ndarray, k: int, skip: np.ndarray | None = No
             sk = skip[s:s + block]
             rows = np.flatnonzero(sk >= 0)
             d[rows, sk[rows]] = np.inf
-        out[s:s + block] = np.sqrt(np.maximum(np.partition(d, k - 1, axis=1)[:, k - 1], 0.0))
+        part = np.partition(d, kth, axis=1)
+        for k, kv in kk.items():
+            out[k][s:s + block] = np.sqrt(np.maximum(part[:, kv - 1], 0.0))
     return out
+
+
+def _kth_dist(P: np.ndarray, G: np.ndarray, k: int, skip: np.ndarray | None = None,
+              block: int = 1024) -> np.ndarray:
+    """Distance of each row of P to its k-th nearest row of G (``skip[i]``: G's row to leave
+    out for P's row i, or -1)."""
+    return _kth_dists(P, G, (k,), skip, block)[k]
+
+
+def density_scores_multi(candidates_clear: np.ndarray, released_X: np.ndarray,
+                         reference_X: np.ndarray, *, ks: tuple[int, ...] = (1, 5),
+                         candidate_in_reference: np.ndarray | None = None,
+                         reference_cache: dict[int, np.ndarray] | None = None
+                         ) -> dict[int, np.ndarray]:
+    """:func:`density_scores` for several k from one pass over the release and one over the
+    reference. ``reference_cache`` (a dict, filled on first use) keeps the reference's k-th
+    distances for a caller that scores the same candidates against several releases with the
+    same reference (they do not depend on the release).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> members, others, ref = rng.normal(size=(3, 40, 8))
+    >>> cand = np.vstack([members, others])
+    >>> both = density_scores_multi(cand, members, ref, ks=(1, 5))
+    >>> bool(np.allclose(both[5], density_scores(cand, members, ref, k=5)))
+    True
+    """
+    ref = np.asarray(reference_X, dtype=np.float64)
+    mu, sd = ref.mean(axis=0), ref.std(axis=0)
+    sd = np.where(sd == 0, 1.0, sd)
+    C = (np.asarray(candidates_clear, dtype=np.float64) - mu) / sd
+    R = (np.asarray(released_X, dtype=np.float64) - mu) / sd
+    skip = None if candidate_in_reference is None else np.asarray(candidate_in_reference, int)
+    d_rel = _kth_dists(C, R, ks)
+    if reference_cache is not None and all(k in reference_cache for k in ks):
+        d_ref = reference_cache
+    else:
+        d_ref = _kth_dists(C, (ref - mu) / sd, ks, skip)
+        if reference_cache is not None:
+            reference_cache.update(d_ref)
+    tiny = 1e-9 * float(np.sqrt(C.shape[1]))
+    return {k: np.log(d_ref[k] + tiny) - np.log(d_rel[k] + tiny) for k in ks}
 
 
 def density_scores(candidates_clear: np.ndarray, released_X: np.ndarray,
@@ -46,14 +93,5 @@ def density_scores(candidates_clear: np.ndarray, released_X: np.ndarray,
     >>> bool(s[:50].min() > s[50:].max())   # a copy: members sit on released records
     True
     """
-    ref = np.asarray(reference_X, dtype=np.float64)
-    mu, sd = ref.mean(axis=0), ref.std(axis=0)
-    sd = np.where(sd == 0, 1.0, sd)
-    C = (np.asarray(candidates_clear, dtype=np.float64) - mu) / sd
-    R = (np.asarray(released_X, dtype=np.float64) - mu) / sd
-    G = (ref - mu) / sd
-    skip = None if candidate_in_reference is None else np.asarray(candidate_in_reference, int)
-    d_rel = _kth_dist(C, R, k)
-    d_ref = _kth_dist(C, G, k, skip)
-    tiny = 1e-9 * float(np.sqrt(C.shape[1]))
-    return np.log(d_ref + tiny) - np.log(d_rel + tiny)
+    return density_scores_multi(candidates_clear, released_X, reference_X, ks=(k,),
+                                candidate_in_reference=candidate_in_reference)[k]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...attack.density import density_scores
+from ...attack.density import density_scores_multi
 from ...attack.membership import membership_auc, membership_scores
 from ...attack.tracing import tracing_scores
 from ...metrics.results import MembershipResult, RiskResult
@@ -40,9 +40,13 @@ def _by_group(s: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
 
 def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndarray,
                   released: np.ndarray, released_labels: np.ndarray, reference: np.ndarray,
-                  in_reference: np.ndarray, groups: np.ndarray | None
+                  in_reference: np.ndarray, groups: np.ndarray | None,
+                  reference_cache: dict[int, np.ndarray] | None = None
                   ) -> dict[str, np.ndarray]:
-    """Every membership attacker's score per candidate (per group when ``groups``)."""
+    """Every membership attacker's score per candidate (per group when ``groups``).
+
+    ``reference_cache`` keeps the density attacker's reference distances between calls that
+    score the same candidates against the same reference (the identity level's folds)."""
     scores: dict[str, np.ndarray] = {}
     codes, n = None, 0
     if groups is not None:
@@ -52,9 +56,10 @@ def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndar
         name = f"tracing, best {top}" if top == 1 else f"tracing, best g={top}"
         scores[name] = tracing_scores(candidates, released, released_labels, cand_labels,
                                       top=top, groups=groups)
-    per_record = {f"density ratio (DOMIAS-style, k={k})": density_scores(
-        candidates, released, reference, k=k, candidate_in_reference=in_reference)
-        for k in (1, 5)}
+    dens = density_scores_multi(candidates, released, reference, ks=(1, 5),
+                                candidate_in_reference=in_reference,
+                                reference_cache=reference_cache)
+    per_record = {f"density ratio (DOMIAS-style, k={k})": v for k, v in dens.items()}
     per_record.update({k.replace("_", " "): v
                        for k, v in membership_scores(candidates, released).items()})
     for k, v in per_record.items():
@@ -121,11 +126,12 @@ class MembershipRisk:
         else:
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()
             fold_scores, fold_members = [], []
+            ref_cache: dict[int, np.ndarray] = {}  # same candidates, same reference
             for rel in idr:
                 rel_lab2 = rel.labels[ctx.interest].astype(str).to_numpy()
                 fold_scores.append(attack_scores(ctx, train.X, tr_lab, rel.X, rel_lab2,
                                                  train.X, np.arange(train.n_records),
-                                                 rel.ids))
+                                                 rel.ids, ref_cache))
                 uniq, codes = np.unique(rel.ids, return_inverse=True)
                 fold_members.append(_by_group(rel.member.astype(float), codes,
                                               uniq.size) > 0.5)
