@@ -328,8 +328,10 @@ def dp_budget(table: FeatureTable, sensitive: str | None, *, epsilon: float | No
                                       ("--max-records-per-identity", max_records_per_identity))
                  if v is not None]
         if given:
-            raise BioanonError(f"{', '.join(given)} belong(s) to a declared privacy budget; "
-                               "add --epsilon E (library: epsilon=) or drop them")
+            many = len(given) > 1
+            raise BioanonError(f"{', '.join(given)} {'belong' if many else 'belongs'} to a "
+                               "declared privacy budget; add --epsilon E (library: epsilon=) "
+                               f"or drop {'them' if many else 'it'}")
         return None
     budget = DPBudget(epsilon=epsilon, delta=delta, privacy_unit=privacy_unit or "record",
                       max_records_per_identity=max_records_per_identity, public=public,
