@@ -236,7 +236,7 @@ def _budget_options(epsilon: float | None, delta: float | None, public_data: Pat
     """certify()'s budget keywords; the public table read and checked (one-line errors)."""
     from ..table import FeatureTable
 
-    public = None
+    public: FeatureTable | Path | None = None
     if public_data is not None and epsilon is not None:
         try:
             public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
