@@ -144,6 +144,9 @@ def test_public_data_must_match_and_identity_needs_its_column(tables) -> None:
         DPBudget(epsilon=1.0, public=narrow).check(private, "identity")
     with pytest.raises(BioanonError, match="fewer than 2 records"):
         DPBudget(epsilon=1.0, public=public.X[:1]).check(private, "identity")
+    with pytest.raises(BioanonError, match="shares 3 record"):  # people in the release
+        DPBudget(epsilon=1.0, public=np.r_[public.X, private.X[:3]]).check(private,
+                                                                            "identity")
     with pytest.raises(BioanonError, match="needs the identity column"):
         DPBudget(epsilon=1.0, privacy_unit="identity").check(private, None)
     # the same columns in another order are aligned by name

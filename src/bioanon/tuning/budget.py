@@ -22,12 +22,13 @@ Examples
 --------
 >>> from bioanon.datasets import make_biometric
 >>> t = make_biometric(n_identities=8, records_per_identity=10, n_features=32, random_state=0)
->>> pub = t.subset(np.flatnonzero(t.labels["identity"].to_numpy() == "person00"))
+>>> aux = t.labels["identity"].to_numpy() == "person00"  # public: not released
+>>> pub, private = t.subset(np.flatnonzero(aux)), t.subset(np.flatnonzero(~aux))
 >>> b = DPBudget(epsilon=2.0, public=pub)
->>> cands, skipped = b.candidates(t, None, "identity")
+>>> cands, skipped = b.candidates(private, None, "identity")
 >>> sorted({c.params["epsilon"] for c in cands}), sorted({c.method for c in cands})
 ([2.0], ['dp-mix', 'dp-synthetic'])
->>> b.statement(t, "identity")["strict"]
+>>> b.statement(private, "identity")["strict"]
 True
 """
 
@@ -158,6 +159,11 @@ class DPBudget:
         if not np.all(np.isfinite(X)):
             raise BioanonError("--public-data holds empty or non-finite feature values; "
                                "fill or drop those records")
+        shared = shared_records(X, table.X)
+        if shared:
+            raise BioanonError(f"--public-data shares {shared} record(s) with the input; "
+                               "public data must hold people NOT in the release (bounds "
+                               "taken from released records would leak)")
         return X
 
     # ------------------------------------------------------------------ accounting
@@ -260,6 +266,22 @@ class DPBudget:
         return out, skipped
 
 
+def shared_records(A: Any, B: Any) -> int:
+    """How many rows of ``A`` appear exactly (as float32) among the rows of ``B``.
+
+    >>> shared_records(np.eye(3)[:2], np.eye(3))
+    2
+    """
+    def rows(M: Any) -> np.ndarray:
+        m = np.ascontiguousarray(np.asarray(M, dtype=np.float32))
+        return m.view(np.dtype((np.void, m.dtype.itemsize * m.shape[1]))).ravel()
+
+    a, b = np.asarray(A), np.asarray(B)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or not a.size or not b.size:
+        return 0
+    return int(np.isin(rows(a), rows(b)).sum())
+
+
 def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[str, Any]:
     """The values of the ``"public"``/``"public:q"`` parameters, from the public records.
 
@@ -296,4 +318,4 @@ def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[
 
 
 __all__ = ["BESIDE_TEXT", "DP_METHODS", "NOT_STRICT_TEXT", "STRICT_TEXT", "UNITS", "DPBudget",
-           "resolve_public"]
+           "resolve_public", "shared_records"]
