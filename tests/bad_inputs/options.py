@@ -392,6 +392,8 @@ def option_cases() -> list[Case]:
         str(_frame_csv(d, lambda df: df.drop(columns=["f3", "f7"]), "pub.csv"))))
     add("release-public-data-is-the-input", lambda d: rl(d, "--epsilon", "1", "--public-data",
                                                          str(d / "t.csv")))
+    add("release-public-data-holds-released-records", lambda d: rl(
+        d, "--epsilon", "1", "--public-data", str(_csv(d, "pub.parquet"))))
     add("release-public-data-without-epsilon", lambda d: rl(d, "--public-data", pub(d)))
     add("release-privacy-unit-unknown", lambda d: rl(d, "--epsilon", "1", "--privacy-unit",
                                                      "person"))
