@@ -71,6 +71,8 @@ def test_certify_with_a_budget_and_public_data_is_strict_at_that_epsilon(tables)
     assert dp["delta"] == pytest.approx(1.0 / private.n_records ** 2)
     assert dp["public_data"]["name"] == "pub.csv" and dp["public_data"]["n_records"] == 60
     assert out.report["differential_privacy"] == dp
+    assert out.report.summary()["differential_privacy"] == {  # --json's document
+        "epsilon": 4.0, "delta": dp["delta"], "privacy_unit": "record", "strict": True}
     assert out.verdict["met"]  # the certificate's risks are still required
     # the values taken from the public people are named, never written
     params = out.manifest["params"]
