@@ -75,10 +75,11 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
     runner = CliRunner()
     known = {c.name or c.callback.__name__.replace("_", "-")
              for c in app.registered_commands}
-    ran = 0
+    ran, skipped = 0, 0
     for cmd in cmds:
         if any(p in cmd for p in PLACEHOLDERS):  # not runnable as written
             assert shlex.split(cmd)[1] in known, cmd
+            skipped += 1
             continue
         line = cmd.replace("../shared/datasets", str(data_home))
         for slow, fast in FAST.items():
@@ -102,4 +103,5 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
             t = FeatureTable.read("voice.parquet")
             keep = (t.labels["take"].astype(int) < 20).to_numpy().nonzero()[0]
             t.subset(keep).write("voice.parquet")
-    assert ran >= len(cmds) - 1
+    # only the placeholders (a scheduler's HOST, a release needing side data) are not run
+    assert ran == len(cmds) - skipped and skipped <= 2

@@ -217,7 +217,10 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
             attackers: Any = "all", group: str | None = None, keep_sensitive: bool = False,
             force: bool = False, n_jobs: int | None = -1, decoupler: Any = None,
             input_name: str | None = None, input_sha256: str | None = None,
-            progress: Progress | None = None, **judge: Any) -> CertifiedRelease:
+            progress: Progress | None = None, epsilon: float | None = None,
+            delta: float | None = None, public: Any = None, privacy_unit: str | None = None,
+            max_records_per_identity: int | None = None, public_name: str | None = None,
+            **judge: Any) -> CertifiedRelease:
     """Search methods and settings, certify one against the privacy target, and release.
 
     Parameters
@@ -246,6 +249,24 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
     input_name, input_sha256 : str, optional
         Provenance for the manifest.
     progress : callable (done, total, text), optional
+    epsilon : float, optional
+        A declared differential-privacy budget: only the DP methods (dp-synthetic, dp-mix)
+        are searched, every setting at exactly this ε (never searched upwards); the
+        manifest and report state ε, δ, the privacy unit and whether the guarantee is
+        strict (:mod:`bioanon.tuning.budget`). Every risk of the certificate must still be
+        met: the guarantee is stated beside the empirical figures, not instead.
+    delta : float, optional
+        δ of the budget (default 1/n², n the records, or identities for the identity unit).
+    public : FeatureTable or array-like, optional
+        Records of people not in the release with the same feature columns: the clipping
+        box, centre, clip radius and scale come from them, so the guarantee is strict.
+        Without them it is stated as not strict (bounds from the data).
+    privacy_unit : {"record", "identity"}, optional
+        What ε protects (default record); identity: every record of one ``sensitive`` value.
+    max_records_per_identity : int, optional
+        Records per person the statistics use (identity unit; default 10).
+    public_name : str, optional
+        The public table's file name, for the manifest.
     **judge
         Passed to the search unchanged (further targets of the verdict).
 
@@ -265,8 +286,15 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
 
     roles.of()  # one role per column, before any work
     table.label(roles.sensitive)
+    budget = dp_budget(table, roles.sensitive, epsilon=epsilon, delta=delta, public=public,
+                       privacy_unit=privacy_unit,
+                       max_records_per_identity=max_records_per_identity,
+                       public_name=public_name)
     join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
                roles.sensitive, force=force)  # a refusal costs no search
+    if budget is not None:
+        budget.candidates(table, methods, roles.sensitive)  # a refusal costs no search
+        judge["budget"] = budget
     result = run_search(table, roles, methods=methods, target=target,
                         random_state=random_state, budget_minutes=budget_minutes,
                         models=models, attackers=attackers, group=group, n_jobs=n_jobs,
@@ -277,9 +305,58 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
                             random_state=random_state, input_name=input_name,
                             input_sha256=input_sha256, progress=progress)
     report, png = report_and_chart(result, roles.sensitive, roles.interest)
+    if budget is not None:
+        report = state_budget(out.manifest, report, budget, result, table, roles.sensitive)
     return CertifiedRelease(out.table, out.manifest, dict(out.manifest["verdict"]),
                             public_rows(result), report, result, list(out.dropped), png)
 
 
-__all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "certify", "public_rows",
-           "report_and_chart", "report_dir", "run_search", "weights", "write_report"]
+def dp_budget(table: FeatureTable, sensitive: str | None, *, epsilon: float | None,
+              delta: float | None = None, public: Any = None, privacy_unit: str | None = None,
+              max_records_per_identity: int | None = None, public_name: str | None = None
+              ) -> Any:
+    """The checked :class:`~bioanon.tuning.budget.DPBudget` (None without ``epsilon``).
+
+    The options of a budget without ``epsilon`` are refused: a DP statement is never implied.
+    """
+    from .errors import BioanonError
+    from .tuning.budget import DPBudget
+
+    if epsilon is None:
+        given = [flag for flag, v in (("--delta", delta), ("--public-data", public),
+                                      ("--privacy-unit", privacy_unit),
+                                      ("--max-records-per-identity", max_records_per_identity))
+                 if v is not None]
+        if given:
+            many = len(given) > 1
+            raise BioanonError(f"{', '.join(given)} {'belong' if many else 'belongs'} to a "
+                               "declared privacy budget; add --epsilon E (library: epsilon=) "
+                               f"or drop {'them' if many else 'it'}")
+        return None
+    budget = DPBudget(epsilon=epsilon, delta=delta, privacy_unit=privacy_unit or "record",
+                      max_records_per_identity=max_records_per_identity, public=public,
+                      public_name=None if public_name is None else Path(public_name).name)
+    budget.check(table, sensitive)
+    return budget
+
+
+def state_budget(manifest: dict[str, Any], report: Any, budget: Any, result: Any,
+                 table: FeatureTable, sensitive: str | None) -> Any:
+    """Write the budget's statement (ε, δ, unit, strict or not) into the manifest and the
+    report; the parameters taken from public data read ``public`` (their values are not
+    written). Returns the report with the statement."""
+    from .report import Report
+
+    statement = budget.statement(table, sensitive)
+    manifest["differential_privacy"] = statement
+    chosen = result.candidate
+    params = manifest.get("params", {})
+    for key in (chosen.hidden if chosen is not None else {}):
+        params[key] = "public (from the public table; values not written)"
+    return Report({**report.to_dict(), "differential_privacy": statement},
+                  getattr(report, "figures", {}))
+
+
+__all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "certify", "dp_budget",
+           "public_rows", "report_and_chart", "report_dir", "run_search", "state_budget",
+           "weights", "write_report"]

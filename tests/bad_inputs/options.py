@@ -385,6 +385,37 @@ def option_cases() -> list[Case]:
     add("release-parquet-folder-corrupt-part", lambda d: [
         "release", str(_parts_with(d, "part-009.parquet", b"junk")), "-o",
         str(d / "o.parquet"), *REL_ROLES])
+    # --- release with a declared differential-privacy budget (checked before the search)
+    pub = lambda d: str(_csv(d, "pub.csv", n_id=2, seed=1))  # noqa: E731
+    add("release-epsilon-0", lambda d: rl(d, "--epsilon", "0"))
+    add("release-epsilon-inf", lambda d: rl(d, "--epsilon", "inf"))
+    add("release-delta-1", lambda d: rl(d, "--epsilon", "1", "--delta", "1"))
+    add("release-delta-without-epsilon", lambda d: rl(d, "--delta", "1e-6"))
+    add("release-public-data-missing", lambda d: rl(d, "--epsilon", "1", "--public-data",
+                                                    str(d / "nope.csv")))
+    add("release-public-data-corrupt", lambda d: rl(d, "--epsilon", "1", "--public-data",
+                                                    str(_write_text(d / "pub.parquet", "junk"))))
+    add("release-public-data-wrong-columns", lambda d: rl(
+        d, "--epsilon", "1", "--public-data",
+        str(_frame_csv(d, lambda df: df.drop(columns=["f3", "f7"]), "pub.csv"))))
+    add("release-public-data-is-the-input", lambda d: rl(d, "--epsilon", "1", "--public-data",
+                                                         str(d / "t.csv")))
+    add("release-public-data-holds-released-records", lambda d: rl(
+        d, "--epsilon", "1", "--public-data", str(_csv(d, "pub.parquet"))))
+    add("release-public-data-without-epsilon", lambda d: rl(d, "--public-data", pub(d)))
+    add("release-privacy-unit-unknown", lambda d: rl(d, "--epsilon", "1", "--privacy-unit",
+                                                     "person"))
+    add("release-privacy-unit-identity-dp-mix", lambda d: rl(
+        d, "--epsilon", "1", "--privacy-unit", "identity", "--methods", "dp-mix"))
+    add("release-max-records-per-identity-record-unit", lambda d: rl(
+        d, "--epsilon", "1", "--max-records-per-identity", "5"))
+    add("release-max-records-per-identity-0", lambda d: rl(
+        d, "--epsilon", "1", "--privacy-unit", "identity", "--max-records-per-identity", "0"))
+    add("release-epsilon-non-dp-methods", lambda d: rl(d, "--epsilon", "1", "--methods",
+                                                       "noise,selective-mean"))
+    add("release-epsilon-on-the-dask-path", lambda d: [
+        "release", str(_csv(d, "t.parquet")), "-o", str(d / "rel"), *REL_ROLES, "--dask",
+        "--epsilon", "1"])
     # --- demo
     add("demo-budget-minutes-nan", lambda d: ["demo", "--out", str(d / "rep"),
                                               "--budget-minutes", "nan"])

@@ -124,9 +124,11 @@ class Release:
 
 
 def _plain(v: Any) -> Any:
-    if isinstance(v, tuple):
-        v = list(v)
-    if v is None or isinstance(v, str | int | float | bool | list | dict):
+    if isinstance(v, tuple | list):  # element by element: a list of arrays is no plain value
+        return [_plain(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    if v is None or isinstance(v, str | int | float | bool | dict):
         return v
     return type(v).__name__
 

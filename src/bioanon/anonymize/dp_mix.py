@@ -16,7 +16,9 @@ smallest noise of the *analytic* Gaussian mechanism (Balle & Wang, 2018) that is
   strata and are released anyway) and the donor design (drawn independently of the features)
   are public;
 - **not covered**: the standardization (per-feature mean and scale of the batch, released
-  implicitly by the de-standardization) is computed from the data and not privatised;
+  implicitly by the de-standardization) is computed from the data and not privatised, unless
+  a public ``center`` and ``scale`` are given (e.g. the mean and standard deviation of
+  auxiliary records, people not in the release): then the guarantee holds strictly;
 - **identity level**: a person with ``r`` records is protected by group privacy at
   ``Δ_id = r·Δ`` (no tighter bound is claimed);
   :func:`~bioanon.privacy.analytic_gaussian_epsilon` gives the ε of that sensitivity at the
@@ -34,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..errors import BioanonError
 from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
 from .base import Anonymizer, Release, label_values
@@ -91,6 +94,10 @@ class DPMixAnonymizer(Anonymizer):
     clip : float or None, default None
         L2 norm bound of a standardized record; None: ``√d`` (the norm of a typical
         standardized record; data-independent).
+    center, scale : array-like of shape (d,) or None
+        Public standardization (location, scale per feature), e.g. the mean and standard
+        deviation of auxiliary records; None: the batch's own (not privatised, so the
+        guarantee does not hold strictly).
     random_state : int or None
         Secret key of the design and the noise; never published.
 
@@ -114,6 +121,11 @@ class DPMixAnonymizer(Anonymizer):
                        help="delta of the Gaussian mechanism"),
         "clip": Param("float", low=0, low_open=True, none=True,
                       help="L2 bound of a standardized record (none: sqrt(d))"),
+        "center": Param("floats", none=True,
+                        help="public per-feature location (none: the batch mean, not "
+                             "privatised)"),
+        "scale": Param("floats", none=True,
+                       help="public per-feature scale (none: the batch's, not privatised)"),
         "random_state": Param("int", low=0, none=True,
                               help="secret seed; None draws fresh OS entropy"),
     }
@@ -129,9 +141,16 @@ class DPMixAnonymizer(Anonymizer):
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"g": 64, "epsilon": 10.0}, {"g": 64, "epsilon": 30.0}, {"g": 64, "epsilon": 100.0},
     )
+    #: the settings ``bioanon release --epsilon E --public-data FILE`` searches (at E): the
+    #: standardization from the public records (people not in the release), so the
+    #: guarantee holds strictly (:mod:`bioanon.tuning.budget` resolves "public")
+    public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"g": 64, "center": "public", "scale": "public"},
+    )
 
     def __init__(self, interest: str = "interest", sensitive: str | None = None, g: int = 64,
                  epsilon: float = 10.0, delta: float = 1e-6, clip: float | None = None,
+                 center: Any = None, scale: Any = None,
                  random_state: int | None = None) -> None:
         self.interest = interest
         self.sensitive = sensitive
@@ -139,7 +158,14 @@ class DPMixAnonymizer(Anonymizer):
         self.epsilon = epsilon
         self.delta = delta
         self.clip = clip
+        self.center = center
+        self.scale = scale
         self.random_state = random_state
+
+    @property
+    def strict(self) -> bool:
+        """True when the standardization is public (``center`` and ``scale`` given)."""
+        return self.center is not None and self.scale is not None
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is computed from its own records)."""
@@ -152,12 +178,19 @@ class DPMixAnonymizer(Anonymizer):
         return analytic_gaussian_sigma(float(self.epsilon), float(self.delta),
                               mix_sensitivity(int(self.g), clip))
 
-    def _release(self, X: np.ndarray, labels: Any, seed: int,
-                 table: FeatureTable | None) -> Release:
+    def _standardization(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(location, scale) per feature: the public ones when given, else the batch's."""
         n, d = X.shape
-        _, strat = strata(labels, self.interest, [], n)
-        g = int(self.g)
-        clip = math.sqrt(d) if self.clip is None else float(self.clip)
+        if self.strict:
+            loc, scale = (np.broadcast_to(np.asarray(v, dtype=np.float64), (d,)).copy()
+                          for v in (self.center, self.scale))
+            if not (np.all(np.isfinite(loc)) and np.all(np.isfinite(scale))
+                    and np.all(scale >= 0)):
+                raise BioanonError("center and scale must be finite (scale >= 0) per "
+                                   "feature; e.g. the mean and standard deviation of "
+                                   "auxiliary records")
+            scale[scale == 0] = 1.0
+            return loc, scale
         zeros = np.zeros(n, dtype=np.int64)
         sums, _ = sums_by(X, zeros, 1)
         loc = sums[0] / n
@@ -165,6 +198,15 @@ class DPMixAnonymizer(Anonymizer):
                         zeros, 1)
         scale = np.sqrt(sq[0] / n)
         scale[scale == 0] = 1.0
+        return loc, scale
+
+    def _release(self, X: np.ndarray, labels: Any, seed: int,
+                 table: FeatureTable | None) -> Release:
+        n, d = X.shape
+        _, strat = strata(labels, self.interest, [], n)
+        g = int(self.g)
+        clip = math.sqrt(d) if self.clip is None else float(self.clip)
+        loc, scale = self._standardization(X)
         Z = (np.asarray(X, dtype=np.float32) - loc.astype(np.float32)) / scale.astype(np.float32)
         clip_rows(Z, clip)
         s_design, s_noise = np.random.SeedSequence(seed).spawn(2)
@@ -178,7 +220,9 @@ class DPMixAnonymizer(Anonymizer):
         out += loc.astype(np.float32)
         info: dict[str, Any] = {"epsilon": float(self.epsilon), "delta": float(self.delta),
                                 "unit": "record (replace-one; labels and design public; "
-                                "standardization not privatised)",
+                                + ("public standardization)" if self.strict else
+                                   "standardization not privatised)"),
+                                "strict": self.strict,
                                 "sigma_standardized": sigma, "clip": clip}
         if self.sensitive is not None:
             ids = label_values(labels, self.sensitive, n)

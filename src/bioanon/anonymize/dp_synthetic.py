@@ -377,6 +377,19 @@ class DPSyntheticAnonymizer(Anonymizer):
         {"covariance": "class", "rank": 8, "clip": 0.3},
         {"covariance": "lowrank", "rank": 8, "clip": 0.3},
     )
+    #: the settings ``bioanon release --epsilon E --public-data FILE`` searches (at E), tuned
+    #: on public information only (benchmarks/dp_release.py): "public" takes the box
+    #: (:func:`~bioanon.privacy.public_bounds`) and the centre (their mean) from the public
+    #: records, "public:q" the clip as the q-quantile of their norms (:func:`public_clip`);
+    #: resolved by :mod:`bioanon.tuning.budget`, at no privacy cost
+    public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"covariance": "lowrank", "rank": 32, "bounds": "public", "center": "public",
+         "clip": "public:0.9", "mean_share": 0.7},
+        {"covariance": "class", "rank": 8, "bounds": "public", "center": "public",
+         "clip": "public:0.5", "pool": 0.8, "mean_share": 0.3},
+        {"covariance": "lowrank", "rank": 8, "bounds": "public", "center": "public",
+         "clip": "public:0.9"},
+    )
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, bounds: Any = None,

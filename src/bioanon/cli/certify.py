@@ -9,6 +9,7 @@ nothing and exits with status 1 (:class:`bioanon.NotCertified`: not a user error
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -16,6 +17,7 @@ import typer
 
 from ..errors import BioanonError
 from ..io import check_output_dir, check_output_file, file_sha256
+from ..privacy import PrivacyLeakWarning
 from ..release import NO_ROLE, Roles, manifest_path
 from ..table import format_of
 from .common import (
@@ -85,6 +87,26 @@ def release_command(
     seed: Annotated[int | None, typer.Option(
         "--seed", help="Make the search and the release reproducible. A secret key: never "
                        "written (the release's own seed is derived from it one way).")] = None,
+    dp_epsilon: Annotated[float | None, typer.Option(
+        "--epsilon", help="Declare a differential-privacy budget: search only the DP methods "
+                          "(dp-synthetic, dp-mix), every setting at exactly this epsilon; the "
+                          "manifest and report state it (strict only with --public-data). "
+                          "Every risk must still be met.")] = None,
+    dp_delta: Annotated[float | None, typer.Option(
+        "--delta", help="delta of the --epsilon budget (default 1/n^2, n the records, or "
+                        "the identities with --privacy-unit identity).")] = None,
+    public_data: Annotated[Path | None, typer.Option(
+        "--public-data", help="Table of people NOT in the release with the same feature "
+                              "columns (auxiliary/public data): the clipping box, centre and "
+                              "clip radius come from it, so the --epsilon guarantee holds "
+                              "strictly.")] = None,
+    privacy_unit: Annotated[str | None, typer.Option(
+        "--privacy-unit", help="What --epsilon protects: record (default) or identity "
+                               "(every record of one --sensitive value; dp-synthetic "
+                               "only).")] = None,
+    max_records_per_identity: Annotated[int | None, typer.Option(
+        "--max-records-per-identity", help="Records of one identity the DP statistics use "
+                                           "(--privacy-unit identity; default 10).")] = None,
     group: Annotated[str | None, typer.Option(
         "--group", help="Column of groups kept whole on one side of every split (an "
                         "execution or session id; the identity for a person-level "
@@ -126,6 +148,14 @@ def release_command(
     written and the exit status is 1. Column roles work as in anonymize: label columns without
     a role are dropped.
 
+    With --epsilon E the search considers only the DP methods, every setting at exactly E
+    (the budget is yours: never searched upwards; the other parameters vary). With
+    --public-data FILE (people not in the release, same feature columns) the clipping box,
+    centre and clip radius come from it and the guarantee is strict; without it the bounds
+    come from the data and the manifest, report and terminal say "not strict". The manifest
+    and report state epsilon, delta, the privacy unit and strict or not; the certificate's
+    empirical risks must be met all the same.
+
     With --dask or --scheduler (Parquet in, a folder of Parquet parts out) the search and
     the confirmation run on a stratified panel sample (--sample-records), judging the bucketed
     rule the release uses (sets drawn within random buckets of --bucket-size records); only
@@ -152,6 +182,13 @@ def release_command(
     rep_dir = report_dir(output)
     check_output_file(man_path, [input])
     check_output_dir(rep_dir, [input], REPORT_FILES)
+    if public_data is not None:  # never written over
+        for out_path in ([] if bucketed else [output]) + [man_path]:
+            check_output_file(out_path, [public_data])
+        check_output_dir(rep_dir, [public_data], REPORT_FILES)
+    if bucketed and (dp_epsilon is not None or public_data is not None):
+        raise BioanonError("--epsilon/--public-data are not available on the dask path (the DP "
+                           "methods are not bucketed); drop --dask/--scheduler")
     add = parse_weighted(additional, 1.0, "--additional")
     accepted = parse_accept(accept_risk, reason)
     roles = Roles(sensitive=sensitive, interest=interest, additional=add,
@@ -175,12 +212,17 @@ def release_command(
                           sample_records=sample_records, as_json=as_json)
         return
     table = read_release_input(input, [*roles.of(), group])
+    input_sha256 = file_sha256(input)
+    options.update(_budget_options(dp_epsilon, dp_delta, public_data, privacy_unit,
+                                   max_records_per_identity, input_sha256))
     if keep_sensitive:
         _unfit_warning()
     try:
-        with progress_bar("certifying") as update:
+        with progress_bar("certifying") as update, warnings.catch_warnings():
+            if dp_epsilon is not None:  # one statement line below instead of one per fit
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
             out = certify(table, roles, force=force, input_name=input.name,
-                          input_sha256=file_sha256(input), progress=update, **options)
+                          input_sha256=input_sha256, progress=update, **options)
     except NotCertified as exc:
         _print_search(exc.rows, exc.skipped, exc.not_evaluated)
         _refuse(exc, as_json)
@@ -195,6 +237,44 @@ def release_command(
     print_summary(out.report, as_json)
     notes.print(f"certified: {out.setting}; wrote {output} ({out.table.n_records} records), "
                 f"{man_path.name} and {rep_dir.name}/", highlight=False, soft_wrap=True)
+    _print_budget(out.manifest.get("differential_privacy"), as_json)
+
+
+def _budget_options(epsilon: float | None, delta: float | None, public_data: Path | None,
+                    privacy_unit: str | None, max_records: int | None,
+                    input_sha256: str) -> dict[str, Any]:
+    """certify()'s budget keywords; the public table read and checked (one-line errors)."""
+    from ..table import FeatureTable
+
+    public: FeatureTable | Path | None = None
+    if public_data is not None and epsilon is not None:
+        try:
+            public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
+        except BioanonError as exc:
+            raise BioanonError(f"--public-data: {exc}") from None
+        if public_data.is_file() and file_sha256(public_data) == input_sha256:
+            raise BioanonError("--public-data is the input itself; give a table of people NOT "
+                               "in the release (auxiliary or public data)")
+    elif public_data is not None:
+        public = public_data  # refused by certify() below: no budget declared
+    return dict(epsilon=epsilon, delta=delta, public=public, privacy_unit=privacy_unit,
+                max_records_per_identity=max_records,
+                public_name=None if public_data is None else public_data.name)
+
+
+def _print_budget(statement: dict[str, Any] | None, as_json: bool) -> None:
+    """The declared budget, strict or not, on the terminal (the manifest holds the same)."""
+    if not statement:
+        return
+    line = (f"differential privacy: epsilon {statement['epsilon']:g}, delta "
+            f"{statement['delta']:.3g} ({statement['delta_rule']}), privacy unit "
+            f"{statement['privacy_unit']}; ")
+    if statement["strict"]:
+        notes_console(as_json).print(line + statement["statement"], highlight=False,
+                                     soft_wrap=True)
+    else:
+        err_console.print("warning: " + line + statement["statement"], highlight=False,
+                          soft_wrap=True)
 
 
 def _unfit_warning() -> None:

@@ -102,6 +102,11 @@ OPTION_RANGES: dict[str, Param] = {
     "batch_size": Param("int", low=1, help="records, e.g. 256"),
     "lr": Param("float", low=0, low_open=True, help="e.g. 0.002"),
     "hidden": Param("int", low=1, help="units, e.g. 256"),
+    "dp_epsilon": Param("float", low=0, low_open=True, none=True,
+                        help="a privacy budget, e.g. 1"),
+    "dp_delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
+                      help="e.g. 1e-6"),
+    "max_records_per_identity": Param("int", low=1, none=True, help="records, e.g. 10"),
 }
 
 

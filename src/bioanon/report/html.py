@@ -536,6 +536,26 @@ def verdict_block(report: Mapping[str, Any]) -> str:
     return _joined(verdict_section(report))
 
 
+def dp_block(report: Mapping[str, Any]) -> str:
+    """A declared differential-privacy budget (``release --epsilon``): ε, δ, the privacy
+    unit, strict or not; stated beside the empirical risks, not instead of them."""
+    dp = report.get("differential_privacy")
+    if not dp:
+        return ""
+    unit = dp["privacy_unit"]
+    if unit == "identity":
+        unit += (f" (column '{dp.get('identity_column')}', at most "
+                 f"{dp.get('max_records_per_identity')} records each)")
+    pub = dp.get("public_data") or {}
+    used = (f"; public data: {html.escape(str(pub.get('name') or 'given'))} "
+            f"({pub.get('n_records')} records)" if pub else "")
+    return (f"<h2>Differential privacy (declared budget)</h2><p class='"
+            f"{'ok' if dp['strict'] else 'bad'}'>epsilon {dp['epsilon']:g}, delta "
+            f"{dp['delta']:.3g} ({html.escape(str(dp['delta_rule']))}), privacy unit "
+            f"{html.escape(unit)}{used}. {html.escape(dp['statement'])}.</p>"
+            f"<p>{html.escape(dp['beside_the_certificate'])}.</p>")
+
+
 def utility_notes_block(report: Mapping[str, Any]) -> str:
     """CAS headline and how person-level attributes were scored."""
     return _joined(utility_notes_section(report["utility"]))
@@ -560,7 +580,7 @@ def bounds_block(report: Mapping[str, Any]) -> str:
 
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    risk_table_section, verdict_block, data_section, summary_section, utility_section,
+    risk_table_section, verdict_block, dp_block, data_section, summary_section, utility_section,
     utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
     clear_section, top_k_section, selection_section, disclosure_block, linkage_section,

@@ -68,6 +68,10 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
                          "target_inference", "failed", "accepted_risks", "sentence"),
         "risks": [_pick(r, "name", "statistic", "value", "ci", "attacker", "status")
                   for r in data.get("risks") or []],
+        # a declared budget (release --epsilon): stated beside the risks, strict or not
+        **({"differential_privacy": _pick(data["differential_privacy"], "epsilon", "delta",
+                                          "privacy_unit", "strict")}
+           if data.get("differential_privacy") else {}),
     }
 
 

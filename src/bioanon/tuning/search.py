@@ -78,10 +78,16 @@ CHOICE_RULE = ("privacy: " + RISK_RULE + "; utility: CAS above the interest's ch
 
 @dataclass(frozen=True)
 class Candidate:
-    """One method at one setting (public parameters only; roles are filled when built)."""
+    """One method at one setting (public parameters only; roles are filled when built).
+
+    ``hidden`` holds values the setting takes from public side data (a clipping box, a
+    centre: :mod:`bioanon.tuning.budget`); they override ``params`` when the anonymizer is
+    built and appear in no label, row, manifest or report (``params`` says ``public``).
+    """
 
     method: str
     params: dict[str, Any]
+    hidden: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def label(self) -> str:
         """``method(k=v, ...)`` for tables and charts."""
@@ -159,8 +165,9 @@ def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
 def build_candidate(c: Candidate, interest: str, sensitive: str,
                     additional: Sequence[str] | None, random_state: int | None) -> Any:
     """The anonymizer of a candidate with the roles filled in (checked, not fitted)."""
-    return build_method(c.method, c.params, interest=interest, sensitive=sensitive,
-                        additional=list(additional or []), random_state=random_state)
+    return build_method(c.method, {**c.params, **c.hidden}, interest=interest,
+                        sensitive=sensitive, additional=list(additional or []),
+                        random_state=random_state)
 
 
 def _public(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,7 +259,7 @@ class SearchResult:
         if self.chosen is None:
             return None
         r = self.rows[self.chosen]
-        return Candidate(r["method"], dict(r["_params"]))
+        return Candidate(r["method"], dict(r["_params"]), dict(r.get("_hidden", {})))
 
     @property
     def certified(self) -> bool:
@@ -328,7 +335,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            target_inference: float = DEFAULT_TARGET_INFERENCE,
            accept_risks: Mapping[str, str] | None = None,
            report_closest: bool = False,
-           judge_as: Callable[[Any], Any] | None = None) -> SearchResult:
+           judge_as: Callable[[Any], Any] | None = None,
+           budget: Any = None) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -362,6 +370,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
         confirmation alike), e.g. the bucketed rule of a dask release
         (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is written.
+    budget : bioanon.tuning.budget.DPBudget, optional
+        A declared differential-privacy budget: only the DP methods are searched, each
+        setting at exactly its ε and δ (public side data, when given, fix the bounds).
 
     Returns
     -------
@@ -372,7 +383,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                            "e.g. 0.05")
     if budget_minutes is not None and budget_minutes <= 0:
         raise BioanonError(f"--budget-minutes {budget_minutes} must be positive; e.g. 10")
-    cands, skipped = candidates(table, methods, decoupler)
+    if budget is not None:
+        cands, skipped = budget.candidates(table, methods, sensitive)
+    else:
+        cands, skipped = candidates(table, methods, decoupler)
     if not cands:
         raise BioanonError("no registered method applies to this table; name one with "
                            "--methods or check the table's labels and meta")
@@ -418,6 +432,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             continue
         row = _row(c, ev, target_advantage, **targets)
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written
+        row["_hidden"] = dict(c.hidden)  # values from public side data; never written
         result.rows.append(row)
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
     # the most useful setting that met the target is confirmed; one that cannot even run on
@@ -446,7 +461,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     if report_closest and result.confirmation is None and result.rows:
         near, _ = result.closest()
         if near is not None:  # what fell short, on the fresh split, for the report
-            c = Candidate(near["method"], dict(near["_params"]))
+            c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
             progress(len(cands), total, f"reporting the closest setting {c.label()}")
             anon = build_candidate(c, interest, sensitive, list(add), None)
             try:

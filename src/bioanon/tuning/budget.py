@@ -1,0 +1,321 @@
+"""A declared differential-privacy budget for the search (``bioanon release --epsilon``).
+
+With a :class:`DPBudget` the search (:func:`bioanon.tuning.search.search`) considers only the
+DP methods (:data:`DP_METHODS`), **every candidate at exactly the declared ε and δ**: the
+budget is the owner's (the figure written into a DPIA), never searched upwards; the other
+parameters (covariance, rank, clip, g) vary as each method's search space says.
+
+Public side data (a table of people **not** in the release, with the same feature columns)
+make the guarantee strict: each DP method's ``public_search_space`` names the parameters
+taken from it — ``"public"``: the clipping box (:func:`~bioanon.privacy.public_bounds`), the
+centre (their mean), the scale (their standard deviation); ``"public:q"``: the clip radius
+as the q-quantile of their norms (:func:`~bioanon.anonymize.dp_synthetic.public_clip`).
+Without them the candidates take their clipping bounds (dp-synthetic) or standardization
+(dp-mix) from the data being released, and every statement says the guarantee does **not**
+hold strictly (a :class:`~bioanon.privacy.PrivacyLeakWarning`).
+
+The values taken from the public records travel with the candidate (``Candidate.hidden``),
+never in its label, its search row, the manifest or the report (they say ``public``); bounds
+taken from the private data are never kept anywhere.
+
+Examples
+--------
+>>> from bioanon.datasets import make_biometric
+>>> t = make_biometric(n_identities=8, records_per_identity=10, n_features=32, random_state=0)
+>>> aux = t.labels["identity"].to_numpy() == "person00"  # public: not released
+>>> pub, private = t.subset(np.flatnonzero(aux)), t.subset(np.flatnonzero(~aux))
+>>> b = DPBudget(epsilon=2.0, public=pub)
+>>> cands, skipped = b.candidates(private, None, "identity")
+>>> sorted({c.params["epsilon"] for c in cands}), sorted({c.method for c in cands})
+([2.0], ['dp-mix', 'dp-synthetic'])
+>>> b.statement(private, "identity")["strict"]
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import BioanonError
+from ..table import FeatureTable
+
+#: the methods a declared budget searches (each holds (ε, δ) by its own accounting)
+DP_METHODS = ("dp-synthetic", "dp-mix")
+#: what ε protects
+UNITS = ("record", "identity")
+#: the value of a parameter taken from the public table
+PUBLIC = "public"
+
+STRICT_TEXT = ("strict: the clipping box, centre, clip radius and scale come from the public "
+               "table (people not in the release) or are declared; the released features are "
+               "(epsilon, delta)-differentially private for the privacy unit")
+NOT_STRICT_TEXT = ("NOT STRICT: the clipping bounds (dp-synthetic) or the standardization "
+                   "(dp-mix) come from the released data (PrivacyLeakWarning): the (epsilon, "
+                   "delta) guarantee does not hold strictly; give public data of people not in "
+                   "the release (--public-data FILE, library: public=)")
+BESIDE_TEXT = ("the certificate's risks are empirical figures and each must be met too; this "
+               "guarantee is stated beside them, not instead of them")
+
+
+@dataclass(frozen=True)
+class DPBudget:
+    """The owner's differential-privacy budget, and public side data for strict bounds.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε (positive, finite); every candidate runs at exactly it.
+    delta : float or None
+        δ in (0, 1); None: 1/n², n the records (or the identities, ``privacy_unit="identity"``)
+        of the table to release (public: the record count is released).
+    privacy_unit : {"record", "identity"}
+        What ε protects: one record's features, or all records of one person (the
+        ``sensitive`` column names the person; only dp-synthetic accounts for it).
+    max_records_per_identity : int or None
+        Records of one person the statistics use (identity unit; default: the method's, 10).
+    public : FeatureTable or array-like of shape (m, d), optional
+        Records of people not in the release with the same feature columns (auxiliary or
+        public data). Without them the guarantee is stated as not strict.
+    public_name : str, optional
+        The public table's file name, for the manifest.
+    """
+
+    epsilon: float
+    delta: float | None = None
+    privacy_unit: str = "record"
+    max_records_per_identity: int | None = None
+    public: Any = None
+    public_name: str | None = None
+
+    # ------------------------------------------------------------------ checks
+    def check(self, table: FeatureTable, sensitive: str | None) -> None:
+        """Refuse a bad budget (one line naming the fix) before any work."""
+        try:
+            eps = float(self.epsilon)
+        except (TypeError, ValueError):
+            eps = float("nan")
+        if not math.isfinite(eps) or eps <= 0:
+            raise BioanonError(f"--epsilon {self.epsilon} must be a positive finite number "
+                               "(the privacy budget you declare); e.g. --epsilon 1")
+        if self.delta is not None:
+            try:
+                d = float(self.delta)
+            except (TypeError, ValueError):
+                d = float("nan")
+            if not 0.0 < d < 1.0:
+                raise BioanonError(f"--delta {self.delta} must lie strictly between 0 and 1; "
+                                   "e.g. --delta 1e-6 (default: 1/n², n the records or "
+                                   "identities)")
+        if self.privacy_unit not in UNITS:
+            raise BioanonError(f"--privacy-unit {self.privacy_unit!r} is not one of "
+                               f"{', '.join(UNITS)}; e.g. --privacy-unit record")
+        if self.privacy_unit == "identity":
+            if not sensitive:
+                raise BioanonError("--privacy-unit identity needs the identity column; name "
+                                   "it with --sensitive COLUMN (library: Roles(sensitive=))")
+            table.label(sensitive)
+        m = self.max_records_per_identity
+        if m is not None:
+            if self.privacy_unit != "identity":
+                raise BioanonError("--max-records-per-identity applies to --privacy-unit "
+                                   "identity only; add --privacy-unit identity or drop it")
+            if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:
+                raise BioanonError(f"--max-records-per-identity {m} must be a positive "
+                                   "integer; e.g. 10")
+        if self.public is not None:
+            self.public_X(table)
+
+    def public_X(self, table: FeatureTable) -> np.ndarray:
+        """The public records' features in the input's column order (float64, checked)."""
+        pub = self.public
+        names = list(table.feature_names or [])
+        if isinstance(pub, FeatureTable):
+            theirs = list(pub.feature_names or [])
+            if names and theirs:
+                missing = [c for c in names if c not in theirs]
+                if missing:
+                    raise BioanonError(
+                        f"--public-data lacks {len(missing)} feature column(s) of the input, "
+                        f"e.g. {missing[:5]}; give a table of people not in the release with "
+                        "the same feature columns")
+                where = {c: j for j, c in enumerate(theirs)}
+                X = np.asarray(pub.X, dtype=np.float64)[:, [where[c] for c in names]]
+            else:
+                X = np.asarray(pub.X, dtype=np.float64)
+        else:
+            X = np.asarray(pub, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != table.n_features:
+            raise BioanonError(f"--public-data has {X.shape[-1] if X.ndim else 0} feature "
+                               f"columns, the input {table.n_features}; give a table with "
+                               "the same feature columns")
+        if X.shape[0] < 2:
+            raise BioanonError("--public-data holds fewer than 2 records; give a table of "
+                               "people not in the release (the more, the better the bounds)")
+        if not np.all(np.isfinite(X)):
+            raise BioanonError("--public-data holds empty or non-finite feature values; "
+                               "fill or drop those records")
+        shared = shared_records(X, table.X)
+        if shared:
+            raise BioanonError(f"--public-data shares {shared} record(s) with the input; "
+                               "public data must hold people NOT in the release (bounds "
+                               "taken from released records would leak)")
+        return X
+
+    # ------------------------------------------------------------------ accounting
+    def units(self, table: FeatureTable, sensitive: str | None) -> int:
+        """n of the default δ = 1/n²: the records, or the identities (identity unit)."""
+        if self.privacy_unit == "identity" and sensitive:
+            return int(table.label(sensitive).nunique())
+        return int(table.n_records)
+
+    def delta_for(self, table: FeatureTable, sensitive: str | None) -> float:
+        """δ: the declared one, else 1/n² of the table to release."""
+        if self.delta is not None:
+            return float(self.delta)
+        return 1.0 / max(self.units(table, sensitive), 2) ** 2
+
+    @property
+    def strict(self) -> bool:
+        """True when public side data fix every data-dependent input of the mechanism."""
+        return self.public is not None
+
+    def statement(self, table: FeatureTable, sensitive: str | None) -> dict[str, Any]:
+        """What the manifest and report state: ε, δ, the unit, strict or not (no bound)."""
+        out: dict[str, Any] = {
+            "epsilon": float(self.epsilon), "delta": self.delta_for(table, sensitive),
+            "delta_rule": "given" if self.delta is not None else
+                          f"1/n^2, n = {self.units(table, sensitive)} "
+                          f"{'identities' if self.privacy_unit == 'identity' else 'records'}",
+            "privacy_unit": self.privacy_unit,
+            "strict": self.strict,
+            "statement": STRICT_TEXT if self.strict else NOT_STRICT_TEXT,
+            "public_data": None,
+            "beside_the_certificate": BESIDE_TEXT,
+        }
+        if self.privacy_unit == "identity":
+            out["identity_column"] = sensitive
+            out["max_records_per_identity"] = self.max_records_per_identity or 10
+        if self.public is not None:
+            n = (self.public.n_records if isinstance(self.public, FeatureTable)
+                 else int(np.asarray(self.public).shape[0]))
+            out["public_data"] = {"name": self.public_name, "n_records": int(n),
+                                  "used_for": "clipping box, centre, clip radius, scale "
+                                              "(values not written)"}
+        return out
+
+    # ------------------------------------------------------------------ candidates
+    def candidates(self, table: FeatureTable, methods: Sequence[str] | None,
+                   sensitive: str | None) -> tuple[list[Any], list[dict[str, Any]]]:
+        """The DP candidates at this budget and the methods left out, with their reasons.
+
+        Named methods that are not DP, or cannot hold the privacy unit, are refused (one
+        line): a user's choice is never dropped silently.
+        """
+        from ..anonymize.registry import get_method
+        from .search import Candidate
+
+        self.check(table, sensitive)
+        if methods is None:
+            names = list(DP_METHODS)
+        else:
+            bad = [m for m in methods if m not in DP_METHODS]
+            if bad:
+                raise BioanonError(
+                    f"--epsilon declares a differential-privacy budget, which method(s) {bad} "
+                    f"do not take; name DP methods only (--methods {','.join(DP_METHODS)}) or "
+                    "drop --epsilon")
+            names = list(dict.fromkeys(methods))
+        X_pub = None if self.public is None else self.public_X(table)
+        delta = self.delta_for(table, sensitive)
+        skipped: list[dict[str, Any]] = []
+        spaces: list[list[Any]] = []
+        for name in names:
+            cls = get_method(name)
+            if self.privacy_unit == "identity" and "privacy_unit" not in cls.params:
+                why = ("accounts for single records only (a person would be covered by group "
+                       "privacy at a multiple of epsilon, not at the declared one)")
+                if methods is not None:
+                    raise BioanonError(f"method '{name}' cannot hold --privacy-unit identity: "
+                                       f"{why}; drop it from --methods or use --privacy-unit "
+                                       "record")
+                skipped.append({"method": name, "reason": why})
+                continue
+            space = (getattr(cls, "public_search_space", ()) if X_pub is not None
+                     else cls.search_space)
+            mine: list[Any] = []
+            for setting in space:
+                p = {k: v for k, v in setting.items() if k not in ("epsilon", "delta")}
+                p.update(epsilon=float(self.epsilon), delta=delta)
+                if self.privacy_unit == "identity":
+                    p["privacy_unit"] = "identity"
+                    p["max_records_per_identity"] = int(self.max_records_per_identity or 10)
+                if any(c.params == p for c in mine):  # ε was the only difference
+                    continue
+                mine.append(Candidate(name, p, resolve_public(p, X_pub)))
+            spaces.append(mine)
+        out = [c for depth in range(max((len(s) for s in spaces), default=0))
+               for s in spaces if depth < len(s) for c in s[depth:depth + 1]]
+        if not out:
+            raise BioanonError("no DP method can hold this budget on this table; use "
+                               "--privacy-unit record or --methods dp-synthetic")
+        return out, skipped
+
+
+def shared_records(A: Any, B: Any) -> int:
+    """How many rows of ``A`` appear exactly (as float32) among the rows of ``B``.
+
+    >>> shared_records(np.eye(3)[:2], np.eye(3))
+    2
+    """
+    def rows(M: Any) -> np.ndarray:
+        m = np.ascontiguousarray(np.asarray(M, dtype=np.float32))
+        return m.view(np.dtype((np.void, m.dtype.itemsize * m.shape[1]))).ravel()
+
+    a, b = np.asarray(A), np.asarray(B)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or not a.size or not b.size:
+        return 0
+    return int(np.isin(rows(a), rows(b)).sum())
+
+
+def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[str, Any]:
+    """The values of the ``"public"``/``"public:q"`` parameters, from the public records.
+
+    >>> X = np.random.default_rng(0).normal(size=(100, 4))
+    >>> r = resolve_public({"bounds": "public", "center": "public", "clip": "public:0.5"}, X)
+    >>> sorted(r), bool(0 < r["clip"] <= 1)
+    (['bounds', 'center', 'clip'], True)
+    """
+    from ..anonymize.dp_synthetic import public_clip
+    from ..privacy import public_bounds
+
+    wanted = {k: v for k, v in params.items()
+              if isinstance(v, str) and (v == PUBLIC or v.startswith(PUBLIC + ":"))}
+    if not wanted:
+        return {}
+    if X_public is None:
+        raise BioanonError(f"parameters {sorted(wanted)} need public data; give "
+                           "--public-data FILE (library: public=)")
+    out: dict[str, Any] = {}
+    if "bounds" in wanted:
+        out["bounds"] = public_bounds(X_public, quantile=0.01, margin=0.1)
+    if "center" in wanted:
+        out["center"] = X_public.mean(axis=0)
+    if "scale" in wanted:
+        out["scale"] = X_public.std(axis=0)
+    if "clip" in wanted:
+        q = float(wanted["clip"].partition(":")[2] or 0.9)
+        bounds = out.get("bounds")
+        if bounds is None:
+            raise BioanonError("clip=public:q needs bounds=public (the clip is measured in "
+                               "the public box)")
+        out["clip"] = public_clip(X_public, bounds, q, out.get("center"))
+    return out
+
+
+__all__ = ["BESIDE_TEXT", "DP_METHODS", "NOT_STRICT_TEXT", "STRICT_TEXT", "UNITS", "DPBudget",
+           "resolve_public", "shared_records"]
