@@ -136,6 +136,20 @@ def test_a_user_error_is_raised_before_any_search(table: FeatureTable) -> None:
                 methods=["noise"], **FAST)
 
 
+def test_an_empty_interest_label_is_refused_before_any_search(table: FeatureTable,
+                                                              monkeypatch) -> None:
+    labels = table.labels.copy()
+    labels["expression"] = labels["expression"].astype(object)
+    labels.loc[3, "expression"] = None
+    holed = FeatureTable(table.X.copy(), labels, list(table.feature_names), dict(table.meta))
+    import bioanon.certified as certified_mod
+
+    monkeypatch.setattr(certified_mod, "run_search", lambda *a, **k: pytest.fail("searched"))
+    with pytest.raises(BioanonError, match="'expression' has 1 empty value"):
+        certify(holed, Roles(sensitive="identity", interest="expression"),
+                methods=["noise"], **FAST)
+
+
 @pytest.mark.parametrize("extra, flag", [(["--workers", "2"], "--workers"),
                                          (["--bucket-size", "100"], "--bucket-size"),
                                          (["--sample-records", "100"], "--sample-records")])

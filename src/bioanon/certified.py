@@ -285,7 +285,9 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
     from .tuning.search import certified_release
 
     roles.of()  # one role per column, before any work
-    table.label(roles.sensitive)
+    for column in (roles.sensitive, roles.interest, *roles.additional):
+        if column is not None:
+            table.label(column)  # an empty or single-class label refused before the search
     budget = dp_budget(table, roles.sensitive, epsilon=epsilon, delta=delta, public=public,
                        privacy_unit=privacy_unit,
                        max_records_per_identity=max_records_per_identity,
