@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_scale  # noqa: E402
 from bench_scale import D, RssSampler, _children, _rss_kib, load, say, write_parquet  # noqa: E402
 
 
@@ -67,20 +67,8 @@ class PhaseSampler(RssSampler):
 
 def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run ``bioanon`` in a subprocess: wall time, peak summed RSS (whole, per phase)."""
-    t0 = time.perf_counter()
-    cmd = [sys.executable, "-c", "from bioanon.cli import app; app()", *args]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
-    sampler = PhaseSampler(proc.pid)
-    sampler.start()
-    out, _ = proc.communicate()
-    seconds = time.perf_counter() - t0
-    peak = sampler.stop()
-    if proc.returncode:
-        raise RuntimeError(f"bioanon {' '.join(args)} failed:\n{out[-3000:]}")
-    return {"seconds": seconds, "peak_rss_gib": peak, "processes": sampler.peak_processes,
-            "search_phase_gib": sampler.alone_kib / 2**20,
-            "release_phase_gib": sampler.cluster_kib / 2**20, "load": load()}
+    return bench_scale.run_cli(args, env, PhaseSampler, lambda s: {
+        "search_phase_gib": s.alone_kib / 2**20, "release_phase_gib": s.cluster_kib / 2**20})
 
 
 def main() -> None:

@@ -127,13 +127,15 @@ class RssSampler(threading.Thread):
         return self.peak_kib / 2**20  # GiB
 
 
-def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``bioanon`` in a subprocess; wall time, peak summed RSS, load average."""
+def run_cli(args: list[str], env: dict[str, str], sampler_cls: type[RssSampler] | None = None,
+            extra: Callable[[Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Run ``bioanon`` in a subprocess; wall time, peak summed RSS, load average (plus
+    ``extra(sampler)`` for a sampler subclass that measures more)."""
     t0 = time.perf_counter()
     cmd = [sys.executable, "-c", "from bioanon.cli import app; app()", *args]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
-    sampler = RssSampler(proc.pid)
+    sampler = (sampler_cls or RssSampler)(proc.pid)
     sampler.start()
     out, _ = proc.communicate()
     seconds = time.perf_counter() - t0
@@ -141,7 +143,7 @@ def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     if proc.returncode:
         raise RuntimeError(f"bioanon {' '.join(args)} failed:\n{out[-3000:]}")
     return {"seconds": seconds, "peak_rss_gib": peak, "processes": sampler.peak_processes,
-            "load": load()}
+            "load": load(), **(extra(sampler) if extra else {})}
 
 
 # ---------------------------------------------------------------------- data
