@@ -32,7 +32,7 @@ Examples
 >>> lv = resolve_level("standard")
 >>> lv.target("record"), lv.target("identity")
 (0.1, 0.14)
->>> lv.sentence("record")[-68:]
+>>> lv.sentence("record")[-67:]
 'in the release right at most 55% of the time, against 50% by chance'
 
 >>> resolve_level("0.08").name, resolve_level(0.08).target("identity")
