@@ -12,7 +12,8 @@ leak-free release reads 0 on average, whatever the number of attackers tried). T
 normal: conditionally on the rule chosen on one half, its held-out TPR − FPR is a difference of
 two proportions of the other half, whose standard error is linearized over units (records, or
 identities whose several candidates are correlated); the two ways share candidates, so the
-mean of their standard errors is used (the most their correlation allows).
+mean of their standard errors is used (the most their correlation allows), unless both ways
+chose the same rule (then they are independent halves).
 
 Everything is whole-array: one sort and one cumulative sum per attacker and half (no loop per
 record).
@@ -207,7 +208,8 @@ def _crossfit(prepared: list[tuple[str, np.ndarray, np.ndarray]], member: np.nda
     fixed and scored on the other half; conditionally on that choice the held-out figure is a
     difference of two proportions of the other half (standard error exact up to the
     linearization). The two ways share candidates, so the standard error of their mean is
-    taken as the mean of their standard errors (the largest it can be, correlation 1)."""
+    taken as the mean of their standard errors (the largest it can be, correlation 1), unless
+    both ways chose the same rule (then the halves are independent)."""
     vals, ses, names, flags = [], [], [], []
     for pick, score in ((half, ~half), (~half, half)):
         best: tuple[float, str, np.ndarray] | None = None
@@ -235,8 +237,14 @@ def _crossfit(prepared: list[tuple[str, np.ndarray, np.ndarray]], member: np.nda
         flags.append(flag)
     if not vals:
         return float("nan"), float("nan"), names, flags
-    return float(np.mean(vals)), float(np.nanmean(ses)) if np.isfinite(ses).any() \
-        else float("nan"), names, flags
+    if not np.isfinite(ses).any():
+        return float(np.mean(vals)), float("nan"), names, flags
+    if len(flags) == 2 and np.array_equal(flags[0], flags[1]):
+        # one fixed rule scored on two disjoint halves: independent
+        se = float(np.sqrt(np.nansum(np.square(ses)))) / 2.0
+    else:
+        se = float(np.nanmean(ses))
+    return float(np.mean(vals)), se, names, flags
 
 
 def _prepare(scores: Mapping[str, np.ndarray]
