@@ -65,13 +65,20 @@ from .risks import (
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
-from .verdict import (
-    DEFAULT_TARGET_INFERENCE,
-    DEFAULT_TARGET_MEMBERSHIP,
-    verdict,
-)
+from .verdict import verdict
 
 Progress = Callable[[int, int, str], None]
+
+
+def refuse_old_targets(removed: Mapping[str, Any]) -> None:
+    """Refuse the former per-risk targets (and any other unknown keyword) in one line."""
+    for name in removed:
+        if name in ("target_membership", "target_inference"):
+            raise BioanonError(
+                f"{name} was removed: membership and inference on members are now judged by "
+                "one membership advantage (TPR − FPR) against one target per level; pass "
+                "level=NAME or a number instead, e.g. level='standard' or level=0.1")
+        raise TypeError(f"unexpected keyword argument '{name}'")
 
 
 
@@ -158,10 +165,12 @@ class Evaluation:
         Run membership disclosure / the verification view (both on by default).
     target_advantage : float
         The recognition target of the verdict (default 0.05).
-    target_membership : float
-        Bound on the upper 95% end of the judged membership AUC (default 0.6).
-    target_inference : float
-        Bound on the upper 95% end of the inference advantage over non-members (0.05).
+    level : str, float or Level, optional
+        The privacy level membership and inference on members are judged at: one target
+        membership advantage per level (record, identity), a name of
+        :data:`bioanon.levels.LEVELS`, a number (both levels), or None (the default,
+        "standard"). Replaces the former ``target_membership`` (an AUC) and
+        ``target_inference``, which are refused.
     accept_risks : mapping {"LEVEL-RISK": reason}, optional
         Risks the user accepts explicitly (e.g. ``{"identity-membership": "..."}``): they
         pass the verdict, and the report records them with the reason.
@@ -197,10 +206,10 @@ class Evaluation:
                  released_labels: Sequence[str] | None = None, membership: bool = True,
                  verification: bool = True, target_advantage: float = 0.05,
                  preview: bool = False, max_records: int | None = 50_000,
-                 target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-                 target_inference: float = DEFAULT_TARGET_INFERENCE,
+                 level: Any = None,
                  accept_risks: Mapping[str, str] | None = None,
-                 inference: bool = True) -> None:
+                 inference: bool = True, **removed: Any) -> None:
+        refuse_old_targets(removed)
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
@@ -226,8 +235,7 @@ class Evaluation:
         self.target_advantage = target_advantage
         self.preview = preview
         self.max_records = max_records
-        self.target_membership = target_membership
-        self.target_inference = target_inference
+        self.level = level
         self.accept_risks = accept_risks
         self.run_inference = inference
 
@@ -259,10 +267,9 @@ class Evaluation:
         if not 0.0 <= self.target_advantage <= 1.0:
             raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
                                "e.g. 0.05")
-        for flag, t, eg in (("membership", self.target_membership, 0.6),
-                            ("inference", self.target_inference, 0.05)):
-            if not 0.0 <= float(t) <= 1.0:
-                raise BioanonError(f"target {flag} {t} must lie in [0, 1]; e.g. {eg}")
+        from ..levels import resolve_level
+
+        self.level_ = resolve_level(self.level)
         self.accept_risks_ = check_accepted(self.accept_risks)
         self.label_columns = list(self.released_labels if self.released_labels is not None
                                   else [interest, *additional])
@@ -389,16 +396,17 @@ class Evaluation:
         self.membership_: list[MembershipResult] = []
         if self.run_membership:
             tick("membership and tracing")
-            mem = MembershipRisk(ctx, self.target_membership).evaluate()
+            mem = MembershipRisk(ctx, self.level_).evaluate()
             self.membership_ = mem.legacy()
             risks += mem.results()
         else:
-            risks.append(not_covered("membership", level, "AUC", self.target_membership,
+            risks.append(not_covered("membership", level, "advantage",
+                                     self.level_.target(level),
                                      "membership was not run (membership=False)"))
         if self.run_inference:
-            risks += InferenceRisk(ctx, self.target_inference).evaluate().results()
+            risks += InferenceRisk(ctx, self.level_).evaluate().results()
         else:
-            risks.append(not_covered("inference", level, "advantage", self.target_inference,
+            risks.append(not_covered("inference", level, "advantage", self.level_.target(level),
                                      "inference was not run (inference=False)"))
         self.risks_ = apply_accepted(risks, self.accept_risks_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
@@ -581,8 +589,7 @@ class Evaluation:
         """The verdict of every risk against this evaluation's targets (recognition's may be
         overridden)."""
         return verdict(self, self.target_advantage if target_advantage is None
-                       else target_advantage, target_membership=self.target_membership,
-                       target_inference=self.target_inference,
+                       else target_advantage, level=self.level_,
                        accept_risks=self.accept_risks_)
 
     def report(self) -> Any:
@@ -604,9 +611,8 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
              n_jobs: int | None = -1, cache: ModelCache | None = None,
              released_labels: Sequence[str] | None = None, membership: bool = True,
              verification: bool = True, target_advantage: float = 0.05,
-             preview: bool = False, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-             target_inference: float = DEFAULT_TARGET_INFERENCE,
-             accept_risks: Mapping[str, str] | None = None) -> Any:
+             preview: bool = False, level: Any = None,
+             accept_risks: Mapping[str, str] | None = None, **removed: Any) -> Any:
     """Run :class:`Evaluation` and return its :class:`~bioanon.report.Report`.
 
     Parameters are those of :class:`Evaluation`; ``attackers`` are naive, parrot, parrot25,
@@ -634,9 +640,8 @@ def evaluate(table: FeatureTable, interest: str, sensitive: str,
                       metadata=metadata, group=group, n_jobs=n_jobs, cache=cache,
                       released_labels=released_labels, membership=membership,
                       verification=verification, target_advantage=target_advantage,
-                      preview=preview, target_membership=target_membership,
-                      target_inference=target_inference,
-                      accept_risks=accept_risks).evaluate().report()
+                      preview=preview, level=level,
+                      accept_risks=accept_risks, **removed).evaluate().report()
 
 
 def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,

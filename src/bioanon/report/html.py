@@ -425,7 +425,8 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
             if v.get("met") else
             "<p class='bad' id='risk-verdict'><b>Verdict: NOT met</b> — "
             + html.escape("; ".join(failed)) + ".</p>")
-    colour = {"met": "ok", "accepted": "ok", "not met": "bad", "not covered": "bad"}
+    colour = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok", "not met": "bad",
+              "inconclusive at this size": "bad"}
     body = []
     for r in rows:
         st = html.escape(r["status"])

@@ -1,7 +1,8 @@
 """The risk table a data owner reads in ten seconds: one row per risk and level.
 
-Columns: risk, attacker, figure [95% CI], baseline, target, status (met / not met / not
-covered / accepted). Built from the ``risks`` entries of a report (the typed
+Columns: risk, attacker, figure [95% CI], baseline, target, status (met / not met /
+inconclusive at this size / covered by the guarantee / accepted). Membership and inference are
+read as a membership advantage (TPR − FPR); the AUC and the TPR at FPR 1% stand beside it. Built from the ``risks`` entries of a report (the typed
 :class:`~bioanon.metrics.results.RiskResult` as written by ``to_dict``), so the HTML page and
 the terminal print the same rows.
 
@@ -52,7 +53,14 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
         unit = (r.get("extras") or {}).get("unit")
         if _num(r.get("value")) == "—":
             figure = "not measured"
-        tpr = (r.get("extras") or {}).get("tpr_at_fpr") or {}
+        ex0 = r.get("extras") or {}
+        if ex0.get("auc") is not None and _num(ex0.get("auc")) != "—" and \
+                figure != "not measured":
+            aci = ex0.get("auc_ci") or [float("nan")] * 2
+            figure += f"; AUC {_num(ex0['auc'])} [{_num(aci[0])}, {_num(aci[1])}]"
+        if ex0.get("guarantee"):
+            figure += f"; proven bound {_num(ex0['guarantee'].get('advantage_bound'))}"
+        tpr = ex0.get("tpr_at_fpr") or {}
         if "0.01" in tpr:
             t = tpr["0.01"]
             figure += f"; TPR@1%FPR {t['tpr']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"

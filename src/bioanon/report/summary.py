@@ -64,8 +64,8 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
         "verification": [_pick(v, "voiceprivacy", "mode", "eer", "ci")
                          for v in p.get("verification", [])],
         "selection": selection,
-        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "target_membership",
-                         "target_inference", "failed", "accepted_risks", "sentence"),
+        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "level", "failed",
+                         "accepted_risks", "sentence"),
         "risks": [_pick(r, "name", "statistic", "value", "ci", "attacker", "status")
                   for r in data.get("risks") or []],
         # a declared budget (release --epsilon): stated beside the risks, strict or not

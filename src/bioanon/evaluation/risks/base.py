@@ -3,7 +3,8 @@
 A risk evaluator (Anonymeter's shape) is built from a :class:`RiskContext` and a target,
 ``evaluate()`` returns it, and ``results()`` gives its typed
 :class:`~bioanon.metrics.results.RiskResult` (one per level it measures). A level that cannot
-be measured at this size is returned as "not covered", with the reason in words.
+be measured at this size is returned as "inconclusive at this size", with the reason in
+words.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ...errors import BioanonError
-from ...metrics.results import RiskResult
+from ...metrics.results import INCONCLUSIVE, RiskResult
 from ...metrics.risk_stats import judge
 from ...table import FeatureTable
 from ..seeds import derive_seed
@@ -112,17 +113,31 @@ class RiskContext:
         return out
 
 
+def target_at(target: Any, level: str) -> float:
+    """The target at ``level`` of a number, a level name or a :class:`~bioanon.levels.Level`
+    (membership and inference share one target per level).
+
+    >>> target_at(0.08, "identity"), target_at("standard", "identity")
+    (0.08, 0.14)
+    """
+    if isinstance(target, int | float) and not isinstance(target, bool):
+        return float(target)
+    from ...levels import resolve_level
+
+    return resolve_level(target).target(level)
+
+
 def risk_result(risk: str, level: str, statistic: str, value: float,
                 ci: tuple[float, float], attacker: str, baseline: float, baseline_name: str,
                 target: float, null_upper: float, reason: str,
                 extras: Mapping[str, Any] | None = None) -> RiskResult:
     """A :class:`RiskResult` judged by its upper 95% bound (``null_upper``: the bound a
-    leak-free release would show at this size; above the target, the level is not covered)."""
+    leak-free release would show at this size; above the target, the level is inconclusive at this size)."""
     status = judge(ci[1], target, null_upper, ci[0])
-    if status == "not covered" and not reason:
-        reason = (f"not measurable at this size: even a leak-free release would show an "
-                  f"upper bound of {null_upper:.3f} > {target:g} here (measured "
-                  f"{ci[1]:.3f}); more records or identities are needed")
+    if status == INCONCLUSIVE and not reason:
+        reason = (f"{INCONCLUSIVE}: even a leak-free release would show an upper bound of "
+                  f"{null_upper:.3f} > {target:g} here (measured {ci[1]:.3f}); more records "
+                  "or identities, or a DP guarantee covering it, are needed")
     elif not reason:
         reason = (f"upper 95% bound {ci[1]:.3f} {'≤' if status == 'met' else '>'} "
                   f"target {target:g}")
@@ -136,7 +151,7 @@ def not_covered(risk: str, level: str, statistic: str, target: float, why: str,
     """A level that could not be measured: reported in words, never counted as met."""
     return RiskResult(risk, level, statistic, float("nan"), (float("nan"), float("nan")),
                       "none (not measured)", baseline, baseline_name, float(target),
-                      "not covered", f"not measured: {why}", {"null_upper": float("nan")})
+                      INCONCLUSIVE, f"not measured: {why}", {"null_upper": float("nan")})
 
 
 def rejudge(r: RiskResult, target: float) -> RiskResult:
