@@ -30,26 +30,16 @@ from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..progress import StageLog
 from ..table import FeatureTable
+from .console import _fail, console, err_console
+from .logs import cli_logger, show_bar
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Release biometric datasets with the sensitive attribute hidden.")
-# markup off: user text (a column named 'x[1]', the hint "pip install 'bioanon[face]'") is printed
-# as it is, never parsed as rich markup
-console = Console(markup=False)
-err_console = Console(stderr=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 #: the largest seed every random generator used here accepts
 MAX_SEED = 2**32 - 1
-
-
-def _fail(message: str) -> typer.Exit:
-    """Print ``error: MESSAGE`` as one line (no markup interpretation) and return Exit(2)."""
-    line = " ".join(str(message).split())  # one line, whatever the message held
-    err_console.print(Text.assemble(("error:", "bold red"), " ", line), soft_wrap=True,
-                      highlight=False)
-    return typer.Exit(2)
 
 
 def _check_common(kwargs: dict[str, Any]) -> None:
@@ -234,7 +224,6 @@ def progress_bar(description: str) -> Iterator[StageLog]:
     hook: it logs one line per stage with the elapsed time on ``bioanon.cli`` (shown when
     stderr is not a terminal, or with -v) and drives the bar when there is one.
     """
-    from .logs import cli_logger, show_bar
 
     if not show_bar(err_console):
         yield StageLog(description, logger=cli_logger)
@@ -578,7 +567,6 @@ def notes_console(as_json: bool) -> Console:
 
 def print_risks(report: Any) -> None:
     """The risk table of a report (the rows report.html opens with), on the terminal."""
-    from rich.text import Text
 
     from ..report.risks import risk_rows
 
