@@ -242,7 +242,7 @@ def _risk(name: str, status: str, upper: float = 0.9) -> dict:
 
 
 def test_the_refusal_names_the_risk_that_failed():
-    from bioanon.tuning.search import SearchResult
+    from bioanon.certification.search import SearchResult
 
     rows = [_row("vp-mix(g=8)", 0.85, 0.86, 0.25,
                  [_risk("record-recognition", "met", 0.01),
@@ -255,7 +255,7 @@ def test_the_refusal_names_the_risk_that_failed():
 
 
 def test_an_interest_not_above_chance_even_on_clear_data_is_said_to_be_unmeasurable():
-    from bioanon.tuning.search import SearchResult
+    from bioanon.certification.search import SearchResult
 
     # 15 people, a person-level interest: clear 0.434 against chance 0.566
     rows = [_row("synthetic(n_components=1)", 0.434, 0.434, 0.566,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..io import atomic_path, check_output_dir
+from ..io import check_output_dir
 from ..release import write_release
 from .common import app, console, err_console, print_summary, progress_bar, user_errors
 
@@ -42,9 +42,11 @@ def demo(
     OUT/search.png). When no setting meets every target the demo still writes the report of
     the closest one, says which risk fell short, writes no release, and exits 0.
     """
+    from ..certification import NotCertified, certify
+    from ..certification.certificate import write_report
+    from ..certification.search import row_line
     from ..datasets import make_biometric
     from ..release import Roles
-    from ..tuning.search import certified_release, certified_report, search
 
     files = ["report.json", "report.html", "search.png", "release.parquet",
              "release.parquet.manifest.json"]
@@ -54,34 +56,34 @@ def demo(
                   f"{table.n_features} features; keep 'expression' (+ 'environment'), "
                   "hide 'identity'; searching "
                   f"{', '.join(DEMO_METHODS)} (bioanon release searches every method)")
-    roles = Roles(sensitive="identity", interest="expression", additional=["environment"])
-    add = {"environment": 0.5}
-    with progress_bar("searching") as update:
-        result = search(table, "expression", "identity", add, methods=DEMO_METHODS,
-                        models=DEMO_MODELS, budget_minutes=budget_minutes, progress=update,
-                        random_state=seed, report_closest=True)
-    from ..tuning.search import row_line
-
-    for row in result.rows:
-        console.print(row_line(row), highlight=False, soft_wrap=True)
-    if result.confirmation is None and result.closest_report is None:
-        err_console.print(result.failure_line() + "; nothing was written", highlight=False)
-        raise typer.Exit(1)
-    report, fig = certified_report(result, "identity", "expression")
-    paths = report.write(out)
-    with atomic_path(out / "search.png") as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-    print_summary(report)
-    if not result.certified:  # the safe path: the report says why, no release is written
+    roles = Roles(sensitive="identity", interest="expression", additional={"environment": 0.5})
+    try:
+        with progress_bar("certifying") as update:
+            rel = certify(table, roles, methods=DEMO_METHODS, models=DEMO_MODELS,
+                          budget_minutes=budget_minutes, random_state=seed,
+                          report_closest=True, progress=update)
+    except NotCertified as exc:  # the safe path: the report says why, no release is written
+        result = exc.search
+        for row in result.rows:
+            console.print(row_line(row), highlight=False, soft_wrap=True)
+        if result.confirmation is None and result.closest_report is None:
+            err_console.print(result.failure_line() + "; nothing was written",
+                              highlight=False)
+            raise typer.Exit(1) from None
+        report, png = exc.report_and_chart()
+        write_report(report, png, out)
+        print_summary(report)
         console.print(f"verdict: NOT certified — {result.failure_line()}. No release was "
-                      f"written; {paths['html']} shows every risk of "
+                      f"written; {out / 'report.html'} shows every risk of "
                       + ("the confirmation run." if result.confirmation is not None else
                          "the closest setting on a fresh split."), highlight=False,
                       soft_wrap=True)
         return
-    with progress_bar("releasing") as update:
-        rel = certified_release(table, result, roles, random_state=seed, progress=update)
+    for row in rel.search.rows:
+        console.print(row_line(row), highlight=False, soft_wrap=True)
+    write_report(rel.report, rel.search_png, out)
+    print_summary(rel.report)
     write_release(rel.table, rel.manifest, out / "release.parquet")
     console.print(f"verdict: certified — every risk within its target; wrote "
-                  f"{out / 'release.parquet'} (dropped {rel.dropped}), {paths['json']}, "
-                  f"{paths['html']} and search.png", highlight=False)
+                  f"{out / 'release.parquet'} (dropped {rel.dropped}), {out / 'report.json'}, "
+                  f"{out / 'report.html'} and search.png", highlight=False)

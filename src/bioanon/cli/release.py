@@ -2,7 +2,7 @@
 
 The command parses, checks every output before any work, calls the library's front door
 (:func:`bioanon.certify`; with ``--dask``/``--scheduler``,
-:func:`bioanon.scale.certified.certify_parquet`) and writes ``OUTPUT``,
+:func:`bioanon.certification.parquet.certify_parquet`) and writes ``OUTPUT``,
 ``OUTPUT.manifest.json`` and ``OUTPUT.report/``. When no setting meets the target it writes
 nothing and exits with status 1 (:class:`bioanon.NotCertified`: not a user error).
 """
@@ -163,7 +163,7 @@ def release_command(
     reason). The certified setting then releases every record bucket by bucket, out of core.
     """
     from ..attack import parse_models, parse_modes
-    from ..certified import REPORT_FILES, NotCertified, certify, report_dir
+    from ..certification import REPORT_FILES, NotCertified, certify, report_dir
 
     bucketed = dask or scheduler is not None
     refuse_unused({  # an option of the dask path on the in-memory path is an error, not ignored
@@ -285,7 +285,7 @@ def _unfit_warning() -> None:
 def _print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                   not_evaluated: list[str]) -> None:
     """One line per evaluated setting, per skipped setting, and the budget's note."""
-    from ..tuning.search import row_line as search_row_line
+    from ..certification.search import row_line as search_row_line
 
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
@@ -313,10 +313,10 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
                       force: bool, scheduler: str | None, local: bool, workers: int | None,
                       bucket_size: int, sample_records: int, as_json: bool) -> None:
     """``release --dask/--scheduler``: certify on a panel sample, release bucket by bucket."""
-    from .. import __version__
-    from ..certified import NotCertified, report_dir
+    from .._version import __version__
+    from ..certification import NotCertified, report_dir
+    from ..certification.parquet import certify_parquet
     from ..scale.bucketed import POOL_PER_SET
-    from ..scale.certified import certify_parquet
 
     if roles.keep or roles.quasi or force:
         raise BioanonError("--keep/--quasi/--force are not available on the dask path (the "

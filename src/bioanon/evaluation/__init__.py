@@ -4,17 +4,18 @@
 - :mod:`.protocol`: :class:`Evaluation` (``evaluate()`` returns it; typed accessors) and
   :func:`evaluate` (returns a :class:`~bioanon.report.Report`);
 - :mod:`.verdict`: the one privacy rule (:func:`verdict`);
-- :mod:`.confirm`: re-evaluation of a chosen setting on a fresh split and seed;
 - :mod:`.seeds`: the one-way derivation of the anonymizer's seed.
+
+The confirmation of a chosen setting on a fresh split and seed lives with the search that
+chooses it (:func:`bioanon.certification.search.confirm`).
 """
 
-from .confirm import confirm, confirmation_seed
 from .protocol import Evaluation, anonymize_splits, evaluate
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
 from .verdict import DEFAULT_TARGET, Verdict, verdict
 
-__all__ = ["DEFAULT_TARGET", "Evaluation", "Verdict", "anonymize_splits", "confirm",
-           "confirmation_seed", "derive_seed", "evaluate", "group_split",
+__all__ = ["DEFAULT_TARGET", "Evaluation", "Verdict", "anonymize_splits",
+           "derive_seed", "evaluate", "group_split",
            "person_level_columns", "split_table", "utility_views", "verdict"]

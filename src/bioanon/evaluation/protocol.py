@@ -277,13 +277,13 @@ class Evaluation:
         """Run the protocol; return ``self`` with every result filled in.
 
         A table of more than ``max_records`` records is judged on a stratified sample of its
-        identities and records (:func:`bioanon.scale.sample.panel_sample`); the report and the
+        identities and records (:func:`bioanon.sampling.panel_sample`); the report and the
         verdict give the sample's and the table's sizes.
         """
         self._check()
         self.panel_sample_: dict[str, Any] | None = None
         if self.max_records is not None and self.table.n_records > self.max_records:
-            from ..scale.sample import panel_sample
+            from ..sampling import panel_sample
 
             ps = panel_sample(self.table.labels, sensitive=self.group or self.sensitive,
                               stratify=self.interest, max_records=self.max_records,

@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..attack.verification import VOICEPRIVACY
 from ..metrics import mixture, utility
 from .document import Report
