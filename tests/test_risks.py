@@ -23,6 +23,7 @@ from bioanon.metrics.risk_stats import (
     null_auc_upper,
     tpr_at_fpr,
 )
+from bioanon.report.build import build_report
 from bioanon.report.risks import risk_rows
 
 FAST = {"models": ["knn"], "attackers": ["naive", "parrot", "linkage"], "n_jobs": 1,
@@ -171,7 +172,7 @@ def test_every_risk_is_reported_and_the_verdict_is_their_conjunction(small):
     assert mem.ci[0] > 0.55 and mem.status == "not met"
     assert not v.met and "record-membership" in v.risk_sentence()
     # the report carries the typed risks and reads back into the same verdict
-    rep = ev.report()
+    rep = build_report(ev)
     assert [r["name"] for r in rep["risks"]] == [r.name for r in risks]
     again = verdict(rep.to_dict(), ev.target_advantage)
     assert again.met == v.met and [r.status for r in again.risks] == \

@@ -27,11 +27,11 @@ from .table import FeatureTable
 
 if TYPE_CHECKING:
     from .certification import CertifiedRelease, NotCertified, certify
-    from .evaluation import evaluate
     from .release import Roles
+    from .report.build import evaluate
 
 #: lazily imported names and the module holding each
-_LAZY = {"evaluate": "evaluation", "certify": "certification",
+_LAZY = {"evaluate": "report.build", "certify": "certification",
          "CertifiedRelease": "certification",
          "NotCertified": "certification", "Roles": "release"}
 

@@ -16,14 +16,16 @@ One module per job:
   :mod:`bioanon.scale` execution engine.
 
 The package is ``certification``, not ``certify``: the package root exports the function
-``bioanon.certify``, which a subpackage of that name would shadow.
+``bioanon.certify``, which a subpackage of that name would shadow. For the same reason this
+package exports no function named like one of its modules (``search`` is
+:func:`bioanon.certification.search.search`).
 """
 
 from __future__ import annotations
 
 from .certificate import REPORT_FILES, CertifiedRelease, NotCertified, report_dir
 from .memory import certify
-from .search import SearchResult, search
+from .search import SearchResult
 
 __all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "SearchResult", "certify",
-           "report_dir", "search"]
+           "report_dir"]

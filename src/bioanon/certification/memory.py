@@ -17,8 +17,8 @@ carries the setting that came closest and what fell short. Not being certified i
 not a user error: :class:`NotCertified` is no :class:`~bioanon.errors.BioanonError` (the
 command line exits 1 for it, 2 for a user error).
 
-Keyword arguments :func:`certify` does not name (further targets of the verdict, evaluation
-options) are passed to the search unchanged.
+Keyword arguments :func:`certify` does not name are the evaluation's options (the fields of
+:class:`~bioanon.evaluation.options.EvaluationOptions`), passed to the search.
 
 Examples
 --------
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BioanonError
-from ..evaluation.verdict import DEFAULT_TARGET
+from ..evaluation.options import EvaluationOptions
 from ..release import join_check, release, resolve_roles
 from ..table import FeatureTable
 from .certificate import (
@@ -55,21 +55,21 @@ from .certificate import (
     state_budget,
 )
 from .dp_budget import DPBudget
-from .search import SearchResult, build_candidate, run_search
+from .search import SearchResult, build_candidate, judge_options, run_search
 
 Progress = Callable[[int, int, str], None]
 
 
 def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = None,
-            target: float = DEFAULT_TARGET, random_state: int | None = None,
-            budget_minutes: float | None = 10.0, models: Any = "forest,linear_svm,knn",
-            attackers: Any = "all", group: str | None = None, keep_sensitive: bool = False,
-            force: bool = False, n_jobs: int | None = -1, decoupler: Any = None,
+            random_state: int | None = None, budget_minutes: float | None = 10.0,
+            keep_sensitive: bool = False, force: bool = False, decoupler: Any = None,
             input_name: str | None = None, input_sha256: str | None = None,
             progress: Progress | None = None, epsilon: float | None = None,
             delta: float | None = None, public: Any = None, privacy_unit: str | None = None,
             max_records_per_identity: int | None = None, public_name: str | None = None,
-            **judge: Any) -> CertifiedRelease:
+            report_closest: bool = False, target: float | None = None,
+            options: EvaluationOptions | None = None,
+            **option_values: Any) -> CertifiedRelease:
     """Search methods and settings, certify one against the privacy target, and release.
 
     Parameters
@@ -80,16 +80,15 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         their weights alpha). Label columns without a role are dropped from the release.
     methods : sequence of str, optional
         Methods to search (default: every registered method that applies to the table).
-    target : float
-        The recognition target: the upper 95% bound of the cross-fitted worst attack's
-        advantage over max(chance, control) must not exceed it (default 0.05).
+    target : float, optional
+        Short for ``target_advantage``, the recognition target: the upper 95% bound of the
+        cross-fitted worst attack's advantage over max(chance, control) must not exceed it
+        (default 0.05).
     random_state : int, optional
         Makes the search and the release reproducible; a secret key, never written (the
         evaluation and release seeds derive from it one way). None: fresh OS entropy.
     budget_minutes : float or None
         Stop evaluating settings after this long (the confirmation follows).
-    models, attackers, group, n_jobs
-        The attack panel (see :class:`~bioanon.evaluation.Evaluation`).
     keep_sensitive, force
         As for :func:`bioanon.release.release` (keeping the sensitive column is unfit for a
         real release; ``force`` releases despite a failed join check).
@@ -116,8 +115,15 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         Records per person the statistics use (identity unit; default 10).
     public_name : str, optional
         The public table's file name, for the manifest.
-    **judge
-        Passed to the search unchanged (further targets of the verdict).
+    report_closest : bool
+        When nothing is certified, judge the closest setting on a fresh split too, so that
+        :meth:`NotCertified.report_and_chart` can show what fell short (the demo does).
+    options : EvaluationOptions, optional
+        How every setting is judged (:class:`~bioanon.evaluation.options.EvaluationOptions`:
+        the attack panel, ``group``, ``n_jobs``, the targets, ``accept_risks``).
+    **option_values
+        Any field of :class:`~bioanon.evaluation.options.EvaluationOptions` (``models=``,
+        ``attackers=``, ``target_membership=``, ...), replacing the one in ``options``.
 
     Returns
     -------
@@ -142,11 +148,10 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
                roles.sensitive, force=force)  # a refusal costs no search
     if budget is not None:
         budget.candidates(table, methods, roles.sensitive)  # a refusal costs no search
-        judge["budget"] = budget
-    result = run_search(table, roles, methods=methods, target=target,
-                        random_state=random_state, budget_minutes=budget_minutes,
-                        models=models, attackers=attackers, group=group, n_jobs=n_jobs,
-                        decoupler=decoupler, progress=progress, **judge)
+    result = run_search(table, roles, options=judge_options(options, target, option_values),
+                        methods=methods, random_state=random_state,
+                        budget_minutes=budget_minutes, decoupler=decoupler,
+                        progress=progress, report_closest=report_closest, budget=budget)
     if not result.certified:
         raise NotCertified(result, roles.sensitive, roles.interest)
     out = certified_release(table, result, roles, keep_sensitive=keep_sensitive, force=force,

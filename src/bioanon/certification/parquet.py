@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
+from ..evaluation.options import EvaluationOptions
 from ..release import manifest_path
 from ..sampling import panel_sample
 from ..table import FeatureTable
@@ -48,7 +49,7 @@ from .certificate import (
     report_dir,
     write_report,
 )
-from .search import build_candidate, candidates, run_search
+from .search import build_candidate, candidates, judge_options, run_search
 
 Progress = Callable[[int, int, str], None]
 
@@ -213,15 +214,14 @@ class CertifiedBucketedRelease:
 
 
 def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,
-                    methods: Sequence[str] | None = None, target: float = 0.05,
+                    methods: Sequence[str] | None = None, target: float | None = None,
                     random_state: int | None = None, budget_minutes: float | None = 10.0,
-                    models: Any = "forest,linear_svm,knn", attackers: Any = "all",
-                    group: str | None = None, keep_sensitive: bool = False,
-                    n_jobs: int | None = -1, bucket_size: int = 50_000,
+                    keep_sensitive: bool = False, bucket_size: int = 50_000,
                     fit_sample: int = 20_000, sample_records: int = 50_000,
                     sample_identities: int | None = 1_000, scheduler: str | None = None,
                     local: bool = True, n_workers: int | None = None, version: str = "",
-                    progress: Progress | None = None, **judge: Any
+                    progress: Progress | None = None,
+                    options: EvaluationOptions | None = None, **option_values: Any
                     ) -> CertifiedBucketedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
 
@@ -234,9 +234,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         ``OUTPUT.manifest.json`` and ``OUTPUT.report/`` are written beside it.
     roles : bioanon.release.Roles
         Interest required; kept and quasi-identifying columns are not offered on this path.
-    methods, target, random_state, budget_minutes, models, attackers, group, keep_sensitive,
-    n_jobs, **judge
-        As for :func:`bioanon.certify`.
+    methods, target, random_state, budget_minutes, keep_sensitive, options, **option_values
+        As for :func:`bioanon.certify` (the evaluation's options include ``group``).
     bucket_size : int
         Records per bucket of the release, and of the rule the judge evaluates.
     fit_sample : int
@@ -263,6 +262,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     from ..scale.estimator import BucketedMixing
     from ..scale.run import anonymize_bucketed, check_folder_name, parquet_schema
 
+    opts = judge_options(options, target, option_values)
+    group = opts.group
     src, out = Path(source), Path(output)
     roles.of()
     if scheduler is not None:
@@ -315,10 +316,9 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     def bucketed(anonymizer: Any) -> Any:
         return BucketedMixing(anonymizer, roles.interest, bucket_size=bucket_size)
 
-    result = run_search(table, roles, methods=names_ok, target=target,
+    result = run_search(table, roles, options=opts, methods=names_ok,
                         random_state=random_state, budget_minutes=budget_minutes,
-                        models=models, attackers=attackers, group=group, n_jobs=n_jobs,
-                        progress=progress, judge_as=bucketed, **judge)
+                        progress=progress, judge_as=bucketed)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()  # the search's heap, before the cluster starts beside this process

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,7 @@ from ..anonymize.registry import methods as registered_methods
 from ..attack import ModelCache
 from ..errors import BioanonError
 from ..evaluation import Evaluation
+from ..evaluation.options import EvaluationOptions
 from ..evaluation.seeds import derive_seed
 from ..evaluation.verdict import (
     DEFAULT_TARGET,
@@ -65,6 +66,7 @@ from ..evaluation.verdict import (
     verdict,
 )
 from ..progress import stages
+from ..report.build import build_report
 from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
@@ -326,17 +328,11 @@ class SearchResult:
 
 def search(table: FeatureTable, interest: str, sensitive: str,
            additional: Mapping[str, float] | None = None, *,
-           target_advantage: float = DEFAULT_TARGET, methods: Sequence[str] | None = None,
-           budget_minutes: float | None = 10.0, progress: Progress | None = None,
-           random_state: int | None = None, models: Any = "forest,linear_svm,knn",
-           attackers: Any = "all", group: str | None = None, decoupler: Any = None,
-           released_labels: Sequence[str] | None = None, n_jobs: int | None = -1,
-           test_size: float = 0.25, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-           target_inference: float = DEFAULT_TARGET_INFERENCE,
-           accept_risks: Mapping[str, str] | None = None,
-           report_closest: bool = False,
-           judge_as: Callable[[Any], Any] | None = None,
-           budget: Any = None) -> SearchResult:
+           methods: Sequence[str] | None = None, budget_minutes: float | None = 10.0,
+           progress: Progress | None = None, random_state: int | None = None,
+           decoupler: Any = None, report_closest: bool = False,
+           judge_as: Callable[[Any], Any] | None = None, budget: Any = None,
+           options: EvaluationOptions | None = None, **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -345,13 +341,15 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     interest, sensitive : str
         Roles of the judge (utility is the interest's CAS; privacy is about ``sensitive``).
     additional : mapping {column: alpha}, optional
-    target_advantage : float
-        The recognition target (default 0.05).
-    target_membership, target_inference : float
-        The membership (AUC upper bound, 0.6) and inference (advantage upper bound over
-        non-members, 0.05) targets: a setting is chosen only when every risk is met.
-    accept_risks : mapping {"LEVEL-RISK": reason}, optional
-        Risks accepted explicitly (recorded in the rows, the report and the manifest).
+    options : EvaluationOptions, optional
+        How each setting is judged (:class:`~bioanon.evaluation.options.EvaluationOptions`:
+        the panel, ``group``, ``released_labels``, ``test_size``, the targets —
+        ``target_advantage`` 0.05, ``target_membership`` 0.6, ``target_inference`` 0.05 — and
+        ``accept_risks``); a setting is chosen only when every risk is met. The search always
+        judges membership, not verification, and draws no selection curves.
+    **option_values
+        Any field of :class:`~bioanon.evaluation.options.EvaluationOptions`, replacing the
+        one in ``options``.
     report_closest : bool
         When no setting meets every target, evaluate the closest one on the fresh split and
         keep its report (``SearchResult.closest_report``) to show what fell short.
@@ -364,8 +362,6 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
         evaluation seeds are derived from it one way and kept out of every result.
-    models, attackers, group, released_labels, n_jobs, test_size
-        As for :class:`~bioanon.evaluation.Evaluation`.
     judge_as : callable, optional
         Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
         confirmation alike), e.g. the bucketed rule of a dask release
@@ -378,9 +374,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     -------
     SearchResult
     """
+    opts = EvaluationOptions.of(options, **option_values)
+    target_advantage = opts.target_advantage
     if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"--target-advantage {target_advantage} must lie in [0, 1]; "
-                           "e.g. 0.05")
+        raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
+                           parameter="target_advantage")
     if budget_minutes is not None and budget_minutes <= 0:
         raise BioanonError(f"--budget-minutes {budget_minutes} must be positive; e.g. 10")
     if budget is not None:
@@ -400,16 +398,15 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     cache = ModelCache()
     from ..evaluation.risks import check_accepted
 
-    accept = check_accepted(accept_risks)
-    targets = dict(target_membership=float(target_membership),
-                   target_inference=float(target_inference), accept_risks=accept)
-    common = dict(models=models, attackers=attackers, group=group,
-                  released_labels=released_labels, n_jobs=n_jobs, test_size=test_size,
-                  target_advantage=target_advantage, selection=None, **targets)
+    accept = check_accepted(opts.accept_risks)
+    opts = replace(opts, selection=None, membership=True, verification=False,
+                   accept_risks=accept)
+    targets = dict(target_membership=float(opts.target_membership),
+                   target_inference=float(opts.target_inference), accept_risks=accept)
     result = SearchResult([], float(target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes,
-                          target_membership=float(target_membership),
-                          target_inference=float(target_inference), accept_risks=accept,
+                          target_membership=float(opts.target_membership),
+                          target_inference=float(opts.target_inference), accept_risks=accept,
                           interest=interest)
     start = time.perf_counter()
     total = len(cands) + 1
@@ -423,9 +420,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
-                            cache=cache, membership=True, verification=False,
-                            progress=progress.nested(progress.stage or ""),
-                            **common).evaluate()
+                            cache=cache, progress=progress.nested(progress.stage or ""),
+                            options=opts).evaluate()
         except BioanonError as exc:
             result.skipped.append({"method": c.method, "setting": c.label(),
                                    "reason": str(exc)})
@@ -449,13 +445,13 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
-                                      membership=True, verification=False, **common)
+                                      options=opts)
         except BioanonError as exc:
             result.skipped.append({"method": chosen.method, "setting": chosen.label(),
                                    "reason": f"confirmation could not run: {exc}"})
             result.chosen = None
             continue
-        result.confirmation = secret_free_report(ev.report())
+        result.confirmation = secret_free_report(build_report(ev))
         break
     if report_closest and result.confirmation is None and result.rows:
         near, _ = result.closest()
@@ -465,8 +461,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             anon = build_candidate(c, interest, sensitive, list(add), None)
             try:
                 ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
-                                          membership=True, verification=False, **common)
-                result.closest_report = secret_free_report(ev.report())
+                                          options=opts)
+                result.closest_report = secret_free_report(build_report(ev))
             except BioanonError:
                 pass
     result.wall_s = time.perf_counter() - start
@@ -539,24 +535,27 @@ def weights(roles: Any) -> dict[str, float]:
     return {str(c): 1.0 for c in add}
 
 
-def run_search(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None,
-               target: float, random_state: int | None, budget_minutes: float | None,
-               models: Any, attackers: Any, group: str | None, n_jobs: int | None,
-               decoupler: Any = None, progress: Progress | None = None,
-               judge_as: Callable[[Any], Any] | None = None, **judge: Any) -> SearchResult:
-    """Run the search for ``roles`` (the released labels are the roles' released ones)."""
+def judge_options(options: EvaluationOptions | None, target: float | None,
+                  values: Mapping[str, Any]) -> EvaluationOptions:
+    """The adapters' evaluation options: ``options`` with ``values`` (fields of
+    :class:`~bioanon.evaluation.options.EvaluationOptions`) and ``target``, the adapters'
+    short name for ``target_advantage``, applied."""
+    opts = EvaluationOptions.of(options, **values)
+    return opts if target is None else replace(opts, target_advantage=float(target))
+
+
+def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | None = None,
+               **search_args: Any) -> SearchResult:
+    """Run the search for ``roles`` (the released labels are the roles' released ones);
+    ``search_args`` are :func:`search`'s own keywords and evaluation options."""
     if not roles.interest:
         raise BioanonError("a certified release needs the attribute of interest; pass "
                            "interest= in Roles (--interest COL)")
     add = weights(roles)
-    released_labels = [roles.interest, *add, *roles.quasi, *roles.keep]
-    return search(table, roles.interest, roles.sensitive, add, target_advantage=target,
-                  methods=methods, budget_minutes=budget_minutes, progress=progress,
-                  random_state=random_state, models=models, attackers=attackers, group=group,
-                  decoupler=decoupler, released_labels=released_labels, n_jobs=n_jobs,
-                  judge_as=judge_as, **judge)
-
+    opts = EvaluationOptions.of(options, released_labels=[roles.interest, *add, *roles.quasi,
+                                                          *roles.keep])
+    return search(table, roles.interest, roles.sensitive, add, options=opts, **search_args)
 
 __all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
-           "confirm", "confirmation_seed", "judge_on_fresh_split", "row_line", "run_search",
-           "search", "secret_free_report", "weights"]
+           "confirm", "confirmation_seed", "judge_on_fresh_split", "judge_options",
+           "row_line", "run_search", "search", "secret_free_report", "weights"]

@@ -185,6 +185,27 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+#: library parameters whose command-line flag is not ``--`` + the name with dashes
+FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
+           "max_records": "--sample-records"}
+
+
+def flag_of(parameter: str) -> str:
+    """The command-line flag of a library parameter (``target_advantage`` ->
+    ``--target-advantage``)."""
+    return FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def cli_message(exc: BioanonError) -> str:
+    """A library error as the command line says it: ``NAME=VALUE`` of the parameter the
+    error names becomes ``--flag VALUE`` (the one place the library's words become flags)."""
+    text = str(exc)
+    name = getattr(exc, "parameter", None)
+    if name:
+        text = text.replace(f"{name}=", f"{flag_of(name)} ")
+    return text
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -199,7 +220,7 @@ def user_errors(func: F) -> F:
                 _check_common(kwargs)
                 return func(*args, **kwargs)
         except BioanonError as exc:
-            raise _fail(str(exc)) from None
+            raise _fail(cli_message(exc)) from None
         except (FileNotFoundError, PermissionError, IsADirectoryError,
                 NotADirectoryError) as exc:
             raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None

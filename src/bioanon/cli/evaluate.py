@@ -90,7 +90,8 @@ def evaluate(
     """Measure utility and privacy of a method against the attack panel on a held-out split."""
     from ..attack import parse_models, parse_modes
     from ..attack.selection import parse_strategies
-    from ..evaluation import evaluate as run_evaluation
+    from ..evaluation.options import EvaluationOptions
+    from ..report.build import evaluate as run_evaluation
 
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
@@ -115,15 +116,15 @@ def evaluate(
     meta_cols = [c.strip() for c in metadata.split(",") if c.strip()] if metadata else None
     table = read_input(input, [interest, *add, sensitive, group, *(meta_cols or []),
                                *(label or [])])
+    options = EvaluationOptions.of(
+        models=model_list, test_size=test_size, attackers=modes, selection=selection,
+        identities=identities, n_random=n_random, metadata=meta_cols, group=group,
+        n_jobs=jobs, target_advantage=target_advantage, preview=preview,
+        target_membership=target_membership, target_inference=target_inference,
+        accept_risks=accepted)
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
-                                models=model_list, test_size=test_size,
-                                random_state=eval_seed, progress=update, attackers=modes,
-                                selection=selection,
-                                identities=identities, n_random=n_random, metadata=meta_cols,
-                                group=group, n_jobs=jobs, target_advantage=target_advantage,
-                                preview=preview, target_membership=target_membership,
-                                target_inference=target_inference, accept_risks=accepted)
+                                random_state=eval_seed, progress=update, options=options)
     paths = report.write(out)
     print_summary(report, as_json)
     notes = notes_console(as_json)

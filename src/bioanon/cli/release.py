@@ -164,6 +164,7 @@ def release_command(
     """
     from ..attack import parse_models, parse_modes
     from ..certification import REPORT_FILES, NotCertified, certify, report_dir
+    from ..evaluation.options import EvaluationOptions
 
     bucketed = dask or scheduler is not None
     refuse_unused({  # an option of the dask path on the in-memory path is an error, not ignored
@@ -200,12 +201,13 @@ def release_command(
         raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
     model_list = parse_models(models) if models.strip() != "all" else "all"
     modes = parse_modes(attackers)
-    options: dict[str, Any] = dict(methods=method_list, target=target_advantage,
-                                   random_state=seed, budget_minutes=budget_minutes,
-                                   models=model_list, attackers=modes, group=group,
-                                   keep_sensitive=keep_sensitive, n_jobs=jobs,
-                                   target_membership=target_membership,
-                                   target_inference=target_inference, accept_risks=accepted)
+    judge = EvaluationOptions.of(models=model_list, attackers=modes, group=group, n_jobs=jobs,
+                                 target_advantage=target_advantage,
+                                 target_membership=target_membership,
+                                 target_inference=target_inference, accept_risks=accepted)
+    options: dict[str, Any] = dict(methods=method_list, random_state=seed,
+                                   budget_minutes=budget_minutes,
+                                   keep_sensitive=keep_sensitive, options=judge)
     if bucketed:
         _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
                           local=dask, workers=workers, bucket_size=bucket_size,

@@ -26,9 +26,10 @@ from sklearn.model_selection import ParameterGrid
 
 from ..certification.search import confirm
 from ..errors import BioanonError, suggest
-from ..evaluation import evaluate, verdict
+from ..evaluation import verdict
 from ..metrics.pareto import pareto_front
 from ..progress import stages
+from ..report.build import evaluate
 from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
