@@ -13,14 +13,14 @@ from typer.testing import CliRunner
 
 from bioanon.anonymize.dp_mix import DPMixAnonymizer
 from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer
-from bioanon.certified import certify
+from bioanon.certification import certify
+from bioanon.certification.dp_budget import NOT_STRICT_TEXT, DPBudget
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.privacy import PrivacyLeakWarning, public_bounds
 from bioanon.release import Roles
 from bioanon.table import FeatureTable
-from bioanon.tuning.budget import NOT_STRICT_TEXT, DPBudget
 
 #: one setting evaluated (the time budget stops the search after the first), then confirmed
 FAST: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot", "n_jobs": 1,
@@ -160,7 +160,7 @@ def test_public_data_must_match_and_identity_needs_its_column(tables) -> None:
 
 
 def test_certify_refuses_before_any_search(tables, monkeypatch) -> None:
-    from bioanon.tuning import search as search_mod
+    from bioanon.certification import search as search_mod
 
     def no_search(*a: Any, **k: Any) -> None:
         raise AssertionError("searched")

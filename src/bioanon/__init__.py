@@ -26,13 +26,14 @@ from .errors import BioanonError
 from .table import FeatureTable
 
 if TYPE_CHECKING:
-    from .certified import CertifiedRelease, NotCertified, certify
-    from .evaluation import evaluate
+    from .certification import CertifiedRelease, NotCertified, certify
     from .release import Roles
+    from .report.build import evaluate
 
 #: lazily imported names and the module holding each
-_LAZY = {"evaluate": "evaluation", "certify": "certified", "CertifiedRelease": "certified",
-         "NotCertified": "certified", "Roles": "release"}
+_LAZY = {"evaluate": "report.build", "certify": "certification",
+         "CertifiedRelease": "certification",
+         "NotCertified": "certification", "Roles": "release"}
 
 
 def __getattr__(name: str) -> Any:

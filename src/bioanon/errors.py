@@ -13,7 +13,15 @@ from collections.abc import Iterable
 
 
 class BioanonError(ValueError):
-    """An error caused by the user's input, with a one-line message naming the fix."""
+    """An error caused by the user's input, with a one-line message naming the fix.
+
+    ``parameter``, when given, is the library parameter the message names as ``NAME=``; the
+    command line rewrites ``NAME=`` to its flag (the library speaks its own parameters).
+    """
+
+    def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from ._version import __version__
 from .errors import BioanonError, missing_column
 from .io import (
     file_mode,

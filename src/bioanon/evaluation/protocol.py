@@ -17,7 +17,7 @@ package turns it into ``report.json`` and ``report.html``; nothing here renders 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..anonymize import SelectiveMeanAnonymizer  # noqa: F401  (the examples bel
 from ..attack import ModelCache, run_panel, training_set
 from ..attack.contributors import contributor_disclosure
 from ..attack.control import control_rate
-from ..attack.recognizers import DEFAULT_MODELS, model_name, parse_models
+from ..attack.recognizers import model_name, parse_models
 from ..attack.selection import (
     _identity_matrix,
     identity_counts,
@@ -51,6 +51,7 @@ from ..metrics.results import (
 )
 from ..progress import stages
 from ..table import FeatureTable
+from .options import EvaluationOptions
 from .risks import (
     ADVANTAGE_METHOD,
     InferenceRisk,
@@ -65,66 +66,11 @@ from .risks import (
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
-from .verdict import verdict
+from .verdict import (
+    verdict,
+)
 
 Progress = Callable[[int, int, str], None]
-
-
-def refuse_old_targets(removed: Mapping[str, Any]) -> None:
-    """Refuse the former per-risk targets (and any other unknown keyword) in one line."""
-    for name in removed:
-        if name in ("target_membership", "target_inference"):
-            raise BioanonError(
-                f"{name} was removed: membership and inference on members are now judged by "
-                "one membership advantage (TPR − FPR) against one target per level; pass "
-                "level=NAME or a number instead, e.g. level='standard' or level=0.1")
-        raise TypeError(f"unexpected keyword argument '{name}'")
-
-
-
-def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
-                     tick: Callable[[str], None] = lambda _: None,
-                     mixing: list[Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Anonymize both splits with the same parameters.
-
-    The splits are passed as FeatureTables, so methods can read the table's meta (an image
-    method its ``image_shape``). By default each split is anonymized on its own
-    (``fit_transform``), as the owner would anonymize the data to release. Methods that learn
-    a model on auxiliary data (``fit_on_auxiliary = True``) are fitted once on the training
-    split and transform both (``release`` when the method has it).
-
-    ``mixing``, when given and the method mixes records (``release_with_mixing``), receives
-    the test split's secret mixing matrix, in process only.
-    """
-    if getattr(anonymizer, "fit_on_auxiliary", False):
-        tick("fitting the anonymizer on the train split (auxiliary data)")
-        fitted = clone(anonymizer).fit(train, train.labels)
-        release = getattr(fitted, "release", None) or fitted.transform
-        tick("anonymizing both splits")
-        return (_features(release(train, train.labels)),
-                _features(release(test, test.labels)))
-    tick("anonymizing the train split")
-    anon_train = _features(clone(anonymizer).fit_transform(train, train.labels))
-    tick("anonymizing the test split (the release)")
-    if mixing is not None and hasattr(anonymizer, "release_with_mixing"):
-        out, M = clone(anonymizer).release_with_mixing(test, test.labels)
-        if M is not None:
-            mixing.append(M)
-        return anon_train, _features(out)
-    return anon_train, _features(clone(anonymizer).fit_transform(test, test.labels))
-
-
-def _features(released: Any) -> np.ndarray:
-    """The feature matrix of an anonymizer's output (a FeatureTable or an array)."""
-    return np.asarray(released.X if isinstance(released, FeatureTable) else released)
-
-
-def _with_seed(anonymizer: Any, seed: int) -> Any:
-    """A clone whose unset ``random_state`` is a seed derived from the evaluation seed."""
-    params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
-    if "random_state" in params and params["random_state"] is None:
-        return clone(anonymizer).set_params(random_state=derive_seed(seed, "anonymizer"))
-    return anonymizer
 
 
 class Evaluation:
@@ -144,44 +90,19 @@ class Evaluation:
         rather than judge a default setting the user did not choose (for the setting to
         release, use :func:`bioanon.certify`). When its ``random_state`` is None it is seeded
         with a seed derived one way from ``random_state`` (never written).
-    models : "all", comma-separated names, or a sequence of names / estimators
-        Attack recognizers (see :data:`bioanon.attack.RECOGNIZERS`). On face pixel tables with
-        the face extra installed, ``"all"`` adds the pre-trained ``dlib_embedding``.
-    utility_model : str or estimator
-        Recognizer that judges utility (the paper used a random forest).
-    test_size : float
-        Share of each identity's records held out as the release (closed set; 0.25).
-    top_k : int
-        Largest k of the top-k curves.
     random_state : int
         The evaluation seed: split, recognizers, mixes, selections. Written in reports; the
         anonymizer never draws from it (see :func:`bioanon.evaluation.derive_seed`).
-    attackers, selection, identities, n_random, metadata, group, n_jobs, cache
-        See :func:`evaluate`.
-    released_labels : sequence of str, optional
-        Label columns the release carries (the control attacker reads them). Default: the
-        interest and additional columns.
-    membership, verification : bool
-        Run membership disclosure / the verification view (both on by default).
-    target_advantage : float
-        The recognition target of the verdict (default 0.05).
-    level : str, float or Level, optional
-        The privacy level membership and inference on members are judged at: one target
-        membership advantage per level (record, identity), a name of
-        :data:`bioanon.levels.LEVELS`, a number (both levels), or None (the default,
-        "standard"). Replaces the former ``target_membership`` (an AUC) and
-        ``target_inference``, which are refused.
-    accept_risks : mapping {"LEVEL-RISK": reason}, optional
-        Risks the user accepts explicitly (e.g. ``{"identity-membership": "..."}``): they
-        pass the verdict, and the report records them with the reason.
-    inference : bool
-        Run the inference-on-members risk (on by default).
-    preview : bool
-        Keep the held-out split and its release for a contact sheet (pixel tables); the report
-        shows originals then and must stay private.
-    max_records : int or None, default 50000
-        A larger table is judged on a stratified sample of its identities and records of at
-        most this size; the report and the verdict say so, with both sizes. None: never.
+    progress : callable (done, total, text), optional
+    cache : ModelCache, optional
+        Keeps clear-trained attack models across evaluations of the same table and seed.
+    options : EvaluationOptions, optional
+        The judge's options (:class:`~bioanon.evaluation.options.EvaluationOptions`: the
+        attack panel, the split, the risks and their targets).
+    **option_values
+        Any field of :class:`~bioanon.evaluation.options.EvaluationOptions` (``models=``,
+        ``attackers=``, ``level=``, ``max_records=``, ...), replacing the one
+        in ``options``; an unknown name raises TypeError.
 
     Examples
     --------
@@ -195,49 +116,40 @@ class Evaluation:
     """
 
     def __init__(self, table: FeatureTable, interest: str, sensitive: str,
-                 additional: Mapping[str, float] | None = None, anonymizer: Any = None,
-                 models: str | Sequence[Any] = DEFAULT_MODELS, utility_model: Any = "forest",
-                 test_size: float = 0.25, top_k: int = 5, random_state: int = 0,
-                 progress: Progress | None = None, *, attackers: str | Sequence[str] = "all",
-                 selection: str | Sequence[str] | None = None,
-                 identities: Sequence[int] | str | None = None, n_random: int = 10,
-                 metadata: Sequence[str] | None = None, group: str | None = None,
-                 n_jobs: int | None = -1, cache: ModelCache | None = None,
-                 released_labels: Sequence[str] | None = None, membership: bool = True,
-                 verification: bool = True, target_advantage: float = 0.05,
-                 preview: bool = False, max_records: int | None = 50_000,
-                 level: Any = None,
-                 accept_risks: Mapping[str, str] | None = None,
-                 inference: bool = True, **removed: Any) -> None:
-        refuse_old_targets(removed)
+                 additional: Mapping[str, float] | None = None, anonymizer: Any = None, *,
+                 random_state: int = 0, progress: Progress | None = None,
+                 cache: ModelCache | None = None, options: EvaluationOptions | None = None,
+                 **option_values: Any) -> None:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
         self.additional = dict(additional or {})
         self.anonymizer = anonymizer
-        self.models = models
-        self.utility_model = utility_model
-        self.test_size = test_size
-        self.top_k = top_k
         self.random_state = random_state
         self.progress = progress
-        self.attackers = attackers
-        self.selection = selection
-        self.identities = identities
-        self.n_random = n_random
-        self.metadata = metadata
-        self.group = group
-        self.n_jobs = n_jobs
         self.cache = cache
-        self.released_labels = released_labels
-        self.run_membership = membership
-        self.run_verification = verification
-        self.target_advantage = target_advantage
-        self.preview = preview
-        self.max_records = max_records
-        self.level = level
-        self.accept_risks = accept_risks
-        self.run_inference = inference
+        #: every option of the judge (:class:`~bioanon.evaluation.options.EvaluationOptions`)
+        self.options = opts = EvaluationOptions.of(options, **option_values)
+        self.models = opts.models
+        self.utility_model = opts.utility_model
+        self.test_size = opts.test_size
+        self.top_k = opts.top_k
+        self.attackers = opts.attackers
+        self.selection = opts.selection
+        self.identities = opts.identities
+        self.n_random = opts.n_random
+        self.metadata = opts.metadata
+        self.group = opts.group
+        self.n_jobs = opts.n_jobs
+        self.released_labels = opts.released_labels
+        self.run_membership = opts.membership
+        self.run_verification = opts.verification
+        self.run_inference = opts.inference
+        self.target_advantage = opts.target_advantage
+        self.level = opts.level
+        self.accept_risks = opts.accept_risks
+        self.preview = opts.preview
+        self.max_records = opts.max_records
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
@@ -284,13 +196,13 @@ class Evaluation:
         """Run the protocol; return ``self`` with every result filled in.
 
         A table of more than ``max_records`` records is judged on a stratified sample of its
-        identities and records (:func:`bioanon.scale.sample.panel_sample`); the report and the
+        identities and records (:func:`bioanon.sampling.panel_sample`); the report and the
         verdict give the sample's and the table's sizes.
         """
         self._check()
         self.panel_sample_: dict[str, Any] | None = None
         if self.max_records is not None and self.table.n_records > self.max_records:
-            from ..scale.sample import panel_sample
+            from ..sampling import panel_sample
 
             ps = panel_sample(self.table.labels, sensitive=self.group or self.sensitive,
                               stratify=self.interest, max_records=self.max_records,
@@ -592,57 +504,6 @@ class Evaluation:
                        else target_advantage, level=self.level_,
                        accept_risks=self.accept_risks_)
 
-    def report(self) -> Any:
-        """The :class:`~bioanon.report.Report` (JSON-ready dict plus HTML figures)."""
-        from ..report.build import build_report
-
-        self._fitted()
-        return build_report(self)
-
-
-def evaluate(table: FeatureTable, interest: str, sensitive: str,
-             additional: Mapping[str, float] | None = None, anonymizer: Any = None,
-             models: str | Sequence[Any] = DEFAULT_MODELS, utility_model: Any = "forest",
-             test_size: float = 0.25, top_k: int = 5, random_state: int = 0,
-             progress: Progress | None = None, *, attackers: str | Sequence[str] = "all",
-             selection: str | Sequence[str] | None = None,
-             identities: Sequence[int] | str | None = None, n_random: int = 10,
-             metadata: Sequence[str] | None = None, group: str | None = None,
-             n_jobs: int | None = -1, cache: ModelCache | None = None,
-             released_labels: Sequence[str] | None = None, membership: bool = True,
-             verification: bool = True, target_advantage: float = 0.05,
-             preview: bool = False, level: Any = None,
-             accept_risks: Mapping[str, str] | None = None, **removed: Any) -> Any:
-    """Run :class:`Evaluation` and return its :class:`~bioanon.report.Report`.
-
-    Parameters are those of :class:`Evaluation`; ``attackers`` are naive, parrot, parrot25,
-    parrot50, parrot75, reverse, linkage; ``selection`` the identity-selection strategies
-    ("auto", "all", "none"/None or names); ``group`` a column kept whole on one side of the
-    split; ``n_jobs`` parallel fits; ``cache`` keeps clear-trained attack models across
-    evaluations of the same table and seed.
-
-    Examples
-    --------
-    >>> from bioanon.datasets import make_biometric
-    >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32)
-    >>> r = evaluate(t, "expression", "identity", models=["knn"], n_jobs=1,
-    ...              anonymizer=SelectiveMeanAnonymizer("expression", g=8, r_p=0.1))
-    >>> sorted(r["privacy"])[:3]
-    ['advantage', 'attacks', 'baseline']
-    >>> sorted(r["verdict"])[:3]
-    ['accepted_risks', 'advantage', 'chance']
-    >>> [x["name"] for x in r["risks"]][:2]
-    ['record-recognition', 'record-membership']
-    """
-    return Evaluation(table, interest, sensitive, additional, anonymizer, models, utility_model,
-                      test_size, top_k, random_state, progress, attackers=attackers,
-                      selection=selection, identities=identities, n_random=n_random,
-                      metadata=metadata, group=group, n_jobs=n_jobs, cache=cache,
-                      released_labels=released_labels, membership=membership,
-                      verification=verification, target_advantage=target_advantage,
-                      preview=preview, level=level,
-                      accept_risks=accept_risks, **removed).evaluate().report()
-
 
 def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
                      strategies: list[str], counts: list[int], skipped: dict[str, str],
@@ -678,4 +539,4 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
     return block
 
 
-__all__ = ["Evaluation", "anonymize_splits", "evaluate", "model_name", "mixture", "utility"]
+__all__ = ["Evaluation", "anonymize_splits", "model_name", "mixture", "utility"]

@@ -41,9 +41,9 @@ import pandas as pd
 
 from ..errors import BioanonError
 from ..io import write_text_atomic
+from ..sampling import stratified_positions
 from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
-from .sample import stratified_positions
 
 #: rows gathered and written at a time when a partition is spilled
 _SPILL_ROWS = 8192

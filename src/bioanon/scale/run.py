@@ -95,7 +95,8 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
 
     ``certification``, when given, holds the manifest's fields of a certified release
-    (``certified``, ``verdict``, ``certification``; see :mod:`.certified`).
+    (``certified``, ``verdict``, ``certification``; see
+    :func:`bioanon.certification.certificate.certification_block`).
 
     Returns the :class:`~.bucketed.BucketedResult`.
     """

@@ -1,6 +1,6 @@
 """A declared differential-privacy budget for the search (``bioanon release --epsilon``).
 
-With a :class:`DPBudget` the search (:func:`bioanon.tuning.search.search`) considers only the
+With a :class:`DPBudget` the search (:func:`bioanon.certification.search.search`) considers only the
 DP methods (:data:`DP_METHODS`), **every candidate at exactly the declared ε and δ**: the
 budget is the owner's (the figure written into a DPIA), never searched upwards; the other
 parameters (covariance, rank, clip, g) vary as each method's search space says.
