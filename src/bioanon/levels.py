@@ -46,7 +46,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import BioanonError
-from .privacy_bounds import epsilon_for_advantage, mu_for_advantage
+from .privacy_bounds import (
+    epsilon_for_advantage,
+    gaussian_epsilon_for_advantage,
+    mu_for_advantage,
+)
 
 #: the δ at which the "ε with δ" column of the levels table is computed
 DELTA_SHOWN = 1e-6
@@ -76,11 +80,13 @@ class Level:
 
     def dp_needed(self, level: str, delta: float = DELTA_SHOWN) -> dict[str, float]:
         """The DP budget whose bound proves the level's target: pure ε, ε at ``delta``,
-        μ-GDP and the ρ-zCDP of Gaussian mechanisms (μ²/2)."""
+        μ-GDP, the ρ-zCDP of Gaussian mechanisms (μ²/2) and the ε at ``delta`` such a
+        mechanism may declare (``dp-synthetic``'s accounting)."""
         t = self.target(level)
         mu = mu_for_advantage(t)
         return {"epsilon_pure": epsilon_for_advantage(t), "delta": float(delta),
-                "epsilon": epsilon_for_advantage(t, delta), "mu": mu, "rho": mu * mu / 2.0}
+                "epsilon": epsilon_for_advantage(t, delta), "mu": mu, "rho": mu * mu / 2.0,
+                "epsilon_gaussian": gaussian_epsilon_for_advantage(t, delta)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "note": self.note,
@@ -135,13 +141,14 @@ def resolve_level(level: str | float | Level | None) -> Level:
 
 def levels_table() -> str:
     """The levels table of the README (markdown)."""
-    rows = ["| level | record target | identity target | what it means (record) | "
-            "ε pure / at δ=1e-6 (record) | ε pure / at δ=1e-6 (identity) |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| level | target: record / identity | what it means (record level) | "
+            "ε that proves it, record / identity: any mechanism (pure) | "
+            "bioanon's Gaussian methods (δ = 1e-6) |",
+            "|---|---|---|---|---|"]
     for lv in LEVELS.values():
         r, i = lv.dp_needed("record"), lv.dp_needed("identity")
         rows.append(f"| `{lv.name}`{' (default)' if lv.name == DEFAULT_LEVEL else ''} | "
-                    f"{lv.record:g} | {lv.identity:g} | {lv.sentence('record')} | "
-                    f"{r['epsilon_pure']:.3f} / {r['epsilon']:.3f} | "
-                    f"{i['epsilon_pure']:.3f} / {i['epsilon']:.3f} |")
+                    f"{lv.record:g} / {lv.identity:g} | {lv.sentence('record')} | "
+                    f"{r['epsilon_pure']:.2f} / {i['epsilon_pure']:.2f} | "
+                    f"{r['epsilon_gaussian']:.2f} / {i['epsilon_gaussian']:.2f} |")
     return "\n".join(rows)

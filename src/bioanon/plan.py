@@ -15,7 +15,9 @@ is a member and a non-member) and says, for each risk and level:
   guarantee** whose unit covers the level and whose bound is within the target, or was
   **accepted** by name;
 - what would change that: how many identities or records would make the target showable, the
-  DP budget (ε at the identity unit) whose bound covers it, or ``accept=`` by name.
+  DP budget (ε at δ = 1/n², identity unit, for bioanon's Gaussian-mechanism methods:
+  :func:`~bioanon.privacy_bounds.gaussian_epsilon_for_advantage`) whose bound covers it, or
+  ``accept=`` by name.
 
 Nothing here looks at feature values: the plan costs milliseconds.
 
@@ -44,9 +46,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .errors import BioanonError
 from .levels import Level, resolve_level
 from .metrics.advantage import Z95, Z_PASS, smallest_showable
-from .privacy_bounds import Guarantee, epsilon_for_advantage
+from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
 
 #: the words of a plan row's status (the same everywhere: terminal, report, JSON)
 SHOWABLE = "showable"
@@ -149,8 +152,6 @@ class Plan:
             lines.append(f"  {r.name:<22} target {r.target:<5g} can rule out "
                          f"{_fmt(r.smallest):<6} -> {r.status}"
                          + (f" ({r.why})" if r.why else ""))
-        if self.blocked:
-            lines.append("  " + self.refusal_line())
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,6 +164,15 @@ class Plan:
 
 def _fmt(x: float) -> str:
     return f"{x:.3f}" if math.isfinite(x) else "nothing"
+
+
+class PlanRefused(BioanonError):
+    """The plan says the level cannot be shown on this table (and nothing accepted it): the
+    run stops before the search, with one line naming the ways forward."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__(plan.refusal_line())
+        self.plan = plan
 
 
 # ---------------------------------------------------------------------- counting
@@ -310,7 +320,7 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
                 ways.append(f"about {need_r} records (now {n_rec})")
         if guarantee_applies:
             delta = 1.0 / max(n_id, 2) ** 2
-            eps = epsilon_for_advantage(target, delta) if target > delta else float("nan")
+            eps = gaussian_epsilon_for_advantage(target, delta)
             needed["epsilon_identity"] = eps
             needed["delta"] = delta
             ways.append(f"--epsilon {eps:.3g} --privacy-unit identity (a strict DP budget "

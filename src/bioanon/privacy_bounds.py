@@ -187,6 +187,37 @@ def rho_for_advantage(target: float) -> float:
     return float(mu_for_advantage(target) ** 2 / 2.0)
 
 
+def gaussian_epsilon_for_advantage(target: float, delta: float) -> float:
+    """The ε at ``delta`` a Gaussian-mechanism method accounted in zCDP (``dp-synthetic``)
+    may declare and still bound the advantage by ``target``: its ρ = zcdp_rho(ε, δ) gives
+    μ = √(2ρ), so ε = zcdp_epsilon(μ²/2, δ) with μ = :func:`mu_for_advantage` (much larger
+    than the pure ε: the Gaussian's trade-off curve is far from the (ε, δ) one's corners).
+
+    >>> round(gaussian_epsilon_for_advantage(0.14, 1e-6), 2)
+    1.66
+    """
+    from .privacy import zcdp_epsilon
+
+    return float(zcdp_epsilon(rho_for_advantage(target), delta))
+
+
+def gaussian_mu(epsilon: float, delta: float, unit: str = "record") -> float:
+    """The μ-GDP of the DP methods run at a declared (ε, δ): ``dp-synthetic`` spends
+    ρ = zcdp_rho(ε, δ) on Gaussian mechanisms (μ = √(2ρ)); ``dp-mix`` (record unit only) is
+    one analytic Gaussian of σ(ε, δ) at sensitivity Δ (μ = Δ/σ). At the record unit the
+    larger (weaker) of the two is returned.
+
+    >>> round(gaussian_mu(1.0, 1e-6, "identity"), 3)
+    0.221
+    """
+    from .privacy import analytic_gaussian_sigma, zcdp_rho
+
+    mu = math.sqrt(2.0 * zcdp_rho(epsilon, delta))
+    if unit != "identity":
+        mu = max(mu, 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0))
+    return float(mu)
+
+
 # ---------------------------------------------------------------------- a declared guarantee
 @dataclass(frozen=True)
 class Guarantee:

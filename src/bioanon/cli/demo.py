@@ -18,9 +18,11 @@ from .common import app, console, err_console, print_summary, progress_bar, user
 #: short
 DEMO_METHODS = ["vp-mix", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
-#: records per synthetic person in the demo: enough that a release with no advantage has an
-#: upper 95% bound well under the 0.05 target on the confirmation split
-DEMO_RECORDS_PER_IDENTITY = 100
+#: the demo's synthetic population, sized so that the plan can show every risk at the default
+#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 500) with 6
+#: records each (3,120 records: the record level's 0.10 needs about 2,600)
+DEMO_IDENTITIES = 520
+DEMO_RECORDS_PER_IDENTITY = 6
 
 
 @app.command()
@@ -51,7 +53,8 @@ def demo(
     files = ["report.json", "report.html", "search.png", "release.parquet",
              "release.parquet.manifest.json"]
     check_output_dir(out, [], files)
-    table = make_biometric(records_per_identity=DEMO_RECORDS_PER_IDENTITY, random_state=seed)
+    table = make_biometric(n_identities=DEMO_IDENTITIES,
+                           records_per_identity=DEMO_RECORDS_PER_IDENTITY, random_state=seed)
     console.print(f"synthetic dataset (no real people): {table.n_records} records × "
                   f"{table.n_features} features; keep 'expression' (+ 'environment'), "
                   "hide 'identity'; searching "

@@ -84,6 +84,10 @@ class EvaluationOptions:
         The privacy level membership and inference on members are judged at (both as a
         membership advantage TPR − FPR): a name of :data:`bioanon.levels.LEVELS`, a number
         (the same target at the record and identity levels) or None (the default level).
+    guarantee : bioanon.privacy_bounds.Guarantee or None
+        A declared DP guarantee: membership and inference at a level it covers, with its
+        proven bound within the target, are "covered by the guarantee"
+        (:func:`bioanon.evaluation.risks.base.cover`).
     accept_risks : mapping {"LEVEL-RISK": reason} or None
         Risks accepted explicitly, with the reason.
     preview : bool
@@ -109,6 +113,7 @@ class EvaluationOptions:
     inference: bool = True
     target_advantage: float = DEFAULT_TARGET
     level: Any = None
+    guarantee: Any = None
     accept_risks: Mapping[str, str] | None = None
     preview: bool = False
     max_records: int | None = 50_000

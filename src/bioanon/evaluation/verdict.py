@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import BioanonError
 from ..metrics.results import INCONCLUSIVE, RiskResult
-from .risks.base import apply_accepted, check_accepted, not_covered, rejudge
+from .risks.base import apply_accepted, check_accepted, cover, not_covered, rejudge
 
 DEFAULT_TARGET = 0.05
 #: how the verdict conjoins the risks (written in report.json)
@@ -96,7 +96,8 @@ class Verdict:
         return self.advantage_ci[1] <= self.target_advantage
 
     def failed(self) -> list[RiskResult]:
-        """The risks that keep the verdict from being met (not met, or inconclusive at this size)."""
+        """The risks that keep the verdict from being met (not met, or inconclusive at this
+        size)."""
         return [r for r in self.risks if not r.passes]
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,7 +184,8 @@ def _risks_of(result: Any) -> list[RiskResult] | None:
 
 
 def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
-            level: Any = None, accept_risks: Mapping[str, str] | None = None) -> Verdict:
+            level: Any = None, accept_risks: Mapping[str, str] | None = None,
+            guarantee: Any = None) -> Verdict:
     """Judge an evaluation (an :class:`Evaluation` or a report mapping) against the targets.
 
     The verdict is met only when every risk passes: recognition (the cross-fitted worst
@@ -263,7 +265,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
         t = target if r.risk == "recognition" else (
             lv.target(r.level) if r.risk in ("membership", "inference") else r.target)
         fresh.append(rejudge(_unaccepted(r), t))
-    risks = apply_accepted(fresh, accept)
+    risks = apply_accepted(cover(fresh, guarantee), accept)
     met = all(r.passes for r in risks)
     return Verdict(target, met, judged[0], judged[1], judged[2], judged[3],
                    judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],

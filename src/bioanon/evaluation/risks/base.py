@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ...errors import BioanonError
-from ...metrics.results import INCONCLUSIVE, RiskResult
+from ...metrics.results import COVERED, INCONCLUSIVE, RiskResult
 from ...metrics.risk_stats import judge
 from ...table import FeatureTable
 from ..seeds import derive_seed
@@ -132,7 +132,8 @@ def risk_result(risk: str, level: str, statistic: str, value: float,
                 target: float, null_upper: float, reason: str,
                 extras: Mapping[str, Any] | None = None) -> RiskResult:
     """A :class:`RiskResult` judged by its upper 95% bound (``null_upper``: the bound a
-    leak-free release would show at this size; above the target, the level is inconclusive at this size)."""
+    leak-free release would show at this size; above the target, the level is inconclusive
+    at this size)."""
     status = judge(ci[1], target, null_upper, ci[0])
     if status == INCONCLUSIVE and not reason:
         reason = (f"{INCONCLUSIVE}: even a leak-free release would show an upper bound of "
@@ -156,6 +157,8 @@ def not_covered(risk: str, level: str, statistic: str, target: float, why: str,
 
 def rejudge(r: RiskResult, target: float) -> RiskResult:
     """The same figure judged against another target (the verdict's)."""
+    if r.status in ("accepted", COVERED) and r.target == target:
+        return r
     if r.status == "accepted" or r.target == target:
         return r
     null = float(r.extras.get("null_upper", float("nan")))
@@ -163,6 +166,39 @@ def rejudge(r: RiskResult, target: float) -> RiskResult:
         return replace(r, target=float(target))
     return risk_result(r.risk, r.level, r.statistic, r.value, r.ci, r.attacker, r.baseline,
                        r.baseline_name, target, null, "", r.extras)
+
+
+def cover(results: list[RiskResult], guarantee: Any) -> list[RiskResult]:
+    """Membership and inference covered by a DP guarantee: at a level its unit covers (it
+    holding strictly) and with its proven advantage bound within the target, the status is
+    "covered by the guarantee (ε, δ, unit)" — the measured figure kept beside it. A measured
+    advantage whose lower 95% bound exceeds the proven bound raises
+    :class:`~bioanon.privacy_bounds.BoundExceeded` (a bug, never a finding).
+
+    >>> from bioanon.privacy_bounds import Guarantee
+    >>> r = risk_result("membership", "identity", "advantage", 0.02, (-0.2, 0.24), "x", 0.0,
+    ...                 "no signal", 0.14, 0.22, "")
+    >>> r.status, cover([r], Guarantee(1.0, 1e-6, "identity", mu=0.22))[0].status
+    ('inconclusive at this size', 'covered by the guarantee')
+    """
+    if guarantee is None:
+        return list(results)
+    from ...privacy_bounds import check_empirical
+
+    bound = guarantee.advantage_bound()
+    out = []
+    for r in results:
+        if r.risk in ("membership", "inference") and r.statistic == "advantage":
+            check_empirical(r.ci[0], bound, f"{r.name} under {guarantee.words()}")
+            if guarantee.covers(r.level) and bound <= r.target and r.status != "accepted":
+                extras = {**r.extras, "guarantee": {**guarantee.to_dict(),
+                                                    "words": guarantee.words()}}
+                r = replace(r, status=COVERED, extras=extras,
+                            reason=f"{COVERED} {guarantee.words()}: proven advantage bound "
+                                   f"{bound:.3f} ≤ target {r.target:g} (measured "
+                                   f"{r.value:+.3f}, upper 95% bound {r.ci[1]:.3f})")
+        out.append(r)
+    return out
 
 
 def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:
