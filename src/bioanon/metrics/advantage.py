@@ -5,8 +5,8 @@ score, and an inference on members (success on members p1 against non-members p0
 a membership test of advantage p1 − p0: flag "member" when the inference is right).
 
 Cross-fitting: the candidates' units (records, or identities when the level is identity) are
-split in two halves; on one half the attacker, the direction and the threshold with the
-largest TPR − FPR are chosen, and that fixed rule is scored on the other half; then the halves
+split in two halves; on one half the attacker and the threshold (higher score: member) with
+the largest TPR − FPR are chosen, and that fixed rule is scored on the other half; then the halves
 swap. The figure is the mean of the two held-out advantages (unbiased for the chosen rule: a
 leak-free release reads 0 on average, whatever the number of attackers tried). The interval is
 normal: conditionally on the rule chosen on one half, its held-out TPR − FPR is a difference of
@@ -54,7 +54,7 @@ NULL_VARIANCE_FACTOR = 1.0 / 3.0
 #: per sqrt(1/n1 + 1/n0) (measured, see :func:`smallest_showable`)
 NULL_EST_FACTOR = 0.55
 NULL_SE_FACTOR = 0.66
-METHOD = ("attacker, direction and threshold chosen on one half of the candidates (whole "
+METHOD = ("attacker and threshold chosen on one half of the candidates (whole "
           "units), scored on the other, both ways; normal interval, standard error of each "
           "way's held-out TPR − FPR linearized over units, the two ways' taken as fully "
           "correlated")
@@ -204,7 +204,7 @@ def _crossfit(prepared: list[tuple[str, np.ndarray, np.ndarray]], member: np.nda
               ) -> tuple[float, float, list[str], list[np.ndarray]]:
     """(held-out advantage, its standard error, attackers chosen, rule flags per way).
 
-    Each way, the attacker, direction and threshold with the largest TPR − FPR on one half are
+    Each way, the attacker and threshold with the largest TPR − FPR on one half are
     fixed and scored on the other half; conditionally on that choice the held-out figure is a
     difference of two proportions of the other half (standard error exact up to the
     linearization). The two ways share candidates, so the standard error of their mean is
@@ -217,14 +217,12 @@ def _crossfit(prepared: list[tuple[str, np.ndarray, np.ndarray]], member: np.nda
             jp = _curves(order, ends, member, pick)
             if not np.isfinite(jp).any():
                 continue
-            both = np.nan_to_num(np.r_[jp, -jp], nan=-np.inf)
-            i = int(both.argmax())
-            if best is not None and both[i] <= best[0]:
+            curve = np.nan_to_num(jp, nan=-np.inf)
+            j = int(curve.argmax())
+            if best is not None and curve[j] <= best[0]:
                 continue
-            j = i % jp.size
             thr = s[order[ends[j - 1]]] if j > 0 else np.inf  # flag the top j tie groups
-            flag = s >= thr
-            best = (float(both[i]), name, flag if i < jp.size else ~flag)
+            best = (float(curve[j]), name, s >= thr)
         if best is None:
             continue
         _, name, flag = best
@@ -267,8 +265,9 @@ def crossfit_advantage(scores: Mapping[str, np.ndarray], member: np.ndarray,
 
     Parameters
     ----------
-    scores : {attacker: score per candidate}, higher meaning "member" (a lower score meaning
-        member is tried too)
+    scores : {attacker: score per candidate}, higher meaning "member" (the attackers' own
+        convention; the direction is not flipped: in the evaluation's design a reversed score
+        can read how the attacker's reference sample was built rather than the release)
     member : whether each candidate is in the release
     half : the first half, per unit (``units`` given) or per candidate; drawn from ``rng``
         when None
