@@ -331,3 +331,83 @@ def test_recognition_interval_permutes_within_strata():
     r = identity_permutation_interval({"copy": truth}, truth, 1 / 8, strata=strata)
     assert r["exact"] and r["n_perm"] == 24 * 24
     assert r["advantage"] == pytest.approx(7 / 8)
+
+
+# ---------------------------------------------------------------------- release and the plan
+def _cli(*args: object):
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def people24(tmp_path_factory):
+    p = tmp_path_factory.mktemp("in24") / "p24.parquet"
+    make_biometric(n_identities=24, records_per_identity=12, n_features=32,
+                   random_state=0).write(p)
+    return p
+
+
+def test_release_refuses_a_24_person_table_with_the_plans_reason(people24, tmp_path):
+    out = tmp_path / "rel.parquet"
+    res = _cli("release", people24, "-o", out, "--interest", "expression", "--sensitive",
+               "identity", "--models", "knn", "--jobs", "1")
+    assert res.exit_code == 2, res.output
+    text = res.output
+    assert "plan (from the table's shape: 288 records, 24 identities)" in text
+    err = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(err) == 1
+    assert "inconclusive at this size" in err[0] and "not met" not in err[0]
+    assert "--accept-risk identity-membership" in err[0]
+    assert "--privacy-unit identity" in err[0] and "more data: about" in err[0]
+    assert "settings" not in text and "CAS" not in text  # stopped before any setting
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_release_old_targets_and_bad_levels_are_one_line_errors(people24, tmp_path):
+    out = tmp_path / "rel.parquet"
+    base = ["release", people24, "-o", out, "--interest", "expression", "--sensitive",
+            "identity"]
+    for extra, words in ((["--target-membership", "0.6"], "--level"),
+                         (["--target-inference", "0.05"], "--level"),
+                         (["--level", "loose"], "strict, standard, basic"),
+                         (["--level", "1.5"], "strict, standard, basic")):
+        res = _cli(*base, *extra)
+        assert res.exit_code == 2, res.output
+        assert res.output.startswith("error:") and words in res.output
+        assert "Traceback" not in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_strict_identity_guarantee_covers_membership_and_inference():
+    from bioanon.anonymize.registry import build_method
+    from bioanon.evaluation import Evaluation
+
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32,
+                       random_state=0)
+    noise = build_method("noise", {"sigma": 50.0}, interest="expression",
+                         sensitive="identity", additional=[], random_state=None)
+    g = Guarantee(1.0, 1e-6, "identity", mu=0.2, strict=True)  # bound 0.080
+    ev = Evaluation(t, "expression", "identity", anonymizer=noise, models=["knn"],
+                    attackers=["naive"], n_jobs=1, verification=False, guarantee=g).evaluate()
+    by = {r.name: r for r in ev.risks()}
+    for name in ("record-membership", "record-inference"):
+        r = by[name]
+        assert r.status == COVERED and "covered by the guarantee (ε 1" in r.reason
+        assert np.isfinite(r.value) and r.extras["guarantee"]["advantage_bound"] < 0.1
+    # a level not measured at all (24 identities: the identity level needs the folds) is
+    # covered by the proof, its figure still said missing
+    assert by["identity-membership"].status in (COVERED, INCONCLUSIVE)
+    # the verdict re-judges and keeps the cover
+    v = ev.verdict()
+    assert v.risks and {r.name for r in v.risks if r.status == COVERED} >= \
+        {"record-membership", "record-inference"}
+    # an empirical figure above the proven bound is a bug, said loudly
+    copy = build_method("noise", {"sigma": 1e-6}, interest="expression",
+                        sensitive="identity", additional=[], random_state=None)
+    with pytest.raises(BoundExceeded):
+        Evaluation(t, "expression", "identity", anonymizer=copy, models=["knn"],
+                   attackers=["naive"], n_jobs=1, verification=False,
+                   guarantee=g).evaluate()

@@ -258,10 +258,10 @@ def test_the_refusal_names_the_risk_that_failed():
     rows = [_row("vp-mix(g=8)", 0.85, 0.86, 0.25,
                  [_risk("record-recognition", "met", 0.01),
                   _risk("record-membership", "not met"),
-                  _risk("identity-membership", "not covered")])]
+                  _risk("identity-membership", "inconclusive at this size")])]
     line = SearchResult(rows, 0.05).failure_line()
     assert "record-membership AUC upper bound 0.900 > target 0.6" in line
-    assert "identity-membership not covered (few identities)" in line
+    assert "identity-membership inconclusive at this size (few identities)" in line
     assert "record-recognition" not in line and "clear 0.860" in line
 
 

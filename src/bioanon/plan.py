@@ -9,8 +9,9 @@ is a member and a non-member) and says, for each risk and level:
 - the **smallest advantage the sample can rule out**: the target a leak-free release passes
   with probability ≥ 95% (:func:`~bioanon.metrics.advantage.smallest_showable`, about
   2.2·√(1/n₁ + 1/n₀) for the cross-fitted membership advantage; for recognition,
-  (1.96 + 1.645)·√(p(1 − p)/n) with p the chance rate and n the released records, or the
-  identities when records cluster by person);
+  (1.96 + 1.645)·√(p(1 − p)/n) with p the chance rate and n the released records; below 20
+  identities the row says how much wider the identity-permutation interval may be, without
+  refusing: how much the records cluster depends on the release);
 - whether the chosen target can be **shown** by the sample, or is **covered by a DP
   guarantee** whose unit covers the level and whose bound is within the target, or was
   **accepted** by name;
@@ -40,7 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -239,11 +240,21 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
     # ------------------------------------------------------------ recognition (own target)
     rel = int(released_counts(per_id, test_size).sum())
     p = float(per_id.max() / per_id.sum()) if n_id else 1.0
-    eff = min(rel, n_id) if n_id < MIN_IDENTITIES else rel  # records cluster by person
-    s_rec = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(eff, 1))
-    rows.append(_row("recognition", "record", target_recognition, s_rec, rel, 0,
-                     "records" if eff == rel else "identities (records cluster by person)",
-                     None, accept, n_rec, n_id, guarantee_applies=False))
+    s_rec = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(rel, 1))
+    rec = _row("recognition", "record", target_recognition, s_rec, rel, 0, "records", None,
+               accept, n_rec, n_id, guarantee_applies=False)
+    if n_id < MIN_IDENTITIES:
+        # records cluster by person: if a recognizer maps each person's records to one label,
+        # the figure moves in steps of 1/k and the identity-permutation interval (which the
+        # evaluation then takes) is as wide as over k units; said, not refused (it depends
+        # on the release, which the shape does not know)
+        worst = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(n_id, 1))
+        rec = replace(rec, why=(rec.why + "; " if rec.why else "") +
+                      f"only {n_id} identities: records cluster by person, so the interval "
+                      f"may widen up to ±{worst / (Z95 + Z_PASS) * Z95:.2f} (identity-"
+                      "permutation null) and read inconclusive",
+                      needed={**rec.needed, "smallest_if_clustered": worst})
+    rows.append(rec)
     # ------------------------------------------------------------ record / group level
     if group is None:
         n1 = rel
