@@ -32,8 +32,8 @@ from .common import (
 from .options import (
     AcceptRiskOpt,
     EvalSeedOpt,
-    ReasonOpt,
     LevelOpt,
+    ReasonOpt,
     TargetInferenceOpt,
     TargetMembershipOpt,
     TargetOpt,
