@@ -318,18 +318,20 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
         why = (f"even a leak-free release would read an upper bound above {target:g} in more "
                "than 5% of evaluations")
     if status != SHOWABLE:
-        scale = (smallest / target) ** 2 if math.isfinite(smallest) else math.inf
+        scale = ((smallest / target) ** 2 if math.isfinite(smallest) and target > 0
+                 else math.inf)
         if level == "identity" or unit.startswith("identities"):
-            need = (max(MIN_IDENTITIES, math.ceil(_inv(target))) if level == "identity"
-                    else math.ceil(n_id * scale))
-            needed["identities"] = int(need)
-            ways.append(f"about {need} identities (now {n_id})")
+            if target > 0 and (level == "identity" or math.isfinite(scale)):
+                need = (max(MIN_IDENTITIES, math.ceil(_inv(target))) if level == "identity"
+                        else math.ceil(n_id * scale))
+                needed["identities"] = int(need)
+                ways.append(f"about {need} identities (now {n_id})")
         else:
             if math.isfinite(scale):
                 need_r = math.ceil(n_rec * scale)
                 needed["records"] = int(need_r)
                 ways.append(f"about {need_r} records (now {n_rec})")
-        if guarantee_applies:
+        if guarantee_applies and target > 0:
             delta = 1.0 / max(n_id, 2) ** 2
             eps = gaussian_epsilon_for_advantage(target, delta)
             needed["epsilon_identity"] = eps
