@@ -188,9 +188,10 @@ def cover(results: list[RiskResult], guarantee: Any) -> list[RiskResult]:
     bound = guarantee.advantage_bound()
     out = []
     for r in results:
-        if r.risk in ("membership", "inference") and r.statistic == "advantage":
+        if (r.risk in ("membership", "inference") and r.statistic == "advantage"
+                and guarantee.covers(r.level)):  # strict, and its unit covers the level
             check_empirical(r.ci[0], bound, f"{r.name} under {guarantee.words()}")
-            if guarantee.covers(r.level) and bound <= r.target and r.status != "accepted":
+            if bound <= r.target and r.status != "accepted":
                 extras = {**r.extras, "guarantee": {**guarantee.to_dict(),
                                                     "words": guarantee.words()}}
                 r = replace(r, status=COVERED, extras=extras,
