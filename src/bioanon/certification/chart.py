@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.risks.registry import REGISTRY
+
 
 def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float, bool]:
     """The worst level of one risk in a row: (value, low, high, passes); NaN when absent."""
@@ -21,8 +23,9 @@ def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float,
 def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     """The search chart: CAS against each risk (one panel per risk), with intervals.
 
-    x: recognition (the cross-fitted worst case's advantage on ``sensitive``), membership
-    (the judged AUC, worst level) and inference on members (advantage over non-members, worst
+    x: one panel per registered risk (:data:`bioanon.evaluation.risks.registry.REGISTRY`:
+    recognition, the cross-fitted worst case's advantage on ``sensitive``; membership, the
+    judged AUC, worst level; inference on members, the advantage over non-members, worst
     level), each with its 95% interval and its target as a vertical line; y: CAS with its 95%
     interval. Green: the setting meets every risk; orange: this risk is met, another is not;
     grey: this risk fails. The chosen setting is circled; the key names the numbers.
@@ -33,10 +36,11 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     import matplotlib.pyplot as plt
 
     rows = result.rows
-    panels = [("recognition", f"advantage on '{sensitive}'", result.target_advantage, 0.0),
-              ("membership", "AUC, worst level", result.target_membership, 0.5),
-              ("inference", "advantage over non-members", result.target_inference, 0.0)]
-    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.4), sharey=True)
+    panels = [(spec.name, spec.axis.format(sensitive=sensitive),
+               getattr(result, spec.target_option), spec.no_leak) for spec in REGISTRY]
+    fig, axes = plt.subplots(1, len(panels), figsize=(12.5 * len(panels) / 3, 4.4),
+                             sharey=True, squeeze=False)
+    axes = axes[0]
     for ax, (risk, label, target, base) in zip(axes, panels, strict=True):
         if rows:
             pts = [_risk_point(r, risk) for r in rows]

@@ -144,8 +144,8 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
                              privacy_unit=privacy_unit,
                              max_records_per_identity=max_records_per_identity,
                              public_name=public_name)
-    join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
-               roles.sensitive, force=force)  # a refusal costs no search
+    check = join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
+                       roles.sensitive, force=force)  # run once; a refusal costs no search
     if budget is not None:
         budget.candidates(table, methods, roles.sensitive)  # a refusal costs no search
     result = run_search(table, roles, options=judge_options(options, target, option_values),
@@ -156,7 +156,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         raise NotCertified(result, roles.sensitive, roles.interest)
     out = certified_release(table, result, roles, keep_sensitive=keep_sensitive, force=force,
                             random_state=random_state, input_name=input_name,
-                            input_sha256=input_sha256, progress=progress)
+                            input_sha256=input_sha256, progress=progress, checked=check)
     report, png = report_and_chart(result, roles.sensitive, roles.interest)
     if budget is not None:
         report = state_budget(out.manifest, report, budget, result, table, roles.sensitive)
@@ -196,7 +196,7 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
                       keep_sensitive: bool = False, force: bool = False,
                       random_state: int | None = None, input_name: str | None = None,
                       input_sha256: str | None = None,
-                      progress: Progress | None = None) -> Any:
+                      progress: Progress | None = None, checked: Any = None) -> Any:
     """Anonymize the whole table with the certified setting and apply the release policy.
 
     Refuses (``BioanonError``) when ``result`` is not certified. The release seed is fresh
@@ -213,7 +213,7 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
     anon = build_candidate(c, roles.interest, roles.sensitive, additional, seed)
     out = release(table, anon, roles, keep_sensitive=keep_sensitive, force=force,
                   method=c.method, input_name=input_name, input_sha256=input_sha256,
-                  progress=progress)
+                  progress=progress, join_checked=checked)
     out.manifest.pop("note", None)
     out.manifest.update(block)
     return out
