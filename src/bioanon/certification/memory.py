@@ -175,15 +175,16 @@ def declared_budget(table: FeatureTable, sensitive: str | None, *, epsilon: floa
     The options of a budget without ``epsilon`` are refused: a DP statement is never implied.
     """
     if epsilon is None:
-        given = [flag for flag, v in (("--delta", delta), ("--public-data", public),
-                                      ("--privacy-unit", privacy_unit),
-                                      ("--max-records-per-identity", max_records_per_identity))
+        given = [name for name, v in (("delta", delta), ("public", public),
+                                      ("privacy_unit", privacy_unit),
+                                      ("max_records_per_identity", max_records_per_identity))
                  if v is not None]
         if given:
             many = len(given) > 1
-            raise BioanonError(f"{', '.join(given)} {'belong' if many else 'belongs'} to a "
-                               "declared privacy budget; add --epsilon E (library: epsilon=) "
-                               f"or drop {'them' if many else 'it'}")
+            raise BioanonError(f"{', '.join(g + '=' for g in given)} "
+                               f"{'belong' if many else 'belongs'} to a declared privacy "
+                               "budget; add epsilon=E or drop "
+                               f"{'them' if many else 'it'}", parameter=(*given, "epsilon"))
         return None
     budget = DPBudget(epsilon=epsilon, delta=delta, privacy_unit=privacy_unit or "record",
                       max_records_per_identity=max_records_per_identity, public=public,

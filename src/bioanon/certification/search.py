@@ -143,7 +143,7 @@ def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
                 why = _applies(known[part], table, decoupler)
                 if why is not None:
                     raise BioanonError(f"method '{name}' cannot be searched on this table: "
-                                       f"{why}; drop it from --methods")
+                                       f"{why}; drop it from methods=", parameter="methods")
             chosen.append(name)
             # a composition A+B is searched over A's settings (plain keys go to A)
             spaces_of[name] = known[parts[0]].search_space
@@ -380,14 +380,16 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
                            parameter="target_advantage")
     if budget_minutes is not None and budget_minutes <= 0:
-        raise BioanonError(f"--budget-minutes {budget_minutes} must be positive; e.g. 10")
+        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
+                           parameter="budget_minutes")
     if budget is not None:
         cands, skipped = budget.candidates(table, methods, sensitive)
     else:
         cands, skipped = candidates(table, methods, decoupler)
     if not cands:
         raise BioanonError("no registered method applies to this table; name one with "
-                           "--methods or check the table's labels and meta")
+                           "methods= or check the table's labels and meta",
+                           parameter="methods")
     for c in cands:  # refuse an impossible setting before any work
         build_candidate(c, interest, sensitive, list(additional or {}), None)
     root = (int(np.random.default_rng().integers(2**31)) if random_state is None
