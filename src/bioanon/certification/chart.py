@@ -7,6 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.risks.base import target_at
+from ..evaluation.risks.registry import REGISTRY
+
 
 def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float, bool]:
     """The worst level of one risk in a row: (value, low, high, passes); NaN when absent."""
@@ -22,10 +25,11 @@ def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float,
 def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     """The search chart: CAS against each risk (one panel per risk), with intervals.
 
-    x: recognition (the cross-fitted worst case's advantage on ``sensitive``), membership and
-    inference on members (their membership advantage TPR − FPR, worst level), each with its
-    95% interval and its target as a vertical line (the level's record target; its identity
-    target dashed when it differs); y: CAS with its 95%
+    x: one panel per registered risk (:data:`bioanon.evaluation.risks.registry.REGISTRY`:
+    recognition, the cross-fitted worst case's advantage on ``sensitive``; membership and
+    inference on members, their membership advantage TPR − FPR, worst level), each with its
+    95% interval and its target as a vertical line (a privacy level's record target; its
+    identity target dashed when it differs); y: CAS with its 95%
     interval. Green: the setting meets every risk; orange: this risk is met, another is not;
     grey: this risk fails. The chosen setting is circled; the key names the numbers.
     """
@@ -38,10 +42,12 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
 
     rows = result.rows
     lv = resolve_level(getattr(result, "level", None))
-    panels = [("recognition", f"advantage on '{sensitive}'", result.target_advantage, 0.0),
-              ("membership", "membership advantage TPR − FPR, worst level", lv.record, 0.0),
-              ("inference", "inference as membership advantage, worst level", lv.record, 0.0)]
-    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.4), sharey=True)
+    panels = [(spec.name, spec.axis.format(sensitive=sensitive),
+               target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak)
+              for spec in REGISTRY]
+    fig, axes = plt.subplots(1, len(panels), figsize=(12.5 * len(panels) / 3, 4.4),
+                             sharey=True, squeeze=False)
+    axes = axes[0]
     for ax, (risk, label, target, base) in zip(axes, panels, strict=True):
         if rows:
             pts = [_risk_point(r, risk) for r in rows]

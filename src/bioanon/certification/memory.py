@@ -25,10 +25,17 @@ Examples
 >>> from bioanon.datasets import make_biometric
 >>> from bioanon.release import Roles
 >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32, random_state=0)
+>>> roles = Roles(sensitive="identity", interest="expression")
+>>> try:                              # 180 records of 6 people: the plan refuses at once
+...     certify(t, roles, methods=["noise"], models=["knn"], n_jobs=1)
+... except PlanRefused as exc:
+...     print(str(exc)[:60])
+level 'standard' cannot be shown on this table, inconclusive
+>>> why = "a doctest"                 # a looser level, the identity level accepted
 >>> try:
-...     out = certify(t, Roles(sensitive="identity", interest="expression"),
-...                   methods=["noise"], target=0.5, models=["knn"],
-...                   attackers="naive,parrot", random_state=0, n_jobs=1)
+...     out = certify(t, roles, methods=["noise"], target=0.5, models=["knn"],
+...                   attackers="naive,parrot", random_state=0, n_jobs=1, level=0.5,
+...                   accept_risks={"identity-membership": why, "identity-inference": why})
 ... except NotCertified as exc:
 ...     out = exc
 >>> isinstance(out, (CertifiedRelease, NotCertified)), len(out.rows)
@@ -125,7 +132,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         the attack panel, ``group``, ``n_jobs``, the targets, ``accept_risks``).
     **option_values
         Any field of :class:`~bioanon.evaluation.options.EvaluationOptions` (``models=``,
-        ``attackers=``, ``target_membership=``, ...), replacing the one in ``options``.
+        ``attackers=``, ``level=``, ...), replacing the one in ``options``.
 
     Returns
     -------
@@ -150,8 +157,8 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
                              privacy_unit=privacy_unit,
                              max_records_per_identity=max_records_per_identity,
                              public_name=public_name)
-    join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
-               roles.sensitive, force=force)  # a refusal costs no search
+    check = join_check(table.labels, resolve_roles(table.labels.columns, roles, keep_sensitive),
+                       roles.sensitive, force=force)  # run once; a refusal costs no search
     if budget is not None:
         budget.candidates(table, methods, roles.sensitive)  # a refusal costs no search
     opts = judge_options(options, target, option_values)
@@ -168,7 +175,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         raise NotCertified(result, roles.sensitive, roles.interest)
     out = certified_release(table, result, roles, keep_sensitive=keep_sensitive, force=force,
                             random_state=random_state, input_name=input_name,
-                            input_sha256=input_sha256, progress=progress)
+                            input_sha256=input_sha256, progress=progress, checked=check)
     report, png = report_and_chart(result, roles.sensitive, roles.interest)
     if budget is not None:
         report = state_budget(out.manifest, report, budget, result, table, roles.sensitive)
@@ -199,15 +206,16 @@ def declared_budget(table: FeatureTable, sensitive: str | None, *, epsilon: floa
     The options of a budget without ``epsilon`` are refused: a DP statement is never implied.
     """
     if epsilon is None:
-        given = [flag for flag, v in (("--delta", delta), ("--public-data", public),
-                                      ("--privacy-unit", privacy_unit),
-                                      ("--max-records-per-identity", max_records_per_identity))
+        given = [name for name, v in (("delta", delta), ("public", public),
+                                      ("privacy_unit", privacy_unit),
+                                      ("max_records_per_identity", max_records_per_identity))
                  if v is not None]
         if given:
             many = len(given) > 1
-            raise BioanonError(f"{', '.join(given)} {'belong' if many else 'belongs'} to a "
-                               "declared privacy budget; add --epsilon E (library: epsilon=) "
-                               f"or drop {'them' if many else 'it'}")
+            raise BioanonError(f"{', '.join(g + '=' for g in given)} "
+                               f"{'belong' if many else 'belongs'} to a declared privacy "
+                               "budget; add epsilon=E or drop "
+                               f"{'them' if many else 'it'}", parameter=(*given, "epsilon"))
         return None
     budget = DPBudget(epsilon=epsilon, delta=delta, privacy_unit=privacy_unit or "record",
                       max_records_per_identity=max_records_per_identity, public=public,
@@ -220,7 +228,7 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
                       keep_sensitive: bool = False, force: bool = False,
                       random_state: int | None = None, input_name: str | None = None,
                       input_sha256: str | None = None,
-                      progress: Progress | None = None) -> Any:
+                      progress: Progress | None = None, checked: Any = None) -> Any:
     """Anonymize the whole table with the certified setting and apply the release policy.
 
     Refuses (``BioanonError``) when ``result`` is not certified. The release seed is fresh
@@ -237,7 +245,7 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
     anon = build_candidate(c, roles.interest, roles.sensitive, additional, seed)
     out = release(table, anon, roles, keep_sensitive=keep_sensitive, force=force,
                   method=c.method, input_name=input_name, input_sha256=input_sha256,
-                  progress=progress)
+                  progress=progress, join_checked=checked)
     out.manifest.pop("note", None)
     out.manifest.update(block)
     return out

@@ -42,6 +42,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -145,7 +146,7 @@ def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
                 why = _applies(known[part], table, decoupler)
                 if why is not None:
                     raise BioanonError(f"method '{name}' cannot be searched on this table: "
-                                       f"{why}; drop it from --methods")
+                                       f"{why}; drop it from methods=", parameter="methods")
             chosen.append(name)
             # a composition A+B is searched over A's settings (plain keys go to A)
             spaces_of[name] = known[parts[0]].search_space
@@ -385,14 +386,16 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
                            parameter="target_advantage")
     if budget_minutes is not None and budget_minutes <= 0:
-        raise BioanonError(f"--budget-minutes {budget_minutes} must be positive; e.g. 10")
+        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
+                           parameter="budget_minutes")
     if budget is not None:
         cands, skipped = budget.candidates(table, methods, sensitive)
     else:
         cands, skipped = candidates(table, methods, decoupler)
     if not cands:
         raise BioanonError("no registered method applies to this table; name one with "
-                           "--methods or check the table's labels and meta")
+                           "methods= or check the table's labels and meta",
+                           parameter="methods")
     for c in cands:  # refuse an impossible setting before any work
         build_candidate(c, interest, sensitive, list(additional or {}), None)
     root = (int(np.random.default_rng().integers(2**31)) if random_state is None
@@ -434,44 +437,57 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written
         row["_hidden"] = dict(c.hidden)  # values from public side data; never written
         result.rows.append(row)
+    def fresh(c: Candidate, as_judged: bool = True) -> Any:
+        """``c`` judged on the fresh split (the confirmation's), as a secret-free report."""
+        anon = build_candidate(c, interest, sensitive, list(add), None)
+        anon = judge_as(anon) if judge_as is not None and as_judged else anon
+        ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
+                                  options=opts)
+        return secret_free_report(build_report(ev))
+
+    _confirm(result, fresh, lambda text: progress(len(cands), total, text))
+    if report_closest and result.confirmation is None and result.rows:
+        _report_closest(result, fresh, lambda text: progress(len(cands), total, text))
+    result.wall_s = time.perf_counter() - start
+    progress(total, total, "done")
+    return result
+
+
+def _confirm(result: SearchResult, fresh: Callable[..., Any],
+             say: Callable[[str], None]) -> None:
+    """Confirm the most useful setting that met every target on the fresh split.
+
+    One that cannot even run there (e.g. a class too small for g) gives way to the next. A
+    setting whose confirmation runs and fails is final: trying others until one passes would
+    bring the winner's curse back.
+    """
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
-    # the most useful setting that met the target is confirmed; one that cannot even run on
-    # the fresh split (e.g. a class there too small for g) gives way to the next. A setting
-    # whose confirmation runs and fails is final: trying others until one passes would bring
-    # the winner's curse back.
     for j in sorted(ok, key=lambda j: (result.rows[j]["cas"],
                                        -result.rows[j]["advantage_ci"][1]), reverse=True):
         result.chosen = j
         chosen = result.candidate
         assert chosen is not None
-        progress(len(cands), total, f"confirming {chosen.label()} on a fresh split and seed")
-        anon = build_candidate(chosen, interest, sensitive, list(add), None)
-        anon = judge_as(anon) if judge_as is not None else anon
+        say(f"confirming {chosen.label()} on a fresh split and seed")
         try:
-            ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
-                                      options=opts)
+            result.confirmation = fresh(chosen)
         except BioanonError as exc:
             result.skipped.append({"method": chosen.method, "setting": chosen.label(),
                                    "reason": f"confirmation could not run: {exc}"})
             result.chosen = None
             continue
-        result.confirmation = secret_free_report(build_report(ev))
         break
-    if report_closest and result.confirmation is None and result.rows:
-        near, _ = result.closest()
-        if near is not None:  # what fell short, on the fresh split, for the report
-            c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
-            progress(len(cands), total, f"reporting the closest setting {c.label()}")
-            anon = build_candidate(c, interest, sensitive, list(add), None)
-            try:
-                ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
-                                          options=opts)
-                result.closest_report = secret_free_report(build_report(ev))
-            except BioanonError:
-                pass
-    result.wall_s = time.perf_counter() - start
-    progress(total, total, "done")
-    return result
+
+
+def _report_closest(result: SearchResult, fresh: Callable[..., Any],
+                    say: Callable[[str], None]) -> None:
+    """Judge the setting that came closest on the fresh split, to show what fell short."""
+    near, _ = result.closest()
+    if near is None:
+        return
+    c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
+    say(f"reporting the closest setting {c.label()}")
+    with contextlib.suppress(BioanonError):
+        result.closest_report = fresh(c, as_judged=False)
 
 
 def _drop_seeds(obj: Any) -> Any:

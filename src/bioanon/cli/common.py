@@ -185,7 +185,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 #: library parameters whose command-line flag is not ``--`` + the name with dashes
 FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
-           "max_records": "--sample-records"}
+           "max_records": "--sample-records", "epsilon": "--epsilon"}
 
 
 def flag_of(parameter: str) -> str:
@@ -195,12 +195,19 @@ def flag_of(parameter: str) -> str:
 
 
 def cli_message(exc: BioanonError) -> str:
-    """A library error as the command line says it: ``NAME=VALUE`` of the parameter the
+    """A library error as the command line says it: ``NAME=VALUE`` of each parameter the
     error names becomes ``--flag VALUE`` (the one place the library's words become flags)."""
+    import re
+
     text = str(exc)
-    name = getattr(exc, "parameter", None)
-    if name:
-        text = text.replace(f"{name}=", f"{flag_of(name)} ")
+    names = getattr(exc, "parameter", None) or ()
+    for name in (names,) if isinstance(names, str) else names:
+        flag = flag_of(name)
+
+        def to_flag(m: re.Match[str], flag: str = flag) -> str:
+            return flag + (f" {m.group(1)}" if m.group(1) else "")
+
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}=([^\s,;)]*)", to_flag, text)
     return text
 
 

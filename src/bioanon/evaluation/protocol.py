@@ -54,16 +54,14 @@ from ..table import FeatureTable
 from .options import EvaluationOptions
 from .risks import (
     ADVANTAGE_METHOD,
-    InferenceRisk,
-    MembershipRisk,
-    RecognitionRisk,
+    REGISTRY,
     RiskContext,
     advantage_interval,
     apply_accepted,
     check_accepted,
     not_covered,
 )
-from .risks.base import cover
+from .risks.base import cover, target_at
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
@@ -332,14 +330,6 @@ class Evaluation:
             rec["advantage_over_baseline"] = self._advantage(rec).to_dict()
             rec["voiceprivacy"] = VOICEPRIVACY.get(rec["mode"], "")
 
-        # ------------------------------------------------------------ risks
-        level = "record" if self.group is None else "group"
-        recognition = RecognitionRisk(predictions, y_te, self.chance_, self.control_,
-                                      self.target_advantage, seed, level).evaluate()
-        self.crossfit_ = recognition.crossfit_
-        risks: list[RiskResult] = recognition.results()
-        ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
-                          self.label_columns, self.group, seed)
         # ------------------------------------------------------------ contributors
         self.contributors_: ContributorResult | None = None
         if mixing:  # guesses about released records only (not the reverse attacker's)
@@ -349,24 +339,29 @@ class Evaluation:
             if results:
                 self.contributors_ = max(results, key=lambda r: r.rate.value)
         mixing.clear()
-        predictions.clear()
 
-        # ------------------------------------------------------------ membership
-        self.membership_: list[MembershipResult] = []
-        if self.run_membership:
-            tick("membership and tracing")
-            mem = MembershipRisk(ctx, self.level_).evaluate()
-            self.membership_ = mem.legacy()
-            risks += mem.results()
-        else:
-            risks.append(not_covered("membership", level, "advantage",
-                                     self.level_.target(level),
-                                     "membership was not run (membership=False)"))
-        if self.run_inference:
-            risks += InferenceRisk(ctx, self.level_).evaluate().results()
-        else:
-            risks.append(not_covered("inference", level, "advantage", self.level_.target(level),
-                                     "inference was not run (inference=False)"))
+        # ------------------------------------------------------------ risks (registered)
+        ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
+                          self.label_columns, self.group, seed, predictions=predictions,
+                          truth=y_te, chance=self.chance_, control=self.control_)
+        risks: list[RiskResult] = []
+        done: dict[str, Any] = {}
+        for spec in REGISTRY:
+            target = getattr(self, spec.target_option)
+            if spec.switch is not None and not getattr(self, f"run_{spec.switch}"):
+                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
+                                         target_at(target, ctx.level),
+                                         f"{spec.name} was not run ({spec.switch}=False)"))
+                continue
+            if spec.stage:
+                tick(spec.stage)
+            done[spec.name] = spec.evaluator(ctx, target).evaluate()
+            risks += done[spec.name].results()
+            if spec.name == "recognition":
+                predictions.clear()  # the panel's guesses are read by recognition only
+        self.crossfit_ = getattr(done.get("recognition"), "crossfit_", None)
+        self.membership_: list[MembershipResult] = (
+            done["membership"].legacy() if "membership" in done else [])
         self.risks_ = apply_accepted(cover(risks, self.guarantee), self.accept_risks_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
