@@ -267,7 +267,7 @@ def test_plan_covered_by_a_guarantee_or_accepted():
 def test_plan_group_split_says_identity_level_is_not_measured():
     t = make_biometric(n_identities=40, records_per_identity=6, n_features=32)
     p = make_plan(t, "expression", "identity", group="identity")
-    assert p.row("group-membership") is not None
+    assert p.row("group-membership") is not None and p.row("group-recognition") is not None
     ident = p.row("identity-membership")
     assert ident is not None and "groups apart" in ident.why
 

@@ -241,8 +241,8 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
     rel = int(released_counts(per_id, test_size).sum())
     p = float(per_id.max() / per_id.sum()) if n_id else 1.0
     s_rec = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(rel, 1))
-    rec = _row("recognition", "record", target_recognition, s_rec, rel, 0, "records", None,
-               accept, n_rec, n_id, guarantee_applies=False)
+    rec = _row("recognition", "record" if group is None else "group", target_recognition,
+               s_rec, rel, 0, "records", None, accept, n_rec, n_id, guarantee_applies=False)
     if n_id < MIN_IDENTITIES:
         # records cluster by person: if a recognizer maps each person's records to one label,
         # the figure moves in steps of 1/k and the identity-permutation interval (which the
