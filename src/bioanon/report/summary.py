@@ -68,6 +68,10 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
                          "accepted_risks", "sentence"),
         "risks": [_pick(r, "name", "statistic", "value", "ci", "attacker", "status")
                   for r in data.get("risks") or []],
+        # the plan a certification ran under (release): what this size can show, per risk
+        **({"plan": [_pick(r, "name", "target", "smallest_showable", "status")
+                     for r in data["plan"]["rows"]]} if data.get("plan") else {}),
+        **({"setting": data["setting"]} if data.get("setting") else {}),
         # a declared budget (release --epsilon): stated beside the risks, strict or not
         **({"differential_privacy": _pick(data["differential_privacy"], "epsilon", "delta",
                                           "privacy_unit", "strict")}
