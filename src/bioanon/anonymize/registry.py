@@ -145,7 +145,7 @@ def _build_composition(name: str, params: Mapping[str, Any], **roles: Any) -> An
     for key in params:
         prefix = key.split(".", 1)[0]
         if "." in key and prefix not in posts:
-            raise BioanonError(f"--param {key}: '{prefix}' is not a step of '{name}'; write "
+            raise BioanonError(f"parameter '{key}': '{prefix}' is not a step of '{name}'; write "
                                f"{' or '.join(f'{p}.KEY=VALUE' for p in posts)} for a "
                                "post-step, KEY=VALUE for the method")
     seed = roles.pop("random_state")

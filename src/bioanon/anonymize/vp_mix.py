@@ -144,7 +144,7 @@ def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int,
         raise BioanonError(
             f"g={g} draws every other record of a class of {int(count[flat].min())}, so the mix "
             "has no spread to restore; lower g below the class size minus 1, or allow "
-            "sampling with replacement (--allow-replacement)")
+            "sampling with replacement (allow_replacement=True)", parameter="allow_replacement")
     c = ratio ** float(restoration)
     a = 1.0 - c * k1 / g  # coefficient of the leave-one-out stratum mean
     b = -a / pool1

@@ -231,7 +231,7 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     released = list(dict.fromkeys(released_columns))
     if interest not in labels:
         raise BioanonError(f"interest column '{interest}' is not among the label columns "
-                           f"{labels}; name it with --interest")
+                           f"{labels}; name it with interest={interest}", parameter="interest")
     kwargs: dict[str, Any] = ({"blocksize": blocksize} if blocksize else
                               {"split_row_groups": True})
     ddf = dd.read_parquet(str(src), **kwargs)
