@@ -174,8 +174,9 @@ def test_registry_builds_every_method(small_table: FeatureTable, method: str,
 def test_registry_errors() -> None:
     with pytest.raises(BioanonError, match="needs k"):
         build_method("ksame")
-    with pytest.raises(BioanonError, match="needs interest .*--interest"):
+    with pytest.raises(BioanonError, match="needs interest .*add interest=COL") as info:
         build_method("ksame-select", {"k": "3"})
+    assert cli_message(info.value).endswith("add --interest COL")
     with pytest.raises(BioanonError, match="channels"):
         build_method("keep")
     with pytest.raises(BioanonError, match="no parameter 'sigm'.*did you mean 'sigma'"):

@@ -88,7 +88,10 @@ def test_the_scan_sees_flags(tmp_path):
     ("e.g. models=knn,forest", "models", "e.g. --models knn,forest"),
     ("(allow_replacement=True)", "allow_replacement", "(--allow-replacement)"),
     ("or pass force=True", "force", "or pass --force"),
-    ("pass n_channels=6 (the number)", "n_channels", "pass --param n_channels=6 (the number)"),
+    ("pass n_channels=6 (the number)", "params.n_channels",
+     "pass --param n_channels=6 (the number)"),
+    ("add sigma=VALUE", "params.sigma", "add --param sigma=VALUE"),
+    ("lower bucket_size= or", "bucket_size", "lower --bucket-size or"),
     ("pass image_shape=(h, w) or", "image_shape", "pass --param image_shape=HxW or"),
     ("features=pixels or pass shape=(h, w)", ("features", "shape"),
      "--features pixels or pass --shape HxW"),
@@ -120,6 +123,14 @@ def test_library_errors_carry_their_parameter():
              (lambda: identity_counts(5, "3,x"), "--identities '3,x'"),
              (lambda: identity_counts(5, [9]), "lower --identities to at most 5"),
              (lambda: parse_grid(["g16"]), "--grid 'g16' must look like")]
+    from bioanon.anonymize.registry import build_method
+    from bioanon.anonymize.relevance import retention_ignored
+
+    cases += [(lambda: build_method("noise", {}), "add --param sigma=VALUE")]
+    none = retention_ignored(0.1, {}, 0.0, {"accent": 0.1})["r_q"]
+    stray = retention_ignored(0.1, {"age": 0.1}, 0.0, {"accent": 0.1})["r_q"]
+    assert "--" not in none + stray
+    assert "additional=COL" in none and "additional=accent" in stray
     for call, cli in cases:
         with pytest.raises(BioanonError) as info:
             call()

@@ -403,7 +403,8 @@ def channel_layout(feature_names: Sequence[str] | None, n_features: int,
             if len(names) * steps == len(feature_names) and expected == list(feature_names):
                 return names
     raise BioanonError("sensor methods need the channel layout; pass n_channels=6 (the "
-                       "number of channels) for time-major features", parameter="n_channels")
+                       "number of channels) for time-major features",
+                       parameter="params.n_channels")
 
 
 @register("keep", required=("channels",))

@@ -129,8 +129,9 @@ def build_method(name: str, params: Mapping[str, Any] | None = None, *,
     for key in _REQUIRED.get(name, ()):
         if key not in kwargs:
             spec = cls.params[key]
-            how = f"--{spec.role}" if spec.role else f"--param {key}=..."
-            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}")
+            how = f"{spec.role}=COL" if spec.role else f"{key}=VALUE"
+            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}",
+                               parameter=spec.role or f"params.{key}")
     if "random_state" in defaults(cls):
         kwargs["random_state"] = random_state
     est = cls(**kwargs)

@@ -364,7 +364,8 @@ class VarianceMixAnonymizer(Anonymizer):
                                 self.r_q)
         if not self._additional():
             out["t"] = ("without an additional attribute every donor comes from the record's "
-                        "interest class (t shares donors between strata of --additional)")
+                        "interest class (t shares donors between the strata of "
+                        "additional=COL)")
         return out
 
     def _unchanged(self, X: np.ndarray | None) -> str | None:

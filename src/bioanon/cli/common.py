@@ -186,18 +186,20 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 #: library parameters whose command-line flag is not ``--`` + the name with dashes. A value
-#: with ``{value}`` is a template for the whole ``NAME=VALUE`` (method parameters go through
-#: ``--param``; a tuple such as ``(h, w)`` is typed ``HxW``); otherwise the flag is followed
-#: by the value, and a ``True`` value leaves the bare flag (a switch).
+#: with ``{value}`` or a space is a template for the whole ``NAME=VALUE`` (a tuple such as
+#: ``(h, w)`` is typed ``HxW``); otherwise the flag is followed by the value, and a ``True``
+#: value leaves the bare flag (a switch). A method parameter, named ``params.NAME`` in the
+#: error, is typed ``--param NAME=VALUE``.
 FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
            "max_records": "--sample-records", "epsilon": "--epsilon",
            "labels": "--label", "label_columns": "--label", "random_state": "--seed",
-           "n_channels": "--param n_channels={value}",
            "image_shape": "--param image_shape=HxW", "shape": "--shape HxW"}
 
 
 def _as_flag(parameter: str, value: str) -> str:
     """``NAME=VALUE`` of a library parameter as typed on the command line."""
+    if parameter.startswith("params."):
+        return f"--param {parameter[len('params.'):]}={value}"
     spelling = FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
     if "{value}" in spelling or " " in spelling:
         return spelling.format(value=value)
@@ -216,7 +218,9 @@ def cli_message(exc: BioanonError) -> str:
         def to_flag(m: re.Match[str], name: str = name) -> str:
             return _as_flag(name, m.group(1))
 
-        text = re.sub(rf"(?<![\w-]){re.escape(name)}=(\([^)]*\)|[^\s,;)]*)", to_flag, text)
+        written = name.removeprefix("params.")
+        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\([^)]*\)|[^\s,;)]*)", to_flag,
+                      text)
     return text
 
 
@@ -448,7 +452,7 @@ class MethodChoice:
         for key, value in self.params.items():
             if key in ignored:
                 raise BioanonError(f"{key}={value} has no effect with method '{self.method}': "
-                                   f"{ignored[key]}; leave it out")
+                                   f"{ignored[key]}; leave it out", parameter="additional")
         return est
 
 
