@@ -225,12 +225,14 @@ def test_plan_refuses_a_24_person_table_with_ways_forward():
     assert not p.can_proceed
     assert {r.name for r in p.blocked} >= {"record-membership", "identity-membership"}
     assert all(r.status == INCONCLUSIVE for r in p.blocked)
-    line = p.refusal_line()
+    line = p.refusal_line()  # the library's words
     assert "\n" not in line and INCONCLUSIVE in line and "not met" not in line
-    assert "--privacy-unit identity" in line and "--accept-risk identity-membership" in line
-    assert "more data: about" in line
+    assert "privacy_unit='identity'" in line and "'identity-membership'" in line
+    assert "more data: about" in line and "--" not in line
+    cli = p.refusal_line(cli=True)  # the command line's
+    assert "--privacy-unit identity" in cli and "--accept-risk identity-membership" in cli
     d = p.to_dict()
-    assert d["can_proceed"] is False and d["refusal"] == line
+    assert d["can_proceed"] is False and d["refusal"] == line and d["refusal_cli"] == cli
     assert "plan (from the table's shape" in p.render()
 
 

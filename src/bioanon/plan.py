@@ -120,8 +120,9 @@ class Plan:
     def row(self, name: str) -> PlanRow | None:
         return next((r for r in self.rows if r.name == name), None)
 
-    def refusal_line(self) -> str:
-        """One line: what cannot be shown and the ways forward (empty when nothing blocks)."""
+    def refusal_line(self, cli: bool = False) -> str:
+        """One line: what cannot be shown and the ways forward (empty when nothing blocks),
+        in the library's parameters, or with ``cli`` in the command line's flags."""
         b = self.blocked
         if not b:
             return ""
@@ -136,11 +137,17 @@ class Plan:
             ways.append("more data: " + " / ".join(more))
         eps = [r.needed["epsilon_identity"] for r in b if "epsilon_identity" in r.needed]
         if eps:
+            budget = (f"--epsilon {min(eps):.3g} --privacy-unit identity --public-data FILE"
+                      if cli else f"epsilon={min(eps):.3g}, privacy_unit='identity', "
+                                  "public=TABLE")
             ways.append(f"a strict DP budget whose bound covers membership and inference "
-                        f"(--epsilon {min(eps):.3g} --privacy-unit identity --public-data "
-                        "FILE)")
-        names = " ".join(f"--accept-risk {r.name}" for r in b)
-        ways.append(f"accept by name ({names} --reason \"...\")")
+                        f"({budget})")
+        if cli:
+            names = " ".join(f"--accept-risk {r.name}" for r in b)
+            ways.append(f"accept by name ({names} --reason \"...\")")
+        else:
+            names = ", ".join(f"'{r.name}': '...'" for r in b)
+            ways.append(f"accept by name (accept_risks={{{names}}}, with the reason)")
         return (f"level '{self.level.name}' cannot be shown on this table, "
                 f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}")
 
@@ -160,7 +167,8 @@ class Plan:
                 "n_identities": self.n_identities, "can_proceed": self.can_proceed,
                 "guarantee": self.guarantee.to_dict() if self.guarantee else None,
                 "rows": [r.to_dict() for r in self.rows],
-                "refusal": self.refusal_line() or None}
+                "refusal": self.refusal_line() or None,
+                "refusal_cli": self.refusal_line(cli=True) or None}
 
 
 def _fmt(x: float) -> str:
@@ -293,7 +301,7 @@ def _fixed(risk: str, level: str, target: float, why: str,
     name = f"{level}-{risk}"
     status = ACCEPTED if name in accept else INCONCLUSIVE
     return PlanRow(risk, level, target, math.inf, status, 0, 0, "", why,
-                   (f"--accept-risk {name}",))
+                   (f"accept {name}",))
 
 
 def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int, unit: str,
@@ -336,9 +344,9 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
             eps = gaussian_epsilon_for_advantage(target, delta)
             needed["epsilon_identity"] = eps
             needed["delta"] = delta
-            ways.append(f"--epsilon {eps:.3g} --privacy-unit identity (a strict DP budget "
+            ways.append(f"epsilon {eps:.3g} at the identity unit (a strict DP budget "
                         "whose bound covers it)")
-        ways.append(f"--accept-risk {name}")
+        ways.append(f"accept {name}")
     return PlanRow(risk, level, target, smallest, status, int(n1), int(n0), unit, why,
                    tuple(ways), needed)
 
