@@ -156,3 +156,32 @@ def test_grouped_split_keeps_identities_disjoint_for_gender():
                  models=["knn"], anonymizer=ShuffleWithinInterest("expression"))
     with pytest.raises(BioanonError, match="several 'identity' values|several"):
         group_split(t, "expression", "identity", 0.3, 0)
+
+
+def test_per_identity_accuracy_in_parallel_folds_matches_cross_val_predict():
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from bioanon.attack.recognizers import make_recognizer
+    from bioanon.attack.selection import per_identity_accuracy
+
+    t = make_biometric(n_identities=5, records_per_identity=12, n_features=32, random_state=3)
+    y = t.labels["identity"].to_numpy()
+    ids = np.unique(y)
+    pred = cross_val_predict(make_recognizer("knn", 0), t.X, y,
+                             cv=StratifiedKFold(3, shuffle=True, random_state=0))
+    want = np.array([np.mean(pred[y == i] == i) for i in ids])
+    for jobs in (1, 2):
+        got = per_identity_accuracy("knn", t.X, y, ids, 0, n_jobs=jobs)
+        np.testing.assert_allclose(got, want)
+
+
+def test_parallel_fits_run_openmp_single_threaded_in_each_worker():
+    # OpenMP's thread count is per thread: the limit must be set inside each worker thread,
+    # or every hgb/k-NN fit starts a team per core (minutes instead of seconds when busy)
+    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+    from bioanon.attack.parallel import parallel_map
+
+    seen = list(parallel_map(lambda _: _openmp_effective_n_threads(), [(i,) for i in range(4)],
+                             2, 4))
+    assert seen == [1, 1, 1, 1]
