@@ -182,6 +182,7 @@ def test_parallel_fits_run_openmp_single_threaded_in_each_worker():
 
     from bioanon.attack.parallel import parallel_map
 
-    seen = list(parallel_map(lambda _: _openmp_effective_n_threads(), [(i,) for i in range(4)],
-                             2, 4))
-    assert seen == [1, 1, 1, 1]
+    for jobs in (2, 1):  # parallel threads, and one job asked for
+        seen = list(parallel_map(lambda _: _openmp_effective_n_threads(),
+                                 [(i,) for i in range(4)], jobs, 4))
+        assert seen == [1, 1, 1, 1]

@@ -40,10 +40,13 @@ def parallel_map(func: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
     """Yield ``func(*task)`` for every task, in parallel when ``n_jobs`` allows it.
 
     With ``unordered=True`` results come as they finish (wrap tasks to carry an index).
+    Each task runs with OpenMP held to one thread in its own thread when tasks run in
+    parallel threads, or when ``n_jobs == 1``.
     """
     if not is_parallel(n_jobs, n_tasks):
+        # one job asked for: one thread (OpenMP too); otherwise a lone task keeps its threads
         for task in tasks:
-            yield func(*task)
+            yield one_openmp_thread(func, *task) if n_jobs == 1 else func(*task)
         return
     backend = os.environ.get("BIOANON_BACKEND", "threading")
     threads = backend == "threading"
