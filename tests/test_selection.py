@@ -186,3 +186,23 @@ def test_parallel_fits_run_openmp_single_threaded_in_each_worker():
         seen = list(parallel_map(lambda _: _openmp_effective_n_threads(),
                                  [(i,) for i in range(4)], jobs, 4))
         assert seen == [1, 1, 1, 1]
+
+
+def test_a_subset_drawn_twice_is_fitted_once(monkeypatch: pytest.MonkeyPatch):
+    from bioanon.attack import selection
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32, random_state=4)
+    y = t.labels["identity"].to_numpy()
+    fitted: list[tuple] = []
+    real = selection._score_subset
+
+    def counting(*args):
+        fitted.append(tuple(np.sort(args[6])))
+        return real(*args)
+
+    monkeypatch.setattr(selection, "_score_subset", counting)
+    # 8 random draws of 3 of 4 identities: at most 4 distinct subsets
+    curves = selection.selection_curves(t.X, y, t.X, y, model="knn", strategies=["random"],
+                                        counts=[3], anon_train=t.X, n_random=8, seed=0,
+                                        n_jobs=1)
+    assert len(fitted) == len(set(fitted)) <= 4 and len(curves["random"][0]["runs"]) == 8

@@ -275,10 +275,14 @@ def selection_curves(X_fit: np.ndarray, y_fit: np.ndarray, X_probe: np.ndarray,
                 keep = select_identities(s, n, ids, rng=rng, features=feats, y=y_fit,
                                          per_identity_accuracy=acc_id, metadata=metadata)
                 tasks.append((s, n, keep))
-    single = is_parallel(n_jobs, len(tasks))
-    outs = list(parallel_map(_score_subset, [(model, seed, X_fit, y_fit, X_probe, y_probe, keep,
-                                              single) for _, _, keep in tasks],
-                             n_jobs, len(tasks)))
+    # a subset drawn twice (random repeats of few identities, or a strategy that picks what a
+    # random draw picked) is fitted once: same records, same seed, the same attacker
+    distinct = list(dict.fromkeys(tuple(np.sort(keep)) for _, _, keep in tasks))
+    single = is_parallel(n_jobs, len(distinct))
+    scored = dict(zip(distinct, parallel_map(
+        _score_subset, [(model, seed, X_fit, y_fit, X_probe, y_probe, np.asarray(keep), single)
+                        for keep in distinct], n_jobs, len(distinct)), strict=True))
+    outs = [scored[tuple(np.sort(keep))] for _, _, keep in tasks]
     curves: dict[str, list[dict[str, Any]]] = {s: [] for s in strategies}
     for s in strategies:
         for n in counts:
