@@ -8,6 +8,10 @@ EXTRAS := test,face,voice,deep,scale,dp
 # voice: the CPU build of torch cached on these machines first (a bare 'torch' pulls a CUDA
 # build of several GB), and resemblyzer without its stale dependency pins
 TORCH  := torch==2.13.0
+# the suite runs in one pytest-xdist worker per core; each worker's BLAS and OpenMP are held
+# to one thread, so the workers share the cores instead of oversubscribing them
+TEST_JOBS ?= auto
+ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: demo test lint bench clean
 
@@ -46,8 +50,9 @@ test: $(VENV)/.installed-test
 	$(STEP) "ruff"
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	$(STEP) "the test suite"
-	BIOANON_DATA=$${BIOANON_DATA:-$(abspath ../shared/datasets)} $(BIN)/python -m pytest
+	$(STEP) "the test suite ($(TEST_JOBS) pytest-xdist workers, one thread each)"
+	BIOANON_DATA=$${BIOANON_DATA:-$(abspath ../shared/datasets)} $(ONE_THREAD) \
+	  $(BIN)/python -m pytest -n $(TEST_JOBS)
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks

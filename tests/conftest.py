@@ -39,3 +39,10 @@ def small_table() -> FeatureTable:
     """A small synthetic table: 8 identities × 30 records × 32 features."""
     return make_biometric(n_identities=8, records_per_identity=30, n_features=32,
                           random_state=1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked slow run first (otherwise in collection order): under pytest-xdist
+    (``make test``) the longest start at once and the others fill the remaining workers,
+    instead of one long test running alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -108,3 +108,30 @@ def test_contact_sheet_is_opt_in_and_uncaptioned(tmp_path, monkeypatch):
     assert "release looks like" in paths["html"].read_text()
     assert "release looks like" not in paths["json"].read_text()
     assert seen == [None]  # drawn without captions: no sensitive value on the sheet
+
+
+def test_utility_views_reuse_the_clear_model_across_settings(monkeypatch):
+    """A search judges every setting on one split: the model trained on clear records is
+    fitted once (shared cache), the one trained on each release every time; same figures."""
+    from bioanon.attack import ModelCache
+    from bioanon.evaluation import split_table
+    from bioanon.evaluation import utility as utility_mod
+
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=2)
+    tr, te = split_table(t, "expression", "identity", 0.25, 0)
+    train, test = t.subset(tr), t.subset(te)
+    rng = np.random.default_rng(0)
+    fits = []
+    real = utility_mod.make_recognizer
+    monkeypatch.setattr(utility_mod, "make_recognizer",
+                        lambda *a, **k: fits.append(1) or real(*a, **k))
+    cache = ModelCache()
+    for _ in range(2):
+        anon_tr = train.X + rng.normal(size=train.X.shape).astype(np.float32)
+        anon_te = test.X + rng.normal(size=test.X.shape).astype(np.float32)
+        shared = utility_mod.utility_views(train, test, anon_tr, anon_te, ["expression"],
+                                           "logreg", 0, 1, cache=cache)
+        alone = utility_mod.utility_views(train, test, anon_tr, anon_te, ["expression"],
+                                          "logreg", 0, 1)
+        assert shared == alone
+    assert len(fits) == 3 + 4  # shared: clear once + release twice; alone: 2 × 2

@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bioanon.scale",),  # the execution engine the certification's Parquet adapter drives
     ("bioanon.certification",),
     ("bioanon.tuning",),  # sweeps; they confirm with the certification's engine
-    ("bioanon.cli",),
+    ("bioanon.cli", "bioanon.__main__"),  # `python -m bioanon` runs the command line
 ]
 
 

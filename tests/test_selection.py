@@ -157,3 +157,53 @@ def test_grouped_split_keeps_identities_disjoint_for_gender():
                  models=["knn"], anonymizer=ShuffleWithinInterest("expression"))
     with pytest.raises(BioanonError, match="several 'identity' values|several"):
         group_split(t, "expression", "identity", 0.3, 0)
+
+
+def test_per_identity_accuracy_in_parallel_folds_matches_cross_val_predict():
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from bioanon.attack.recognizers import make_recognizer
+    from bioanon.attack.selection import per_identity_accuracy
+
+    t = make_biometric(n_identities=5, records_per_identity=12, n_features=32, random_state=3)
+    y = t.labels["identity"].to_numpy()
+    ids = np.unique(y)
+    pred = cross_val_predict(make_recognizer("knn", 0), t.X, y,
+                             cv=StratifiedKFold(3, shuffle=True, random_state=0))
+    want = np.array([np.mean(pred[y == i] == i) for i in ids])
+    for jobs in (1, 2):
+        got = per_identity_accuracy("knn", t.X, y, ids, 0, n_jobs=jobs)
+        np.testing.assert_allclose(got, want)
+
+
+def test_parallel_fits_run_openmp_single_threaded_in_each_worker():
+    # OpenMP's thread count is per thread: the limit must be set inside each worker thread,
+    # or every hgb/k-NN fit starts a team per core (minutes instead of seconds when busy)
+    from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+
+    from bioanon.attack.parallel import parallel_map
+
+    for jobs in (2, 1):  # parallel threads, and one job asked for
+        seen = list(parallel_map(lambda _: _openmp_effective_n_threads(),
+                                 [(i,) for i in range(4)], jobs, 4))
+        assert seen == [1, 1, 1, 1]
+
+
+def test_a_subset_drawn_twice_is_fitted_once(monkeypatch: pytest.MonkeyPatch):
+    from bioanon.attack import selection
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32, random_state=4)
+    y = t.labels["identity"].to_numpy()
+    fitted: list[tuple] = []
+    real = selection._score_subset
+
+    def counting(*args):
+        fitted.append(tuple(np.sort(args[6])))
+        return real(*args)
+
+    monkeypatch.setattr(selection, "_score_subset", counting)
+    # 8 random draws of 3 of 4 identities: at most 4 distinct subsets
+    curves = selection.selection_curves(t.X, y, t.X, y, model="knn", strategies=["random"],
+                                        counts=[3], anon_train=t.X, n_random=8, seed=0,
+                                        n_jobs=1)
+    assert len(fitted) == len(set(fitted)) <= 4 and len(curves["random"][0]["runs"]) == 8

@@ -51,6 +51,8 @@ def _max_sim(P: np.ndarray, G: np.ndarray, exclude_self: bool = False,
 
 
 def _min_dist(P: np.ndarray, G: np.ndarray, block: int = 2048) -> np.ndarray:
+    if P.shape[0] * G.shape[0] > FLOAT32_PAIRS:  # as the cosine scores: float32 when large
+        P, G = P.astype(np.float32, copy=False), G.astype(np.float32, copy=False)
     gsq = np.einsum("ij,ij->i", G, G)
     out = np.empty(P.shape[0])
     for s in range(0, P.shape[0], block):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.decomposition import PCA
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from ..errors import BioanonError, suggest
@@ -194,17 +194,34 @@ def select_identities(strategy: str, n: int, ids: np.ndarray, *, rng: np.random.
 
 
 def per_identity_accuracy(model: Any, X: np.ndarray, y: np.ndarray, ids: np.ndarray,
-                          seed: int) -> np.ndarray:
-    """Recall of each identity under 3-fold cross-validated predictions of ``model``."""
+                          seed: int, n_jobs: int | None = None) -> np.ndarray:
+    """Recall of each identity under 3-fold cross-validated predictions of ``model``.
+
+    The folds are fitted as parallel tasks (each single-threaded) when ``n_jobs`` allows it.
+    """
     folds = int(min(3, np.unique(y, return_counts=True)[1].min()))
     if folds < 2:
         raise BioanonError("the classification strategy needs at least 2 training records per "
                            "identity; drop rare identities")
     cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
-    pred = cross_val_predict(make_recognizer(model, seed), X, y, cv=cv)
+    splits = list(cv.split(X, y))
+    single = is_parallel(n_jobs, len(splits))
+    pred = np.empty_like(y)
+    outs = parallel_map(_fold_predict, [(model, seed, X, y, tr, te, single)
+                                        for tr, te in splits], n_jobs, len(splits))
+    for (_, te), p in zip(splits, outs, strict=True):
+        pred[te] = p
     codes = np.searchsorted(ids, y)
     return np.bincount(codes, weights=(pred == y), minlength=ids.size) / np.bincount(
         codes, minlength=ids.size)
+
+
+def _fold_predict(model: Any, seed: int, X: np.ndarray, y: np.ndarray, tr: np.ndarray,
+                  te: np.ndarray, single: bool) -> np.ndarray:
+    est = make_recognizer(model, seed)
+    if single:
+        single_threaded(est)
+    return est.fit(X[tr], y[tr]).predict(X[te])
 
 
 def _score_subset(model: Any, seed: int, X_fit: np.ndarray, y_fit: np.ndarray,
@@ -250,7 +267,7 @@ def selection_curves(X_fit: np.ndarray, y_fit: np.ndarray, X_probe: np.ndarray,
     ids = np.unique(y_fit)
     rng = np.random.default_rng(seed)
     feats = embed(anon_train, seed=seed) if {"center", "distinctive"} & set(strategies) else None
-    acc_id = (per_identity_accuracy(model, anon_train, y_fit, ids, seed)
+    acc_id = (per_identity_accuracy(model, anon_train, y_fit, ids, seed, n_jobs)
               if "classification" in strategies else None)
     tasks: list[tuple[str, int, np.ndarray]] = []
     for s in strategies:
@@ -259,10 +276,14 @@ def selection_curves(X_fit: np.ndarray, y_fit: np.ndarray, X_probe: np.ndarray,
                 keep = select_identities(s, n, ids, rng=rng, features=feats, y=y_fit,
                                          per_identity_accuracy=acc_id, metadata=metadata)
                 tasks.append((s, n, keep))
-    single = is_parallel(n_jobs, len(tasks))
-    outs = list(parallel_map(_score_subset, [(model, seed, X_fit, y_fit, X_probe, y_probe, keep,
-                                              single) for _, _, keep in tasks],
-                             n_jobs, len(tasks)))
+    # a subset drawn twice (random repeats of few identities, or a strategy that picks what a
+    # random draw picked) is fitted once: same records, same seed, the same attacker
+    distinct = list(dict.fromkeys(tuple(np.sort(keep)) for _, _, keep in tasks))
+    single = is_parallel(n_jobs, len(distinct))
+    scored = dict(zip(distinct, parallel_map(
+        _score_subset, [(model, seed, X_fit, y_fit, X_probe, y_probe, np.asarray(keep), single)
+                        for keep in distinct], n_jobs, len(distinct)), strict=True))
+    outs = [scored[tuple(np.sort(keep))] for _, _, keep in tasks]
     curves: dict[str, list[dict[str, Any]]] = {s: [] for s in strategies}
     for s in strategies:
         for n in counts:

@@ -297,7 +297,7 @@ class Evaluation:
         tick("utility (CAS and the other views)")
         columns = [interest, *additional]
         util = utility_views(train, test, anon_train, anon_test, columns, self.utility_model,
-                             seed, self.n_jobs)
+                             seed, self.n_jobs, cache=self.cache)
         self.person_level_ = (person_level_columns(table.labels, sensitive, columns)
                               if self.group is None else [])
         self.utility_notes_: list[str] = []

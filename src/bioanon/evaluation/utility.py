@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..attack import make_recognizer
+from ..attack.attackers import ModelCache, fingerprint
 from ..attack.parallel import is_parallel, parallel_map
 from ..attack.recognizers import model_name, single_threaded
 from ..metrics import accuracy, chance_level
@@ -22,29 +23,51 @@ from ..table import FeatureTable
 
 
 def _utility_fit(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
-                 probes: Sequence[np.ndarray], single: bool) -> list[np.ndarray]:
-    est = make_recognizer(model, seed)
-    if single:
-        single_threaded(est)
-    est.fit(X, y)
-    return [est.predict(P) for P in probes]
+                 probes: Sequence[np.ndarray], single: bool,
+                 fitted: Any = None) -> tuple[list[np.ndarray], Any]:
+    """Predictions on each probe set, and the fitted model (``fitted``: fit nothing)."""
+    est = fitted
+    if est is None:
+        est = make_recognizer(model, seed)
+        if single:
+            single_threaded(est)
+        est.fit(X, y)
+    return [est.predict(P) for P in probes], est
 
 
 def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
                   anon_test: np.ndarray, columns: Sequence[str], model: Any = "forest",
-                  seed: int = 0, n_jobs: int | None = -1) -> dict[str, dict[str, Any]]:
+                  seed: int = 0, n_jobs: int | None = -1,
+                  cache: ModelCache | None = None) -> dict[str, dict[str, Any]]:
     """Accuracy of each useful attribute in the three views (plus clear → clear).
 
     Each entry also carries the hits behind each figure (``n`` test records) so that the
     typed results can give intervals, and ``cas`` (= ``anonymized_to_clear``).
+
+    ``cache`` (the panel's :class:`~bioanon.attack.attackers.ModelCache`) keeps the models
+    trained on clear records: every setting a search judges on the same split shares them,
+    so only the model trained on the release is fitted again.
     """
-    jobs = []
+    jobs, keys, fitted = [], [], []
     for col in columns:
         y = train.labels[col].to_numpy()
-        jobs.append((model, seed, train.X, y, [test.X, anon_test]))
-        jobs.append((model, seed, anon_train, y, [test.X, anon_test]))
-    single = is_parallel(n_jobs, len(jobs))
-    outs = list(parallel_map(_utility_fit, [(*job, single) for job in jobs], n_jobs, len(jobs)))
+        key = (cache.key(model, seed, "utility|" + fingerprint(train.X, y.astype(str)))
+               if cache is not None else None)
+        for X_fit, k in ((train.X, key), (anon_train, None)):
+            jobs.append((model, seed, X_fit, y, [test.X, anon_test]))
+            keys.append(k)
+            fitted.append(cache.get(k) if cache is not None and k is not None else None)
+    todo = [i for i, f in enumerate(fitted) if f is None]
+    single = is_parallel(n_jobs, len(todo))
+    outs: list[Any] = [None] * len(jobs)
+    for i, out in zip(todo, parallel_map(_utility_fit, [(*jobs[i], single) for i in todo],
+                                         n_jobs, len(todo)), strict=True):
+        outs[i] = out[0]
+        if cache is not None and keys[i] is not None:
+            cache.put(keys[i], out[1])
+    for i, f in enumerate(fitted):
+        if f is not None:
+            outs[i] = _utility_fit(*jobs[i], False, f)[0]
     util: dict[str, dict[str, Any]] = {}
     for i, col in enumerate(columns):
         y = test.labels[col].to_numpy()
