@@ -107,6 +107,20 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+def dir_mode() -> int:
+    """The permissions a new folder gets under the current umask (usually 0755)."""
+    return 0o777 & ~_umask()
+
+
+def make_temp_dir(folder: str | os.PathLike, prefix: str) -> Path:
+    """Create a temporary folder in ``folder`` with the umask's permissions (to be renamed
+    into place as an output: ``tempfile.mkdtemp`` alone gives 0700, which would then be the
+    output's mode)."""
+    made = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
+    os.chmod(made, dir_mode())
+    return made
+
+
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True

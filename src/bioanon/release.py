@@ -58,7 +58,7 @@ from .io import (
     remove_stale_temporaries,
     signals_deferred,
 )
-from .table import FeatureTable, format_of
+from .table import FeatureTable, all_finite, format_of
 
 #: the roles a label column can have
 ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept")
@@ -107,7 +107,7 @@ class Roles:
     def of(self) -> dict[str, str]:
         """Column -> role; refuses a column given two roles, in one line."""
         named: list[tuple[str, str]] = []
-        if self.interest:
+        if self.interest is not None:
             named.append((self.interest, "interest"))
         named += [(c, "additional") for c in self.additional]
         named.append((self.sensitive, "sensitive"))
@@ -116,7 +116,7 @@ class Roles:
         named += [(c, "kept") for c in self.keep]
         out: dict[str, str] = {}
         for col, role in named:
-            if not col:
+            if not col or not str(col).strip():
                 raise BioanonError(f"empty column name given the role {role}; name a column")
             if col in out and out[col] != role:
                 raise BioanonError(
@@ -413,6 +413,9 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     """
     plan = resolve_roles(table.labels.columns, roles, keep_sensitive)
     table.label(roles.sensitive)
+    for col in (roles.interest, *roles.additional):  # every label the method reads: checked
+        if col:                                      # before any work starts
+            table.label(col, min_classes=1)
     _check_anonymizer_roles(anonymizer, roles)
     check = join_check(table.labels, plan, roles.sensitive, force=force)
     step = progress or (lambda done, total, text: None)
@@ -429,10 +432,16 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
         do = getattr(anonymizer, "release", None) or anonymizer.transform
         res = do(table, table.labels)  # a table: its feature names and meta go along
     checked = isinstance(res, FeatureTable)  # its X was checked finite when it was built
-    X = np.asarray(res.X if checked else res, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = np.asarray(res.X if checked else res, dtype=np.float32)
     if np.may_share_memory(X, table.X):  # the release is shuffled in place: never the input
         X, checked = X.copy(), False
     step(2, 2, "done")
+    if not checked and not all_finite(X):  # the input is finite: the setting failed
+        raise BioanonError(
+            f"the setting {method or type(anonymizer).__name__} produced NaN/inf values from "
+            "finite input: its noise or scale overflows float32, so this setting is unusable "
+            "(the input is fine); choose another one (e.g. a larger epsilon)")
     if X.shape != table.X.shape:
         raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "
                            f"{table.X.shape}; it must return one row per record")

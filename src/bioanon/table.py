@@ -191,10 +191,13 @@ class FeatureTable:
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
-        if values.isna().any():
+        empty = values.isna()
+        if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            empty |= values.astype(str).str.strip().eq("")  # "" is no label either
+        if empty.any():
             raise BioanonError(
-                f"label column '{column}' has {int(values.isna().sum())} empty value(s); "
-                "fill or drop those records"
+                f"label column '{column}' has {int(empty.sum())} empty value(s) (first at "
+                f"record {int(np.argmax(empty.to_numpy()))}); fill or drop those records"
             )
         n_classes = values.nunique()
         if n_classes < min_classes:

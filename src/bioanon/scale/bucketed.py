@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
-from ..io import write_text_atomic
+from ..io import make_temp_dir, write_text_atomic
 from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
 from .sample import stratified_positions
@@ -296,7 +296,9 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     # 2. one pass: spill by bucket + the fit sample
     spill = tempfile.mkdtemp(prefix=f".{out.name}.spill-",
                              dir=str(spill_dir) if spill_dir else str(out.parent))
-    tmp_out = tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=str(out.parent))
+    # the spill stays private (0700: clear records, removed at the end); the release folder
+    # gets the umask's mode, like any folder the user creates
+    tmp_out = str(make_temp_dir(out.parent, f".{out.name}.tmp-"))
     try:
         spill_part = dask.delayed(_spill_partition, pure=False)
         tasks = []
