@@ -145,18 +145,18 @@ class CertifiedRelease:
         return str(self.manifest["certification"]["search"]["chosen"])
 
     def write(self, path: str | os.PathLike) -> tuple[Path, Path, Path]:
-        """Write ``PATH``, ``PATH.manifest.json`` and ``PATH.report/`` (as ``bioanon release``).
-
-        The report is written first and the release pair last (atomically, together), so a
-        certified release always has its report. Returns the three paths.
+        """Write ``PATH``, ``PATH.manifest.json`` and ``PATH.report/`` (as ``bioanon release``)
+        as one unit (:func:`bioanon.release_unit.write_unit`): replaced together or not at
+        all, the manifest naming the table's and the report's hashes appearing last.
+        Returns the three paths.
         """
         from .release import write_release
 
         out = Path(path)
-        rep = report_dir(out)
-        write_report(self.report, self.search_png, rep)
-        table, man = write_release(self.table, self.manifest, out)
-        return table, man, rep
+        table, man = write_release(self.table, self.manifest, out,
+                                   report=lambda d: write_report(self.report, self.search_png,
+                                                                 d))
+        return table, man, report_dir(out)
 
 
 def write_report(report: Any, search_png: bytes, folder: Path) -> None:
