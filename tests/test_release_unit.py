@@ -103,8 +103,9 @@ def test_a_killed_writer_never_leaves_a_unit_that_does_not_hold_together(tmp_pat
         _write(folder / "rel.csv", "v1")
         folders.append(folder)
     env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    args = [f"{f}={step}" for f, (_, step) in zip(folders, cases, strict=True)]
     zygote = subprocess.Popen(
-        [sys.executable, "-c", ZYGOTE, *(f"{f}={step}" for f, (_, step) in zip(folders, cases))],
+        [sys.executable, "-c", ZYGOTE, *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     try:
         for _ in cases:
@@ -121,7 +122,7 @@ def test_a_killed_writer_never_leaves_a_unit_that_does_not_hold_together(tmp_pat
         zygote.stdout.close()
         zygote.stderr.close()
     seen = {}
-    for folder, (sig, step) in zip(folders, cases):
+    for folder, (sig, step) in zip(folders, cases, strict=True):
         out = folder / "rel.csv"
         (folder / "GO").unlink()
         state = _state(out)

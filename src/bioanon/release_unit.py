@@ -184,14 +184,14 @@ def write_unit(path: str | os.PathLike, *, table: TableWriter | None,
                 if was_release:  # a file there that no manifest named is no release: kept
                     _remove(out)
             elif table_is_dir and out.exists():
-                aside = aside_name(out)
-                os.replace(out, aside)
+                old_table = aside_name(out)
+                os.replace(out, old_table)
                 os.replace(table_tmp, out)
-                shutil.rmtree(aside, ignore_errors=True)
+                shutil.rmtree(old_table, ignore_errors=True)
             else:
                 os.replace(table_tmp, out)
             _step("table-replaced")
-            aside = None
+            aside: Path | None = None
             if rep.exists():
                 aside = aside_name(rep)
                 os.replace(rep, aside)
