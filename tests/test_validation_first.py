@@ -50,3 +50,17 @@ def test_noise_that_overflows_is_a_bad_setting_not_bad_input(table):
         release(table, GaussianNoiseAnonymizer(sigma=1e39, random_state=0),
                 Roles(sensitive="identity"))
     assert "impute" not in str(err.value)
+
+
+def test_a_scheduler_that_accepts_no_connection_is_refused_at_once():
+    import socket
+
+    from bioanon.scale.cluster import check_scheduler_reachable
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        check_scheduler_reachable(f"tcp://127.0.0.1:{port}")
+    with pytest.raises(BioanonError, match=rf"tcp://127.0.0.1:{port} cannot be reached"):
+        check_scheduler_reachable(f"tcp://127.0.0.1:{port}", timeout=2)
+    with pytest.raises(BioanonError, match="must look like tcp://HOST:PORT"):
+        check_scheduler_reachable("tcp://127.0.0.1:port")
