@@ -14,7 +14,9 @@ A numeric column looks like metadata when
   ``idx``, ``index``, ``n_*``, ``num_*``, ``*count*``, ``*rate*``, ``*length*``, ``*duration*``,
   ``*size*``, ``*samples*``, ``file``, ``take``, ``session``, ``subject``, ``speaker``, ``Unnamed:
   0``...;
-* its **values** are constant (no information about anyone, but often a recording property);
+* its **values** are one non-zero integer on every record (a sample rate, a channel count, a
+  version: a property of the recording; a constant 0 is taken for a padded feature, such as a
+  delta coefficient at the first time step);
 * or its values are integers with few distinct values (a count, a category coded as a number)
   or integers that differ on every record (a counter or an id).
 """
@@ -61,11 +63,11 @@ def _name_reason(name: str) -> str | None:
     words = _tokens(name)
     low = name.lower()
     if low.startswith("unnamed"):
-        return "an unnamed column (a saved row index)"
+        return "unnamed: a saved row index"
     if words and words[0] in _COUNT_PREFIXES and len(words) > 1:
-        return "its name reads like a count"
+        return "named like a count"
     if any(w in _TOKENS for w in words) or any(t in low for t in _SUBSTRINGS):
-        return "its name reads like an id, a count or a recording property"
+        return "named like an id or a recording property"
     return None
 
 
@@ -93,7 +95,7 @@ def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]
     >>> X = np.c_[np.full(40, 8000.0), np.arange(40) % 4, np.linspace(0, 1, 40)]
     >>> found = metadata_like_columns(X, ["sample_rate", "take", "mfcc0_t0"])
     >>> list(found), found["sample_rate"].split(";")[0]
-    (['sample_rate', 'take'], 'constant (8000)')
+    (['sample_rate', 'take'], 'constant 8000')
     """
     n = X.shape[0]
     if X.size == 0:
@@ -105,14 +107,15 @@ def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]
     out: dict[str, str] = {}
     for j, name in enumerate(names):
         why = []
-        if constant[j]:
-            why.append(f"constant ({_format(lo[j])})")
+        if constant[j]:  # a constant 0 is a padded feature; a constant count is a property
+            if integer[j] and lo[j] != 0:
+                why.append(f"constant {_format(lo[j])}")
         elif integer[j] and n >= 10:
             distinct = np.unique(X[:, j]).size
             if distinct == n:
-                why.append("integers that differ on every record (a counter or an id)")
+                why.append("a different integer on every record")
             elif distinct <= FEW_VALUES and n >= 2 * distinct:
-                why.append(f"integers with {distinct} distinct values")
+                why.append(f"{distinct} distinct integers")
         reason = _name_reason(str(name))
         if reason:
             why.append(reason)
