@@ -67,7 +67,7 @@ def _name_reason(name: str) -> str | None:
     if words and words[0] in _COUNT_PREFIXES and len(words) > 1:
         return "named like a count"
     if any(w in _TOKENS for w in words) or any(t in low for t in _SUBSTRINGS):
-        return "named like an id or a recording property"
+        return "named like an id, a count or a recording property"
     return None
 
 
