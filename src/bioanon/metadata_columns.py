@@ -131,7 +131,7 @@ def kept_as_feature(name: str, keep_as_feature: Sequence[str]) -> bool:
 
 def check_feature_columns(X: np.ndarray, names: Sequence[str],
                           keep_as_feature: Sequence[str] = (), source: str = "the table"
-                          ) -> list[str]:
+                          ) -> dict[str, str]:
     """Refuse metadata-like feature columns that are not explicitly kept as features.
 
     Parameters
@@ -145,9 +145,9 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
 
     Returns
     -------
-    list of str
-        The metadata-like columns, all kept as features knowingly (for the caller to say in
-        one line, and to record).
+    dict
+        The metadata-like columns, all kept as features knowingly, each with why it looks
+        like metadata (for the caller to say in one line, and to record).
 
     Raises
     ------
@@ -164,7 +164,7 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
     if refused:
         raise BioanonError(f"{source} does not say which columns are labels, and "
                            f"{describe_refused(refused)}")
-    return list(found)
+    return found
 
 
 def refused_columns(X: np.ndarray, names: Sequence[str], keep_as_feature: Sequence[str] = ()
