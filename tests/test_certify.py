@@ -13,14 +13,14 @@ import pytest
 from typer.testing import CliRunner
 
 import bioanon
-from bioanon.certified import CertifiedRelease, NotCertified, certify
+from bioanon.certification import CertifiedRelease, NotCertified, certify
+from bioanon.certification import search as search_mod
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.evaluation.seeds import derive_seed
 from bioanon.release import Roles
 from bioanon.table import FeatureTable
-from bioanon.tuning import search as search_mod
 
 FAST: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot,reverse", "n_jobs": 1}
 FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", "1"]
@@ -142,7 +142,7 @@ def test_an_empty_interest_label_is_refused_before_any_search(table: FeatureTabl
     labels["expression"] = labels["expression"].astype(object)
     labels.loc[3, "expression"] = None
     holed = FeatureTable(table.X.copy(), labels, list(table.feature_names), dict(table.meta))
-    import bioanon.certified as certified_mod
+    import bioanon.certification.memory as certified_mod
 
     monkeypatch.setattr(certified_mod, "run_search", lambda *a, **k: pytest.fail("searched"))
     with pytest.raises(BioanonError, match="'expression' has 1 empty value"):
@@ -189,8 +189,8 @@ def test_the_judge_evaluates_the_bucketed_rule(parquet: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Every evaluation of the search and the confirmation judges BucketedMixing with the
     release's bucket size; only bucketable methods are searched, the others are named."""
+    from bioanon.certification.parquet import certify_parquet
     from bioanon.scale import BucketedMixing
-    from bioanon.scale.certified import certify_parquet
 
     judged: list[Any] = []
     real = search_mod.Evaluation
@@ -221,7 +221,7 @@ def test_the_judge_evaluates_the_bucketed_rule(parquet: Path, tmp_path: Path,
 
 @needs_dask
 def test_only_unbucketable_methods_is_a_user_error(parquet: Path, tmp_path: Path) -> None:
-    from bioanon.scale.certified import certify_parquet
+    from bioanon.certification.parquet import certify_parquet
 
     with pytest.raises(BioanonError, match="bucket by bucket"):
         certify_parquet(parquet, tmp_path / "rel",

@@ -12,14 +12,15 @@ from typer.testing import CliRunner
 
 from bioanon.anonymize.base import Anonymizer
 from bioanon.anonymize.params import Param
-from bioanon.anonymize.registry import _METHODS, register
+from bioanon.anonymize.registration import _METHODS, register
+from bioanon.certification import search as search_mod
+from bioanon.certification.memory import certified_release
+from bioanon.certification.search import candidates, search
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.evaluation.seeds import derive_seed
 from bioanon.release import Roles
 from bioanon.table import FeatureTable
-from bioanon.tuning import search as search_mod
-from bioanon.tuning.search import candidates, certified_release, search
 
 FAST = {"models": ["knn"], "attackers": "naive,parrot,reverse", "n_jobs": 1}
 FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", "1"]

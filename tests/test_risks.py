@@ -23,6 +23,7 @@ from bioanon.metrics.risk_stats import (
     null_auc_upper,
     tpr_at_fpr,
 )
+from bioanon.report.build import build_report
 from bioanon.report.risks import risk_rows
 
 FAST = {"models": ["knn"], "attackers": ["naive", "parrot", "linkage"], "n_jobs": 1,
@@ -171,7 +172,7 @@ def test_every_risk_is_reported_and_the_verdict_is_their_conjunction(small):
     assert mem.ci[0] > 0.55 and mem.status == "not met"
     assert not v.met and "record-membership" in v.risk_sentence()
     # the report carries the typed risks and reads back into the same verdict
-    rep = ev.report()
+    rep = build_report(ev)
     assert [r["name"] for r in rep["risks"]] == [r.name for r in risks]
     again = verdict(rep.to_dict(), ev.target_advantage)
     assert again.met == v.met and [r.status for r in again.risks] == \
@@ -242,7 +243,7 @@ def _risk(name: str, status: str, upper: float = 0.9) -> dict:
 
 
 def test_the_refusal_names_the_risk_that_failed():
-    from bioanon.tuning.search import SearchResult
+    from bioanon.certification.search import SearchResult
 
     rows = [_row("vp-mix(g=8)", 0.85, 0.86, 0.25,
                  [_risk("record-recognition", "met", 0.01),
@@ -255,7 +256,7 @@ def test_the_refusal_names_the_risk_that_failed():
 
 
 def test_an_interest_not_above_chance_even_on_clear_data_is_said_to_be_unmeasurable():
-    from bioanon.tuning.search import SearchResult
+    from bioanon.certification.search import SearchResult
 
     # 15 people, a person-level interest: clear 0.434 against chance 0.566
     rows = [_row("synthetic(n_components=1)", 0.434, 0.434, 0.566,

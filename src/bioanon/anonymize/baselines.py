@@ -26,7 +26,7 @@ from ..table import FeatureTable
 from . import image_ops
 from .base import FLOAT32_EPS, Anonymizer, below_resolution
 from .params import Param
-from .registry import register
+from .registration import register
 
 _SEED = Param("int", low=0, none=True, help="secret seed; None draws fresh OS entropy")
 _SHAPE = Param("shape", none=True, help="image height x width, one side may be -1 (default: "

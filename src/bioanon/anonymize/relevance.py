@@ -64,7 +64,7 @@ def relevance_scores(X: np.ndarray, y: np.ndarray, scorer: Any = "forest",
     """
     seed = _seed_int(random_state)
     if max_records is not None and X.shape[0] > max_records:
-        from ..scale.sample import stratified_positions
+        from ..sampling import stratified_positions
 
         rows = stratified_positions(np.asarray(y), int(max_records),
                                     np.random.default_rng(seed))

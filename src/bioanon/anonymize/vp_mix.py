@@ -42,7 +42,7 @@ from .base import Anonymizer, Release, label_values
 from .bounded_design import circulant_sets
 from .params import Param
 from .random_sets import _with_replacement, assemble_sets, n_same
-from .registry import register
+from .registration import register
 from .relevance import (
     MAX_RECORDS,
     relevance_records_param,

@@ -30,26 +30,16 @@ from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..progress import StageLog
 from ..table import FeatureTable
+from .console import _fail, console, err_console
+from .logs import cli_logger, show_bar
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Release biometric datasets with the sensitive attribute hidden.")
-# markup off: user text (a column named 'x[1]', the hint "pip install 'bioanon[face]'") is printed
-# as it is, never parsed as rich markup
-console = Console(markup=False)
-err_console = Console(stderr=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 #: the largest seed every random generator used here accepts
 MAX_SEED = 2**32 - 1
-
-
-def _fail(message: str) -> typer.Exit:
-    """Print ``error: MESSAGE`` as one line (no markup interpretation) and return Exit(2)."""
-    line = " ".join(str(message).split())  # one line, whatever the message held
-    err_console.print(Text.assemble(("error:", "bold red"), " ", line), soft_wrap=True,
-                      highlight=False)
-    return typer.Exit(2)
 
 
 def _check_common(kwargs: dict[str, Any]) -> None:
@@ -195,6 +185,34 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+#: library parameters whose command-line flag is not ``--`` + the name with dashes
+FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
+           "max_records": "--sample-records", "epsilon": "--epsilon"}
+
+
+def flag_of(parameter: str) -> str:
+    """The command-line flag of a library parameter (``target_advantage`` ->
+    ``--target-advantage``)."""
+    return FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def cli_message(exc: BioanonError) -> str:
+    """A library error as the command line says it: ``NAME=VALUE`` of each parameter the
+    error names becomes ``--flag VALUE`` (the one place the library's words become flags)."""
+    import re
+
+    text = str(exc)
+    names = getattr(exc, "parameter", None) or ()
+    for name in (names,) if isinstance(names, str) else names:
+        flag = flag_of(name)
+
+        def to_flag(m: re.Match[str], flag: str = flag) -> str:
+            return flag + (f" {m.group(1)}" if m.group(1) else "")
+
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}=([^\s,;)]*)", to_flag, text)
+    return text
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -209,7 +227,7 @@ def user_errors(func: F) -> F:
                 _check_common(kwargs)
                 return func(*args, **kwargs)
         except BioanonError as exc:
-            raise _fail(str(exc)) from None
+            raise _fail(cli_message(exc)) from None
         except (FileNotFoundError, PermissionError, IsADirectoryError,
                 NotADirectoryError) as exc:
             raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
@@ -234,7 +252,6 @@ def progress_bar(description: str) -> Iterator[StageLog]:
     hook: it logs one line per stage with the elapsed time on ``bioanon.cli`` (shown when
     stderr is not a terminal, or with -v) and drives the bar when there is one.
     """
-    from .logs import cli_logger, show_bar
 
     if not show_bar(err_console):
         yield StageLog(description, logger=cli_logger)
@@ -578,7 +595,6 @@ def notes_console(as_json: bool) -> Console:
 
 def print_risks(report: Any) -> None:
     """The risk table of a report (the rows report.html opens with), on the terminal."""
-    from rich.text import Text
 
     from ..report.risks import risk_rows
 

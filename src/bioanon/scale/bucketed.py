@@ -41,9 +41,10 @@ import pandas as pd
 
 from ..errors import BioanonError
 from ..io import make_temp_dir, write_text_atomic
+from ..release import manifest_path
+from ..sampling import stratified_positions
 from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
-from .sample import stratified_positions
 
 #: rows gathered and written at a time when a partition is spilled
 _SPILL_ROWS = 8192
@@ -344,11 +345,12 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     result = BucketedResult(out, int(sum(per_bucket)), n_buckets,
                             (min(per_bucket), max(per_bucket)), class_counts, n_fit,
                             features, released, smallest)
-    roles = dict(manifest.get("columns", {}))
-    for f in features:
-        roles.setdefault(f, "feature")
-    doc = {**manifest, "columns": roles,
-           "output": {"name": out.name, "format": "parquet (partitioned, one part per bucket)",
+    doc = {**manifest,
+           "input": {**manifest.get("input", {}), "n_records": n,
+                     "n_features": len(features)},
+           "features": {"n": len(features), "role": "features (anonymized)"},
+           "output": {**manifest.get("output", {}), "name": out.name,
+                      "format": "parquet (partitioned, one part per bucket)",
                       "label_columns": released, "n_records": result.n_records,
                       "n_features": len(features), "shuffled": True},
            "scale": {"bucket_size": int(bucket_size), "n_buckets": n_buckets,
@@ -366,9 +368,3 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                                           "scored"}
     write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
     return result
-
-
-def manifest_path(output: str | os.PathLike) -> Path:
-    """Where the manifest of a bucketed release lives: ``<output>.manifest.json``."""
-    out = Path(output)
-    return out.with_name(out.name + ".manifest.json")

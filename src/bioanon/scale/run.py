@@ -6,7 +6,6 @@ calls :func:`bioanon.scale.bucketed.bucketed_release` inside :func:`.cluster.das
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -95,13 +94,14 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
 
     ``certification``, when given, holds the manifest's fields of a certified release
-    (``certified``, ``verdict``, ``certification``; see :mod:`.certified`).
+    (``certified``, ``verdict``, ``certification``; see
+    :func:`bioanon.certification.certificate.certification_block`).
 
     Returns the :class:`~.bucketed.BucketedResult`.
     """
+    from ..release import Roles, build_manifest, resolve_roles
     from .bucketed import bucketed_release
     from .cluster import dask_client, dask_failure
-    from .policy import release_plan
 
     check_bucketable(method, anonymizer)
     if hasattr(anonymizer, "check_changes"):
@@ -113,7 +113,7 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     if output.resolve() == source.resolve():
         raise BioanonError(f"output '{output}' is the input; choose another output path")
     from ..io import check_output_file
-    from .bucketed import manifest_path
+    from ..release import manifest_path
 
     check_output_file(manifest_path(output), [source])  # written last: checked first
     names, numeric, known = parquet_schema(source)
@@ -127,14 +127,18 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     if odd:
         raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
                            "columns (--label COL) or convert them to numbers")
-    released, manifest = release_plan(label_cols, interest, list(additional), sensitive,
-                                      keep_sensitive=keep_sensitive, identifying=labels)
-    manifest = {"bioanon_version": version, "method": method,
-                "params": anonymizer.public_params() if hasattr(anonymizer, "public_params")
-                else {},
-                "input": {"name": source.name, "sha256": input_digest(source)},
-                "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                **(certification or {}), **manifest}
+    roles = Roles(sensitive=sensitive, interest=interest, additional=list(additional),
+                  identifying=[c for c in labels if c in label_cols])
+    plan = resolve_roles(label_cols, roles, keep_sensitive=keep_sensitive)
+    released = plan.released
+    manifest = build_manifest(
+        method=method, params=anonymizer.public_params()
+        if hasattr(anonymizer, "public_params") else {}, plan=plan, n_records=None,
+        n_features=len(names) - len(label_cols), shuffled=True, check=None,
+        input_name=source.name, input_sha256=input_digest(source),
+        certified=bool(certification))
+    manifest.pop("bioanon_version")
+    manifest = {"bioanon_version": version, **manifest, **(certification or {})}
 
     def _run(client: Any) -> Any:
         return bucketed_release(source, output, anonymizer, interest=interest,

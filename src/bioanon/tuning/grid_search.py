@@ -5,12 +5,12 @@ rule as its verdict (:func:`bioanon.evaluation.verdict`): privacy is the **worst
 attack panel (never the naive attacker alone), and a setting meets the target when the upper end
 of the 95% interval of its advantage over max(chance, control) is at most ``target_advantage``.
 The recommended setting is the one with the highest CAS among those that meet it; it is then
-re-evaluated on a fresh split and seed (:func:`bioanon.evaluation.confirm`) and both figures
-are reported.
+re-evaluated on a fresh split and seed (:func:`bioanon.certification.search.confirm`) and
+both figures are reported.
 
 A sweep tunes the recognition risk only (``met`` is the recognition rule; membership and
 inference are not run by default, so ``met_all_risks`` is then False): it recommends, it does
-not certify. ``bioanon release`` (:func:`bioanon.tuning.search.search`) certifies, and judges
+not certify. ``bioanon release`` (:func:`bioanon.certification.search.search`) certifies, and judges
 every risk.
 """
 
@@ -24,10 +24,12 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
+from ..certification.search import confirm
 from ..errors import BioanonError, suggest
-from ..evaluation import confirm, evaluate, verdict
+from ..evaluation import verdict
 from ..metrics.pareto import pareto_front
 from ..progress import stages
+from ..report.build import evaluate
 from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]

@@ -59,7 +59,20 @@ class RiskContext:
     label_columns: list[str]
     group: str | None
     seed: int
+    #: the attack panel's guesses of the sensitive value per released record, by
+    #: "mode / model" (in process only), the released records' true values, and the
+    #: baselines (majority rate; the label-only control attacker's rate)
+    predictions: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
+    truth: np.ndarray | None = field(default=None, repr=False)
+    chance: float = float("nan")
+    control: Any = None
     _identity: Any = field(default=None, repr=False)
+
+    @property
+    def level(self) -> str:
+        """The unit of the record-level figures: records, or whole groups when the split
+        keeps groups apart."""
+        return "record" if self.group is None else "group"
 
     def rng(self, purpose: str) -> np.random.Generator:
         """A generator derived from the evaluation seed for one purpose."""

@@ -7,7 +7,6 @@ and its advantage over max(chance, label-only control) carries a Newcombe interv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ import numpy as np
 from ...metrics.intervals import newcombe_difference
 from ...metrics.results import Rate, RiskResult
 from ..seeds import derive_seed
-from .base import not_covered, risk_result
+from .base import RiskContext, not_covered, risk_result
 
 #: how the advantage interval is computed (written in the report)
 ADVANTAGE_METHOD = ("Newcombe hybrid score interval of worst − control (Wilson intervals of "
@@ -38,35 +37,37 @@ class RecognitionRisk:
 
     Parameters
     ----------
-    predictions : mapping {"mode / model": predicted sensitive values per released record}
-    truth : the sensitive value of each released record
-    chance, control : the baselines (majority rate; the label-only control attacker's rate)
-    target : the bound on the advantage's upper 95% end
-    seed : the evaluation seed (the halves)
+    ctx : RiskContext
+        The evaluation's shared context; recognition reads its ``predictions`` (the panel's
+        guesses per released record), ``truth``, ``chance``, ``control``, ``seed`` (the
+        halves) and ``level``.
+    target : float
+        The bound on the advantage's upper 95% end.
 
     Examples
     --------
+    >>> from bioanon.evaluation.risks.base import RiskContext
     >>> y = np.array(list("abcd") * 1000)
     >>> ctrl = Rate.from_counts(1000, 4000)          # the label-only control
-    >>> r = RecognitionRisk({"naive / knn": y}, y, 0.25, ctrl, 0.05, 0)
-    >>> res = r.evaluate().results()[0]
+    >>> ctx = RiskContext(None, None, None, None, "", "", [], None, 0,
+    ...                   predictions={"naive / knn": y}, truth=y, chance=0.25, control=ctrl)
+    >>> res = RecognitionRisk(ctx, 0.05).evaluate().results()[0]
     >>> res.status, round(res.value, 2)
     ('not met', 0.75)
     """
 
-    def __init__(self, predictions: Mapping[str, np.ndarray], truth: np.ndarray,
-                 chance: float, control: Rate, target: float, seed: int,
-                 level: str = "record") -> None:
-        self.predictions = predictions
-        self.truth = truth
-        self.chance = chance
-        self.control = control
+    def __init__(self, ctx: RiskContext, target: float) -> None:
+        self.ctx = ctx
+        self.predictions = ctx.predictions
+        self.truth = ctx.truth
+        self.chance = ctx.chance
+        self.control = ctx.control
         self.target = target
-        self.seed = seed
-        self.level = level
+        self.seed = ctx.seed
+        self.level = ctx.level
 
     def evaluate(self) -> RecognitionRisk:
-        y = np.asarray(self.truth).astype(str)
+        y = np.asarray(self.truth if self.truth is not None else []).astype(str)
         self.crossfit_: dict[str, Any] | None = None
         if not self.predictions or y.size < 2:
             self.result_ = not_covered("recognition", self.level, "advantage", self.target,
