@@ -59,14 +59,14 @@ def _base(src, out):
     return ["release", src, "-o", out, "--interest", "expression", "--sensitive", "identity"]
 
 
-def test_a_target_no_method_can_meet_writes_nothing_and_exits_1(src, tmp_path):
+def test_a_target_no_method_can_meet_writes_only_its_report_and_exits_1(src, tmp_path):
     out = tmp_path / "rel.parquet"
     res = _run(*_base(src, out), "--methods", "noise", "--target-advantage", "0", *FAST_CLI)
     assert res.exit_code == 1, res.output  # not 2: not a user error
     out_text = " ".join(res.output.split())
     assert "closest: noise(" in out_text and "fell short on record-recognition" in out_text
-    assert "nothing was written" in res.output
-    assert list(tmp_path.iterdir()) == []
+    assert "report (NOT certified) is in" in out_text and "no table or manifest" in out_text
+    assert [p.name for p in tmp_path.iterdir()] == ["rel.parquet.report"]  # no release
 
 
 def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_path):
@@ -85,10 +85,14 @@ def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_p
     assert doc["search"]["rows"] and doc["search"]["certified"]
     page = (rep_dir / "report.html").read_text()
     assert page.index("id='risk-table'") < page.index("id='verdict'")  # opens with the risks
+    assert page.index("Certified — release written:") < page.index("id='risk-table'")
+    assert doc["release"]["written"] and doc["release"]["table"] == out.name
     assert man["verdict"]["risks"] and man["accepted_risks"] == LOOSE["accept_risks"]
     assert WHY in page  # the report records the accepted risks with the reason
     assert "Search: CAS against" in page and (rep_dir / "search.png").stat().st_size > 1000
-    assert doc["verdict"]["sentence"][:30] in " ".join(res.output.split())
+    from bioanon.report.verdict_points import verdict_points
+
+    assert f"verdict: {verdict_points(doc['verdict'])[0]}" in " ".join(res.output.split())
     # no seed anywhere: the user's, the evaluation seeds derived from it, the release seed
     tune = derive_seed(SEED, "search/tuning split") % (2**31)
     secrets = {str(SEED), str(tune), str(derive_seed(tune, "confirmation") % (2**31)),
@@ -222,4 +226,6 @@ def test_json_prints_one_document_also_when_nothing_is_certified(src, tmp_path):
     assert res.exit_code == 1
     doc = json.loads(res.stdout)
     assert doc["certified"] is False and doc["closest"].startswith("noise(")
-    assert "record-recognition" in doc["short_of"] and list(tmp_path.iterdir()) == []
+    assert "record-recognition" in doc["short_of"]
+    assert [p.name for p in tmp_path.iterdir()] == ["rel.parquet.report"]  # its report only
+    assert doc["report"].endswith("rel.parquet.report")

@@ -220,7 +220,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                     fit_sample: int = 20_000, sample_records: int = 50_000,
                     sample_identities: int | None = 1_000, scheduler: str | None = None,
                     local: bool = True, n_workers: int | None = None, version: str = "",
-                    progress: Progress | None = None,
+                    progress: Progress | None = None, report_closest: bool = False,
                     options: EvaluationOptions | None = None, **option_values: Any
                     ) -> CertifiedBucketedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
@@ -247,6 +247,9 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     version : str
         The bioanon version for the manifest.
     progress : callable (done, total, text), optional
+    report_closest : bool
+        When nothing is certified, judge the closest setting on a fresh split of the sample
+        too, so that :meth:`NotCertified.write_report` can say what fell short.
 
     Returns
     -------
@@ -258,7 +261,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         When no setting meets the target on the sample (nothing is written).
     """
     from ..evaluation.seeds import derive_seed
-    from ..scale.cluster import check_scheduler_address
+    from ..scale.cluster import check_scheduler_reachable
     from ..scale.estimator import BucketedMixing
     from ..scale.run import anonymize_bucketed, check_folder_name, parquet_schema
 
@@ -266,8 +269,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     group = opts.group
     src, out = Path(source), Path(output)
     roles.of()
-    if scheduler is not None:
-        check_scheduler_address(scheduler)
+    if scheduler is not None:  # contacted now: the search comes first, the cluster after
+        check_scheduler_reachable(scheduler)
     if roles.keep or roles.quasi:
         raise BioanonError("kept and quasi-identifying columns are not available on the dask "
                            "path (the join check reads them in memory); use the in-memory path")
@@ -318,7 +321,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
 
     result = run_search(table, roles, options=opts, methods=names_ok,
                         random_state=random_state, budget_minutes=budget_minutes,
-                        progress=progress, judge_as=bucketed)
+                        progress=progress, judge_as=bucketed,
+                        report_closest=report_closest)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()  # the search's heap, before the cluster starts beside this process

@@ -15,6 +15,11 @@ QuasiOpt = Annotated[list[str] | None, typer.Option(
     "--quasi", help="Quasi-identifying column to release; checked by the join check.")]
 KeepOpt = Annotated[list[str] | None, typer.Option(
     "--keep", help="Label column to release as it is; checked by the join check.")]
+KeepAsFeatureOpt = Annotated[list[str] | None, typer.Option(
+    "--keep-as-feature", metavar="COL", help="Release this numeric column as a feature although "
+                                             "it looks like metadata (a count, a rate, an id; "
+                                             "CSV or non-bioanon Parquet input); a shell "
+                                             "pattern such as 'px_*' names several.")]
 ForceOpt = Annotated[bool, typer.Option(
     "--force/--no-force", help="Release even when kept columns single out identities (recorded).")]
 

@@ -43,6 +43,7 @@ from .options import (
     AcceptRiskOpt,
     ForceOpt,
     IdentOpt,
+    KeepAsFeatureOpt,
     KeepOpt,
     QuasiOpt,
     ReasonOpt,
@@ -67,6 +68,7 @@ def release_command(
     identifying: IdentOpt = None,
     quasi: QuasiOpt = None,
     keep: KeepOpt = None,
+    keep_as_feature: KeepAsFeatureOpt = None,
     force: ForceOpt = False,
     target_advantage: TargetOpt = 0.05,
     target_membership: TargetMembershipOpt = 0.6,
@@ -207,13 +209,14 @@ def release_command(
                                  target_inference=target_inference, accept_risks=accepted)
     options: dict[str, Any] = dict(methods=method_list, random_state=seed,
                                    budget_minutes=budget_minutes,
-                                   keep_sensitive=keep_sensitive, options=judge)
+                                   keep_sensitive=keep_sensitive, options=judge,
+                                   report_closest=True)  # a refusal writes its report
     if bucketed:
         _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
                           local=dask, workers=workers, bucket_size=bucket_size,
                           sample_records=sample_records, as_json=as_json)
         return
-    table = read_release_input(input, [*roles.of(), group])
+    table = read_release_input(input, [*roles.of(), group], keep_as_feature)
     input_sha256 = file_sha256(input)
     options.update(_budget_options(dp_epsilon, dp_delta, public_data, privacy_unit,
                                    max_records_per_identity, input_sha256))
@@ -227,7 +230,7 @@ def release_command(
                           input_sha256=input_sha256, progress=update, **options)
     except NotCertified as exc:
         _print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json)
+        _refuse(exc, as_json, output)
     _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
     unnamed = [c["name"] for c in out.manifest["columns"]
                if c["role"] == NO_ROLE and not c["released"]]
@@ -300,14 +303,19 @@ def _print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                           "evaluated", highlight=False)
 
 
-def _refuse(exc: Any, as_json: bool) -> NoReturn:
-    """Print why nothing was certified and exit 1 (not a user error: nothing written)."""
+def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
+    """Print why nothing was certified, write the closest setting's report (NOT certified;
+    no table, no manifest) and exit 1 (not a user error)."""
+    written = exc.write_report(output)
+    where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
+             "manifest was written" if written is not None else "nothing was written")
     if as_json:
         print_json({"certified": False, "message": str(exc), "closest": exc.setting,
-                    "short_of": exc.short_of, "confirmation": exc.confirmation})
+                    "short_of": exc.short_of, "confirmation": exc.confirmation,
+                    "report": None if written is None else str(written)})
     elif exc.confirmation is not None:
         console.print(exc.confirmation["sentence"], highlight=False, soft_wrap=True)
-    err_console.print(str(exc) + "; nothing was written", highlight=False, soft_wrap=True)
+    err_console.print(f"{exc}; {where}", highlight=False, soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -334,7 +342,7 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
                                   progress=update, **options)
     except NotCertified as exc:
         _print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json)
+        _refuse(exc, as_json, output)
     _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
     notes = notes_console(as_json)
     print_summary(out.report, as_json)
