@@ -71,7 +71,7 @@ def test_keep_as_feature_keeps_a_column_knowingly(tmp_path):
     assert {"n_samples", "sample_rate"} <= set(t.feature_names)
     assert list(t.meta["kept_as_feature"]) == ["n_samples", "sample_rate"]
     assert "constant 8000" in t.meta["kept_as_feature"]["sample_rate"]
-    with pytest.raises(BioanonError, match=r"keep_as_feature names \['nope'\]"):
+    with pytest.raises(BioanonError, match=r"keep_as_feature=nope names no feature column"):
         FeatureTable.read(p, ["digit", "speaker", "take"], keep_as_feature=["nope"])
 
 

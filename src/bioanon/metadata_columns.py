@@ -157,13 +157,14 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
     keep = list(keep_as_feature)
     unknown = [k for k in keep if not any(kept_as_feature(str(n), [k]) for n in names)]
     if unknown:
-        raise BioanonError(f"keep_as_feature names {unknown} but {source} has no such feature "
-                           "column; name feature columns (or patterns such as 'px_*')")
+        raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
+                           f"{source}; name feature columns (or patterns such as 'px_*')",
+                           parameter="keep_as_feature")
     found = metadata_like_columns(X, names)
     refused = {c: why for c, why in found.items() if not kept_as_feature(c, keep)}
     if refused:
         raise BioanonError(f"{source} does not say which columns are labels, and "
-                           f"{describe_refused(refused)}")
+                           f"{describe_refused(refused)}", parameter="keep_as_feature")
     return found
 
 
@@ -181,7 +182,7 @@ def describe_refused(refused: dict[str, str]) -> str:
     return (f"{len(refused)} numeric column(s) look like metadata, not features: {shown}{more}; "
             "each would be released as an anonymized feature: name it as a label column (its "
             "role: identifying drops it, keep releases it as it is) or keep it as a feature "
-            "knowingly (keep_as_feature; on the command line --keep-as-feature COL)")
+            "knowingly (keep_as_feature=COL)")
 
 
 __all__ = ["FEW_VALUES", "check_feature_columns", "describe_refused", "kept_as_feature",

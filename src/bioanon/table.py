@@ -526,6 +526,7 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
         refused = refused_columns(X, names, keep_as_feature)
         if refused:
             msg += f"; also, {describe_refused(refused)}"
+            return BioanonError(msg, parameter="keep_as_feature")
     return BioanonError(msg)
 
 
