@@ -260,6 +260,12 @@ def test_release_dask_on_a_local_cluster_writes_every_row(parquet: Path,
     assert "of 1600 records" in doc["verdict"]["sentence"]
     assert "buckets of at least 400 records" in man["verdict"]["sentence"]
     assert (rep / "search.png").stat().st_size > 1000
+    # one unit: the manifest names the folder's and the report files' SHA-256
+    from bioanon.release_unit import verify_release
+
+    assert verify_release(out) and set(man["report"]["sha256"]) == {
+        "report.json", "report.html", "search.png"}
+    assert doc["release"]["written"] and doc["release"]["table"] == "rel/"
     text = " ".join(res.output.split())
     assert "of 1,600 records" in text and "1,600 records in 4 bucket parts" in text
     _no_secret_in([tmp_path / "rel.manifest.json", *rep.iterdir(), *parts], SEED)

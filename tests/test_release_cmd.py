@@ -87,6 +87,10 @@ def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_p
     assert page.index("id='risk-table'") < page.index("id='verdict'")  # opens with the risks
     assert page.index("Certified — release written:") < page.index("id='risk-table'")
     assert doc["release"]["written"] and doc["release"]["table"] == out.name
+    from bioanon.release_unit import verify_release
+
+    assert verify_release(out) and set(man["report"]["sha256"]) == {  # one unit
+        "report.json", "report.html", "search.png"}
     assert man["verdict"]["risks"] and man["accepted_risks"] == LOOSE["accept_risks"]
     assert WHY in page  # the report records the accepted risks with the reason
     assert "Search: CAS against" in page and (rep_dir / "search.png").stat().st_size > 1000

@@ -17,8 +17,10 @@ A table too large for memory is certified in four steps, never held whole:
    (:func:`~bioanon.scale.run.anonymize_bucketed`) with a fresh release seed; the manifest is
    certified and names the verdict, the sample's and the table's sizes and the bucket rule.
 
-The report (``OUTPUT.report/``) is written before the release folder; nothing is written when
-no setting is certified (:class:`~bioanon.certification.NotCertified`).
+The release folder, ``OUTPUT.manifest.json`` and the report (``OUTPUT.report/``) appear as one
+unit, the manifest last (:func:`bioanon.release_unit.write_unit`). When no setting is certified
+(:class:`~bioanon.certification.NotCertified`) only the closest setting's report is written
+(``NotCertified.write_report``; the command line does it).
 """
 
 from __future__ import annotations
@@ -40,13 +42,11 @@ from ..release import manifest_path
 from ..sampling import panel_sample
 from ..table import FeatureTable
 from .certificate import (
-    REPORT_FILES,
     NotCertified,
     certification_block,
     public_rows,
     release_seed,
     report_and_chart,
-    report_dir,
     write_report,
 )
 from .search import build_candidate, candidates, judge_options, run_search
@@ -164,15 +164,6 @@ def _give_back_memory() -> None:
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def _remove_report(folder: Path, made: bool) -> None:
-    """Remove the report files written here (and the folder, when this call created it)."""
-    for name in REPORT_FILES:
-        (folder / name).unlink(missing_ok=True)
-    if made:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
 
 
 @dataclass
@@ -339,26 +330,22 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                          "smaller than bucket_size is one bucket)"}
     result.confirmation = _judged_on(result.confirmation, sizes, rule)
     report, png = report_and_chart(result, roles.sensitive, roles.interest)
-    rep_dir = report_dir(out)
-    made = not rep_dir.exists()
-    write_report(report, png, rep_dir)
+    report = report.amended(lambda data: data.update(release={
+        "certified": True, "written": True, "setting": c.label(), "table": out.name + "/",
+        "manifest": out.name + ".manifest.json", "n_records": sizes.get("total_records")}))
     seed = release_seed(random_state)
     anon = build_candidate(c, roles.interest, roles.sensitive, add, None)
     certification = certification_block(
         result, judged_on={**sizes, "sample": "stratified panel sample of identities and "
                                               "records (by the interest within each)"},
         bucket_rule=rule)
-    try:
-        res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
-                                 additional=add, sensitive=roles.sensitive,
-                                 labels=list(roles.identifying), keep_sensitive=keep_sensitive,
-                                 bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
-                                 scheduler=scheduler, local=local, n_workers=n_workers,
-                                 version=version, progress=progress,
-                                 certification=certification)
-    except BaseException:  # no release: no report of one either
-        _remove_report(rep_dir, made)
-        raise
+    res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
+                             additional=add, sensitive=roles.sensitive,
+                             labels=list(roles.identifying), keep_sensitive=keep_sensitive,
+                             bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
+                             scheduler=scheduler, local=local, n_workers=n_workers,
+                             version=version, progress=progress, certification=certification,
+                             report=lambda folder: write_report(report, png, folder))
     manifest = json.loads(manifest_path(out).read_text())
     return CertifiedBucketedRelease(out, manifest, dict(result.confirmation["verdict"]),
                                     public_rows(result), report, result, sizes, res,

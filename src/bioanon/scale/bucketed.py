@@ -27,7 +27,6 @@ uniform among the records of the bucket, which is itself a uniform random strati
 from __future__ import annotations
 
 import copy
-import json
 import os
 import shutil
 import tempfile
@@ -40,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
-from ..io import make_temp_dir, write_text_atomic
-from ..release import manifest_path
+from ..io import make_temp_dir
+from ..release_unit import write_unit
 from ..sampling import stratified_positions
 from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
@@ -172,8 +171,8 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                      client: Any = None, num_workers: int | None = None,
                      spill_dir: str | os.PathLike | None = None,
                      blocksize: int | None = None,
-                     progress: Callable[[int, int, str], None] | None = None
-                     ) -> BucketedResult:
+                     progress: Callable[[int, int, str], None] | None = None,
+                     report: Callable[[Path], Any] | None = None) -> BucketedResult:
     """Release a Parquet dataset bucket by bucket and write a partitioned Parquet release.
 
     Parameters
@@ -181,8 +180,9 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     source : path
         Parquet file or folder of Parquet files (label columns + numeric feature columns).
     output : path
-        Folder to create (must not exist); it appears only once complete. The manifest is
-        written next to it as ``<output>.manifest.json``, atomically, after the folder.
+        Folder to create (must not exist). The folder, ``<output>.manifest.json`` (naming the
+        SHA-256 of the folder's parts) and, with ``report``, ``<output>.report/`` appear as
+        one unit (:func:`bioanon.release_unit.write_unit`): the manifest last.
     anonymizer : MixingAnonymizer
         Unfitted; fitted here on a stratified sample of at most ``fit_sample`` records.
     interest : str
@@ -210,6 +210,8 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     progress : callable ``(done, total, text)``, optional
         Called as partitions are spilled and buckets released (on a cluster, per task; on
         threads, per wave of tasks).
+    report : callable, optional
+        Writes the release's report into the folder it is given (``<output>.report/``).
 
     Returns
     -------
@@ -331,40 +333,44 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         parts = compute(*[release(anonymizer, spill, counts.shape[0], offsets, counts, b,
                                   seeds[b], labels, released, features, interest, tmp_out)
                             for b in range(n_buckets)], text="releasing buckets")
-        # 5. the folder appears whole, then the manifest beside it
-        os.replace(tmp_out, out)
+        # 5. the folder, its manifest (last) and the report appear as one unit
+        class_counts: dict[str, int] = {}
+        for part in parts:
+            for c, m in part["classes"].items():
+                class_counts[c] = class_counts.get(c, 0) + m
+        per_bucket = [p["n"] for p in parts]
+        smallest = min(min(p["classes"].values()) for p in parts)
+        result = BucketedResult(out, int(sum(per_bucket)), n_buckets,
+                                (min(per_bucket), max(per_bucket)), class_counts, n_fit,
+                                features, released, smallest)
+        doc = {**manifest,
+               "input": {**manifest.get("input", {}), "n_records": n,
+                         "n_features": len(features)},
+               "features": {"n": len(features), "role": "features (anonymized)"},
+               "output": {**manifest.get("output", {}), "name": out.name,
+                          "format": "parquet (partitioned, one part per bucket)",
+                          "label_columns": released, "n_records": result.n_records,
+                          "n_features": len(features), "shuffled": True},
+               "scale": {"bucket_size": int(bucket_size), "n_buckets": n_buckets,
+                         "bucket_records": list(result.bucket_sizes),
+                         "smallest_class_in_a_bucket": smallest,
+                         "sets_drawn_within": "bucket (stratified by the interest)",
+                         "fit_sample_records": n_fit,
+                         "fit_sample": "stratified by the interest"}}
+        if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
+            from ..anonymize.relevance import relevance_sample_size
+
+            doc["relevance_fit"] = {
+                "records": relevance_sample_size(
+                    n_fit, getattr(anonymizer, "relevance_records", None)),
+                "of": n, "sample": "stratified by the interest, then by the attribute scored"}
+
+        def move_parts(staged: Path) -> None:  # the released parts into the unit's stage
+            staged.rmdir()
+            os.replace(tmp_out, staged)
+
+        write_unit(out, table=move_parts, manifest=doc, report=report, table_is_dir=True)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
         shutil.rmtree(tmp_out, ignore_errors=True)
-    class_counts: dict[str, int] = {}
-    for part in parts:
-        for c, m in part["classes"].items():
-            class_counts[c] = class_counts.get(c, 0) + m
-    per_bucket = [p["n"] for p in parts]
-    smallest = min(min(p["classes"].values()) for p in parts)
-    result = BucketedResult(out, int(sum(per_bucket)), n_buckets,
-                            (min(per_bucket), max(per_bucket)), class_counts, n_fit,
-                            features, released, smallest)
-    doc = {**manifest,
-           "input": {**manifest.get("input", {}), "n_records": n,
-                     "n_features": len(features)},
-           "features": {"n": len(features), "role": "features (anonymized)"},
-           "output": {**manifest.get("output", {}), "name": out.name,
-                      "format": "parquet (partitioned, one part per bucket)",
-                      "label_columns": released, "n_records": result.n_records,
-                      "n_features": len(features), "shuffled": True},
-           "scale": {"bucket_size": int(bucket_size), "n_buckets": n_buckets,
-                     "bucket_records": list(result.bucket_sizes),
-                     "smallest_class_in_a_bucket": smallest,
-                     "sets_drawn_within": "bucket (stratified by the interest)",
-                     "fit_sample_records": n_fit, "fit_sample": "stratified by the interest"}}
-    if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
-        from ..anonymize.relevance import relevance_sample_size
-
-        doc["relevance_fit"] = {"records": relevance_sample_size(
-                                    n_fit, getattr(anonymizer, "relevance_records", None)),
-                                "of": n,
-                                "sample": "stratified by the interest, then by the attribute "
-                                          "scored"}
-    write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
     return result
