@@ -233,3 +233,59 @@ def test_json_prints_one_document_also_when_nothing_is_certified(src, tmp_path):
     assert "record-recognition" in doc["short_of"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel.parquet.report"]  # its report only
     assert doc["report"].endswith("rel.parquet.report")
+
+
+KILLED_RELEASE = """
+import sys, time
+import bioanon.release_unit as unit
+
+def pause(step):
+    if step == sys.argv[1]:
+        print("PAUSED", flush=True)
+        time.sleep(120)
+
+unit._step_hook = pause
+from bioanon.cli import app
+app(sys.argv[2:], prog_name="bioanon")
+"""
+
+
+def test_a_release_killed_while_it_switches_leaves_nothing_that_passes(src, tmp_path):
+    """``release`` killed (SIGKILL) in the middle of replacing a previous release: what is
+    left has no manifest, so nothing passes for a release (every step of the switch is
+    killed in tests/test_release_unit.py; this is the command itself)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from bioanon.release_unit import manifest_path, verify_release, write_unit
+
+    out = tmp_path / "rel.parquet"
+    write_unit(out, table=lambda tmp: tmp.write_bytes(b"an older release") and None,
+               manifest={"certified": True},
+               report=lambda d: (d / "report.json").write_text("{}"))
+    assert verify_release(out)
+    args = [*_base(src, out), "--methods", "selective-mean", "--target-advantage", "0.3",
+            "--seed", SEED, *FAST_CLI, *LOOSE_CLI]
+    root = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_RELEASE, "report-moved-aside",
+                              *map(str, args)], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env=env, text=True)
+    try:
+        for line in child.stdout:  # the command's own output, then the pause
+            if "PAUSED" in line:
+                break
+        else:
+            raise AssertionError("the release ended before its switch")
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    assert not manifest_path(out).exists() and not verify_release(out)
+    assert out.read_bytes() != b"an older release"  # the switch had begun: the old is gone
