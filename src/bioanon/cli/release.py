@@ -229,9 +229,9 @@ def release_command(
             out = certify(table, roles, force=force, input_name=input.name,
                           input_sha256=input_sha256, progress=update, **options)
     except NotCertified as exc:
-        _print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated)
         _refuse(exc, as_json, output)
-    _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
     unnamed = [c["name"] for c in out.manifest["columns"]
                if c["role"] == NO_ROLE and not c["released"]]
     if unnamed:
@@ -287,20 +287,21 @@ def _unfit_warning() -> None:
                       "auditor's attack only, unfit for a real release", highlight=False)
 
 
-def _print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
+def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                   not_evaluated: list[str]) -> None:
     """One line per evaluated setting, per skipped setting, and the budget's note."""
     from ..certification.search import row_line as search_row_line
 
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
-    for skip in skipped:
-        if "setting" in skip:
-            err_console.print(f"  {skip['setting']}: skipped ({skip['reason']})",
-                              highlight=False, soft_wrap=True)
+    for skip in skipped:  # every setting or method left out is named, with its reason
+        what = skip.get("setting") or skip.get("method")
+        err_console.print(f"  {what}: skipped ({skip['reason']})", highlight=False,
+                          soft_wrap=True)
     if not_evaluated:
         err_console.print(f"budget reached: {len(not_evaluated)} setting(s) not "
-                          "evaluated", highlight=False)
+                          f"evaluated: {', '.join(not_evaluated)}", highlight=False,
+                          soft_wrap=True)
 
 
 def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
@@ -341,9 +342,9 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
                                   sample_records=sample_records, version=__version__,
                                   progress=update, **options)
     except NotCertified as exc:
-        _print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated)
         _refuse(exc, as_json, output)
-    _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
     notes = notes_console(as_json)
     print_summary(out.report, as_json)
     s = out.sample
