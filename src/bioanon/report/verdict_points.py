@@ -11,7 +11,7 @@ Examples
 ...      "utility": {"cas": 0.25, "column": "expression", "clear": 0.917}}
 >>> head, points = verdict_points(v)
 >>> head
-'NOT certified: 1 of 2 risks fell short'
+'target NOT met: 1 of 2 risks fell short'
 >>> points[0]
 'record-recognition: not met — advantage 0.500 (upper bound 0.660, target 0.05)'
 """
@@ -40,9 +40,9 @@ def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
     if verdict.get("met"):
         head = f"every risk within its target ({len(risks)} risks)"
     elif short:
-        head = f"NOT certified: {len(short)} of {len(risks)} risks fell short"
+        head = f"target NOT met: {len(short)} of {len(risks)} risks fell short"
     else:
-        head = "NOT certified: utility fell short"
+        head = "target NOT met: the utility fell short"
     points = []
     for r in short:
         if r.get("status") in ("not met",):
