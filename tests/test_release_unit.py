@@ -54,7 +54,7 @@ ZYGOTE = textwrap.dedent("""
         if pid == 0:
             def hook(name, i=i, step=step, go=Path(folder) / "GO"):
                 if name == step:  # paused until the test has sent its signal
-                    os.write(1, f"PAUSED {i} {os.getpid()}\n".encode())  # one atomic write
+                    os.write(1, f"PAUSED {i} {os.getpid()}\\n".encode())  # one atomic write
                     deadline = time.monotonic() + 60
                     while not go.exists() and time.monotonic() < deadline:
                         time.sleep(0.01)
