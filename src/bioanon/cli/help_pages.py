@@ -44,6 +44,8 @@ DETAILS: dict[str, frozenset[str]] = {
                        "--target-advantage", "--target-membership", "--target-inference",
                        "--max-records"}),
 }
+#: flags that ask for text instead of setting something (no --no- form, like --help)
+ACTIONS = frozenset({"version", "help_all"})
 #: the flag that shows the whole page
 HELP_ALL = "--help-all"
 
@@ -57,7 +59,8 @@ def add_no_forms(cmd: Any) -> None:
     """Give every boolean flag of ``cmd`` its ``--no-`` form (idempotent)."""
     for param in cmd.params:
         if (param.param_type_name == "option" and getattr(param, "is_bool_flag", False)
-                and not param.secondary_opts and not param.is_eager):
+                and not param.secondary_opts and not param.is_eager
+                and param.name not in ACTIONS):
             longs = [o for o in param.opts if o.startswith("--")]
             if longs:
                 param.secondary_opts = [f"--no-{longs[0][2:]}"]
