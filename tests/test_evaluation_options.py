@@ -49,7 +49,8 @@ def test_evaluate_takes_max_records_and_inference_again() -> None:
     sample = rep["dataset"]["panel_sample"]
     assert sample["sampled"] and sample["n_records"] <= 60 < sample["total_records"]
     inference = [r for r in rep["risks"] if r["risk"] == "inference"]
-    assert inference and all(r["status"] == "not covered" and "inference=False" in r["reason"]
+    assert inference and all(r["status"] == "inconclusive at this size"
+                             and "inference=False" in r["reason"]
                              for r in inference)
 
 

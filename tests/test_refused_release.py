@@ -25,7 +25,9 @@ def test_a_refusal_writes_its_report_alone(tmp_path):
         "release", str(src), "-o", str(out), "--interest", "expression", "--sensitive",
         "identity", "--identifying", "gender", "--identifying", "environment",
         "--methods", "noise", "--models", "knn", "--attackers", "naive", "--jobs", "1",
-        "--seed", "1"])
+        "--seed", "1", "--level", "0.99",  # 4 people: the identity level is accepted
+        "--accept-risk", "identity-membership", "--reason", "4 people",
+        "--accept-risk", "identity-inference", "--reason", "4 people"])
     assert res.exit_code == 1, res.output
     assert "report (NOT certified) is in" in " ".join(res.output.split())
     assert not out.exists() and not manifest_path(out).exists() and not verify_release(out)

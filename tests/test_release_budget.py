@@ -29,10 +29,10 @@ FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot", "--jobs", "1",
             "--budget-minutes", "0.000001", "--target-advantage", "0.5"]
 #: these tests are about the stated guarantee; the risks' own tests are in test_risks.py
 WHY = "test of the declared budget"
-LOOSE: dict[str, Any] = {"target_membership": 1.0, "target_inference": 1.0,
+LOOSE: dict[str, Any] = {"level": 0.99,
                          "accept_risks": {"identity-membership": WHY,
                                           "identity-inference": WHY}}
-LOOSE_CLI = ["--target-membership", "1", "--target-inference", "1",
+LOOSE_CLI = ["--level", "0.99",
              "--accept-risk", "identity-membership", "--reason", WHY,
              "--accept-risk", "identity-inference", "--reason", WHY]
 ROLES = Roles(sensitive="identity", interest="expression")

@@ -47,7 +47,7 @@ def test_every_registered_risk_is_built_the_same_way(table) -> None:
 
 
 def test_a_new_risk_is_one_registry_line(table, monkeypatch) -> None:
-    spec = RiskSpec("echo", EchoRisk, "advantage", "target_inference", None, "echo", 0.0)
+    spec = RiskSpec("echo", EchoRisk, "advantage", "target_advantage", None, "echo", 0.0)
     monkeypatch.setattr(protocol, "REGISTRY", (*REGISTRY, spec))
     ev = Evaluation(table, "expression", "identity",
                     anonymizer=GaussianNoiseAnonymizer(sigma=1.0), **FAST).evaluate()
@@ -63,7 +63,7 @@ def test_the_search_chart_has_one_panel_per_registered_risk(monkeypatch) -> None
     fig = search_figure(SearchResult([], 0.05), "identity", "expression")
     assert [ax.get_title() for ax in fig.axes] == [s.name for s in REGISTRY]
     plt.close(fig)
-    spec = RiskSpec("echo", EchoRisk, "advantage", "target_inference", None, "echo", 0.0)
+    spec = RiskSpec("echo", EchoRisk, "advantage", "target_advantage", None, "echo", 0.0)
     monkeypatch.setattr(chart, "REGISTRY", (*REGISTRY, spec))
     fig = search_figure(SearchResult([], 0.05), "identity", "expression")
     assert [ax.get_title() for ax in fig.axes][-1] == "echo"

@@ -198,9 +198,22 @@ def certified_report(result: SearchResult, sensitive: str, interest: str) -> tup
     if conf is None:
         raise BioanonError(result.failure_line())
     fig = search_figure(result, sensitive, interest)
-    report = conf.amended(lambda data: data.update(search=result.to_dict()),
-                          {"Search: CAS against each risk":
-                           figure_html(fig, "search Pareto chart")})
+
+    def add(data: dict[str, Any]) -> None:
+        # report.json opens with the plan and the setting it judged, then the rest
+        plan = result.plan.to_dict() if getattr(result, "plan", None) is not None else None
+        chosen = result.candidate
+        near, _ = result.closest() if chosen is None else (None, "")
+        setting = {"setting": chosen.label() if chosen is not None else
+                   (near or {}).get("setting"), "certified": bool(result.certified),
+                   "judged": "the confirmation (a fresh split)" if chosen is not None else
+                   "the closest setting on a fresh split (NOT certified)"}
+        rest = dict(data)
+        data.clear()
+        data.update({"plan": plan, "setting": setting, **rest, "search": result.to_dict()})
+
+    report = conf.amended(add, {"Search: CAS against each risk":
+                                figure_html(fig, "search Pareto chart")})
     return report, fig
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..evaluation.risks.base import target_at
 from ..evaluation.risks.registry import REGISTRY
 
 
@@ -17,16 +18,18 @@ def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float,
         return (float("nan"),) * 3 + (False,)
     r = max(rs, key=lambda r: r["ci"][1])
     return (r["value"], r["ci"][0], r["ci"][1], all(
-        x["status"] in ("met", "accepted") for x in row.get("risks", []) if x["risk"] == risk))
+        x["status"] in ("met", "covered by the guarantee", "accepted")
+        for x in row.get("risks", []) if x["risk"] == risk))
 
 
 def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     """The search chart: CAS against each risk (one panel per risk), with intervals.
 
     x: one panel per registered risk (:data:`bioanon.evaluation.risks.registry.REGISTRY`:
-    recognition, the cross-fitted worst case's advantage on ``sensitive``; membership, the
-    judged AUC, worst level; inference on members, the advantage over non-members, worst
-    level), each with its 95% interval and its target as a vertical line; y: CAS with its 95%
+    recognition, the cross-fitted worst case's advantage on ``sensitive``; membership and
+    inference on members, their membership advantage TPR − FPR, worst level), each with its
+    95% interval and its target as a vertical line (a privacy level's record target; its
+    identity target dashed when it differs); y: CAS with its 95%
     interval. Green: the setting meets every risk; orange: this risk is met, another is not;
     grey: this risk fails. The chosen setting is circled; the key names the numbers.
     """
@@ -35,9 +38,13 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..levels import resolve_level
+
     rows = result.rows
+    lv = resolve_level(getattr(result, "level", None))
     panels = [(spec.name, spec.axis.format(sensitive=sensitive),
-               getattr(result, spec.target_option), spec.no_leak) for spec in REGISTRY]
+               target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak)
+              for spec in REGISTRY]
     fig, axes = plt.subplots(1, len(panels), figsize=(12.5 * len(panels) / 3, 4.4),
                              sharey=True, squeeze=False)
     axes = axes[0]
@@ -69,7 +76,11 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
                        label=f"clear data ({clear:.3f})")
             ax.set_ylim(0, 1.05 * max(1.0, clear))
         ax.axvline(target, color="#d9534f", linestyle=":", linewidth=1.5,
-                   label=f"target {target:g}")
+                   label=f"target {target:g}" + ("" if risk == "recognition" else
+                                                 f" ({lv.name}, record)"))
+        if risk != "recognition" and lv.identity != lv.record:
+            ax.axvline(lv.identity, color="#d9534f", linestyle="--", linewidth=1,
+                       label=f"target {lv.identity:g} ({lv.name}, identity)")
         ax.axvline(base, color="black", linestyle="--", linewidth=0.8, label="no leak")
         ax.set_xlabel(label + " (lower: better)", fontsize=8)
         ax.set_title(risk, fontsize=10)

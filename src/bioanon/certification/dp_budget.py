@@ -200,6 +200,17 @@ class DPBudget:
             return float(self.delta)
         return 1.0 / max(self.units(table, sensitive), 2) ** 2
 
+    def guarantee(self, table: FeatureTable, sensitive: str | None) -> Any:
+        """The :class:`~bioanon.privacy_bounds.Guarantee` this budget gives a membership test:
+        (ε, δ) at its unit, with the μ-GDP of the Gaussian mechanisms the DP methods spend
+        it on (:func:`~bioanon.privacy_bounds.gaussian_mu`); strict only with public data."""
+        from ..privacy_bounds import Guarantee, gaussian_mu
+
+        delta = self.delta_for(table, sensitive)
+        return Guarantee(float(self.epsilon), delta, self.privacy_unit,
+                         gaussian_mu(float(self.epsilon), delta, self.privacy_unit),
+                         self.strict, "the DP methods' Gaussian mechanisms at (epsilon, delta)")
+
     @property
     def strict(self) -> bool:
         """True when public side data fix every data-dependent input of the mechanism."""

@@ -25,10 +25,17 @@ Examples
 >>> from bioanon.datasets import make_biometric
 >>> from bioanon.release import Roles
 >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32, random_state=0)
+>>> roles = Roles(sensitive="identity", interest="expression")
+>>> try:                              # 180 records of 6 people: the plan refuses at once
+...     certify(t, roles, methods=["noise"], models=["knn"], n_jobs=1)
+... except PlanRefused as exc:
+...     print(str(exc)[:60])
+level 'standard' cannot be shown on this table, inconclusive
+>>> why = "a doctest"                 # a looser level, the identity level accepted
 >>> try:
-...     out = certify(t, Roles(sensitive="identity", interest="expression"),
-...                   methods=["noise"], target=0.5, models=["knn"],
-...                   attackers="naive,parrot", random_state=0, n_jobs=1)
+...     out = certify(t, roles, methods=["noise"], target=0.5, models=["knn"],
+...                   attackers="naive,parrot", random_state=0, n_jobs=1, level=0.5,
+...                   accept_risks={"identity-membership": why, "identity-inference": why})
 ... except NotCertified as exc:
 ...     out = exc
 >>> isinstance(out, (CertifiedRelease, NotCertified)), len(out.rows)
@@ -38,11 +45,13 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
+from ..plan import Plan, PlanRefused, make_plan
 from ..release import join_check, release, resolve_roles
 from ..table import FeatureTable
 from .certificate import (
@@ -55,7 +64,7 @@ from .certificate import (
     state_budget,
 )
 from .dp_budget import DPBudget
-from .search import SearchResult, build_candidate, judge_options, run_search
+from .search import SearchResult, build_candidate, judge_options, run_search, weights
 
 Progress = Callable[[int, int, str], None]
 
@@ -123,7 +132,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         the attack panel, ``group``, ``n_jobs``, the targets, ``accept_risks``).
     **option_values
         Any field of :class:`~bioanon.evaluation.options.EvaluationOptions` (``models=``,
-        ``attackers=``, ``target_membership=``, ...), replacing the one in ``options``.
+        ``attackers=``, ``level=``, ...), replacing the one in ``options``.
 
     Returns
     -------
@@ -133,6 +142,10 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
     ------
     NotCertified
         When no setting meets the target (nothing is released).
+    bioanon.plan.PlanRefused
+        Before any search, when the plan (from the table's shape alone) says the privacy
+        level cannot be shown on this table and nothing accepted or covers it (a
+        :class:`~bioanon.errors.BioanonError`: one line naming the ways forward).
     BioanonError
         On bad input (a role naming no column, a refused join check, an unknown method).
     """
@@ -148,10 +161,16 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
                        roles.sensitive, force=force)  # run once; a refusal costs no search
     if budget is not None:
         budget.candidates(table, methods, roles.sensitive)  # a refusal costs no search
-    result = run_search(table, roles, options=judge_options(options, target, option_values),
+    opts = judge_options(options, target, option_values)
+    guarantee = budget.guarantee(table, roles.sensitive) if budget is not None else None
+    plan = certification_plan(table, roles, opts, guarantee)
+    if not plan.can_proceed:  # known from the table's shape: said in seconds, not at the end
+        raise PlanRefused(plan)
+    result = run_search(table, roles, options=replace(opts, guarantee=guarantee),
                         methods=methods, random_state=random_state,
                         budget_minutes=budget_minutes, decoupler=decoupler,
                         progress=progress, report_closest=report_closest, budget=budget)
+    result.plan = plan
     if not result.certified:
         raise NotCertified(result, roles.sensitive, roles.interest)
     out = certified_release(table, result, roles, keep_sensitive=keep_sensitive, force=force,
@@ -162,6 +181,18 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         report = state_budget(out.manifest, report, budget, result, table, roles.sensitive)
     return CertifiedRelease(out.table, out.manifest, dict(out.manifest["verdict"]),
                             public_rows(result), report, result, list(out.dropped), png)
+
+
+def certification_plan(table: FeatureTable, roles: Any, options: EvaluationOptions,
+                       guarantee: Any = None) -> Plan:
+    """The plan of a certification of ``table`` with these roles and options (from the
+    table's shape alone: :func:`bioanon.plan.make_plan`)."""
+    return make_plan(table, roles.interest, roles.sensitive, level=options.level,
+                     group=options.group, test_size=options.test_size,
+                     label_columns=[roles.interest, *weights(roles), *roles.quasi,
+                                    *roles.keep],
+                     target_recognition=options.target_advantage, guarantee=guarantee,
+                     accept=options.accept_risks)
 
 
 def declared_budget(table: FeatureTable, sensitive: str | None, *, epsilon: float | None,
@@ -220,4 +251,4 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
     return out
 
 
-__all__ = ["certified_release", "certify", "declared_budget"]
+__all__ = ["certification_plan", "certified_release", "certify", "declared_budget"]

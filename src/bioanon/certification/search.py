@@ -61,14 +61,16 @@ from ..evaluation.options import EvaluationOptions
 from ..evaluation.seeds import derive_seed
 from ..evaluation.verdict import (
     DEFAULT_TARGET,
-    DEFAULT_TARGET_INFERENCE,
-    DEFAULT_TARGET_MEMBERSHIP,
     RISK_RULE,
     verdict,
 )
+from ..metrics.results import COVERED, INCONCLUSIVE
 from ..progress import stages
 from ..report.build import build_report
 from ..table import FeatureTable
+
+#: the statuses that pass the verdict
+PASSING = ("met", COVERED, "accepted")
 
 Progress = Callable[[int, int, str], None]
 
@@ -207,10 +209,10 @@ def row_line(row: Mapping[str, Any]) -> str:
     Examples
     --------
     >>> r = {"setting": "vp-mix(g=8)", "cas": 0.85, "clear": 0.86, "met": False,
-    ...      "risks": [{"name": "record-membership", "statistic": "AUC", "value": 0.96,
-    ...                 "ci": [0.95, 0.97], "target": 0.6, "status": "not met"}]}
+    ...      "risks": [{"name": "record-membership", "statistic": "advantage", "value": 0.36,
+    ...                 "ci": [0.25, 0.47], "target": 0.1, "status": "not met"}]}
     >>> row_line(r).split("; ")[1].split(" -> ")[0]
-    'record-membership AUC 0.960 (upper bound 0.970, target 0.6) not met'
+    'record-membership advantage 0.360 (upper bound 0.470, target 0.1) not met'
     """
     parts = []
     for r in row.get("risks", []):
@@ -219,7 +221,7 @@ def row_line(row: Mapping[str, Any]) -> str:
         fig = ("—" if not np.isfinite(v)
                else f"{v:.3f} (upper bound {r['ci'][1]:.3f}{limit})")
         parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
-    failed = [r["name"] for r in row.get("risks", []) if r["status"] not in ("met", "accepted")]
+    failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
     verdict_ = "meets every target" if row["met"] else (
         f"fails ({', '.join(failed)})" if failed else "fails (utility)")
     return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "
@@ -230,10 +232,10 @@ def _risk_text(row: Mapping[str, Any]) -> str:
     """What fell short among the risks of a row, in words."""
     parts = []
     for r in row.get("risks", []):
-        if r["status"] in ("met", "accepted"):
+        if r["status"] in PASSING:
             continue
-        if r["status"] == "not covered":
-            parts.append(f"{r['name']} not covered ({r['reason']})")
+        if r["status"] in (INCONCLUSIVE, "not covered"):
+            parts.append(f"{r['name']} {INCONCLUSIVE} ({r['reason']})")
         else:
             parts.append(f"{r['name']} {r['statistic']} upper bound {r['ci'][1]:.3f} > target "
                          f"{r['target']:g}")
@@ -252,11 +254,11 @@ class SearchResult:
     not_evaluated: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     budget_minutes: float | None = None
-    target_membership: float = DEFAULT_TARGET_MEMBERSHIP
-    target_inference: float = DEFAULT_TARGET_INFERENCE
+    level: Any = None
     accept_risks: dict[str, str] = field(default_factory=dict)
     interest: str | None = None
     closest_report: Any = None  # the closest setting's report when nothing was chosen
+    plan: Any = None  # the plan (bioanon.plan.Plan) the certification ran under
 
     @property
     def candidate(self) -> Candidate | None:
@@ -275,7 +277,7 @@ class SearchResult:
         """The setting that came closest, and what fell short (which risk, or utility)."""
         if self.chosen is not None and not self.certified:
             v = self.confirmation["verdict"]
-            failed = [r for r in v.get("risks", []) if r["status"] not in ("met", "accepted")]
+            failed = [r for r in v.get("risks", []) if r["status"] not in PASSING]
             return (self.rows[self.chosen],
                     "the confirmation run (a fresh split): " + _risk_text({"risks": failed}))
         if not self.rows:
@@ -319,13 +321,15 @@ class SearchResult:
         conf = None
         if self.confirmation is not None:
             conf = self.confirmation["verdict"]
+        from ..levels import resolve_level
+
         return {"target_advantage": self.target_advantage,
-                "target_membership": self.target_membership,
-                "target_inference": self.target_inference,
+                "level": resolve_level(self.level).to_dict(),
                 "accepted_risks": dict(self.accept_risks), "rule": CHOICE_RULE,
                 "rows": rows, "chosen": self.chosen, "certified": self.certified,
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
+                "plan": self.plan.to_dict() if self.plan is not None else None,
                 "budget_minutes": self.budget_minutes}
 
 
@@ -347,9 +351,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     options : EvaluationOptions, optional
         How each setting is judged (:class:`~bioanon.evaluation.options.EvaluationOptions`:
         the panel, ``group``, ``released_labels``, ``test_size``, the targets —
-        ``target_advantage`` 0.05, ``target_membership`` 0.6, ``target_inference`` 0.05 — and
-        ``accept_risks``); a setting is chosen only when every risk is met. The search always
-        judges membership, not verification, and draws no selection curves.
+        ``target_advantage`` 0.05 (recognition) and ``level`` (membership and inference, one
+        membership-advantage target per level; default "standard") — and ``accept_risks``);
+        a setting is chosen only when every risk is met. The search always judges
+        membership, not verification, and draws no selection curves.
     **option_values
         Any field of :class:`~bioanon.evaluation.options.EvaluationOptions`, replacing the
         one in ``options``.
@@ -407,13 +412,12 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     accept = check_accepted(opts.accept_risks)
     opts = replace(opts, selection=None, membership=True, verification=False,
                    accept_risks=accept)
-    targets = dict(target_membership=float(opts.target_membership),
-                   target_inference=float(opts.target_inference), accept_risks=accept)
+    from ..levels import resolve_level
+
+    targets = dict(level=resolve_level(opts.level), accept_risks=accept)
     result = SearchResult([], float(target_advantage), skipped=skipped,
-                          budget_minutes=budget_minutes,
-                          target_membership=float(opts.target_membership),
-                          target_inference=float(opts.target_inference), accept_risks=accept,
-                          interest=interest)
+                          budget_minutes=budget_minutes, level=resolve_level(opts.level),
+                          accept_risks=accept, interest=interest)
     start = time.perf_counter()
     total = len(cands) + 1
     n_skipped = len(result.skipped)

@@ -58,8 +58,6 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 #: (-1 or a positive count).
 OPTION_RANGES: dict[str, Param] = {
     "target_advantage": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
-    "target_membership": Param("float", low=0.5, high=1, help="an AUC bound, e.g. 0.6"),
-    "target_inference": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
@@ -607,16 +605,19 @@ def print_risks(report: Any) -> None:
     tab.add_column("baseline", no_wrap=True)
     tab.add_column("target", no_wrap=True)
     tab.add_column("status", no_wrap=True)
-    style = {"met": "green", "accepted": "yellow", "not met": "bold red",
-             "not covered": "bold red"}
+    style = {"met": "green", "accepted": "yellow", "covered by the guarantee": "green",
+             "not met": "bold red", "inconclusive at this size": "bold yellow"}
     for r in rows:
         who = Text(f"{r['risk']} ({r['statistic']})")
         who.append(f"\n{r['attacker']}", style="dim")
-        tab.add_row(who, Text(r["value"]), Text(r["baseline_value"]), Text(r["target_short"]),
+        fig = Text(r["value"])
+        if r.get("beside"):
+            fig.append("\n" + r["beside"].replace("; ", "\n"), style="dim")
+        tab.add_row(who, fig, Text(r["baseline_value"]), Text(r["target_short"]),
                     Text(r["status"], style=style.get(r["status"], "")))
     console.print(tab)
     for r in rows:
-        if r["status"] == "not covered":
+        if r["status"] in ("inconclusive at this size", "covered by the guarantee"):
             console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
 
 

@@ -32,11 +32,13 @@ from .common import (
 from .options import (
     AcceptRiskOpt,
     EvalSeedOpt,
+    LevelOpt,
     ReasonOpt,
     TargetInferenceOpt,
     TargetMembershipOpt,
     TargetOpt,
     parse_accept,
+    parse_level,
 )
 
 
@@ -51,8 +53,9 @@ def evaluate(
     additional: AddOpt = None,
     label: LabelOpt = None,
     target_advantage: TargetOpt = 0.05,
-    target_membership: TargetMembershipOpt = 0.6,
-    target_inference: TargetInferenceOpt = 0.05,
+    level: LevelOpt = None,
+    target_membership: TargetMembershipOpt = None,
+    target_inference: TargetInferenceOpt = None,
     accept_risk: AcceptRiskOpt = None,
     reason: ReasonOpt = None,
     preview: Annotated[bool, typer.Option(
@@ -96,6 +99,7 @@ def evaluate(
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
     accepted = parse_accept(accept_risk, reason)
+    lv = parse_level(level, target_membership, target_inference)
     eval_seed = 0 if choice.seed is None else choice.seed
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
     anon = choice.build(interest, sensitive, list(add),
@@ -120,8 +124,7 @@ def evaluate(
         models=model_list, test_size=test_size, attackers=modes, selection=selection,
         identities=identities, n_random=n_random, metadata=meta_cols, group=group,
         n_jobs=jobs, target_advantage=target_advantage, preview=preview,
-        target_membership=target_membership, target_inference=target_inference,
-        accept_risks=accepted)
+        level=lv, accept_risks=accepted)
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
                                 random_state=eval_seed, progress=update, options=options)

@@ -3,7 +3,7 @@ roles, the verdict's targets, accepted risks."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,14 +34,36 @@ TargetOpt = Annotated[float, typer.Option(
     "--target-advantage", help="Recognition target of the verdict: the upper end of the 95% "
                                "interval of the worst attack's advantage over max(chance, "
                                "control) must be at most this.")]
-TargetMembershipOpt = Annotated[float, typer.Option(
-    "--target-membership", help="Membership target: the upper end of the 95% interval of the "
-                                "strongest membership attacker's AUC (chosen on one half of "
-                                "the candidates, scored on the other) must be at most this.")]
-TargetInferenceOpt = Annotated[float, typer.Option(
-    "--target-inference", help="Inference target: the upper end of the 95% interval of an "
-                               "attacker's advantage in inferring members' released labels "
-                               "over the same attack on non-members must be at most this.")]
+LevelOpt = Annotated[str | None, typer.Option(
+    "--level", help="Privacy level of membership and inference on members, both judged by "
+                    "the membership advantage TPR − FPR (upper 95% bound): strict, standard "
+                    "(default), basic, or a number (the same target at the record and "
+                    "identity levels). See the README's levels table.")]
+#: removed: refused with the way forward (one line, exit 2)
+TargetMembershipOpt = Annotated[float | None, typer.Option(
+    "--target-membership", hidden=True, help="Removed: use --level.")]
+TargetInferenceOpt = Annotated[float | None, typer.Option(
+    "--target-inference", hidden=True, help="Removed: use --level.")]
+
+
+def parse_level(level: str | None, target_membership: float | None = None,
+                target_inference: float | None = None) -> Any:
+    """The :class:`~bioanon.levels.Level` of ``--level`` (None: the default); the removed
+    ``--target-membership`` / ``--target-inference`` refused in one line naming ``--level``."""
+    from ..levels import resolve_level
+
+    for flag, v in (("--target-membership", target_membership),
+                    ("--target-inference", target_inference)):
+        if v is not None:
+            raise BioanonError(f"{flag} was removed: membership and inference on members are "
+                               "now both judged by the membership advantage (TPR − FPR) "
+                               "against one target per level; use --level strict|standard|"
+                               "basic or a number, e.g. --level 0.1")
+    try:
+        return resolve_level(level)
+    except BioanonError:
+        raise BioanonError(f"--level {level!r} is not a level; use strict, standard, basic or "
+                           "a target advantage in (0, 1), e.g. --level 0.1") from None
 AcceptRiskOpt = Annotated[list[str] | None, typer.Option(
     "--accept-risk", help="Accept a named risk explicitly (LEVEL-RISK, e.g. "
                           "identity-membership) with --reason; recorded in the report and the "

@@ -45,12 +45,14 @@ from .options import (
     IdentOpt,
     KeepAsFeatureOpt,
     KeepOpt,
+    LevelOpt,
     QuasiOpt,
     ReasonOpt,
     TargetInferenceOpt,
     TargetMembershipOpt,
     TargetOpt,
     parse_accept,
+    parse_level,
 )
 
 
@@ -71,8 +73,9 @@ def release_command(
     keep_as_feature: KeepAsFeatureOpt = None,
     force: ForceOpt = False,
     target_advantage: TargetOpt = 0.05,
-    target_membership: TargetMembershipOpt = 0.6,
-    target_inference: TargetInferenceOpt = 0.05,
+    level: LevelOpt = None,
+    target_membership: TargetMembershipOpt = None,
+    target_inference: TargetInferenceOpt = None,
     accept_risk: AcceptRiskOpt = None,
     reason: ReasonOpt = None,
     methods: Annotated[str | None, typer.Option(
@@ -138,12 +141,17 @@ def release_command(
 ) -> None:
     """Search methods and settings, certify one against every risk, and release.
 
-    Every applicable method's settings are judged on a tuning split against every risk
-    (recognition: the upper 95% bound of the cross-fitted worst attack's advantage over
-    max(chance, control) within --target-advantage; membership: the strongest attacker's AUC
-    bound within --target-membership; inference on members: the advantage bound over
-    non-members within --target-inference; a level too small to measure is not covered and
-    fails unless accepted with --accept-risk LEVEL-RISK --reason "..."; utility: CAS). The
+    First the plan, from the table's shape alone: which risks at which level this table can
+    show (the smallest membership advantage its sample can rule out); a level it cannot show
+    stops the run at once with one line naming the ways forward (more identities or records,
+    --epsilon E --privacy-unit identity with --public-data, or --accept-risk LEVEL-RISK
+    --reason "..."). Then every applicable method's settings are judged on a tuning split
+    against every risk (recognition: the upper 95% bound of the cross-fitted worst attack's
+    advantage over max(chance, control) within --target-advantage; membership and inference
+    on members: the upper 95% bound of their membership advantage TPR − FPR within the
+    --level's target at the record and identity levels, or covered by a strict DP guarantee
+    whose bound is within it; a level that cannot be shown is "inconclusive at this size"
+    and fails unless accepted; utility: CAS). The
     most useful setting that meets every target is re-evaluated on a fresh split with a fresh
     seed; only if that confirmation meets every target too is the whole table anonymized and
     written with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise nothing is
@@ -194,6 +202,7 @@ def release_command(
                            "methods are not bucketed); drop --dask/--scheduler")
     add = parse_weighted(additional, 1.0, "--additional")
     accepted = parse_accept(accept_risk, reason)
+    lv = parse_level(level, target_membership, target_inference)
     roles = Roles(sensitive=sensitive, interest=interest, additional=add,
                   identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
                   keep=keep or [])
@@ -205,8 +214,7 @@ def release_command(
     modes = parse_modes(attackers)
     judge = EvaluationOptions.of(models=model_list, attackers=modes, group=group, n_jobs=jobs,
                                  target_advantage=target_advantage,
-                                 target_membership=target_membership,
-                                 target_inference=target_inference, accept_risks=accepted)
+                                 level=lv, accept_risks=accepted)
     options: dict[str, Any] = dict(methods=method_list, random_state=seed,
                                    budget_minutes=budget_minutes,
                                    keep_sensitive=keep_sensitive, options=judge,
@@ -222,6 +230,7 @@ def release_command(
                                    max_records_per_identity, input_sha256))
     if keep_sensitive:
         _unfit_warning()
+    _print_plan(table, roles, judge, options, as_json)  # before any setting is judged
     try:
         with progress_bar("certifying") as update, warnings.catch_warnings():
             if dp_epsilon is not None:  # one statement line below instead of one per fit
@@ -243,6 +252,20 @@ def release_command(
     notes.print(f"certified: {out.setting}; wrote {output} ({out.table.n_records} records), "
                 f"{man_path.name} and {rep_dir.name}/", highlight=False, soft_wrap=True)
     _print_budget(out.manifest.get("differential_privacy"), as_json)
+
+
+def _print_plan(table: Any, roles: Roles, judge: Any, options: dict[str, Any],
+                as_json: bool) -> None:
+    """The plan, from the table's shape alone, printed before the search (certify() refuses
+    a level it cannot show, in one line, right after)."""
+    from ..certification.memory import certification_plan, declared_budget
+
+    keys = ("epsilon", "delta", "public", "privacy_unit", "max_records_per_identity",
+            "public_name")
+    budget = declared_budget(table, roles.sensitive, **{k: options.get(k) for k in keys})
+    guarantee = budget.guarantee(table, roles.sensitive) if budget is not None else None
+    plan = certification_plan(table, roles, judge, guarantee)
+    notes_console(as_json).print(plan.render(), highlight=False, soft_wrap=True)
 
 
 def _budget_options(epsilon: float | None, delta: float | None, public_data: Path | None,

@@ -27,7 +27,23 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ..attack.recognizers import DEFAULT_MODELS
-from .verdict import DEFAULT_TARGET, DEFAULT_TARGET_INFERENCE, DEFAULT_TARGET_MEMBERSHIP
+from ..errors import BioanonError
+from .verdict import DEFAULT_TARGET
+
+#: options of earlier versions, refused with the way forward
+REMOVED = {
+    "target_membership": "an AUC bound", "target_inference": "an advantage bound"}
+
+
+def refuse_removed(values: Mapping[str, Any]) -> None:
+    """Refuse the former per-risk targets in one line naming ``level``."""
+    for name in values:
+        if name in REMOVED:
+            raise BioanonError(
+                f"{name} ({REMOVED[name]}) was removed: membership and inference on members "
+                "are now both judged by the membership advantage (TPR − FPR) against one "
+                "target per level; pass level=NAME or a number instead, e.g. "
+                "level='standard' or level=0.1", parameter="level")
 
 
 @dataclass(frozen=True)
@@ -64,10 +80,14 @@ class EvaluationOptions:
         Run the membership, verification and inference-on-members risks.
     target_advantage : float
         Recognition target (upper 95% bound of the worst attack's advantage).
-    target_membership : float
-        Membership target (upper 95% bound of the strongest attacker's AUC).
-    target_inference : float
-        Inference target (upper 95% bound of the advantage over non-members).
+    level : str, float, Level or None
+        The privacy level membership and inference on members are judged at (both as a
+        membership advantage TPR − FPR): a name of :data:`bioanon.levels.LEVELS`, a number
+        (the same target at the record and identity levels) or None (the default level).
+    guarantee : bioanon.privacy_bounds.Guarantee or None
+        A declared DP guarantee: membership and inference at a level it covers, with its
+        proven bound within the target, are "covered by the guarantee"
+        (:func:`bioanon.evaluation.risks.base.cover`).
     accept_risks : mapping {"LEVEL-RISK": reason} or None
         Risks accepted explicitly, with the reason.
     preview : bool
@@ -92,8 +112,8 @@ class EvaluationOptions:
     verification: bool = True
     inference: bool = True
     target_advantage: float = DEFAULT_TARGET
-    target_membership: float = DEFAULT_TARGET_MEMBERSHIP
-    target_inference: float = DEFAULT_TARGET_INFERENCE
+    level: Any = None
+    guarantee: Any = None
     accept_risks: Mapping[str, str] | None = None
     preview: bool = False
     max_records: int | None = 50_000
@@ -111,6 +131,7 @@ class EvaluationOptions:
         Raises TypeError naming the closest option for a keyword that is not one.
         """
         names = cls.names()
+        refuse_removed(values)
         for key in values:
             if key not in names:
                 close = difflib.get_close_matches(key, names, n=1)

@@ -61,6 +61,7 @@ from .risks import (
     check_accepted,
     not_covered,
 )
+from .risks.base import cover, target_at
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
@@ -69,7 +70,6 @@ from .verdict import (
 )
 
 Progress = Callable[[int, int, str], None]
-
 
 
 def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
@@ -145,7 +145,7 @@ class Evaluation:
         attack panel, the split, the risks and their targets).
     **option_values
         Any field of :class:`~bioanon.evaluation.options.EvaluationOptions` (``models=``,
-        ``attackers=``, ``target_membership=``, ``max_records=``, ...), replacing the one
+        ``attackers=``, ``level=``, ``max_records=``, ...), replacing the one
         in ``options``; an unknown name raises TypeError.
 
     Examples
@@ -190,8 +190,8 @@ class Evaluation:
         self.run_verification = opts.verification
         self.run_inference = opts.inference
         self.target_advantage = opts.target_advantage
-        self.target_membership = opts.target_membership
-        self.target_inference = opts.target_inference
+        self.level = opts.level
+        self.guarantee = opts.guarantee
         self.accept_risks = opts.accept_risks
         self.preview = opts.preview
         self.max_records = opts.max_records
@@ -224,10 +224,9 @@ class Evaluation:
         if not 0.0 <= self.target_advantage <= 1.0:
             raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
                                "e.g. 0.05")
-        for flag, t, eg in (("membership", self.target_membership, 0.6),
-                            ("inference", self.target_inference, 0.05)):
-            if not 0.0 <= float(t) <= 1.0:
-                raise BioanonError(f"target {flag} {t} must lie in [0, 1]; e.g. {eg}")
+        from ..levels import resolve_level
+
+        self.level_ = resolve_level(self.level)
         self.accept_risks_ = check_accepted(self.accept_risks)
         self.label_columns = list(self.released_labels if self.released_labels is not None
                                   else [interest, *additional])
@@ -350,7 +349,8 @@ class Evaluation:
         for spec in REGISTRY:
             target = getattr(self, spec.target_option)
             if spec.switch is not None and not getattr(self, f"run_{spec.switch}"):
-                risks.append(not_covered(spec.name, ctx.level, spec.statistic, target,
+                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
+                                         target_at(target, ctx.level),
                                          f"{spec.name} was not run ({spec.switch}=False)"))
                 continue
             if spec.stage:
@@ -362,7 +362,7 @@ class Evaluation:
         self.crossfit_ = getattr(done.get("recognition"), "crossfit_", None)
         self.membership_: list[MembershipResult] = (
             done["membership"].legacy() if "membership" in done else [])
-        self.risks_ = apply_accepted(risks, self.accept_risks_)
+        self.risks_ = apply_accepted(cover(risks, self.guarantee), self.accept_risks_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
         self.verification_: list[VerificationResult] = []
@@ -543,9 +543,8 @@ class Evaluation:
         """The verdict of every risk against this evaluation's targets (recognition's may be
         overridden)."""
         return verdict(self, self.target_advantage if target_advantage is None
-                       else target_advantage, target_membership=self.target_membership,
-                       target_inference=self.target_inference,
-                       accept_risks=self.accept_risks_)
+                       else target_advantage, level=self.level_,
+                       accept_risks=self.accept_risks_, guarantee=self.guarantee)
 
 
 def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,

@@ -2,7 +2,10 @@
 
 The figure is the cross-fitted worst case of the attack panel: the strongest attacker ×
 recognizer is chosen on one half of the released records and scored on the other, both ways,
-and its advantage over max(chance, label-only control) carries a Newcombe interval.
+and its advantage over max(chance, label-only control) carries a Newcombe interval; with fewer
+than 20 identities the records cluster by person (a recognizer maps most of one person's
+records to one label), and the interval is the wider of that one and the identity-permutation
+interval (:mod:`bioanon.metrics.recognition_null`).
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from typing import Any
 import numpy as np
 
 from ...metrics.intervals import newcombe_difference
+from ...metrics.recognition_null import identity_permutation_interval
 from ...metrics.results import Rate, RiskResult
 from ..seeds import derive_seed
 from .base import RiskContext, not_covered, risk_result
 
+#: below this many identities the interval also takes the identity-permutation null (a
+#: recognizer maps most of one person's records to one label: the records cluster)
+CLUSTERED_BELOW = 20
 #: how the advantage interval is computed (written in the report)
 ADVANTAGE_METHOD = ("Newcombe hybrid score interval of worst − control (Wilson intervals of "
                     "both); worst − chance uses the worst attack's Wilson interval, chance being "
@@ -87,9 +94,19 @@ class RecognitionRisk:
         base = self.control.value if base_name == "control" else self.chance
         null_hits = int(round(base * y.size))
         null_upper = advantage_interval(null_hits, y.size, self.chance, self.control)[2]
+        method = ADVANTAGE_METHOD
+        k = int(np.unique(y).size)
+        if k < CLUSTERED_BELOW:  # records cluster by person: the identity-permutation null
+            perm = identity_permutation_interval(
+                self.predictions, y, base, half,
+                rng=np.random.default_rng(derive_seed(self.seed, "permutation") % (2**31)))
+            lo, hi = min(lo, perm["ci"][0]), max(hi, perm["ci"][1])
+            null_upper = max(null_upper, perm["null_upper"])
+            method = (f"the wider of {ADVANTAGE_METHOD} and, with {k} identities (records "
+                      f"cluster by person), the {perm['method']}")
         self.crossfit_ = {
             "accuracy": rate.value, "ci": list(rate.ci), "attackers": chosen,
-            "advantage": {"value": d, "ci": [lo, hi], "method": ADVANTAGE_METHOD},
+            "advantage": {"value": d, "ci": [lo, hi], "method": method},
             "method": "attacker chosen on one half of the released records, scored on the "
                       "other half, both ways"}
         attacker = " | ".join(dict.fromkeys(chosen))

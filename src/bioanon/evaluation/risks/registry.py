@@ -26,12 +26,14 @@ class RiskSpec:
     name : str
         The risk's name in results and reports (``recognition``, ``membership``, ...).
     evaluator : type
-        Built as ``evaluator(ctx: RiskContext, target: float)``.
+        Built as ``evaluator(ctx: RiskContext, target)``: a float, or for membership and
+        inference the privacy level (:class:`bioanon.levels.Level`: one target per level).
     statistic : str
         What its figure measures (``advantage``, ``AUC``).
     target_option : str
-        The field of :class:`~bioanon.evaluation.options.EvaluationOptions` (and of a
-        search result) holding its target.
+        The attribute of the evaluation (and of a search result) holding its target:
+        ``target_advantage``, or ``level_`` (the resolved privacy level of
+        :class:`~bioanon.evaluation.options.EvaluationOptions`' ``level``).
     switch : str or None
         The field of the options that turns it off (None: always run).
     axis : str
@@ -56,10 +58,10 @@ class RiskSpec:
 REGISTRY: tuple[RiskSpec, ...] = (
     RiskSpec("recognition", RecognitionRisk, "advantage", "target_advantage", None,
              "advantage on '{sensitive}'", 0.0),
-    RiskSpec("membership", MembershipRisk, "AUC", "target_membership", "membership",
-             "AUC, worst level", 0.5, "membership and tracing"),
-    RiskSpec("inference", InferenceRisk, "advantage", "target_inference", "inference",
-             "advantage over non-members", 0.0),
+    RiskSpec("membership", MembershipRisk, "advantage", "level_", "membership",
+             "membership advantage TPR − FPR, worst level", 0.0, "membership and tracing"),
+    RiskSpec("inference", InferenceRisk, "advantage", "level_", "inference",
+             "inference as membership advantage, worst level", 0.0),
 )
 
 
