@@ -14,7 +14,7 @@ from bioanon.release_unit import manifest_path, report_path, verify_release, wri
 
 def test_a_refusal_writes_its_report_alone(tmp_path):
     src = tmp_path / "t.parquet"
-    make_biometric(n_identities=4, records_per_identity=12, n_features=32,
+    make_biometric(n_identities=10, records_per_identity=60, n_features=32,
                    random_state=0).write(src)
     out = tmp_path / "rel.parquet"
     write_unit(out, table=lambda tmp: tmp.write_bytes(b"an older release") and None,
@@ -25,9 +25,9 @@ def test_a_refusal_writes_its_report_alone(tmp_path):
         "release", str(src), "-o", str(out), "--interest", "expression", "--sensitive",
         "identity", "--identifying", "gender", "--identifying", "environment",
         "--methods", "noise", "--models", "knn", "--attackers", "naive", "--jobs", "1",
-        "--seed", "1", "--level", "0.99",  # 4 people: the identity level is accepted
-        "--accept-risk", "identity-membership", "--reason", "4 people",
-        "--accept-risk", "identity-inference", "--reason", "4 people"])
+        "--seed", "1", "--target-advantage", "0.1", "--level", "0.99",
+        "--accept-risk", "identity-membership", "--reason", "10 people",  # too few to show
+        "--accept-risk", "identity-inference", "--reason", "10 people"])
     assert res.exit_code == 1, res.output
     assert "report (NOT certified) is in" in " ".join(res.output.split())
     assert not out.exists() and not manifest_path(out).exists() and not verify_release(out)
