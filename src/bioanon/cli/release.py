@@ -315,6 +315,10 @@ def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
     """One line per evaluated setting, per skipped setting, and the budget's note."""
     from ..certification.search import row_line as search_row_line
 
+    if rows:  # the tuning split's figures: the report and the verdict are the fresh split's
+        err_console.print("search, on the tuning split (the verdict and the report below are "
+                          "the chosen setting's, judged again on a fresh split):",
+                          highlight=False, soft_wrap=True)
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
     for skip in skipped:  # every setting or method left out is named, with its reason
