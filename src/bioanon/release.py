@@ -229,7 +229,8 @@ def join_check(labels: pd.DataFrame, plan: ColumnPlan, sensitive: str,
         raise BioanonError(
             f"the released columns {key} name the '{sensitive}' of {rate:.1%} of records by a "
             f"join on the original table (limit {result.limit:.1%}: {factor} × "
-            f"{reference:.1%}); drop or coarsen {plan.checked}, or pass --force")
+            f"{reference:.1%}); drop or coarsen {plan.checked}, or pass force=True",
+            parameter="force")
     return result
 
 

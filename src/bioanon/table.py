@@ -516,8 +516,7 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
     cols = [str(c) for c in columns]
     shown = cols if len(cols) <= 12 else [*cols[:12], f"... {len(cols) - 12} more"]
     head = f"{origin}, so only the columns named are labels: " if origin else ""
-    fix = ("name them as label columns (on the command line: --identifying COL drops one, "
-           "--keep COL releases it) or convert them to numbers")
+    fix = "name them as label columns (label_columns=COL) or convert them to numbers"
     if origin:
         fix += ("; or keep its label columns by writing it with bioanon "
                 "(FeatureTable.write) instead of pandas")
@@ -526,8 +525,8 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
         refused = refused_columns(X, names, keep_as_feature)
         if refused:
             msg += f"; also, {describe_refused(refused)}"
-            return BioanonError(msg, parameter="keep_as_feature")
-    return BioanonError(msg)
+            return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
+    return BioanonError(msg, parameter="label_columns")
 
 
 def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],

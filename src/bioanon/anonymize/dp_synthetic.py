@@ -424,7 +424,7 @@ class DPSyntheticAnonymizer(Anonymizer):
             raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")
         if self.privacy_unit == "identity" and self.sensitive is None:
             raise BioanonError("privacy_unit=identity needs the identity column; add "
-                               "--sensitive COLUMN (library: sensitive='COLUMN')")
+                               "sensitive=COLUMN", parameter="sensitive")
 
     def _units(self) -> int:
         return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1

@@ -56,8 +56,9 @@ def defaults(cls: type[Anonymizer]) -> dict[str, Any]:
 def parse_value(cls: type[Anonymizer], name: str, raw: Any) -> Any:
     """Convert one ``KEY=VALUE`` value by the declared constraint of ``cls``'s parameter."""
     if name == "random_state":
-        raise BioanonError("the random state is set with --seed (a secret key, never written "
-                           "to any output)")
+        raise BioanonError("the random state is set with random_state=SEED, not as a method "
+                           "parameter (a secret key, never written to any output)",
+                           parameter="random_state")
     if name not in cls.params:
         accepted = sorted(k for k, p in cls.params.items()
                           if p.kind != "object" and k != "random_state")

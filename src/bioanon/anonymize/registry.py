@@ -130,8 +130,9 @@ def build_method(name: str, params: Mapping[str, Any] | None = None, *,
     for key in _REQUIRED.get(name, ()):
         if key not in kwargs:
             spec = cls.params[key]
-            how = f"--{spec.role}" if spec.role else f"--param {key}=..."
-            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}")
+            how = f"{spec.role}=COL" if spec.role else f"{key}=VALUE"
+            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}",
+                               parameter=spec.role or f"params.{key}")
     if "random_state" in defaults(cls):
         kwargs["random_state"] = random_state
     est = cls(**kwargs)
@@ -146,7 +147,7 @@ def _build_composition(name: str, params: Mapping[str, Any], **roles: Any) -> An
     for key in params:
         prefix = key.split(".", 1)[0]
         if "." in key and prefix not in posts:
-            raise BioanonError(f"--param {key}: '{prefix}' is not a step of '{name}'; write "
+            raise BioanonError(f"parameter '{key}': '{prefix}' is not a step of '{name}'; write "
                                f"{' or '.join(f'{p}.KEY=VALUE' for p in posts)} for a "
                                "post-step, KEY=VALUE for the method")
     seed = roles.pop("random_state")

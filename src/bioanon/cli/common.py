@@ -183,15 +183,25 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-#: library parameters whose command-line flag is not ``--`` + the name with dashes
+#: library parameters whose command-line flag is not ``--`` + the name with dashes. A value
+#: with ``{value}`` or a space is a template for the whole ``NAME=VALUE`` (a tuple such as
+#: ``(h, w)`` is typed ``HxW``); otherwise the flag is followed by the value, and a ``True``
+#: value leaves the bare flag (a switch). A method parameter, named ``params.NAME`` in the
+#: error, is typed ``--param NAME=VALUE``.
 FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
-           "max_records": "--sample-records", "epsilon": "--epsilon"}
+           "max_records": "--sample-records", "epsilon": "--epsilon",
+           "labels": "--label", "label_columns": "--label", "random_state": "--seed",
+           "image_shape": "--param image_shape=HxW", "shape": "--shape HxW"}
 
 
-def flag_of(parameter: str) -> str:
-    """The command-line flag of a library parameter (``target_advantage`` ->
-    ``--target-advantage``)."""
-    return FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+def _as_flag(parameter: str, value: str) -> str:
+    """``NAME=VALUE`` of a library parameter as typed on the command line."""
+    if parameter.startswith("params."):
+        return f"--param {parameter[len('params.'):]}={value}"
+    spelling = FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+    if "{value}" in spelling or " " in spelling:
+        return spelling.format(value=value)
+    return spelling + (f" {value}" if value and value != "True" else "")
 
 
 def cli_message(exc: BioanonError) -> str:
@@ -202,12 +212,13 @@ def cli_message(exc: BioanonError) -> str:
     text = str(exc)
     names = getattr(exc, "parameter", None) or ()
     for name in (names,) if isinstance(names, str) else names:
-        flag = flag_of(name)
 
-        def to_flag(m: re.Match[str], flag: str = flag) -> str:
-            return flag + (f" {m.group(1)}" if m.group(1) else "")
+        def to_flag(m: re.Match[str], name: str = name) -> str:
+            return _as_flag(name, m.group(1))
 
-        text = re.sub(rf"(?<![\w-]){re.escape(name)}=([^\s,;)]*)", to_flag, text)
+        written = name.removeprefix("params.")
+        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\([^)]*\)|[^\s,;)]*)", to_flag,
+                      text)
     return text
 
 
@@ -439,7 +450,7 @@ class MethodChoice:
         for key, value in self.params.items():
             if key in ignored:
                 raise BioanonError(f"{key}={value} has no effect with method '{self.method}': "
-                                   f"{ignored[key]}; leave it out")
+                                   f"{ignored[key]}; leave it out", parameter="additional")
         return est
 
 

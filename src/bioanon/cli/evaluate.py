@@ -31,6 +31,7 @@ from .common import (
 )
 from .options import (
     AcceptRiskOpt,
+    AttackersOpt,
     EvalSeedOpt,
     LevelOpt,
     ReasonOpt,
@@ -69,9 +70,7 @@ def evaluate(
         help="Attack recognizers, comma-separated, or 'all' (forest, linear_svm, rbf_svm, "
              "knn, mlp, logreg, pca_svm, hgb; on face pixels with the face extra, also the "
              "pre-trained dlib_embedding).")] = "forest,linear_svm,knn",
-    attackers: Annotated[str, typer.Option(
-        help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
-             "parrot75, reverse, linkage.")] = "all",
+    attackers: AttackersOpt = "all",
     selection: Annotated[str, typer.Option(
         help="Identity-selection strategies: random, classification, metadata, distinctive, "
              "center; 'auto' (those that apply) or 'none'.")] = "auto",

@@ -1,5 +1,6 @@
-"""Options shared by several commands (``anonymize``, ``evaluate``, ``release``): the column
-roles, the verdict's targets, accepted risks."""
+"""Options shared by several commands (``anonymize``, ``evaluate``, ``release``, ``tune``,
+``preview``, ``train-decoupler``): the column roles, the verdict's targets, accepted risks,
+the attacker modes, an image shape."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ KeepAsFeatureOpt = Annotated[list[str] | None, typer.Option(
                                              "it looks like metadata (a count, a rate, an id; "
                                              "CSV or non-bioanon Parquet input); a shell "
                                              "pattern such as 'px_*' names several.")]
+AttackersOpt = Annotated[str, typer.Option(
+    help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
+         "parrot75, reverse, linkage.")]
 ForceOpt = Annotated[bool, typer.Option(
     "--force/--no-force", help="Release even when kept columns single out identities (recorded).")]
 
@@ -83,3 +87,20 @@ def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str
         raise BioanonError(f"{len(names)} --accept-risk but {len(why)} --reason; give one "
                            "--reason \"...\" after each --accept-risk")
     return check_accepted(dict(zip(names, why, strict=True)))
+
+
+def parse_hxw(text: str | None, flag: str) -> tuple[int, int] | None:
+    """An image shape typed ``HxW`` (``64x64``) as ``(h, w)``; None stays None.
+
+    Raises
+    ------
+    BioanonError
+        When ``text`` is not two integers joined by ``x`` (the message names ``flag``).
+    """
+    if text is None:
+        return None
+    try:
+        h, w = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise BioanonError(f"{flag} '{text}' must look like HxW, e.g. 64x64") from None
+    return h, w

@@ -21,6 +21,7 @@ from .common import (
     read_input,
     user_errors,
 )
+from .options import AttackersOpt
 
 
 @app.command("tune")
@@ -43,9 +44,7 @@ def tune_command(
     models: Annotated[str, typer.Option(
         help="Attack recognizers, comma-separated (forest, linear_svm, rbf_svm, knn, mlp, "
              "logreg, pca_svm, hgb).")] = "forest,linear_svm,knn",
-    attackers: Annotated[str, typer.Option(
-        help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
-             "parrot75, reverse, linkage.")] = "all",
+    attackers: AttackersOpt = "all",
     group: Annotated[str | None, typer.Option(
         help="Keep each value of this column on one side of the split (e.g. an execution "
              "for overlapping windows).")] = None,

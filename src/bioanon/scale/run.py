@@ -24,7 +24,7 @@ def check_bucketable(method: str, anonymizer: Any) -> None:
     if method in BUCKETABLE or getattr(anonymizer, "bucketable", False):
         return
     raise BioanonError(f"method '{method}' cannot run bucket by bucket on dask; use a mixing "
-                       f"method ({', '.join(BUCKETABLE)}) or leave out --dask/--scheduler")
+                       f"method ({', '.join(BUCKETABLE)}) or run it in memory (without dask)")
 
 
 #: extensions a folder of Parquet parts may carry (dask, Spark and pyarrow write such folders
@@ -109,7 +109,7 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
         anonymizer.check_changes(None)  # scale-free no-ops now; the rest on the fit sample
     if not interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
-                           "--interest COL")
+                           "interest=COL", parameter="interest")
     check_folder_name(output)
     if output.resolve() == source.resolve():
         raise BioanonError(f"output '{output}' is the input; choose another output path")
@@ -127,7 +127,7 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     odd = [c for c in names if c not in label_cols and c not in numeric]
     if odd:
         raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
-                           "columns (--label COL) or convert them to numbers")
+                           "columns (labels=COL) or convert them to numbers", parameter="labels")
     roles = Roles(sensitive=sensitive, interest=interest, additional=list(additional),
                   identifying=[c for c in labels if c in label_cols])
     plan = resolve_roles(label_cols, roles, keep_sensitive=keep_sensitive)

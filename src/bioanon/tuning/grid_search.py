@@ -100,7 +100,8 @@ def parse_grid(items: Sequence[str], method: Any = None) -> dict[str, list[Any]]
     for item in items:
         key, sep, raw = item.partition("=")
         if not key or not sep or not raw:
-            raise BioanonError(f"--grid '{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)")
+            raise BioanonError(f"grid='{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)",
+                               parameter="grid")
         key = key.strip()
         if method is not None and not isinstance(method, type) and hasattr(method,
                                                                              "parse_param"):
@@ -176,7 +177,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
             raise BioanonError(f"{type(anonymizer).__name__} has no parameter '{key}'"
                                f"{suggest(key, known)}; it has {', '.join(sorted(known))}")
         if not grid[key]:
-            raise BioanonError(f"--grid {key} has no values")
+            raise BioanonError(f"grid[{key!r}] has no values; give it at least one")
     points = list(ParameterGrid({k: list(v) for k, v in grid.items()}))
     progress = stages(progress, "sweeping", "bioanon.sweep")
     for point in points:  # refuse a bad setting before any work
