@@ -276,21 +276,29 @@ def test_release_dask_on_a_local_cluster_writes_every_row(parquet: Path,
     assert "of 1600 records" in doc["verdict"]["sentence"]
     assert "buckets of at least 400 records" in man["verdict"]["sentence"]
     assert (rep / "search.png").stat().st_size > 1000
+    # one unit: the manifest names the folder's and the report files' SHA-256
+    from bioanon.release_unit import verify_release
+
+    assert verify_release(out) and set(man["report"]["sha256"]) == {
+        "report.json", "report.html", "search.png"}
+    assert doc["release"]["written"] and doc["release"]["table"] == "rel/"
     text = " ".join(res.output.split())
     assert "of 1,600 records" in text and "1,600 records in 4 bucket parts" in text
     _no_secret_in([tmp_path / "rel.manifest.json", *rep.iterdir(), *parts], SEED)
 
 
 @needs_dask
-def test_release_dask_not_certified_writes_nothing(parquet: Path, tmp_path: Path) -> None:
+def test_release_dask_not_certified_writes_only_its_report(parquet: Path,
+                                                           tmp_path: Path) -> None:
     res = CliRunner().invoke(app, [
         "release", str(parquet), "-o", str(tmp_path / "rel"), "--interest", "expression",
         "--sensitive", "identity", "--label", "gender", "--label", "environment",
         "--methods", "selective-mean", "--target-advantage", "0", "--sample-records", "800",
         "--dask", "--workers", "1", *FAST_CLI])
     assert res.exit_code == 1, res.output
-    assert "closest: selective-mean(" in res.output and "nothing was written" in res.output
-    assert list(tmp_path.iterdir()) == []
+    text = " ".join(res.output.split())
+    assert "closest: selective-mean(" in text and "report (NOT certified) is in" in text
+    assert [p.name for p in tmp_path.iterdir()] == ["rel.report"]  # no table, no manifest
 
 
 def test_the_bucketed_judge_hands_the_evaluator_its_block_diagonal_mixing() -> None:

@@ -25,7 +25,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 CHILD = textwrap.dedent("""
     import sys, time
-    import bioanon.release as rel
+    import bioanon.release_unit as rel
     from bioanon.table import FeatureTable
 
     point = sys.argv[1]

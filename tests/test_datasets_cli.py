@@ -44,6 +44,22 @@ def test_missing_home_is_one_line(tmp_path, monkeypatch):
     assert "Traceback" not in res.output
 
 
+def test_without_bioanon_data_the_home_is_found_or_one_line(tmp_path, monkeypatch):
+    monkeypatch.delenv("BIOANON_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    res = runner.invoke(app, ["datasets"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "BIOANON_DATA is not set" in res.output and "../shared/datasets" in res.output
+    assert len(res.output.strip().splitlines()) <= 2  # one line (wrapped at most once)
+    home = tmp_path / "shared" / "datasets" / "voices"
+    home.mkdir(parents=True)
+    (home / "README.md").write_text("# Voices\n")
+    res = runner.invoke(app, ["datasets", "--json"])
+    assert res.exit_code == 0 and '"voices"' in res.output
+
+
 def test_the_real_data_home(data_home):
     found = {d["name"]: d for d in list_datasets(data_home)}
     assert found["fsdd"]["records"] == 3000 and found["fsdd"]["labels"]["speaker"] == 6

@@ -23,7 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "bioanon"
 LAYERS: list[tuple[str, ...]] = [
     ("bioanon._version", "bioanon.errors"),
     ("bioanon.progress", "bioanon.io", "bioanon.privacy", "bioanon.table", "bioanon.metrics",
-     "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels", "bioanon.plan"),
+     "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels", "bioanon.plan",
+     "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_unit"),
     ("bioanon.features", "bioanon.datasets", "bioanon.anonymize", "bioanon.attack",
      "bioanon.pipeline", "bioanon.release"),
     ("bioanon.evaluation",),

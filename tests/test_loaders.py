@@ -21,7 +21,13 @@ def test_data_home_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("BIOANON_DATA", str(tmp_path))
     assert data_home() == tmp_path
     monkeypatch.delenv("BIOANON_DATA")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)  # no ../shared/datasets here
     assert data_home().name == "bioanon_data"
+    (tmp_path / "work").mkdir()
+    (tmp_path / "shared" / "datasets").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work")  # beside a checkout: where make test looks
+    assert data_home().resolve() == (tmp_path / "shared" / "datasets").resolve()
     with pytest.raises(BioanonError, match="BIOANON_DATA"):
         load_fsdd(tmp_path)
 

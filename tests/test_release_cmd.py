@@ -59,7 +59,7 @@ def _base(src, out):
     return ["release", src, "-o", out, "--interest", "expression", "--sensitive", "identity"]
 
 
-def test_a_target_no_method_can_meet_writes_nothing_and_exits_1(src, tmp_path):
+def test_a_target_no_method_can_meet_writes_only_its_report_and_exits_1(src, tmp_path):
     out = tmp_path / "rel.parquet"
     # (a target of 0 is refused by the plan before the search: no sample can show it)
     res = _run(*_base(src, out), "--methods", "noise", "--target-advantage", "0.1", *FAST_CLI,
@@ -67,8 +67,8 @@ def test_a_target_no_method_can_meet_writes_nothing_and_exits_1(src, tmp_path):
     assert res.exit_code == 1, res.output  # not 2: not a user error
     out_text = " ".join(res.output.split())
     assert "closest: noise(" in out_text and "fell short on record-recognition" in out_text
-    assert "nothing was written" in res.output
-    assert list(tmp_path.iterdir()) == []
+    assert "report (NOT certified) is in" in out_text and "no table or manifest" in out_text
+    assert [p.name for p in tmp_path.iterdir()] == ["rel.parquet.report"]  # no release
 
 
 def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_path):
@@ -87,10 +87,18 @@ def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_p
     assert doc["search"]["rows"] and doc["search"]["certified"]
     page = (rep_dir / "report.html").read_text()
     assert page.index("id='risk-table'") < page.index("id='verdict'")  # opens with the risks
+    assert page.index("Certified — release written:") < page.index("id='risk-table'")
+    assert doc["release"]["written"] and doc["release"]["table"] == out.name
+    from bioanon.release_unit import verify_release
+
+    assert verify_release(out) and set(man["report"]["sha256"]) == {  # one unit
+        "report.json", "report.html", "search.png"}
     assert man["verdict"]["risks"] and man["accepted_risks"] == LOOSE["accept_risks"]
     assert WHY in page  # the report records the accepted risks with the reason
     assert "Search: CAS against" in page and (rep_dir / "search.png").stat().st_size > 1000
-    assert doc["verdict"]["sentence"][:30] in " ".join(res.output.split())
+    from bioanon.report.verdict_points import verdict_points
+
+    assert f"verdict: {verdict_points(doc['verdict'])[0]}" in " ".join(res.output.split())
     # no seed anywhere: the user's, the evaluation seeds derived from it, the release seed
     tune = derive_seed(SEED, "search/tuning split") % (2**31)
     secrets = {str(SEED), str(tune), str(derive_seed(tune, "confirmation") % (2**31)),
@@ -224,4 +232,62 @@ def test_json_prints_one_document_also_when_nothing_is_certified(src, tmp_path):
     assert res.exit_code == 1
     doc = json.loads(res.stdout)
     assert doc["certified"] is False and doc["closest"].startswith("noise(")
-    assert "record-recognition" in doc["short_of"] and list(tmp_path.iterdir()) == []
+    assert "record-recognition" in doc["short_of"]
+    assert [p.name for p in tmp_path.iterdir()] == ["rel.parquet.report"]  # its report only
+    assert doc["report"].endswith("rel.parquet.report")
+
+
+KILLED_RELEASE = """
+import sys, time
+import bioanon.release_unit as unit
+
+def pause(step):
+    if step == sys.argv[1]:
+        print("PAUSED", flush=True)
+        time.sleep(120)
+
+unit._step_hook = pause
+from bioanon.cli import app
+app(sys.argv[2:], prog_name="bioanon")
+"""
+
+
+def test_a_release_killed_while_it_switches_leaves_nothing_that_passes(src, tmp_path):
+    """``release`` killed (SIGKILL) in the middle of replacing a previous release: what is
+    left has no manifest, so nothing passes for a release (every step of the switch is
+    killed in tests/test_release_unit.py; this is the command itself)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from bioanon.release_unit import manifest_path, verify_release, write_unit
+
+    out = tmp_path / "rel.parquet"
+    write_unit(out, table=lambda tmp: tmp.write_bytes(b"an older release") and None,
+               manifest={"certified": True},
+               report=lambda d: (d / "report.json").write_text("{}"))
+    assert verify_release(out)
+    args = [*_base(src, out), "--methods", "selective-mean", "--target-advantage", "0.3",
+            "--seed", SEED, *FAST_CLI, *LOOSE_CLI]
+    root = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_RELEASE, "report-moved-aside",
+                              *map(str, args)], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env=env, text=True)
+    try:
+        for line in child.stdout:  # the command's own output, then the pause
+            if "PAUSED" in line:
+                break
+        else:
+            raise AssertionError("the release ended before its switch")
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    assert not manifest_path(out).exists() and not verify_release(out)
+    assert out.read_bytes() != b"an older release"  # the switch had begun: the old is gone

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,15 @@ def test_bucketed_release_keeps_counts_roles_manifest(source: Path, tmp_path: Pa
     assert "random_state" not in text and "seed" not in text
     # nothing left behind: no spill, no temporary folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "out.manifest.json"]
+    from bioanon.release_unit import verify_release
+
+    assert verify_release(tmp_path / "out")  # the manifest names the parts' SHA-256
+    # the release folder and its parts get the umask's modes (not mkdtemp's 0700)
+    from bioanon.io import dir_mode, file_mode
+
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == dir_mode()
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "out").iterdir()} == {
+        file_mode()}
 
 
 def test_bucketed_release_sets_stay_in_bucket(source: Path, tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def test_parquet_remembers_label_columns(tmp_path):
 def test_nan_in_features_is_refused_with_position():
     X = np.zeros((3, 2))
     X[1, 1] = np.nan
-    with pytest.raises(BioanonError, match=r"NaN/inf.*record 1, feature 1"):
+    with pytest.raises(BioanonError, match=r"NaN/inf.*in column 'f1' \(first at record 1\)"):
         FeatureTable(X, pd.DataFrame({"a": [1, 2, 3]}))
 
 
@@ -147,7 +147,8 @@ def test_parquet_with_null_feature_is_refused(tmp_path):
 
     tab = pa.table({"who": ["a", "b", "c"], "f0": pa.array([1.0, None, 3.0])})
     pq.write_table(tab, tmp_path / "null.parquet")
-    with pytest.raises(BioanonError, match=r"NaN/inf value\(s\), first at record 1"):
+    with pytest.raises(BioanonError,
+                       match=r"NaN/inf value\(s\) in column 'f0' \(first at record 1\)"):
         FeatureTable.read(tmp_path / "null.parquet", label_columns=["who"])
 
 
@@ -157,5 +158,5 @@ def test_finite_check_finds_the_first_bad_cell_without_a_full_mask():
     X = np.zeros((4, 3), dtype=np.float32)
     check_finite(X)  # finite: no error
     X[2, 1] = -np.inf
-    with pytest.raises(BioanonError, match="first at record 2, feature 1"):
+    with pytest.raises(BioanonError, match=r"column #1 \(first at record 2\)"):
         check_finite(X)

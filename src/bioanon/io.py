@@ -14,6 +14,8 @@ import hashlib
 import os
 import queue
 import re
+import secrets
+import shutil
 import signal
 import tempfile
 import threading
@@ -107,6 +109,20 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+def dir_mode() -> int:
+    """The permissions a new folder gets under the current umask (usually 0755)."""
+    return 0o777 & ~_umask()
+
+
+def make_temp_dir(folder: str | os.PathLike, prefix: str) -> Path:
+    """Create a temporary folder in ``folder`` with the umask's permissions (to be renamed
+    into place as an output: ``tempfile.mkdtemp`` alone gives 0700, which would then be the
+    output's mode)."""
+    made = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
+    os.chmod(made, dir_mode())
+    return made
+
+
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -125,7 +141,8 @@ def temp_pattern(target: Path) -> re.Pattern[str]:
 
 
 def remove_stale_temporaries(target: str | os.PathLike, own: bool = False) -> list[Path]:
-    """Remove temporaries of ``target`` left by processes that no longer run; return them.
+    """Remove temporaries of ``target`` (files and folders) left by processes that no longer
+    run; return them.
 
     With ``own=True``, remove this process's temporaries of ``target`` instead (cleanup after
     an interrupted write).
@@ -141,7 +158,10 @@ def remove_stale_temporaries(target: str | os.PathLike, own: bool = False) -> li
         pid = int(m.group(1)) if m else -1
         if m and (pid == os.getpid() if own else not _pid_alive(pid)):
             with contextlib.suppress(OSError):
-                entry.unlink()
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
                 removed.append(entry)
     return removed
 
@@ -159,6 +179,26 @@ def new_temp_path(path: str | os.PathLike, suffix: str | None = None) -> Path:
     os.fchmod(fd, file_mode())
     os.close(fd)
     return Path(tmp_name)
+
+
+def new_temp_dir(path: str | os.PathLike, suffix: str = "") -> Path:
+    """Create an empty temporary folder beside ``path`` (umask permissions, named like
+    :func:`new_temp_path`'s files so that :func:`remove_stale_temporaries` finds it)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.exists():
+        raise BioanonError(f"output folder '{folder}' does not exist; create it first")
+    made = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.",
+                                 suffix=f".tmp{suffix}", dir=folder))
+    os.chmod(made, dir_mode())
+    return made
+
+
+def aside_name(path: str | os.PathLike) -> Path:
+    """A fresh name beside ``path`` to move it aside to (removed later, or by the next run as
+    a stale temporary of ``path``)."""
+    target = Path(path)
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp-old")
 
 
 @contextlib.contextmanager

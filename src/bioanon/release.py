@@ -38,7 +38,6 @@ Examples
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -51,14 +50,8 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import BioanonError, missing_column
-from .io import (
-    file_mode,
-    file_sha256,
-    new_temp_path,
-    remove_stale_temporaries,
-    signals_deferred,
-)
-from .table import FeatureTable, format_of
+from .release_unit import manifest_path, verify_release, write_unit
+from .table import FeatureTable, all_finite, format_of
 
 #: the roles a label column can have
 ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept")
@@ -107,7 +100,7 @@ class Roles:
     def of(self) -> dict[str, str]:
         """Column -> role; refuses a column given two roles, in one line."""
         named: list[tuple[str, str]] = []
-        if self.interest:
+        if self.interest is not None:
             named.append((self.interest, "interest"))
         named += [(c, "additional") for c in self.additional]
         named.append((self.sensitive, "sensitive"))
@@ -116,7 +109,7 @@ class Roles:
         named += [(c, "kept") for c in self.keep]
         out: dict[str, str] = {}
         for col, role in named:
-            if not col:
+            if not col or not str(col).strip():
                 raise BioanonError(f"empty column name given the role {role}; name a column")
             if col in out and out[col] != role:
                 raise BioanonError(
@@ -331,50 +324,32 @@ class ReleaseResult:
         return write_release(self.table, self.manifest, path)
 
 
-def manifest_path(path: str | os.PathLike) -> Path:
-    """Where the manifest of the release ``path`` goes."""
-    p = Path(path)
-    return p.with_name(p.name + ".manifest.json")
+def write_release(table: FeatureTable, manifest: Mapping[str, Any], path: str | os.PathLike,
+                  report: Callable[[Path], Any] | None = None) -> tuple[Path, Path]:
+    """Write a release, its manifest and (optionally) its report as one unit.
 
+    See :func:`bioanon.release_unit.write_unit`: everything is written to temporaries first;
+    then, with SIGINT/SIGTERM held, the old manifest is removed, the table and the report are
+    switched in and the manifest (naming the table's and the report files' SHA-256) appears
+    last. A kill at any moment leaves the previous unit whole or no manifest at all, which
+    :func:`verify_release` refuses; temporaries a killed run left are removed by the next run.
 
-def write_release(table: FeatureTable, manifest: Mapping[str, Any],
-                  path: str | os.PathLike) -> tuple[Path, Path]:
-    """Write a release and its manifest so that they appear together or not at all.
-
-    Both are written to temporaries first; the manifest names the table's SHA-256. Then, with
-    SIGINT/SIGTERM held, the manifest is renamed into place and the table last. A kill before
-    the renames leaves the previous pair untouched; temporaries a killed run left are removed by
-    the next run; :func:`verify_release` checks that a pair belongs together.
+    Parameters
+    ----------
+    table, manifest
+        The released table and its manifest (the output's name and hash are filled in).
+    path : path
+        The table's path; ``PATH.manifest.json`` and ``PATH.report/`` go beside it.
+    report : callable, optional
+        Writes the report's files into the folder it is given. Without one, a previous
+        unit's report at ``PATH.report/`` is removed (it describes another table).
     """
     out = Path(path)
-    format_of(out)
-    man = manifest_path(out)
-    remove_stale_temporaries(man)
-    table_tmp = new_temp_path(out)
-    try:
-        digest = table.write_to(table_tmp) or file_sha256(table_tmp)
-        os.chmod(table_tmp, file_mode())
-        doc = json.loads(json.dumps(manifest, default=str))
-        doc["output"] = {**doc.get("output", {}), "name": out.name, "sha256": digest}
-        man_tmp = new_temp_path(man)
-        man_tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        with signals_deferred():
-            os.replace(man_tmp, man)
-            os.replace(table_tmp, out)
-    finally:  # also catches a temporary created just before an interrupt
-        for target in (out, man):
-            remove_stale_temporaries(target, own=True)
-    return out, man
-
-
-def verify_release(path: str | os.PathLike) -> bool:
-    """True when ``PATH.manifest.json`` names the SHA-256 of the table at ``path``."""
-    p = Path(path)
-    try:
-        doc = json.loads(manifest_path(p).read_text(encoding="utf-8"))
-        return bool(doc["output"]["sha256"] == file_sha256(p))
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
+    fmt = format_of(out)
+    unit = write_unit(out, table=lambda tmp: table.write_to(tmp, fmt), manifest=manifest,
+                      report=report)
+    assert unit.manifest is not None
+    return out, unit.manifest
 
 
 def _check_anonymizer_roles(anonymizer: Any, roles: Roles) -> None:
@@ -425,6 +400,9 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     """
     plan = resolve_roles(table.labels.columns, roles, keep_sensitive)
     table.label(roles.sensitive)
+    for col in (roles.interest, *roles.additional):  # every label the method reads: checked
+        if col:                                      # before any work starts
+            table.label(col, min_classes=1)
     _check_anonymizer_roles(anonymizer, roles)
     check = (join_checked if join_checked is not None
              else join_check(table.labels, plan, roles.sensitive, force=force))
@@ -442,10 +420,16 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
         do = getattr(anonymizer, "release", None) or anonymizer.transform
         res = do(table, table.labels)  # a table: its feature names and meta go along
     checked = isinstance(res, FeatureTable)  # its X was checked finite when it was built
-    X = np.asarray(res.X if checked else res, dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = np.asarray(res.X if checked else res, dtype=np.float32)
     if np.may_share_memory(X, table.X):  # the release is shuffled in place: never the input
         X, checked = X.copy(), False
     step(2, 2, "done")
+    if not checked and not all_finite(X):  # the input is finite: the setting failed
+        raise BioanonError(
+            f"the setting {method or type(anonymizer).__name__} produced NaN/inf values from "
+            "finite input: its noise or scale overflows float32, so this setting is unusable "
+            "(the input is fine); choose another one (e.g. a larger epsilon)")
     if X.shape != table.X.shape:
         raise BioanonError(f"the anonymizer returned shape {X.shape} for a table of shape "
                            f"{table.X.shape}; it must return one row per record")

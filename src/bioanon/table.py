@@ -37,25 +37,43 @@ def all_finite(X: np.ndarray) -> bool:
     return bool(X.size == 0 or (np.isfinite(X.min()) and np.isfinite(X.max())))
 
 
-def check_finite(X: np.ndarray, what: str = "features") -> None:
-    """Raise a :class:`BioanonError` naming the first non-finite cell of ``X``.
+def check_finite(X: np.ndarray, what: str = "features",
+                 names: Sequence[str] | None = None) -> None:
+    """Raise a :class:`BioanonError` naming the columns (by ``names`` when given) that hold
+    NaN or inf, and the first record holding one.
 
     :func:`all_finite` clears a finite table cheaply; only a table with a bad cell pays for
     locating it.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_finite(np.array([[0.0, np.nan]]), names=["a", "b"])
+    ... except BioanonError as exc:
+    ...     print(str(exc).split(";")[0])
+    features contain 1 NaN/inf value(s) in column 'b' (first at record 0)
     """
     if all_finite(X):
         return
     bad = ~np.isfinite(X)
     if bad.any():
-        row, col = np.argwhere(bad)[0]
+        row = int(np.argmax(bad.any(axis=1)))
+        cols = np.flatnonzero(bad.any(axis=0))
+        labels = ([repr(str(names[j])) for j in cols[:5]]
+                  if names is not None and len(names) == X.shape[1]
+                  else [f"#{j}" for j in cols[:5]])
+        more = f" and {cols.size - 5} more" if cols.size > 5 else ""
+        which = ("column " if cols.size == 1 else "columns ") + ", ".join(labels) + more
         raise BioanonError(
-            f"{what} contain {int(bad.sum())} NaN/inf value(s), first at record {row}, "
-            f"feature {col}; impute or drop those records first"
+            f"{what} contain {int(bad.sum())} NaN/inf value(s) in {which} (first at record "
+            f"{row}); impute or drop those records first"
         )
 
 
-def as_feature_matrix(X: Any, what: str = "X") -> np.ndarray:
-    """Validate and convert ``X`` to a 2-D float32 array without NaN or inf."""
+def as_feature_matrix(X: Any, what: str = "X",
+                      names: Sequence[str] | None = None) -> np.ndarray:
+    """Validate and convert ``X`` to a 2-D float32 array without NaN or inf (``names`` name
+    its columns in the error)."""
     try:
         arr = np.asarray(X, dtype=np.float32)
     except (TypeError, ValueError) as exc:
@@ -66,7 +84,7 @@ def as_feature_matrix(X: Any, what: str = "X") -> np.ndarray:
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
-    check_finite(arr, what)
+    check_finite(arr, what, names)
     return arr
 
 
@@ -129,7 +147,10 @@ class FeatureTable:
         X = self.X
         if not (checked and isinstance(X, np.ndarray) and X.dtype == np.float32
                 and X.ndim == 2 and X.size):
-            X = as_feature_matrix(X)
+            shape = np.shape(X)
+            names = self.feature_names if self.feature_names is not None else (
+                [f"f{j}" for j in range(shape[1])] if len(shape) == 2 else None)
+            X = as_feature_matrix(X, "features", names)
         self.X = X
         if not isinstance(self.labels, pd.DataFrame):
             self.labels = pd.DataFrame(self.labels)
@@ -170,10 +191,13 @@ class FeatureTable:
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
-        if values.isna().any():
+        empty = values.isna()
+        if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            empty |= values.astype(str).str.strip().eq("")  # "" is no label either
+        if empty.any():
             raise BioanonError(
-                f"label column '{column}' has {int(values.isna().sum())} empty value(s); "
-                "fill or drop those records"
+                f"label column '{column}' has {int(empty.sum())} empty value(s) (first at "
+                f"record {int(np.argmax(empty.to_numpy()))}); fill or drop those records"
             )
         n_classes = values.nunique()
         if n_classes < min_classes:
@@ -241,17 +265,31 @@ class FeatureTable:
         return None
 
     @classmethod
-    def read(cls, path: str | os.PathLike,
-             label_columns: Sequence[str] | None = None) -> FeatureTable:
+    def read(cls, path: str | os.PathLike, label_columns: Sequence[str] | None = None, *,
+             keep_as_feature: Sequence[str] | None = None) -> FeatureTable:
         """Read a table; ``label_columns`` names the labels, every other column is a feature.
 
         When ``label_columns`` is None, Parquet files written by bioanon remember their label
         columns, NPZ files treat every array but ``X`` as a label, and CSV files treat the
         non-numeric columns as labels.
+
+        Parameters
+        ----------
+        path : path
+            A ``.parquet``, ``.csv`` or ``.npz`` file, or a folder of Parquet parts.
+        label_columns : sequence of str, optional
+            The label columns (added to those a bioanon Parquet file remembers).
+        keep_as_feature : sequence of str, optional
+            Given (even empty), a table that does not record its label columns (a CSV, a
+            Parquet file written by another tool) is checked for numeric columns that look
+            like metadata (:mod:`bioanon.metadata_columns`): each must be a label column or
+            listed here (names or shell patterns such as ``px_*``), else the read is refused.
+            The columns kept knowingly are listed in ``meta["kept_as_feature"]``. None (the
+            default) checks nothing: for tables that are not released.
         """
         p = Path(path)
         if p.is_dir():
-            return cls._read_parquet_folder(p, label_columns)
+            return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)
         if not p.exists():
             raise BioanonError(f"input file '{p}' does not exist; check the path")
@@ -264,15 +302,18 @@ class FeatureTable:
                 import pyarrow.parquet as pq
 
                 pf = pq.ParquetFile(p, memory_map=True)
-                md = json.loads((pf.schema_arrow.metadata or {}).get(b"bioanon", b"{}"))
+                raw = pf.schema_arrow.metadata or {}
+                md = json.loads(raw.get(b"bioanon", b"{}"))
                 names = pf.schema_arrow.names
+                origin = None if b"bioanon" in raw else _foreign_parquet(p, raw)
                 known = [c for c in md.get("label_columns") or [] if c in names]
                 if label_columns is None:
                     label_columns = known or None
                 else:  # columns bioanon wrote as labels are never features
                     label_columns = list(dict.fromkeys([*label_columns, *known]))
                 meta = {**md.get("meta", {}), "source": str(p)}
-                return cls._from_parquet(pf, label_columns, meta)
+                return cls._from_parquet(pf, label_columns, meta, origin,
+                                         None if origin is None else keep_as_feature)
             else:
                 import csv
 
@@ -288,10 +329,12 @@ class FeatureTable:
             raise
         except Exception as exc:  # a broken file is the user's problem: say so in one line
             raise BioanonError(f"cannot read '{p}' as {fmt}: {exc}".splitlines()[0]) from None
-        return cls.from_frame(df, label_columns, meta={**meta, "source": str(p)})
+        return cls._from_frame(df, label_columns, {**meta, "source": str(p)},
+                               f"'{p.name}' (a CSV file)", keep_as_feature)
 
     @classmethod
-    def _read_parquet_folder(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
+    def _read_parquet_folder(cls, p: Path, label_columns: Sequence[str] | None,
+                             keep_as_feature: Sequence[str] | None = None) -> FeatureTable:
         """Read a folder of Parquet part files (as dask, Spark, pyarrow and the bucketed
         release write them) as one table, parts in name order (checked by
         :func:`parquet_parts`)."""
@@ -315,23 +358,48 @@ class FeatureTable:
         assert first is not None
         X = np.concatenate([t.X for t in tables]) if len(tables) > 1 else first.X
         labels = pd.concat([t.labels for t in tables], ignore_index=True)
-        return cls(X, labels, list(first.feature_names), {**first.meta, "source": str(p)})
+        meta = {**first.meta, "source": str(p)}
+        import pyarrow.parquet as pq
+
+        if keep_as_feature is not None and b"bioanon" not in (
+                pq.read_schema(parts[0]).metadata or {}):
+            meta.update(_audit(X, list(first.feature_names or []), keep_as_feature,
+                               f"'{p.name}' (Parquet parts without bioanon metadata)"))
+        return cls(X, labels, list(first.feature_names), meta)
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,
-                   meta: dict[str, Any] | None = None) -> FeatureTable:
-        """Build a table from a DataFrame of label columns and numeric feature columns."""
-        labels, feat_cols = _split_columns(
+                   meta: dict[str, Any] | None = None, *,
+                   keep_as_feature: Sequence[str] | None = None) -> FeatureTable:
+        """Build a table from a DataFrame of label columns and numeric feature columns.
+
+        ``keep_as_feature`` given (even empty), numeric columns that look like metadata must
+        be label columns or listed there (see :meth:`read`).
+        """
+        return cls._from_frame(df, label_columns, dict(meta or {}), "the DataFrame",
+                               keep_as_feature)
+
+    @classmethod
+    def _from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,
+                    meta: dict[str, Any], source: str,
+                    keep_as_feature: Sequence[str] | None) -> FeatureTable:
+        labels, feat_cols, odd = _split_columns(
             list(df.columns), len(df), label_columns,
             lambda c: bool(pd.api.types.is_numeric_dtype(df[c])))
-        X = df[feat_cols].to_numpy(dtype=np.float32)
-        check_finite(X, "features")
-        return cls._of_checked(X, df[labels].reset_index(drop=True),
-                               [str(c) for c in feat_cols], dict(meta or {}))
+        numeric = [c for c in feat_cols if c not in odd]
+        X = df[numeric].to_numpy(dtype=np.float32)
+        names = [str(c) for c in numeric]
+        check_finite(X, "features", names)
+        if odd:
+            raise _not_numeric(odd, None, X, names, keep_as_feature)
+        if keep_as_feature is not None:
+            meta = {**meta, **_audit(X, names, keep_as_feature, source)}
+        return cls._of_checked(X, df[labels].reset_index(drop=True), names, meta)
 
     @classmethod
     def _from_parquet(cls, pf: Any, label_columns: Sequence[str] | None,
-                      meta: dict[str, Any]) -> FeatureTable:
+                      meta: dict[str, Any], origin: str | None = None,
+                      keep_as_feature: Sequence[str] | None = None) -> FeatureTable:
         """Build a table from a ``pyarrow.parquet.ParquetFile``.
 
         The feature columns go straight into one C-ordered float32 matrix, a row group at a
@@ -348,16 +416,23 @@ class FeatureTable:
                         or pa.types.is_boolean(t))
 
         n = pf.metadata.num_rows
-        labels, feat_cols = _split_columns(list(schema.names), n, label_columns, numeric)
+        labels, feat_cols, odd = _split_columns(list(schema.names), n, label_columns, numeric)
+        if odd:
+            feat_cols = [c for c in feat_cols if c not in odd]
         X = np.empty((n, len(feat_cols)), dtype=np.float32)
         groups = pf.num_row_groups
         starts = np.cumsum([0] + [pf.metadata.row_group(k).num_rows for k in range(groups)])
         _pipelined(lambda k: pf.read_row_group(k, columns=feat_cols),
                    lambda k, part: _fill_rows(X, int(starts[k]), part), groups)
-        check_finite(X, "features")
+        names = [str(c) for c in feat_cols]
+        check_finite(X, "features", names)
+        if odd:
+            raise _not_numeric(odd, origin, X, names, keep_as_feature)
+        if keep_as_feature is not None:
+            meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table")}
         frame = (pf.read(columns=labels).to_pandas() if labels
                  else pd.DataFrame(index=range(n)))
-        return cls._of_checked(X, frame, [str(c) for c in feat_cols], dict(meta))
+        return cls._of_checked(X, frame, names, dict(meta))
 
     @classmethod
     def _read_npz(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
@@ -400,8 +475,9 @@ _BLOCK_ROWS = 4096
 
 
 def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str] | None,
-                   numeric: Any) -> tuple[list[Any], list[Any]]:
-    """Check a table's columns; return (label columns, feature columns).
+                   numeric: Any) -> tuple[list[Any], list[Any], list[Any]]:
+    """Check a table's columns; return (label columns, feature columns, the feature columns
+    that are not numeric: the caller refuses them, see :func:`_not_numeric`).
 
     Without ``label_columns``, the non-numeric columns are the labels.
     """
@@ -421,12 +497,46 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     if not feat_cols:
         raise BioanonError("the table has no feature columns; every column is a label")
     non_numeric = [c for c in feat_cols if not numeric(c)]
-    if non_numeric:
-        raise BioanonError(
-            f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
-            "columns (label_columns=COL) or convert them to numbers",
-            parameter="label_columns")
-    return labels, feat_cols
+    return labels, feat_cols, non_numeric
+
+
+def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:
+    """How an error names a Parquet file without bioanon's record of its label columns."""
+    tool = "pandas.to_parquet" if b"pandas" in metadata else "another tool"
+    return (f"'{path.name}' holds no bioanon metadata (written by {tool}, which drops "
+            "bioanon's record of its label columns)")
+
+
+def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: list[str],
+                 keep_as_feature: Sequence[str] | None) -> BioanonError:
+    """The one error naming every non-numeric feature column (and, for a table to release,
+    every numeric one that looks like metadata: all the columns to name, in one round)."""
+    from .metadata_columns import describe_refused, refused_columns
+
+    cols = [str(c) for c in columns]
+    shown = cols if len(cols) <= 12 else [*cols[:12], f"... {len(cols) - 12} more"]
+    head = f"{origin}, so only the columns named are labels: " if origin else ""
+    fix = "name them as label columns (label_columns=COL) or convert them to numbers"
+    if origin:
+        fix += ("; or keep its label columns by writing it with bioanon "
+                "(FeatureTable.write) instead of pandas")
+    msg = f"{head}feature column(s) {shown} are not numeric; {fix}"
+    if keep_as_feature is not None:
+        refused = refused_columns(X, names, keep_as_feature)
+        if refused:
+            msg += f"; also, {describe_refused(refused)}"
+            return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
+    return BioanonError(msg, parameter="label_columns")
+
+
+def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
+           source: str) -> dict[str, Any]:
+    """Refuse metadata-like feature columns (see :func:`bioanon.metadata_columns.
+    check_feature_columns`); the meta entry naming those kept knowingly."""
+    from .metadata_columns import check_feature_columns
+
+    kept = check_feature_columns(X, names, keep_as_feature, source)
+    return {"kept_as_feature": kept} if kept else {}
 
 
 def parquet_parts(folder: Path) -> list[Path]:

@@ -51,6 +51,12 @@ def _frame_csv(d: Path, edit: Callable[[pd.DataFrame], pd.DataFrame],
     return p
 
 
+def _frame_of(d: Path, frame: pd.DataFrame, name: str = "t.csv") -> Path:
+    p = d / name
+    frame.to_csv(p, index=False)
+    return p
+
+
 def _set_cell(value: float) -> Callable[[pd.DataFrame], pd.DataFrame]:
     def edit(df: pd.DataFrame) -> pd.DataFrame:
         df.loc[3, "f5"] = value
@@ -190,6 +196,15 @@ def _cases() -> list[Case]:
     add("anonymize-csv-numeric-id-unnamed",
         lambda d: anon(_frame_csv(d, lambda df: df.assign(record_id=np.arange(len(df)))),
                        d, *FAST))
+    # numeric metadata of a CSV (a count, a rate, a take number) is never released unnamed
+    add("anonymize-csv-numeric-metadata-unnamed", lambda d: anon(_frame_csv(
+        d, lambda df: df.assign(n_samples=np.arange(len(df)) % 3 + 4000, sample_rate=8000)),
+        d, *FAST))
+    add("anonymize-keep-as-feature-no-such-column", lambda d: anon(
+        _csv(d), d, *FAST, "--keep-as-feature", "nope"))
+    add("anonymize-keep-as-feature-ok", lambda d: anon(_frame_csv(
+        d, lambda df: df.assign(n_samples=np.arange(len(df)) % 3 + 4000)),
+        d, *FAST, "--keep-as-feature", "n_*"), "ok", rel)
     add("anonymize-csv-text-column-unnamed", lambda d: anon(
         _csv(d), d, roles=["--interest", "expression", "--sensitive", "identity"]))
     add("anonymize-brackets-in-column-name", lambda d: anon(

@@ -16,7 +16,7 @@ from bioanon.cli import app
 from .cases import Case
 
 #: options that ask for text instead of doing work (no input to get wrong)
-NOT_INPUT = {"help", "version"}
+NOT_INPUT = {"help", "help_all", "version"}
 
 
 def _commands() -> dict[str, object]:
@@ -34,9 +34,9 @@ def options_in_help() -> dict[str, dict[str, set[str]]]:
     for name, cmd in _commands().items():
         opts: dict[str, set[str]] = {}
         for p in cmd.params:  # type: ignore[attr-defined]
-            if p.param_type_name != "option" or p.name in NOT_INPUT or getattr(p, "hidden",
-                                                                               False):
-                continue
+            shown = not getattr(p, "hidden", False) or getattr(p, "_bioanon_detail", False)
+            if p.param_type_name != "option" or p.name in NOT_INPUT or not shown:
+                continue  # a detail shown by --help-all only still needs its case
             opts[p.name] = {*p.opts, *p.secondary_opts}
         out[name] = opts
     return out

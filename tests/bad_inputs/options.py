@@ -15,7 +15,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .cases import FAST, ROLES, Case, _csv, _frame_csv, _pixels, _wav_folder, _write_text, anon
+from .cases import (
+    FAST,
+    ROLES,
+    Case,
+    _csv,
+    _frame_csv,
+    _frame_of,
+    _pixels,
+    _table,
+    _wav_folder,
+    _write_text,
+    anon,
+)
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -418,6 +430,23 @@ def option_cases() -> list[Case]:
     add("release-epsilon-on-the-dask-path", lambda d: [
         "release", str(_csv(d, "t.parquet")), "-o", str(d / "rel"), *REL_ROLES, "--dask",
         "--epsilon", "1"])
+    # --- what the options and the table's shape decide: refused before the search, never
+    # a search that ends "not certified"
+    add("release-keep-as-feature-no-such-column", lambda d: rl(d, "--keep-as-feature",
+                                                               "nope"))
+    add("release-delta-not-below-1-over-n", lambda d: rl(d, "--epsilon", "1", "--delta",
+                                                         "0.05"))
+    add("release-public-data-extra-column", lambda d: rl(
+        d, "--epsilon", "1", "--public-data", str(_frame_of(
+            d, _table(n_id=2, seed=1).to_frame().assign(f_extra=0.5), "pub.csv"))))
+    add("release-group-splits-nothing", lambda d: [
+        "release", str(_frame_csv(d, lambda df: df.assign(session=df["identity"]))), "-o",
+        str(d / "o.parquet"), *REL_ROLES, "--group", "session"])
+    add("release-identity-with-one-record", lambda d: [
+        "release", str(_frame_csv(d, lambda df: df.drop(
+            index=df.index[df["identity"] == df["identity"].iloc[-1]][1:]))), "-o",
+        str(d / "o.parquet"), *REL_ROLES])
+    add("release-scheduler-unreachable", lambda d: rd(d, "--scheduler", "tcp://127.0.0.1:1"))
     # --- demo
     add("demo-budget-minutes-nan", lambda d: ["demo", "--out", str(d / "rep"),
                                               "--budget-minutes", "nan"])

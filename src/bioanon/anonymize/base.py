@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import BioanonError, missing_column
 from ..privacy import resolve_seed
-from ..table import FeatureTable, as_feature_matrix
+from ..table import FeatureTable, all_finite, as_feature_matrix
 from .params import Param, check_params
 
 #: float32's relative precision: a change below ``FLOAT32_EPS × |x|`` does not survive storage
@@ -131,6 +131,10 @@ def _plain(v: Any) -> Any:
     if v is None or isinstance(v, str | int | float | bool | dict):
         return v
     return type(v).__name__
+
+
+class SettingError(BioanonError):
+    """A method's setting failed numerically on valid input (e.g. noise that overflows)."""
 
 
 class AnonymizerMixin:
@@ -318,7 +322,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
                             table)
         result = out if isinstance(out, Release) else Release(out)
-        return Release(np.asarray(result.X, dtype=np.float32), result.info)
+        return Release(self._finite_output(result.X), result.info)
 
     def release_with_mixing(self, X: Any, y: Any = None) -> tuple[np.ndarray, Any]:
         """Fit, release ``X`` and return the release with its secret mixing matrix.
@@ -333,7 +337,24 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                             table)
         result = out if isinstance(out, Release) else Release(out)
         mixing = result.mixing() if callable(result.mixing) else result.mixing
-        return np.asarray(result.X, dtype=np.float32), mixing
+        return self._finite_output(result.X), mixing
+
+    def _finite_output(self, X: Any) -> np.ndarray:
+        """The release as float32, refused when the mechanism produced NaN or inf: the input
+        was checked finite, so the setting failed (noise or a scale that overflows float32),
+        and the error says so, naming the setting."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = np.asarray(X, dtype=np.float32)
+        if all_finite(arr):
+            return arr
+        bad = int((~np.isfinite(arr)).sum())
+        params = ", ".join(f"{k}={v}" for k, v in self.public_params().items()
+                           if isinstance(v, int | float) and not isinstance(v, bool))
+        raise SettingError(
+            f"the setting {self.method_name or type(self).__name__}({params}) produced {bad} "
+            "NaN/inf value(s) from finite input: its noise or scale overflows float32, so this "
+            "setting is unusable (the input is fine); choose another one (e.g. a larger "
+            "epsilon or a smaller noise scale)")
 
     def release(self, X: Any, y: Any = None) -> Any:
         """Release ``X`` with a fitted estimator: an array (n, d) float32 in input order, or a

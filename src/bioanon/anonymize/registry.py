@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BioanonError, suggest
+from ..plain_text import plain_values
 from .registration import _METHODS, _POST_STEPS, _REQUIRED, defaults, parse_value
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def _build_composition(name: str, params: Mapping[str, Any], **roles: Any) -> An
 
 def describe(cls: type[Anonymizer]) -> dict[str, Any]:
     """JSON-ready description of a method: parameters (type, default, range), what it
-    protects and what it does not."""
+    protects and what it does not, as plain text (no reST markup)."""
     dflt = defaults(cls)
     out_params = {}
     for key, spec in cls.params.items():
@@ -172,9 +173,10 @@ def describe(cls: type[Anonymizer]) -> dict[str, Any]:
         out_params[key] = {**spec.describe(),
                            "default": list(value) if isinstance(value, tuple) else value,
                            "required": key in _REQUIRED.get(cls.method_name, ())}
-    return {"name": cls.method_name, "class": f"{cls.__module__}.{cls.__name__}",
-            "summary": (inspect.getdoc(cls) or "").splitlines()[0],
-            "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
-            "seeded": cls.seeded, "post_step": cls.method_name in _POST_STEPS,
-            "protects": cls.protects,
-            "does_not_protect": cls.does_not_protect, "params": out_params}
+    return plain_values({
+        "name": cls.method_name, "class": f"{cls.__module__}.{cls.__name__}",
+        "summary": (inspect.getdoc(cls) or "").splitlines()[0],
+        "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
+        "seeded": cls.seeded, "post_step": cls.method_name in _POST_STEPS,
+        "protects": cls.protects, "does_not_protect": cls.does_not_protect,
+        "params": out_params})

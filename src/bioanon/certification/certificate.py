@@ -18,6 +18,7 @@ from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
 from ..io import atomic_path
 from ..release import write_release
+from ..release_unit import write_unit
 from ..table import FeatureTable
 from .chart import figure_html, search_figure
 from .search import CHOICE_RULE, SearchResult
@@ -89,6 +90,28 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         sensitive, interest = self._roles
         return report_and_chart(self.search, str(sensitive), str(interest))
 
+    def write_report(self, path: str | os.PathLike) -> Path | None:
+        """Write the report of what fell short to ``PATH.report/``, marked NOT certified and
+        naming the setting, as a release unit without table and manifest
+        (:func:`bioanon.release_unit.write_unit`): a previous release at ``path`` is removed
+        with it, so nothing that could pass for a release stays beside the refusal.
+
+        Returns the report's folder, or None when no setting was judged on a fresh split
+        (nothing to report; nothing is written then).
+        """
+        try:
+            report, png = self.report_and_chart()
+        except BioanonError:
+            return None
+        outcome = {"certified": False, "written": False, "setting": self.setting,
+                   "short_of": self.short_of, "reason": str(self),
+                   "note": "NOT certified: this is the report of the setting that came "
+                           "closest; no table and no manifest were written"}
+        report = report.amended(lambda data: data.update(release=outcome))
+        write_unit(path, table=None, manifest=None,
+                   report=lambda folder: write_report(report, png, folder))
+        return report_dir(path)
+
 
 @dataclass
 class CertifiedRelease:
@@ -127,16 +150,19 @@ class CertifiedRelease:
         return str(self.manifest["certification"]["search"]["chosen"])
 
     def write(self, path: str | os.PathLike) -> tuple[Path, Path, Path]:
-        """Write ``PATH``, ``PATH.manifest.json`` and ``PATH.report/`` (as ``bioanon release``).
-
-        The report is written first and the release pair last (atomically, together), so a
-        certified release always has its report. Returns the three paths.
+        """Write ``PATH``, ``PATH.manifest.json`` and ``PATH.report/`` (as ``bioanon release``)
+        as one unit (:func:`bioanon.release_unit.write_unit`): replaced together or not at
+        all, the manifest naming the table's and the report's hashes appearing last.
+        Returns the three paths.
         """
         out = Path(path)
-        rep = report_dir(out)
-        write_report(self.report, self.search_png, rep)
-        table, man = write_release(self.table, self.manifest, out)
-        return table, man, rep
+        outcome = {"certified": True, "written": True, "setting": self.setting,
+                   "table": out.name, "manifest": out.name + ".manifest.json",
+                   "n_records": self.table.n_records}
+        report = self.report.amended(lambda data: data.update(release=outcome))
+        table, man = write_release(self.table, self.manifest, out,
+                                   report=lambda d: write_report(report, self.search_png, d))
+        return table, man, report_dir(out)
 
 
 def release_seed(random_state: int | None) -> int | None:

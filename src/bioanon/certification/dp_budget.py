@@ -132,6 +132,15 @@ class DPBudget:
             if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:
                 raise BioanonError(f"max_records_per_identity={m} must be a positive "
                                    "integer; e.g. 10", parameter="max_records_per_identity")
+        if self.delta is not None:
+            n = self.units(table, sensitive)
+            if float(self.delta) >= 1.0 / n:  # the README's rule: delta below 1/n
+                unit = "identities" if self.privacy_unit == "identity" else "records"
+                raise BioanonError(
+                    f"delta={self.delta} is not below 1/n = {1.0 / n:.3g} (n = {n} {unit}): a "
+                    "mechanism may then publish a whole record outright with that probability; "
+                    f"choose delta < 1/n, or leave it out (default 1/n² = {1.0 / n**2:.3g})",
+                    parameter="delta")
         if self.public is not None:
             self.public_X(table)
 
@@ -148,6 +157,12 @@ class DPBudget:
                         f"public= lacks {len(missing)} feature column(s) of the input, "
                         f"e.g. {missing[:5]}; give a table of people not in the release with "
                         "the same feature columns", parameter="public")
+                extra = [c for c in theirs if c not in names]
+                if extra:  # never ignored: a column the bounds would silently skip
+                    raise BioanonError(
+                        f"public= has {len(extra)} feature column(s) the input lacks, e.g. "
+                        f"{extra[:5]}; give a table with the same feature columns (drop "
+                        "those, or store them as label columns)", parameter="public")
                 where = {c: j for j, c in enumerate(theirs)}
                 X = np.asarray(pub.X, dtype=np.float64)[:, [where[c] for c in names]]
             else:

@@ -17,8 +17,10 @@ A table too large for memory is certified in four steps, never held whole:
    (:func:`~bioanon.scale.run.anonymize_bucketed`) with a fresh release seed; the manifest is
    certified and names the verdict, the sample's and the table's sizes and the bucket rule.
 
-The report (``OUTPUT.report/``) is written before the release folder; nothing is written when
-no setting is certified (:class:`~bioanon.certification.NotCertified`).
+The release folder, ``OUTPUT.manifest.json`` and the report (``OUTPUT.report/``) appear as one
+unit, the manifest last (:func:`bioanon.release_unit.write_unit`). When no setting is certified
+(:class:`~bioanon.certification.NotCertified`) only the closest setting's report is written
+(``NotCertified.write_report``; the command line does it).
 """
 
 from __future__ import annotations
@@ -40,13 +42,11 @@ from ..release import manifest_path
 from ..sampling import panel_sample
 from ..table import FeatureTable
 from .certificate import (
-    REPORT_FILES,
     NotCertified,
     certification_block,
     public_rows,
     release_seed,
     report_and_chart,
-    report_dir,
     write_report,
 )
 from .search import build_candidate, candidates, judge_options, run_search
@@ -166,15 +166,6 @@ def _give_back_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def _remove_report(folder: Path, made: bool) -> None:
-    """Remove the report files written here (and the folder, when this call created it)."""
-    for name in REPORT_FILES:
-        (folder / name).unlink(missing_ok=True)
-    if made:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-
-
 @dataclass
 class CertifiedBucketedRelease:
     """A certified release written bucket by bucket (the table itself stays on disk).
@@ -220,7 +211,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                     fit_sample: int = 20_000, sample_records: int = 50_000,
                     sample_identities: int | None = 1_000, scheduler: str | None = None,
                     local: bool = True, n_workers: int | None = None, version: str = "",
-                    progress: Progress | None = None,
+                    progress: Progress | None = None, report_closest: bool = False,
                     options: EvaluationOptions | None = None, **option_values: Any
                     ) -> CertifiedBucketedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
@@ -247,6 +238,9 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     version : str
         The bioanon version for the manifest.
     progress : callable (done, total, text), optional
+    report_closest : bool
+        When nothing is certified, judge the closest setting on a fresh split of the sample
+        too, so that :meth:`NotCertified.write_report` can say what fell short.
 
     Returns
     -------
@@ -258,7 +252,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         When no setting meets the target on the sample (nothing is written).
     """
     from ..evaluation.seeds import derive_seed
-    from ..scale.cluster import check_scheduler_address
+    from ..scale.cluster import check_scheduler_reachable
     from ..scale.estimator import BucketedMixing
     from ..scale.run import anonymize_bucketed, check_folder_name, parquet_schema
 
@@ -266,8 +260,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     group = opts.group
     src, out = Path(source), Path(output)
     roles.of()
-    if scheduler is not None:
-        check_scheduler_address(scheduler)
+    if scheduler is not None:  # contacted now: the search comes first, the cluster after
+        check_scheduler_reachable(scheduler)
     if roles.keep or roles.quasi:
         raise BioanonError("kept and quasi-identifying columns are not available on the dask "
                            "path (the join check reads them in memory); use the in-memory path")
@@ -318,7 +312,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
 
     result = run_search(table, roles, options=opts, methods=names_ok,
                         random_state=random_state, budget_minutes=budget_minutes,
-                        progress=progress, judge_as=bucketed)
+                        progress=progress, judge_as=bucketed,
+                        report_closest=report_closest)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()  # the search's heap, before the cluster starts beside this process
@@ -335,26 +330,22 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                          "smaller than bucket_size is one bucket)"}
     result.confirmation = _judged_on(result.confirmation, sizes, rule)
     report, png = report_and_chart(result, roles.sensitive, roles.interest)
-    rep_dir = report_dir(out)
-    made = not rep_dir.exists()
-    write_report(report, png, rep_dir)
+    report = report.amended(lambda data: data.update(release={
+        "certified": True, "written": True, "setting": c.label(), "table": out.name + "/",
+        "manifest": out.name + ".manifest.json", "n_records": sizes.get("total_records")}))
     seed = release_seed(random_state)
     anon = build_candidate(c, roles.interest, roles.sensitive, add, None)
     certification = certification_block(
         result, judged_on={**sizes, "sample": "stratified panel sample of identities and "
                                               "records (by the interest within each)"},
         bucket_rule=rule)
-    try:
-        res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
-                                 additional=add, sensitive=roles.sensitive,
-                                 labels=list(roles.identifying), keep_sensitive=keep_sensitive,
-                                 bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
-                                 scheduler=scheduler, local=local, n_workers=n_workers,
-                                 version=version, progress=progress,
-                                 certification=certification)
-    except BaseException:  # no release: no report of one either
-        _remove_report(rep_dir, made)
-        raise
+    res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
+                             additional=add, sensitive=roles.sensitive,
+                             labels=list(roles.identifying), keep_sensitive=keep_sensitive,
+                             bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
+                             scheduler=scheduler, local=local, n_workers=n_workers,
+                             version=version, progress=progress, certification=certification,
+                             report=lambda folder: write_report(report, png, folder))
     manifest = json.loads(manifest_path(out).read_text())
     return CertifiedBucketedRelease(out, manifest, dict(result.confirmation["verdict"]),
                                     public_rows(result), report, result, sizes, res,

@@ -210,14 +210,16 @@ def row_line(row: Mapping[str, Any]) -> str:
     --------
     >>> r = {"setting": "vp-mix(g=8)", "cas": 0.85, "clear": 0.86, "met": False,
     ...      "risks": [{"name": "record-membership", "statistic": "advantage", "value": 0.36,
-    ...                 "ci": [0.25, 0.47], "status": "not met"}]}
-    >>> row_line(r).split("; ")[1]
-    'record-membership advantage 0.360 ≤0.470 not met -> fails (record-membership)'
+    ...                 "ci": [0.25, 0.47], "target": 0.1, "status": "not met"}]}
+    >>> row_line(r).split("; ")[1].split(" -> ")[0]
+    'record-membership advantage 0.360 (upper bound 0.470, target 0.1) not met'
     """
     parts = []
     for r in row.get("risks", []):
-        v = r["value"]
-        fig = "—" if not np.isfinite(v) else f"{v:.3f} ≤{r['ci'][1]:.3f}"
+        v, target = r["value"], r.get("target")
+        limit = "" if target is None else f", target {target:g}"
+        fig = ("—" if not np.isfinite(v)
+               else f"{v:.3f} (upper bound {r['ci'][1]:.3f}{limit})")
         parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
     failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
     verdict_ = "meets every target" if row["met"] else (
@@ -398,6 +400,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                            parameter="methods")
     for c in cands:  # refuse an impossible setting before any work
         build_candidate(c, interest, sensitive, list(additional or {}), None)
+    check_judgeable(table, interest, sensitive, additional, opts)
     root = (int(np.random.default_rng().integers(2**31)) if random_state is None
             else int(random_state))
     tune_seed = derive_seed(root, "search/tuning split") % (2**31)
@@ -417,6 +420,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                           accept_risks=accept, interest=interest)
     start = time.perf_counter()
     total = len(cands) + 1
+    n_skipped = len(result.skipped)
     for i, c in enumerate(cands):
         over = budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes
         if i > 0 and over:  # at least one setting is always evaluated
@@ -445,12 +449,50 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                                   options=opts)
         return secret_free_report(build_report(ev))
 
+    nothing_judged(result, n_skipped)
     _confirm(result, fresh, lambda text: progress(len(cands), total, text))
     if report_closest and result.confirmation is None and result.rows:
         _report_closest(result, fresh, lambda text: progress(len(cands), total, text))
     result.wall_s = time.perf_counter() - start
     progress(total, total, "done")
     return result
+
+
+def check_judgeable(table: FeatureTable, interest: str, sensitive: str,
+                    additional: Mapping[str, float] | None, opts: EvaluationOptions) -> None:
+    """Refuse, before any setting is judged, a table and options every setting would fail
+    on: the judge's checks and its split (records per identity, groups per class) depend on
+    them alone, so a failure there is the input's, not a setting's."""
+    from ..evaluation.protocol import Evaluation as Judge  # the judge's own checks
+    from ..evaluation.split import group_split, split_table
+
+    Judge(table, interest, sensitive, dict(additional or {}), None, random_state=0,
+          options=opts)._check()
+    try:
+        if opts.group is None:
+            split_table(table, interest, sensitive, opts.test_size, 0)
+        else:
+            group_split(table, opts.group, sensitive, opts.test_size, 0)
+    except BioanonError as exc:
+        raise BioanonError(f"no setting can be judged on this table: {exc}",
+                           parameter=exc.parameter) from None
+
+
+def nothing_judged(result: SearchResult, n_skipped_before: int) -> None:
+    """When no setting could even run on the table (every one failed before it was judged,
+    and the time budget left none out), nothing was judged: the table or the options are at
+    fault, not the settings, so this is an input error, not a "not certified". One reason
+    shared by every setting is given alone."""
+    failed = [s for s in result.skipped[n_skipped_before:] if "setting" in s]
+    if result.rows or result.not_evaluated or not failed:
+        return
+    reasons = list(dict.fromkeys(s["reason"] for s in failed))
+    if len(reasons) == 1:
+        raise BioanonError(f"no setting can be judged on this table: {reasons[0]}")
+    raise BioanonError(f"no setting can be judged on this table: all {len(failed)} settings "
+                       f"tried failed to run (the first: {failed[0]['setting']}: "
+                       f"{reasons[0]}); give more records per class and identity, or name "
+                       "the methods whose settings fit it (methods=)", parameter="methods")
 
 
 def _confirm(result: SearchResult, fresh: Callable[..., Any],

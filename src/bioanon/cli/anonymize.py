@@ -32,7 +32,7 @@ from .common import (
     refuse_weights,
     user_errors,
 )
-from .options import ForceOpt, IdentOpt, KeepOpt, QuasiOpt
+from .options import ForceOpt, IdentOpt, KeepAsFeatureOpt, KeepOpt, QuasiOpt
 
 
 @app.command()
@@ -48,6 +48,7 @@ def anonymize(
     identifying: IdentOpt = None,
     quasi: QuasiOpt = None,
     keep: KeepOpt = None,
+    keep_as_feature: KeepAsFeatureOpt = None,
     force: ForceOpt = False,
     *,
     choice: MethodChoice,
@@ -119,7 +120,7 @@ def anonymize(
             "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
     with sha256_in_background(input) as input_sha256:  # hashed while read and released
-        table = read_release_input(input, list(roles.of()))
+        table = read_release_input(input, list(roles.of()), keep_as_feature)
         anon.check_changes(table)  # a setting that leaves the records as they are: refused
         if choice.seed is not None:
             err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep "

@@ -33,7 +33,7 @@ from ..table import FeatureTable
 from .console import _fail, console, err_console
 from .logs import cli_logger, show_bar
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Release biometric datasets with the sensitive attribute hidden.")
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -559,20 +559,20 @@ def read_input(path: Path, label_columns: list[str | None]) -> FeatureTable:
     return FeatureTable.read(path, label_columns=cols)
 
 
-def read_release_input(path: Path, label_columns: list[str | None]) -> FeatureTable:
-    """:func:`read_input` for a table to release: a CSV's unnamed id-like columns are refused
-    (a CSV does not say which columns are labels; they would leave as features)."""
-    from ..release import suspect_label_columns
-    from ..table import format_of
-
-    table = read_input(path, label_columns)
-    if not path.is_dir() and format_of(path) == "csv":
-        suspect = suspect_label_columns(table)
-        if suspect:
-            raise BioanonError(
-                f"CSV column(s) {suspect[:5]} look like labels but would be released as "
-                "features; name them (--identifying to drop, --keep to release): in a CSV every "
-                "non-feature column must be named")
+def read_release_input(path: Path, label_columns: list[str | None],
+                       keep_as_feature: list[str] | None = None) -> FeatureTable:
+    """:func:`read_input` for a table to release: a table that does not record its label
+    columns (CSV, Parquet from another tool) is refused when a numeric column looks like
+    metadata (:mod:`bioanon.metadata_columns`) unless it is named as a label or in
+    ``--keep-as-feature``; those kept are said in one line."""
+    cols = [c for c in dict.fromkeys(label_columns) if c]
+    table = FeatureTable.read(path, label_columns=cols, keep_as_feature=keep_as_feature or [])
+    kept = table.meta.get("kept_as_feature") or {}
+    if kept:
+        err_console.print("note: released as features although they look like metadata "
+                          "(--keep-as-feature): " + "; ".join(f"{c} ({why})"
+                                                               for c, why in kept.items()),
+                          highlight=False, soft_wrap=True)
     return table
 
 
@@ -650,4 +650,9 @@ def print_summary(report: Any, as_json: bool = False) -> None:
         tab.add_row(key, value)
     console.print(tab)
     if "verdict" in report:
-        console.print(report["verdict"]["sentence"], highlight=False, markup=False)
+        from ..report.verdict_points import verdict_points
+
+        head, points = verdict_points(report["verdict"])
+        console.print(f"verdict: {head}", highlight=False, markup=False)
+        for point in points:
+            console.print(f"  - {point}", highlight=False, markup=False, soft_wrap=True)

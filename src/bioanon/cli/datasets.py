@@ -16,7 +16,8 @@ from .common import app, console, user_errors
 @user_errors
 def datasets_command(
     home: Annotated[Path | None, typer.Option(
-        "--home", help="Data home to list (default: $BIOANON_DATA, else ~/bioanon_data).")]
+        "--home", help="Data home to list (default: $BIOANON_DATA, else the first of "
+                         "~/bioanon_data and ../shared/datasets that exists).")]
     = None,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print JSON (name, title, records, labels, licence, loader).")] = False,

@@ -45,9 +45,9 @@ def demo(
     """
     from ..certification import NotCertified, certify
     from ..certification.certificate import write_report
-    from ..certification.search import row_line
     from ..datasets import make_biometric
     from ..release import Roles
+    from .release import print_search
 
     files = ["report.json", "report.html", "search.png", "release.parquet",
              "release.parquet.manifest.json"]
@@ -71,8 +71,7 @@ def demo(
                           report_closest=True, progress=update)
     except NotCertified as exc:  # the safe path: the report says why, no release is written
         result = exc.search
-        for row in result.rows:
-            console.print(row_line(row), highlight=False, soft_wrap=True)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated)
         if result.confirmation is None and result.closest_report is None:
             err_console.print(result.failure_line() + "; nothing was written",
                               highlight=False)
@@ -86,8 +85,7 @@ def demo(
                          "the closest setting on a fresh split."), highlight=False,
                       soft_wrap=True)
         return
-    for row in rel.search.rows:
-        console.print(row_line(row), highlight=False, soft_wrap=True)
+    print_search(rel.rows, rel.search.skipped, rel.search.not_evaluated)
     write_report(rel.report, rel.search_png, out)
     print_summary(rel.report)
     write_release(rel.table, rel.manifest, out / "release.parquet")

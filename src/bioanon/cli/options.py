@@ -16,6 +16,11 @@ QuasiOpt = Annotated[list[str] | None, typer.Option(
     "--quasi", help="Quasi-identifying column to release; checked by the join check.")]
 KeepOpt = Annotated[list[str] | None, typer.Option(
     "--keep", help="Label column to release as it is; checked by the join check.")]
+KeepAsFeatureOpt = Annotated[list[str] | None, typer.Option(
+    "--keep-as-feature", metavar="COL", help="Release this numeric column as a feature although "
+                                             "it looks like metadata (a count, a rate, an id; "
+                                             "CSV or non-bioanon Parquet input); a shell "
+                                             "pattern such as 'px_*' names several.")]
 AttackersOpt = Annotated[str, typer.Option(
     help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
          "parrot75, reverse, linkage.")]

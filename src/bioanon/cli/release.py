@@ -44,6 +44,7 @@ from .options import (
     AcceptRiskOpt,
     ForceOpt,
     IdentOpt,
+    KeepAsFeatureOpt,
     KeepOpt,
     LevelOpt,
     QuasiOpt,
@@ -70,6 +71,7 @@ def release_command(
     identifying: IdentOpt = None,
     quasi: QuasiOpt = None,
     keep: KeepOpt = None,
+    keep_as_feature: KeepAsFeatureOpt = None,
     force: ForceOpt = False,
     target_advantage: TargetOpt = 0.05,
     level: LevelOpt = None,
@@ -216,13 +218,14 @@ def release_command(
                                  level=lv, accept_risks=accepted)
     options: dict[str, Any] = dict(methods=method_list, random_state=seed,
                                    budget_minutes=budget_minutes,
-                                   keep_sensitive=keep_sensitive, options=judge)
+                                   keep_sensitive=keep_sensitive, options=judge,
+                                   report_closest=True)  # a refusal writes its report
     if bucketed:
         _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
                           local=dask, workers=workers, bucket_size=bucket_size,
                           sample_records=sample_records, as_json=as_json)
         return
-    table = read_release_input(input, [*roles.of(), group])
+    table = read_release_input(input, [*roles.of(), group], keep_as_feature)
     input_sha256 = file_sha256(input)
     options.update(_budget_options(dp_epsilon, dp_delta, public_data, privacy_unit,
                                    max_records_per_identity, input_sha256))
@@ -239,9 +242,9 @@ def release_command(
             except PlanRefused as exc:  # the plan's line, in flags
                 raise BioanonError(exc.plan.refusal_line(cli=True)) from None
     except NotCertified as exc:
-        _print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json)
-    _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        _refuse(exc, as_json, output)
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
     unnamed = [c["name"] for c in out.manifest["columns"]
                if c["role"] == NO_ROLE and not c["released"]]
     if unnamed:
@@ -311,30 +314,40 @@ def _unfit_warning() -> None:
                       "auditor's attack only, unfit for a real release", highlight=False)
 
 
-def _print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
+def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                   not_evaluated: list[str]) -> None:
     """One line per evaluated setting, per skipped setting, and the budget's note."""
     from ..certification.search import row_line as search_row_line
 
+    if rows:  # the tuning split's figures: the report and the verdict are the fresh split's
+        err_console.print("search, on the tuning split (the verdict and the report below are "
+                          "the chosen setting's, judged again on a fresh split):",
+                          highlight=False, soft_wrap=True)
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
-    for skip in skipped:
-        if "setting" in skip:
-            err_console.print(f"  {skip['setting']}: skipped ({skip['reason']})",
-                              highlight=False, soft_wrap=True)
+    for skip in skipped:  # every setting or method left out is named, with its reason
+        what = skip.get("setting") or skip.get("method")
+        err_console.print(f"  {what}: skipped ({skip['reason']})", highlight=False,
+                          soft_wrap=True)
     if not_evaluated:
         err_console.print(f"budget reached: {len(not_evaluated)} setting(s) not "
-                          "evaluated", highlight=False)
+                          f"evaluated: {', '.join(not_evaluated)}", highlight=False,
+                          soft_wrap=True)
 
 
-def _refuse(exc: Any, as_json: bool) -> NoReturn:
-    """Print why nothing was certified and exit 1 (not a user error: nothing written)."""
+def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
+    """Print why nothing was certified, write the closest setting's report (NOT certified;
+    no table, no manifest) and exit 1 (not a user error)."""
+    written = exc.write_report(output)
+    where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
+             "manifest was written" if written is not None else "nothing was written")
     if as_json:
         print_json({"certified": False, "message": str(exc), "closest": exc.setting,
-                    "short_of": exc.short_of, "confirmation": exc.confirmation})
+                    "short_of": exc.short_of, "confirmation": exc.confirmation,
+                    "report": None if written is None else str(written)})
     elif exc.confirmation is not None:
         console.print(exc.confirmation["sentence"], highlight=False, soft_wrap=True)
-    err_console.print(str(exc) + "; nothing was written", highlight=False, soft_wrap=True)
+    err_console.print(f"{exc}; {where}", highlight=False, soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -360,9 +373,9 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
                                   sample_records=sample_records, version=__version__,
                                   progress=update, **options)
     except NotCertified as exc:
-        _print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json)
-    _print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        _refuse(exc, as_json, output)
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
     notes = notes_console(as_json)
     print_summary(out.report, as_json)
     s = out.sample

@@ -40,7 +40,7 @@ NAMED_METAVARS = {
     "additional": "COL[=ALPHA]", "param": "NAME=VALUE", "grid": "NAME=V1,V2", "rq": "[COL=]X",
     "where": "COL=VALUE", "metadata": "COL,COL", "identities": "N,N",
     "channels": "CH,CH", "shape": "HxW", "image_shape": "HxW", "seed": "INT",
-    "models": "NAME,…|all", "attackers": "MODE,…|all", "selection": "NAME,…|auto|none",
+    "models": "NAME,...|all", "attackers": "MODE,...|all", "selection": "NAME,...|auto|none",
     "clusterer": "mdav|kmember|knn|hierarchical", "no_face": "centre|skip",
     "gravity": "keep|remove", "architecture": "mlp|conv", "features": "NAME",
 }
@@ -95,6 +95,11 @@ def conform(cmd: Any) -> None:
         return
     cmd._bioanon_vocabulary = True
     cmd.help = reflow(cmd.help)
+    from .help_pages import add_no_forms, short_pages
+
+    add_no_forms(cmd)
+    if not hasattr(cmd, "commands"):  # a command, not the group
+        short_pages(cmd)
     if getattr(cmd, "short_help", None):
         cmd.short_help = reflow(cmd.short_help)
     make_help_option = cmd.get_help_option

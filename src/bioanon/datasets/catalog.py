@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BioanonError
-from .home import data_home
+from .home import data_home, missing_home
 
 __all__ = ["list_datasets"]
 
@@ -90,8 +90,9 @@ def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]
     """
     home = data_home(root)
     if not home.is_dir():
-        raise BioanonError(f"data home '{home}' not found; set BIOANON_DATA to the folder "
-                           "holding the datasets (e.g. fsdd/, yale_faces/)")
+        raise missing_home(home) if root is None else BioanonError(
+            f"data home '{home}' not found; pass the folder holding the datasets (e.g. fsdd/, "
+            "yale_faces/)")
     table = _home_table(home)
     out = []
     for folder in sorted(p for p in home.iterdir() if p.is_dir()):

@@ -407,8 +407,30 @@ def verdict_section(report: Mapping[str, Any]) -> list[str]:
     v = report.get("verdict")
     if not v:
         return []
+    from .verdict_points import verdict_points
+
     cls = "ok" if v["met"] else "bad"
-    return [f"<p class='{cls}' id='verdict'>{html.escape(v['sentence'])}</p>"]
+    head, points = verdict_points(v)
+    items = "".join(f"<li>{html.escape(p)}</li>" for p in points)
+    return [f"<div class='{cls}' id='verdict'><b>{html.escape(head)}</b><ul>{items}</ul>"
+            f"<details><summary>the verdict in full</summary><p>{html.escape(v['sentence'])}"
+            "</p></details></div>"]
+
+
+def release_section(report: Mapping[str, Any]) -> str:
+    """The first line of a release's report: certified or not, the setting, and whether and
+    where the release was written."""
+    r = report.get("release")
+    if not r:
+        return ""
+    setting = html.escape(str(r.get("setting")))
+    if r.get("written"):
+        return (f"<p class='ok' id='release'><b>Certified — release written:</b> "
+                f"{html.escape(str(r.get('table')))} ({r.get('n_records')} records) with "
+                f"{html.escape(str(r.get('manifest')))}. Setting: {setting}.</p>")
+    return (f"<p class='bad' id='release'><b>NOT certified — no release was written.</b> "
+            f"This is the report of the setting that came closest: {setting}; it fell short "
+            f"on {html.escape(str(r.get('short_of')))}.</p>")
 
 
 def risk_table_section(report: Mapping[str, Any]) -> str:
@@ -613,8 +635,8 @@ def plan_section(report: Mapping[str, Any]) -> str:
 
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    plan_section, risk_table_section, verdict_block, dp_block, data_section, summary_section,
-    utility_section, utility_notes_block,
+    release_section, plan_section, risk_table_section, verdict_block, dp_block,
+    data_section, summary_section, utility_section, utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
     clear_section, top_k_section, selection_section, disclosure_block, linkage_section,
     figures_section, parameters_section,

@@ -106,7 +106,8 @@ def summary_rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
         rows.append((f"attack {att['mode']} (best: {att['model']})",
                      f"{att['accuracy']:.3f}{_ci(att.get('ci'))}"))
     w = s["worst_case"]
-    rows.append(("worst case", f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
+    rows.append(("worst case, plain (chosen on the records it is scored on)",
+                 f"{w['accuracy']:.3f} ({w['mode']} / {w['model']})"))
     if s["worst_case_crossfit"]:
         c = s["worst_case_crossfit"]
         rows.append(("worst case, cross-fitted (no winner's curse)",
@@ -115,7 +116,7 @@ def summary_rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
         a = s["advantage"]
         rows.append((f"advantage over {a['over']}", f"{a['value']:+.3f}{_ci(a['ci'], '+.3f')}"))
     for m in s["membership"]:
-        rows.append((f"membership AUC ({m['level']}, {m['attacker']})",
+        rows.append((f"membership AUC, plain ({m['level']}, {m['attacker']})",
                      f"{m['auc']:.3f}{_ci(m['ci'])}"))
     if s["contributors"]:
         c = s["contributors"]

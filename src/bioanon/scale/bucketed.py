@@ -27,7 +27,6 @@ uniform among the records of the bucket, which is itself a uniform random strati
 from __future__ import annotations
 
 import copy
-import json
 import os
 import shutil
 import tempfile
@@ -40,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
-from ..io import write_text_atomic
-from ..release import manifest_path
+from ..io import make_temp_dir
+from ..release_unit import write_unit
 from ..sampling import stratified_positions
 from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
@@ -172,8 +171,8 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                      client: Any = None, num_workers: int | None = None,
                      spill_dir: str | os.PathLike | None = None,
                      blocksize: int | None = None,
-                     progress: Callable[[int, int, str], None] | None = None
-                     ) -> BucketedResult:
+                     progress: Callable[[int, int, str], None] | None = None,
+                     report: Callable[[Path], Any] | None = None) -> BucketedResult:
     """Release a Parquet dataset bucket by bucket and write a partitioned Parquet release.
 
     Parameters
@@ -181,8 +180,9 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     source : path
         Parquet file or folder of Parquet files (label columns + numeric feature columns).
     output : path
-        Folder to create (must not exist); it appears only once complete. The manifest is
-        written next to it as ``<output>.manifest.json``, atomically, after the folder.
+        Folder to create (must not exist). The folder, ``<output>.manifest.json`` (naming the
+        SHA-256 of the folder's parts) and, with ``report``, ``<output>.report/`` appear as
+        one unit (:func:`bioanon.release_unit.write_unit`): the manifest last.
     anonymizer : MixingAnonymizer
         Unfitted; fitted here on a stratified sample of at most ``fit_sample`` records.
     interest : str
@@ -210,6 +210,8 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     progress : callable ``(done, total, text)``, optional
         Called as partitions are spilled and buckets released (on a cluster, per task; on
         threads, per wave of tasks).
+    report : callable, optional
+        Writes the release's report into the folder it is given (``<output>.report/``).
 
     Returns
     -------
@@ -226,21 +228,27 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
 
     spill = tempfile.mkdtemp(prefix=f".{out.name}.spill-",
                              dir=str(spill_dir) if spill_dir else str(out.parent))
-    tmp_out = tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=str(out.parent))
+    # the spill stays private (0700: clear records, removed at the end); the release folder
+    # gets the umask's mode, like any folder the user creates
+    tmp_out = str(make_temp_dir(out.parent, f".{out.name}.tmp-"))
     try:
         counts, fit_frame = _spill(read, plan, labels, spill, runner)
         n_fit = _fit_on_sample(anonymizer, fit_frame, read.features, labels, step)
         del fit_frame
         parts = _release_buckets(anonymizer, plan, spill, counts, labels, released,
                                  read.features, interest, tmp_out, runner)
-        # 5. the folder appears whole, then the manifest beside it
-        os.replace(tmp_out, out)
+        result = _result(out, parts, plan.n_buckets, n_fit, read.features, released)
+        doc = _bucketed_manifest(manifest, result, anonymizer, plan.n, bucket_size)
+
+        def move_parts(staged: Path) -> None:  # the released parts into the unit's stage
+            staged.rmdir()
+            os.replace(tmp_out, staged)
+
+        # 5. the folder, its manifest (last) and the report appear as one unit
+        write_unit(out, table=move_parts, manifest=doc, report=report, table_is_dir=True)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
         shutil.rmtree(tmp_out, ignore_errors=True)
-    result = _result(out, parts, plan.n_buckets, n_fit, read.features, released)
-    doc = _bucketed_manifest(manifest, result, anonymizer, plan.n, bucket_size)
-    write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
     return result
 
 

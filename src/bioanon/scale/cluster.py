@@ -138,6 +138,43 @@ def check_scheduler_address(scheduler: str) -> None:
         raise BioanonError(f"scheduler address '{scheduler}' must look like tcp://HOST:PORT")
 
 
+def check_scheduler_reachable(scheduler: str, timeout: float = 5.0) -> None:
+    """Refuse, before any work, a ``tcp://`` scheduler that accepts no connection.
+
+    A run that uses the scheduler only after a long search (``release``: after the search
+    and the confirmation; and only if a setting is certified) would otherwise report a wrong
+    address late or never. Only whether the address accepts a TCP connection is checked (in
+    at most ``timeout`` seconds); other protocols are left to dask.
+
+    Examples
+    --------
+    >>> import socket
+    >>> with socket.create_server(("127.0.0.1", 0)) as server:
+    ...     check_scheduler_reachable(f"tcp://127.0.0.1:{server.getsockname()[1]}")
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    check_scheduler_address(scheduler)
+    if not scheduler.startswith("tcp://"):
+        return
+    parts = urlsplit(scheduler)
+    try:
+        host, port = parts.hostname, parts.port or 8786
+    except ValueError:
+        host, port = None, None
+    if not host or port is None:
+        raise BioanonError(f"scheduler address '{scheduler}' must look like tcp://HOST:PORT")
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise BioanonError(f"dask scheduler {scheduler} cannot be reached ({reason}); start "
+                           "it, check the address, or drop --scheduler to use a local "
+                           "cluster (--dask)") from None
+
+
 def worker_threads_env(n_workers: int) -> dict[str, str]:
     """Thread counts for the workers of a local cluster: the cores shared out among them.
 

@@ -90,7 +90,8 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                        local: bool = False, n_workers: int | None = None,
                        version: str = "",
                        progress: Callable[[int, int, str], None] | None = None,
-                       certification: dict[str, Any] | None = None) -> Any:
+                       certification: dict[str, Any] | None = None,
+                       report: Callable[[Path], Any] | None = None) -> Any:
     """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
 
     ``certification``, when given, holds the manifest's fields of a certified release
@@ -145,7 +146,8 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
                                 label_columns=label_cols, released_columns=released,
                                 manifest=manifest, bucket_size=bucket_size,
                                 fit_sample=fit_sample, random_state=seed, client=client,
-                                num_workers=n_workers or os.cpu_count(), progress=progress)
+                                num_workers=n_workers or os.cpu_count(), progress=progress,
+                                report=report)
 
     try:
         with dask_client(scheduler, local, n_workers) as client:

@@ -1,0 +1,117 @@
+"""Help pages that fit a terminal: ``--help`` short, ``--help-all`` whole; every flag with
+its ``--no-`` form.
+
+- ``bioanon CMD --help`` shows the first paragraph of the command's description and its
+  everyday options; the options listed in :data:`DETAILS` (tuning of the judge, the dask path,
+  the DP budget's finer points) and the rest of the description are shown by
+  ``bioanon CMD --help-all``, as are the aliases kept for older scripts ("Alias of ...").
+  Hidden options still work as usual.
+- Help is click's plain layout (no boxes): it wraps at the terminal's width and never cuts
+  a name or a choice with "…".
+- Every boolean flag gets its ``--no-`` form (``--dask/--no-dask``), as the README promises.
+
+Examples
+--------
+>>> first_paragraph("Do it.\\n\\nThe details.")
+'Do it.'
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+#: options shown by ``--help-all`` only, by command (flags a command lacks are ignored)
+DETAILS: dict[str, frozenset[str]] = {
+    "release": frozenset({
+        "--models", "--attackers", "--jobs", "--workers", "--bucket-size", "--sample-records",
+        "--max-records-per-identity", "--delta", "--privacy-unit", "--target-advantage",
+        "--target-membership", "--target-inference", "--budget-minutes", "--keep-sensitive",
+        "--label", "--quasi", "--force", "--keep-as-feature"}),
+    "evaluate": frozenset({
+        "--models", "--attackers", "--jobs", "--selection", "--top-k", "--n-random",
+        "--test-size", "--target-advantage", "--target-membership", "--target-inference",
+        "--utility-model", "--max-records", "--verification", "--membership", "--inference",
+        "--preview", "--rq", "--allow-replacement", "--k", "--g", "--t", "--w", "--rp",
+        "--epsilon", "--sigma", "--block", "--metadata", "--decoupler"}),
+    "anonymize": frozenset({
+        "--bucket-size", "--fit-sample", "--workers", "--scheduler", "--rq",
+        "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon", "--sigma",
+        "--block", "--keep-order", "--label", "--quasi", "--force", "--decoupler",
+        "--keep-as-feature"}),
+    "tune": frozenset({"--models", "--attackers", "--jobs", "--test-size",
+                       "--target-advantage", "--target-membership", "--target-inference",
+                       "--max-records"}),
+}
+#: flags that ask for text instead of setting something (no --no- form, like --help)
+ACTIONS = frozenset({"version", "help_all"})
+#: the flag that shows the whole page
+HELP_ALL = "--help-all"
+
+
+def first_paragraph(text: str | None) -> str:
+    """The first paragraph of a help text."""
+    return (text or "").strip().split("\n\n", 1)[0]
+
+
+def add_no_forms(cmd: Any) -> None:
+    """Give every boolean flag of ``cmd`` its ``--no-`` form (idempotent)."""
+    for param in cmd.params:
+        if (param.param_type_name == "option" and getattr(param, "is_bool_flag", False)
+                and not param.secondary_opts and not param.is_eager
+                and param.name not in ACTIONS):
+            longs = [o for o in param.opts if o.startswith("--")]
+            if longs:
+                param.secondary_opts = [f"--no-{longs[0][2:]}"]
+
+
+def short_pages(cmd: Any) -> None:
+    """Make ``--help`` short and add ``--help-all`` to ``cmd`` (idempotent)."""
+    if getattr(cmd, "_bioanon_full_help", None) is not None:
+        return
+    full = cmd.help or ""
+    cmd._bioanon_full_help = full
+    details = DETAILS.get(cmd.name or "", frozenset())
+    hidden = [p for p in cmd.params if p.param_type_name == "option" and not p.hidden
+              and not p.required and (set(p.opts) & details
+                                      or (p.help or "").startswith("Alias of"))]
+    short = first_paragraph(full)
+    if short != full.strip() or hidden:
+        extra = f" and {len(hidden)} more options" if hidden else ""
+        cmd.help = f"{short}\n\nThe details{extra}: bioanon {cmd.name} {HELP_ALL}."
+    for p in hidden:
+        p.hidden = True
+        p._bioanon_detail = True  # hidden from --help only: shown by --help-all
+
+    def show_all(ctx: Any, _param: Any, value: bool) -> None:
+        if not value or ctx.resilient_parsing:
+            return
+        cmd.help = full
+        for p in hidden:
+            p.hidden = False
+        typer.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+    cmd.params.append(_help_all_param(show_all))
+
+
+def _help_all_param(callback: Any) -> Any:
+    """``--help-all`` as typer builds an option (its own click), not passed to the command."""
+    dummy = typer.Typer(add_completion=False)
+
+    @dummy.command()
+    def _cmd(help_all: Annotated[bool, typer.Option(
+            HELP_ALL, is_eager=True,
+            help="Show every option and the whole description.")] = False,
+             ) -> None:  # pragma: no cover - never run
+        pass
+
+    (param,) = typer.main.get_command(dummy).params
+    param.expose_value = False
+    param.callback = callback
+    param.metavar = ""
+    return param
+
+
+__all__ = ["DETAILS", "HELP_ALL", "add_no_forms", "first_paragraph", "short_pages"]

@@ -1,0 +1,60 @@
+"""The verdict as a headline and a short list (one point per risk that fell short, and the
+utility), built from the report's structured verdict rather than its long sentence.
+
+Examples
+--------
+>>> v = {"met": False, "risks": [
+...     {"name": "record-recognition", "status": "not met", "statistic": "advantage",
+...      "value": 0.5, "ci": [0.2, 0.66], "target": 0.05, "reason": "upper 95% bound 0.661"},
+...     {"name": "record-membership", "status": "met", "statistic": "AUC", "value": 0.5,
+...      "ci": [0.4, 0.55], "target": 0.6, "reason": ""}],
+...      "utility": {"cas": 0.25, "column": "expression", "clear": 0.917}}
+>>> head, points = verdict_points(v)
+>>> head
+'target NOT met: 1 of 2 risks fell short'
+>>> points[0]
+'record-recognition: not met — advantage 0.500 (upper bound 0.660, target 0.05)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: statuses that pass the verdict
+PASSING = ("met", "accepted", "covered by the guarantee")
+
+
+def _figure(r: Mapping[str, Any]) -> str:
+    value, ci, target = r.get("value"), r.get("ci") or [None, None], r.get("target")
+    if not isinstance(value, int | float) or value != value:
+        return "not measured"
+    upper = "" if ci[1] is None else f"upper bound {ci[1]:.3f}, "
+    return f"{r.get('statistic', '')} {value:.3f} ({upper}target {target:g})".strip()
+
+
+def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """A headline and one short point per risk that fell short, then the utility."""
+    risks = list(verdict.get("risks") or [])
+    short = [r for r in risks if r.get("status") not in PASSING]
+    if verdict.get("met"):
+        head = f"every risk within its target ({len(risks)} risks)"
+    elif short:
+        head = f"target NOT met: {len(short)} of {len(risks)} risks fell short"
+    else:
+        head = "target NOT met: the utility fell short"
+    points = []
+    for r in short:
+        if r.get("status") in ("not met",):
+            points.append(f"{r['name']}: not met — {_figure(r)}")
+        else:
+            points.append(f"{r['name']}: {r.get('status')} — {r.get('reason', '')}")
+    u = verdict.get("utility") or {}
+    if isinstance(u, Mapping) and isinstance(u.get("cas"), int | float):
+        clear = u.get("clear")
+        points.append(f"utility: CAS {u['cas']:.3f} for '{u.get('column', 'the interest')}'"
+                      + ("" if clear is None else f" (clear {clear:.3f})"))
+    return head, points
+
+
+__all__ = ["verdict_points"]
