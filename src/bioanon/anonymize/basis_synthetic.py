@@ -102,8 +102,9 @@ class BasisSyntheticAnonymizer(Anonymizer):
                         "(membership and inference are judged empirically); the label "
                         "columns; a class of few people shows their mean")
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"rank": 32, "covariance": "class", "pool": 0.0, "residual": "class-diag",
+         "residual_mean": True},
         {"rank": 16, "covariance": "class", "pool": 0.5},
-        {"rank": 32, "covariance": "class", "pool": 0.5},
         {"rank": 32, "covariance": "pooled"},
     )
 

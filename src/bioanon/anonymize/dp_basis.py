@@ -362,7 +362,7 @@ class DPBasisAnonymizer(Anonymizer):
     public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"public_data": "public", "basis": "dp-lda", "rank": 16},
         {"public_data": "public", "basis": "dp-lda", "rank": 16, "covariance": "class",
-         "pool": 0.5},
+         "pool": 0.5, "mean_share": 0.5, "clip_quantile": 0.7},
         {"public_data": "public", "basis": "public", "rank": 32},
     )
 
