@@ -348,8 +348,10 @@ class DPBasisAnonymizer(Anonymizer):
         "delta": "--param delta (default 1/n^2, n records or identities)",
         "privacy_unit": "record (default) or identity (--param privacy_unit=identity, "
                         "--sensitive COL, --param max_records_per_identity=m)",
-        "basis": "public (PCA of --public-data, free), dp-pca (Analyze-Gauss at "
-                 "basis_share of rho) or random (data-independent, free); k = rank",
+        "basis": "dp-lda (default: between the noisy class means, free, completed by the "
+                 "principal directions of --public-data), dp-pca (Analyze-Gauss at "
+                 "basis_share of rho), public / public-lda (from --public-data, free) or "
+                 "random (data-independent, free); k = rank",
     }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"basis": "dp-lda", "rank": 16, "clip": 0.2, "resid_clip": 0.3},
