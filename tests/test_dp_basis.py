@@ -296,3 +296,52 @@ def test_release_writes_no_basis_no_noise_no_bound(tables, tmp_path: Path,
     secrets = [*seen["basis"], *seen["noise"], lo, hi, public.X.mean(axis=0)]
     leaked = [t for v in secrets for t in _texts(v) if t in written]
     assert not leaked, leaked[:5]
+
+
+# ---------------------------------------------------------------------- partitions
+def test_the_model_from_partitions_equals_the_model_in_memory(tables) -> None:
+    from bioanon.anonymize.dp_synthetic import box_scale
+
+    private, public = tables
+    est = _est(public, covariance="class", pool=0.5).fit(private.X, private.labels)
+    codes = np.unique(private.labels["expression"].to_numpy(), return_inverse=True)[1]
+    X = private.X
+    lo, hi, mid = est._scaling(X)
+
+    def scale(b: np.ndarray) -> np.ndarray:
+        return box_scale(b, lo, hi, mid)
+
+    def model(parts: Any) -> Any:
+        return est.model_from(parts, int(codes.max()) + 1, X.shape[1], scale,
+                              np.random.default_rng(1), np.random.default_rng(2))
+
+    whole, P1 = model(lambda: [(X, codes)])
+    cuts = [0, 37, 150, 151, X.shape[0]]
+    split, P2 = model(lambda: [(X[a:b], codes[a:b])
+                               for a, b in zip(cuts, cuts[1:], strict=False)])
+    assert np.allclose(P1, P2)
+    for key in whole:
+        assert np.allclose(whole[key], split[key], atol=1e-8), key
+
+
+def test_stream_release_samples_each_partition_with_the_declared_budget(tables) -> None:
+    from bioanon.anonymize.basis_stream import stream_release
+
+    private, public = tables
+    labels = private.labels
+    blocks = [(private.X[a:a + 70], labels.iloc[a:a + 70]) for a in range(0, 300, 70)]
+    classes = sorted(labels["expression"].unique())
+    est = _est(public)
+    out = list(stream_release(est, lambda: iter(blocks), private.n_features, classes))
+    assert [o.shape[0] for o in out] == [b[0].shape[0] for b in blocks]
+    assert all(o.dtype == np.float32 for o in out)
+    assert est.delta_ == pytest.approx(1.0 / private.n_records ** 2)
+    assert est.epsilon_ <= 4.0 + 1e-9
+    again = list(stream_release(_est(public), lambda: iter(blocks), private.n_features,
+                                classes))
+    assert all(np.array_equal(a, b) for a, b in zip(out, again, strict=True))
+    with pytest.raises(BioanonError, match="public bounds"):
+        list(stream_release(_est(None), lambda: iter(blocks), private.n_features, classes))
+    with pytest.raises(BioanonError, match="declared classes"):
+        list(stream_release(_est(public), lambda: iter(blocks), private.n_features,
+                            classes[:1]))

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -472,11 +472,16 @@ class DPBasisAnonymizer(Anonymizer):
         strata(labels, self.interest, list(self.additional or []), n)
         if self.public_data is not None:
             self._public(X.shape[1])
-        eps = check_epsilon(self.epsilon)
         units = n
         if self.privacy_unit == "identity":
             assert self.sensitive is not None
             units = int(np.unique(label_values(labels, self.sensitive, n)).size)
+        self.set_budget(units)
+
+    def set_budget(self, units: int) -> None:
+        """The public accounting for ``units`` records (or identities): δ (declared, else
+        1/units²), ρ, its split over the mechanisms, ε of the composition, the unit."""
+        eps = check_epsilon(self.epsilon)
         self.delta_ = (check_delta(self.delta) if self.delta is not None
                        else 1.0 / max(units, 2) ** 2)
         self.rho_ = zcdp_rho(eps, self.delta_)
@@ -577,12 +582,11 @@ class DPBasisAnonymizer(Anonymizer):
     def _noise(self, values: Any, sigma: Any, rng: np.random.Generator) -> np.ndarray:
         return gaussian(values, sigma, rng, bool(self.hardened))
 
-    def _make_basis(self, Xu: np.ndarray, su: np.ndarray, n_strata: int,
-                    pub_u: np.ndarray | None, scale: Any, noise_rng: np.random.Generator,
-                    basis_rng: np.random.Generator, k: int,
-                    full_means: np.ndarray | None = None) -> np.ndarray:
+    def _make_basis(self, parts: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+                    n_strata: int, pub_u: np.ndarray | None, scale: Any,
+                    noise_rng: np.random.Generator, basis_rng: np.random.Generator, k: int,
+                    d: int, full_means: np.ndarray | None = None) -> np.ndarray:
         """The (k, d) orthonormal basis of this setting (DP ones spend ``basis_share``)."""
-        d = Xu.shape[1]
         if self.basis == "random":
             return random_basis(k, d, basis_rng)
         if self.basis == "public":
@@ -596,7 +600,8 @@ class DPBasisAnonymizer(Anonymizer):
                                    f"public record ({pub_u.shape[0]})")
             return public_lda(pub_u, plab, k)
         if self.basis == "dp-lda" and full_means is not None:  # free: released sums
-            counts = np.bincount(su, minlength=n_strata).astype(np.float64)
+            counts = sum((np.bincount(s, minlength=n_strata) for _, s in parts()),
+                         np.zeros(n_strata)).astype(np.float64)
             return complete_basis(between_directions(full_means, counts, k), pub_u, k)
         c_pca = self._pca_radius(pub_u, d)
         sig = self.sigmas(1.0, 1.0, c_pca)
@@ -607,14 +612,50 @@ class DPBasisAnonymizer(Anonymizer):
                 Q = public_pca(pub_u, int(self.prebasis))
                 c_pca = self._pca_radius(pub_u @ Q.T, d)
                 sig = self.sigmas(1.0, 1.0, c_pca)
-            full = basis_stats(Xu, su, n_strata, np.zeros((0, Q.shape[0])), None, c_pca,
-                               lambda b: scale(b) @ Q.T)
+            full = _summed(parts, n_strata, np.zeros((0, Q.shape[0])), None, c_pca,
+                           lambda b: scale(b) @ Q.T)
             noisy_sums = self._noise(full.rsums, sig["basis_sums"], noise_rng)
             B = between_directions(noisy_sums, full.counts, k) @ Q
             return complete_basis(B, pub_u, k)
-        A = symmetric_noise(second_moment(Xu, c_pca, scale), sig["basis"], noise_rng,
-                            self._noise)
+        moment = sum((second_moment(X, c_pca, scale) for X, _ in parts()), np.zeros((d, d)))
+        A = symmetric_noise(moment, sig["basis"], noise_rng, self._noise)
         return top_eigenvectors(A, k)
+
+    def model_from(self, parts: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]],
+                   n_strata: int, d: int, scale: Callable[[np.ndarray], np.ndarray],
+                   noise_rng: np.random.Generator, basis_rng: np.random.Generator
+                   ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The noisy model and its basis from record blocks: ``parts()`` gives a fresh
+        iterable of (raw records, stratum codes) each time (one list in memory, or Parquet
+        partitions one at a time: every statistic is a sum over blocks). Needs the public
+        accounting (``fit``, or :func:`~bioanon.anonymize.basis_stream.stream_release`)."""
+        pub_u = None if self.public_data is None else scale(self._public(d))
+        k = min(int(self.rank), d)
+        full_means = None
+        if self.means == "full":  # noisy class sums in all d dimensions
+            c_full = self._full_radius(pub_u, d)
+            full = _summed(parts, n_strata, np.zeros((0, d)), None, c_full, scale)
+            full_means = self._noise(full.rsums, self.sigmas(1.0, c_full)["full_sums"],
+                                     noise_rng)
+        P = self._make_basis(parts, n_strata, pub_u, scale, noise_rng, basis_rng, k, d,
+                             full_means)
+        k = P.shape[0]
+        bn = rn = None
+        if pub_u is not None:
+            b_pub, r_pub = split_basis(pub_u, P)
+            bn = np.sqrt(np.einsum("ij,ij->i", b_pub, b_pub))
+            rn = np.sqrt(np.einsum("ij,ij->i", r_pub, r_pub))
+        c_b, c_r = self._radius(self.clip, bn, d), self._radius(self.resid_clip, rn, d)
+        stats = collapse(_summed(parts, n_strata, P, c_b, c_r, scale), self.covariance,
+                         self.residual)
+        resid_mean = bool(self.residual_mean) and full_means is None
+        noisy = add_noise(stats, self.sigmas(c_b, c_r), noise_rng, self._noise, resid_mean)
+        if full_means is not None:  # the means come from the full-d sums (post-processing)
+            inside = full_means @ P.T
+            noisy = replace(noisy, sums=inside, rsums=full_means - inside @ P)
+            resid_mean = True
+        return fit_model(noisy, self.covariance, float(self.pool), self.residual, resid_mean,
+                         d - k), P
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> Release:
@@ -622,7 +663,6 @@ class DPBasisAnonymizer(Anonymizer):
         n, d = X.shape
         _, strat = strata(labels, self.interest, list(self.additional or []), n)
         noise_seq, draw_seq, drop_seq, basis_seq = np.random.SeedSequence(seed).spawn(4)
-        noise_rng = np.random.default_rng(noise_seq)
         used = np.ones(n, dtype=bool)
         if self.privacy_unit == "identity":
             assert self.sensitive is not None
@@ -634,36 +674,11 @@ class DPBasisAnonymizer(Anonymizer):
         def scale(block: np.ndarray) -> np.ndarray:
             return box_scale(block, lo, hi, mid)
 
-        pub_u = None if self.public_data is None else scale(self._public(d))
         Xu, su = (X, strat) if used.all() else (X[used], strat[used])
-        k = min(int(self.rank), d)
-        n_strata = int(strat.max()) + 1
-        full_means = None
-        if self.means == "full":  # noisy class sums in all d dimensions
-            c_full = self._full_radius(pub_u, d)
-            full = basis_stats(Xu, su, n_strata, np.zeros((0, d)), None, c_full, scale)
-            full_means = self._noise(full.rsums, self.sigmas(1.0, c_full)["full_sums"],
-                                     noise_rng)
-        P = self._make_basis(Xu, su, n_strata, pub_u, scale, noise_rng,
-                             np.random.default_rng(basis_seq), k, full_means)
+        model, P = self.model_from(lambda: [(Xu, su)], int(strat.max()) + 1, d, scale,
+                                   np.random.default_rng(noise_seq),
+                                   np.random.default_rng(basis_seq))
         k = P.shape[0]
-        bn = rn = None
-        if pub_u is not None:
-            b_pub, r_pub = split_basis(pub_u, P)
-            bn = np.sqrt(np.einsum("ij,ij->i", b_pub, b_pub))
-            rn = np.sqrt(np.einsum("ij,ij->i", r_pub, r_pub))
-        c_b, c_r = self._radius(self.clip, bn, d), self._radius(self.resid_clip, rn, d)
-        sig = self.sigmas(c_b, c_r)
-        stats = collapse(basis_stats(Xu, su, n_strata, P, c_b, c_r, scale),
-                         self.covariance, self.residual)
-        resid_mean = bool(self.residual_mean) and full_means is None
-        noisy = add_noise(stats, sig, noise_rng, self._noise, resid_mean)
-        if full_means is not None:  # the means come from the full-d sums (post-processing)
-            inside = full_means @ P.T
-            noisy = replace(noisy, sums=inside, rsums=full_means - inside @ P)
-            resid_mean = True
-        model = fit_model(noisy, self.covariance, float(self.pool), self.residual,
-                          resid_mean, d - k)
         U = sample_model(model, strat, P, np.random.default_rng(draw_seq))
         half = ((hi - lo) / 2.0).astype(np.float32)
         out = U * half + mid.astype(np.float32)
@@ -719,6 +734,19 @@ class DPBasisAnonymizer(Anonymizer):
         params = super().public_params()
         params["public_data"] = None if self.public_data is None else "given (not written)"
         return {**params, "privacy": self.privacy_statement()}
+
+
+def _summed(parts: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]], n_strata: int,
+            P: np.ndarray, c_basis: float | None, c_resid: float | None,
+            scale: Callable[[np.ndarray], np.ndarray]) -> Any:
+    """:func:`~bioanon.anonymize.basis_model.basis_stats` summed over record blocks."""
+    total = None
+    for X, codes in parts():
+        st = basis_stats(X, codes, n_strata, P, c_basis, c_resid, scale)
+        total = st if total is None else total + st
+    if total is None:
+        raise BioanonError("no records to release; give a non-empty table")
+    return total
 
 
 __all__ = ["BASES", "DPBasisAnonymizer", "public_pca", "split_rho"]
