@@ -120,6 +120,8 @@ ISSUE20: dict[str, list[dict[str, Any]]] = {
     # and the DP peer (SmartNoise's DP-CTGAN, in its own environment: BIOANON_PEER_PYTHON)
     "basis-synthetic": [{"rank": 32, "covariance": "class", "pool": 0.0,
                          "residual": "class-diag", "residual_mean": True},
+                        {"rank": 32, "covariance": "class", "pool": 0.3,
+                         "residual": "class-diag", "residual_mean": True},
                         {"rank": 16, "covariance": "class", "pool": 0.5}],
     "dp-basis": [{"public_data": "aux", "basis": "dp-lda", "rank": 16, "epsilon": 4.0},
                  {"public_data": "aux", "basis": "dp-lda", "rank": 16, "covariance": "class",
@@ -133,6 +135,8 @@ ISSUE20_KEY = ["synthetic(covariance=diag)", "synthetic(covariance=factor,rank=2
                "dp-synthetic(covariance=class,rank=8,clip=0.3,epsilon=4.0)",
                "sdv-copula()",
                "basis-synthetic(rank=32,covariance=class,pool=0.0,residual=class-diag,"
+               "residual_mean=True)",
+               "basis-synthetic(rank=32,covariance=class,pool=0.3,residual=class-diag,"
                "residual_mean=True)",
                "basis-synthetic(rank=16,covariance=class,pool=0.5)",
                "dp-basis(public_data=aux,basis=dp-lda,rank=16,epsilon=4.0)",

@@ -345,3 +345,18 @@ def test_stream_release_samples_each_partition_with_the_declared_budget(tables) 
     with pytest.raises(BioanonError, match="declared classes"):
         list(stream_release(_est(public), lambda: iter(blocks), private.n_features,
                             classes[:1]))
+
+
+# ---------------------------------------------------------------------- the DP peer
+def test_the_dp_peer_needs_a_public_box_and_says_how_to_install(tables, monkeypatch) -> None:
+    from bioanon.anonymize.peer_smartnoise import SmartNoiseAnonymizer
+
+    private, public = tables
+    with pytest.raises(BioanonError, match="public box"):
+        SmartNoiseAnonymizer("expression").fit(private.X, private.labels)
+    est = SmartNoiseAnonymizer("expression", public_data=public.X, random_state=0)
+    assert est.public_params()["public_data"] == "given (not written)"
+    monkeypatch.delenv("BIOANON_PEER_PYTHON", raising=False)
+    monkeypatch.setitem(__import__("sys").modules, "snsynth", None)  # not installed here
+    with pytest.raises(BioanonError, match="BIOANON_PEER_PYTHON"):
+        est.fit_transform(private.X, private.labels)
