@@ -33,8 +33,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..privacy import resolve_seed
 from .basis_model import sample_model
-from .dp_basis import DPBasisAnonymizer
-from .dp_synthetic import box_scale
+from .dp_basis import DPBasisAnonymizer, box_scaler
 
 
 def _codes(labels: Any, interest: str, classes: np.ndarray) -> np.ndarray:
@@ -82,9 +81,7 @@ def stream_release(est: DPBasisAnonymizer, parts: Callable[[], Iterable[tuple[An
     est.n_features_in_ = n_features
     est.set_budget(n)
     lo, hi, mid = est._scaling(np.zeros((0, n_features), dtype=np.float32))
-
-    def scale(block: np.ndarray) -> np.ndarray:
-        return box_scale(block, lo, hi, mid)
+    scale = box_scaler(lo, hi, mid)
 
     noise_seq, draw_seq, _, basis_seq = np.random.SeedSequence(
         resolve_seed(est.random_state)).spawn(4)

@@ -28,6 +28,8 @@ from .basis_model import (
     fit_model,
     random_basis,
     sample_model,
+    second_moment,
+    top_eigenvectors,
 )
 from .dp_basis import public_pca
 from .params import Param
@@ -142,9 +144,12 @@ class BasisSyntheticAnonymizer(Anonymizer):
         loc = X.mean(axis=0, dtype=np.float64)
         sd = X.std(axis=0, dtype=np.float64)
         sd[sd == 0] = 1.0
+        loc32, inv32 = loc.astype(np.float32), (1.0 / sd).astype(np.float32)
 
         def scale(block: np.ndarray) -> np.ndarray:
-            return (np.asarray(block, dtype=np.float64) - loc) / sd
+            if np.asarray(block).dtype != np.float32:
+                return (np.asarray(block, dtype=np.float64) - loc) / sd
+            return (block - loc32) * inv32
 
         k = min(int(self.rank), d)
         if self.basis == "random":
@@ -155,9 +160,9 @@ class BasisSyntheticAnonymizer(Anonymizer):
                 raise BioanonError(f"public_data has shape {pub.shape}; it must be records "
                                    f"(m >= 2, {d})")
             P = public_pca(scale(pub), k)
-        else:
-            rows = X[:: max(1, n // 200_000)]  # a PCA on at most ~200k evenly spaced rows
-            P = public_pca(scale(rows), k)
+        else:  # principal directions of the standardized records: eigenvectors of their
+            # correlation matrix, summed over row blocks (no n x d copy, no SVD of it)
+            P = top_eigenvectors(second_moment(X, None, scale) / n, k)
         n_strata = int(strat.max()) + 1
         stats = collapse(basis_stats(X, strat, n_strata, P, None, None, scale),
                          self.covariance, self.residual)

@@ -86,7 +86,7 @@ from .basis_model import (
     symmetric_noise,
     top_eigenvectors,
 )
-from .dp_synthetic import bound_contributions, box_scale
+from .dp_synthetic import bound_contributions
 from .params import Param
 from .registry import register
 from .vp_mix import strata
@@ -171,6 +171,29 @@ def complete_basis(B: np.ndarray, U_public: np.ndarray | None, k: int) -> np.nda
     W = W - (W @ B.T) @ B
     _, _, wt = np.linalg.svd(W, full_matrices=False)
     return orthonormal(np.vstack([B, wt[:k - B.shape[0]]]))
+
+
+def box_scaler(lo: np.ndarray, hi: np.ndarray, mid: np.ndarray
+               ) -> Callable[[np.ndarray], np.ndarray]:
+    """The box scaling of :func:`~bioanon.anonymize.dp_synthetic.box_scale` in float32 (what
+    the statistics read; float64 input is scaled in float64).
+
+    >>> box_scaler(np.array([-1.0]), np.array([3.0]), np.array([1.0]))(
+    ...     np.array([[5.0]], dtype=np.float32)).tolist()
+    [[1.0]]
+    """
+    half = (hi - lo) / 2.0
+    live = half > 0
+    inv = np.where(live, 1.0 / np.where(live, half, 1.0), 0.0)
+
+    def scale(block: np.ndarray) -> np.ndarray:
+        dt = np.float32 if np.asarray(block).dtype == np.float32 else np.float64
+        u = np.clip(block, lo.astype(dt), hi.astype(dt))
+        u -= mid.astype(dt)
+        u *= inv.astype(dt)
+        return u
+
+    return scale
 
 
 def split_rho(rho: float, shares: dict[str, float]) -> dict[str, float]:
@@ -670,9 +693,7 @@ class DPBasisAnonymizer(Anonymizer):
                                        int(self.max_records_per_identity),
                                        np.random.default_rng(drop_seq))
         lo, hi, mid = self._scaling(X)
-
-        def scale(block: np.ndarray) -> np.ndarray:
-            return box_scale(block, lo, hi, mid)
+        scale = box_scaler(lo, hi, mid)
 
         Xu, su = (X, strat) if used.all() else (X[used], strat[used])
         model, P = self.model_from(lambda: [(Xu, su)], int(strat.max()) + 1, d, scale,
