@@ -5,7 +5,9 @@ A thin adapter so that OpenDP SmartNoise's differentially private synthesizers
 at the same ε, and timed in the same run as bioanon's DP methods. One synthesizer is fitted
 on the feature columns plus the interest label (a categorical column); it samples records in
 batches until every class has as many as the input (its own labels kept, in input order).
-The features are clipped to the public box ``bounds`` (or the box of ``public_data``) and
+A class the synthesizer rarely produces (mode collapse) is filled by drawing its synthetic
+records again (with replacement; post-processing). The features are clipped to the public
+box ``bounds`` (or the box of ``public_data``) and
 scaled by SmartNoise's ``MinMaxTransformer`` with those bounds declared, so SmartNoise spends
 no budget on preprocessing and the guarantee is strict (record unit, δ = 1/n² given to its
 DP-SGD accountant; DP-CTGAN stops training when the accountant reaches ε, checked before each
@@ -194,13 +196,15 @@ class SmartNoiseAnonymizer(Anonymizer):
             with np.load(Path(folder) / "out.npz") as res:
                 Xs, ys = res["X"], res["y"]
         out = np.empty((n, d), dtype=np.float32)
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
         for k in range(need.size):  # a loop over classes: each class's first samples
             rows = np.flatnonzero(strat == k)
             mine = Xs[ys == k]
-            if mine.shape[0] < rows.size:
-                raise BioanonError(f"SmartNoise sampled {mine.shape[0]} records of class {k} "
-                                   f"in {_ROUNDS} rounds, {rows.size} needed; the class is "
-                                   "too rare for the synthesizer")
+            if mine.shape[0] == 0:
+                raise BioanonError(f"SmartNoise sampled no record of class {k} in {_ROUNDS} "
+                                   "rounds; the class is too rare for the synthesizer")
+            if mine.shape[0] < rows.size:  # a collapsed class: its samples drawn again
+                mine = mine[rng.integers(0, mine.shape[0], rows.size)]
             out[rows] = mine[:rows.size]
         return out
 
