@@ -23,6 +23,7 @@ from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.attack import RECOGNIZERS, ModelCache
 from bioanon.datasets import make_biometric
 from bioanon.evaluation import Evaluation
+from bioanon.report.build import build_report
 
 OUT = Path(__file__).resolve().parent / "results" / "bench_evaluate.json"
 
@@ -68,7 +69,7 @@ def main() -> None:
                     attackers="all", selection="auto" if args.selection else None,
                     random_state=args.seed, n_jobs=args.jobs, progress=progress,
                     cache=cache).evaluate()
-    report = ev.report()
+    report = build_report(ev)
     total_s = time.perf_counter() - start
     cpu_s = time.process_time() - cpu0
     load1 = os.getloadavg()[0]

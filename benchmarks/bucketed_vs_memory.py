@@ -45,6 +45,7 @@ import numpy as np
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.evaluation import Evaluation
 from bioanon.io import write_text_atomic
+from bioanon.report.build import build_report
 from bioanon.scale import BucketedMixing
 from bioanon.table import FeatureTable
 
@@ -79,7 +80,7 @@ def judge(table: FeatureTable, interest: str, sensitive: str, group: str | None,
     ev = Evaluation(table, interest, sensitive, anonymizer=anonymizer, models=models,
                     attackers="all", group=group, n_jobs=-1, verification=False,
                     membership=False, random_state=rep).evaluate()
-    rep_ = ev.report()
+    rep_ = build_report(ev)
     p, u = rep_["privacy"], rep_["utility"]
     cf = p["worst_case_crossfit"]
     return {"cas": u["cas"]["value"], "cas_ci": u["cas"]["ci"], "clear": u["interest"]["clear"],

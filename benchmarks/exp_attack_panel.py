@@ -24,9 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+from bioanon import evaluate
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.attack import ModelCache
-from bioanon.evaluation import evaluate
 
 OUT = Path(__file__).resolve().parent / "results" / "panel"
 

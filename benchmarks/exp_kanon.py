@@ -236,8 +236,8 @@ def fsdd_methods() -> list[tuple[str, str, object]]:
 
 
 def run_fsdd(root: Path) -> list[dict]:
+    from bioanon import evaluate
     from bioanon.datasets.fsdd import load_fsdd
-    from bioanon.evaluation import evaluate
 
     table = load_fsdd(root)
     rows = []

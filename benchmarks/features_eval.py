@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, cross_val_score
 
+from bioanon import evaluate
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.attack import make_recognizer
 from bioanon.datasets import load_fsdd, load_sp_sw_har, load_yale_faces
-from bioanon.evaluation import evaluate
 
 MODELS = ("linear_svm", "forest")
 RESULTS = Path(__file__).resolve().parent / "results"

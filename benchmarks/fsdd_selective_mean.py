@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bioanon import evaluate
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.datasets.fsdd import load_fsdd
-from bioanon.evaluation import evaluate
 from bioanon.io import write_text_atomic
 
 

@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from bioanon.anonymize import KSameSelectAnonymizer
 from bioanon.anonymize.base import AnonymizerMixin, label_values, split_input
 from bioanon.evaluation import Evaluation
+from bioanon.report.build import build_report
 
 OUT = Path(__file__).resolve().parent / "results" / "judge_sanity.json"
 
@@ -100,7 +101,7 @@ class ClassMeanNoise(AnonymizerMixin, TransformerMixin, BaseEstimator):
 
 
 def row(name: str, ev: Evaluation, seconds: float) -> dict[str, Any]:
-    rep = ev.report()
+    rep = build_report(ev)
     p = rep["privacy"]
     best = {}
     for a in p["attacks"]:

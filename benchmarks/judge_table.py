@@ -24,6 +24,7 @@ from typing import Any
 from bioanon.anonymize.registry import build_method
 from bioanon.errors import BioanonError
 from bioanon.evaluation import Evaluation
+from bioanon.report.build import build_report
 
 OUT = Path(__file__).resolve().parent / "results" / "judge_table.json"
 
@@ -98,7 +99,7 @@ def main() -> None:
                 rows.append({"data": dname, "method": method, "skipped": str(exc)})
                 print(f"{dname:<10}{method:<36} skipped: {exc}", flush=True)
                 continue
-            rep = ev.report()
+            rep = build_report(ev)
             p, u = rep["privacy"], rep["utility"]
             w, adv = p["worst_case"], p["advantage"]
             mia = max(p["membership"], key=lambda m: m["auc"])

@@ -45,6 +45,7 @@ from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.anonymize.relevance import MAX_RECORDS, relevance_scores, top_fraction
 from bioanon.evaluation import Evaluation
 from bioanon.io import write_text_atomic
+from bioanon.report.build import build_report
 from bioanon.table import FeatureTable
 
 RATIOS = (0.01, 0.05, 0.10)
@@ -106,7 +107,7 @@ def release(table: FeatureTable, interest: str, sensitive: str, group: str | Non
     ev = Evaluation(table, interest, sensitive, anonymizer=anon, models=models,
                     attackers="all", group=group, n_jobs=-1, verification=False,
                     random_state=rep).evaluate()
-    rep_ = ev.report()
+    rep_ = build_report(ev)
     p, u = rep_["privacy"], rep_["utility"]
     cf = p["worst_case_crossfit"]
     return {"repetition": rep, "relevance_records": cap, "cas": u["cas"]["value"],

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from panel_helpers import FeaturePermutation, IdentityTransform, ShuffleWithinInterest
 
+from bioanon import evaluate
 from bioanon.attack import MODES, RECOGNIZERS
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.evaluation import evaluate, split_table
+from bioanon.evaluation import split_table
 from bioanon.metrics import wilson_interval
 
 

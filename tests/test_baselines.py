@@ -23,6 +23,7 @@ from bioanon.anonymize import (
 )
 from bioanon.anonymize.registry import build_method, methods
 from bioanon.cli import app
+from bioanon.cli.common import cli_message
 from bioanon.errors import BioanonError
 from bioanon.metrics import is_k_anonymous
 from bioanon.table import FeatureTable
@@ -59,8 +60,9 @@ def test_image_shape_from_table_meta_and_errors() -> None:
     t = FeatureTable(images(), pd.DataFrame({"id": [0, 1, 2]}), meta={"image_shape": [6, 5]})
     out = PixelateAnonymizer(block=2).fit_transform(t)
     assert isinstance(out, FeatureTable) and out.X.shape == (3, 30)
-    with pytest.raises(BioanonError, match="image_shape=HxW"):
+    with pytest.raises(BioanonError, match=r"image_shape=\(h, w\)") as info:
         PixelateAnonymizer(block=2).fit(images())
+    assert "--param image_shape=HxW" in cli_message(info.value)  # the command line's words
     with pytest.raises(BioanonError, match="30 features"):
         PixelateAnonymizer(block=2, image_shape=(5, 5)).fit(images())
     with pytest.raises(BioanonError, match="block=0 is out of range"):
@@ -172,8 +174,9 @@ def test_registry_builds_every_method(small_table: FeatureTable, method: str,
 def test_registry_errors() -> None:
     with pytest.raises(BioanonError, match="needs k"):
         build_method("ksame")
-    with pytest.raises(BioanonError, match="needs interest .*--interest"):
+    with pytest.raises(BioanonError, match="needs interest .*add interest=COL") as info:
         build_method("ksame-select", {"k": "3"})
+    assert cli_message(info.value).endswith("add --interest COL")
     with pytest.raises(BioanonError, match="channels"):
         build_method("keep")
     with pytest.raises(BioanonError, match="no parameter 'sigm'.*did you mean 'sigma'"):

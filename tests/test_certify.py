@@ -13,14 +13,14 @@ import pytest
 from typer.testing import CliRunner
 
 import bioanon
-from bioanon.certified import CertifiedRelease, NotCertified, certify
+from bioanon.certification import CertifiedRelease, NotCertified, certify
+from bioanon.certification import search as search_mod
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.evaluation.seeds import derive_seed
 from bioanon.release import Roles
 from bioanon.table import FeatureTable
-from bioanon.tuning import search as search_mod
 
 FAST: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot,reverse", "n_jobs": 1}
 FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", "1"]
@@ -29,10 +29,10 @@ SEED = 515151
 #: so the membership and inference targets sit where any measured figure meets them and the
 #: levels too small to measure are accepted explicitly (nothing passes unmeasured)
 WHY = "test of the certified path"
-LOOSE: dict[str, Any] = {"target_membership": 1.0, "target_inference": 1.0,
+LOOSE: dict[str, Any] = {"level": 0.99,
                          "accept_risks": {"identity-membership": WHY,
                                           "identity-inference": WHY}}
-LOOSE_CLI = ["--target-membership", "1", "--target-inference", "1",
+LOOSE_CLI = ["--level", "0.99",
              "--accept-risk", "identity-membership", "--reason", WHY,
              "--accept-risk", "identity-inference", "--reason", WHY]
 
@@ -120,7 +120,8 @@ def test_certify_writes_what_the_cli_writes(table: FeatureTable, src: Path,
 def test_not_certified_carries_the_closest_setting(table: FeatureTable) -> None:
     roles = Roles(sensitive="identity", interest="expression")
     with pytest.raises(NotCertified) as info:
-        certify(table, roles, methods=["noise"], target=0.0, random_state=1, **FAST)
+        certify(table, roles, methods=["noise"], target=0.1, random_state=1, **FAST,
+                **LOOSE)
     exc = info.value
     assert exc.setting is not None and exc.setting.startswith("noise(")
     assert exc.closest is not None and exc.closest["setting"] == exc.setting
@@ -128,6 +129,21 @@ def test_not_certified_carries_the_closest_setting(table: FeatureTable) -> None:
     assert "record-recognition" in exc.short_of
     assert f"closest: {exc.setting}" in str(exc)
     assert len(exc.rows) == 2 and all(not r["met"] for r in exc.rows)
+
+
+def test_a_level_the_table_cannot_show_is_refused_before_any_search(table: FeatureTable
+                                                                   ) -> None:
+    from bioanon.plan import PlanRefused
+
+    # 600 records of 10 people: the default level's record target (0.1) and its identity
+    # level cannot be shown by any release; said in one line, before any setting is judged
+    with pytest.raises(PlanRefused) as info:
+        certify(table, Roles(sensitive="identity", interest="expression"),
+                methods=["noise"], **FAST)
+    line = str(info.value)
+    assert "inconclusive at this size" in line and "record-membership" in line
+    assert "--accept-risk identity-membership" in line
+    assert not info.value.plan.can_proceed
 
 
 def test_a_user_error_is_raised_before_any_search(table: FeatureTable) -> None:
@@ -142,7 +158,7 @@ def test_an_empty_interest_label_is_refused_before_any_search(table: FeatureTabl
     labels["expression"] = labels["expression"].astype(object)
     labels.loc[3, "expression"] = None
     holed = FeatureTable(table.X.copy(), labels, list(table.feature_names), dict(table.meta))
-    import bioanon.certified as certified_mod
+    import bioanon.certification.memory as certified_mod
 
     monkeypatch.setattr(certified_mod, "run_search", lambda *a, **k: pytest.fail("searched"))
     with pytest.raises(BioanonError, match="'expression' has 1 empty value"):
@@ -189,8 +205,8 @@ def test_the_judge_evaluates_the_bucketed_rule(parquet: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Every evaluation of the search and the confirmation judges BucketedMixing with the
     release's bucket size; only bucketable methods are searched, the others are named."""
+    from bioanon.certification.parquet import certify_parquet
     from bioanon.scale import BucketedMixing
-    from bioanon.scale.certified import certify_parquet
 
     judged: list[Any] = []
     real = search_mod.Evaluation
@@ -221,7 +237,7 @@ def test_the_judge_evaluates_the_bucketed_rule(parquet: Path, tmp_path: Path,
 
 @needs_dask
 def test_only_unbucketable_methods_is_a_user_error(parquet: Path, tmp_path: Path) -> None:
-    from bioanon.scale.certified import certify_parquet
+    from bioanon.certification.parquet import certify_parquet
 
     with pytest.raises(BioanonError, match="bucket by bucket"):
         certify_parquet(parquet, tmp_path / "rel",

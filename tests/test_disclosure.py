@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from bioanon import evaluate
 from bioanon.anonymize import BlurAnonymizer, KSameAnonymizer
 from bioanon.cli import app
 from bioanon.errors import BioanonError
-from bioanon.evaluation import evaluate
 from bioanon.metrics import (
     anonymity_sets,
     homogeneity,

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from bioanon import evaluate
 from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.anonymize.base import AnonymizerMixin, split_input
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.evaluation import evaluate
 
 
 class Identity(AnonymizerMixin, TransformerMixin, BaseEstimator):

@@ -11,14 +11,16 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from typer.testing import CliRunner
 
+from bioanon import evaluate
 from bioanon.anonymize import GaussianNoiseAnonymizer
 from bioanon.anonymize.base import AnonymizerMixin, split_input
 from bioanon.attack.contributors import contributor_disclosure
 from bioanon.attack.control import control_rate
 from bioanon.attack.membership import membership_auc, membership_scores
 from bioanon.datasets import make_biometric
-from bioanon.evaluation import Evaluation, derive_seed, evaluate, verdict
+from bioanon.evaluation import Evaluation, derive_seed, verdict
 from bioanon.metrics.intervals import auc_interval, newcombe_difference
+from bioanon.report.build import build_report
 
 FAST = {"models": ["knn"], "attackers": ["naive", "parrot", "linkage"], "n_jobs": 1,
         "verification": False}
@@ -104,7 +106,7 @@ def test_copied_donors_fire_contributor_disclosure(small):
     c = ev.evaluate().contributors()
     assert c is not None and c.fires and c.rate.value > 0.8
     assert not c.own_identity_included
-    rep = ev.report()
+    rep = build_report(ev)
     assert rep["privacy"]["contributors"]["fires"] is True
     # the mixing matrix is used in process and written nowhere
     assert "donor" not in json.dumps(rep.to_dict()) and not hasattr(ev, "mixing_")
@@ -136,7 +138,7 @@ def test_control_beats_chance_when_a_released_label_narrows_identity():
     # gender is constant per identity: scored on identities never seen in training
     u = ev.utility()["gender"]
     assert u.split == "unseen identities"
-    rep = ev.report()
+    rep = build_report(ev)
     assert any("not in training" in n for n in rep["utility"]["notes"])
     assert rep["verdict"]["control"] == ev.control().value
 
@@ -296,7 +298,7 @@ def test_a_table_larger_than_max_records_is_judged_on_a_stratified_sample_and_sa
     ev = Evaluation(t, "expression", "identity", models=["knn"], attackers=["naive", "parrot"],
                     anonymizer=GaussianNoiseAnonymizer(sigma=1.0), n_jobs=1,
                     membership=False, verification=False, max_records=160).evaluate()
-    doc = ev.report()
+    doc = build_report(ev)
     sample = doc["dataset"]["panel_sample"]
     assert sample["sampled"] and sample["n_records"] <= 160 < sample["total_records"] == 320
     assert sample["n_identities"] == sample["total_identities"] == 8  # every identity kept
@@ -304,7 +306,8 @@ def test_a_table_larger_than_max_records_is_judged_on_a_stratified_sample_and_sa
     assert "stratified sample" in doc["verdict"]["sentence"]
     assert doc["dataset"]["n_records"] == sample["n_records"]
     # a table within the bound is judged whole and says nothing about sampling
-    whole = Evaluation(t, "expression", "identity", models=["knn"], attackers=["naive"],
-                       anonymizer=GaussianNoiseAnonymizer(sigma=1.0), n_jobs=1,
-                       membership=False, verification=False).evaluate().report()
+    whole = build_report(Evaluation(t, "expression", "identity", models=["knn"],
+                                    attackers=["naive"],
+                                    anonymizer=GaussianNoiseAnonymizer(sigma=1.0), n_jobs=1,
+                                    membership=False, verification=False).evaluate())
     assert whole["dataset"]["panel_sample"] is None and "sample" not in whole["verdict"]

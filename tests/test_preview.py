@@ -97,3 +97,18 @@ def test_preview_html_only_for_pixels():
     assert snippet is not None and snippet.count("<img") == 1
     plain = FeatureTable(t.X, t.labels)
     assert preview_html(plain, plain.X) is None
+
+
+@pytest.mark.parametrize("text", ["3x", "x4", "3x4x5", "axb", "64"])
+def test_hxw_option_refuses_malformed_shapes(text):
+    from bioanon.cli.options import parse_hxw
+
+    with pytest.raises(BioanonError, match=f"--shape '{text}' must look like HxW"):
+        parse_hxw(text, "--shape")
+
+
+def test_hxw_option_reads_both_flags_alike():
+    from bioanon.cli.options import parse_hxw
+
+    assert parse_hxw("64X48", "--image-shape") == parse_hxw("64x48", "--shape") == (64, 48)
+    assert parse_hxw(None, "--shape") is None

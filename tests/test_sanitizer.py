@@ -179,7 +179,7 @@ def test_method_registry_builds_the_sanitizer(tmp_path: Path) -> None:
 
 
 def test_evaluation_fits_on_train_split_and_reports_the_budget(tiny_table) -> None:
-    from bioanon.evaluation import evaluate
+    from bioanon import evaluate
 
     anon = SanitizerAnonymizer("gender", sampler="dp-sample", epsilon=1.0, random_state=0,
                                **TINY)

@@ -136,9 +136,9 @@ def test_cosine_knn_votes_like_scikit_learn(many):
 
 
 def test_evaluation_report_names_the_substitutes(monkeypatch):
+    from bioanon import evaluate
     from bioanon.anonymize import SelectiveMeanAnonymizer
     from bioanon.attack import scalable
-    from bioanon.evaluation import evaluate
 
     monkeypatch.setattr(scalable, "SCALE_CLASSES", 3)  # 8 identities count as many here
     t = make_biometric(n_identities=8, records_per_identity=24, n_features=32, random_state=1)

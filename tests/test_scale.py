@@ -86,11 +86,14 @@ def test_bucketed_release_keeps_counts_roles_manifest(source: Path, tmp_path: Pa
     assert list(df.columns[2:]) == feats and (df[feats].dtypes == np.float32).all()
     assert not np.allclose(df[feats].to_numpy(), orig[feats].to_numpy())
     manifest = json.loads((tmp_path / "out.manifest.json").read_text())
-    roles = manifest["columns"]
+    # the manifest's one ``columns`` shape (as in memory): label columns, role, released
+    roles = {c["name"]: c["role"] for c in manifest["columns"]}
     assert roles["expression"] == "interest" and roles["gender"] == "additional"
     assert roles["identity"] == "sensitive" and roles["environment"] == NO_ROLE
+    assert {c["name"] for c in manifest["columns"] if c["released"]} == {"expression", "gender"}
     assert set(manifest["dropped"]) == {"identity", "environment"}
-    assert all(roles[f] == "feature" for f in feats)
+    assert manifest["features"]["n"] == len(feats) == manifest["output"]["n_features"]
+    assert manifest["input"]["n_records"] == len(orig)
     assert manifest["scale"]["n_buckets"] == 4
     assert manifest["scale"]["fit_sample_records"] == 600
     assert manifest["output"]["n_records"] == len(orig)

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from panel_helpers import IdentityTransform, ShuffleWithinInterest
 
+from bioanon import evaluate
 from bioanon.attack.selection import (
     distinctive_scores,
     farthest_first,
@@ -17,7 +18,7 @@ from bioanon.attack.selection import (
 )
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.evaluation import evaluate, group_split
+from bioanon.evaluation import group_split
 
 
 def test_identity_counts_halve_down_to_three():

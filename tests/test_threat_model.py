@@ -8,6 +8,7 @@ from panel_helpers import IdentityTransform
 from sklearn.linear_model import RidgeClassifierCV
 from sklearn.naive_bayes import GaussianNB
 
+from bioanon import evaluate
 from bioanon.attack import (
     MODES,
     RECOGNIZERS,
@@ -19,7 +20,6 @@ from bioanon.attack import (
 from bioanon.attack.attackers import LinkageAttacker, mix_mask, training_set
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.evaluation import evaluate
 
 
 def test_threat_model_states_knowledge_and_training_data():

@@ -10,9 +10,10 @@ low-level estimators and the judge are for those who know they are not certified
 
 >>> from bioanon import FeatureTable, SelectiveMeanAnonymizer, evaluate
 
-``certify``, ``evaluate`` and the rest are imported on first use (the evaluation stack imports
-the anonymizers, the attacks and the report; importing it here would make the package import
-itself).
+``certify``, ``evaluate`` and the rest are imported on first use, only to keep ``import
+bioanon`` light (the evaluation stack brings scikit-learn's models and the report's
+matplotlib); no module of the package imports the package root, so this is no import circle
+(``tests/test_import_graph.py`` checks it).
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from .errors import BioanonError
 from .table import FeatureTable
 
 if TYPE_CHECKING:
-    from .certified import CertifiedRelease, NotCertified, certify
-    from .evaluation import evaluate
+    from .certification import CertifiedRelease, NotCertified, certify
     from .release import Roles
+    from .report.build import evaluate
 
 #: lazily imported names and the module holding each
-_LAZY = {"evaluate": "evaluation", "certify": "certified", "CertifiedRelease": "certified",
-         "NotCertified": "certified", "Roles": "release"}
+_LAZY = {"evaluate": "report.build", "certify": "certification",
+         "CertifiedRelease": "certification",
+         "NotCertified": "certification", "Roles": "release"}
 
 
 def __getattr__(name: str) -> Any:

@@ -13,7 +13,17 @@ from collections.abc import Iterable
 
 
 class BioanonError(ValueError):
-    """An error caused by the user's input, with a one-line message naming the fix."""
+    """An error caused by the user's input, with a one-line message naming the fix.
+
+    ``parameter``, when given, names the library parameter(s) the message writes as
+    ``NAME=VALUE`` (a name, or a tuple of names); the command line rewrites each to its flag
+    (``--name VALUE``): the library speaks its own parameters.
+    """
+
+    def __init__(self, message: str = "", *,
+                 parameter: str | tuple[str, ...] | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:

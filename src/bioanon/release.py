@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
+from ._version import __version__
 from .errors import BioanonError, missing_column
 from .io import (
     file_mode,
@@ -236,7 +236,8 @@ def join_check(labels: pd.DataFrame, plan: ColumnPlan, sensitive: str,
         raise BioanonError(
             f"the released columns {key} name the '{sensitive}' of {rate:.1%} of records by a "
             f"join on the original table (limit {result.limit:.1%}: {factor} × "
-            f"{reference:.1%}); drop or coarsen {plan.checked}, or pass --force")
+            f"{reference:.1%}); drop or coarsen {plan.checked}, or pass force=True",
+            parameter="force")
     return result
 
 
@@ -275,15 +276,24 @@ def public_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {k: meta[k] for k in PUBLIC_META if k in meta}
 
 
+def manifest_columns(plan: ColumnPlan) -> list[dict[str, Any]]:
+    """The manifest's ``columns``: every label column's role and whether it is released
+    (one shape for every release path; the features are counted in ``features``)."""
+    return [{"name": c, "role": r, "released": c in plan.released}
+            for c, r in plan.roles.items()]
+
+
 def build_manifest(*, method: str, params: Mapping[str, Any], plan: ColumnPlan,
-                   source: FeatureTable, released: FeatureTable, shuffled: bool,
+                   n_records: int | None, n_features: int, shuffled: bool,
                    check: JoinCheck | None, input_name: str | None = None,
                    input_sha256: str | None = None, certified: bool = False
                    ) -> dict[str, Any]:
     """The manifest of a release: method, parameters, every column's role, what was dropped.
 
-    It never holds a seed, a permutation, donor indices or an absolute path. The output's
-    name and hash are filled in by :func:`write_release`.
+    The one builder of every release path (in memory, bucket by bucket, certified or not).
+    It never holds a seed, a permutation, donor indices or an absolute path. ``n_records``
+    may be None when the records are counted later (the bucketed path fills it in); the
+    output's name and hash are filled in by the writer (:func:`write_release`).
     """
     return {
         "bioanon_version": __version__,
@@ -292,15 +302,13 @@ def build_manifest(*, method: str, params: Mapping[str, Any], plan: ColumnPlan,
         "method": method,
         "params": dict(params),
         "input": {"name": None if input_name is None else Path(input_name).name,
-                  "sha256": input_sha256, "n_records": source.n_records,
-                  "n_features": source.n_features},
-        "columns": [{"name": c, "role": r, "released": c in plan.released}
-                    for c, r in plan.roles.items()],
-        "features": {"n": released.n_features, "role": "features (anonymized)"},
+                  "sha256": input_sha256, "n_records": n_records, "n_features": n_features},
+        "columns": manifest_columns(plan),
+        "features": {"n": n_features, "role": "features (anonymized)"},
         "dropped": list(plan.dropped),
         "join_check": None if check is None else check.as_dict(),
         "output": {"name": None, "sha256": None, "label_columns": list(plan.released),
-                   "n_records": released.n_records, "shuffled": shuffled},
+                   "n_records": n_records, "shuffled": shuffled},
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
 
@@ -384,7 +392,8 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
             keep_sensitive: bool = False, keep_order: bool = False, force: bool = False,
             method: str | None = None, input_name: str | None = None,
             input_sha256: str | None = None,
-            progress: Callable[[int, int, str], None] | None = None) -> ReleaseResult:
+            progress: Callable[[int, int, str], None] | None = None,
+            join_checked: JoinCheck | None = None) -> ReleaseResult:
     """Anonymize ``table`` and apply the release policy; write nothing.
 
     Parameters
@@ -405,6 +414,9 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
         Release even when the join check fails (recorded in the manifest).
     method, input_name, input_sha256 : str, optional
         Provenance for the manifest (file name only, never a path).
+    join_checked : JoinCheck, optional
+        The join check already run on this table and these roles (a certified release runs
+        it before its search); it is not run again.
 
     Returns
     -------
@@ -414,7 +426,8 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     plan = resolve_roles(table.labels.columns, roles, keep_sensitive)
     table.label(roles.sensitive)
     _check_anonymizer_roles(anonymizer, roles)
-    check = join_check(table.labels, plan, roles.sensitive, force=force)
+    check = (join_checked if join_checked is not None
+             else join_check(table.labels, plan, roles.sensitive, force=force))
     step = progress or (lambda done, total, text: None)
     step(0, 2, "fitting" if fit else "releasing")
     if fit:
@@ -448,8 +461,9 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     params_fn = getattr(anonymizer, "public_params", None)
     params = params_fn() if callable(params_fn) else {}
     manifest = build_manifest(method=method or type(anonymizer).__name__, params=params,
-                              plan=plan, source=table, released=out, shuffled=not keep_order,
-                              check=check, input_name=input_name, input_sha256=input_sha256)
+                              plan=plan, n_records=out.n_records, n_features=out.n_features,
+                              shuffled=not keep_order, check=check, input_name=input_name,
+                              input_sha256=input_sha256)
     if keep_sensitive:
         manifest["warning"] = ("the sensitive column is released (--keep-sensitive): for an "
                                "auditor's attack only, unfit for a real release")

@@ -424,9 +424,8 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     if non_numeric:
         raise BioanonError(
             f"feature column(s) {non_numeric[:5]} are not numeric; name them as label "
-            "columns (on the command line: --identifying COL drops one, --keep COL "
-            "releases it) or convert them to numbers"
-        )
+            "columns (label_columns=COL) or convert them to numbers",
+            parameter="label_columns")
     return labels, feat_cols
 
 

@@ -270,6 +270,7 @@ def option_cases() -> list[Case]:
     add("evaluate-target-advantage-above-1", lambda d: ev(d, "--target-advantage", "1.5"))
     add("evaluate-target-membership-below-half", lambda d: ev(d, "--target-membership", "0.3"))
     add("evaluate-target-inference-nan", lambda d: ev(d, "--target-inference", "nan"))
+    add("evaluate-level-unknown", lambda d: ev(d, "--level", "loose"))
     add("evaluate-accept-risk-unknown", lambda d: ev(d, "--accept-risk", "record-magic",
                                                      "--reason", "why"))
     add("evaluate-reason-without-accept-risk", lambda d: ev(d, "--reason", "why"))
@@ -345,6 +346,7 @@ def option_cases() -> list[Case]:
     add("release-target-advantage-nan", lambda d: rl(d, "--target-advantage", "nan"))
     add("release-target-membership-above-1", lambda d: rl(d, "--target-membership", "1.2"))
     add("release-target-inference-negative", lambda d: rl(d, "--target-inference", "-0.1"))
+    add("release-level-above-1", lambda d: rl(d, "--level", "1.5"))
     add("release-accept-risk-without-reason", lambda d: rl(d, "--accept-risk",
                                                            "identity-membership"))
     add("release-reason-without-accept-risk", lambda d: rl(d, "--reason", "why"))

@@ -156,7 +156,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         The declared constraint of every ``__init__`` parameter (the CLI, ``bioanon methods``
         and ``fit`` all read it).
     method_name : str
-        Set by :func:`bioanon.anonymize.registry.register`.
+        Set by :func:`bioanon.anonymize.registration.register`.
     protects, does_not_protect : str
         One line each for ``bioanon methods``.
     seeded : bool
@@ -173,7 +173,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         records (the evaluation fits once on the training split); False when each release is
         computed from the records being released.
     search_space : tuple of dict
-        Candidate settings ``bioanon release`` (:func:`bioanon.tuning.search.search`) tries,
+        Candidate settings ``bioanon release`` (:func:`bioanon.certification.search.search`) tries,
         each a dict of parameter values (role parameters such as ``interest`` are filled from
         the roles). Empty (the default): the method is not searched.
 

@@ -26,7 +26,7 @@ from ..table import FeatureTable
 from . import image_ops
 from .base import FLOAT32_EPS, Anonymizer, below_resolution
 from .params import Param
-from .registry import register
+from .registration import register
 
 _SEED = Param("int", low=0, none=True, help="secret seed; None draws fresh OS entropy")
 _SHAPE = Param("shape", none=True, help="image height x width, one side may be -1 (default: "
@@ -402,8 +402,9 @@ def channel_layout(feature_names: Sequence[str] | None, n_features: int,
             expected = [f"{c}_t{m['step']}" for m in matches[::len(names)] for c in names]
             if len(names) * steps == len(feature_names) and expected == list(feature_names):
                 return names
-    raise BioanonError("sensor methods need the channel layout; pass n_channels "
-                       "(CLI: --param n_channels=6) for time-major features")
+    raise BioanonError("sensor methods need the channel layout; pass n_channels=6 (the "
+                       "number of channels) for time-major features",
+                       parameter="params.n_channels")
 
 
 @register("keep", required=("channels",))

@@ -95,7 +95,7 @@ class ComposedAnonymizer(Anonymizer):
     def parse_param(self, key: str, raw: Any) -> tuple[str, Any]:
         """Convert a grid key and value: ``g`` -> ``method__g``, ``leace.KEY`` -> ``post__KEY``
         (each converted by its step's constraint)."""
-        from .registry import parse_value
+        from .registration import parse_value
 
         prefix, dot, rest = key.partition(".")
         post_name = getattr(self.post, "method_name", "")

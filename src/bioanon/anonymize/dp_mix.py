@@ -42,7 +42,7 @@ from ..table import FeatureTable
 from .base import Anonymizer, Release, label_values
 from .bounded_design import circulant_sets
 from .params import Param
-from .registry import register
+from .registration import register
 from .selective_mean import mixing_matrix
 from .vp_mix import apply_vp_mix, strata, sums_by
 
@@ -143,7 +143,7 @@ class DPMixAnonymizer(Anonymizer):
     )
     #: the settings ``bioanon release --epsilon E --public-data FILE`` searches (at E): the
     #: standardization from the public records (people not in the release), so the
-    #: guarantee holds strictly (:mod:`bioanon.tuning.budget` resolves "public")
+    #: guarantee holds strictly (:mod:`bioanon.certification.dp_budget` resolves "public")
     public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"g": 64, "center": "public", "scale": "public"},
     )

@@ -71,7 +71,7 @@ from ..privacy import (
 from ..table import FeatureTable
 from .base import Anonymizer, Release, label_values
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import strata
 
 UNITS = ("record", "identity")
@@ -381,7 +381,7 @@ class DPSyntheticAnonymizer(Anonymizer):
     #: on public information only (benchmarks/dp_release.py): "public" takes the box
     #: (:func:`~bioanon.privacy.public_bounds`) and the centre (their mean) from the public
     #: records, "public:q" the clip as the q-quantile of their norms (:func:`public_clip`);
-    #: resolved by :mod:`bioanon.tuning.budget`, at no privacy cost
+    #: resolved by :mod:`bioanon.certification.dp_budget`, at no privacy cost
     public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"covariance": "lowrank", "rank": 32, "bounds": "public", "center": "public",
          "clip": "public:0.9", "mean_share": 0.7},
@@ -424,7 +424,7 @@ class DPSyntheticAnonymizer(Anonymizer):
             raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")
         if self.privacy_unit == "identity" and self.sensitive is None:
             raise BioanonError("privacy_unit=identity needs the identity column; add "
-                               "--sensitive COLUMN (library: sensitive='COLUMN')")
+                               "sensitive=COLUMN", parameter="sensitive")
 
     def _units(self) -> int:
         return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1

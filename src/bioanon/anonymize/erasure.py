@@ -26,7 +26,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 from .base import Anonymizer, label_values
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import sums_by
 
 

@@ -45,8 +45,7 @@ def as_images(X: np.ndarray, shape: tuple[int, int] | None) -> np.ndarray:
     """Reshape (n, h·w) rows to (n, h, w), checking the size."""
     if shape is None:
         raise BioanonError("image methods need the image shape; pass image_shape=(h, w) "
-                           "(CLI: --param image_shape=HxW) or a table whose meta has "
-                           "'image_shape'")
+                           "or a table whose meta has 'image_shape'", parameter="image_shape")
     h, w = shape
     if X.shape[1] != h * w:
         raise BioanonError(f"image_shape {h}x{w} = {h * w} pixels but X has {X.shape[1]} "

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from .mixing import CLUSTER_PARAMS, ClusterReleaseBase
 from .params import Param
-from .registry import register
+from .registration import register
 
 _PROTECTS = "record linkage: each released vector is the mean of k to 2k-1 records, so a " \
             "recognizer links it to the right one at most 1/k of the time"

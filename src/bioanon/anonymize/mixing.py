@@ -36,7 +36,7 @@ from .clustering import (
     fixed_size_clusters,
 )
 from .params import Param
-from .registry import register
+from .registration import register
 
 #: constraints shared by the k-anonymity family
 CLUSTER_PARAMS: dict[str, Param] = {

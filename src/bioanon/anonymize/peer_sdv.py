@@ -22,7 +22,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 from .base import Anonymizer
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import strata
 
 DISTRIBUTIONS = ("norm", "beta", "truncnorm", "uniform", "gamma", "gaussian_kde")

@@ -84,14 +84,14 @@ def assemble_sets(codes: np.ndarray, g: int, t: float, rng: np.random.Generator,
             raise BioanonError(
                 f"interest class '{name}' has {n_c} records but g={g}, t={t} needs "
                 f"{k_draw + 1} per class (the record and {k_draw} donors); lower g or t, "
-                "or allow sampling with replacement (--allow-replacement)"
-            )
+                "or allow sampling with replacement (allow_replacement=True)",
+                parameter="allow_replacement")
         if k_other and n - n_c < k_other and not (allow_replacement and n - n_c):
             raise BioanonError(
                 f"only {n - n_c} records lie outside interest class '{name}' but g={g}, "
                 f"t={t} needs {k_other} donors from other classes; lower g, raise t, or "
-                "allow sampling with replacement (--allow-replacement)"
-            )
+                "allow sampling with replacement (allow_replacement=True)",
+                parameter="allow_replacement")
     layout = _ClassLayout.of(dense, counts)
     sets = np.empty((n, g), dtype=np.int32 if n < 2**31 else np.int64)
     from .mix_kernel import KERNEL_LOCK, set_filler

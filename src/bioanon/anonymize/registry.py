@@ -1,14 +1,15 @@
 """Method registry: method name -> estimator class, and building one from text options.
 
-A family registers its class where it is defined::
+A family registers its class where it is defined
+(:func:`bioanon.anonymize.registration.register`)::
 
     @register("noise")
     class GaussianNoiseAnonymizer(Anonymizer):
         params = {"sigma": Param("float", low=0, low_open=True, required=True), ...}
 
-Every module of :mod:`bioanon.anonymize` is imported on the first lookup, so adding a method
-is one module (plus its test): the command line's ``--param``/``--grid`` conversions, the
-``bioanon methods`` listing and the estimator checks all come from the class.
+Every family listed in :func:`_discover` is imported on the first lookup, so adding a method
+is one module and one line there (plus its test): the command line's ``--param``/``--grid``
+conversions, the ``bioanon methods`` listing and the estimator checks all come from the class.
 
 Examples
 --------
@@ -19,52 +20,32 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BioanonError, suggest
+from .registration import _METHODS, _POST_STEPS, _REQUIRED, defaults, parse_value
 
 if TYPE_CHECKING:
     from .base import Anonymizer
 
-_METHODS: dict[str, type[Anonymizer]] = {}
-_REQUIRED: dict[str, tuple[str, ...]] = {}
-_POST_STEPS: list[str] = []
-A = TypeVar("A", bound="type[Anonymizer]")
-
-
-def register(name: str, required: Sequence[str] = (), post_step: bool = False
-             ) -> Callable[[A], A]:
-    """Class decorator: make the anonymizer available as method ``name``.
-
-    ``required`` names parameters a front end must set explicitly (a CLI role option or
-    ``--param``) instead of taking the class default. ``post_step`` lets the method follow
-    another one after a ``+`` (``vp-mix+leace``, see :func:`build_method`).
-    """
-
-    def deco(cls: A) -> A:
-        if name in _METHODS and _METHODS[name] is not cls:
-            raise ValueError(f"method name '{name}' is registered twice")
-        if "+" in name or "." in name:
-            raise ValueError(f"method name '{name}' may not contain '+' or '.'")
-        cls.method_name = name
-        _METHODS[name] = cls
-        _REQUIRED[name] = tuple(required)
-        if post_step and name not in _POST_STEPS:
-            _POST_STEPS.append(name)
-        return cls
-
-    return deco
-
-
 def _discover() -> None:
-    from .. import anonymize
-
-    for info in pkgutil.iter_modules(anonymize.__path__):
-        importlib.import_module(f"{anonymize.__name__}.{info.name}")
+    """Import every module that registers a method (explicitly: one line per family; a test
+    checks that every module calling ``register`` is listed here)."""
+    from . import (  # noqa: F401
+        baselines,
+        dp_mix,
+        dp_synthetic,
+        erasure,
+        ksame,
+        mixing,
+        peer_sdv,
+        selective_mean,
+        synthetic,
+        vp_mix,
+    )
+    from .sanitizer import estimator  # noqa: F401
 
 
 def methods() -> dict[str, type[Anonymizer]]:
@@ -118,30 +99,6 @@ def get_method(name: str) -> type[Anonymizer]:
     return known[name]
 
 
-def defaults(cls: type[Anonymizer]) -> dict[str, Any]:
-    """The ``__init__`` defaults of a class."""
-    sig = inspect.signature(cls.__init__)
-    return {k: p.default for k, p in sig.parameters.items()
-            if k != "self" and p.default is not inspect.Parameter.empty}
-
-
-def parse_value(cls: type[Anonymizer], name: str, raw: Any) -> Any:
-    """Convert one ``KEY=VALUE`` value by the declared constraint of ``cls``'s parameter."""
-    if name == "random_state":
-        raise BioanonError("the random state is set with --seed (a secret key, never written "
-                           "to any output)")
-    if name not in cls.params:
-        accepted = sorted(k for k, p in cls.params.items()
-                          if p.kind != "object" and k != "random_state")
-        raise BioanonError(f"method '{cls.method_name}' has no parameter '{name}'"
-                           f"{suggest(name, accepted)}; it accepts {', '.join(accepted)}")
-    spec = cls.params[name]
-    if isinstance(raw, str):
-        return spec.parse(name, raw)
-    spec.check(name, raw)
-    return raw
-
-
 def build_method(name: str, params: Mapping[str, Any] | None = None, *,
                  interest: str | None = None, sensitive: str | None = None,
                  additional: Sequence[str] | None = None,
@@ -172,8 +129,9 @@ def build_method(name: str, params: Mapping[str, Any] | None = None, *,
     for key in _REQUIRED.get(name, ()):
         if key not in kwargs:
             spec = cls.params[key]
-            how = f"--{spec.role}" if spec.role else f"--param {key}=..."
-            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}")
+            how = f"{spec.role}=COL" if spec.role else f"{key}=VALUE"
+            raise BioanonError(f"method '{name}' needs {key} ({spec.range_text()}); add {how}",
+                               parameter=spec.role or f"params.{key}")
     if "random_state" in defaults(cls):
         kwargs["random_state"] = random_state
     est = cls(**kwargs)
@@ -188,7 +146,7 @@ def _build_composition(name: str, params: Mapping[str, Any], **roles: Any) -> An
     for key in params:
         prefix = key.split(".", 1)[0]
         if "." in key and prefix not in posts:
-            raise BioanonError(f"--param {key}: '{prefix}' is not a step of '{name}'; write "
+            raise BioanonError(f"parameter '{key}': '{prefix}' is not a step of '{name}'; write "
                                f"{' or '.join(f'{p}.KEY=VALUE' for p in posts)} for a "
                                "post-step, KEY=VALUE for the method")
     seed = roles.pop("random_state")

@@ -64,7 +64,7 @@ def relevance_scores(X: np.ndarray, y: np.ndarray, scorer: Any = "forest",
     """
     seed = _seed_int(random_state)
     if max_records is not None and X.shape[0] > max_records:
-        from ..scale.sample import stratified_positions
+        from ..sampling import stratified_positions
 
         rows = stratified_positions(np.asarray(y), int(max_records),
                                     np.random.default_rng(seed))
@@ -164,12 +164,12 @@ def retention_ignored(r_p: float, r_q: Mapping[str, float], r_s: float, raw_r_q:
     out: dict[str, str] = {}
     if not r_q:
         out["r_q"] = "there is no additional attribute to retain features for (name one with " \
-                     "--additional COL)"
+                     "additional=COL)"
     elif isinstance(raw_r_q, Mapping):
         stray = [str(c) for c in raw_r_q if str(c) not in r_q]
         if stray:
             out["r_q"] = f"'{stray[0]}' is not an additional attribute (name it with " \
-                         f"--additional {stray[0]})"
+                         f"additional={stray[0]})"
     retains = r_p > 0 or any(v > 0 for v in r_q.values())
     if not retains:
         out["w"] = "no feature is retained (r_p = 0 and no r_q > 0), so the record's weight " \

@@ -30,7 +30,7 @@ from .base import Anonymizer, Release, label_values
 from .mix_kernel import KERNEL_LOCK, MIN_ROWS, sets_kernel
 from .params import Param
 from .random_sets import assemble_sets
-from .registry import register
+from .registration import register
 from .relevance import (
     MAX_RECORDS,
     relevance_records_param,

@@ -32,7 +32,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 from .base import Anonymizer
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import strata, sums_by
 
 COVARIANCES = ("full", "diag", "tied", "spherical", "ledoit-wolf", "factor", "pooled")

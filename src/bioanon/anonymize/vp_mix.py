@@ -42,7 +42,7 @@ from .base import Anonymizer, Release, label_values
 from .bounded_design import circulant_sets
 from .params import Param
 from .random_sets import _with_replacement, assemble_sets, n_same
-from .registry import register
+from .registration import register
 from .relevance import (
     MAX_RECORDS,
     relevance_records_param,
@@ -144,7 +144,7 @@ def stratum_terms(X: np.ndarray, classes: np.ndarray, strat: np.ndarray, g: int,
         raise BioanonError(
             f"g={g} draws every other record of a class of {int(count[flat].min())}, so the mix "
             "has no spread to restore; lower g below the class size minus 1, or allow "
-            "sampling with replacement (--allow-replacement)")
+            "sampling with replacement (allow_replacement=True)", parameter="allow_replacement")
     c = ratio ** float(restoration)
     a = 1.0 - c * k1 / g  # coefficient of the leave-one-out stratum mean
     b = -a / pool1
@@ -364,7 +364,8 @@ class VarianceMixAnonymizer(Anonymizer):
                                 self.r_q)
         if not self._additional():
             out["t"] = ("without an additional attribute every donor comes from the record's "
-                        "interest class (t shares donors between strata of --additional)")
+                        "interest class (t shares donors between the strata of "
+                        "additional=COL)")
         return out
 
     def _unchanged(self, X: np.ndarray | None) -> str | None:

@@ -319,52 +319,112 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     models, substitutions = _panel_models(list(models), n_classes, scale_classes)
     fractions = sorted({MODES[m].anonymized_fraction for m in modes} - {None} | {0.0})
     train_sets = {f: training_set(X_train, A_train, y_train, f, seed) for f in fractions}
+    test = _TestSets(X_test, A_test, y_test)
     clear_key = fingerprint(X_train, np.asarray(y_train).astype(str))
+    results, jobs, slots = _plan_fits(models, fractions, modes, train_sets, y_train, test,
+                                      seed, top_k, n_jobs, cache, clear_key)
+    results.update(_run_fits(models, jobs, slots, n_jobs, cache, progress))
+    clear, timing = _clear_records(models, fractions, results, substitutions, y_test, chance,
+                                   seed, top_k)
+    attacks = _mode_records(models, modes, results, substitutions, y_test, chance, seed,
+                            top_k, predictions)
+    if "linkage" in modes:
+        attacks.append(_linkage_record(test, chance, seed, top_k, predictions))
+        timing["cosine_nn"] = {"none": attacks[-1]["fit_seconds"]}
+    return {"attacks": attacks, "clear": clear, "timing": timing,
+            "substitutions": substitutions}
 
+
+@dataclass(frozen=True)
+class _TestSets:
+    """The clear and anonymized test records and their sensitive labels."""
+
+    X: np.ndarray
+    A: np.ndarray
+    y: np.ndarray
+
+
+#: a planned fit: (recognizer index, anonymized fraction of its training data, cache key)
+_Slot = tuple[int, float, str | None]
+
+
+def _probes(f: float, modes: Sequence[str], test: _TestSets
+            ) -> dict[str, tuple[np.ndarray, np.ndarray]] | None:
+    """The probe sets scored by a recognizer trained on ``f`` anonymized data (None: no
+    attacker mode needs this fit)."""
+    if f == 1.0 and not ({"parrot", "reverse"} & set(modes)):
+        return None
+    probes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if f == 0.0:
+        probes["clear"] = (test.X, test.y)
+        if "naive" in modes:
+            probes["anonymized"] = (test.A, test.y)
+    if f > 0.0:
+        probes["anonymized"] = (test.A, test.y)
+    if f == 1.0 and "reverse" in modes:
+        probes["clear"] = (test.X, test.y)
+    return probes
+
+
+def _plan_fits(models: list[Any], fractions: list[float], modes: Sequence[str],
+               train_sets: dict[float, np.ndarray], y_train: np.ndarray, test: _TestSets,
+               seed: int, top_k: int, n_jobs: int | None, cache: ModelCache | None,
+               clear_key: str) -> tuple[dict[tuple[int, float], dict[str, Any]],
+                                        list[tuple[Any, ...]], list[_Slot]]:
+    """Score the recognizers the cache already holds; list the fits left to run (their
+    arguments to :func:`_fit_and_score` and their slots)."""
     single = is_parallel(n_jobs, len(models) * len(fractions))
-    jobs, slots, done_early = [], [], {}
+    done: dict[tuple[int, float], dict[str, Any]] = {}
+    jobs: list[tuple[Any, ...]] = []
+    slots: list[_Slot] = []
     for mi, m in enumerate(models):
         for f in fractions:
-            probes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-            if f == 0.0:
-                probes["clear"] = (X_test, y_test)
-                if "naive" in modes:
-                    probes["anonymized"] = (A_test, y_test)
-            if f > 0.0:
-                probes["anonymized"] = (A_test, y_test)
-            if f == 1.0 and "reverse" in modes:
-                probes["clear"] = (X_test, y_test)
-            if f == 1.0 and not ({"parrot", "reverse"} & set(modes)):
+            probes = _probes(f, modes, test)
+            if probes is None:
                 continue
             X_fit = train_sets[f]
             key = cache.key(m, seed, clear_key) if cache is not None and f == 0.0 else None
             fitted = cache.get(key) if key is not None else None
             if fitted is not None:
-                done_early[(mi, f)] = _fit_and_score(m, seed, X_fit, y_train, probes, top_k,
-                                                     single, False, fitted)
+                done[(mi, f)] = _fit_and_score(m, seed, X_fit, y_train, probes, top_k,
+                                               single, False, fitted)
                 continue
             slots.append((mi, f, key))
             jobs.append((m, seed, X_fit, y_train, probes, top_k, single, key is not None))
+    return done, jobs, slots
 
+
+def _run_fits(models: list[Any], jobs: list[tuple[Any, ...]], slots: list[_Slot],
+              n_jobs: int | None, cache: ModelCache | None, progress: Progress | None
+              ) -> dict[tuple[int, float], dict[str, Any]]:
+    """Run the planned fits in parallel, heaviest first; cache the clear-trained ones."""
     total = len(jobs)
-    results: dict[tuple[int, float], dict[str, Any]] = dict(done_early)
+    results: dict[tuple[int, float], dict[str, Any]] = {}
     if progress is not None:
         progress(0, total, f"fitting {total} attack models")
-    if total:
-        # heavy recognizers first keeps both cores busy to the end
-        order = sorted(range(total), key=lambda j: _cost_rank(models[slots[j][0]]))
-        outs = parallel_map(_tagged, [(j, *jobs[j]) for j in order], n_jobs, total,
-                            unordered=True)
-        for count, (j, res) in enumerate(outs, start=1):
-            mi, f, key = slots[j]
-            results[(mi, f)] = res
-            if key is not None and cache is not None:
-                cache.put(key, res["model"])
-            if progress is not None:
-                progress(count, total, f"{model_name(models[mi])} "
-                                       f"({_frac_label(f)} training data)")
+    if not total:
+        return results
+    # heavy recognizers first keeps both cores busy to the end
+    order = sorted(range(total), key=lambda j: _cost_rank(models[slots[j][0]]))
+    outs = parallel_map(_tagged, [(j, *jobs[j]) for j in order], n_jobs, total,
+                        unordered=True)
+    for count, (j, res) in enumerate(outs, start=1):
+        mi, f, key = slots[j]
+        results[(mi, f)] = res
+        if key is not None and cache is not None:
+            cache.put(key, res["model"])
+        if progress is not None:
+            progress(count, total, f"{model_name(models[mi])} "
+                                   f"({_frac_label(f)} training data)")
+    return results
 
-    attacks, clear, timing = [], [], {}
+
+def _clear_records(models: list[Any], fractions: list[float],
+                   results: dict[tuple[int, float], dict[str, Any]],
+                   substitutions: list[dict[str, Any]], y_test: np.ndarray, chance: float,
+                   seed: int, top_k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each recognizer on clear test data, and the seconds of each of its fits."""
+    clear, timing = [], {}
     for mi, m in enumerate(models):
         name = model_name(m)
         res0 = results[(mi, 0.0)]
@@ -377,6 +437,17 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         rec.pop("threat")
         _note_substitute(rec, name, substitutions)
         clear.append(rec)
+    return clear, timing
+
+
+def _mode_records(models: list[Any], modes: Sequence[str],
+                  results: dict[tuple[int, float], dict[str, Any]],
+                  substitutions: list[dict[str, Any]], y_test: np.ndarray, chance: float,
+                  seed: int, top_k: int, predictions: dict[str, np.ndarray] | None
+                  ) -> list[dict[str, Any]]:
+    """The trained attackers' records, mode × recognizer; their guesses into
+    ``predictions``."""
+    attacks = []
     for mode in modes:
         spec = MODES[mode]
         if spec.anonymized_fraction is None:
@@ -392,25 +463,27 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
             attacks.append(rec)
             if predictions is not None:  # every attack's guesses, in test-record order
                 predictions[f"{mode} / {model_name(m)}"] = summary["pred"]
-    if "linkage" in modes:
-        start = time.perf_counter()
-        link = LinkageAttacker(k=top_k).fit(X_test, y_test)
-        scores, classes = link.class_scores(A_test)
-        if predictions is not None:
-            predictions["linkage / cosine_nn"] = classes[np.argmax(scores, axis=1)]
-        rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), y_test, None, None,
-                            chance, top_k, kind="decision",
-                            summary=summarize_scores(lambda rows: scores[rows], len(scores),
-                                                     classes, y_test, top_k, "decision"))
-        del scores
-        rates = link.record_hit_rates(A_test, np.arange(len(y_test)), top_k)
-        rec["record_top_k"] = rates
-        rec["record_chance_top_k"] = [min(1.0, k / len(y_test)) for k in range(1, len(rates) + 1)]
-        rec["fit_seconds"] = time.perf_counter() - start
-        attacks.append(rec)
-        timing["cosine_nn"] = {"none": rec["fit_seconds"]}
-    return {"attacks": attacks, "clear": clear, "timing": timing,
-            "substitutions": substitutions}
+    return attacks
+
+
+def _linkage_record(test: _TestSets, chance: float, seed: int, top_k: int,
+                    predictions: dict[str, np.ndarray] | None) -> dict[str, Any]:
+    """The linkage attacker: each release record matched to the clear test records."""
+    start = time.perf_counter()
+    link = LinkageAttacker(k=top_k).fit(test.X, test.y)
+    scores, classes = link.class_scores(test.A)
+    if predictions is not None:
+        predictions["linkage / cosine_nn"] = classes[np.argmax(scores, axis=1)]
+    rec = attack_record(ThreatModel("linkage", "cosine_nn", seed), test.y, None, None,
+                        chance, top_k, kind="decision",
+                        summary=summarize_scores(scores.__getitem__, len(scores), classes,
+                                                 test.y, top_k, "decision"))
+    del scores  # the (n, n) matrix is not needed by the record rates
+    rates = link.record_hit_rates(test.A, np.arange(len(test.y)), top_k)
+    rec["record_top_k"] = rates
+    rec["record_chance_top_k"] = [min(1.0, k / len(test.y)) for k in range(1, len(rates) + 1)]
+    rec["fit_seconds"] = time.perf_counter() - start
+    return rec
 
 
 def _panel_models(models: list[Any], n_classes: int,

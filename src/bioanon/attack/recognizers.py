@@ -197,7 +197,8 @@ def parse_models(models: str | Any) -> list[Any]:
     else:
         items = list(models)
     if not items:
-        raise BioanonError("no recognizer given; name at least one, e.g. --models knn,forest")
+        raise BioanonError("no recognizer given; name at least one, e.g. models=knn,forest",
+                           parameter="models")
     out: list[Any] = []
     seen: set[str] = set()
     for m in items:

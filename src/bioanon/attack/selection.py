@@ -76,8 +76,8 @@ def identity_counts(n_identities: int, requested: Sequence[int] | str | None = N
         try:
             requested = [int(v) for v in requested.split(",") if v.strip()]
         except ValueError:
-            raise BioanonError(f"--identities '{requested}' must be whole numbers, e.g. "
-                               "3,6,12") from None
+            raise BioanonError(f"identities='{requested}' must be whole numbers, e.g. "
+                               "identities=3,6,12", parameter="identities") from None
     if requested:
         bad = [c for c in requested if c < 2]
         if bad:
@@ -85,7 +85,8 @@ def identity_counts(n_identities: int, requested: Sequence[int] | str | None = N
         big = [c for c in requested if c > n_identities]
         if big:
             raise BioanonError(f"asked for {max(big)} identities but there are only "
-                               f"{n_identities}; lower --identities to at most {n_identities}")
+                               f"{n_identities}; lower identities= to at most {n_identities}",
+                               parameter="identities")
         return sorted(set(int(c) for c in requested), reverse=True)
     if n_identities <= 3:
         return []

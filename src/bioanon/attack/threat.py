@@ -134,7 +134,8 @@ def parse_modes(modes: str | Sequence[str]) -> list[str]:
     items = ([m.strip() for m in modes.split(",") if m.strip()] if isinstance(modes, str)
              else list(modes))
     if not items:
-        raise BioanonError("no attacker mode given; e.g. --attackers naive,parrot,linkage")
+        raise BioanonError("no attacker mode given; e.g. attackers=naive,parrot,linkage",
+                           parameter="attackers")
     if "all" in items:
         return list(MODES)
     chosen = {check_mode(m) for m in items}

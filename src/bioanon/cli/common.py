@@ -30,26 +30,16 @@ from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..progress import StageLog
 from ..table import FeatureTable
+from .console import _fail, console, err_console
+from .logs import cli_logger, show_bar
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Release biometric datasets with the sensitive attribute hidden.")
-# markup off: user text (a column named 'x[1]', the hint "pip install 'bioanon[face]'") is printed
-# as it is, never parsed as rich markup
-console = Console(markup=False)
-err_console = Console(stderr=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 #: the largest seed every random generator used here accepts
 MAX_SEED = 2**32 - 1
-
-
-def _fail(message: str) -> typer.Exit:
-    """Print ``error: MESSAGE`` as one line (no markup interpretation) and return Exit(2)."""
-    line = " ".join(str(message).split())  # one line, whatever the message held
-    err_console.print(Text.assemble(("error:", "bold red"), " ", line), soft_wrap=True,
-                      highlight=False)
-    return typer.Exit(2)
 
 
 def _check_common(kwargs: dict[str, Any]) -> None:
@@ -68,8 +58,6 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 #: (-1 or a positive count).
 OPTION_RANGES: dict[str, Param] = {
     "target_advantage": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
-    "target_membership": Param("float", low=0.5, high=1, help="an AUC bound, e.g. 0.6"),
-    "target_inference": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
@@ -195,6 +183,45 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+#: library parameters whose command-line flag is not ``--`` + the name with dashes. A value
+#: with ``{value}`` or a space is a template for the whole ``NAME=VALUE`` (a tuple such as
+#: ``(h, w)`` is typed ``HxW``); otherwise the flag is followed by the value, and a ``True``
+#: value leaves the bare flag (a switch). A method parameter, named ``params.NAME`` in the
+#: error, is typed ``--param NAME=VALUE``.
+FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
+           "max_records": "--sample-records", "epsilon": "--epsilon",
+           "labels": "--label", "label_columns": "--label", "random_state": "--seed",
+           "image_shape": "--param image_shape=HxW", "shape": "--shape HxW"}
+
+
+def _as_flag(parameter: str, value: str) -> str:
+    """``NAME=VALUE`` of a library parameter as typed on the command line."""
+    if parameter.startswith("params."):
+        return f"--param {parameter[len('params.'):]}={value}"
+    spelling = FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+    if "{value}" in spelling or " " in spelling:
+        return spelling.format(value=value)
+    return spelling + (f" {value}" if value and value != "True" else "")
+
+
+def cli_message(exc: BioanonError) -> str:
+    """A library error as the command line says it: ``NAME=VALUE`` of each parameter the
+    error names becomes ``--flag VALUE`` (the one place the library's words become flags)."""
+    import re
+
+    text = str(exc)
+    names = getattr(exc, "parameter", None) or ()
+    for name in (names,) if isinstance(names, str) else names:
+
+        def to_flag(m: re.Match[str], name: str = name) -> str:
+            return _as_flag(name, m.group(1))
+
+        written = name.removeprefix("params.")
+        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\([^)]*\)|[^\s,;)]*)", to_flag,
+                      text)
+    return text
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -209,7 +236,7 @@ def user_errors(func: F) -> F:
                 _check_common(kwargs)
                 return func(*args, **kwargs)
         except BioanonError as exc:
-            raise _fail(str(exc)) from None
+            raise _fail(cli_message(exc)) from None
         except (FileNotFoundError, PermissionError, IsADirectoryError,
                 NotADirectoryError) as exc:
             raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
@@ -234,7 +261,6 @@ def progress_bar(description: str) -> Iterator[StageLog]:
     hook: it logs one line per stage with the elapsed time on ``bioanon.cli`` (shown when
     stderr is not a terminal, or with -v) and drives the bar when there is one.
     """
-    from .logs import cli_logger, show_bar
 
     if not show_bar(err_console):
         yield StageLog(description, logger=cli_logger)
@@ -424,7 +450,7 @@ class MethodChoice:
         for key, value in self.params.items():
             if key in ignored:
                 raise BioanonError(f"{key}={value} has no effect with method '{self.method}': "
-                                   f"{ignored[key]}; leave it out")
+                                   f"{ignored[key]}; leave it out", parameter="additional")
         return est
 
 
@@ -578,7 +604,6 @@ def notes_console(as_json: bool) -> Console:
 
 def print_risks(report: Any) -> None:
     """The risk table of a report (the rows report.html opens with), on the terminal."""
-    from rich.text import Text
 
     from ..report.risks import risk_rows
 
@@ -591,16 +616,19 @@ def print_risks(report: Any) -> None:
     tab.add_column("baseline", no_wrap=True)
     tab.add_column("target", no_wrap=True)
     tab.add_column("status", no_wrap=True)
-    style = {"met": "green", "accepted": "yellow", "not met": "bold red",
-             "not covered": "bold red"}
+    style = {"met": "green", "accepted": "yellow", "covered by the guarantee": "green",
+             "not met": "bold red", "inconclusive at this size": "bold yellow"}
     for r in rows:
         who = Text(f"{r['risk']} ({r['statistic']})")
         who.append(f"\n{r['attacker']}", style="dim")
-        tab.add_row(who, Text(r["value"]), Text(r["baseline_value"]), Text(r["target_short"]),
+        fig = Text(r["value"])
+        if r.get("beside"):
+            fig.append("\n" + r["beside"].replace("; ", "\n"), style="dim")
+        tab.add_row(who, fig, Text(r["baseline_value"]), Text(r["target_short"]),
                     Text(r["status"], style=style.get(r["status"], "")))
     console.print(tab)
     for r in rows:
-        if r["status"] == "not covered":
+        if r["status"] in ("inconclusive at this size", "covered by the guarantee"):
             console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
 
 

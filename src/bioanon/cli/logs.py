@@ -19,6 +19,8 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+from .console import _fail
+
 #: records of the command line's own stages
 cli_logger = logging.getLogger("bioanon.cli")
 
@@ -148,8 +150,6 @@ def usage_errors_as_lines() -> Iterator[None]:
     try:
         yield
     except _click_exception() as exc:
-        from .common import _fail
-
         ctx = getattr(exc, "ctx", None)
         where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]

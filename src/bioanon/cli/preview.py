@@ -19,16 +19,7 @@ from ..report.preview import (
 )
 from ..table import FeatureTable
 from .common import OUT_FLAGS, app, console, input_argument, user_errors
-
-
-def _shape(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    h, sep, w = text.lower().partition("x")
-    try:
-        return int(h), int(w)
-    except ValueError:
-        raise BioanonError(f"--shape '{text}' must look like HxW, e.g. 64x64") from None
+from .options import parse_hxw
 
 
 def aligned(original: FeatureTable, released: FeatureTable) -> None:
@@ -83,7 +74,7 @@ def preview(
     orig = FeatureTable.read(original)
     rel = FeatureTable.read(released)
     aligned(orig, rel)
-    hw = image_shape(orig.meta, orig.n_features, _shape(shape))
+    hw = image_shape(orig.meta, orig.n_features, parse_hxw(shape, "--shape"))
     cols = pick_columns(orig.labels, min(n, orig.n_records), by)
     captions = orig.labels[by].astype(str).to_numpy()[cols] if by else None
     png = contact_sheet(orig.X[cols], rel.X[cols], hw, captions,

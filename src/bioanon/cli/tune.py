@@ -1,4 +1,4 @@
-"""``bioanon tune-k``: information loss and re-identification per k, and a recommended k."""
+"""``bioanon tune``: sweep a method's parameters, keep the Pareto front, recommend a setting."""
 
 from __future__ import annotations
 
@@ -9,96 +9,117 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..errors import BioanonError
 from ..io import atomic_path, check_output_dir, write_text_atomic
+from . import common as opt
 from .common import (
-    OUT_FLAGS,
-    InputArg,
-    JsonOpt,
-    LabelOpt,
-    SeedOpt,
+    MethodChoice,
     app,
     console,
-    notes_console,
-    print_json,
+    method_options,
+    parse_weighted,
     progress_bar,
     read_input,
     user_errors,
 )
+from .options import AttackersOpt
 
 
-@app.command("tune-k")
+@app.command("tune")
 @user_errors
-def tune_k_command(
-    input: InputArg,
-    out: Annotated[Path, typer.Option(*OUT_FLAGS, help="Folder for tune-k.json and the plots.")],
-    sensitive: Annotated[str | None, typer.Option(
-        "--sensitive", help="Identity column (enables the identity rank-1 attacker and the "
-                            "same-identity risk threshold).")] = None,
-    attribute: Annotated[list[str] | None, typer.Option(
-        "--attribute", help="Attribute whose cluster homogeneity is tracked (repeatable).")]
-    = None,
-    label: LabelOpt = None,
-    clusterer: Annotated[str, typer.Option(
-        help="mdav, kmember, knn or hierarchical.")] = "mdav",
-    linkage: Annotated[str, typer.Option(help="Linkage of hierarchical clustering.")] = "ward",
-    k_min: Annotated[int, typer.Option(help="Smallest k.")] = 2,
-    k_max: Annotated[int, typer.Option(help="Largest k.")] = 20,
-    dendrogram_max: Annotated[int, typer.Option(
-        help="Draw a dendrogram when there are at most this many records.")] = 500,
-    seed: SeedOpt = None,
-    as_json: JsonOpt = False,
+@method_options
+def tune_command(
+    input: opt.InputArg,
+    sensitive: opt.SensitiveOpt,
+    out: Annotated[Path, typer.Option(*opt.OUT_FLAGS, help="Folder for tune.json and tune.png.")],
+    grid: Annotated[list[str], typer.Option(
+        "--grid", help="Parameter values to try, KEY=V1,V2 (the method's parameter names, "
+                       "e.g. g=16,32,64 or r_p=0.01,0.1); repeatable.")],
+    interest: opt.InterestOpt = None,
+    additional: opt.AddOpt = None,
+    label: opt.LabelOpt = None,
+    target_advantage: Annotated[float, typer.Option(
+        help="Privacy target (the verdict's rule): the upper end of the 95% interval of the "
+             "worst attack's advantage over max(chance, control) must be at most this.")]
+    = 0.05,
+    models: Annotated[str, typer.Option(
+        help="Attack recognizers, comma-separated (forest, linear_svm, rbf_svm, knn, mlp, "
+             "logreg, pca_svm, hgb).")] = "forest,linear_svm,knn",
+    attackers: AttackersOpt = "all",
+    group: Annotated[str | None, typer.Option(
+        help="Keep each value of this column on one side of the split (e.g. an execution "
+             "for overlapping windows).")] = None,
+    as_json: opt.JsonOpt = False,
+    *,
+    choice: MethodChoice,
 ) -> None:
-    """Sweep k = k-min..k-max; write tune-k.json, tune-k.png (and dendrogram.png)."""
-    from ..anonymize.clustering import CLUSTERERS, LINKAGES
-    from ..tuning.k_tuning import dendrogram_figure, tune_k, tuning_figure
+    """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
+    from ..errors import BioanonError
+    from ..tuning.grid_search import parse_grid, sweep, sweep_figure
 
-    if clusterer not in CLUSTERERS:
-        raise BioanonError(f"--clusterer '{clusterer}' is unknown; choose from "
-                           f"{', '.join(CLUSTERERS)}")
-    if linkage not in LINKAGES:
-        raise BioanonError(f"--linkage '{linkage}' is unknown; choose from {', '.join(LINKAGES)}")
-    if k_min < 2 or k_max < k_min:
-        raise BioanonError(f"need 2 <= --k-min <= --k-max (got {k_min}, {k_max})")
-    json_path = out / "tune-k.json"
-    check_output_dir(out, [input], ["tune-k.json", "tune-k.png", "dendrogram.png"])
-    attrs = list(attribute or [])
-    table = read_input(input, [sensitive, *attrs, *(label or [])])
-    identity = None if sensitive is None else table.label(sensitive).to_numpy()
-    for a in attrs:
-        table.label(a, min_classes=1)
-    with progress_bar("tuning k") as update:
-        result = tune_k(table.X, range(k_min, k_max + 1), clusterer=clusterer,
-                        linkage=linkage, identity=identity,
-                        attributes=table.labels[attrs] if attrs else None,
-                        attribute_sets=[tuple(attrs)] if len(attrs) > 1 else (),
-                        random_state=0 if seed is None else seed, progress=update)
+    if interest is None:
+        raise BioanonError("tune needs --interest (the attribute whose utility is measured)")
+    opt.check_grid(grid, choice)
+    from ..attack import parse_models, parse_modes
+
+    if models.strip() != "all":
+        parse_models(models)
+    parse_modes(attackers)
+    json_path = out / "tune.json"
+    check_output_dir(out, [input], ["tune.json", "tune.png"])
+    add = parse_weighted(additional, 1.0, "--additional")
+    eval_seed = 0 if choice.seed is None else choice.seed
+    from ..evaluation.seeds import derive_seed
+
+    # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
+    anon = choice.build(interest, sensitive, list(add),
+                        seed=derive_seed(eval_seed, "anonymizer"))
+    method = choice.method
+    points = parse_grid(grid, anon if hasattr(anon, "parse_param") else type(anon))
+    table = read_input(input, [interest, *add, sensitive, group, *(label or [])])
+    model_list = [m.strip() for m in models.split(",") if m.strip()]
+    with progress_bar("sweeping") as update:
+        result = sweep(table, anon, points, interest, sensitive, additional=add,
+                       target_advantage=target_advantage, progress=update,
+                       models=model_list, attackers=attackers, random_state=eval_seed,
+                       group=group)
+    summary = result.summary(method)
     out.mkdir(parents=True, exist_ok=True)
-    summary = result.summary()
-    doc = {"input": input.name, **result.to_dict(), "summary": summary}
-    write_text_atomic(json_path, json.dumps(doc, indent=2))
-    written = [json_path.name]
-    figures = [("tune-k.png", tuning_figure(result))]
-    if table.n_records <= dendrogram_max:
-        figures.append(("dendrogram.png", dendrogram_figure(table.X, linkage, dendrogram_max)))
+    write_text_atomic(json_path, json.dumps({"input": input.name, "method": method,
+                                             **result.to_dict(), "summary": summary},
+                                            indent=2, default=str))
     import matplotlib.pyplot as plt
 
-    for name, fig in figures:
-        with atomic_path(out / name) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
-        plt.close(fig)
-        written.append(name)
-    notes = notes_console(as_json)
+    fig = sweep_figure(result, sensitive)
+    with atomic_path(out / "tune.png") as tmp:
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    notes = opt.notes_console(as_json)
     if as_json:
-        print_json(summary)
+        opt.print_json(summary)
     else:
-        tab = Table(title=f"tuning k ({clusterer})")
-        for col in ("k", "info loss", "record linkage", "1/k", "at risk", "identity rank-1"):
-            tab.add_column(col, justify="right")
-        for row in result.rows():
-            tab.add_row(*row)
-        console.print(tab)
-        console.print(f"recommended k = {result.recommended_k} (where the loss curve flattens)")
-    for note in result.notes:
-        notes.print(f"note: {note}")
-    notes.print(f"wrote {', '.join(written)} to {out}")
+        print_table(summary)
+    for s in summary["skipped"]:
+        notes.print(f"skipped {s['params']}: {s['reason']}", highlight=False)
+    if summary["confirmation"] is not None:
+        notes.print(f"confirmation on a fresh split and seed: "
+                    f"{summary['confirmation']['sentence']}", highlight=False, markup=False)
+    if summary["recommended"] is None:
+        notes.print(f"no setting keeps the worst-case advantage within {target_advantage:g}; "
+                    "try larger g, smaller r_p or a stronger method", highlight=False)
+    notes.print(f"wrote {json_path.name} and tune.png to {out}")
+
+
+def print_table(summary: dict) -> None:
+    """The sweep's summary as a terminal table."""
+    tab = Table(title=f"{summary['method']} sweep (chance {summary['chance']:.3f}, baseline "
+                      f"{summary['baseline']:.3f})")
+    for col in ("setting", "CAS", "worst case", "attacker", "advantage [95% CI]", ""):
+        tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right",
+                       overflow="fold")
+    for row in summary["settings"]:
+        mark = "recommended" if row["recommended"] else "front" if row["front"] else ""
+        tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()),
+                    f"{row['cas']:.3f}", f"{row['worst_case']:.3f}", row["worst_attacker"],
+                    f"{row['advantage']:+.3f} [{row['advantage_ci'][0]:+.3f}, "
+                    f"{row['advantage_ci'][1]:+.3f}]", mark)
+    console.print(tab)

@@ -17,7 +17,7 @@ package turns it into ``report.json`` and ``report.html``; nothing here renders 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from ..anonymize import SelectiveMeanAnonymizer  # noqa: F401  (the examples bel
 from ..attack import ModelCache, run_panel, training_set
 from ..attack.contributors import contributor_disclosure
 from ..attack.control import control_rate
-from ..attack.recognizers import DEFAULT_MODELS, model_name, parse_models
+from ..attack.recognizers import model_name, parse_models
 from ..attack.selection import (
     _identity_matrix,
     identity_counts,
@@ -51,28 +51,25 @@ from ..metrics.results import (
 )
 from ..progress import stages
 from ..table import FeatureTable
+from .options import EvaluationOptions
 from .risks import (
     ADVANTAGE_METHOD,
-    InferenceRisk,
-    MembershipRisk,
-    RecognitionRisk,
+    REGISTRY,
     RiskContext,
     advantage_interval,
     apply_accepted,
     check_accepted,
     not_covered,
 )
+from .risks.base import cover, target_at
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
 from .verdict import (
-    DEFAULT_TARGET_INFERENCE,
-    DEFAULT_TARGET_MEMBERSHIP,
     verdict,
 )
 
 Progress = Callable[[int, int, str], None]
-
 
 
 def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
@@ -137,42 +134,19 @@ class Evaluation:
         rather than judge a default setting the user did not choose (for the setting to
         release, use :func:`bioanon.certify`). When its ``random_state`` is None it is seeded
         with a seed derived one way from ``random_state`` (never written).
-    models : "all", comma-separated names, or a sequence of names / estimators
-        Attack recognizers (see :data:`bioanon.attack.RECOGNIZERS`). On face pixel tables with
-        the face extra installed, ``"all"`` adds the pre-trained ``dlib_embedding``.
-    utility_model : str or estimator
-        Recognizer that judges utility (the paper used a random forest).
-    test_size : float
-        Share of each identity's records held out as the release (closed set; 0.25).
-    top_k : int
-        Largest k of the top-k curves.
     random_state : int
         The evaluation seed: split, recognizers, mixes, selections. Written in reports; the
         anonymizer never draws from it (see :func:`bioanon.evaluation.derive_seed`).
-    attackers, selection, identities, n_random, metadata, group, n_jobs, cache
-        See :func:`evaluate`.
-    released_labels : sequence of str, optional
-        Label columns the release carries (the control attacker reads them). Default: the
-        interest and additional columns.
-    membership, verification : bool
-        Run membership disclosure / the verification view (both on by default).
-    target_advantage : float
-        The recognition target of the verdict (default 0.05).
-    target_membership : float
-        Bound on the upper 95% end of the judged membership AUC (default 0.6).
-    target_inference : float
-        Bound on the upper 95% end of the inference advantage over non-members (0.05).
-    accept_risks : mapping {"LEVEL-RISK": reason}, optional
-        Risks the user accepts explicitly (e.g. ``{"identity-membership": "..."}``): they
-        pass the verdict, and the report records them with the reason.
-    inference : bool
-        Run the inference-on-members risk (on by default).
-    preview : bool
-        Keep the held-out split and its release for a contact sheet (pixel tables); the report
-        shows originals then and must stay private.
-    max_records : int or None, default 50000
-        A larger table is judged on a stratified sample of its identities and records of at
-        most this size; the report and the verdict say so, with both sizes. None: never.
+    progress : callable (done, total, text), optional
+    cache : ModelCache, optional
+        Keeps clear-trained attack models across evaluations of the same table and seed.
+    options : EvaluationOptions, optional
+        The judge's options (:class:`~bioanon.evaluation.options.EvaluationOptions`: the
+        attack panel, the split, the risks and their targets).
+    **option_values
+        Any field of :class:`~bioanon.evaluation.options.EvaluationOptions` (``models=``,
+        ``attackers=``, ``level=``, ``max_records=``, ...), replacing the one
+        in ``options``; an unknown name raises TypeError.
 
     Examples
     --------
@@ -186,50 +160,41 @@ class Evaluation:
     """
 
     def __init__(self, table: FeatureTable, interest: str, sensitive: str,
-                 additional: Mapping[str, float] | None = None, anonymizer: Any = None,
-                 models: str | Sequence[Any] = DEFAULT_MODELS, utility_model: Any = "forest",
-                 test_size: float = 0.25, top_k: int = 5, random_state: int = 0,
-                 progress: Progress | None = None, *, attackers: str | Sequence[str] = "all",
-                 selection: str | Sequence[str] | None = None,
-                 identities: Sequence[int] | str | None = None, n_random: int = 10,
-                 metadata: Sequence[str] | None = None, group: str | None = None,
-                 n_jobs: int | None = -1, cache: ModelCache | None = None,
-                 released_labels: Sequence[str] | None = None, membership: bool = True,
-                 verification: bool = True, target_advantage: float = 0.05,
-                 preview: bool = False, max_records: int | None = 50_000,
-                 target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-                 target_inference: float = DEFAULT_TARGET_INFERENCE,
-                 accept_risks: Mapping[str, str] | None = None,
-                 inference: bool = True) -> None:
+                 additional: Mapping[str, float] | None = None, anonymizer: Any = None, *,
+                 random_state: int = 0, progress: Progress | None = None,
+                 cache: ModelCache | None = None, options: EvaluationOptions | None = None,
+                 **option_values: Any) -> None:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
         self.additional = dict(additional or {})
         self.anonymizer = anonymizer
-        self.models = models
-        self.utility_model = utility_model
-        self.test_size = test_size
-        self.top_k = top_k
         self.random_state = random_state
         self.progress = progress
-        self.attackers = attackers
-        self.selection = selection
-        self.identities = identities
-        self.n_random = n_random
-        self.metadata = metadata
-        self.group = group
-        self.n_jobs = n_jobs
         self.cache = cache
-        self.released_labels = released_labels
-        self.run_membership = membership
-        self.run_verification = verification
-        self.target_advantage = target_advantage
-        self.preview = preview
-        self.max_records = max_records
-        self.target_membership = target_membership
-        self.target_inference = target_inference
-        self.accept_risks = accept_risks
-        self.run_inference = inference
+        #: every option of the judge (:class:`~bioanon.evaluation.options.EvaluationOptions`)
+        self.options = opts = EvaluationOptions.of(options, **option_values)
+        self.models = opts.models
+        self.utility_model = opts.utility_model
+        self.test_size = opts.test_size
+        self.top_k = opts.top_k
+        self.attackers = opts.attackers
+        self.selection = opts.selection
+        self.identities = opts.identities
+        self.n_random = opts.n_random
+        self.metadata = opts.metadata
+        self.group = opts.group
+        self.n_jobs = opts.n_jobs
+        self.released_labels = opts.released_labels
+        self.run_membership = opts.membership
+        self.run_verification = opts.verification
+        self.run_inference = opts.inference
+        self.target_advantage = opts.target_advantage
+        self.level = opts.level
+        self.guarantee = opts.guarantee
+        self.accept_risks = opts.accept_risks
+        self.preview = opts.preview
+        self.max_records = opts.max_records
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
@@ -259,10 +224,9 @@ class Evaluation:
         if not 0.0 <= self.target_advantage <= 1.0:
             raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
                                "e.g. 0.05")
-        for flag, t, eg in (("membership", self.target_membership, 0.6),
-                            ("inference", self.target_inference, 0.05)):
-            if not 0.0 <= float(t) <= 1.0:
-                raise BioanonError(f"target {flag} {t} must lie in [0, 1]; e.g. {eg}")
+        from ..levels import resolve_level
+
+        self.level_ = resolve_level(self.level)
         self.accept_risks_ = check_accepted(self.accept_risks)
         self.label_columns = list(self.released_labels if self.released_labels is not None
                                   else [interest, *additional])
@@ -277,13 +241,13 @@ class Evaluation:
         """Run the protocol; return ``self`` with every result filled in.
 
         A table of more than ``max_records`` records is judged on a stratified sample of its
-        identities and records (:func:`bioanon.scale.sample.panel_sample`); the report and the
+        identities and records (:func:`bioanon.sampling.panel_sample`); the report and the
         verdict give the sample's and the table's sizes.
         """
         self._check()
         self.panel_sample_: dict[str, Any] | None = None
         if self.max_records is not None and self.table.n_records > self.max_records:
-            from ..scale.sample import panel_sample
+            from ..sampling import panel_sample
 
             ps = panel_sample(self.table.labels, sensitive=self.group or self.sensitive,
                               stratify=self.interest, max_records=self.max_records,
@@ -366,14 +330,6 @@ class Evaluation:
             rec["advantage_over_baseline"] = self._advantage(rec).to_dict()
             rec["voiceprivacy"] = VOICEPRIVACY.get(rec["mode"], "")
 
-        # ------------------------------------------------------------ risks
-        level = "record" if self.group is None else "group"
-        recognition = RecognitionRisk(predictions, y_te, self.chance_, self.control_,
-                                      self.target_advantage, seed, level).evaluate()
-        self.crossfit_ = recognition.crossfit_
-        risks: list[RiskResult] = recognition.results()
-        ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
-                          self.label_columns, self.group, seed)
         # ------------------------------------------------------------ contributors
         self.contributors_: ContributorResult | None = None
         if mixing:  # guesses about released records only (not the reverse attacker's)
@@ -383,24 +339,30 @@ class Evaluation:
             if results:
                 self.contributors_ = max(results, key=lambda r: r.rate.value)
         mixing.clear()
-        predictions.clear()
 
-        # ------------------------------------------------------------ membership
-        self.membership_: list[MembershipResult] = []
-        if self.run_membership:
-            tick("membership and tracing")
-            mem = MembershipRisk(ctx, self.target_membership).evaluate()
-            self.membership_ = mem.legacy()
-            risks += mem.results()
-        else:
-            risks.append(not_covered("membership", level, "AUC", self.target_membership,
-                                     "membership was not run (membership=False)"))
-        if self.run_inference:
-            risks += InferenceRisk(ctx, self.target_inference).evaluate().results()
-        else:
-            risks.append(not_covered("inference", level, "advantage", self.target_inference,
-                                     "inference was not run (inference=False)"))
-        self.risks_ = apply_accepted(risks, self.accept_risks_)
+        # ------------------------------------------------------------ risks (registered)
+        ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
+                          self.label_columns, self.group, seed, predictions=predictions,
+                          truth=y_te, chance=self.chance_, control=self.control_)
+        risks: list[RiskResult] = []
+        done: dict[str, Any] = {}
+        for spec in REGISTRY:
+            target = getattr(self, spec.target_option)
+            if spec.switch is not None and not getattr(self, f"run_{spec.switch}"):
+                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
+                                         target_at(target, ctx.level),
+                                         f"{spec.name} was not run ({spec.switch}=False)"))
+                continue
+            if spec.stage:
+                tick(spec.stage)
+            done[spec.name] = spec.evaluator(ctx, target).evaluate()
+            risks += done[spec.name].results()
+            if spec.name == "recognition":
+                predictions.clear()  # the panel's guesses are read by recognition only
+        self.crossfit_ = getattr(done.get("recognition"), "crossfit_", None)
+        self.membership_: list[MembershipResult] = (
+            done["membership"].legacy() if "membership" in done else [])
+        self.risks_ = apply_accepted(cover(risks, self.guarantee), self.accept_risks_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
         self.verification_: list[VerificationResult] = []
@@ -581,62 +543,8 @@ class Evaluation:
         """The verdict of every risk against this evaluation's targets (recognition's may be
         overridden)."""
         return verdict(self, self.target_advantage if target_advantage is None
-                       else target_advantage, target_membership=self.target_membership,
-                       target_inference=self.target_inference,
-                       accept_risks=self.accept_risks_)
-
-    def report(self) -> Any:
-        """The :class:`~bioanon.report.Report` (JSON-ready dict plus HTML figures)."""
-        from ..report.build import build_report
-
-        self._fitted()
-        return build_report(self)
-
-
-def evaluate(table: FeatureTable, interest: str, sensitive: str,
-             additional: Mapping[str, float] | None = None, anonymizer: Any = None,
-             models: str | Sequence[Any] = DEFAULT_MODELS, utility_model: Any = "forest",
-             test_size: float = 0.25, top_k: int = 5, random_state: int = 0,
-             progress: Progress | None = None, *, attackers: str | Sequence[str] = "all",
-             selection: str | Sequence[str] | None = None,
-             identities: Sequence[int] | str | None = None, n_random: int = 10,
-             metadata: Sequence[str] | None = None, group: str | None = None,
-             n_jobs: int | None = -1, cache: ModelCache | None = None,
-             released_labels: Sequence[str] | None = None, membership: bool = True,
-             verification: bool = True, target_advantage: float = 0.05,
-             preview: bool = False, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-             target_inference: float = DEFAULT_TARGET_INFERENCE,
-             accept_risks: Mapping[str, str] | None = None) -> Any:
-    """Run :class:`Evaluation` and return its :class:`~bioanon.report.Report`.
-
-    Parameters are those of :class:`Evaluation`; ``attackers`` are naive, parrot, parrot25,
-    parrot50, parrot75, reverse, linkage; ``selection`` the identity-selection strategies
-    ("auto", "all", "none"/None or names); ``group`` a column kept whole on one side of the
-    split; ``n_jobs`` parallel fits; ``cache`` keeps clear-trained attack models across
-    evaluations of the same table and seed.
-
-    Examples
-    --------
-    >>> from bioanon.datasets import make_biometric
-    >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32)
-    >>> r = evaluate(t, "expression", "identity", models=["knn"], n_jobs=1,
-    ...              anonymizer=SelectiveMeanAnonymizer("expression", g=8, r_p=0.1))
-    >>> sorted(r["privacy"])[:3]
-    ['advantage', 'attacks', 'baseline']
-    >>> sorted(r["verdict"])[:3]
-    ['accepted_risks', 'advantage', 'chance']
-    >>> [x["name"] for x in r["risks"]][:2]
-    ['record-recognition', 'record-membership']
-    """
-    return Evaluation(table, interest, sensitive, additional, anonymizer, models, utility_model,
-                      test_size, top_k, random_state, progress, attackers=attackers,
-                      selection=selection, identities=identities, n_random=n_random,
-                      metadata=metadata, group=group, n_jobs=n_jobs, cache=cache,
-                      released_labels=released_labels, membership=membership,
-                      verification=verification, target_advantage=target_advantage,
-                      preview=preview, target_membership=target_membership,
-                      target_inference=target_inference,
-                      accept_risks=accept_risks).evaluate().report()
+                       else target_advantage, level=self.level_,
+                       accept_risks=self.accept_risks_, guarantee=self.guarantee)
 
 
 def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
@@ -673,4 +581,4 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
     return block
 
 
-__all__ = ["Evaluation", "anonymize_splits", "evaluate", "model_name", "mixture", "utility"]
+__all__ = ["Evaluation", "anonymize_splits", "model_name", "mixture", "utility"]

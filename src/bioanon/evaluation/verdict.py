@@ -31,22 +31,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BioanonError
-from ..metrics.results import RiskResult
-from .risks.base import apply_accepted, check_accepted, not_covered, rejudge
+from ..metrics.results import INCONCLUSIVE, RiskResult
+from .risks.base import apply_accepted, check_accepted, cover, not_covered, rejudge
 
 DEFAULT_TARGET = 0.05
-#: the default bound on the upper 95% end of the judged membership AUC
-DEFAULT_TARGET_MEMBERSHIP = 0.6
-#: the default bound on the upper 95% end of the inference advantage over non-members
-DEFAULT_TARGET_INFERENCE = 0.05
 #: how the verdict conjoins the risks (written in report.json)
 RISK_RULE = ("met only when every risk is within its target: recognition by the upper 95% "
-             "bound of the cross-fitted worst case's advantage (target_advantage), membership "
-             "by the upper 95% bound of the cross-fitted strongest attacker's AUC "
-             "(target_membership), inference on members by the upper 95% bound of its "
-             "advantage over non-members (target_inference); a level that cannot be measured "
-             "at this size is 'not covered' and fails the verdict unless accepted by name "
-             "with a reason")
+             "bound of the cross-fitted worst case's advantage (target_advantage); membership "
+             "and inference on members, both membership tests, by the upper 95% bound of "
+             "their cross-fitted membership advantage TPR − FPR against one target per level "
+             "(the privacy level: record, identity), or covered by a strict DP guarantee "
+             "whose unit covers the level and whose bound is within the target; a level that "
+             "cannot be shown at this size is 'inconclusive at this size' and fails the "
+             "verdict unless accepted by name with a reason")
+
+
+def _level_targets(level: Any) -> Any:
+    from ..levels import resolve_level
+
+    return resolve_level(level)
 #: how the verdict judges privacy (written in report.json)
 RULE = ("met when the upper 95% bound of the cross-fitted worst case's advantage over "
         "max(chance, control) is at most target_advantage (attacker chosen on one half of the "
@@ -84,8 +87,7 @@ class Verdict:
     max_advantage: float | None = None
     max_advantage_ci: tuple[float, float] | None = None
     risks: tuple[RiskResult, ...] = field(default_factory=tuple)
-    target_membership: float = DEFAULT_TARGET_MEMBERSHIP
-    target_inference: float = DEFAULT_TARGET_INFERENCE
+    level: Any = None
     accepted: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -94,15 +96,15 @@ class Verdict:
         return self.advantage_ci[1] <= self.target_advantage
 
     def failed(self) -> list[RiskResult]:
-        """The risks that keep the verdict from being met (not met or not covered)."""
+        """The risks that keep the verdict from being met (not met, or inconclusive at this
+        size)."""
         return [r for r in self.risks if not r.passes]
 
     def to_dict(self) -> dict[str, Any]:
         """The ``verdict`` block of ``report.json``."""
         out: dict[str, Any] = {
             "target_advantage": self.target_advantage, "met": self.met,
-            "target_membership": self.target_membership,
-            "target_inference": self.target_inference,
+            "level": _level_targets(self.level).to_dict(),
             "risks": [r.to_dict() for r in self.risks],
             "accepted_risks": dict(self.accepted),
             "failed": [r.name for r in self.failed()],
@@ -125,7 +127,7 @@ class Verdict:
         return out
 
     def risk_sentence(self) -> str:
-        """Which risks hold, which fail, which are not covered (one sentence)."""
+        """Which risks hold, which fail, which are inconclusive at this size (one sentence)."""
         if not self.risks:
             return ""
         if self.met:
@@ -134,8 +136,8 @@ class Verdict:
                     (f" (accepted by the user: {', '.join(acc)})" if acc else "") + ".")
         parts = []
         for r in self.failed():
-            if r.status == "not covered":
-                parts.append(f"{r.name} is not covered ({r.reason})")
+            if r.status == INCONCLUSIVE:
+                parts.append(f"{r.name} is {INCONCLUSIVE} ({r.reason})")
             else:
                 parts.append(f"{r.name} fails ({r.statistic} {r.value:.3f}, upper 95% bound "
                              f"{r.ci[1]:.3f} > target {r.target:g}; {r.attacker})")
@@ -182,17 +184,17 @@ def _risks_of(result: Any) -> list[RiskResult] | None:
 
 
 def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
-            target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-            target_inference: float = DEFAULT_TARGET_INFERENCE,
-            accept_risks: Mapping[str, str] | None = None) -> Verdict:
+            level: Any = None, accept_risks: Mapping[str, str] | None = None,
+            guarantee: Any = None) -> Verdict:
     """Judge an evaluation (an :class:`Evaluation` or a report mapping) against the targets.
 
     The verdict is met only when every risk passes: recognition (the cross-fitted worst
-    case's advantage, see the module's docstring), membership (the judged AUC's upper bound
-    ≤ ``target_membership``) and inference on members (advantage over non-members ≤
-    ``target_inference``). A level not measurable at this size is "not covered" and fails,
-    unless ``accept_risks`` names it (``{"identity-membership": "why"}``). A report written
-    before the risks existed holds no membership or inference figure: both are not covered.
+    case's advantage, see the module's docstring), membership and inference on members (the
+    upper bound of their membership advantage ≤ the ``level``'s target at their level: a
+    name of :data:`bioanon.levels.LEVELS`, a number, or None for the default). A level not
+    measurable at this size is "inconclusive at this size" and fails, unless
+    ``accept_risks`` names it (``{"identity-membership": "why"}``). A report written before
+    the risks existed holds no membership or inference figure: both are inconclusive.
 
     Examples
     --------
@@ -204,8 +206,8 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
     ...            "advantage": {"value": 0.01, "ci": [-0.06, 0.07]}}},
     ...        "utility": {"interest": {"column": "digit", "cas": 0.8, "clear": 0.9}}}
     >>> v = verdict(rep, 0.05)
-    >>> v.met, v.max_attacker, [r.status for r in v.risks]
-    (False, 'parrot / knn', ['not met', 'not covered', 'not covered'])
+    >>> v.met, v.max_attacker, [r.status for r in v.risks][1:]
+    (False, 'parrot / knn', ['inconclusive at this size', 'inconclusive at this size'])
     >>> v = verdict(rep, 0.1)   # 0.07 <= 0.1 although the maximum's bound is 0.12
     >>> v.recognition_met, v.met   # membership and inference were not measured
     (True, False)
@@ -213,11 +215,9 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
     >>> verdict(rep, 0.1, accept_risks=accept).met
     True
     """
-    for name, t in (("advantage", target_advantage), ("membership", target_membership),
-                    ("inference", target_inference)):
-        if not 0.0 <= float(t) <= 1.0:
-            raise BioanonError(f"target {name} {t} must lie in [0, 1]; e.g. "
-                               f"{ {'membership': 0.6}.get(name, 0.05) }")
+    if not 0.0 <= float(target_advantage) <= 1.0:
+        raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]; e.g. 0.05")
+    lv = _level_targets(level)
     accept = check_accepted(accept_risks)
     target = float(target_advantage)
     if not isinstance(result, Mapping):
@@ -255,23 +255,22 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
                           float("-inf"), "")
         why = "the report holds no figure for it (written before membership and inference"\
               " were judged)"
-        risks = [rec, not_covered("membership", "record", "AUC", target_membership, why),
-                 not_covered("inference", "record", "advantage", target_inference, why)]
-    targets = {"recognition": target, "membership": float(target_membership),
-               "inference": float(target_inference)}
+        risks = [rec, not_covered("membership", "record", "advantage", lv.record, why),
+                 not_covered("inference", "record", "advantage", lv.record, why)]
     fresh = []
     for r in risks:
         if r.status == "accepted" and r.name not in accept:
             reason = r.reason.split("accepted by the user: ", 1)[-1]
             accept[r.name] = reason.split(" (measured: ", 1)[0]
-        fresh.append(rejudge(_unaccepted(r), targets.get(r.risk, r.target)))
-    risks = apply_accepted(fresh, accept)
+        t = target if r.risk == "recognition" else (
+            lv.target(r.level) if r.risk in ("membership", "inference") else r.target)
+        fresh.append(rejudge(_unaccepted(r), t))
+    risks = apply_accepted(cover(fresh, guarantee), accept)
     met = all(r.passes for r in risks)
     return Verdict(target, met, judged[0], judged[1], judged[2], judged[3],
                    judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],
                    max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4],
-                   risks=tuple(risks), target_membership=float(target_membership),
-                   target_inference=float(target_inference), accepted=accept)
+                   risks=tuple(risks), level=lv, accepted=accept)
 
 
 def _unaccepted(r: RiskResult) -> RiskResult:
@@ -280,4 +279,4 @@ def _unaccepted(r: RiskResult) -> RiskResult:
 
     if r.status != "accepted":
         return r
-    return replace(r, status="not covered", target=float("nan"))
+    return replace(r, status=INCONCLUSIVE, target=float("nan"))

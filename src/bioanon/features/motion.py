@@ -231,7 +231,8 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
         keep = acts != UNLABELLED
         if not keep.any():
             raise BioanonError(f"no labelled window of {self.window} samples in this stream of "
-                               f"{len(df)} rows; check its segments and --window")
+                               f"{len(df)} rows; check its segments and window={self.window}",
+                               parameter="window")
         return window_features(wins[keep], self.features, self.step, chans), acts[keep], chans
 
     def transform(self, X: Mapping[str, str | os.PathLike | pd.DataFrame],

@@ -146,8 +146,14 @@ class VerificationResult:
         return {**asdict(self), "ci": list(self.ci)}
 
 
-#: the statuses a risk can have; the verdict passes only "met" and "accepted"
-RISK_STATUSES = ("met", "not met", "not covered", "accepted")
+#: a level the sample cannot show (even a leak-free release would read above the target):
+#: never counted as met, and never said "not met" (a measured figure above its target)
+INCONCLUSIVE = "inconclusive at this size"
+#: a level covered by a strict DP guarantee (the bound it implies is within the target)
+COVERED = "covered by the guarantee"
+#: the statuses a risk can have; the verdict passes only "met", "covered by the guarantee"
+#: and "accepted"
+RISK_STATUSES = ("met", "not met", INCONCLUSIVE, COVERED, "accepted")
 
 
 @dataclass(frozen=True)
@@ -159,9 +165,11 @@ class RiskResult:
     interval; ``attacker`` names who reached it; ``baseline`` is what a release that leaks
     nothing scores (``baseline_name`` says which: chance, control, "0.5 (no membership
     signal)", "non-member control"); ``target`` is the bound the judged end of the interval
-    must not pass; ``status`` is one of "met", "not met", "not covered" (the level cannot be
-    measured at this size: never counted as met) or "accepted" (the user accepted the risk by
-    name, with ``reason``). ``extras`` holds further figures (e.g. TPR at a low FPR with
+    must not pass; ``status`` is one of "met", "not met" (measured above its target),
+    "inconclusive at this size" (the level cannot be shown at this size: never counted as
+    met), "covered by the guarantee" (a strict DP guarantee whose unit covers the level proves
+    a bound within the target; the measured figure is kept) or "accepted" (the user accepted
+    the risk by name, with ``reason``). ``extras`` holds further figures (e.g. TPR at a low FPR with
     intervals, per-attacker values).
 
     Examples
@@ -197,8 +205,9 @@ class RiskResult:
 
     @property
     def passes(self) -> bool:
-        """Counts as passed by the verdict: met, or accepted explicitly by the user."""
-        return self.status in ("met", "accepted")
+        """Counts as passed by the verdict: met, covered by a DP guarantee, or accepted
+        explicitly by the user."""
+        return self.status in ("met", COVERED, "accepted")
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "risk": self.risk, "level": self.level,
@@ -214,9 +223,10 @@ class RiskResult:
         def num(x: Any) -> float:  # a figure not measured is written as null
             return float("nan") if x is None else float(x)
 
+        status = INCONCLUSIVE if d["status"] == "not covered" else d["status"]  # older reports
         return cls(d["risk"], d["level"], d["statistic"], num(d["value"]),
                    (num(d["ci"][0]), num(d["ci"][1])), d["attacker"], num(d["baseline"]),
-                   d["baseline_name"], num(d["target"]), d["status"], d.get("reason", ""),
+                   d["baseline_name"], num(d["target"]), status, d.get("reason", ""),
                    dict(d.get("extras") or {}))
 
     def accepted(self, reason: str) -> RiskResult:

@@ -1,6 +1,6 @@
 """Pure statistics behind the risks: TPR at a fixed FPR, the cross-fitted AUC, the advantage
 of an inference on members over the same inference on non-members, and the judgement of a
-figure against its target (met, not met, or not covered at this size).
+figure against its target (met, not met, or inconclusive at this size).
 
 No I/O and no randomness beyond the halves passed in.
 """
@@ -13,6 +13,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .intervals import auc_interval, newcombe_difference, rank_auc
+from .results import INCONCLUSIVE
 from .scores import wilson_interval
 
 
@@ -143,14 +144,14 @@ def inference_advantage(member_hits: np.ndarray, nonmember_hits: np.ndarray
 
 def judge(upper: float, target: float, null_upper: float, lower: float | None = None) -> str:
     """"met" when ``upper`` ≤ ``target``; "not met" when the figure clearly exceeds the target
-    (``lower`` above it) or when a leak-free release could have met it at this size; "not
-    covered" when even a leak-free release would show an upper bound (``null_upper``) above
-    the target (the level cannot be judged at this size).
+    (``lower`` above it) or when a leak-free release could have met it at this size;
+    "inconclusive at this size" when even a leak-free release would show an upper bound
+    (``null_upper``) above the target (the level cannot be judged at this size).
 
     Examples
     --------
     >>> judge(0.55, 0.6, 0.53), judge(0.7, 0.6, 0.53), judge(0.7, 0.6, 0.75)
-    ('met', 'not met', 'not covered')
+    ('met', 'not met', 'inconclusive at this size')
     >>> judge(0.9, 0.6, 0.75, lower=0.65)   # clearly above the target: a result
     'not met'
     """
@@ -159,7 +160,7 @@ def judge(upper: float, target: float, null_upper: float, lower: float | None = 
     if lower is not None and np.isfinite(lower) and lower > target:
         return "not met"
     if not np.isfinite(upper) or null_upper > target:
-        return "not covered"
+        return INCONCLUSIVE
     return "not met"
 
 

@@ -1,4 +1,5 @@
-"""Build a :class:`Report` from an evaluation's typed results.
+"""Build a :class:`Report` from an evaluation's typed results; :func:`evaluate` runs one and
+builds its report.
 
 ``report.json`` keeps every key of earlier versions and only adds: ``utility.cas`` (the
 headline), ``utility.notes`` (e.g. person-level attributes scored on unseen identities),
@@ -20,7 +21,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..attack.verification import VOICEPRIVACY
 from ..metrics import mixture, utility
 from .document import Report
@@ -175,6 +176,39 @@ def build_report(ev: Any) -> Report:
             f"{sample['total_identities']} identities).")
     figures = _figures(ev)
     return Report(data, figures)
+
+
+def evaluate(table: Any, interest: str, sensitive: str,
+             additional: Mapping[str, float] | None = None, anonymizer: Any = None, *,
+             random_state: int = 0, progress: Any = None, cache: Any = None,
+             options: Any = None, **option_values: Any) -> Report:
+    """Run :class:`~bioanon.evaluation.Evaluation` and return its :class:`Report`
+    (``bioanon.evaluate``).
+
+    Parameters are those of :class:`~bioanon.evaluation.Evaluation`: the evaluation's
+    options as ``options=`` (:class:`~bioanon.evaluation.options.EvaluationOptions`) and/or
+    as keywords named by its fields (``models=``, ``attackers=``, ``selection=``, ``group=``,
+    ``n_jobs=``, ``max_records=``, ``inference=``, the targets, ...).
+
+    Examples
+    --------
+    >>> from bioanon.anonymize import SelectiveMeanAnonymizer
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32)
+    >>> r = evaluate(t, "expression", "identity", models=["knn"], n_jobs=1,
+    ...              anonymizer=SelectiveMeanAnonymizer("expression", g=8, r_p=0.1))
+    >>> sorted(r["privacy"])[:3]
+    ['advantage', 'attacks', 'baseline']
+    >>> sorted(r["verdict"])[:3]
+    ['accepted_risks', 'advantage', 'chance']
+    >>> [x["name"] for x in r["risks"]][:2]
+    ['record-recognition', 'record-membership']
+    """
+    from ..evaluation import Evaluation
+
+    return build_report(Evaluation(table, interest, sensitive, additional, anonymizer,
+                                   random_state=random_state, progress=progress, cache=cache,
+                                   options=options, **option_values).evaluate())
 
 
 def _figures(ev: Any) -> Mapping[str, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,20 @@ class Report(Mapping[str, Any]):
         if "utility" in data and "privacy" in data and "summary" not in data:
             data["summary"] = summary(data)
         return _clean(data)
+
+    def amended(self, change: Callable[[dict[str, Any]], Any] | None = None,
+                figures: Mapping[str, str] | None = None) -> Report:
+        """A new report: ``change`` applied in place to a copy of :meth:`to_dict` (sections
+        added, fields blanked), with ``figures`` added to the HTML-only ones.
+
+        The one way a report is amended after it is built (a search's seeds blanked, the
+        search or a DP statement added, the panel sample named), so no caller rebuilds one
+        by hand.
+        """
+        data = self.to_dict()
+        if change is not None:
+            change(data)
+        return Report(data, {**self.figures, **(figures or {})})
 
     def to_json(self) -> str:
         """The report as indented JSON text."""

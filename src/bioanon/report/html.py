@@ -425,7 +425,8 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
             if v.get("met") else
             "<p class='bad' id='risk-verdict'><b>Verdict: NOT met</b> — "
             + html.escape("; ".join(failed)) + ".</p>")
-    colour = {"met": "ok", "accepted": "ok", "not met": "bad", "not covered": "bad"}
+    colour = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok", "not met": "bad",
+              "inconclusive at this size": "bad"}
     body = []
     for r in rows:
         st = html.escape(r["status"])
@@ -578,10 +579,42 @@ def bounds_block(report: Mapping[str, Any]) -> str:
                    for n in report["privacy"].get("notes", []))
 
 
+def plan_section(report: Mapping[str, Any]) -> str:
+    """The first screen of a certification: the setting judged and the plan (what this
+    table's size can show at the chosen level, from its shape alone)."""
+    out = []
+    st = report.get("setting")
+    if st:
+        word = "certified" if st.get("certified") else "NOT certified"
+        out.append(f"<p class='{'ok' if st.get('certified') else 'bad'}' id='setting'><b>"
+                   f"Setting: {html.escape(str(st.get('setting')))} — {word}</b> (judged: "
+                   f"{html.escape(str(st.get('judged')))})</p>")
+    plan = report.get("plan")
+    if plan:
+        lv = plan["level"]
+        cells = []
+        for r in plan["rows"]:
+            small = r["smallest_showable"]
+            small_s = "nothing" if small is None else f"{small:.3f}"
+            cells.append(f"<tr><td class='text'>{html.escape(r['name'])}</td>"
+                         f"<td>{r['target']:g}</td><td>{small_s}</td>"
+                         f"<td class='text'>{html.escape(r['status'])}</td>"
+                         f"<td class='text'>{html.escape(r['why'])}</td></tr>")
+        rows = "".join(cells)
+        out.append(f"<h2 id='plan'>Plan: level '{html.escape(lv['name'])}' on "
+                   f"{plan['n_records']} records, {plan['n_identities']} identities</h2>"
+                   "<p class='note'>From the table's shape alone, before any setting was "
+                   "judged: the smallest membership advantage this sample can rule out (the "
+                   "target a leak-free release passes with probability ≥ 95%).</p>"
+                   "<table><tr><th>risk</th><th>target</th><th>can rule out</th>"
+                   f"<th>status</th><th>why</th></tr>{rows}</table>")
+    return "".join(out)
+
+
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    risk_table_section, verdict_block, dp_block, data_section, summary_section, utility_section,
-    utility_notes_block,
+    plan_section, risk_table_section, verdict_block, dp_block, data_section, summary_section,
+    utility_section, utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
     clear_section, top_k_section, selection_section, disclosure_block, linkage_section,
     figures_section, parameters_section,

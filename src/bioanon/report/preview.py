@@ -36,8 +36,8 @@ def image_shape(meta: dict, n_features: int, shape: Sequence[int] | None = None
         side = int(round(np.sqrt(n_features)))
         if side * side != n_features:
             raise BioanonError("these features are not pixels (no image_shape in the table and "
-                               "not a square count); extract with --features pixels or pass "
-                               "--shape HxW")
+                               "not a square count); extract with features=pixels or pass "
+                               "shape=(h, w)", parameter=("features", "shape"))
         hw = (side, side)
     h, w = (int(v) for v in hw)
     if h * w != n_features:

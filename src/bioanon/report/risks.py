@@ -1,7 +1,9 @@
 """The risk table a data owner reads in ten seconds: one row per risk and level.
 
-Columns: risk, attacker, figure [95% CI], baseline, target, status (met / not met / not
-covered / accepted). Built from the ``risks`` entries of a report (the typed
+Columns: risk, attacker, figure [95% CI], baseline, target, status (met / not met /
+inconclusive at this size / covered by the guarantee / accepted). Membership and inference are
+read as a membership advantage (TPR − FPR); the AUC and the TPR at FPR 1% stand beside it.
+Built from the ``risks`` entries of a report (the typed
 :class:`~bioanon.metrics.results.RiskResult` as written by ``to_dict``), so the HTML page and
 the terminal print the same rows.
 
@@ -52,10 +54,22 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
         unit = (r.get("extras") or {}).get("unit")
         if _num(r.get("value")) == "—":
             figure = "not measured"
-        tpr = (r.get("extras") or {}).get("tpr_at_fpr") or {}
+        ex0 = r.get("extras") or {}
+        beside = []
+        if ex0.get("auc") is not None and _num(ex0.get("auc")) != "—" and \
+                figure != "not measured":
+            aci = ex0.get("auc_ci") or [float("nan")] * 2
+            beside.append(f"AUC {_num(ex0['auc'])} [{_num(aci[0])}, {_num(aci[1])}]")
+        tpr = ex0.get("tpr_at_fpr") or {}
         if "0.01" in tpr:
             t = tpr["0.01"]
-            figure += f"; TPR@1%FPR {t['tpr']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]"
+            beside.append(f"TPR@1%FPR {t['tpr']:.3f} [{t['ci'][0]:.3f}, {t['ci'][1]:.3f}]")
+        if ex0.get("guarantee"):
+            g = ex0["guarantee"]
+            beside.append(f"proven bound {_num(g.get('advantage_bound'))} "
+                          f"{g.get('words', '')}".rstrip())
+        if beside:
+            figure += "; " + "; ".join(beside)
         if unit:
             ex = r["extras"]
             figure += f" ({ex.get('n_members')} vs {ex.get('n_nonmembers')} {unit})"
@@ -63,6 +77,7 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
         value = f"{_num(r.get('value'), signed)} [{_num(ci[0], signed)}, {_num(ci[1], signed)}]"
         rows.append({
             "value": "—" if figure == "not measured" else value,
+            "beside": "; ".join(beside),
             "baseline_value": _num(r.get("baseline")),
             "target_short": f"≤ {_num(r.get('target'), 'g')}",
             "statistic": stat,

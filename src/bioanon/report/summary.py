@@ -64,10 +64,14 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
         "verification": [_pick(v, "voiceprivacy", "mode", "eer", "ci")
                          for v in p.get("verification", [])],
         "selection": selection,
-        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "target_membership",
-                         "target_inference", "failed", "accepted_risks", "sentence"),
+        "verdict": _pick(data.get("verdict"), "met", "target_advantage", "level", "failed",
+                         "accepted_risks", "sentence"),
         "risks": [_pick(r, "name", "statistic", "value", "ci", "attacker", "status")
                   for r in data.get("risks") or []],
+        # the plan a certification ran under (release): what this size can show, per risk
+        **({"plan": [_pick(r, "name", "target", "smallest_showable", "status")
+                     for r in data["plan"]["rows"]]} if data.get("plan") else {}),
+        **({"setting": data["setting"]} if data.get("setting") else {}),
         # a declared budget (release --epsilon): stated beside the risks, strict or not
         **({"differential_privacy": _pick(data["differential_privacy"], "epsilon", "delta",
                                           "privacy_unit", "strict")}

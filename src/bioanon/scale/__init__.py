@@ -14,10 +14,10 @@ dask is imported only when a release runs.
 
 from __future__ import annotations
 
+from ..sampling import PanelSample, panel_sample, stratified_positions
 from .buckets import assign_buckets, n_buckets_for
 from .estimator import BucketedMixing
 from .policy import release_plan
-from .sample import PanelSample, panel_sample, stratified_positions
 
 __all__ = ["BucketedMixing", "assign_buckets", "bucketed_release", "dask_client", "n_buckets_for",
            "PanelSample", "panel_sample", "release_plan", "stratified_positions"]

@@ -41,9 +41,10 @@ import pandas as pd
 
 from ..errors import BioanonError
 from ..io import write_text_atomic
+from ..release import manifest_path
+from ..sampling import stratified_positions
 from ..table import FeatureTable, all_finite, fill_rows, write_parquet
 from .buckets import assign_buckets, n_buckets_for
-from .sample import stratified_positions
 
 #: rows gathered and written at a time when a partition is spilled
 _SPILL_ROWS = 8192
@@ -214,69 +215,141 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     -------
     BucketedResult
     """
-    import dask
-    import dask.dataframe as dd
+    out, src = Path(output), Path(source)
+    labels = list(dict.fromkeys(label_columns))
+    released = list(dict.fromkeys(released_columns))
+    _check_paths(out, src, labels, interest)
+    read = _Input.open(src, labels, released, blocksize)
+    step = progress or (lambda done, total, text: None)
+    runner = _Runner(client, num_workers, step)
+    plan = _plan_buckets(read, interest, runner, bucket_size, fit_sample, random_state)
 
-    out = Path(output)
+    spill = tempfile.mkdtemp(prefix=f".{out.name}.spill-",
+                             dir=str(spill_dir) if spill_dir else str(out.parent))
+    tmp_out = tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=str(out.parent))
+    try:
+        counts, fit_frame = _spill(read, plan, labels, spill, runner)
+        n_fit = _fit_on_sample(anonymizer, fit_frame, read.features, labels, step)
+        del fit_frame
+        parts = _release_buckets(anonymizer, plan, spill, counts, labels, released,
+                                 read.features, interest, tmp_out, runner)
+        # 5. the folder appears whole, then the manifest beside it
+        os.replace(tmp_out, out)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+        shutil.rmtree(tmp_out, ignore_errors=True)
+    result = _result(out, parts, plan.n_buckets, n_fit, read.features, released)
+    doc = _bucketed_manifest(manifest, result, anonymizer, plan.n, bucket_size)
+    write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
+    return result
+
+
+# ---------------------------------------------------------------------- its steps
+def _check_paths(out: Path, src: Path, labels: list[str], interest: str) -> None:
+    """Refuse an existing output, a missing folder or input, an interest that is no label."""
     if out.exists():
         raise BioanonError(f"output '{out}' already exists; choose a new folder (a bucketed "
                            "release never overwrites)")
     if not out.parent.exists():
         raise BioanonError(f"output folder '{out.parent}' does not exist; create it first")
-    src = Path(source)
     if not src.exists():
         raise BioanonError(f"input '{src}' does not exist; check the path")
-    labels = list(dict.fromkeys(label_columns))
-    released = list(dict.fromkeys(released_columns))
     if interest not in labels:
         raise BioanonError(f"interest column '{interest}' is not among the label columns "
-                           f"{labels}; name it with --interest")
-    kwargs: dict[str, Any] = ({"blocksize": blocksize} if blocksize else
-                              {"split_row_groups": True})
-    ddf = dd.read_parquet(str(src), **kwargs)
-    columns = [str(c) for c in ddf.columns]
-    missing = [c for c in [*labels, *released] if c not in columns]
-    if missing:
-        raise BioanonError(f"column(s) {missing} are not in '{src.name}'; its columns start "
-                           f"{columns[:8]}")
-    features = _split_columns(columns, labels)
-    if not features:
-        raise BioanonError("the input has no feature columns; every column is a label")
+                           f"{labels}; name it with interest={interest}", parameter="interest")
 
-    step = progress or (lambda done, total, text: None)
 
-    def compute(*tasks: Any, text: str = "") -> list[Any]:
+@dataclass
+class _Input:
+    """The lazily read input: its partitions, the read options and the feature columns."""
+
+    src: Path
+    ddf: Any
+    read_kwargs: dict[str, Any]
+    features: list[str]
+
+    @classmethod
+    def open(cls, src: Path, labels: list[str], released: list[str],
+             blocksize: int | None) -> _Input:
+        """Open ``src`` lazily; refuse missing columns and a table without features."""
+        import dask.dataframe as dd
+
+        kwargs: dict[str, Any] = ({"blocksize": blocksize} if blocksize else
+                                  {"split_row_groups": True})
+        ddf = dd.read_parquet(str(src), **kwargs)
+        columns = [str(c) for c in ddf.columns]
+        missing = [c for c in [*labels, *released] if c not in columns]
+        if missing:
+            raise BioanonError(f"column(s) {missing} are not in '{src.name}'; its columns "
+                               f"start {columns[:8]}")
+        features = _split_columns(columns, labels)
+        if not features:
+            raise BioanonError("the input has no feature columns; every column is a label")
+        return cls(src, ddf, kwargs, features)
+
+
+@dataclass
+class _Runner:
+    """Runs dask tasks on the cluster (``client``) or on threads, reporting progress."""
+
+    client: Any
+    num_workers: int | None
+    step: Callable[[int, int, str], None]
+
+    def compute(self, *tasks: Any, text: str = "") -> list[Any]:
         """Run the tasks; report each one done (a cluster) or each wave of them (threads)."""
         total = len(tasks)
-        if client is not None:
+        if self.client is not None:
             from distributed import as_completed, wait
 
-            futures = client.compute(list(tasks))
+            futures = self.client.compute(list(tasks))
             place = {id(f): i for i, f in enumerate(futures)}
             results: list[Any] = [None] * total
             try:
                 for done, future in enumerate(as_completed(futures), 1):
                     results[place[id(future)]] = future.result()
-                    step(done, total, text)
+                    self.step(done, total, text)
             except BaseException:
                 # the other tasks still run on the workers and write into the spill and the
                 # parts folder: let them settle before those folders are removed
                 wait(futures)
                 raise
             return results
-        wave = max(1, 2 * (num_workers or os.cpu_count() or 1))
+        import dask
+
+        wave = max(1, 2 * (self.num_workers or os.cpu_count() or 1))
         out: list[Any] = []
         for a in range(0, total, wave):
             out += dask.compute(*tasks[a:a + wave], scheduler="threads",
-                                num_workers=num_workers)
-            step(len(out), total, text)
+                                num_workers=self.num_workers)
+            self.step(len(out), total, text)
         return out
 
-    # 1. buckets, stratified by the interest (only that column is read)
+
+@dataclass
+class _BucketPlan:
+    """Every record's bucket, the fit sample's positions and the release's seed sequence
+    (secrets: none of them reaches an output)."""
+
+    parts: list[Any]  # the input partitions (delayed)
+    starts: np.ndarray  # first record of each partition
+    n: int
+    n_buckets: int
+    buckets: np.ndarray
+    sample: np.ndarray
+    release_seeds: np.random.SeedSequence
+
+
+def _plan_buckets(read: _Input, interest: str, runner: _Runner, bucket_size: int,
+                  fit_sample: int, random_state: int | None) -> _BucketPlan:
+    """1. buckets, stratified by the interest (only that column is read)."""
+    import dask.dataframe as dd
+
     # a read of its own: a column taken from ``ddf`` may be fused into fewer partitions
-    parts_in = ddf.to_delayed()
-    ints = compute(*dd.read_parquet(str(src), columns=[interest], **kwargs).to_delayed(),
-                   text="reading the interest column")
+    parts_in = read.ddf.to_delayed()
+    ints = runner.compute(*dd.read_parquet(str(read.src), columns=[interest],
+                                           **read.read_kwargs).to_delayed(),
+                          text="reading the interest column")
     if len(ints) != len(parts_in):  # pragma: no cover - a dask planning change
         raise RuntimeError("the interest column and the table were split differently")
     ints = [i[interest] for i in ints]
@@ -290,68 +363,87 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     n_buckets = n_buckets_for(n, bucket_size)
     buckets = assign_buckets(codes, n_buckets, np.random.default_rng(s_bucket))
     sample = stratified_positions(codes, int(fit_sample), np.random.default_rng(s_sample))
-    del y, codes
-    starts = np.r_[0, np.cumsum(sizes)]
+    return _BucketPlan(parts_in, np.r_[0, np.cumsum(sizes)], n, n_buckets, buckets, sample,
+                       s_release)
 
-    # 2. one pass: spill by bucket + the fit sample
-    spill = tempfile.mkdtemp(prefix=f".{out.name}.spill-",
-                             dir=str(spill_dir) if spill_dir else str(out.parent))
-    tmp_out = tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=str(out.parent))
-    try:
-        spill_part = dask.delayed(_spill_partition, pure=False)
-        tasks = []
-        for p, part in enumerate(parts_in):
-            a, b = starts[p], starts[p + 1]
-            rows = sample[(sample >= a) & (sample < b)] - a
-            tasks.append(spill_part(part, buckets[a:b], rows, features, labels, n_buckets,
-                                    os.path.join(spill, f"p{p:06d}")))
-        del buckets
-        results = compute(*tasks, text="spilling partitions by bucket")
-        counts = np.stack([r[0] for r in results])  # (partitions, buckets)
-        fit_frame = pd.concat([r[1] for r in results], ignore_index=True)
-        del results
-        offsets = np.cumsum(counts, axis=1) - counts
 
-        # 3. fit once, on the sample
-        step(0, 1, f"fitting on a sample of {len(fit_frame):,} records")
-        X_fit = fit_frame[features].to_numpy(dtype=np.float32)
-        if hasattr(anonymizer, "check_changes"):  # a setting that would change nothing
-            anonymizer.check_changes(X_fit)
-        anonymizer.fit(X_fit, fit_frame[labels].reset_index(drop=True))
-        del X_fit
-        n_fit = len(fit_frame)
-        del fit_frame
+def _spill(read: _Input, plan: _BucketPlan, labels: list[str], spill: str,
+           runner: _Runner) -> tuple[np.ndarray, pd.DataFrame]:
+    """2. one pass: spill by bucket + the fit sample. Returns the (partitions, buckets)
+    record counts and the fit sample's rows."""
+    import dask
 
-        # 4. release every bucket
-        seeds = [int(s.generate_state(1)[0]) for s in s_release.spawn(n_buckets)]
-        release = dask.delayed(_release_bucket, pure=False)
-        parts = compute(*[release(anonymizer, spill, counts.shape[0], offsets, counts, b,
-                                  seeds[b], labels, released, features, interest, tmp_out)
-                            for b in range(n_buckets)], text="releasing buckets")
-        # 5. the folder appears whole, then the manifest beside it
-        os.replace(tmp_out, out)
-    finally:
-        shutil.rmtree(spill, ignore_errors=True)
-        shutil.rmtree(tmp_out, ignore_errors=True)
+    spill_part = dask.delayed(_spill_partition, pure=False)
+    starts, sample = plan.starts, plan.sample
+    tasks = []
+    for p, part in enumerate(plan.parts):
+        a, b = starts[p], starts[p + 1]
+        rows = sample[(sample >= a) & (sample < b)] - a
+        tasks.append(spill_part(part, plan.buckets[a:b], rows, read.features, labels,
+                                plan.n_buckets, os.path.join(spill, f"p{p:06d}")))
+    results = runner.compute(*tasks, text="spilling partitions by bucket")
+    counts = np.stack([r[0] for r in results])  # (partitions, buckets)
+    return counts, pd.concat([r[1] for r in results], ignore_index=True)
+
+
+def _fit_on_sample(anonymizer: MixingAnonymizer, fit_frame: pd.DataFrame,
+                   features: list[str], labels: list[str],
+                   step: Callable[[int, int, str], None]) -> int:
+    """3. fit once, on the sample; returns its size."""
+    step(0, 1, f"fitting on a sample of {len(fit_frame):,} records")
+    X_fit = fit_frame[features].to_numpy(dtype=np.float32)
+    if hasattr(anonymizer, "check_changes"):  # a setting that would change nothing
+        anonymizer.check_changes(X_fit)
+    anonymizer.fit(X_fit, fit_frame[labels].reset_index(drop=True))
+    return len(fit_frame)
+
+
+def _release_buckets(anonymizer: MixingAnonymizer, plan: _BucketPlan, spill: str,
+                     counts: np.ndarray, labels: list[str], released: list[str],
+                     features: list[str], interest: str, tmp_out: str,
+                     runner: _Runner) -> list[dict[str, Any]]:
+    """4. release every bucket into ``tmp_out``; each part's size and class counts."""
+    import dask
+
+    offsets = np.cumsum(counts, axis=1) - counts
+    seeds = [int(s.generate_state(1)[0]) for s in plan.release_seeds.spawn(plan.n_buckets)]
+    release = dask.delayed(_release_bucket, pure=False)
+    return runner.compute(*[release(anonymizer, spill, counts.shape[0], offsets, counts, b,
+                                    seeds[b], labels, released, features, interest, tmp_out)
+                            for b in range(plan.n_buckets)], text="releasing buckets")
+
+
+def _result(out: Path, parts: list[dict[str, Any]], n_buckets: int, n_fit: int,
+            features: list[str], released: list[str]) -> BucketedResult:
+    """The release's sizes from its parts."""
     class_counts: dict[str, int] = {}
     for part in parts:
         for c, m in part["classes"].items():
             class_counts[c] = class_counts.get(c, 0) + m
     per_bucket = [p["n"] for p in parts]
     smallest = min(min(p["classes"].values()) for p in parts)
-    result = BucketedResult(out, int(sum(per_bucket)), n_buckets,
-                            (min(per_bucket), max(per_bucket)), class_counts, n_fit,
-                            features, released, smallest)
-    roles = dict(manifest.get("columns", {}))
-    for f in features:
-        roles.setdefault(f, "feature")
-    doc = {**manifest, "columns": roles,
-           "output": {"name": out.name, "format": "parquet (partitioned, one part per bucket)",
-                      "label_columns": released, "n_records": result.n_records,
+    return BucketedResult(out, int(sum(per_bucket)), n_buckets,
+                          (min(per_bucket), max(per_bucket)), class_counts, n_fit,
+                          features, released, smallest)
+
+
+def _bucketed_manifest(manifest: dict[str, Any], result: BucketedResult,
+                       anonymizer: MixingAnonymizer, n: int, bucket_size: int
+                       ) -> dict[str, Any]:
+    """The given manifest with the sizes of the input, the output and the buckets."""
+    features, n_fit = result.feature_columns, result.fit_sample
+    doc = {**manifest,
+           "input": {**manifest.get("input", {}), "n_records": n,
+                     "n_features": len(features)},
+           "features": {"n": len(features), "role": "features (anonymized)"},
+           "output": {**manifest.get("output", {}), "name": result.output.name,
+                      "format": "parquet (partitioned, one part per bucket)",
+                      "label_columns": result.label_columns,
+                      "n_records": result.n_records,
                       "n_features": len(features), "shuffled": True},
-           "scale": {"bucket_size": int(bucket_size), "n_buckets": n_buckets,
+           "scale": {"bucket_size": int(bucket_size), "n_buckets": result.n_buckets,
                      "bucket_records": list(result.bucket_sizes),
-                     "smallest_class_in_a_bucket": smallest,
+                     "smallest_class_in_a_bucket": result.smallest_class_in_a_bucket,
                      "sets_drawn_within": "bucket (stratified by the interest)",
                      "fit_sample_records": n_fit, "fit_sample": "stratified by the interest"}}
     if hasattr(anonymizer, "mask_"):  # relevance fitted on (a sample of) the fit sample
@@ -362,11 +454,4 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                                 "of": n,
                                 "sample": "stratified by the interest, then by the attribute "
                                           "scored"}
-    write_text_atomic(manifest_path(out), json.dumps(doc, indent=2, default=str))
-    return result
-
-
-def manifest_path(output: str | os.PathLike) -> Path:
-    """Where the manifest of a bucketed release lives: ``<output>.manifest.json``."""
-    out = Path(output)
-    return out.with_name(out.name + ".manifest.json")
+    return doc

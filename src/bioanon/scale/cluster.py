@@ -114,7 +114,8 @@ def dask_failure(exc: BaseException, scheduler: str | None = None) -> BaseExcept
     first = (str(exc).splitlines() or [name])[0]
     if name == "KilledWorker":
         return BioanonError("a dask worker died while releasing (out of memory?); lower "
-                            "--bucket-size or give the workers more memory")
+                            "bucket_size= or give the workers more memory",
+                            parameter="bucket_size")
     if name in ("CommClosedError", "StreamClosedError") or isinstance(
             exc, ConnectionError | TimeoutError):
         where = f" at {scheduler}" if scheduler else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..release import Roles, resolve_roles
+from ..release import Roles, manifest_columns, resolve_roles
 
 
 def release_plan(label_columns: Sequence[str], interest: str | None,
@@ -21,7 +21,8 @@ def release_plan(label_columns: Sequence[str], interest: str | None,
                  identifying: Sequence[str] = ()) -> tuple[list[str], dict[str, Any]]:
     """Label columns to release and the manifest's column roles.
 
-    Returns ``(released_columns, {"columns": {name: role}, "dropped": [...]})``: the
+    Returns ``(released_columns, {"columns": [...], "dropped": [...]})`` (``columns`` in the
+    manifest's one shape, :func:`bioanon.release.manifest_columns`): the
     interest and additional columns are released, the sensitive one only with
     ``keep_sensitive``; identifying and unnamed columns are dropped.
 
@@ -35,4 +36,4 @@ def release_plan(label_columns: Sequence[str], interest: str | None,
     roles = Roles(sensitive=sensitive, interest=interest, additional=list(additional),
                   identifying=[c for c in identifying if c in label_columns])
     plan = resolve_roles(label_columns, roles, keep_sensitive=keep_sensitive)
-    return plan.released, {"columns": plan.roles, "dropped": plan.dropped}
+    return plan.released, {"columns": manifest_columns(plan), "dropped": plan.dropped}

@@ -6,7 +6,6 @@ calls :func:`bioanon.scale.bucketed.bucketed_release` inside :func:`.cluster.das
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,7 +24,7 @@ def check_bucketable(method: str, anonymizer: Any) -> None:
     if method in BUCKETABLE or getattr(anonymizer, "bucketable", False):
         return
     raise BioanonError(f"method '{method}' cannot run bucket by bucket on dask; use a mixing "
-                       f"method ({', '.join(BUCKETABLE)}) or leave out --dask/--scheduler")
+                       f"method ({', '.join(BUCKETABLE)}) or run it in memory (without dask)")
 
 
 #: extensions a folder of Parquet parts may carry (dask, Spark and pyarrow write such folders
@@ -95,25 +94,26 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     """Release ``source`` to the folder ``output`` bucket by bucket (see ``bucketed_release``).
 
     ``certification``, when given, holds the manifest's fields of a certified release
-    (``certified``, ``verdict``, ``certification``; see :mod:`.certified`).
+    (``certified``, ``verdict``, ``certification``; see
+    :func:`bioanon.certification.certificate.certification_block`).
 
     Returns the :class:`~.bucketed.BucketedResult`.
     """
+    from ..release import Roles, build_manifest, resolve_roles
     from .bucketed import bucketed_release
     from .cluster import dask_client, dask_failure
-    from .policy import release_plan
 
     check_bucketable(method, anonymizer)
     if hasattr(anonymizer, "check_changes"):
         anonymizer.check_changes(None)  # scale-free no-ops now; the rest on the fit sample
     if not interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
-                           "--interest COL")
+                           "interest=COL", parameter="interest")
     check_folder_name(output)
     if output.resolve() == source.resolve():
         raise BioanonError(f"output '{output}' is the input; choose another output path")
     from ..io import check_output_file
-    from .bucketed import manifest_path
+    from ..release import manifest_path
 
     check_output_file(manifest_path(output), [source])  # written last: checked first
     names, numeric, known = parquet_schema(source)
@@ -126,15 +126,19 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
     odd = [c for c in names if c not in label_cols and c not in numeric]
     if odd:
         raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
-                           "columns (--label COL) or convert them to numbers")
-    released, manifest = release_plan(label_cols, interest, list(additional), sensitive,
-                                      keep_sensitive=keep_sensitive, identifying=labels)
-    manifest = {"bioanon_version": version, "method": method,
-                "params": anonymizer.public_params() if hasattr(anonymizer, "public_params")
-                else {},
-                "input": {"name": source.name, "sha256": input_digest(source)},
-                "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                **(certification or {}), **manifest}
+                           "columns (labels=COL) or convert them to numbers", parameter="labels")
+    roles = Roles(sensitive=sensitive, interest=interest, additional=list(additional),
+                  identifying=[c for c in labels if c in label_cols])
+    plan = resolve_roles(label_cols, roles, keep_sensitive=keep_sensitive)
+    released = plan.released
+    manifest = build_manifest(
+        method=method, params=anonymizer.public_params()
+        if hasattr(anonymizer, "public_params") else {}, plan=plan, n_records=None,
+        n_features=len(names) - len(label_cols), shuffled=True, check=None,
+        input_name=source.name, input_sha256=input_digest(source),
+        certified=bool(certification))
+    manifest.pop("bioanon_version")
+    manifest = {"bioanon_version": version, **manifest, **(certification or {})}
 
     def _run(client: Any) -> Any:
         return bucketed_release(source, output, anonymizer, interest=interest,

@@ -5,12 +5,12 @@ rule as its verdict (:func:`bioanon.evaluation.verdict`): privacy is the **worst
 attack panel (never the naive attacker alone), and a setting meets the target when the upper end
 of the 95% interval of its advantage over max(chance, control) is at most ``target_advantage``.
 The recommended setting is the one with the highest CAS among those that meet it; it is then
-re-evaluated on a fresh split and seed (:func:`bioanon.evaluation.confirm`) and both figures
-are reported.
+re-evaluated on a fresh split and seed (:func:`bioanon.certification.search.confirm`) and
+both figures are reported.
 
 A sweep tunes the recognition risk only (``met`` is the recognition rule; membership and
 inference are not run by default, so ``met_all_risks`` is then False): it recommends, it does
-not certify. ``bioanon release`` (:func:`bioanon.tuning.search.search`) certifies, and judges
+not certify. ``bioanon release`` (:func:`bioanon.certification.search.search`) certifies, and judges
 every risk.
 """
 
@@ -24,10 +24,12 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
+from ..certification.search import confirm
 from ..errors import BioanonError, suggest
-from ..evaluation import confirm, evaluate, verdict
+from ..evaluation import verdict
 from ..metrics.pareto import pareto_front
 from ..progress import stages
+from ..report.build import evaluate
 from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
@@ -98,7 +100,8 @@ def parse_grid(items: Sequence[str], method: Any = None) -> dict[str, list[Any]]
     for item in items:
         key, sep, raw = item.partition("=")
         if not key or not sep or not raw:
-            raise BioanonError(f"--grid '{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)")
+            raise BioanonError(f"grid='{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)",
+                               parameter="grid")
         key = key.strip()
         if method is not None and not isinstance(method, type) and hasattr(method,
                                                                              "parse_param"):
@@ -174,7 +177,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
             raise BioanonError(f"{type(anonymizer).__name__} has no parameter '{key}'"
                                f"{suggest(key, known)}; it has {', '.join(sorted(known))}")
         if not grid[key]:
-            raise BioanonError(f"--grid {key} has no values")
+            raise BioanonError(f"grid[{key!r}] has no values; give it at least one")
     points = list(ParameterGrid({k: list(v) for k, v in grid.items()}))
     progress = stages(progress, "sweeping", "bioanon.sweep")
     for point in points:  # refuse a bad setting before any work

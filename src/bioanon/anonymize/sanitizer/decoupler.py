@@ -159,7 +159,8 @@ class Decoupler:
         if sensitive is not None and sensitive != self.sensitive:
             raise BioanonError(
                 f"the decoupler was trained to isolate '{self.sensitive}', not '{sensitive}'; "
-                f"use --sensitive {self.sensitive} or train a decoupler for '{sensitive}'")
+                f"use sensitive={self.sensitive} or train a decoupler for '{sensitive}'",
+                parameter="sensitive")
 
     def encode(self, X: np.ndarray, batch: int = 4096) -> np.ndarray:
         """Posterior means (n, latent_dim) of the records ``X`` (n, d)."""

@@ -18,7 +18,7 @@ from ...privacy import check_epsilon, os_rng
 from ...table import FeatureTable
 from ..base import Anonymizer, Release, label_values
 from ..params import Param
-from ..registry import register
+from ..registration import register
 from .decoupler import DEFAULT_CONFIG, Decoupler, check_config, train_decoupler
 from .dp import MEAN_SHARE, PROTECTS, RonGaussSampler, dp_obfuscate, suppress
 

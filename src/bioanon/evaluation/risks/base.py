@@ -3,7 +3,8 @@
 A risk evaluator (Anonymeter's shape) is built from a :class:`RiskContext` and a target,
 ``evaluate()`` returns it, and ``results()`` gives its typed
 :class:`~bioanon.metrics.results.RiskResult` (one per level it measures). A level that cannot
-be measured at this size is returned as "not covered", with the reason in words.
+be measured at this size is returned as "inconclusive at this size", with the reason in
+words.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ...errors import BioanonError
-from ...metrics.results import RiskResult
+from ...metrics.results import COVERED, INCONCLUSIVE, RiskResult
 from ...metrics.risk_stats import judge
 from ...table import FeatureTable
 from ..seeds import derive_seed
@@ -59,7 +60,20 @@ class RiskContext:
     label_columns: list[str]
     group: str | None
     seed: int
+    #: the attack panel's guesses of the sensitive value per released record, by
+    #: "mode / model" (in process only), the released records' true values, and the
+    #: baselines (majority rate; the label-only control attacker's rate)
+    predictions: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
+    truth: np.ndarray | None = field(default=None, repr=False)
+    chance: float = float("nan")
+    control: Any = None
     _identity: Any = field(default=None, repr=False)
+
+    @property
+    def level(self) -> str:
+        """The unit of the record-level figures: records, or whole groups when the split
+        keeps groups apart."""
+        return "record" if self.group is None else "group"
 
     def rng(self, purpose: str) -> np.random.Generator:
         """A generator derived from the evaluation seed for one purpose."""
@@ -112,17 +126,32 @@ class RiskContext:
         return out
 
 
+def target_at(target: Any, level: str) -> float:
+    """The target at ``level`` of a number, a level name or a :class:`~bioanon.levels.Level`
+    (membership and inference share one target per level).
+
+    >>> target_at(0.08, "identity"), target_at("standard", "identity")
+    (0.08, 0.14)
+    """
+    if isinstance(target, int | float) and not isinstance(target, bool):
+        return float(target)
+    from ...levels import resolve_level
+
+    return resolve_level(target).target(level)
+
+
 def risk_result(risk: str, level: str, statistic: str, value: float,
                 ci: tuple[float, float], attacker: str, baseline: float, baseline_name: str,
                 target: float, null_upper: float, reason: str,
                 extras: Mapping[str, Any] | None = None) -> RiskResult:
     """A :class:`RiskResult` judged by its upper 95% bound (``null_upper``: the bound a
-    leak-free release would show at this size; above the target, the level is not covered)."""
+    leak-free release would show at this size; above the target, the level is inconclusive
+    at this size)."""
     status = judge(ci[1], target, null_upper, ci[0])
-    if status == "not covered" and not reason:
-        reason = (f"not measurable at this size: even a leak-free release would show an "
-                  f"upper bound of {null_upper:.3f} > {target:g} here (measured "
-                  f"{ci[1]:.3f}); more records or identities are needed")
+    if status == INCONCLUSIVE and not reason:
+        reason = (f"{INCONCLUSIVE}: even a leak-free release would show an upper bound of "
+                  f"{null_upper:.3f} > {target:g} here (measured {ci[1]:.3f}); more records "
+                  "or identities, or a DP guarantee covering it, are needed")
     elif not reason:
         reason = (f"upper 95% bound {ci[1]:.3f} {'≤' if status == 'met' else '>'} "
                   f"target {target:g}")
@@ -136,11 +165,13 @@ def not_covered(risk: str, level: str, statistic: str, target: float, why: str,
     """A level that could not be measured: reported in words, never counted as met."""
     return RiskResult(risk, level, statistic, float("nan"), (float("nan"), float("nan")),
                       "none (not measured)", baseline, baseline_name, float(target),
-                      "not covered", f"not measured: {why}", {"null_upper": float("nan")})
+                      INCONCLUSIVE, f"not measured: {why}", {"null_upper": float("nan")})
 
 
 def rejudge(r: RiskResult, target: float) -> RiskResult:
     """The same figure judged against another target (the verdict's)."""
+    if r.status in ("accepted", COVERED) and r.target == target:
+        return r
     if r.status == "accepted" or r.target == target:
         return r
     null = float(r.extras.get("null_upper", float("nan")))
@@ -148,6 +179,40 @@ def rejudge(r: RiskResult, target: float) -> RiskResult:
         return replace(r, target=float(target))
     return risk_result(r.risk, r.level, r.statistic, r.value, r.ci, r.attacker, r.baseline,
                        r.baseline_name, target, null, "", r.extras)
+
+
+def cover(results: list[RiskResult], guarantee: Any) -> list[RiskResult]:
+    """Membership and inference covered by a DP guarantee: at a level its unit covers (it
+    holding strictly) and with its proven advantage bound within the target, the status is
+    "covered by the guarantee (ε, δ, unit)" — the measured figure kept beside it. A measured
+    advantage whose lower 95% bound exceeds the proven bound raises
+    :class:`~bioanon.privacy_bounds.BoundExceeded` (a bug, never a finding).
+
+    >>> from bioanon.privacy_bounds import Guarantee
+    >>> r = risk_result("membership", "identity", "advantage", 0.02, (-0.2, 0.24), "x", 0.0,
+    ...                 "no signal", 0.14, 0.22, "")
+    >>> r.status, cover([r], Guarantee(1.0, 1e-6, "identity", mu=0.22))[0].status
+    ('inconclusive at this size', 'covered by the guarantee')
+    """
+    if guarantee is None:
+        return list(results)
+    from ...privacy_bounds import check_empirical
+
+    bound = guarantee.advantage_bound()
+    out = []
+    for r in results:
+        if (r.risk in ("membership", "inference") and r.statistic == "advantage"
+                and guarantee.covers(r.level)):  # strict, and its unit covers the level
+            check_empirical(r.ci[0], bound, f"{r.name} under {guarantee.words()}")
+            if bound <= r.target and r.status != "accepted":
+                extras = {**r.extras, "guarantee": {**guarantee.to_dict(),
+                                                    "words": guarantee.words()}}
+                r = replace(r, status=COVERED, extras=extras,
+                            reason=f"{COVERED} {guarantee.words()}: proven advantage bound "
+                                   f"{bound:.3f} ≤ target {r.target:g} (measured "
+                                   f"{r.value:+.3f}, upper 95% bound {r.ci[1]:.3f})")
+        out.append(r)
+    return out
 
 
 def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:

@@ -5,15 +5,15 @@ An attacker holding a person's clear records infers that person's released label
 interest and additional columns the release carries) from the release, either by recognition
 (the label of the nearest released record) or through the records they contributed to
 (:func:`bioanon.attack.tracing.traced_labels`). The same attack on non-members is the control
-(as in Anonymeter): what the release teaches about anyone. The figure is the strongest
-attack's success on members minus the strongest attack's success on non-members (each chosen
-on one half of the candidates and scored on the other), for the label column where it is
-largest. Record level: paired by identity where 20 or more identities hold members and
-non-members (each identity's member success minus its non-member success, averaged over
-identities, normal interval), else a Newcombe interval over records. Identity level: K
+(as in Anonymeter): what the release teaches about anyone. An inference that succeeds on
+members at rate p1 and on non-members at p0 *is* a membership test ("member" when the
+inference is right) of advantage TPR − FPR = p1 − p0, so it is judged in the same unit and
+against the same target per level as membership (:mod:`bioanon.metrics.advantage`,
+:mod:`bioanon.levels`): the attack and label column chosen on one half of the candidates,
+scored on the other, both ways. Record level: halves and interval by identity where 20 or
+more people hold the records (they cluster by person), else by record. Identity level: K
 releases each leave one fold of the identities out, so every identity is scored as a member
-and as a non-member; the figure is the mean paired difference over identities, with its
-normal interval.
+and as a non-member; the identity is the unit of the halves and of the interval.
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ from typing import Any
 import numpy as np
 
 from ...attack.tracing import _unit, traced_labels
-from ...metrics.intervals import newcombe_difference
+from ...metrics.advantage import METHOD, AdvantageResult, inference_advantage
 from ...metrics.results import RiskResult
-from ...metrics.risk_stats import difference_of_means, paired_advantage
-from .base import RiskContext, not_covered, risk_result
+from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, target_at
 
 BASELINE_NAME = "non-members"
-#: fewest identities holding both members and non-members for the paired record-level figure
-PAIRED_MIN_IDENTITIES = 20
 
 
 def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels: np.ndarray,
@@ -103,7 +100,7 @@ class InferenceRisk:
     ('record', True)
     """
 
-    def __init__(self, ctx: RiskContext, target: float) -> None:
+    def __init__(self, ctx: RiskContext, target: Any) -> None:
         self.ctx = ctx
         self.target = target
 
@@ -113,7 +110,8 @@ class InferenceRisk:
         cols = list(ctx.label_columns)
         out: list[RiskResult] = []
         if not cols:
-            out.append(not_covered("inference", "record", "advantage", self.target,
+            out.append(not_covered("inference", "record", "advantage",
+                                   target_at(self.target, "record"),
                                    "the release carries no label column"))
             self.results_ = out
             return self
@@ -134,8 +132,9 @@ class InferenceRisk:
         idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
-            out.append(not_covered("inference", "identity", "advantage", self.target, idr,
-                                   float("nan"), BASELINE_NAME))
+            out.append(not_covered("inference", "identity", "advantage",
+                                   target_at(self.target, "identity"), idr, float("nan"),
+                                   BASELINE_NAME))
         else:
             truth2 = {c: train.labels[c].astype(str).to_numpy() for c in cols}
             folds = [(_hits(ctx, train.X, truth2, rel.X,
@@ -148,140 +147,57 @@ class InferenceRisk:
     def _judge(self, hits: dict[str, np.ndarray], member: np.ndarray,
                groups: np.ndarray | None, level: str,
                people: np.ndarray | None = None) -> RiskResult:
-        codes = None
-        if groups is None and people is not None:
-            codes = np.unique(np.asarray(people).astype(str), return_inverse=True)[1]
-        if groups is None:
-            unit_of = np.arange(member.size)
-        else:
-            _, unit_of = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-        n_units = int(unit_of.max()) + 1
-        half_u = self.ctx.rng(f"inference/{level}").permutation(n_units) < n_units // 2
-        half = half_u[unit_of]
-        columns = sorted({k.split("'")[1] for k in hits})
-        best: tuple[float, ...] | None = None
-        for col in columns:
-            names = sorted(k for k in hits if k.split("'")[1] == col)
-            held = np.zeros(member.size, bool)
-            chosen: dict[str, list[str]] = {"members": [], "non-members": []}
-            # the strongest attack on members and, apart, the strongest on non-members (the
-            # control: what the release tells about anyone), each chosen on one half
-            for who, sel in (("members", member), ("non-members", ~member)):
-                for pick, score in ((half, ~half), (~half, half)):
-                    k = max(names, key=lambda n: (float(hits[n][pick & sel].mean())
-                                                  if (pick & sel).any() else -1.0, n))
-                    chosen[who].append(k)
-                    held[score & sel] = hits[k][score & sel]
-            fig = self._interval(held, member, unit_of, n_units, groups is not None, codes)
-            if best is None or fig[0] > best[0]:
-                best = (*fig, col, chosen)  # type: ignore[assignment]
-        assert best is not None
-        d, lo, hi, null, m_rate, c_rate, n_m, n_c, paired, col, chosen = \
-            best  # type: ignore[misc]
-        unit = "records" if groups is None else ("identities" if level == "identity"
-                                                 else "groups")
-        how = ("Welch interval over per-group success rates" if groups is not None else
-               f"paired by identity: the mean over {paired} identities of their members' "
-               "success minus their non-members', normal interval" if paired else
-               "Newcombe interval over records")
-        who = (" | ".join(dict.fromkeys(chosen["members"])) + " (control: "
-               + " | ".join(dict.fromkeys(chosen["non-members"])) + ")")
-        extras = {"member_rate": m_rate, "nonmember_rate": c_rate, "n_members": n_m,
-                  "n_nonmembers": n_c, "unit": unit, "column": col,
-                  "columns_judged": columns,
-                  "method": "per released label column, the strongest attack on members and "
-                            "the strongest on non-members, each chosen on one half of the "
-                            "candidates and scored on the other; the column with the largest "
-                            "advantage is reported; " + how}
-        return risk_result("inference", level, "advantage", d, (lo, hi), who, c_rate,
-                           BASELINE_NAME, self.target, null, "", extras)
+        """Record (or group) level: every (attack, column) is a membership test (flag
+        "member" when the inference is right), the strongest chosen on one half."""
+        ctx = self.ctx
+        units, unit = None, "records"
+        if groups is not None:
+            units, unit = groups, "groups"
+        elif people is not None and np.unique(people).size >= MIN_IDENTITY_LEVEL:
+            units, unit = people, "records (halves and interval by identity)"
+        half = (None if units is not None else
+                ctx.rng(f"inference/{level}").permutation(member.size) < member.size // 2)
+        adv = inference_advantage(hits, member, half, units, ctx.rng(f"inference/{level}"),
+                                  unit)
+        return self._result(adv, level, hits, member)
+
+    def _result(self, adv: AdvantageResult, level: str, hits: dict[str, np.ndarray],
+                member: np.ndarray) -> RiskResult:
+        cols = sorted({k.split("'")[1] for k in hits})
+        chosen = sorted({a.split("'")[1] for a in adv.attackers if "'" in a})
+        who = " | ".join(dict.fromkeys(adv.attackers))
+        extras = {"member_rate": adv.member_rate, "nonmember_rate": adv.nonmember_rate,
+                  "n_members": adv.n_members, "n_nonmembers": adv.n_nonmembers,
+                  "n_units": adv.n_units, "unit": adv.unit,
+                  "column": chosen[0] if len(chosen) == 1 else " | ".join(chosen),
+                  "columns_judged": cols,
+                  "balanced_accuracy": adv.balanced_accuracy,
+                  "method": "an inference on members read as a membership test (flag "
+                            "'member' when it is right): advantage = success on members − "
+                            "success on non-members of the same attack; every attack and "
+                            "released label column a candidate; " + METHOD}
+        return risk_result("inference", level, "advantage", adv.value, adv.ci, who,
+                           adv.nonmember_rate, BASELINE_NAME, target_at(self.target, level),
+                           adv.null_upper, "", extras)
 
     def _judge_folds(self, folds: list[tuple[dict[str, np.ndarray], np.ndarray]],
                      ids: np.ndarray) -> RiskResult:
-        """Identity level over K releases: each identity's success as a member (the releases
-        holding it) against its success as a non-member (the one leaving it out), paired."""
+        """Identity level over K releases: each identity's records scored against every
+        release (a member of K − 1, a non-member of one), pooled, the identity the unit of
+        the halves and of the interval."""
         _, codes = np.unique(np.asarray(ids).astype(str), return_inverse=True)
         n = int(codes.max()) + 1
-        m_rate: dict[str, np.ndarray] = {}
-        c_rate: dict[str, np.ndarray] = {}
-        for name in folds[0][0]:
-            acc = np.zeros((4, n))
-            for hits, member in folds:
-                h = hits[name].astype(float)
-                acc += [np.bincount(codes, weights=h * member, minlength=n),
-                        np.bincount(codes, weights=member.astype(float), minlength=n),
-                        np.bincount(codes, weights=h * ~member, minlength=n),
-                        np.bincount(codes, weights=(~member).astype(float), minlength=n)]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                m_rate[name], c_rate[name] = acc[0] / acc[1], acc[2] / acc[3]
-        half = self.ctx.rng("inference/identity").permutation(n) < n // 2
-        best: tuple[Any, ...] | None = None
-        for col in sorted({k.split("'")[1] for k in m_rate}):
-            names = sorted(k for k in m_rate if k.split("'")[1] == col)
-            mh, ch = np.full(n, np.nan), np.full(n, np.nan)
-            chosen: dict[str, list[str]] = {"members": [], "non-members": []}
-            for pick, score in ((half, ~half), (~half, half)):
-                km = max(names, key=lambda k: (float(np.nanmean(m_rate[k][pick])), k))
-                kc = max(names, key=lambda k: (float(np.nanmean(c_rate[k][pick])), k))
-                chosen["members"].append(km)
-                chosen["non-members"].append(kc)
-                mh[score], ch[score] = m_rate[km][score], c_rate[kc][score]
-            d, lo, hi, null = paired_advantage(mh, ch)
-            if best is None or d > best[0]:
-                best = (d, lo, hi, null, float(np.nanmean(mh)), float(np.nanmean(ch)), col,
-                        chosen)
-        assert best is not None
-        d, lo, hi, null, mr, cr, col, chosen = best
-        who = (" | ".join(dict.fromkeys(chosen["members"])) + " (control: "
-               + " | ".join(dict.fromkeys(chosen["non-members"])) + ")")
-        extras = {"member_rate": mr, "nonmember_rate": cr, "n_members": n,
-                  "n_nonmembers": n, "n_folds": len(folds), "unit": "identities",
-                  "column": col,
-                  "method": f"{len(folds)} releases, each leaving one fold of the identities "
-                            "out; per identity, the attack's success as a member minus its "
-                            "success as a non-member (each attack chosen on one half of the "
-                            "identities, scored on the other); normal interval of the paired "
-                            "differences; the column with the largest advantage is reported"}
-        return risk_result("inference", "identity", "advantage", d, (lo, hi), who, cr,
-                           BASELINE_NAME, self.target, null, "", extras)
-
-    @staticmethod
-    def _interval(held: np.ndarray, member: np.ndarray, unit_of: np.ndarray, n_units: int,
-                  grouped: bool, people: np.ndarray | None = None) -> tuple[float, ...]:
-        """(advantage, low, high, null upper, member rate, control rate, n members, n
-        non-members, identities paired or 0) of a success array.
-
-        Records of the same people sit on both sides, so where at least
-        ``PAIRED_MIN_IDENTITIES`` identities hold members and non-members the difference is
-        taken within each identity (what is easy or hard about a person cancels) and averaged
-        over identities; otherwise the records are compared unpaired (Newcombe)."""
-        m_rate = float(held[member].mean()) if member.any() else float("nan")
-        c_rate = float(held[~member].mean()) if (~member).any() else float("nan")
-        if not grouped and people is not None:
-            k = int(people.max()) + 1
-            nm = np.bincount(people, weights=member, minlength=k)
-            nc = np.bincount(people, weights=~member, minlength=k)
-            both = (nm > 0) & (nc > 0)
-            if both.sum() >= PAIRED_MIN_IDENTITIES:
-                mi = np.bincount(people, weights=held & member, minlength=k)[both] / nm[both]
-                ci = np.bincount(people, weights=held & ~member, minlength=k)[both] / nc[both]
-                d, lo, hi, null = paired_advantage(mi, ci)
-                return (d, lo, hi, null, m_rate, c_rate, int(member.sum()),
-                        int((~member).sum()), int(both.sum()))
-        if not grouped:
-            x1, n1 = int(held[member].sum()), int(member.sum())
-            x2, n2 = int(held[~member].sum()), int((~member).sum())
-            d, lo, hi = newcombe_difference(x1, n1, x2, n2)
-            p = (x1 + x2) / max(1, n1 + n2)
-            null = newcombe_difference(int(round(p * n1)), n1, int(round(p * n2)), n2)[2]
-            return d, lo, hi, null, m_rate, c_rate, n1, n2, 0
-        cnt = np.bincount(unit_of, minlength=n_units)
-        per = np.bincount(unit_of, weights=held, minlength=n_units) / cnt
-        um = np.bincount(unit_of, weights=member, minlength=n_units) / cnt > 0.5
-        d, lo, hi = difference_of_means(per[um], per[~um])
-        pooled = np.r_[per[um] - per[um].mean(), per[~um] - per[~um].mean()]
-        null = difference_of_means(pooled[:um.sum()], pooled[um.sum():])[2]
-        return d, lo, hi, null, m_rate, c_rate, int(um.sum()), int((~um).sum()), 0
+        hits = {k: np.concatenate([f[0][k] for f in folds]) for k in folds[0][0]}
+        member = np.concatenate([f[1] for f in folds])
+        units = np.tile(codes, len(folds))
+        rng = self.ctx.rng("inference/identity")
+        half = rng.permutation(n) < n // 2
+        adv = inference_advantage(hits, member, half, units, rng, "identities")
+        r = self._result(adv, "identity", hits, member)
+        r.extras.update({"n_identities": n, "n_folds": len(folds),
+                         "method": f"{len(folds)} releases, each leaving one fold of the "
+                                   "identities out; " + r.extras["method"]})
+        return r
 
     def results(self) -> list[RiskResult]:
         return list(self.results_)

@@ -9,13 +9,16 @@ Attackers (each scores every clear candidate; higher: member):
   density at the candidate against a reference population the attacker holds;
 - nearest released / calibrated / euclidean (:mod:`bioanon.attack.membership`).
 
-The judged figure is the AUC of the strongest attacker chosen on one half of the candidates
-and scored on the other (both ways), with its 95% interval, beside the TPR at FPR 1% (0.1%
-where a half holds 1000 non-members). Record level: the released records' clear originals
-against held-out clear records of the same people. Identity level: a release leaves
-one fold of the identities out, for each of K folds (every identity is a non-member once); the
-attacker scores each identity by its clear training records; a bootstrap over identities of
-the whole cross-fitted procedure gives the interval's standard error.
+The judged figure is the membership advantage TPR − FPR (:mod:`bioanon.metrics.advantage`):
+the attacker, direction and threshold chosen on one half of the candidates and scored on the
+other (both ways), with its 95% interval, against the level's target
+(:mod:`bioanon.levels`); the held-out AUC (Hanley–McNeil interval) and the TPR at FPR 1% stay
+beside it. Record level: the released records' clear originals against held-out clear
+records of the same people (halves and interval by identity where 20 or more people hold
+them: records cluster by person). Identity level: a release leaves one fold of the identities
+out, for each of K folds (every identity is a non-member once); the attacker scores each
+identity by its clear training records against every release; the identity is the unit of
+the halves and of the interval.
 """
 
 from __future__ import annotations
@@ -23,15 +26,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ...attack.density import density_scores_multi
 from ...attack.membership import membership_auc, membership_scores
 from ...attack.tracing import tracing_scores
+from ...metrics.advantage import METHOD, AdvantageResult, advantage_from_auc, crossfit_advantage
+from ...metrics.intervals import auc_interval
 from ...metrics.results import MembershipResult, RiskResult
-from ...metrics.risk_stats import crossfit_auc, crossfit_auc_folds, null_auc_upper
-from .base import RiskContext, not_covered, risk_result
+from ...metrics.risk_stats import crossfit_auc
+from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, target_at
 
-BASELINE_NAME = "no signal"
+BASELINE_NAME = "no signal (advantage 0)"
+ADVANTAGE_METHOD = ("membership advantage TPR − FPR of the strongest attacker; AUC and TPR at "
+                    "FPR 1% of the attackers chosen reported beside it")
 
 
 def _by_group(s: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
@@ -82,12 +90,12 @@ class MembershipRisk:
     ...     def fit_transform(self, X, y=None): return X.X.copy()
     >>> ctx = RiskContext(train, test, test.X.copy(), Copy(), "expression", "identity",
     ...                   ["expression"], None, 0)
-    >>> res = MembershipRisk(ctx, 0.6).evaluate().results()
-    >>> [(r.level, round(r.value, 1)) for r in res]
-    [('record', 1.0), ('identity', 1.0)]
+    >>> res = MembershipRisk(ctx, "standard").evaluate().results()
+    >>> [(r.level, r.statistic, round(r.value, 1), r.target) for r in res]
+    [('record', 'advantage', 1.0, 0.1), ('identity', 'advantage', 1.0, 0.14)]
     """
 
-    def __init__(self, ctx: RiskContext, target: float) -> None:
+    def __init__(self, ctx: RiskContext, target: Any) -> None:
         self.ctx = ctx
         self.target = target
 
@@ -121,8 +129,8 @@ class MembershipRisk:
         idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
-            out.append(not_covered("membership", "identity", "AUC", self.target, idr,
-                                   0.5, BASELINE_NAME))
+            out.append(not_covered("membership", "identity", "advantage",
+                                   self._target("identity"), idr, 0.0, BASELINE_NAME))
         else:
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()
             fold_scores, fold_members = [], []
@@ -140,53 +148,71 @@ class MembershipRisk:
         self.results_ = out
         return self
 
+    def _target(self, level: str) -> float:
+        return target_at(self.target, level)
+
     def _judge(self, scores: dict[str, np.ndarray], member: np.ndarray, level: str,
                purpose: str) -> RiskResult:
+        ctx = self.ctx
         n = member.size
-        half = self.ctx.rng(purpose).permutation(n) < n // 2
-        cf: dict[str, Any] = crossfit_auc(scores, member, half)
-        n_pos, n_neg = int(cf["n_members"]), int(cf["n_nonmembers"])
-        null = null_auc_upper(n_pos, n_neg)
-        who = " | ".join(dict.fromkeys(cf["attackers"]))
-        unit = "identities" if level == "identity" else ("groups" if level == "group"
-                                                         else "records")
-        extras = {"tpr_at_fpr": cf["tpr_at_fpr"], "n_members": n_pos,
-                  "n_nonmembers": n_neg, "unit": unit,
-                  "per_attacker_auc": {k: float(_auc(v, member)) for k, v in scores.items()},
-                  "method": "attacker chosen on one half of the candidates, scored on the "
-                            "other, both ways; Hanley–McNeil interval"}
-        reason = ""
-        if not cf["tpr_at_fpr"]:
-            extras["tpr_note"] = (f"TPR at FPR 1% needs 100 non-member {unit} per half; "
-                                  f"{n_neg} in all")
-        return risk_result("membership", level, "AUC", float(cf["auc"]), cf["ci"],
-                           who, 0.5, BASELINE_NAME,
-                           self.target, null, reason, extras)
+        unit = "groups" if level == "group" else "records"
+        units = None
+        if level == "record":
+            people = np.r_[ctx.test.labels[ctx.sensitive].astype(str).to_numpy(),
+                           ctx.train.labels[ctx.sensitive].astype(str).to_numpy()]
+            if np.unique(people).size >= MIN_IDENTITY_LEVEL:  # records cluster by person
+                units, unit = people, "records (halves and interval by identity)"
+        half = None if units is not None else ctx.rng(purpose).permutation(n) < n // 2
+        adv = crossfit_advantage(scores, member, half, units, ctx.rng(purpose), unit)
+        cf: dict[str, Any] = crossfit_auc(scores, member, ctx.rng(purpose + "/auc")
+                                          .permutation(n) < n // 2)
+        return self._result(adv, level, scores, member, cf)
+
+    def _result(self, adv: AdvantageResult, level: str, scores: dict[str, np.ndarray],
+                member: np.ndarray, cf: dict[str, Any] | None) -> RiskResult:
+        who = " | ".join(dict.fromkeys(adv.attackers))
+        extras: dict[str, Any] = {
+            "auc": adv.auc, "auc_ci": list(auc_interval(adv.auc, adv.n_members,
+                                                        adv.n_nonmembers))
+            if np.isfinite(adv.auc) else [float("nan"), float("nan")],
+            "auc_as_advantage": advantage_from_auc(adv.auc) if np.isfinite(adv.auc)
+            else float("nan"),
+            "tpr_at_fpr": (cf or {}).get("tpr_at_fpr", adv.tpr_at_fpr),
+            "balanced_accuracy": adv.balanced_accuracy,
+            "n_members": adv.n_members, "n_nonmembers": adv.n_nonmembers,
+            "n_units": adv.n_units, "unit": adv.unit,
+            "per_attacker_auc": {k: float(_auc(v, member)) for k, v in scores.items()},
+            "method": ADVANTAGE_METHOD + "; " + METHOD}
+        if not extras["tpr_at_fpr"]:
+            extras["tpr_note"] = (f"TPR at FPR 1% needs 100 non-member {adv.unit} per half; "
+                                  f"{adv.n_nonmembers} in all")
+        return risk_result("membership", level, "advantage", adv.value, adv.ci, who, 0.0,
+                           BASELINE_NAME, self._target(level), adv.null_upper, "", extras)
 
     def _judge_folds(self, scores: list[dict[str, np.ndarray]],
                      members: list[np.ndarray]) -> RiskResult:
+        """Identity level: every identity scored against each of the K releases (a member of
+        K − 1, a non-member of one), pooled, with the identity as the unit of the halves and
+        of the interval."""
         n = members[0].size
-        half = self.ctx.rng("membership/identity").permutation(n) < n // 2
-        cf: dict[str, Any] = crossfit_auc_folds(scores, members, half,
-                                                self.ctx.rng("membership/identity/boot"))
-        who = " | ".join(dict.fromkeys(cf["attackers"]))
-        extras = {"n_members": cf["n_members"], "n_nonmembers": cf["n_nonmembers"],
-                  "n_identities": cf["n_identities"], "n_folds": cf["n_folds"],
-                  "unit": "identities", "tpr_at_fpr": {},
-                  "tpr_note": "TPR at a fixed FPR is not computed at identity level",
-                  "per_attacker_auc": {k: float(np.nanmean([_auc(f[k], m) for f, m in
-                                                            zip(scores, members,
-                                                                strict=True)]))
-                                       for k in scores[0]},
-                  "method": f"{cf['n_folds']} releases, each leaving one fold of the "
-                            "identities out (every identity a non-member once); attacker "
-                            "chosen on one half of the identities, scored on the other, both "
-                            "ways, AUC averaged over folds; normal interval, its standard "
-                            f"error from a bootstrap over identities ({cf['n_boot']} "
-                            "resamples, the choice redone in each)"}
-        return risk_result("membership", "identity", "AUC", float(cf["auc"]), cf["ci"],
-                           who, 0.5, BASELINE_NAME, self.target, float(cf["null_upper"]),
-                           "", extras)
+        # each release's scores as their rank within it (a threshold then flags the same
+        # share of identities in every release, whatever the scale a release gives)
+        pooled = {k: np.concatenate([rankdata(np.nan_to_num(f[k], nan=-np.inf)) / n
+                                     for f in scores]) for k in scores[0]}
+        member = np.concatenate(members)
+        ids = np.tile(np.arange(n), len(members))
+        rng = self.ctx.rng("membership/identity")
+        half = rng.permutation(n) < n // 2
+        adv = crossfit_advantage(pooled, member, half, ids, rng, "identities")
+        r = self._result(adv, "identity", pooled, member, None)
+        r.extras.update({"n_identities": n, "n_folds": len(members), "tpr_at_fpr": {},
+                         "tpr_note": "TPR at a fixed FPR is not computed at identity level",
+                         "method": f"{len(members)} releases, each leaving one fold of the "
+                                   "identities out (every identity a non-member once); "
+                                   "each identity's scores against every release (as ranks "
+                                   "within it) pooled; "
+                                   + METHOD})
+        return r
 
     def results(self) -> list[RiskResult]:
         return list(self.results_)

@@ -2,21 +2,27 @@
 
 The figure is the cross-fitted worst case of the attack panel: the strongest attacker ×
 recognizer is chosen on one half of the released records and scored on the other, both ways,
-and its advantage over max(chance, label-only control) carries a Newcombe interval.
+and its advantage over max(chance, label-only control) carries a Newcombe interval; with fewer
+than 20 identities the records cluster by person (a recognizer maps most of one person's
+records to one label), and the interval is the wider of that one and the identity-permutation
+interval (:mod:`bioanon.metrics.recognition_null`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ...metrics.intervals import newcombe_difference
+from ...metrics.recognition_null import identity_permutation_interval
 from ...metrics.results import Rate, RiskResult
 from ..seeds import derive_seed
-from .base import not_covered, risk_result
+from .base import RiskContext, not_covered, risk_result
 
+#: below this many identities the interval also takes the identity-permutation null (a
+#: recognizer maps most of one person's records to one label: the records cluster)
+CLUSTERED_BELOW = 20
 #: how the advantage interval is computed (written in the report)
 ADVANTAGE_METHOD = ("Newcombe hybrid score interval of worst − control (Wilson intervals of "
                     "both); worst − chance uses the worst attack's Wilson interval, chance being "
@@ -38,35 +44,37 @@ class RecognitionRisk:
 
     Parameters
     ----------
-    predictions : mapping {"mode / model": predicted sensitive values per released record}
-    truth : the sensitive value of each released record
-    chance, control : the baselines (majority rate; the label-only control attacker's rate)
-    target : the bound on the advantage's upper 95% end
-    seed : the evaluation seed (the halves)
+    ctx : RiskContext
+        The evaluation's shared context; recognition reads its ``predictions`` (the panel's
+        guesses per released record), ``truth``, ``chance``, ``control``, ``seed`` (the
+        halves) and ``level``.
+    target : float
+        The bound on the advantage's upper 95% end.
 
     Examples
     --------
+    >>> from bioanon.evaluation.risks.base import RiskContext
     >>> y = np.array(list("abcd") * 1000)
     >>> ctrl = Rate.from_counts(1000, 4000)          # the label-only control
-    >>> r = RecognitionRisk({"naive / knn": y}, y, 0.25, ctrl, 0.05, 0)
-    >>> res = r.evaluate().results()[0]
+    >>> ctx = RiskContext(None, None, None, None, "", "", [], None, 0,
+    ...                   predictions={"naive / knn": y}, truth=y, chance=0.25, control=ctrl)
+    >>> res = RecognitionRisk(ctx, 0.05).evaluate().results()[0]
     >>> res.status, round(res.value, 2)
     ('not met', 0.75)
     """
 
-    def __init__(self, predictions: Mapping[str, np.ndarray], truth: np.ndarray,
-                 chance: float, control: Rate, target: float, seed: int,
-                 level: str = "record") -> None:
-        self.predictions = predictions
-        self.truth = truth
-        self.chance = chance
-        self.control = control
+    def __init__(self, ctx: RiskContext, target: float) -> None:
+        self.ctx = ctx
+        self.predictions = ctx.predictions
+        self.truth = ctx.truth
+        self.chance = ctx.chance
+        self.control = ctx.control
         self.target = target
-        self.seed = seed
-        self.level = level
+        self.seed = ctx.seed
+        self.level = ctx.level
 
     def evaluate(self) -> RecognitionRisk:
-        y = np.asarray(self.truth).astype(str)
+        y = np.asarray(self.truth if self.truth is not None else []).astype(str)
         self.crossfit_: dict[str, Any] | None = None
         if not self.predictions or y.size < 2:
             self.result_ = not_covered("recognition", self.level, "advantage", self.target,
@@ -86,9 +94,19 @@ class RecognitionRisk:
         base = self.control.value if base_name == "control" else self.chance
         null_hits = int(round(base * y.size))
         null_upper = advantage_interval(null_hits, y.size, self.chance, self.control)[2]
+        method = ADVANTAGE_METHOD
+        k = int(np.unique(y).size)
+        if k < CLUSTERED_BELOW:  # records cluster by person: the identity-permutation null
+            perm = identity_permutation_interval(
+                self.predictions, y, base, half,
+                rng=np.random.default_rng(derive_seed(self.seed, "permutation") % (2**31)))
+            lo, hi = min(lo, perm["ci"][0]), max(hi, perm["ci"][1])
+            null_upper = max(null_upper, perm["null_upper"])
+            method = (f"the wider of {ADVANTAGE_METHOD} and, with {k} identities (records "
+                      f"cluster by person), the {perm['method']}")
         self.crossfit_ = {
             "accuracy": rate.value, "ci": list(rate.ci), "attackers": chosen,
-            "advantage": {"value": d, "ci": [lo, hi], "method": ADVANTAGE_METHOD},
+            "advantage": {"value": d, "ci": [lo, hi], "method": method},
             "method": "attacker chosen on one half of the released records, scored on the "
                       "other half, both ways"}
         attacker = " | ".join(dict.fromkeys(chosen))

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..errors import BioanonError
 from ..io import check_output_file
 from .common import (
     OUT_FLAGS,
@@ -22,17 +21,7 @@ from .common import (
     refuse_unused,
     user_errors,
 )
-
-
-def _image_shape(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    try:
-        h, w = (int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise BioanonError(f"--image-shape '{text}' must look like HEIGHTxWIDTH, "
-                           "e.g. 64x64") from None
-    return h, w
+from .options import parse_hxw
 
 
 @app.command("train-decoupler")
@@ -74,7 +63,8 @@ def train_decoupler_cmd(
               "alpha_vae": alpha_vae, "alpha_aligner": alpha_aligner,
               "alpha_dcorr": alpha_dcorr, "alpha_adversary": alpha_adversary,
               "epochs": epochs, "batch_size": batch_size, "lr": lr, "hidden": hidden,
-              "architecture": architecture, "image_shape": _image_shape(image_shape)}
+              "architecture": architecture,
+              "image_shape": parse_hxw(image_shape, "--image-shape")}
     with progress_bar("training the decoupler") as update:
         dec = train_decoupler(table.X, y, sensitive, table.feature_names, config, seed, update)
     dec.save(output)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import BioanonError, missing_column
+from .errors import BioanonError, missing_column
 
 
 @dataclass(frozen=True)

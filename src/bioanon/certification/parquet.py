@@ -1,23 +1,24 @@
-"""``bioanon release --dask``: certify on a panel sample, release the table bucket by bucket.
+"""The Parquet/dask adapter (``bioanon release --dask``): certify on a panel sample, then
+release the table bucket by bucket through the :mod:`bioanon.scale` engine.
 
 A table too large for memory is certified in four steps, never held whole:
 
 1. only the label columns the judge needs are read (the interest, the additional and
    sensitive columns, the group); the join check runs on them;
 2. a stratified panel sample of identities and records
-   (:func:`~bioanon.scale.sample.panel_sample`) is read, features and labels;
-3. the search and its confirmation (:func:`bioanon.certified.run_search`) run on the sample,
-   every candidate judged **as the bucketed release applies it** (:class:`.BucketedMixing`
-   with the release's ``bucket_size``: sets drawn within random buckets stratified by the
-   interest), so the certificate describes what is written. Methods that cannot run bucket by
-   bucket (a release that is not a mixing of the records given) are left out of the search,
-   each with a one-line reason;
+   (:func:`~bioanon.sampling.panel_sample`) is read, features and labels;
+3. the search and its confirmation (:func:`~bioanon.certification.search.run_search`) run
+   on the sample, every candidate judged **as the bucketed release applies it**
+   (:class:`~bioanon.scale.BucketedMixing` with the release's ``bucket_size``: sets drawn
+   within random buckets stratified by the interest), so the certificate describes what is
+   written. Methods that cannot run bucket by bucket (a release that is not a mixing of the
+   records given) are left out of the search, each with a one-line reason;
 4. the certified setting releases every record through the bucketed dask path
    (:func:`~bioanon.scale.run.anonymize_bucketed`) with a fresh release seed; the manifest is
    certified and names the verdict, the sample's and the table's sizes and the bucket rule.
 
 The report (``OUTPUT.report/``) is written before the release folder; nothing is written when
-no setting is certified (:class:`~bioanon.certified.NotCertified`).
+no setting is certified (:class:`~bioanon.certification.NotCertified`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,21 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
+from ..evaluation.options import EvaluationOptions
+from ..release import manifest_path
+from ..sampling import panel_sample
 from ..table import FeatureTable
-from .run import check_folder_name
+from .certificate import (
+    REPORT_FILES,
+    NotCertified,
+    certification_block,
+    public_rows,
+    release_seed,
+    report_and_chart,
+    report_dir,
+    write_report,
+)
+from .search import build_candidate, candidates, judge_options, run_search
 
 Progress = Callable[[int, int, str], None]
 
@@ -56,8 +70,7 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     (['selective-mean'], 'noise')
     """
     from ..anonymize.registry import methods as registered
-    from ..tuning.search import candidates
-    from .run import BUCKETABLE
+    from ..scale.run import BUCKETABLE
 
     known = registered()
     cands, skipped = candidates(table, methods)
@@ -127,19 +140,20 @@ def _judged_on(confirmation: Any, sizes: dict[str, Any], rule: dict[str, Any]) -
     """The confirmation's report naming the panel sample's and the table's sizes and the
     bucket rule (in the dataset block, the verdict and its sentence), as the judge does when
     it samples a large table itself."""
-    from ..report import Report
 
-    data = confirmation.to_dict()
-    data.setdefault("dataset", {})["panel_sample"] = sizes
-    data.setdefault("params", {})["bucket_rule"] = rule
-    verdict = data["verdict"]
-    verdict["sample"], verdict["bucket_rule"] = sizes, rule
-    verdict["sentence"] = (
-        f"{verdict.get('sentence', '')} Judged on a stratified sample of {sizes['n_records']} of "
-        f"{sizes['total_records']} records ({sizes['n_identities']} of "
-        f"{sizes['total_identities']} identities), as released: sets drawn within random "
-        f"buckets of at least {rule['bucket_size']} records stratified by the interest.")
-    return Report(data, confirmation.figures)
+    def name_sample(data: dict[str, Any]) -> None:
+        data.setdefault("dataset", {})["panel_sample"] = sizes
+        data.setdefault("params", {})["bucket_rule"] = rule
+        verdict = data["verdict"]
+        verdict["sample"], verdict["bucket_rule"] = sizes, rule
+        verdict["sentence"] = (
+            f"{verdict.get('sentence', '')} Judged on a stratified sample of "
+            f"{sizes['n_records']} of {sizes['total_records']} records "
+            f"({sizes['n_identities']} of {sizes['total_identities']} identities), as "
+            f"released: sets drawn within random buckets of at least {rule['bucket_size']} "
+            "records stratified by the interest.")
+
+    return confirmation.amended(name_sample)
 
 
 def _give_back_memory() -> None:
@@ -154,8 +168,6 @@ def _give_back_memory() -> None:
 
 def _remove_report(folder: Path, made: bool) -> None:
     """Remove the report files written here (and the folder, when this call created it)."""
-    from ..certified import REPORT_FILES
-
     for name in REPORT_FILES:
         (folder / name).unlink(missing_ok=True)
     if made:
@@ -202,15 +214,14 @@ class CertifiedBucketedRelease:
 
 
 def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,
-                    methods: Sequence[str] | None = None, target: float = 0.05,
+                    methods: Sequence[str] | None = None, target: float | None = None,
                     random_state: int | None = None, budget_minutes: float | None = 10.0,
-                    models: Any = "forest,linear_svm,knn", attackers: Any = "all",
-                    group: str | None = None, keep_sensitive: bool = False,
-                    n_jobs: int | None = -1, bucket_size: int = 50_000,
+                    keep_sensitive: bool = False, bucket_size: int = 50_000,
                     fit_sample: int = 20_000, sample_records: int = 50_000,
                     sample_identities: int | None = 1_000, scheduler: str | None = None,
                     local: bool = True, n_workers: int | None = None, version: str = "",
-                    progress: Progress | None = None, **judge: Any
+                    progress: Progress | None = None,
+                    options: EvaluationOptions | None = None, **option_values: Any
                     ) -> CertifiedBucketedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
 
@@ -223,9 +234,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         ``OUTPUT.manifest.json`` and ``OUTPUT.report/`` are written beside it.
     roles : bioanon.release.Roles
         Interest required; kept and quasi-identifying columns are not offered on this path.
-    methods, target, random_state, budget_minutes, models, attackers, group, keep_sensitive,
-    n_jobs, **judge
-        As for :func:`bioanon.certify`.
+    methods, target, random_state, budget_minutes, keep_sensitive, options, **option_values
+        As for :func:`bioanon.certify` (the evaluation's options include ``group``).
     bucket_size : int
         Records per bucket of the release, and of the rule the judge evaluates.
     fit_sample : int
@@ -247,22 +257,13 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     NotCertified
         When no setting meets the target on the sample (nothing is written).
     """
-    from ..certified import (
-        NotCertified,
-        public_rows,
-        report_and_chart,
-        report_dir,
-        run_search,
-        write_report,
-    )
     from ..evaluation.seeds import derive_seed
-    from ..release import manifest_path
-    from ..tuning.search import CHOICE_RULE, build_candidate
-    from .cluster import check_scheduler_address
-    from .estimator import BucketedMixing
-    from .run import anonymize_bucketed, parquet_schema
-    from .sample import panel_sample
+    from ..scale.cluster import check_scheduler_address
+    from ..scale.estimator import BucketedMixing
+    from ..scale.run import anonymize_bucketed, check_folder_name, parquet_schema
 
+    opts = judge_options(options, target, option_values)
+    group = opts.group
     src, out = Path(source), Path(output)
     roles.of()
     if scheduler is not None:
@@ -315,15 +316,14 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     def bucketed(anonymizer: Any) -> Any:
         return BucketedMixing(anonymizer, roles.interest, bucket_size=bucket_size)
 
-    result = run_search(table, roles, methods=names_ok, target=target,
+    result = run_search(table, roles, options=opts, methods=names_ok,
                         random_state=random_state, budget_minutes=budget_minutes,
-                        models=models, attackers=attackers, group=group, n_jobs=n_jobs,
-                        progress=progress, judge_as=bucketed, **judge)
+                        progress=progress, judge_as=bucketed)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()  # the search's heap, before the cluster starts beside this process
     if not result.certified:
-        raise NotCertified(result)
+        raise NotCertified(result, roles.sensitive, roles.interest)
     # 4. the report, then the release (every record, bucket by bucket)
     c = result.candidate
     assert c is not None
@@ -338,18 +338,12 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     rep_dir = report_dir(out)
     made = not rep_dir.exists()
     write_report(report, png, rep_dir)
-    seed = None if random_state is None else derive_seed(int(random_state), "release") % 2**32
+    seed = release_seed(random_state)
     anon = build_candidate(c, roles.interest, roles.sensitive, add, None)
-    certification = {
-        "certified": True,
-        "verdict": dict(result.confirmation["verdict"]),
-        "certification": {
-            "rule": CHOICE_RULE,
-            "search": {"settings_evaluated": len(result.rows), "chosen": c.label(),
-                       "wall_s": round(result.wall_s, 1)},
-            "judged_on": {**sizes, "sample": "stratified panel sample of identities and "
-                                             "records (by the interest within each)"},
-            "bucket_rule": rule}}
+    certification = certification_block(
+        result, judged_on={**sizes, "sample": "stratified panel sample of identities and "
+                                              "records (by the interest within each)"},
+        bucket_rule=rule)
     try:
         res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
                                  additional=add, sensitive=roles.sensitive,

@@ -1,6 +1,6 @@
 """A declared differential-privacy budget for the search (``bioanon release --epsilon``).
 
-With a :class:`DPBudget` the search (:func:`bioanon.tuning.search.search`) considers only the
+With a :class:`DPBudget` the search (:func:`bioanon.certification.search.search`) considers only the
 DP methods (:data:`DP_METHODS`), **every candidate at exactly the declared ε and δ**: the
 budget is the owner's (the figure written into a DPIA), never searched upwards; the other
 parameters (covariance, rank, clip, g) vary as each method's search space says.
@@ -100,33 +100,38 @@ class DPBudget:
         except (TypeError, ValueError):
             eps = float("nan")
         if not math.isfinite(eps) or eps <= 0:
-            raise BioanonError(f"--epsilon {self.epsilon} must be a positive finite number "
-                               "(the privacy budget you declare); e.g. --epsilon 1")
+            raise BioanonError(f"epsilon={self.epsilon} must be a positive finite number "
+                               "(the privacy budget you declare); e.g. epsilon=1",
+                               parameter="epsilon")
         if self.delta is not None:
             try:
                 d = float(self.delta)
             except (TypeError, ValueError):
                 d = float("nan")
             if not 0.0 < d < 1.0:
-                raise BioanonError(f"--delta {self.delta} must lie strictly between 0 and 1; "
-                                   "e.g. --delta 1e-6 (default: 1/n², n the records or "
-                                   "identities)")
+                raise BioanonError(f"delta={self.delta} must lie strictly between 0 and 1; "
+                                   "e.g. delta=1e-6 (default: 1/n², n the records or "
+                                   "identities)", parameter="delta")
         if self.privacy_unit not in UNITS:
-            raise BioanonError(f"--privacy-unit {self.privacy_unit!r} is not one of "
-                               f"{', '.join(UNITS)}; e.g. --privacy-unit record")
+            raise BioanonError(f"privacy_unit={self.privacy_unit!r} is not one of "
+                               f"{', '.join(UNITS)}; e.g. privacy_unit=record",
+                               parameter="privacy_unit")
         if self.privacy_unit == "identity":
             if not sensitive:
-                raise BioanonError("--privacy-unit identity needs the identity column; name "
-                                   "it with --sensitive COLUMN (library: Roles(sensitive=))")
+                raise BioanonError("privacy_unit=identity needs the identity column; name "
+                                   "it with sensitive=COLUMN (in Roles)",
+                                   parameter=("privacy_unit", "sensitive"))
             table.label(sensitive)
         m = self.max_records_per_identity
         if m is not None:
             if self.privacy_unit != "identity":
-                raise BioanonError("--max-records-per-identity applies to --privacy-unit "
-                                   "identity only; add --privacy-unit identity or drop it")
+                raise BioanonError("max_records_per_identity= applies to "
+                                   "privacy_unit=identity only; add privacy_unit=identity or "
+                                   "drop it",
+                                   parameter=("max_records_per_identity", "privacy_unit"))
             if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:
-                raise BioanonError(f"--max-records-per-identity {m} must be a positive "
-                                   "integer; e.g. 10")
+                raise BioanonError(f"max_records_per_identity={m} must be a positive "
+                                   "integer; e.g. 10", parameter="max_records_per_identity")
         if self.public is not None:
             self.public_X(table)
 
@@ -140,9 +145,9 @@ class DPBudget:
                 missing = [c for c in names if c not in theirs]
                 if missing:
                     raise BioanonError(
-                        f"--public-data lacks {len(missing)} feature column(s) of the input, "
+                        f"public= lacks {len(missing)} feature column(s) of the input, "
                         f"e.g. {missing[:5]}; give a table of people not in the release with "
-                        "the same feature columns")
+                        "the same feature columns", parameter="public")
                 where = {c: j for j, c in enumerate(theirs)}
                 X = np.asarray(pub.X, dtype=np.float64)[:, [where[c] for c in names]]
             else:
@@ -150,20 +155,21 @@ class DPBudget:
         else:
             X = np.asarray(pub, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != table.n_features:
-            raise BioanonError(f"--public-data has {X.shape[-1] if X.ndim else 0} feature "
+            raise BioanonError(f"public= has {X.shape[-1] if X.ndim else 0} feature "
                                f"columns, the input {table.n_features}; give a table with "
-                               "the same feature columns")
+                               "the same feature columns", parameter="public")
         if X.shape[0] < 2:
-            raise BioanonError("--public-data holds fewer than 2 records; give a table of "
-                               "people not in the release (the more, the better the bounds)")
+            raise BioanonError("public= holds fewer than 2 records; give a table of "
+                               "people not in the release (the more, the better the bounds)",
+                               parameter="public")
         if not np.all(np.isfinite(X)):
-            raise BioanonError("--public-data holds empty or non-finite feature values; "
-                               "fill or drop those records")
+            raise BioanonError("public= holds empty or non-finite feature values; "
+                               "fill or drop those records", parameter="public")
         shared = shared_records(X, table.X)
         if shared:
-            raise BioanonError(f"--public-data shares {shared} record(s) with the input; "
+            raise BioanonError(f"public= shares {shared} record(s) with the input; "
                                "public data must hold people NOT in the release (bounds "
-                               "taken from released records would leak)")
+                               "taken from released records would leak)", parameter="public")
         return X
 
     # ------------------------------------------------------------------ accounting
@@ -178,6 +184,17 @@ class DPBudget:
         if self.delta is not None:
             return float(self.delta)
         return 1.0 / max(self.units(table, sensitive), 2) ** 2
+
+    def guarantee(self, table: FeatureTable, sensitive: str | None) -> Any:
+        """The :class:`~bioanon.privacy_bounds.Guarantee` this budget gives a membership test:
+        (ε, δ) at its unit, with the μ-GDP of the Gaussian mechanisms the DP methods spend
+        it on (:func:`~bioanon.privacy_bounds.gaussian_mu`); strict only with public data."""
+        from ..privacy_bounds import Guarantee, gaussian_mu
+
+        delta = self.delta_for(table, sensitive)
+        return Guarantee(float(self.epsilon), delta, self.privacy_unit,
+                         gaussian_mu(float(self.epsilon), delta, self.privacy_unit),
+                         self.strict, "the DP methods' Gaussian mechanisms at (epsilon, delta)")
 
     @property
     def strict(self) -> bool:
@@ -226,9 +243,9 @@ class DPBudget:
             bad = [m for m in methods if m not in DP_METHODS]
             if bad:
                 raise BioanonError(
-                    f"--epsilon declares a differential-privacy budget, which method(s) {bad} "
-                    f"do not take; name DP methods only (--methods {','.join(DP_METHODS)}) or "
-                    "drop --epsilon")
+                    f"epsilon= declares a differential-privacy budget, which method(s) {bad} "
+                    f"do not take; name DP methods only (methods={','.join(DP_METHODS)}) or "
+                    "drop epsilon=", parameter=("epsilon", "methods"))
             names = list(dict.fromkeys(methods))
         X_pub = None if self.public is None else self.public_X(table)
         delta = self.delta_for(table, sensitive)
@@ -240,9 +257,10 @@ class DPBudget:
                 why = ("accounts for single records only (a person would be covered by group "
                        "privacy at a multiple of epsilon, not at the declared one)")
                 if methods is not None:
-                    raise BioanonError(f"method '{name}' cannot hold --privacy-unit identity: "
-                                       f"{why}; drop it from --methods or use --privacy-unit "
-                                       "record")
+                    raise BioanonError(f"method '{name}' cannot hold privacy_unit=identity: "
+                                       f"{why}; drop it from methods= or use "
+                                       "privacy_unit=record",
+                                       parameter=("privacy_unit", "methods"))
                 skipped.append({"method": name, "reason": why})
                 continue
             space = (getattr(cls, "public_search_space", ()) if X_pub is not None

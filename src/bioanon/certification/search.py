@@ -42,12 +42,14 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
 from ..anonymize.base import Anonymizer
 from ..anonymize.registry import build_method
@@ -55,17 +57,20 @@ from ..anonymize.registry import methods as registered_methods
 from ..attack import ModelCache
 from ..errors import BioanonError
 from ..evaluation import Evaluation
-from ..evaluation.confirm import confirmation_seed
+from ..evaluation.options import EvaluationOptions
 from ..evaluation.seeds import derive_seed
 from ..evaluation.verdict import (
     DEFAULT_TARGET,
-    DEFAULT_TARGET_INFERENCE,
-    DEFAULT_TARGET_MEMBERSHIP,
     RISK_RULE,
     verdict,
 )
+from ..metrics.results import COVERED, INCONCLUSIVE
 from ..progress import stages
+from ..report.build import build_report
 from ..table import FeatureTable
+
+#: the statuses that pass the verdict
+PASSING = ("met", COVERED, "accepted")
 
 Progress = Callable[[int, int, str], None]
 
@@ -81,7 +86,7 @@ class Candidate:
     """One method at one setting (public parameters only; roles are filled when built).
 
     ``hidden`` holds values the setting takes from public side data (a clipping box, a
-    centre: :mod:`bioanon.tuning.budget`); they override ``params`` when the anonymizer is
+    centre: :mod:`bioanon.certification.dp_budget`); they override ``params`` when the anonymizer is
     built and appear in no label, row, manifest or report (``params`` says ``public``).
     """
 
@@ -141,7 +146,7 @@ def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
                 why = _applies(known[part], table, decoupler)
                 if why is not None:
                     raise BioanonError(f"method '{name}' cannot be searched on this table: "
-                                       f"{why}; drop it from --methods")
+                                       f"{why}; drop it from methods=", parameter="methods")
             chosen.append(name)
             # a composition A+B is searched over A's settings (plain keys go to A)
             spaces_of[name] = known[parts[0]].search_space
@@ -204,17 +209,17 @@ def row_line(row: Mapping[str, Any]) -> str:
     Examples
     --------
     >>> r = {"setting": "vp-mix(g=8)", "cas": 0.85, "clear": 0.86, "met": False,
-    ...      "risks": [{"name": "record-membership", "statistic": "AUC", "value": 0.96,
-    ...                 "ci": [0.95, 0.97], "status": "not met"}]}
+    ...      "risks": [{"name": "record-membership", "statistic": "advantage", "value": 0.36,
+    ...                 "ci": [0.25, 0.47], "status": "not met"}]}
     >>> row_line(r).split("; ")[1]
-    'record-membership AUC 0.960 ≤0.970 not met -> fails (record-membership)'
+    'record-membership advantage 0.360 ≤0.470 not met -> fails (record-membership)'
     """
     parts = []
     for r in row.get("risks", []):
         v = r["value"]
         fig = "—" if not np.isfinite(v) else f"{v:.3f} ≤{r['ci'][1]:.3f}"
         parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
-    failed = [r["name"] for r in row.get("risks", []) if r["status"] not in ("met", "accepted")]
+    failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
     verdict_ = "meets every target" if row["met"] else (
         f"fails ({', '.join(failed)})" if failed else "fails (utility)")
     return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "
@@ -225,10 +230,10 @@ def _risk_text(row: Mapping[str, Any]) -> str:
     """What fell short among the risks of a row, in words."""
     parts = []
     for r in row.get("risks", []):
-        if r["status"] in ("met", "accepted"):
+        if r["status"] in PASSING:
             continue
-        if r["status"] == "not covered":
-            parts.append(f"{r['name']} not covered ({r['reason']})")
+        if r["status"] in (INCONCLUSIVE, "not covered"):
+            parts.append(f"{r['name']} {INCONCLUSIVE} ({r['reason']})")
         else:
             parts.append(f"{r['name']} {r['statistic']} upper bound {r['ci'][1]:.3f} > target "
                          f"{r['target']:g}")
@@ -247,11 +252,11 @@ class SearchResult:
     not_evaluated: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     budget_minutes: float | None = None
-    target_membership: float = DEFAULT_TARGET_MEMBERSHIP
-    target_inference: float = DEFAULT_TARGET_INFERENCE
+    level: Any = None
     accept_risks: dict[str, str] = field(default_factory=dict)
     interest: str | None = None
     closest_report: Any = None  # the closest setting's report when nothing was chosen
+    plan: Any = None  # the plan (bioanon.plan.Plan) the certification ran under
 
     @property
     def candidate(self) -> Candidate | None:
@@ -270,7 +275,7 @@ class SearchResult:
         """The setting that came closest, and what fell short (which risk, or utility)."""
         if self.chosen is not None and not self.certified:
             v = self.confirmation["verdict"]
-            failed = [r for r in v.get("risks", []) if r["status"] not in ("met", "accepted")]
+            failed = [r for r in v.get("risks", []) if r["status"] not in PASSING]
             return (self.rows[self.chosen],
                     "the confirmation run (a fresh split): " + _risk_text({"risks": failed}))
         if not self.rows:
@@ -314,29 +319,25 @@ class SearchResult:
         conf = None
         if self.confirmation is not None:
             conf = self.confirmation["verdict"]
+        from ..levels import resolve_level
+
         return {"target_advantage": self.target_advantage,
-                "target_membership": self.target_membership,
-                "target_inference": self.target_inference,
+                "level": resolve_level(self.level).to_dict(),
                 "accepted_risks": dict(self.accept_risks), "rule": CHOICE_RULE,
                 "rows": rows, "chosen": self.chosen, "certified": self.certified,
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
+                "plan": self.plan.to_dict() if self.plan is not None else None,
                 "budget_minutes": self.budget_minutes}
 
 
 def search(table: FeatureTable, interest: str, sensitive: str,
            additional: Mapping[str, float] | None = None, *,
-           target_advantage: float = DEFAULT_TARGET, methods: Sequence[str] | None = None,
-           budget_minutes: float | None = 10.0, progress: Progress | None = None,
-           random_state: int | None = None, models: Any = "forest,linear_svm,knn",
-           attackers: Any = "all", group: str | None = None, decoupler: Any = None,
-           released_labels: Sequence[str] | None = None, n_jobs: int | None = -1,
-           test_size: float = 0.25, target_membership: float = DEFAULT_TARGET_MEMBERSHIP,
-           target_inference: float = DEFAULT_TARGET_INFERENCE,
-           accept_risks: Mapping[str, str] | None = None,
-           report_closest: bool = False,
-           judge_as: Callable[[Any], Any] | None = None,
-           budget: Any = None) -> SearchResult:
+           methods: Sequence[str] | None = None, budget_minutes: float | None = 10.0,
+           progress: Progress | None = None, random_state: int | None = None,
+           decoupler: Any = None, report_closest: bool = False,
+           judge_as: Callable[[Any], Any] | None = None, budget: Any = None,
+           options: EvaluationOptions | None = None, **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
     Parameters
@@ -345,13 +346,16 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     interest, sensitive : str
         Roles of the judge (utility is the interest's CAS; privacy is about ``sensitive``).
     additional : mapping {column: alpha}, optional
-    target_advantage : float
-        The recognition target (default 0.05).
-    target_membership, target_inference : float
-        The membership (AUC upper bound, 0.6) and inference (advantage upper bound over
-        non-members, 0.05) targets: a setting is chosen only when every risk is met.
-    accept_risks : mapping {"LEVEL-RISK": reason}, optional
-        Risks accepted explicitly (recorded in the rows, the report and the manifest).
+    options : EvaluationOptions, optional
+        How each setting is judged (:class:`~bioanon.evaluation.options.EvaluationOptions`:
+        the panel, ``group``, ``released_labels``, ``test_size``, the targets —
+        ``target_advantage`` 0.05 (recognition) and ``level`` (membership and inference, one
+        membership-advantage target per level; default "standard") — and ``accept_risks``);
+        a setting is chosen only when every risk is met. The search always judges
+        membership, not verification, and draws no selection curves.
+    **option_values
+        Any field of :class:`~bioanon.evaluation.options.EvaluationOptions`, replacing the
+        one in ``options``.
     report_closest : bool
         When no setting meets every target, evaluate the closest one on the fresh split and
         keep its report (``SearchResult.closest_report``) to show what fell short.
@@ -364,13 +368,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
         evaluation seeds are derived from it one way and kept out of every result.
-    models, attackers, group, released_labels, n_jobs, test_size
-        As for :class:`~bioanon.evaluation.Evaluation`.
     judge_as : callable, optional
         Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
         confirmation alike), e.g. the bucketed rule of a dask release
         (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is written.
-    budget : bioanon.tuning.budget.DPBudget, optional
+    budget : bioanon.certification.dp_budget.DPBudget, optional
         A declared differential-privacy budget: only the DP methods are searched, each
         setting at exactly its ε and δ (public side data, when given, fix the bounds).
 
@@ -378,18 +380,22 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     -------
     SearchResult
     """
+    opts = EvaluationOptions.of(options, **option_values)
+    target_advantage = opts.target_advantage
     if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"--target-advantage {target_advantage} must lie in [0, 1]; "
-                           "e.g. 0.05")
+        raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
+                           parameter="target_advantage")
     if budget_minutes is not None and budget_minutes <= 0:
-        raise BioanonError(f"--budget-minutes {budget_minutes} must be positive; e.g. 10")
+        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
+                           parameter="budget_minutes")
     if budget is not None:
         cands, skipped = budget.candidates(table, methods, sensitive)
     else:
         cands, skipped = candidates(table, methods, decoupler)
     if not cands:
         raise BioanonError("no registered method applies to this table; name one with "
-                           "--methods or check the table's labels and meta")
+                           "methods= or check the table's labels and meta",
+                           parameter="methods")
     for c in cands:  # refuse an impossible setting before any work
         build_candidate(c, interest, sensitive, list(additional or {}), None)
     root = (int(np.random.default_rng().integers(2**31)) if random_state is None
@@ -400,17 +406,15 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     cache = ModelCache()
     from ..evaluation.risks import check_accepted
 
-    accept = check_accepted(accept_risks)
-    targets = dict(target_membership=float(target_membership),
-                   target_inference=float(target_inference), accept_risks=accept)
-    common = dict(models=models, attackers=attackers, group=group,
-                  released_labels=released_labels, n_jobs=n_jobs, test_size=test_size,
-                  target_advantage=target_advantage, selection=None, **targets)
+    accept = check_accepted(opts.accept_risks)
+    opts = replace(opts, selection=None, membership=True, verification=False,
+                   accept_risks=accept)
+    from ..levels import resolve_level
+
+    targets = dict(level=resolve_level(opts.level), accept_risks=accept)
     result = SearchResult([], float(target_advantage), skipped=skipped,
-                          budget_minutes=budget_minutes,
-                          target_membership=float(target_membership),
-                          target_inference=float(target_inference), accept_risks=accept,
-                          interest=interest)
+                          budget_minutes=budget_minutes, level=resolve_level(opts.level),
+                          accept_risks=accept, interest=interest)
     start = time.perf_counter()
     total = len(cands) + 1
     for i, c in enumerate(cands):
@@ -423,9 +427,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         anon = judge_as(anon) if judge_as is not None else anon
         try:
             ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
-                            cache=cache, membership=True, verification=False,
-                            progress=progress.nested(progress.stage or ""),
-                            **common).evaluate()
+                            cache=cache, progress=progress.nested(progress.stage or ""),
+                            options=opts).evaluate()
         except BioanonError as exc:
             result.skipped.append({"method": c.method, "setting": c.label(),
                                    "reason": str(exc)})
@@ -434,46 +437,57 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written
         row["_hidden"] = dict(c.hidden)  # values from public side data; never written
         result.rows.append(row)
+    def fresh(c: Candidate, as_judged: bool = True) -> Any:
+        """``c`` judged on the fresh split (the confirmation's), as a secret-free report."""
+        anon = build_candidate(c, interest, sensitive, list(add), None)
+        anon = judge_as(anon) if judge_as is not None and as_judged else anon
+        ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
+                                  options=opts)
+        return secret_free_report(build_report(ev))
+
+    _confirm(result, fresh, lambda text: progress(len(cands), total, text))
+    if report_closest and result.confirmation is None and result.rows:
+        _report_closest(result, fresh, lambda text: progress(len(cands), total, text))
+    result.wall_s = time.perf_counter() - start
+    progress(total, total, "done")
+    return result
+
+
+def _confirm(result: SearchResult, fresh: Callable[..., Any],
+             say: Callable[[str], None]) -> None:
+    """Confirm the most useful setting that met every target on the fresh split.
+
+    One that cannot even run there (e.g. a class too small for g) gives way to the next. A
+    setting whose confirmation runs and fails is final: trying others until one passes would
+    bring the winner's curse back.
+    """
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
-    # the most useful setting that met the target is confirmed; one that cannot even run on
-    # the fresh split (e.g. a class there too small for g) gives way to the next. A setting
-    # whose confirmation runs and fails is final: trying others until one passes would bring
-    # the winner's curse back.
     for j in sorted(ok, key=lambda j: (result.rows[j]["cas"],
                                        -result.rows[j]["advantage_ci"][1]), reverse=True):
         result.chosen = j
         chosen = result.candidate
         assert chosen is not None
-        progress(len(cands), total, f"confirming {chosen.label()} on a fresh split and seed")
-        conf_seed = confirmation_seed(tune_seed)
-        anon = build_candidate(chosen, interest, sensitive, list(add), None)
-        anon = judge_as(anon) if judge_as is not None else anon
+        say(f"confirming {chosen.label()} on a fresh split and seed")
         try:
-            ev = Evaluation(table, interest, sensitive, add, anon, random_state=conf_seed,
-                            membership=True, verification=False, **common).evaluate()
+            result.confirmation = fresh(chosen)
         except BioanonError as exc:
             result.skipped.append({"method": chosen.method, "setting": chosen.label(),
                                    "reason": f"confirmation could not run: {exc}"})
             result.chosen = None
             continue
-        result.confirmation = secret_free_report(ev.report())
         break
-    if report_closest and result.confirmation is None and result.rows:
-        near, _ = result.closest()
-        if near is not None:  # what fell short, on the fresh split, for the report
-            c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
-            progress(len(cands), total, f"reporting the closest setting {c.label()}")
-            anon = build_candidate(c, interest, sensitive, list(add), None)
-            try:
-                ev = Evaluation(table, interest, sensitive, add, anon,
-                                random_state=confirmation_seed(tune_seed), membership=True,
-                                verification=False, **common).evaluate()
-                result.closest_report = secret_free_report(ev.report())
-            except BioanonError:
-                pass
-    result.wall_s = time.perf_counter() - start
-    progress(total, total, "done")
-    return result
+
+
+def _report_closest(result: SearchResult, fresh: Callable[..., Any],
+                    say: Callable[[str], None]) -> None:
+    """Judge the setting that came closest on the fresh split, to show what fell short."""
+    near, _ = result.closest()
+    if near is None:
+        return
+    c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
+    say(f"reporting the closest setting {c.label()}")
+    with contextlib.suppress(BioanonError):
+        result.closest_report = fresh(c, as_judged=False)
 
 
 def _drop_seeds(obj: Any) -> Any:
@@ -486,151 +500,82 @@ def _drop_seeds(obj: Any) -> Any:
 
 def secret_free_report(report: Any) -> Any:
     """The report with every evaluation seed blanked (they derive from the user's seed)."""
-    from ..report import Report
 
-    data = _drop_seeds(report.to_dict())
-    ev = data.get("params", {}).get("evaluation", {})
-    ev["seed_note"] = ("the evaluation seeds of a certified release derive from its search "
-                       "seed and are not written")
-    return Report(data, getattr(report, "figures", {}))
+    def blank(data: dict[str, Any]) -> None:
+        data.update(_drop_seeds(data))
+        ev = data.get("params", {}).get("evaluation", {})
+        ev["seed_note"] = ("the evaluation seeds of a certified release derive from its "
+                           "search seed and are not written")
+
+    return report.amended(blank)
 
 
-def certified_release(table: FeatureTable, result: SearchResult, roles: Any, *,
-                      keep_sensitive: bool = False, force: bool = False,
-                      random_state: int | None = None, input_name: str | None = None,
-                      input_sha256: str | None = None,
-                      progress: Progress | None = None) -> Any:
-    """Anonymize the whole table with the certified setting and apply the release policy.
+def confirmation_seed(seed: int) -> int:
+    """The evaluation seed of the confirmation run (derived from the search's seed)."""
+    return derive_seed(seed, "confirmation") % (2**31)
 
-    Refuses (``BioanonError``) when ``result`` is not certified. The release seed is fresh
-    (derived one way from ``random_state`` when given, for a reproducible release; OS entropy
-    otherwise) and is never written. Returns the :class:`~bioanon.release.ReleaseResult`
-    with its manifest marked ``certified`` and holding the confirmation's verdict.
+
+def judge_on_fresh_split(table: FeatureTable, anonymizer: Any, interest: str, sensitive: str,
+                         additional: Mapping[str, float] | None, search_seed: int,
+                         **evaluation_kwargs: Any) -> Evaluation:
+    """The confirmation: ``anonymizer`` judged on a fresh split with a fresh evaluation seed
+    (derived one way from the search's), so choosing among many noisy evaluations does not
+    flatter the winner. The one engine behind :func:`search`'s confirmation and
+    :func:`confirm` (a sweep's)."""
+    return Evaluation(table, interest, sensitive, additional, anonymizer,
+                      random_state=confirmation_seed(search_seed),
+                      **evaluation_kwargs).evaluate()
+
+
+def confirm(table: FeatureTable, anonymizer: Any, interest: str, sensitive: str,
+            additional: Mapping[str, float] | None = None,
+            target_advantage: float = DEFAULT_TARGET, random_state: int = 0,
+            **evaluation_kwargs: Any) -> dict[str, Any]:
+    """Re-evaluate ``anonymizer`` on a fresh split and seed; return its verdict as a dict.
+
+    ``evaluation_kwargs`` go to :class:`~bioanon.evaluation.Evaluation` (models, attackers,
+    group, ...). The returned dict holds the verdict block plus ``seed`` (the confirmation's
+    evaluation seed; an evaluation seed, not a release key).
     """
-    from ..release import release
-
-    if not result.certified or result.candidate is None:
-        raise BioanonError(result.failure_line())
-    c = result.candidate
-    seed = None if random_state is None else derive_seed(int(random_state), "release") % (2**32)
-    additional = list(roles.additional)
-    anon = build_candidate(c, roles.interest, roles.sensitive, additional, seed)
-    out = release(table, anon, roles, keep_sensitive=keep_sensitive, force=force,
-                  method=c.method, input_name=input_name, input_sha256=input_sha256,
-                  progress=progress)
-    man = out.manifest
-    man["certified"] = True
-    man.pop("note", None)
-    man["verdict"] = {k: v for k, v in result.confirmation["verdict"].items()}
-    man["accepted_risks"] = dict(result.accept_risks)
-    man["certification"] = {"rule": CHOICE_RULE, "search": {
-        "settings_evaluated": len(result.rows), "chosen": c.label(),
-        "wall_s": round(result.wall_s, 1)}}
-    return out
+    kwargs = {k: v for k, v in evaluation_kwargs.items() if k not in ("cache", "progress")}
+    anon = clone(anonymizer)
+    if "random_state" in anon.get_params(deep=False):
+        anon.set_params(random_state=None)  # the evaluation derives a fresh one from its seed
+    ev = judge_on_fresh_split(table, anon, interest, sensitive, additional, random_state,
+                              target_advantage=target_advantage, **kwargs)
+    v = verdict(ev, target_advantage)
+    return {**v.to_dict(), "seed": confirmation_seed(random_state)}
 
 
-def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float, bool]:
-    """The worst level of one risk in a row: (value, low, high, passes); NaN when absent."""
-    rs = [r for r in row.get("risks", []) if r["risk"] == risk and np.isfinite(r["value"])]
-    if not rs:
-        return (float("nan"),) * 3 + (False,)
-    r = max(rs, key=lambda r: r["ci"][1])
-    return (r["value"], r["ci"][0], r["ci"][1], all(
-        x["status"] in ("met", "accepted") for x in row.get("risks", []) if x["risk"] == risk))
+def weights(roles: Any) -> dict[str, float]:
+    """The additional attributes' weights alpha (1.0 each when ``roles`` lists names only)."""
+    add = roles.additional
+    if isinstance(add, Mapping):
+        return {str(k): float(v) for k, v in add.items()}
+    return {str(c): 1.0 for c in add}
 
 
-def search_figure(result: SearchResult, sensitive: str, interest: str) -> Any:
-    """The search chart: CAS against each risk (one panel per risk), with intervals.
-
-    x: recognition (the cross-fitted worst case's advantage on ``sensitive``), membership
-    (the judged AUC, worst level) and inference on members (advantage over non-members, worst
-    level), each with its 95% interval and its target as a vertical line; y: CAS with its 95%
-    interval. Green: the setting meets every risk; orange: this risk is met, another is not;
-    grey: this risk fails. The chosen setting is circled; the key names the numbers.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = result.rows
-    panels = [("recognition", f"advantage on '{sensitive}'", result.target_advantage, 0.0),
-              ("membership", "AUC, worst level", result.target_membership, 0.5),
-              ("inference", "advantage over non-members", result.target_inference, 0.0)]
-    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.4), sharey=True)
-    for ax, (risk, label, target, base) in zip(axes, panels, strict=True):
-        if rows:
-            pts = [_risk_point(r, risk) for r in rows]
-            y = np.array([r["cas"] for r in rows])
-            ye = np.array([[r["cas"] - r["cas_ci"][0], r["cas_ci"][1] - r["cas"]]
-                           for r in rows]).T
-            x = np.array([p[0] for p in pts])
-            xe = np.array([[p[0] - p[1], p[2] - p[0]] for p in pts]).T
-            ok = np.isfinite(x)
-            if ok.any():
-                ax.errorbar(x[ok], y[ok], xerr=xe[:, ok], yerr=ye[:, ok], fmt="none",
-                            ecolor="#bbbbbb", elinewidth=1, capsize=2, zorder=2)
-            colors = ["#5cb85c" if r["met"] else ("#f0ad4e" if p[3] else "#999999")
-                      for r, p in zip(rows, pts, strict=True)]
-            ax.scatter(x[ok], y[ok], c=[c for c, o in zip(colors, ok, strict=True) if o],
-                       zorder=3)
-            for i in np.flatnonzero(ok):
-                ax.annotate(str(i + 1), (x[i], y[i]), fontsize=8, xytext=(4, 4),
-                            textcoords="offset points")
-            if result.chosen is not None and ok[result.chosen]:
-                j = int(result.chosen)
-                ax.scatter([x[j]], [y[j]], s=170, facecolors="none", edgecolors="#337ab7",
-                           linewidths=2, zorder=5, label="chosen (then confirmed)")
-            clear = max(r["clear"] for r in rows)
-            ax.axhline(clear, color="#5cb85c", linestyle="-.", linewidth=1,
-                       label=f"clear data ({clear:.3f})")
-            ax.set_ylim(0, 1.05 * max(1.0, clear))
-        ax.axvline(target, color="#d9534f", linestyle=":", linewidth=1.5,
-                   label=f"target {target:g}")
-        ax.axvline(base, color="black", linestyle="--", linewidth=0.8, label="no leak")
-        ax.set_xlabel(label + " (lower: better)", fontsize=8)
-        ax.set_title(risk, fontsize=10)
-        ax.legend(fontsize=6.5, loc="lower left", frameon=False)
-    axes[0].set_ylabel(f"CAS of '{interest}' (higher is better)")
-    if rows:
-        key = "\n".join(f"{j + 1}: {r['setting']}" for j, r in enumerate(rows))
-        axes[-1].text(1.04, 0.0, "settings (green: every risk met;\norange: this risk met)\n"
-                      + key, transform=axes[-1].transAxes, fontsize=6.5, va="bottom",
-                      ha="left", family="monospace")
-    fig.suptitle("bioanon release: search (tuning split) — CAS against each risk")
-    fig.tight_layout()
-    return fig
+def judge_options(options: EvaluationOptions | None, target: float | None,
+                  values: Mapping[str, Any]) -> EvaluationOptions:
+    """The adapters' evaluation options: ``options`` with ``values`` (fields of
+    :class:`~bioanon.evaluation.options.EvaluationOptions`) and ``target``, the adapters'
+    short name for ``target_advantage``, applied."""
+    opts = EvaluationOptions.of(options, **values)
+    return opts if target is None else replace(opts, target_advantage=float(target))
 
 
-def figure_html(fig: Any, alt: str) -> str:
-    """An inline PNG ``<img>`` of a matplotlib figure (for report.html)."""
-    import base64
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    data = base64.b64encode(buf.getvalue()).decode("ascii")
-    return f"<img alt='{alt}' src='data:image/png;base64,{data}'/>"
-
-
-def certified_report(result: SearchResult, sensitive: str, interest: str) -> tuple[Any, Any]:
-    """The release's report (the confirmation's, plus the search) and the search figure.
-
-    When nothing met every target and the search kept the closest setting's report
-    (``report_closest=True``), that report is used: it says which risk fell short."""
-    from ..report import Report
-
-    conf = result.confirmation if result.confirmation is not None else result.closest_report
-    if conf is None:
-        raise BioanonError(result.failure_line())
-    data = conf.to_dict()
-    data["search"] = result.to_dict()
-    fig = search_figure(result, sensitive, interest)
-    figures = {**conf.figures, "Search: CAS against each risk":
-               figure_html(fig, "search Pareto chart")}
-    return Report(data, figures), fig
-
+def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | None = None,
+               **search_args: Any) -> SearchResult:
+    """Run the search for ``roles`` (the released labels are the roles' released ones);
+    ``search_args`` are :func:`search`'s own keywords and evaluation options."""
+    if not roles.interest:
+        raise BioanonError("a certified release needs the attribute of interest; pass "
+                           "interest= in Roles (--interest COL)")
+    add = weights(roles)
+    opts = EvaluationOptions.of(options, released_labels=[roles.interest, *add, *roles.quasi,
+                                                          *roles.keep])
+    return search(table, roles.interest, roles.sensitive, add, options=opts, **search_args)
 
 __all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
-           "certified_release", "certified_report", "figure_html", "row_line", "search",
-           "search_figure", "secret_free_report"]
+           "confirm", "confirmation_seed", "judge_on_fresh_split", "judge_options",
+           "row_line", "run_search", "search", "secret_free_report", "weights"]

@@ -1,0 +1,229 @@
+"""The certificate, written once for both release paths (in memory and Parquet/dask).
+
+The result types (:class:`CertifiedRelease`, :class:`NotCertified`), the manifest's
+certification block (:func:`certification_block`), the release seed (:func:`release_seed`),
+the report of a certified release (:func:`certified_report`, the confirmation's report plus
+the search and its chart) and where the report goes (:func:`report_dir`).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import BioanonError
+from ..evaluation.seeds import derive_seed
+from ..io import atomic_path
+from ..release import write_release
+from ..table import FeatureTable
+from .chart import figure_html, search_figure
+from .search import CHOICE_RULE, SearchResult
+
+#: the files of ``OUTPUT.report/``
+REPORT_FILES = ("report.json", "report.html", "search.png")
+
+
+def report_dir(output: str | os.PathLike) -> Path:
+    """Where the report of the release ``output`` goes: ``OUTPUT.report/``.
+
+    Examples
+    --------
+    >>> report_dir("out/release.parquet").name
+    'release.parquet.report'
+    """
+    out = Path(output)
+    return out.with_name(out.name + ".report")
+
+
+def public_rows(result: Any) -> list[dict[str, Any]]:
+    """The search's rows without their in-process fields (``_params`` may hold objects)."""
+    return [{k: v for k, v in r.items() if not k.startswith("_")} for r in result.rows]
+
+
+class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user reads it
+    """No setting met the target (on the tuning split, or on its confirmation).
+
+    Not a :class:`~bioanon.errors.BioanonError`: the input was fine, the data and target
+    admit no certified release. The message is one line naming the closest setting and what
+    fell short.
+
+    Attributes
+    ----------
+    closest : dict or None
+        The search row of the setting that came closest (public parameters only).
+    setting : str or None
+        Its label, e.g. ``"noise(sigma=1)"``.
+    short_of : str
+        What fell short (privacy, utility, both, or the confirmation), in words.
+    confirmation : dict or None
+        The confirmation's verdict when a setting was confirmed and failed.
+    rows, skipped, not_evaluated : list
+        The search's rows, the settings or methods left out (with reasons), and those the
+        budget left unevaluated.
+    search : SearchResult
+    """
+
+    def __init__(self, result: Any, sensitive: str | None = None,
+                 interest: str | None = None) -> None:
+        near, why = result.closest()
+        self.closest: dict[str, Any] | None = (
+            None if near is None else {k: v for k, v in near.items() if not k.startswith("_")})
+        self.setting: str | None = None if near is None else near["setting"]
+        self.short_of: str = why
+        self.confirmation: dict[str, Any] | None = (
+            None if result.confirmation is None else dict(result.confirmation["verdict"]))
+        self.rows = public_rows(result)
+        self.skipped = list(result.skipped)
+        self.not_evaluated = list(result.not_evaluated)
+        self.search = result
+        self._roles = (sensitive, interest)
+        super().__init__(result.failure_line())
+
+    def report_and_chart(self) -> tuple[Any, bytes]:
+        """The report of what fell short (the failed confirmation, or the closest setting
+        judged on a fresh split when the search kept it) and the search chart as PNG bytes.
+        Raises BioanonError when the search judged no setting on a fresh split."""
+        sensitive, interest = self._roles
+        return report_and_chart(self.search, str(sensitive), str(interest))
+
+
+@dataclass
+class CertifiedRelease:
+    """A certified release: the table, its manifest and report, the verdict and the search.
+
+    Attributes
+    ----------
+    table : FeatureTable
+        The released table (shuffled; only the columns with a released role).
+    manifest : dict
+        ``certified: true``, the verdict, the method and public parameters, every column's
+        role, the search's summary. No seed.
+    verdict : dict
+        The confirmation's verdict (``met``, ``sentence``, the figures it judged).
+    rows : list of dict
+        One row per evaluated setting (public parameters only).
+    report : Report
+        The confirmation's report with the search (``report.json``'s content).
+    search : SearchResult
+    dropped : list of str
+        Label columns left out of the release.
+    """
+
+    table: FeatureTable
+    manifest: dict[str, Any]
+    verdict: dict[str, Any]
+    rows: list[dict[str, Any]]
+    report: Any
+    search: Any
+    dropped: list[str] = field(default_factory=list)
+    search_png: bytes = field(default=b"", repr=False)
+
+    @property
+    def setting(self) -> str:
+        """The certified setting's label, e.g. ``selective-mean(g=32, t=0.8)``."""
+        return str(self.manifest["certification"]["search"]["chosen"])
+
+    def write(self, path: str | os.PathLike) -> tuple[Path, Path, Path]:
+        """Write ``PATH``, ``PATH.manifest.json`` and ``PATH.report/`` (as ``bioanon release``).
+
+        The report is written first and the release pair last (atomically, together), so a
+        certified release always has its report. Returns the three paths.
+        """
+        out = Path(path)
+        rep = report_dir(out)
+        write_report(self.report, self.search_png, rep)
+        table, man = write_release(self.table, self.manifest, out)
+        return table, man, rep
+
+
+def release_seed(random_state: int | None) -> int | None:
+    """The seed of a certified release: derived one way from the user's ``random_state``
+    (a reproducible release; never written), or None for fresh OS entropy."""
+    return None if random_state is None else derive_seed(int(random_state), "release") % 2**32
+
+
+def certification_block(result: SearchResult, **judged: Any) -> dict[str, Any]:
+    """The manifest's certification fields of a certified search: ``certified``, the
+    confirmation's ``verdict``, the ``accepted_risks`` and ``certification`` (the choice rule,
+    the search's summary, and ``judged`` — e.g. the panel sample and bucket rule of the
+    Parquet path)."""
+    c = result.candidate
+    if not result.certified or c is None:
+        raise BioanonError(result.failure_line())
+    return {"certified": True,
+            "verdict": dict(result.confirmation["verdict"]),
+            "accepted_risks": dict(result.accept_risks),
+            "certification": {
+                "rule": CHOICE_RULE,
+                "search": {"settings_evaluated": len(result.rows), "chosen": c.label(),
+                           "wall_s": round(result.wall_s, 1)},
+                **judged}}
+
+
+def certified_report(result: SearchResult, sensitive: str, interest: str) -> tuple[Any, Any]:
+    """The release's report (the confirmation's, plus the search) and the search figure.
+
+    When nothing met every target and the search kept the closest setting's report
+    (``report_closest=True``), that report is used: it says which risk fell short."""
+    conf = result.confirmation if result.confirmation is not None else result.closest_report
+    if conf is None:
+        raise BioanonError(result.failure_line())
+    fig = search_figure(result, sensitive, interest)
+
+    def add(data: dict[str, Any]) -> None:
+        # report.json opens with the plan and the setting it judged, then the rest
+        plan = result.plan.to_dict() if getattr(result, "plan", None) is not None else None
+        chosen = result.candidate
+        near, _ = result.closest() if chosen is None else (None, "")
+        setting = {"setting": chosen.label() if chosen is not None else
+                   (near or {}).get("setting"), "certified": bool(result.certified),
+                   "judged": "the confirmation (a fresh split)" if chosen is not None else
+                   "the closest setting on a fresh split (NOT certified)"}
+        rest = dict(data)
+        data.clear()
+        data.update({"plan": plan, "setting": setting, **rest, "search": result.to_dict()})
+
+    report = conf.amended(add, {"Search: CAS against each risk":
+                                figure_html(fig, "search Pareto chart")})
+    return report, fig
+
+
+def write_report(report: Any, search_png: bytes, folder: Path) -> None:
+    """Write ``report.json``, ``report.html`` and ``search.png`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    report.write(folder)
+    with atomic_path(folder / "search.png") as tmp:
+        Path(tmp).write_bytes(search_png)
+
+
+def report_and_chart(result: Any, sensitive: str, interest: str) -> tuple[Any, bytes]:
+    """The certified report (confirmation + search) and the search chart as PNG bytes."""
+    import matplotlib.pyplot as plt
+
+    report, fig = certified_report(result, sensitive, interest)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return report, buf.getvalue()
+
+
+def state_budget(manifest: dict[str, Any], report: Any, budget: Any, result: Any,
+                 table: FeatureTable, sensitive: str | None) -> Any:
+    """Write the budget's statement (ε, δ, unit, strict or not) into the manifest and the
+    report; the parameters taken from public data read ``public`` (their values are not
+    written). Returns the report with the statement."""
+    statement = budget.statement(table, sensitive)
+    manifest["differential_privacy"] = statement
+    chosen = result.candidate
+    params = manifest.get("params", {})
+    for key in (chosen.hidden if chosen is not None else {}):
+        params[key] = "public (from the public table; values not written)"
+    return report.amended(lambda data: data.update(differential_privacy=statement))
+
+
+__all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "certification_block",
+           "certified_report", "public_rows", "release_seed", "report_and_chart", "report_dir",
+           "state_budget", "write_report"]

@@ -1,0 +1,349 @@
+"""The plan: from the table's shape alone, which risks at which level this table can show.
+
+Before any setting is judged, the plan counts the candidates each risk's test will have (the
+split of :mod:`bioanon.evaluation.split`: per identity, ``round(test_size·n)`` records are
+released (at least 1, at most n − 1) and the rest are the attacker's non-members; at the
+identity level, K = 3 releases each leave a third of the identities out, so every identity
+is a member and a non-member) and says, for each risk and level:
+
+- the **smallest advantage the sample can rule out**: the target a leak-free release passes
+  with probability ≥ 95% (:func:`~bioanon.metrics.advantage.smallest_showable`, about
+  2.2·√(1/n₁ + 1/n₀) for the cross-fitted membership advantage; for recognition,
+  (1.96 + 1.645)·√(p(1 − p)/n) with p the chance rate and n the released records; below 20
+  identities the row says how much wider the identity-permutation interval may be, without
+  refusing: how much the records cluster depends on the release);
+- whether the chosen target can be **shown** by the sample, or is **covered by a DP
+  guarantee** whose unit covers the level and whose bound is within the target, or was
+  **accepted** by name;
+- what would change that: how many identities or records would make the target showable, the
+  DP budget (ε at δ = 1/n², identity unit, for bioanon's Gaussian-mechanism methods:
+  :func:`~bioanon.privacy_bounds.gaussian_epsilon_for_advantage`) whose bound covers it, or
+  ``accept=`` by name.
+
+Nothing here looks at feature values: the plan costs milliseconds.
+
+Examples
+--------
+>>> from bioanon.datasets import make_biometric
+>>> t = make_biometric(n_identities=24, records_per_identity=12, n_features=32)
+>>> p = make_plan(t, "expression", "identity")
+>>> [(r.name, r.status) for r in p.rows]      # doctest: +NORMALIZE_WHITESPACE
+[('record-recognition', 'inconclusive at this size'),
+ ('record-membership', 'inconclusive at this size'),
+ ('record-inference', 'inconclusive at this size'),
+ ('identity-membership', 'inconclusive at this size'),
+ ('identity-inference', 'inconclusive at this size')]
+>>> p.can_proceed
+False
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import BioanonError
+from .levels import Level, resolve_level
+from .metrics.advantage import Z95, Z_PASS, smallest_showable
+from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
+
+#: the words of a plan row's status (the same everywhere: terminal, report, JSON)
+SHOWABLE = "showable"
+COVERED = "covered by the guarantee"
+ACCEPTED = "accepted"
+INCONCLUSIVE = "inconclusive at this size"
+#: identity-level figures need at least this many identities (as the evaluation does)
+MIN_IDENTITIES = 20
+IDENTITY_FOLDS = 3
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One risk at one level: what the sample can show against the target."""
+
+    risk: str
+    level: str
+    target: float
+    smallest: float
+    status: str
+    n_members: int
+    n_nonmembers: int
+    unit: str
+    why: str
+    ways_forward: tuple[str, ...] = ()
+    needed: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.level}-{self.risk}"
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (SHOWABLE, COVERED, ACCEPTED)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "risk": self.risk, "level": self.level,
+                "target": self.target, "smallest_showable": _num(self.smallest),
+                "status": self.status, "ok": self.ok, "n_members": self.n_members,
+                "n_nonmembers": self.n_nonmembers, "unit": self.unit, "why": self.why,
+                "ways_forward": list(self.ways_forward), "needed": self.needed}
+
+
+def _num(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The plan of one certification: the level, and one :class:`PlanRow` per risk × level."""
+
+    level: Level
+    rows: tuple[PlanRow, ...]
+    n_records: int
+    n_identities: int
+    guarantee: Guarantee | None = None
+
+    @property
+    def blocked(self) -> list[PlanRow]:
+        """The rows the sample cannot show, no guarantee covers and nobody accepted."""
+        return [r for r in self.rows if not r.ok]
+
+    @property
+    def can_proceed(self) -> bool:
+        return not self.blocked
+
+    def row(self, name: str) -> PlanRow | None:
+        return next((r for r in self.rows if r.name == name), None)
+
+    def refusal_line(self) -> str:
+        """One line: what cannot be shown and the ways forward (empty when nothing blocks)."""
+        b = self.blocked
+        if not b:
+            return ""
+        what = ", ".join(f"{r.name} (can rule out {_fmt(r.smallest)}, target {r.target:g})"
+                         for r in b)
+        ways = []
+        ids = max((r.needed.get("identities", 0) for r in b), default=0)
+        recs = max((r.needed.get("records", 0) for r in b), default=0)
+        more = [f"about {ids} identities (now {self.n_identities})"] if ids else []
+        more += [f"about {recs} records (now {self.n_records})"] if recs else []
+        if more:
+            ways.append("more data: " + " / ".join(more))
+        eps = [r.needed["epsilon_identity"] for r in b if "epsilon_identity" in r.needed]
+        if eps:
+            ways.append(f"a strict DP budget whose bound covers membership and inference "
+                        f"(--epsilon {min(eps):.3g} --privacy-unit identity --public-data "
+                        "FILE)")
+        names = " ".join(f"--accept-risk {r.name}" for r in b)
+        ways.append(f"accept by name ({names} --reason \"...\")")
+        return (f"level '{self.level.name}' cannot be shown on this table, "
+                f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}")
+
+    def render(self) -> str:
+        """The plan as plain text (what ``release`` prints first)."""
+        lines = [f"plan (from the table's shape: {self.n_records} records, "
+                 f"{self.n_identities} identities) at level '{self.level.name}' "
+                 f"(record {self.level.record:g}, identity {self.level.identity:g}):"]
+        for r in self.rows:
+            lines.append(f"  {r.name:<22} target {r.target:<5g} can rule out "
+                         f"{_fmt(r.smallest):<6} -> {r.status}"
+                         + (f" ({r.why})" if r.why else ""))
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level.to_dict(), "n_records": self.n_records,
+                "n_identities": self.n_identities, "can_proceed": self.can_proceed,
+                "guarantee": self.guarantee.to_dict() if self.guarantee else None,
+                "rows": [r.to_dict() for r in self.rows],
+                "refusal": self.refusal_line() or None}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3f}" if math.isfinite(x) else "nothing"
+
+
+class PlanRefused(BioanonError):
+    """The plan says the level cannot be shown on this table (and nothing accepted it): the
+    run stops before the search, with one line naming the ways forward."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__(plan.refusal_line())
+        self.plan = plan
+
+
+# ---------------------------------------------------------------------- counting
+def released_counts(per_identity: np.ndarray, test_size: float) -> np.ndarray:
+    """Released records per identity under the closed-set split (:func:`split_table`).
+
+    >>> released_counts(np.array([12, 4, 2]), 0.25).tolist()
+    [3, 1, 1]
+    """
+    n = np.asarray(per_identity, dtype=np.int64)
+    out = np.array([min(max(round(test_size * k), 1), k - 1) for k in n.tolist()],
+                   dtype=np.int64)
+    return np.where(n >= 2, out, 0)
+
+
+def _group_counts(labels: pd.DataFrame, group: str, sensitive: str,
+                  test_size: float) -> tuple[int, int]:
+    """(test groups, train groups) of :func:`group_split`."""
+    sens_of = labels.groupby(group)[sensitive].first()
+    n_test = 0
+    for _, groups in sens_of.groupby(sens_of, sort=True):
+        k = groups.size
+        n_test += int(min(max(round(test_size * k), 1), k - 1)) if k >= 2 else 0
+    return n_test, int(sens_of.size) - n_test
+
+
+# ---------------------------------------------------------------------- the plan
+def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Level | None = None,
+              group: str | None = None, test_size: float = 0.25,
+              label_columns: Sequence[str] | None = None,
+              target_recognition: float = 0.05, guarantee: Guarantee | None = None,
+              accept: Mapping[str, str] | None = None,
+              identity_level: bool = True) -> Plan:
+    """The plan of a certification of ``table`` (a FeatureTable or a labels DataFrame).
+
+    Parameters
+    ----------
+    table : FeatureTable or pandas.DataFrame (its labels)
+    interest, sensitive : the kept label and the identity column
+    level : a named level, a number, or None (the default level)
+    group : the column whose whole groups the split keeps apart (group level), or None
+    test_size : the share of each identity's records released in the evaluation
+    label_columns : the label columns the release carries (inference needs one; default:
+        the interest)
+    target_recognition : recognition's own target (advantage over chance)
+    guarantee : a declared DP guarantee (covers a level when its unit does and its bound is
+        within the target)
+    accept : {"LEVEL-RISK": reason} the user accepted
+    identity_level : False when the method cannot be refitted without some identities (fitted
+        on auxiliary data): the identity level is not measured
+
+    Returns
+    -------
+    Plan
+    """
+    lv = resolve_level(level)
+    labels = table.labels if hasattr(table, "labels") else table
+    ids = labels[sensitive].astype(str)
+    per_id = ids.value_counts().to_numpy()
+    n_rec, n_id = int(len(labels)), int(per_id.size)
+    cols = list(label_columns) if label_columns is not None else [interest]
+    accept = dict(accept or {})
+    rows: list[PlanRow] = []
+    # ------------------------------------------------------------ recognition (own target)
+    rel = int(released_counts(per_id, test_size).sum())
+    p = float(per_id.max() / per_id.sum()) if n_id else 1.0
+    s_rec = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(rel, 1))
+    rec = _row("recognition", "record" if group is None else "group", target_recognition,
+               s_rec, rel, 0, "records", None, accept, n_rec, n_id, guarantee_applies=False)
+    if n_id < MIN_IDENTITIES:
+        # records cluster by person: if a recognizer maps each person's records to one label,
+        # the figure moves in steps of 1/k and the identity-permutation interval (which the
+        # evaluation then takes) is as wide as over k units; said, not refused (it depends
+        # on the release, which the shape does not know)
+        worst = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(n_id, 1))
+        rec = replace(rec, why=(rec.why + "; " if rec.why else "") +
+                      f"only {n_id} identities: records cluster by person, so the interval "
+                      f"may widen up to ±{worst / (Z95 + Z_PASS) * Z95:.2f} (identity-"
+                      "permutation null) and read inconclusive",
+                      needed={**rec.needed, "smallest_if_clustered": worst})
+    rows.append(rec)
+    # ------------------------------------------------------------ record / group level
+    if group is None:
+        n1 = rel
+        n0 = n_rec - n1
+        unit, lvl = "records", "record"
+    else:
+        n1, n0 = _group_counts(labels, group, sensitive, test_size)
+        unit, lvl = "groups", "group"
+    s = smallest_showable(n1, n0)
+    for risk in ("membership", "inference"):
+        if risk == "inference" and not cols:
+            rows.append(_fixed(risk, lvl, lv.target(lvl), "the release carries no label "
+                               "column", accept))
+            continue
+        rows.append(_row(risk, lvl, lv.target(lvl), s, n1, n0, unit, guarantee, accept,
+                         n_rec, n_id))
+    # ------------------------------------------------------------ identity level
+    why = ""
+    if group is not None:
+        why = f"the split keeps whole '{group}' groups apart (group level instead)"
+    elif not identity_level:
+        why = "the method is fitted on auxiliary data; no release without some identities"
+    for risk in ("membership", "inference"):
+        if why:
+            rows.append(_fixed(risk, "identity", lv.identity, why, accept))
+            continue
+        s_id = smallest_showable(n_id, n_id) if n_id >= MIN_IDENTITIES else math.inf
+        rows.append(_row(risk, "identity", lv.identity, s_id, n_id, n_id, "identities",
+                         guarantee, accept, n_rec, n_id))
+    return Plan(lv, tuple(rows), n_rec, n_id, guarantee)
+
+
+def _fixed(risk: str, level: str, target: float, why: str,
+           accept: Mapping[str, str]) -> PlanRow:
+    """A level the evaluation does not measure at all (said, never counted as shown)."""
+    name = f"{level}-{risk}"
+    status = ACCEPTED if name in accept else INCONCLUSIVE
+    return PlanRow(risk, level, target, math.inf, status, 0, 0, "", why,
+                   (f"--accept-risk {name}",))
+
+
+def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int, unit: str,
+         guarantee: Guarantee | None, accept: Mapping[str, str], n_rec: int, n_id: int,
+         guarantee_applies: bool = True) -> PlanRow:
+    name = f"{level}-{risk}"
+    needed: dict[str, Any] = {}
+    ways: list[str] = []
+    covered = (guarantee_applies and guarantee is not None and guarantee.covers(level)
+               and guarantee.advantage_bound() <= target)
+    if smallest <= target:
+        status, why = SHOWABLE, ""
+    elif covered:
+        assert guarantee is not None
+        status = COVERED
+        why = (f"bound {guarantee.advantage_bound():.3f} ≤ {target:g} of the guarantee "
+               f"{guarantee.words()}")
+    elif name in accept:
+        status, why = ACCEPTED, f"accepted: {accept[name]}"
+    else:
+        status = INCONCLUSIVE
+        why = (f"even a leak-free release would read an upper bound above {target:g} in more "
+               "than 5% of evaluations")
+    if status != SHOWABLE:
+        scale = ((smallest / target) ** 2 if math.isfinite(smallest) and target > 0
+                 else math.inf)
+        if level == "identity" or unit.startswith("identities"):
+            if target > 0 and (level == "identity" or math.isfinite(scale)):
+                need = (max(MIN_IDENTITIES, math.ceil(_inv(target))) if level == "identity"
+                        else math.ceil(n_id * scale))
+                needed["identities"] = int(need)
+                ways.append(f"about {need} identities (now {n_id})")
+        else:
+            if math.isfinite(scale):
+                need_r = math.ceil(n_rec * scale)
+                needed["records"] = int(need_r)
+                ways.append(f"about {need_r} records (now {n_rec})")
+        if guarantee_applies and target > 0:
+            delta = 1.0 / max(n_id, 2) ** 2
+            eps = gaussian_epsilon_for_advantage(target, delta)
+            needed["epsilon_identity"] = eps
+            needed["delta"] = delta
+            ways.append(f"--epsilon {eps:.3g} --privacy-unit identity (a strict DP budget "
+                        "whose bound covers it)")
+        ways.append(f"--accept-risk {name}")
+    return PlanRow(risk, level, target, smallest, status, int(n1), int(n0), unit, why,
+                   tuple(ways), needed)
+
+
+def _inv(target: float) -> float:
+    """Identities at which the identity-level figure can show ``target`` (each identity a
+    member and a non-member: 2.2·√(2/n) ≤ target)."""
+    return float(smallest_showable(1, 1) / target) ** 2

@@ -1,0 +1,413 @@
+"""The membership advantage, the DP bounds on a membership test, the named levels, the plan,
+and the identity-permutation interval of recognition (issue 27)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from bioanon.datasets import make_biometric
+from bioanon.errors import BioanonError
+from bioanon.evaluation.split import split_table
+from bioanon.levels import DEFAULT_LEVEL, LEVELS, resolve_level
+from bioanon.metrics.advantage import (
+    advantage_from_auc,
+    crossfit_advantage,
+    inference_advantage,
+    smallest_showable,
+)
+from bioanon.metrics.intervals import newcombe_difference
+from bioanon.metrics.recognition_null import identity_permutation_interval
+from bioanon.metrics.risk_stats import judge
+from bioanon.plan import ACCEPTED, COVERED, INCONCLUSIVE, SHOWABLE, make_plan
+from bioanon.privacy_bounds import (
+    BoundExceeded,
+    Guarantee,
+    advantage_bound_epsilon,
+    advantage_bound_gdp,
+    auc_bound_epsilon,
+    auc_bound_gdp,
+    check_empirical,
+    epsilon_for_advantage,
+    guarantee_of,
+    mu_for_advantage,
+    mu_for_auc,
+    mu_from_rho,
+)
+
+
+# ---------------------------------------------------------------------- the advantage
+def test_advantage_hand_computed():
+    # half A = 0,2,4,6 (members 4, 2; non-members 2.5, 0); half B = 1,3,5,7 (3, 1; 0, 0)
+    member = np.array([1, 1, 1, 1, 0, 0, 0, 0], bool)
+    s = np.array([4.0, 3, 2, 1, 2.5, 0, 0, 0])
+    half = np.arange(8) % 2 == 0
+    r = crossfit_advantage({"s": s}, member, half)
+    # on A the best rule flags s ≥ 4 (0.5 − 0, first of the ties): on B it reads 0 − 0;
+    # on B the best flags s ≥ 1 (1 − 0): on A it reads 1 − 0.5; mean 0.25
+    assert r.value == pytest.approx(0.25)
+    # way 1 has no spread (nothing flagged on B); way 2: non-members flagged 1 of 2, SE
+    # sqrt(4/3 · 2 · 0.25²) = sqrt(1/6) linearized over 4 units; the mean of the two SEs
+    assert r.se == pytest.approx(math.sqrt(1 / 6) / 2)
+    assert r.ci == pytest.approx((0.25 - 1.959964 * r.se, 0.25 + 1.959964 * r.se), abs=1e-5)
+    assert r.balanced_accuracy == pytest.approx(0.625)
+
+
+def test_advantage_chooses_among_attackers_and_keeps_their_direction():
+    member = np.r_[np.ones(50, bool), np.zeros(50, bool)]
+    rng = np.random.default_rng(0)
+    good = member + rng.normal(0, 0.1, 100)
+    r = crossfit_advantage({"noise": rng.normal(size=100), "good": good}, member)
+    assert r.value > 0.9 and r.attackers == ("good", "good")
+    # a score that is lower for members is not flipped (higher means member, by convention)
+    rev = crossfit_advantage({"reversed": -good}, member)
+    assert rev.value == pytest.approx(0.0, abs=0.05)
+
+
+def test_inference_is_a_membership_test_of_advantage_p1_minus_p0():
+    member = np.r_[np.ones(40, bool), np.zeros(60, bool)]
+    # right on 30 of 40 members (0.75), on 30 of 60 non-members (0.5), in each half too
+    hits = np.r_[(np.arange(40) // 2) % 4 != 0, (np.arange(60) // 2) % 2 == 0]
+    half = np.arange(100) % 2 == 1
+    r = inference_advantage({"nearest": hits}, member, half)
+    assert r.member_rate == pytest.approx(0.75) and r.nonmember_rate == pytest.approx(0.5)
+    assert r.value == pytest.approx(0.25)
+    lo, hi = newcombe_difference(30, 40, 30, 60)[1:]
+    assert r.ci[0] < 0.25 < r.ci[1] and r.ci[1] - r.ci[0] == pytest.approx(hi - lo, rel=0.3)
+
+
+def test_leak_free_passes_the_smallest_showable_target_in_95_percent():
+    rng = np.random.default_rng(1)
+    n1, n0 = 100, 300
+    target = smallest_showable(n1, n0)
+    member = np.r_[np.ones(n1, bool), np.zeros(n0, bool)]
+    passed = 0
+    values = []
+    for s in range(200):
+        r = crossfit_advantage({f"a{k}": rng.normal(size=n1 + n0) for k in range(3)},
+                               member, rng=np.random.default_rng(s))
+        passed += r.ci[1] <= target
+        values.append(r.value)
+    assert passed / 200 >= 0.93
+    assert abs(np.mean(values)) < 0.01  # cross-fitting: no winner's curse
+
+
+def test_units_keep_an_identity_together():
+    # 30 identities, each scored against 3 releases (member in 2, non-member in 1)
+    ids = np.tile(np.arange(30), 3)
+    member = np.ones(90, bool)
+    for f in range(3):
+        member[f * 30 + np.arange(f, 30, 3)] = False
+    copy = member.astype(float)
+    r = crossfit_advantage({"copy": copy}, member, units=ids, unit="identities")
+    assert r.value == pytest.approx(1.0) and r.n_units == 30 and r.unit == "identities"
+    assert r.extras["member_units"] == 30 and r.extras["nonmember_units"] == 30
+
+
+def test_binormal_auc_to_advantage():
+    assert advantage_from_auc(0.6) == pytest.approx(0.1422, abs=1e-4)
+    d = math.sqrt(2) * norm.ppf(0.6)
+    assert advantage_from_auc(0.6) == pytest.approx(2 * norm.cdf(d / 2) - 1)
+
+
+# ---------------------------------------------------------------------- the DP bounds
+def test_bounds_on_hand_values():
+    # (ε, δ): (e^ε − 1 + 2δ)/(e^ε + 1)
+    assert advantage_bound_epsilon(math.log(3)) == pytest.approx(0.5)
+    assert advantage_bound_epsilon(math.log(3), 0.01) == pytest.approx(0.505)
+    assert advantage_bound_epsilon(1.0) == pytest.approx(math.tanh(0.5))
+    # μ-GDP
+    assert advantage_bound_gdp(2 * norm.ppf(0.75)) == pytest.approx(0.5)
+    assert auc_bound_gdp(1.0) == pytest.approx(norm.cdf(1 / math.sqrt(2)))
+    # AUC under (ε, δ): the area under min(1, e^ε α + δ, 1 − e^{−ε}(1 − δ − α))
+    alpha = np.linspace(0, 1, 200_001)
+    for eps, delta in ((math.log(3), 0.0), (1.0, 1e-3), (0.2, 0.05)):
+        roc = np.minimum(1, np.minimum(math.exp(eps) * alpha + delta,
+                                       1 - math.exp(-eps) * (1 - delta - alpha)))
+        roc = np.maximum(roc, 0)
+        assert auc_bound_epsilon(eps, delta) == pytest.approx(np.trapezoid(roc, alpha),
+                                                              abs=1e-6)
+    # the inverses
+    for a in (0.05, 0.1, 0.14, 0.5):
+        assert advantage_bound_epsilon(epsilon_for_advantage(a)) == pytest.approx(a)
+        assert advantage_bound_epsilon(epsilon_for_advantage(a, 1e-6), 1e-6) == \
+            pytest.approx(a)
+        assert advantage_bound_gdp(mu_for_advantage(a)) == pytest.approx(a)
+    assert auc_bound_gdp(mu_for_auc(0.6)) == pytest.approx(0.6)
+    assert epsilon_for_advantage(0.1) == pytest.approx(2 * math.atanh(0.1))
+    assert mu_from_rho(0.5) == 1.0
+    with pytest.raises(BioanonError):
+        epsilon_for_advantage(0.1, 0.2)  # δ alone exceeds the target
+
+
+def test_guarantee_covers_by_unit_and_strictness():
+    g = Guarantee(0.2, 1e-6, "identity", mu=None, strict=True)
+    assert g.covers("identity") and g.covers("record") and not g.covers("group")
+    assert not Guarantee(0.2, 1e-6, "record").covers("identity")
+    assert not Guarantee(0.2, 1e-6, "identity", strict=False).covers("identity")
+    # μ known: the tighter GDP bound is used
+    tight = Guarantee(5.0, 1e-6, "record", mu=0.2)
+    assert tight.advantage_bound() == pytest.approx(advantage_bound_gdp(0.2))
+    # a dp-synthetic statement: μ = sqrt(2ρ)
+    st = guarantee_of({"epsilon": 1.0, "delta": 1e-6, "privacy_unit": "identity",
+                       "rho": 0.02, "strict": True})
+    assert st is not None and st.mu == pytest.approx(0.2) and st.unit == "identity"
+    assert guarantee_of({}) is None
+    check_empirical(0.05, 0.1, "x")
+    with pytest.raises(BoundExceeded):
+        check_empirical(0.2, 0.1, "x")
+
+
+def test_bounds_against_opendp():
+    dp = pytest.importorskip("opendp.prelude", reason="OpenDP is not installed")
+    dp.enable_features("contrib")
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+    metric = dp.l2_distance(T=float)
+    for scale in (1.0, 2.0, 5.0):
+        meas = dp.m.make_gaussian(domain, metric, scale=scale)
+        rho = float(meas.map(1.0))
+        mu = mu_from_rho(rho)
+        assert mu == pytest.approx(1.0 / scale)  # a Gaussian of noise σ at Δ = 1 is 1/σ-GDP
+        curve = dp.c.make_zCDP_to_approxDP(meas).map(1.0)
+        for delta in (1e-3, 1e-6, 1e-9):
+            eps = float(curve.epsilon(delta))
+            # OpenDP's conversion is valid, the GDP profile exact: μ-GDP's δ(ε) ≤ δ there
+            exact = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+            assert exact <= delta * (1 + 1e-6)
+            # so the advantage bound of OpenDP's (ε, δ) is never below the GDP bound
+            assert advantage_bound_epsilon(eps, delta) >= advantage_bound_gdp(mu) - 1e-12
+        # and a level's μ, run as a Gaussian, meets the level's target in OpenDP's (ε, δ)
+    mu_t = mu_for_advantage(0.14)
+    meas = dp.m.make_gaussian(domain, metric, scale=1.0 / mu_t)
+    assert advantage_bound_gdp(mu_from_rho(float(meas.map(1.0)))) == pytest.approx(0.14)
+
+
+# ---------------------------------------------------------------------- the levels
+def test_levels():
+    std = resolve_level(None)
+    assert std.name == DEFAULT_LEVEL
+    # no looser than the former membership target AUC 0.6 (binormal)
+    assert max(std.record, std.identity) <= advantage_from_auc(0.6)
+    assert "55% of the time, against 50% by chance" in std.sentence("record")
+    assert "57% of the time" in std.sentence("identity")
+    for lv in LEVELS.values():
+        for level in ("record", "identity"):
+            need = lv.dp_needed(level)
+            assert advantage_bound_epsilon(need["epsilon_pure"]) == \
+                pytest.approx(lv.target(level))
+            assert advantage_bound_gdp(need["mu"]) == pytest.approx(lv.target(level))
+    assert LEVELS["strict"].record < std.record < LEVELS["basic"].record
+    assert resolve_level("0.07").record == resolve_level(0.07).identity == 0.07
+    for bad in ("loose", 0, 1.5, "nan"):
+        with pytest.raises(BioanonError):
+            resolve_level(bad)
+
+
+# ---------------------------------------------------------------------- the plan
+def test_plan_counts_the_split():
+    t = make_biometric(n_identities=30, records_per_identity=11, n_features=32)
+    tr, te = split_table(t, "expression", "identity", 0.25, 0)
+    p = make_plan(t, "expression", "identity")
+    row = p.row("record-membership")
+    assert row is not None
+    assert (row.n_members, row.n_nonmembers) == (te.size, tr.size)
+    assert row.smallest == pytest.approx(smallest_showable(te.size, tr.size))
+    ident = p.row("identity-membership")
+    assert ident is not None and ident.n_members == 30
+
+
+def test_plan_refuses_a_24_person_table_with_ways_forward():
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32)
+    p = make_plan(t, "expression", "identity")
+    assert not p.can_proceed
+    assert {r.name for r in p.blocked} >= {"record-membership", "identity-membership"}
+    assert all(r.status == INCONCLUSIVE for r in p.blocked)
+    line = p.refusal_line()
+    assert "\n" not in line and INCONCLUSIVE in line and "not met" not in line
+    assert "--privacy-unit identity" in line and "--accept-risk identity-membership" in line
+    assert "more data: about" in line
+    d = p.to_dict()
+    assert d["can_proceed"] is False and d["refusal"] == line
+    assert "plan (from the table's shape" in p.render()
+
+
+def test_plan_shows_a_large_population_and_names_what_changes_it():
+    t = make_biometric(n_identities=520, records_per_identity=8, n_features=32)
+    p = make_plan(t, "expression", "identity")
+    assert p.can_proceed, p.render()
+    assert all(r.status == SHOWABLE for r in p.rows)
+    strict = make_plan(t, "expression", "identity", level="strict")
+    row = strict.row("record-membership")
+    assert row is not None and row.status == INCONCLUSIVE
+    # the records it would need show the target: recompute the bound at that size
+    need = row.needed["records"]
+    assert smallest_showable(need / 4, 3 * need / 4) <= 0.05 * 1.01
+
+
+def test_plan_covered_by_a_guarantee_or_accepted():
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32)
+    g = Guarantee(0.1, 1e-6, "identity", strict=True)
+    p = make_plan(t, "expression", "identity", guarantee=g,
+                  accept={"record-recognition": "tested elsewhere"})
+    assert p.row("identity-membership").status == COVERED  # type: ignore[union-attr]
+    assert p.row("record-inference").status == COVERED  # type: ignore[union-attr]
+    assert p.row("record-recognition").status == ACCEPTED  # type: ignore[union-attr]
+    assert p.can_proceed
+    # a guarantee at the record unit does not cover the identity level, nor one not strict
+    p2 = make_plan(t, "expression", "identity", guarantee=Guarantee(0.1, 1e-6, "record"))
+    assert p2.row("identity-membership").status == INCONCLUSIVE  # type: ignore[union-attr]
+    p3 = make_plan(t, "expression", "identity",
+                   guarantee=Guarantee(0.1, 1e-6, "identity", strict=False))
+    assert p3.row("record-membership").status == INCONCLUSIVE  # type: ignore[union-attr]
+
+
+def test_plan_group_split_says_identity_level_is_not_measured():
+    t = make_biometric(n_identities=40, records_per_identity=6, n_features=32)
+    p = make_plan(t, "expression", "identity", group="identity")
+    assert p.row("group-membership") is not None and p.row("group-recognition") is not None
+    ident = p.row("identity-membership")
+    assert ident is not None and "groups apart" in ident.why
+
+
+# ---------------------------------------------------------------------- recognition
+def _speakers(seed: int, leaky: bool, k: int = 6, per: int = 60,
+              classes: int = 10, d: int = 16) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The issue's case: 6 speakers, a release with no speaker information (per-class
+    Gaussian samples, speaker labels permuted within class) or a leaky one (the records
+    with a little noise); a recognizer trained on it predicts the clear held-out records."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(seed)
+    cls_mu, spk_mu = rng.normal(size=(classes, d)) * 2, rng.normal(size=(k, d)) * 3
+    spk = np.repeat(np.arange(k), per)
+    cl = np.tile(np.arange(classes), k * per // classes)
+    X = cls_mu[cl] + spk_mu[spk] + rng.normal(size=(spk.size, d))
+    rel = rng.random(spk.size) < 0.5
+    Rs = spk[rel].copy()
+    if leaky:
+        R = X[rel] + rng.normal(size=(int(rel.sum()), d)) * 0.3
+    else:
+        Rc, R = cl[rel], np.empty((int(rel.sum()), d))
+        for c in range(classes):
+            m = Rc == c
+            R[m] = X[rel][m].mean(0) + rng.normal(size=(int(m.sum()), d)) * X[rel][m].std(0)
+            Rs[m] = rng.permutation(Rs[m])
+    preds = {name: clf.fit(R, Rs).predict(X[~rel]).astype(str)
+             for name, clf in (("knn", KNeighborsClassifier(5)),
+                               ("lda", LinearDiscriminantAnalysis()))}
+    return preds, spk[~rel].astype(str)
+
+
+def test_recognition_interval_holds_with_six_identities():
+    target = 0.05
+    free_perm, free_records, leaky_perm = [], [], []
+    for seed in range(20):
+        preds, truth = _speakers(seed, leaky=False)
+        r = identity_permutation_interval(preds, truth, 1 / 6, rng=np.random.default_rng(seed))
+        assert r["exact"] and r["n_perm"] == 720
+        free_perm.append(judge(r["ci"][1], target, r["null_upper"], r["ci"][0]))
+        # the record-level interval (Newcombe against chance) of the same figure
+        n = truth.size
+        _, lo, hi = newcombe_difference(round(r["accuracy"] * n), n, None, None, p2=1 / 6)
+        null = newcombe_difference(n // 6, n, None, None, p2=1 / 6)[2]
+        free_records.append(judge(hi, target, null, lo))
+        preds, truth = _speakers(seed, leaky=True)
+        r = identity_permutation_interval(preds, truth, 1 / 6, rng=np.random.default_rng(seed))
+        leaky_perm.append(judge(r["ci"][1], target, r["null_upper"], r["ci"][0]))
+    # the release without speaker information is not failed (met, or inconclusive at this
+    # size), while the interval over records fails it by the luck of a few people
+    assert free_perm.count("not met") <= 1
+    assert free_records.count("not met") >= 4
+    assert leaky_perm.count("not met") == 20
+
+
+def test_recognition_interval_permutes_within_strata():
+    truth = np.repeat(np.array(list("abcdefgh")), 10)
+    strata = {i: ("f" if i in "abcd" else "m") for i in "abcdefgh"}
+    r = identity_permutation_interval({"copy": truth}, truth, 1 / 8, strata=strata)
+    assert r["exact"] and r["n_perm"] == 24 * 24
+    assert r["advantage"] == pytest.approx(7 / 8)
+
+
+# ---------------------------------------------------------------------- release and the plan
+def _cli(*args: object):
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def people24(tmp_path_factory):
+    p = tmp_path_factory.mktemp("in24") / "p24.parquet"
+    make_biometric(n_identities=24, records_per_identity=12, n_features=32,
+                   random_state=0).write(p)
+    return p
+
+
+def test_release_refuses_a_24_person_table_with_the_plans_reason(people24, tmp_path):
+    out = tmp_path / "rel.parquet"
+    res = _cli("release", people24, "-o", out, "--interest", "expression", "--sensitive",
+               "identity", "--models", "knn", "--jobs", "1")
+    assert res.exit_code == 2, res.output
+    text = res.output
+    assert "plan (from the table's shape: 288 records, 24 identities)" in text
+    err = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(err) == 1
+    assert "inconclusive at this size" in err[0] and "not met" not in err[0]
+    assert "--accept-risk identity-membership" in err[0]
+    assert "--privacy-unit identity" in err[0] and "more data: about" in err[0]
+    assert "settings" not in text and "CAS" not in text  # stopped before any setting
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_release_old_targets_and_bad_levels_are_one_line_errors(people24, tmp_path):
+    out = tmp_path / "rel.parquet"
+    base = ["release", people24, "-o", out, "--interest", "expression", "--sensitive",
+            "identity"]
+    for extra, words in ((["--target-membership", "0.6"], "--level"),
+                         (["--target-inference", "0.05"], "--level"),
+                         (["--level", "loose"], "strict, standard, basic"),
+                         (["--level", "1.5"], "strict, standard, basic")):
+        res = _cli(*base, *extra)
+        assert res.exit_code == 2, res.output
+        assert res.output.startswith("error:") and words in res.output
+        assert "Traceback" not in res.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_strict_identity_guarantee_covers_membership_and_inference():
+    from bioanon.anonymize.registry import build_method
+    from bioanon.evaluation import Evaluation
+
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32,
+                       random_state=0)
+    noise = build_method("noise", {"sigma": 50.0}, interest="expression",
+                         sensitive="identity", additional=[], random_state=None)
+    g = Guarantee(1.0, 1e-6, "identity", mu=0.2, strict=True)  # bound 0.080
+    ev = Evaluation(t, "expression", "identity", anonymizer=noise, models=["knn"],
+                    attackers=["naive"], n_jobs=1, verification=False, guarantee=g).evaluate()
+    by = {r.name: r for r in ev.risks()}
+    for name in ("record-membership", "record-inference"):
+        r = by[name]
+        assert r.status == COVERED and "covered by the guarantee (ε 1" in r.reason
+        assert np.isfinite(r.value) and r.extras["guarantee"]["advantage_bound"] < 0.1
+    # a level not measured at all (24 identities: the identity level needs the folds) is
+    # covered by the proof, its figure still said missing
+    assert by["identity-membership"].status in (COVERED, INCONCLUSIVE)
+    # the verdict re-judges and keeps the cover
+    v = ev.verdict()
+    assert v.risks and {r.name for r in v.risks if r.status == COVERED} >= \
+        {"record-membership", "record-inference"}
+    # an empirical figure above the proven bound is a bug, said loudly
+    copy = build_method("noise", {"sigma": 1e-6}, interest="expression",
+                        sensitive="identity", additional=[], random_state=None)
+    with pytest.raises(BoundExceeded):
+        Evaluation(t, "expression", "identity", anonymizer=copy, models=["knn"],
+                   attackers=["naive"], n_jobs=1, verification=False,
+                   guarantee=g).evaluate()
