@@ -33,7 +33,7 @@ from .basis_model import (
 )
 from .dp_basis import public_pca
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import strata
 
 BASES = ("pca", "public", "random")

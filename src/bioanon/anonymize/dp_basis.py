@@ -88,7 +88,7 @@ from .basis_model import (
 )
 from .dp_synthetic import bound_contributions
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import strata
 
 UNITS = ("record", "identity")

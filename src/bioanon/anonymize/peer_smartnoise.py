@@ -40,7 +40,7 @@ from ..privacy import check_epsilon, public_bounds
 from ..table import FeatureTable
 from .base import Anonymizer
 from .params import Param
-from .registry import register
+from .registration import register
 from .vp_mix import strata
 
 SYNTHESIZERS = ("dpctgan", "patectgan")
