@@ -14,8 +14,10 @@ version (``dp-synthetic``, ε = 1, declared bounds); the table gives each one's 
 multiple of the selective mean's (issue 14's bound: at most 2×). Issue 20's methods run in the
 same loop: dp-synthetic, vp-mix with the bounded (circulant) donor design, the DP mix, the
 synthesizer with Ledoit-Wolf / factor / pooled covariances, each also as a multiple of vp-mix's
-time (bound: at most 2×), with its ``fit`` time alone; SDV's Gaussian copula (``sdv-copula``,
-the peer, needs ``bioanon[peer]``) runs only up to ``--sdv-max`` records (it is far slower).
+time (bound: at most 2×), with its ``fit`` time alone; so do issue 28's ``dp-basis`` (ε = 4,
+declared bounds, pooled and per-class covariance in 16 directions) and ``basis-synthetic``;
+SDV's Gaussian copula (``sdv-copula``, the peer, needs ``bioanon[peer]``) runs only up to
+``--sdv-max`` records (it is far slower).
 
 Usage::
 
@@ -38,7 +40,9 @@ from pathlib import Path
 import numpy as np
 
 from bioanon.anonymize import (
+    BasisSyntheticAnonymizer,
     ComposedAnonymizer,
+    DPBasisAnonymizer,
     DPMixAnonymizer,
     DPSyntheticAnonymizer,
     LeaceAnonymizer,
@@ -134,6 +138,15 @@ def frontier_methods() -> dict[str, object]:
         "synthetic factor": SyntheticAnonymizer("p", covariance="factor", random_state=0),
         "synthetic pooled": SyntheticAnonymizer("p", covariance="pooled", random_state=0),
         "sdv-copula": SDVCopulaAnonymizer("p", random_state=0),
+        # issue 28: the model in a small basis (declared bounds; the basis between the noisy
+        # class means), DP at epsilon 4 and its non-DP counterpart
+        "dp-basis": DPBasisAnonymizer("p", epsilon=4.0, bounds=(-5.0, 5.0), rank=16,
+                                      random_state=0),
+        "dp-basis class": DPBasisAnonymizer("p", epsilon=4.0, bounds=(-5.0, 5.0), rank=16,
+                                            covariance="class", pool=0.5, random_state=0),
+        "basis-synthetic": BasisSyntheticAnonymizer("p", rank=32, covariance="class",
+                                                    pool=0.0, residual="class-diag",
+                                                    residual_mean=True, random_state=0),
     }
 
 

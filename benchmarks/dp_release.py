@@ -27,9 +27,15 @@ the largest ε per dataset, every risk of the certificate (recognition, membersh
 each with its attacker, 95% interval and status), judged as ``benchmarks/risk_table.py``
 judges a method.
 
+``--method dp-basis`` measures the release modelled in a small basis instead
+(:mod:`bioanon.anonymize.dp_basis`, its ``BASIS_SETTINGS``): strict, the box, centre, public
+part of the basis and clip radii from the auxiliary people; ``--diagnose`` then adds a column
+with the residual's noise only.
+
 Usage::
 
-    BIOANON_DATA=... python benchmarks/dp_release.py [--datasets fsdd har yale synthetic]
+    BIOANON_DATA=... python benchmarks/dp_release.py [--method dp-synthetic|dp-basis]
+        [--datasets fsdd har yale synthetic]
         [--epsilons 1 2 4] [--setting K=V,...] [--diagnose] [--certificate]
         [--out benchmarks/results/dp_release.json]
 """
@@ -46,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from bioanon.anonymize.dp_basis import DPBasisAnonymizer
 from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer, public_basis, public_clip
 from bioanon.evaluation import Evaluation
 from bioanon.privacy import public_bounds
@@ -60,8 +67,42 @@ SETTINGS: tuple[dict[str, Any], ...] = (
     {"covariance": "class", "rank": 8, "clip": "aux:0.5", "center": "aux", "pool": 0.8,
      "mean_share": 0.3},
 )
+#: dp-basis (``--method dp-basis``): strict, the box, centre, the public part of the basis and
+#: the clips from the auxiliary people (``public_data=aux``); the first two are its
+#: ``public_search_space``'s, tuned on FSDD/HAR at evaluation seed 0 (confirm with another)
+BASIS_SETTINGS: tuple[dict[str, Any], ...] = (
+    {"public_data": "aux", "basis": "dp-lda", "rank": 16},
+    {"public_data": "aux", "basis": "dp-lda", "rank": 16, "covariance": "class", "pool": 0.5,
+     "mean_share": 0.5, "clip_quantile": 0.7},
+    {"public_data": "aux", "basis": "public", "rank": 32},
+    {"public_data": "aux", "basis": "dp-pca", "means": "basis", "rank": 16,
+     "covariance": "class", "pool": 0.5, "mean_share": 0.4, "resid_share": 0.1},
+)
+#: the DP peer: SmartNoise's DP-CTGAN, the box from the auxiliary people
+PEER_SETTINGS: tuple[dict[str, Any], ...] = ({"public_data": "aux", "epochs": 30},)
+DEFAULTS = {"dp-synthetic": SETTINGS, "dp-basis": BASIS_SETTINGS,
+            "smartnoise-dp": PEER_SETTINGS}
 #: risks judged by --certificate (as benchmarks/risk_table.py)
 CERT_MODELS, CERT_ATTACKERS = "logreg,knn", "naive,parrot,reverse,linkage"
+
+
+class _BasisNoiseSwitch(DPBasisAnonymizer):
+    """dp-basis with the noise of some mechanisms switched off (diagnosis only: not
+    private). "means": the class sums only; "moments": the basis (DP PCA) and the second
+    moments in it only; "residual": the residual only."""
+
+    noise = "both"
+    GROUPS = {"means": ("sums", "full_sums", "rsums"), "moments": ("moments", "basis"),
+              "residual": ("rsq", "energy")}
+
+    def sigmas(self, c_basis: float, c_resid: float, c_pca: float = 0.0
+               ) -> dict[str, float]:
+        out = super().sigmas(c_basis, c_resid, c_pca)
+        if self.noise == "both":
+            return out
+        keep = self.GROUPS.get(self.noise, ())
+        return {k: (v if k in keep or (k == "basis_sums" and "sums" in keep) else 0.0)
+                for k, v in out.items()}
 
 
 class _NoiseSwitch(DPSyntheticAnonymizer):
@@ -79,6 +120,9 @@ class _NoiseSwitch(DPSyntheticAnonymizer):
 def resolve(setting: dict[str, Any], aux: FeatureTable, bounds: Any) -> dict[str, Any]:
     """Replace the ``aux`` markers of a setting by what the auxiliary people give."""
     out = dict(setting)
+    if out.get("public_data") == "aux":  # the method derives box, centre, basis, clips itself
+        out["public_data"] = aux.X
+        return out
     if out.get("center") == "aux":
         out["center"] = aux.X.mean(axis=0)
     if isinstance(out.get("basis"), str) and out["basis"].startswith("aux:"):
@@ -124,17 +168,37 @@ def split_auxiliary(table: FeatureTable, sensitive: str, seed: int = 0
     return table.subset(np.flatnonzero(mask)), table.subset(np.flatnonzero(~mask))
 
 
+def build(method: str, interest: str, eps: float, bounds: Any, params: dict[str, Any],
+          random_state: int | None, noise: str | None = None) -> Any:
+    """The DP estimator of a setting: dp-synthetic with the public box, or dp-basis (which
+    takes the box, centre, basis and clips from ``public_data``); ``noise`` switches the
+    noise of some mechanisms off (a diagnosis, not a release)."""
+    if method == "smartnoise-dp":  # the peer (its own environment: BIOANON_PEER_PYTHON)
+        from bioanon.anonymize.peer_smartnoise import SmartNoiseAnonymizer
+
+        return SmartNoiseAnonymizer(interest, epsilon=eps, random_state=random_state,
+                                    **params)
+    if method == "dp-basis":
+        est: Any = (DPBasisAnonymizer if noise is None else _BasisNoiseSwitch)(
+            interest, epsilon=eps, random_state=random_state, **params)
+    else:
+        est = (DPSyntheticAnonymizer if noise is None else _NoiseSwitch)(
+            interest, epsilon=eps, bounds=bounds, random_state=random_state, **params)
+    if noise is not None:
+        est.noise = noise
+    return est
+
+
 def measure(name: str, epsilons: list[float],
-            settings: tuple[dict[str, Any], ...] = SETTINGS, eval_seed: int = 0
-            ) -> list[dict[str, Any]]:
+            settings: tuple[dict[str, Any], ...] = SETTINGS, eval_seed: int = 0,
+            method: str = "dp-synthetic") -> list[dict[str, Any]]:
     table, interest, sensitive, group = load(name)
     aux, main = split_auxiliary(table, sensitive)
     bounds = public_bounds(aux.X, quantile=0.01, margin=0.1)
     rows = []
     for eps, setting in ((e, s) for e in epsilons for s in settings):
         t0 = time.perf_counter()
-        est = DPSyntheticAnonymizer(interest, epsilon=eps, bounds=bounds, random_state=0,
-                                    **resolve(setting, aux, bounds))
+        est = build(method, interest, eps, bounds, resolve(setting, aux, bounds), 0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             ev = Evaluation(main, interest, sensitive, anonymizer=est,
@@ -148,8 +212,9 @@ def measure(name: str, epsilons: list[float],
                "n_records": main.n_records, "n_features": main.n_features,
                "auxiliary_people": int(np.unique(aux.labels[sensitive]).size),
                "epsilon": eps, "epsilon_accounted": est.epsilon_, "delta": est.delta_,
-               "privacy_unit": est.privacy_unit_, "setting": setting,
-               "clip_used": float(est.clip),
+               "privacy_unit": est.privacy_unit_, "method": method, "setting": setting,
+               "rho_split": getattr(est, "rho_split_", None),
+               "clip_used": None if getattr(est, "clip", None) is None else float(est.clip),
                "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
                "clear_ci": list(u.clear.ci), "ratio": u.cas.value / u.clear.value,
                "membership": None, "membership_by_level": {
@@ -166,7 +231,7 @@ def measure(name: str, epsilons: list[float],
                                  "n_non_members": r.n_nonmembers}
         rows.append(row)
         mem = row["membership"]
-        print(f"{name:10s} eps={eps:<4g} {_label(setting):60s} CAS {row['cas']:.3f} / "
+        print(f"{name:10s} {method} eps={eps:<4g} {_label(setting):60s} CAS {row['cas']:.3f} / "
               f"clear {row['clear']:.3f} = "
               f"{row['ratio']:.2f}  membership AUC "
               + (f"{mem['auc']:.3f} [{mem['ci'][0]:.3f}, {mem['ci'][1]:.3f}] ({mem['level']}, "
@@ -178,7 +243,8 @@ def measure(name: str, epsilons: list[float],
 
 
 def diagnose(name: str, epsilons: list[float], settings: tuple[dict[str, Any], ...],
-             eval_seed: int = 0, seeds: int = 2) -> list[dict[str, Any]]:
+             eval_seed: int = 0, seeds: int = 2, method: str = "dp-synthetic"
+             ) -> list[dict[str, Any]]:
     """CAS / clear with the noise of each mechanism on or off (same split and utility model
     as the evaluation; mean over ``seeds`` noise seeds)."""
     from bioanon.evaluation.split import group_split, split_table
@@ -193,14 +259,14 @@ def diagnose(name: str, epsilons: list[float], settings: tuple[dict[str, Any], .
     rows = []
     for eps, setting in ((e, s) for e in epsilons for s in settings):
         params = resolve(setting, aux, bounds)
-        row: dict[str, Any] = {"dataset": name, "epsilon": eps, "setting": setting,
-                               "load_average": os.getloadavg()[0]}
-        for noise in ("none", "means", "moments", "both"):
+        row: dict[str, Any] = {"dataset": name, "method": method, "epsilon": eps,
+                               "setting": setting, "load_average": os.getloadavg()[0]}
+        switches = ("none", "means", "moments", "both") + (
+            ("residual",) if method == "dp-basis" else ())
+        for noise in switches:
             ratios = []
             for seed in range(seeds):
-                est = _NoiseSwitch(interest, epsilon=eps, bounds=bounds, random_state=seed,
-                                   **params)
-                est.noise = noise
+                est = build(method, interest, eps, bounds, params, seed, noise)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     released = est.fit_transform(train.X, train.labels)
@@ -209,21 +275,21 @@ def diagnose(name: str, epsilons: list[float], settings: tuple[dict[str, Any], .
                 ratios.append(u["cas"] / u["clear"])
             row[noise] = float(np.mean(ratios))
         rows.append(row)
-        print(f"{name:10s} eps={eps:<4g} {_label(setting):60s} CAS/clear: no noise "
+        resid = f"  residual only {row['residual']:.3f}" if "residual" in row else ""
+        print(f"{name:10s} {method} eps={eps:<4g} {_label(setting):60s} CAS/clear: no noise "
               f"{row['none']:.3f}  means only {row['means']:.3f}  moments only "
-              f"{row['moments']:.3f}  both {row['both']:.3f}  (mean of {seeds} seeds, load "
-              f"{row['load_average']:.1f})", flush=True)
+              f"{row['moments']:.3f}{resid}  both {row['both']:.3f}  (mean of {seeds} seeds, "
+              f"load {row['load_average']:.1f})", flush=True)
     return rows
 
 
-def certificate(name: str, eps: float, setting: dict[str, Any], eval_seed: int = 1
-                ) -> dict[str, Any]:
+def certificate(name: str, eps: float, setting: dict[str, Any], eval_seed: int = 1,
+                method: str = "dp-synthetic") -> dict[str, Any]:
     """Every risk of the certificate for one setting (as benchmarks/risk_table.py)."""
     table, interest, sensitive, group = load(name)
     aux, main = split_auxiliary(table, sensitive)
     bounds = public_bounds(aux.X, quantile=0.01, margin=0.1)
-    est = DPSyntheticAnonymizer(interest, epsilon=eps, bounds=bounds, random_state=None,
-                                **resolve(setting, aux, bounds))
+    est = build(method, interest, eps, bounds, resolve(setting, aux, bounds), None)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -233,14 +299,15 @@ def certificate(name: str, eps: float, setting: dict[str, Any], eval_seed: int =
     u = ev.utility()[interest]
     risks = {r.name: {"statistic": r.statistic, "value": r.value, "ci": list(r.ci),
                       "attacker": r.attacker, "status": r.status} for r in ev.risks()}
-    row = {"dataset": name, "epsilon": eps, "setting": setting, "eval_seed": eval_seed,
+    row = {"dataset": name, "method": method, "epsilon": eps, "setting": setting,
+           "eval_seed": eval_seed,
            "cas": u.cas.value, "clear": u.clear.value, "ratio": u.cas.value / u.clear.value,
            "risks": risks, "met": all(r["status"] in ("met", "accepted")
                                       for r in risks.values()),
            "seconds": round(time.perf_counter() - t0, 1), "load_average": os.getloadavg()[0]}
     cells = "  ".join(f"{k} {r['value']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}] "
                       f"({r['attacker']}) {r['status']}" for k, r in risks.items())
-    print(f"{name:10s} certificate eps={eps:g} {_label(setting)}: CAS/clear "
+    print(f"{name:10s} {method} certificate eps={eps:g} {_label(setting)}: CAS/clear "
           f"{row['ratio']:.2f}  {cells}  {row['seconds']}s load {row['load_average']:.1f}",
           flush=True)
     return row
@@ -269,29 +336,39 @@ def main() -> None:
                     help="split the loss: no noise / means only / moments only / both")
     ap.add_argument("--certificate", action="store_true",
                     help="every risk of the certificate for the best setting at max epsilon")
+    ap.add_argument("--method", nargs="+", default=["dp-synthetic"], choices=list(DEFAULTS),
+                    help="the DP methods measured in this run, each at its strict settings "
+                         "(dp-basis: BASIS_SETTINGS; smartnoise-dp, the peer: PEER_SETTINGS, "
+                         "needs BIOANON_PEER_PYTHON)")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/dp_release.json"))
     args = ap.parse_args()
-    settings = SETTINGS if not args.setting else tuple(
+    custom = None if not args.setting else tuple(
         {k: _value(v) for k, v in (kv.split("=", 1) for kv in text.split(","))}
         for text in args.setting)
     rows: list[dict[str, Any]] = []
     certs: list[dict[str, Any]] = []
-    for name in args.datasets:
+    for name, method in ((d, m) for d in args.datasets for m in args.method):
+        settings = custom or DEFAULTS[method]
         try:
             if args.diagnose:
-                rows += diagnose(name, args.epsilons, settings, args.eval_seed)
+                rows += diagnose(name, args.epsilons, settings, args.eval_seed,
+                                 method=method)
                 continue
-            mine = measure(name, args.epsilons, settings, args.eval_seed)
+            mine = measure(name, args.epsilons, settings, args.eval_seed, method)
             rows += mine
             if args.certificate:
                 top = max(args.epsilons)
                 best = max((r for r in mine if r["epsilon"] == top), key=lambda r: r["ratio"])
-                certs.append(certificate(name, top, best["setting"]))
+                certs.append(certificate(name, top, best["setting"], method=method))
         except Exception as exc:  # a dataset out of reach is reported, the others still run
-            print(f"{name}: not measured ({type(exc).__name__}: {exc})", flush=True)
-            rows.append({"dataset": name, "error": f"{type(exc).__name__}: {exc}"})
+            print(f"{name} {method}: not measured ({type(exc).__name__}: {exc})", flush=True)
+            rows.append({"dataset": name, "method": method,
+                         "error": f"{type(exc).__name__}: {exc}"})
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"settings": list(settings), "rows": rows,
+    args.out.write_text(json.dumps({"methods": args.method,
+                                    "settings": {m: list(custom or DEFAULTS[m])
+                                                 for m in args.method},
+                                    "rows": rows,
                                     "certificate": certs}, indent=2, default=float))
     print(f"wrote {args.out}")
 

@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bioanon.anonymize.registry import build_method
 from bioanon.attack import ModelCache
 from bioanon.evaluation import Evaluation
@@ -112,13 +114,35 @@ ISSUE20: dict[str, list[dict[str, Any]]] = {
                      {"covariance": "lowrank", "rank": 64, "clip": 0.5, "epsilon": 4.0},
                      {"covariance": "class", "rank": 8, "clip": 0.3, "epsilon": 4.0}],
     "sdv-copula": [{}],
+} | {
+    # issue 28: the model in a small basis, without noise and strict DP at epsilon 4 (the box,
+    # centre, public part of the basis and clips from held-aside people: public_data=aux),
+    # and the DP peer (SmartNoise's DP-CTGAN, in its own environment: BIOANON_PEER_PYTHON)
+    "basis-synthetic": [{"rank": 32, "covariance": "class", "pool": 0.0,
+                         "residual": "class-diag", "residual_mean": True},
+                        {"rank": 32, "covariance": "class", "pool": 0.3,
+                         "residual": "class-diag", "residual_mean": True},
+                        {"rank": 16, "covariance": "class", "pool": 0.5}],
+    "dp-basis": [{"public_data": "aux", "basis": "dp-lda", "rank": 16, "epsilon": 4.0},
+                 {"public_data": "aux", "basis": "dp-lda", "rank": 16, "covariance": "class",
+                  "pool": 0.5, "mean_share": 0.5, "clip_quantile": 0.7, "epsilon": 4.0}],
+    "smartnoise-dp": [{"public_data": "aux", "epsilon": 4.0, "epochs": 30}],
 }
 ISSUE20_KEY = ["synthetic(covariance=diag)", "synthetic(covariance=factor,rank=2)",
                "dp-mix(g=64,epsilon=30.0)",
                "dp-synthetic(covariance=lowrank,rank=32,clip=0.3,epsilon=4.0)",
                "dp-synthetic(covariance=lowrank,rank=64,clip=0.5,epsilon=4.0)",
                "dp-synthetic(covariance=class,rank=8,clip=0.3,epsilon=4.0)",
-               "sdv-copula()"]
+               "sdv-copula()",
+               "basis-synthetic(rank=32,covariance=class,pool=0.0,residual=class-diag,"
+               "residual_mean=True)",
+               "basis-synthetic(rank=32,covariance=class,pool=0.3,residual=class-diag,"
+               "residual_mean=True)",
+               "basis-synthetic(rank=16,covariance=class,pool=0.5)",
+               "dp-basis(public_data=aux,basis=dp-lda,rank=16,epsilon=4.0)",
+               "dp-basis(public_data=aux,basis=dp-lda,rank=16,covariance=class,pool=0.5,"
+               "mean_share=0.5,clip_quantile=0.7,epsilon=4.0)",
+               "smartnoise-dp(public_data=aux,epsilon=4.0,epochs=30)"]
 
 
 def _synthetic300() -> FeatureTable:
@@ -153,16 +177,36 @@ DATASETS = {
 
 
 # ---------------------------------------------------------------------- one run
-def build(ds: Dataset, method: str, point: dict[str, Any]) -> Any:
+def split_auxiliary(table: FeatureTable, sensitive: str, seed: int = 0
+                    ) -> tuple[FeatureTable, FeatureTable]:
+    """(auxiliary people, the rest): a random sixth of the identities, at least one (as
+    benchmarks/dp_release.py: FSDD one speaker, SP-SW-HAR held-aside subjects)."""
+    ids = table.labels[sensitive].to_numpy()
+    people = np.unique(ids)
+    aux = np.random.default_rng(seed).choice(people, max(1, people.size // 6), replace=False)
+    mask = np.isin(ids, aux)
+    return table.subset(np.flatnonzero(mask)), table.subset(np.flatnonzero(~mask))
+
+
+def build(ds: Dataset, method: str, point: dict[str, Any], public: Any = None) -> Any:
     """The method from the registry, as ``--method METHOD --param KEY=VALUE`` would build it
-    (its random state is left unset: the judge derives it from the evaluation seed)."""
-    params = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in point.items()}
-    return build_method(method, params, interest=ds.interest, sensitive=ds.sensitive)
+    (its random state is left unset: the judge derives it from the evaluation seed);
+    ``public_data=aux`` takes the held-aside people's records (``public``)."""
+    params = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in point.items()
+              if k != "public_data"}
+    est = build_method(method, params, interest=ds.interest, sensitive=ds.sensitive)
+    if point.get("public_data") == "aux":
+        est.set_params(public_data=public)
+    return est
 
 
 def run_one(table: FeatureTable, ds: Dataset, method: str, point: dict[str, Any], seed: int,
             models: list[str], n_jobs: int, cache: ModelCache | None = None) -> dict[str, Any]:
-    anon = build(ds, method, point)
+    public = None
+    if point.get("public_data") == "aux":  # strict: evaluated on the people not held aside
+        aux, table = split_auxiliary(table, ds.sensitive)
+        public = aux.X
+    anon = build(ds, method, point, public)
     t0 = time.perf_counter()
     ev = Evaluation(table, ds.interest, ds.sensitive, anonymizer=anon, models=models,
                     attackers=ATTACKERS, random_state=seed, group=ds.group, n_jobs=n_jobs,
@@ -193,6 +237,9 @@ def run_one(table: FeatureTable, ds: Dataset, method: str, point: dict[str, Any]
                            "attacker": r.attacker, "status": r.status, "target": r.target}
                   for r in ev.risks()},
         "models": list(models), "seed": seed,
+        "evaluated_on": "the people not held aside" if public is not None else "every record",
+        "differential_privacy": (anon.privacy_statement() if hasattr(anon, "privacy_statement")
+                                 else None),
         "seconds": time.perf_counter() - t0, "load": os.getloadavg()[0],
     }
     row["goal"] = {"utility": row["cas_ratio"] >= 0.95, "attacks": row["worst_ratio"] <= 1.2,
@@ -325,6 +372,11 @@ def main() -> None:
         cache = ModelCache()  # clear-trained attackers fitted once per dataset
         for method, points in ds.grid.items():
             if args.methods and method not in args.methods:
+                continue
+            if method == "smartnoise-dp" and importlib.util.find_spec("snsynth") is None \
+                    and not os.environ.get("BIOANON_PEER_PYTHON"):
+                print(f"{name} smartnoise-dp: skipped (smartnoise-synth is not installed: "
+                      "give its environment's python in BIOANON_PEER_PYTHON)", flush=True)
                 continue
             if method == "sdv-copula" and importlib.util.find_spec("sdv") is None:
                 print(f"{name} sdv-copula: skipped (SDV is not installed: pip install "

@@ -35,6 +35,11 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "dp-synthetic": {"interest": "y", "epsilon": 1.0, "bounds": (-100.0, 100.0),
                      "random_state": 0},
     "dp-mix": {"interest": "y", "g": 2, "epsilon": 10.0, "random_state": 0},
+    "dp-basis": {"interest": "y", "epsilon": 1.0, "bounds": (-100.0, 100.0), "rank": 2,
+                 "random_state": 0},
+    "basis-synthetic": {"interest": "y", "rank": 2, "random_state": 0},
+    "smartnoise-dp": {"interest": "y", "bounds": (-100.0, 100.0), "epochs": 1,
+                      "random_state": 0},
     "sdv-copula": {"interest": "y", "random_state": 0},
     "leace": {"sensitive": "y"},
     "sanitizer": {"sensitive": "y", "epochs": 1, "latent_dim": 4, "sensitive_dim": 2,
@@ -70,7 +75,7 @@ DEVIATIONS: dict[str, dict[str, str]] = {
 
 #: methods whose release needs an optional package (an extra make test does not install):
 #: their checks run where the package is installed and are skipped, named, elsewhere
-NEEDS_PACKAGE: dict[str, str] = {"sdv-copula": "sdv"}
+NEEDS_PACKAGE: dict[str, str] = {"sdv-copula": "sdv", "smartnoise-dp": "snsynth"}
 
 
 def instances() -> list[Anonymizer]:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from bioanon.anonymize.dp_basis import DPBasisAnonymizer
 from bioanon.anonymize.dp_mix import DPMixAnonymizer
 from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer
 from bioanon.certification import certify
@@ -98,7 +99,7 @@ def test_every_candidate_runs_at_exactly_the_declared_budget(tables) -> None:
     private, public = tables
     strict, _ = DPBudget(epsilon=0.5, delta=1e-7, public=public).candidates(
         private, None, "identity")
-    assert {c.method for c in strict} == {"dp-synthetic", "dp-mix"}
+    assert {c.method for c in strict} == {"dp-synthetic", "dp-mix", "dp-basis"}
     assert {(c.params["epsilon"], c.params["delta"]) for c in strict} == {(0.5, 1e-7)}
     for c in strict:  # the public values travel hidden, never in the label
         assert c.hidden and all(c.params[k].startswith("public") for k in c.hidden)
@@ -107,7 +108,8 @@ def test_every_candidate_runs_at_exactly_the_declared_budget(tables) -> None:
     # settings differed only in epsilon: one is left)
     plain, _ = DPBudget(epsilon=0.5).candidates(private, None, "identity")
     assert [c.method for c in plain].count("dp-mix") == 1
-    assert len(plain) == len(DPSyntheticAnonymizer.search_space) + 1
+    assert len(plain) == (len(DPSyntheticAnonymizer.search_space) + 1
+                          + len(DPBasisAnonymizer.search_space))
     assert all(c.params["epsilon"] == 0.5 and not c.hidden for c in plain)
 
 
@@ -116,7 +118,7 @@ def test_the_identity_unit_leaves_out_dp_mix_and_bounds_each_person(tables) -> N
     cands, skipped = DPBudget(epsilon=2.0, privacy_unit="identity",
                               max_records_per_identity=5).candidates(private, None,
                                                                       "identity")
-    assert {c.method for c in cands} == {"dp-synthetic"}
+    assert {c.method for c in cands} == {"dp-synthetic", "dp-basis"}
     assert [s["method"] for s in skipped] == ["dp-mix"]
     assert all(c.params["privacy_unit"] == "identity"
                and c.params["max_records_per_identity"] == 5 for c in cands)

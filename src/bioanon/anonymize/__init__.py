@@ -10,8 +10,10 @@ from .baselines import (
     MotionExtractAnonymizer,
     PixelateAnonymizer,
 )
+from .basis_synthetic import BasisSyntheticAnonymizer
 from .clustering import FixedSizeClusterer, cluster_quality, fixed_size_clusters
 from .compose import ComposedAnonymizer
+from .dp_basis import DPBasisAnonymizer
 from .dp_mix import DPMixAnonymizer
 from .dp_synthetic import DPSyntheticAnonymizer
 from .erasure import LeaceAnonymizer
@@ -24,9 +26,11 @@ from .synthetic import SyntheticAnonymizer
 from .vp_mix import VarianceMixAnonymizer
 
 __all__ = [
+    "BasisSyntheticAnonymizer",
     "BlurAnonymizer",
     "ClusterMixAnonymizer",
     "ComposedAnonymizer",
+    "DPBasisAnonymizer",
     "DPMixAnonymizer",
     "DPPixAnonymizer",
     "DPSyntheticAnonymizer",

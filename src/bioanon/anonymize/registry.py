@@ -36,12 +36,15 @@ def _discover() -> None:
     checks that every module calling ``register`` is listed here)."""
     from . import (  # noqa: F401
         baselines,
+        basis_synthetic,
+        dp_basis,
         dp_mix,
         dp_synthetic,
         erasure,
         ksame,
         mixing,
         peer_sdv,
+        peer_smartnoise,
         selective_mean,
         synthetic,
         vp_mix,

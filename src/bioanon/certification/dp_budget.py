@@ -27,7 +27,7 @@ Examples
 >>> b = DPBudget(epsilon=2.0, public=pub)
 >>> cands, skipped = b.candidates(private, None, "identity")
 >>> sorted({c.params["epsilon"] for c in cands}), sorted({c.method for c in cands})
-([2.0], ['dp-mix', 'dp-synthetic'])
+([2.0], ['dp-basis', 'dp-mix', 'dp-synthetic'])
 >>> b.statement(private, "identity")["strict"]
 True
 """
@@ -45,7 +45,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 
 #: the methods a declared budget searches (each holds (ε, δ) by its own accounting)
-DP_METHODS = ("dp-synthetic", "dp-mix")
+DP_METHODS = ("dp-synthetic", "dp-mix", "dp-basis")
 #: what ε protects
 UNITS = ("record", "identity")
 #: the value of a parameter taken from the public table
@@ -334,6 +334,8 @@ def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[
         raise BioanonError(f"parameters {sorted(wanted)} need public data; give "
                            "--public-data FILE (library: public=)")
     out: dict[str, Any] = {}
+    if "public_data" in wanted:  # the method derives what it needs from the records
+        out["public_data"] = X_public
     if "bounds" in wanted:
         out["bounds"] = public_bounds(X_public, quantile=0.01, margin=0.1)
     if "center" in wanted:

@@ -48,8 +48,10 @@ def methods_command(
         console.print(f"  protects: {doc['protects']}", highlight=False)
         if doc.get("differential_privacy"):
             dp = doc["differential_privacy"]
+            basis = f"; basis {dp['basis']}" if dp.get("basis") else ""
             console.print(f"  differential privacy: epsilon {dp['epsilon']}; delta "
-                          f"{dp['delta']}; privacy unit {dp['privacy_unit']}", highlight=False)
+                          f"{dp['delta']}; privacy unit {dp['privacy_unit']}{basis}",
+                          highlight=False)
         console.print(f"  does not protect: {doc['does_not_protect']}\n", highlight=False)
     if posts:
         console.print(f"composition: {compose}", highlight=False)
