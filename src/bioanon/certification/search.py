@@ -203,9 +203,10 @@ def _row(c: Candidate, ev: Evaluation, target: float, **targets: Any) -> dict[st
     }
 
 
-#: how a row was judged (its ``judged_by``)
+#: how a row was judged (its ``judged_by``), and why a row that passed stage 1 was not
+#: judged by the panel (its ``not_judged``)
 FULL_PANEL = "the full panel"
-STAGE1 = "stage 1 (utility, membership and inference; no recognition panel)"
+STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
 NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
 BUDGET_LEFT = "not judged by the panel: the time budget ran out"
 
@@ -259,10 +260,10 @@ def row_line(row: Mapping[str, Any]) -> str:
     failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
     verdict_ = "meets every target" if row["met"] else (
         f"fails ({', '.join(failed)})" if failed else "fails (utility)")
-    how = row.get("judged_by", FULL_PANEL)
-    if how != FULL_PANEL:
-        verdict_ = (how.split("; ", 1)[1] if "; " in how and row.get("passed_stage1")
-                    else f"{verdict_} [judged at stage 1, no recognition panel]")
+    if row.get("not_judged"):
+        verdict_ = str(row["not_judged"])
+    elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
+        verdict_ = f"{verdict_} [judged at stage 1, no recognition panel]"
     return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "
             + "; ".join(parts) + f" -> {verdict_}")
 
@@ -567,7 +568,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
             except BioanonError as exc:
                 result.skipped.append({"method": c.method, "setting": c.label(),
                                        "reason": str(exc)})
-                result.rows[j]["judged_by"] = f"{STAGE1}; the panel could not run: {exc}"
+                result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
                 return False
             row = _row(c, ev, target_advantage, **targets)
             row["judged_by"] = FULL_PANEL
@@ -672,7 +673,7 @@ def _stage2(result: SearchResult, panel: Callable[[int, int, int], bool],
     while k < n:
         if k > 0 and over():
             for j in order[k:]:
-                rows[j]["judged_by"] = f"{STAGE1}; {BUDGET_LEFT}"
+                rows[j]["not_judged"] = BUDGET_LEFT
             result.not_evaluated += [rows[j]["setting"] for j in order[k:]]
             return
         group = [j for j in order[k:] if rows[j]["cas"] == rows[order[k]]["cas"]]
@@ -683,7 +684,7 @@ def _stage2(result: SearchResult, panel: Callable[[int, int, int], bool],
         for j in sorted(ok, key=lambda j: rows[j]["advantage_ci"][1]):
             if _confirm_one(result, j, fresh, say):
                 for rest in order[k:]:
-                    rows[rest]["judged_by"] = f"{STAGE1}; {NOT_JUDGED}"
+                    rows[rest]["not_judged"] = NOT_JUDGED
                 return
 
 
