@@ -9,10 +9,13 @@
    added to the registry with a ``search_space`` is searched with no change here.
 2. **tuning split**: each candidate is evaluated by the judge
    (:class:`~bioanon.evaluation.Evaluation`) on one split with one evaluation seed; the
-   clear-trained attack models are fitted once and shared by every candidate
+   clear-trained attack and utility models are fitted once and shared by every candidate
    (:class:`~bioanon.attack.ModelCache`). A setting the data cannot support (a class smaller
-   than ``g``) is listed in ``skipped`` with its reason. The time budget stops the search
-   between candidates; what was evaluated is used.
+   than ``g``) is listed in ``skipped`` with its reason. The judging is staged (stage 1:
+   utility, membership and inference on every setting; stage 2: the recognition panel on the
+   survivors in decreasing CAS until one meets every target; see :func:`search`), with the
+   exhaustive search's choice. The time budget stops the search between candidates (stage
+   1 on every setting first); what was evaluated is used, and what was not is named.
 3. **choice**: among the settings that meet the verdict (privacy: the upper 95% bound of the
    cross-fitted worst case's advantage ≤ target, and every other risk — membership and
    inference on members — within its target or accepted by name; utility: CAS above the
@@ -333,7 +336,14 @@ class SearchResult:
         return self.confirmation is not None and bool(self.confirmation["verdict"]["met"])
 
     def closest(self) -> tuple[dict[str, Any] | None, str]:
-        """The setting that came closest, and what fell short (which risk, or utility)."""
+        """The setting that came closest, and what fell short (which risk, or utility).
+
+        A chosen setting whose confirmation failed; else, among the settings useful on the
+        tuning split, the smallest :func:`closeness` (fewest risks not met — a risk not
+        judged counts as not met —, then the smallest total excess of upper bounds over
+        targets, then the highest CAS); else the most useful of those meeting privacy. The
+        rule reads the rows' figures only: it does not change with machine load.
+        """
         if self.chosen is not None and not self.certified:
             v = self.confirmation["verdict"]
             failed = [r for r in v.get("risks", []) if r["status"] not in PASSING]
