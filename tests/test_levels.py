@@ -413,3 +413,21 @@ def test_a_strict_identity_guarantee_covers_membership_and_inference():
         Evaluation(t, "expression", "identity", anonymizer=copy, models=["knn"],
                    attackers=["naive"], n_jobs=1, verification=False,
                    guarantee=g).evaluate()
+
+
+def test_accepting_a_risk_never_waives_a_measured_leak():
+    """Acceptance covers what the table cannot show; an interval wholly above the target
+    stays 'not met' (on Yale, an accepted record-recognition read advantage 0.93 [0.85, 0.93]
+    and certified before this rule)."""
+    from bioanon.evaluation.risks import apply_accepted
+    from bioanon.metrics.results import INCONCLUSIVE, RiskResult
+
+    leak = RiskResult("recognition", "record", "advantage", 0.93, (0.85, 0.93), "linkage",
+                      0.07, "chance", 0.05, "not met", "upper bound 0.93 > 0.05")
+    unsure = RiskResult("membership", "record", "advantage", 0.02, (-0.2, 0.24), "tracing",
+                        0.0, "no membership signal", 0.1, INCONCLUSIVE, "")
+    out = apply_accepted([leak, unsure], {"record-recognition": "15 people",
+                                         "record-membership": "15 people"})
+    assert [r.status for r in out] == ["not met", "accepted"]
+    assert "lower bound 0.850 > 0.05" in out[0].reason
+    assert not out[0].passes and out[1].passes

@@ -172,7 +172,7 @@ def test_method_registry_builds_the_sanitizer(tmp_path: Path) -> None:
     assert (anon.sampler, anon.epsilon, anon.beta, anon.epochs) == ("dp-obfuscate", 0.5, 2.0, 4)
     with pytest.raises(BioanonError, match="did you mean 'beta'"):
         build_method("sanitizer", {"betta": "2"}, sensitive="g")
-    with pytest.raises(BioanonError, match="needs sensitive .*--sensitive"):
+    with pytest.raises(BioanonError, match="needs sensitive .*sensitive=COL"):
         build_method("sanitizer")
     with pytest.raises(BioanonError, match="not found"):
         build_method("sanitizer", {"decoupler": str(tmp_path / "missing.pt")}, sensitive="g")

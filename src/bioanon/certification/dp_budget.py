@@ -295,7 +295,8 @@ class DPBudget:
                for s in spaces if depth < len(s) for c in s[depth:depth + 1]]
         if not out:
             raise BioanonError("no DP method can hold this budget on this table; use "
-                               "--privacy-unit record or --methods dp-synthetic")
+                               "privacy_unit=record or methods=dp-synthetic",
+                               parameter=("privacy_unit", "methods"))
         return out, skipped
 
 
@@ -332,7 +333,7 @@ def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[
         return {}
     if X_public is None:
         raise BioanonError(f"parameters {sorted(wanted)} need public data; give "
-                           "--public-data FILE (library: public=)")
+                           "public=FILE", parameter="public")
     out: dict[str, Any] = {}
     if "public_data" in wanted:  # the method derives what it needs from the records
         out["public_data"] = X_public

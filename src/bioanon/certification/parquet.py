@@ -86,8 +86,9 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
                                       "not a mixing of the records given); not searched"})
     if not keep:
         raise BioanonError(f"no method that can run bucket by bucket applies (searched: "
-                           f"{names or methods}); name one with --methods, e.g. "
-                           f"{', '.join(BUCKETABLE)}, or leave out --dask/--scheduler")
+                           f"{names or methods}); name one with methods=, e.g. "
+                           f"{', '.join(BUCKETABLE)}, or certify in memory instead of on dask",
+                           parameter="methods")
     return keep, skipped
 
 
@@ -270,7 +271,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                            "path (the join check reads them in memory); use the in-memory path")
     if not roles.interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
-                           "--interest COL")
+                           "interest=COL", parameter="interest")
     check_folder_name(out)  # NAME or NAME.parquet: a folder of Parquet parts either way
     if out.exists():
         raise BioanonError(f"output '{out}' already exists; choose a new folder (a bucketed "
@@ -291,7 +292,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     odd = [c for c in features if c not in numeric]
     if odd:
         raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
-                           "columns (--label COL) or convert them to numbers")
+                           "columns (labels=COL) or convert them to numbers", parameter="labels")
     step = progress or (lambda done, total, text: None)
 
     # 1. the judged label columns only (no kept or quasi column: no join check to run)

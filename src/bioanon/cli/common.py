@@ -191,7 +191,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
            "max_records": "--sample-records", "epsilon": "--epsilon",
            "labels": "--label", "label_columns": "--label", "random_state": "--seed",
-           "image_shape": "--param image_shape=HxW", "shape": "--shape HxW"}
+           "image_shape": "--param image_shape=HxW", "shape": "--shape HxW",
+           "accept_risks": "--accept-risk {value} --reason \"...\""}
 
 
 def _as_flag(parameter: str, value: str) -> str:

@@ -455,7 +455,7 @@ class Evaluation:
         if strategies and not counts:
             if strict:
                 raise BioanonError(f"'{sensitive}' has only {n_ids} values; identity selection "
-                                   "needs at least 4 (drop --selection)")
+                                   "needs at least 4 (selection=none)", parameter="selection")
             skipped.update({s: f"only {n_ids} values of '{sensitive}'; nothing smaller to "
                                "select" for s in strategies})
             strategies = []

@@ -332,6 +332,8 @@ def _heldout_auc_tpr(scores: Mapping[str, np.ndarray], member: np.ndarray, half:
                      attackers: tuple[str, ...]) -> tuple[float, dict[str, Any]]:
     """The held-out AUC of the attackers chosen and their TPR at FPR 1% (pooled halves)."""
     aucs, tp, n_tp = [], 0, 0
+    if len(attackers) != 2:  # no attacker could be chosen on a half (e.g. it holds no member)
+        return float("nan"), {}
     for (pick, score), name in zip(((half, ~half), (~half, half)), attackers, strict=True):
         del pick
         s = np.asarray(scores[name], np.float64)

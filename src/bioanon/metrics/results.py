@@ -230,9 +230,31 @@ class RiskResult:
                    dict(d.get("extras") or {}))
 
     def accepted(self, reason: str) -> RiskResult:
-        """This risk accepted by the user (the measured figures are kept)."""
+        """This risk accepted by the user (the measured figures are kept).
+
+        Accepting a risk takes on what the table cannot show, never a leak it does show: a
+        risk whose whole 95% interval lies above its target stays "not met".
+
+        Examples
+        --------
+        >>> r = RiskResult("membership", "record", "advantage", 0.3, (0.2, 0.4), "tracing",
+        ...                0.0, "no membership signal", 0.1, "not met", "upper bound 0.4 > 0.1")
+        >>> r.accepted("too few people").status
+        'not met'
+        >>> r2 = RiskResult("membership", "record", "advantage", 0.05, (-0.1, 0.2), "tracing",
+        ...                 0.0, "no membership signal", 0.1, INCONCLUSIVE, "")
+        >>> r2.accepted("too few people").status
+        'accepted'
+        """
         from dataclasses import replace
 
+        low = self.ci[0] if self.ci else float("nan")
+        if self.status != "met" and low == low and self.target == self.target \
+                and low > self.target:  # NaN-safe: a demonstrated leak cannot be accepted
+            return replace(self, status="not met", reason=(
+                f"{self.reason + '; ' if self.reason else ''}not accepted: the whole 95% "
+                f"interval lies above the target (lower bound {low:.3f} > {self.target:g}); "
+                "accepting a risk covers what the table cannot show, not a measured leak"))
         why = f"accepted by the user: {reason}"
         if self.status != "met":
             why += f" (measured: {self.status})"

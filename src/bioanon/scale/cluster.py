@@ -170,9 +170,9 @@ def check_scheduler_reachable(scheduler: str, timeout: float = 5.0) -> None:
             pass
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise BioanonError(f"dask scheduler {scheduler} cannot be reached ({reason}); start "
-                           "it, check the address, or drop --scheduler to use a local "
-                           "cluster (--dask)") from None
+        raise BioanonError(f"dask scheduler={scheduler} cannot be reached ({reason}); start "
+                           "it or check the address (without a scheduler, a local cluster "
+                           "is started)", parameter="scheduler") from None
 
 
 def worker_threads_env(n_workers: int) -> dict[str, str]:

@@ -224,7 +224,8 @@ def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:
             valid = ", ".join(f"{lv}-{rk}" for lv in LEVELS for rk in RISKS)
             raise BioanonError(f"cannot accept unknown risk '{name}'; name one of {valid}")
         if not str(reason or "").strip():
-            raise BioanonError(f"accepting the risk '{name}' needs a reason (--reason \"...\")")
+            raise BioanonError(f"accepting the risk '{name}' needs a reason: "
+                               f"accept_risks={name} with its reason", parameter="accept_risks")
         out[str(name)] = str(reason).strip()
     return out
 
