@@ -121,8 +121,8 @@ def test_the_confirmation_uses_a_fresh_split_and_seed(table, monkeypatch):
             seeds.append(kwargs["random_state"])
             super().__init__(*args, **kwargs)
 
-        def evaluate(self) -> Any:
-            out = super().evaluate()
+        def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+            out = super().evaluate(*args, **kwargs)
             self_split = self.n_train_, self.n_test_
             Spy.splits.append((self_split, self.anonymizer_.random_state))
             return out

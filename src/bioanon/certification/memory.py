@@ -77,7 +77,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
             delta: float | None = None, public: Any = None, privacy_unit: str | None = None,
             max_records_per_identity: int | None = None, public_name: str | None = None,
             report_closest: bool = False, target: float | None = None,
-            options: EvaluationOptions | None = None,
+            exhaustive: bool = False, options: EvaluationOptions | None = None,
             **option_values: Any) -> CertifiedRelease:
     """Search methods and settings, certify one against the privacy target, and release.
 
@@ -98,6 +98,9 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         evaluation and release seeds derive from it one way). None: fresh OS entropy.
     budget_minutes : float or None
         Stop evaluating settings after this long (the confirmation follows).
+    exhaustive : bool
+        Judge every setting with the full recognition panel (slower; the same choice as the
+        default staged search, :func:`bioanon.certification.search.search`).
     keep_sensitive, force
         As for :func:`bioanon.release.release` (keeping the sensitive column is unfit for a
         real release; ``force`` releases despite a failed join check).
@@ -169,7 +172,8 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
     result = run_search(table, roles, options=replace(opts, guarantee=guarantee),
                         methods=methods, random_state=random_state,
                         budget_minutes=budget_minutes, decoupler=decoupler,
-                        progress=progress, report_closest=report_closest, budget=budget)
+                        progress=progress, report_closest=report_closest, budget=budget,
+                        exhaustive=exhaustive)
     result.plan = plan
     if not result.certified:
         raise NotCertified(result, roles.sensitive, roles.interest)

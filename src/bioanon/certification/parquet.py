@@ -213,6 +213,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                     sample_identities: int | None = 1_000, scheduler: str | None = None,
                     local: bool = True, n_workers: int | None = None, version: str = "",
                     progress: Progress | None = None, report_closest: bool = False,
+                    exhaustive: bool = False,
                     options: EvaluationOptions | None = None, **option_values: Any
                     ) -> CertifiedBucketedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
@@ -226,7 +227,9 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         ``OUTPUT.manifest.json`` and ``OUTPUT.report/`` are written beside it.
     roles : bioanon.release.Roles
         Interest required; kept and quasi-identifying columns are not offered on this path.
-    methods, target, random_state, budget_minutes, keep_sensitive, options, **option_values
+    methods, target, random_state, budget_minutes, keep_sensitive, exhaustive, options
+        As for :func:`bioanon.certify`.
+    **option_values
         As for :func:`bioanon.certify` (the evaluation's options include ``group``).
     bucket_size : int
         Records per bucket of the release, and of the rule the judge evaluates.
@@ -314,7 +317,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     result = run_search(table, roles, options=opts, methods=names_ok,
                         random_state=random_state, budget_minutes=budget_minutes,
                         progress=progress, judge_as=bucketed,
-                        report_closest=report_closest)
+                        report_closest=report_closest, exhaustive=exhaustive)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()  # the search's heap, before the cluster starts beside this process

@@ -9,10 +9,13 @@
    added to the registry with a ``search_space`` is searched with no change here.
 2. **tuning split**: each candidate is evaluated by the judge
    (:class:`~bioanon.evaluation.Evaluation`) on one split with one evaluation seed; the
-   clear-trained attack models are fitted once and shared by every candidate
+   clear-trained attack and utility models are fitted once and shared by every candidate
    (:class:`~bioanon.attack.ModelCache`). A setting the data cannot support (a class smaller
-   than ``g``) is listed in ``skipped`` with its reason. The time budget stops the search
-   between candidates; what was evaluated is used.
+   than ``g``) is listed in ``skipped`` with its reason. The judging is staged (stage 1:
+   utility, membership and inference on every setting; stage 2: the recognition panel on the
+   survivors in decreasing CAS until one meets every target; see :func:`search`), with the
+   exhaustive search's choice. The time budget stops the search between candidates (stage
+   1 on every setting first); what was evaluated is used, and what was not is named.
 3. **choice**: among the settings that meet the verdict (privacy: the upper 95% bound of the
    cross-fitted worst case's advantage ≤ target, and every other risk — membership and
    inference on members — within its target or accepted by name; utility: CAS above the
@@ -203,6 +206,42 @@ def _row(c: Candidate, ev: Evaluation, target: float, **targets: Any) -> dict[st
     }
 
 
+#: how a row was judged (its ``judged_by``), and why a row that passed stage 1 was not
+#: judged by the panel (its ``not_judged``)
+FULL_PANEL = "the full panel"
+STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
+NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
+BUDGET_LEFT = "not judged by the panel: the time budget ran out"
+
+
+def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
+               accept_risks: Mapping[str, str]) -> dict[str, Any]:
+    """The stage-1 row of a setting: CAS and the cheap risks, judged as :func:`verdict`
+    judges them (recognition is not in it: no panel ran)."""
+    from ..evaluation.verdict import judge_risks
+
+    u = ev.utility()[ev.interest]
+    accept = {**dict(getattr(ev, "accept_risks_", {}) or {}), **dict(accept_risks)}
+    risks = judge_risks([r for r in ev.risks() if r.risk != "recognition"], float(target),
+                        level, accept)
+    failed = [r.name for r in risks if not r.passes]
+    useful = bool(u.cas.ci[0] > u.chance)
+    return {
+        "method": c.method, "params": _public(c.params), "setting": c.label(),
+        "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
+        "clear_ci": list(u.clear.ci), "interest_chance": u.chance,
+        "clear_useful": bool(u.clear.ci[0] > u.chance),
+        "worst_case": None, "worst_case_ci": [], "worst_attacker": None,
+        "crossfit": None, "crossfit_ci": None, "crossfit_attackers": None,
+        "advantage": None, "advantage_ci": [], "chance": ev.chance_,
+        "control": ev.control_.value, "baseline": None,
+        "risks": [r.to_dict() for r in risks], "failed_risks": failed,
+        "met_recognition": None, "met_privacy": False if failed else None,
+        "met_utility": useful, "met": False, "judged_by": STAGE1,
+        "passed_stage1": bool(useful and not failed),
+    }
+
+
 def row_line(row: Mapping[str, Any]) -> str:
     """One terminal line of a search row: CAS beside clear, every risk, met or which failed.
 
@@ -224,6 +263,10 @@ def row_line(row: Mapping[str, Any]) -> str:
     failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
     verdict_ = "meets every target" if row["met"] else (
         f"fails ({', '.join(failed)})" if failed else "fails (utility)")
+    if row.get("not_judged"):
+        verdict_ = str(row["not_judged"])
+    elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
+        verdict_ = f"{verdict_} [judged at stage 1, no recognition panel]"
     return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "
             + "; ".join(parts) + f" -> {verdict_}")
 
@@ -240,6 +283,25 @@ def _risk_text(row: Mapping[str, Any]) -> str:
             parts.append(f"{r['name']} {r['statistic']} upper bound {r['ci'][1]:.3f} > target "
                          f"{r['target']:g}")
     return "; ".join(parts) or "privacy"
+
+
+def closeness(row: Mapping[str, Any]) -> tuple[int, float, float]:
+    """The key of the "closest" rule (smaller is closer), from the row's figures alone, so
+    it does not change with machine load: the number of risks not met (a registered risk
+    the row holds no figure for, e.g. recognition of a setting judged at stage 1, counts as
+    not met), then the total excess of the failed risks' upper 95% bounds over their
+    targets, then the highest CAS.
+    """
+    from ..evaluation.risks.registry import REGISTRY
+
+    risks = row.get("risks", [])
+    held = {r.get("risk", r["name"]) for r in risks}
+    missing = sum(1 for spec in REGISTRY if spec.name not in held)
+    failed = [r for r in risks if r["status"] not in PASSING]
+    excess = sum(max(0.0, float(r["ci"][1]) - float(r["target"])) for r in failed
+                 if r.get("target") is not None and np.isfinite(r["ci"][1])
+                 and np.isfinite(r["target"]))
+    return (len(failed) + missing, excess, -float(row["cas"]))
 
 
 @dataclass
@@ -274,7 +336,14 @@ class SearchResult:
         return self.confirmation is not None and bool(self.confirmation["verdict"]["met"])
 
     def closest(self) -> tuple[dict[str, Any] | None, str]:
-        """The setting that came closest, and what fell short (which risk, or utility)."""
+        """The setting that came closest, and what fell short (which risk, or utility).
+
+        A chosen setting whose confirmation failed; else, among the settings useful on the
+        tuning split, the smallest :func:`closeness` (fewest risks not met — a risk not
+        judged counts as not met —, then the smallest total excess of upper bounds over
+        targets, then the highest CAS); else the most useful of those meeting privacy. The
+        rule reads the rows' figures only: it does not change with machine load.
+        """
         if self.chosen is not None and not self.certified:
             v = self.confirmation["verdict"]
             failed = [r for r in v.get("risks", []) if r["status"] not in PASSING]
@@ -292,18 +361,15 @@ class SearchResult:
         useful = [r for r in self.rows if r["met_utility"]]
         private = [r for r in self.rows if r["met_privacy"]]
 
-        def shortfall(r: Mapping[str, Any]) -> tuple[int, float]:
-            return (len(r.get("failed_risks", [])), r["advantage_ci"][1])
-
         if useful:
-            best = min(useful, key=lambda r: (*shortfall(r), -r["cas"]))
+            best = min(useful, key=closeness)
             return best, _risk_text(best)
         if private:
             best = max(private, key=lambda r: r["cas"])
             return best, (f"utility: CAS {best['cas']:.3f} (95% CI lower end "
                           f"{best['cas_ci'][0]:.3f}) is not above the chance of "
                           f"{best['interest_chance']:.3f}")
-        best = min(self.rows, key=shortfall)
+        best = min(self.rows, key=closeness)
         return best, (f"{_risk_text(best)}; and utility: CAS {best['cas']:.3f} not above "
                       f"chance {best['interest_chance']:.3f}")
 
@@ -339,8 +405,29 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            progress: Progress | None = None, random_state: int | None = None,
            decoupler: Any = None, report_closest: bool = False,
            judge_as: Callable[[Any], Any] | None = None, budget: Any = None,
-           options: EvaluationOptions | None = None, **option_values: Any) -> SearchResult:
+           exhaustive: bool = False, options: EvaluationOptions | None = None,
+           **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
+
+    The search is staged, with the same winner and certificate as the exhaustive search
+    (every setting judged by the full panel; ``exhaustive=True``):
+
+    1. **stage 1**, on every setting: the tuning split anonymized, utility (CAS) and the
+       cheap risks (membership and inference on members), no recognition panel. A setting
+       failing one of them (or utility) cannot be chosen: its row says so
+       (``judged_by``: stage 1).
+    2. **stage 2**: the settings that passed, in decreasing CAS (ties in the candidates'
+       order), are judged by the recognition panel, a group of equal CAS at a time; the
+       first group holding a setting that meets every target gives the choice by the
+       exhaustive rule (highest CAS, then the lowest upper bound of the recognition
+       advantage, then the candidates' order). The settings after it keep their stage-1
+       row, marked "not judged by the panel: a more useful setting met every target".
+       Should the chosen setting's confirmation not even run, stage 2 goes on.
+
+    The cheap risks are the same figures as the full evaluation's (same split, seeds and
+    anonymization). The confirmation is always the full panel on a fresh split and seed.
+    The time budget covers stage 1 for every setting first (the settings it leaves out are
+    named in ``not_evaluated``), then stage 2.
 
     Parameters
     ----------
@@ -366,6 +453,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     budget_minutes : float or None
         Stop evaluating candidates once this much time has passed (the candidates evaluated
         so far are used, at least one; the confirmation then runs). None: no limit.
+    exhaustive : bool
+        Judge every setting with the full panel (the former behaviour; slower, same winner).
     progress : callable (done, total, text), optional
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
@@ -414,33 +503,28 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                    accept_risks=accept)
     from ..levels import resolve_level
 
-    targets = dict(level=resolve_level(opts.level), accept_risks=accept)
+    targets: dict[str, Any] = dict(level=resolve_level(opts.level), accept_risks=accept)
     result = SearchResult([], float(target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=resolve_level(opts.level),
                           accept_risks=accept, interest=interest)
     start = time.perf_counter()
-    total = len(cands) + 1
     n_skipped = len(result.skipped)
-    for i, c in enumerate(cands):
-        over = budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes
-        if i > 0 and over:  # at least one setting is always evaluated
-            result.not_evaluated = [x.label() for x in cands[i:]]
-            break
-        progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
+
+    def over() -> bool:
+        return budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes
+
+    def judge(c: Candidate, recognition: bool, prog: Any) -> Evaluation:
         anon = build_candidate(c, interest, sensitive, list(add), None)
         anon = judge_as(anon) if judge_as is not None else anon
-        try:
-            ev = Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
-                            cache=cache, progress=progress.nested(progress.stage or ""),
-                            options=opts).evaluate()
-        except BioanonError as exc:
-            result.skipped.append({"method": c.method, "setting": c.label(),
-                                   "reason": str(exc)})
-            continue
-        row = _row(c, ev, target_advantage, **targets)
+        return Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
+                          cache=cache, progress=prog.nested(prog.stage or ""),
+                          options=opts).evaluate(recognition=recognition)
+
+    def keep(row: dict[str, Any], c: Candidate) -> dict[str, Any]:
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written
         row["_hidden"] = dict(c.hidden)  # values from public side data; never written
-        result.rows.append(row)
+        return row
+
     def fresh(c: Candidate, as_judged: bool = True) -> Any:
         """``c`` judged on the fresh split (the confirmation's), as a secret-free report."""
         anon = build_candidate(c, interest, sensitive, list(add), None)
@@ -449,10 +533,61 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                                   options=opts)
         return secret_free_report(build_report(ev))
 
-    nothing_judged(result, n_skipped)
-    _confirm(result, fresh, lambda text: progress(len(cands), total, text))
+    if exhaustive:
+        total = len(cands) + 1
+        for i, c in enumerate(cands):
+            if i > 0 and over():  # at least one setting is always evaluated
+                result.not_evaluated = [x.label() for x in cands[i:]]
+                break
+            progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
+            try:
+                ev = judge(c, True, progress)
+            except BioanonError as exc:
+                result.skipped.append({"method": c.method, "setting": c.label(),
+                                       "reason": str(exc)})
+                continue
+            row = _row(c, ev, target_advantage, **targets)
+            row["judged_by"] = FULL_PANEL
+            result.rows.append(keep(row, c))
+        nothing_judged(result, n_skipped)
+        _confirm(result, fresh, lambda text: progress(len(cands), total, text))
+    else:
+        total = 2 * len(cands) + 1
+        judged: list[Candidate] = []
+        for i, c in enumerate(cands):  # stage 1: every setting, no recognition panel
+            if i > 0 and over():
+                result.not_evaluated = [x.label() for x in cands[i:]]
+                break
+            progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
+            try:
+                ev = judge(c, False, progress)
+            except BioanonError as exc:
+                result.skipped.append({"method": c.method, "setting": c.label(),
+                                       "reason": str(exc)})
+                continue
+            result.rows.append(keep(_cheap_row(c, ev, target_advantage, **targets), c))
+            judged.append(c)
+        nothing_judged(result, n_skipped)
+
+        def panel(j: int, k: int, n: int) -> bool:
+            """Judge row ``j`` with the full panel (False: it could not run)."""
+            c = judged[j]
+            progress(len(cands) + k, total, f"stage 2: {c.label()} ({k + 1}/{n})")
+            try:
+                ev = judge(c, True, progress)
+            except BioanonError as exc:
+                result.skipped.append({"method": c.method, "setting": c.label(),
+                                       "reason": str(exc)})
+                result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
+                return False
+            row = _row(c, ev, target_advantage, **targets)
+            row["judged_by"] = FULL_PANEL
+            result.rows[j] = keep(row, c)
+            return True
+
+        _stage2(result, panel, over, fresh, lambda text: progress(total - 1, total, text))
     if report_closest and result.confirmation is None and result.rows:
-        _report_closest(result, fresh, lambda text: progress(len(cands), total, text))
+        _report_closest(result, fresh, lambda text: progress(total - 1, total, text))
     result.wall_s = time.perf_counter() - start
     progress(total, total, "done")
     return result
@@ -495,29 +630,72 @@ def nothing_judged(result: SearchResult, n_skipped_before: int) -> None:
                        "the methods whose settings fit it (methods=)", parameter="methods")
 
 
+def _confirm_one(result: SearchResult, j: int, fresh: Callable[..., Any],
+                 say: Callable[[str], None]) -> bool:
+    """Confirm row ``j`` on the fresh split; False when the confirmation cannot even run."""
+    result.chosen = j
+    chosen = result.candidate
+    assert chosen is not None
+    say(f"confirming {chosen.label()} on a fresh split and seed")
+    try:
+        result.confirmation = fresh(chosen)
+    except BioanonError as exc:
+        result.skipped.append({"method": chosen.method, "setting": chosen.label(),
+                               "reason": f"confirmation could not run: {exc}"})
+        result.chosen = None
+        return False
+    return True
+
+
 def _confirm(result: SearchResult, fresh: Callable[..., Any],
              say: Callable[[str], None]) -> None:
     """Confirm the most useful setting that met every target on the fresh split.
 
-    One that cannot even run there (e.g. a class too small for g) gives way to the next. A
-    setting whose confirmation runs and fails is final: trying others until one passes would
-    bring the winner's curse back.
+    The order: highest CAS, then the lowest upper bound of the recognition advantage, then
+    the candidates' order. One that cannot even run there (e.g. a class too small for g)
+    gives way to the next. A setting whose confirmation runs and fails is final: trying
+    others until one passes would bring the winner's curse back.
     """
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
     for j in sorted(ok, key=lambda j: (result.rows[j]["cas"],
                                        -result.rows[j]["advantage_ci"][1]), reverse=True):
-        result.chosen = j
-        chosen = result.candidate
-        assert chosen is not None
-        say(f"confirming {chosen.label()} on a fresh split and seed")
-        try:
-            result.confirmation = fresh(chosen)
-        except BioanonError as exc:
-            result.skipped.append({"method": chosen.method, "setting": chosen.label(),
-                                   "reason": f"confirmation could not run: {exc}"})
-            result.chosen = None
-            continue
-        break
+        if _confirm_one(result, j, fresh, say):
+            break
+
+
+def _stage2(result: SearchResult, panel: Callable[[int, int, int], bool],
+            over: Callable[[], bool], fresh: Callable[..., Any],
+            say: Callable[[str], None]) -> None:
+    """The search's second stage: the settings that passed stage 1 judged by the panel in
+    decreasing CAS (ties in the candidates' order), a group of equal CAS at a time, until a
+    group holds a setting that meets every target and whose confirmation runs.
+
+    Within the group the order of :func:`_confirm` applies (lowest upper bound of the
+    recognition advantage, then the candidates' order), so the choice is the exhaustive
+    search's: every setting of a lower CAS would come after it there. The settings left are
+    marked as not judged by the panel (a more useful setting met every target, or the time
+    budget ran out: these are named in ``not_evaluated`` too).
+    """
+    rows = result.rows
+    order = sorted((j for j, r in enumerate(rows) if r.get("passed_stage1")),
+                   key=lambda j: -rows[j]["cas"])  # stable: candidates' order in ties
+    k, n = 0, len(order)
+    while k < n:
+        if k > 0 and over():
+            for j in order[k:]:
+                rows[j]["not_judged"] = BUDGET_LEFT
+            result.not_evaluated += [rows[j]["setting"] for j in order[k:]]
+            return
+        group = [j for j in order[k:] if rows[j]["cas"] == rows[order[k]]["cas"]]
+        for m, j in enumerate(group):
+            panel(j, k + m, n)
+        k += len(group)
+        ok = [j for j in group if rows[j]["met"]]
+        for j in sorted(ok, key=lambda j: rows[j]["advantage_ci"][1]):
+            if _confirm_one(result, j, fresh, say):
+                for rest in order[k:]:
+                    rows[rest]["not_judged"] = NOT_JUDGED
+                return
 
 
 def _report_closest(result: SearchResult, fresh: Callable[..., Any],
@@ -619,5 +797,6 @@ def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | 
     return search(table, roles.interest, roles.sensitive, add, options=opts, **search_args)
 
 __all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
+           "closeness",
            "confirm", "confirmation_seed", "judge_on_fresh_split", "judge_options",
            "row_line", "run_search", "search", "secret_free_report", "weights"]

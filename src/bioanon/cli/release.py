@@ -87,6 +87,11 @@ def release_command(
         "--budget-minutes", help="Stop evaluating settings after this many minutes and "
                                  "choose among those evaluated (the confirmation follows).")]
     = 10.0,
+    exhaustive: Annotated[bool, typer.Option(
+        "--exhaustive/--no-exhaustive",
+        help="Judge every setting with the full recognition panel (slower). By default the "
+             "panel judges only the settings that pass utility, membership and inference, "
+             "most useful first, until one meets every target: the same choice.")] = False,
     keep_sensitive: Annotated[bool, typer.Option(
         "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
                                  "auditor can attack it. UNFIT for a real release.")] = False,
@@ -217,7 +222,7 @@ def release_command(
                                  target_advantage=target_advantage,
                                  level=lv, accept_risks=accepted)
     options: dict[str, Any] = dict(methods=method_list, random_state=seed,
-                                   budget_minutes=budget_minutes,
+                                   budget_minutes=budget_minutes, exhaustive=exhaustive,
                                    keep_sensitive=keep_sensitive, options=judge,
                                    report_closest=True)  # a refusal writes its report
     if bucketed:

@@ -237,13 +237,22 @@ class Evaluation:
                                "drop it from the released labels")
 
     # ------------------------------------------------------------------ the protocol
-    def evaluate(self) -> Evaluation:
+    def evaluate(self, recognition: bool = True) -> Evaluation:
         """Run the protocol; return ``self`` with every result filled in.
 
         A table of more than ``max_records`` records is judged on a stratified sample of its
         identities and records (:func:`bioanon.sampling.panel_sample`); the report and the
         verdict give the sample's and the table's sizes.
+
+        Parameters
+        ----------
+        recognition : bool
+            False runs the cheap part only (the search's first stage): the split, the
+            anonymization, utility and every risk but recognition, whose results are the
+            same as a full evaluation's with the same seed; no attack panel is run, so
+            ``attacks()``, ``worst_case()`` and ``verdict()`` are not available.
         """
+        self.recognition_run_ = recognition
         self._check()
         self.panel_sample_: dict[str, Any] | None = None
         if self.max_records is not None and self.table.n_records > self.max_records:
@@ -319,6 +328,8 @@ class Evaluation:
                 progress(base + done, state["total"] - 3 + total, f"attack panel: {desc}")
 
         predictions: dict[str, np.ndarray] = {}
+        if not recognition:
+            return self._cheap_risks(train, test, anon_test, anonymizer, y_te, progress)
         panel = run_panel(train.X, anon_train, y_tr, test.X, anon_test, y_te, self.chance_,
                           self.modes, self.model_list, seed=seed, top_k=self.top_k,
                           n_jobs=self.n_jobs, cache=self.cache, progress=panel_progress,
@@ -385,6 +396,38 @@ class Evaluation:
             progress(state["total"], state["total"], "done")
         self.strategies_, self.counts_ = strategies, counts
         self.preview_data_ = (test, anon_test) if self.preview else None
+        return self
+
+    def _cheap_risks(self, train: FeatureTable, test: FeatureTable, anon_test: np.ndarray,
+                     anonymizer: Any, y_te: np.ndarray, progress: Any) -> Evaluation:
+        """Every registered risk but recognition (no panel), as :meth:`evaluate` runs them."""
+        self.panel_ = None
+        self.contributors_ = None
+        ctx = RiskContext(train, test, anon_test, anonymizer, self.interest, self.sensitive,
+                          self.label_columns, self.group, self.random_state, predictions={},
+                          truth=y_te, chance=self.chance_, control=self.control_)
+        risks: list[RiskResult] = []
+        done: dict[str, Any] = {}
+        for spec in REGISTRY:
+            if spec.name == "recognition":
+                continue
+            target = getattr(self, spec.target_option)
+            if spec.switch is not None and not getattr(self, f"run_{spec.switch}"):
+                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
+                                         target_at(target, ctx.level),
+                                         f"{spec.name} was not run ({spec.switch}=False)"))
+                continue
+            done[spec.name] = spec.evaluator(ctx, target).evaluate()
+            risks += done[spec.name].results()
+        self.crossfit_ = None
+        self.membership_ = done["membership"].legacy() if "membership" in done else []
+        self.risks_ = apply_accepted(cover(risks, self.guarantee), self.accept_risks_)
+        self.verification_ = []
+        self.selection_ = None
+        self.strategies_, self.counts_ = [], []
+        self.preview_data_ = None
+        if progress is not None:
+            progress(1, 1, "done")
         return self
 
     def _selection_plan(self) -> tuple[list[str], list[int], list[str], dict[str, str]]:

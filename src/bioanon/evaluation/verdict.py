@@ -257,6 +257,22 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
               " were judged)"
         risks = [rec, not_covered("membership", "record", "advantage", lv.record, why),
                  not_covered("inference", "record", "advantage", lv.record, why)]
+    risks = judge_risks(risks, target, lv, accept, guarantee)
+    met = all(r.passes for r in risks)
+    return Verdict(target, met, judged[0], judged[1], judged[2], judged[3],
+                   judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],
+                   max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4],
+                   risks=tuple(risks), level=lv, accepted=accept)
+
+
+def judge_risks(risks: Any, target: float, lv: Any, accept: dict[str, str],
+                guarantee: Any = None) -> list[RiskResult]:
+    """Risks re-judged against the targets, as :func:`verdict` judges them.
+
+    ``target`` is recognition's, ``lv`` the resolved level (membership and inference);
+    ``accept`` (updated in place with the risks already accepted) names the accepted risks.
+    The search's first stage judges its cheap risks with this very rule.
+    """
     fresh = []
     for r in risks:
         if r.status == "accepted" and r.name not in accept:
@@ -265,12 +281,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
         t = target if r.risk == "recognition" else (
             lv.target(r.level) if r.risk in ("membership", "inference") else r.target)
         fresh.append(rejudge(_unaccepted(r), t))
-    risks = apply_accepted(cover(fresh, guarantee), accept)
-    met = all(r.passes for r in risks)
-    return Verdict(target, met, judged[0], judged[1], judged[2], judged[3],
-                   judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],
-                   max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4],
-                   risks=tuple(risks), level=lv, accepted=accept)
+    return apply_accepted(cover(fresh, guarantee), accept)
 
 
 def _unaccepted(r: RiskResult) -> RiskResult:

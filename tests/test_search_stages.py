@@ -1,0 +1,112 @@
+"""The staged search (cheap risks on every setting, the panel in CAS order) chooses what the
+exhaustive search chooses, and a setting failing a cheap risk never meets the panel."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import bioanon.evaluation.protocol as protocol
+from bioanon.certification.search import (
+    FULL_PANEL,
+    NOT_JUDGED,
+    STAGE1,
+    closeness,
+    row_line,
+    search,
+)
+from bioanon.datasets import make_biometric
+from bioanon.table import FeatureTable
+
+WHY = "test of the staged search"
+KW: dict[str, Any] = {"methods": ["selective-mean", "noise"], "target_advantage": 0.3,
+                      "models": ["knn"], "attackers": "naive,parrot,reverse", "n_jobs": 1,
+                      "accept_risks": {"identity-membership": WHY, "identity-inference": WHY},
+                      "random_state": 515151, "budget_minutes": None}
+
+
+@pytest.fixture(scope="module")
+def table() -> FeatureTable:
+    return make_biometric(n_identities=10, records_per_identity=60, n_features=32,
+                          random_state=0)
+
+
+@pytest.fixture
+def panels(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the recognition panels run (search and confirmation alike)."""
+    calls: list[int] = []
+    real = protocol.run_panel
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(protocol, "run_panel", counting)
+    return calls
+
+
+def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+
+
+def test_the_staged_search_chooses_what_the_exhaustive_one_does(table: FeatureTable,
+                                                                 panels: list[int]) -> None:
+    full = search(table, "expression", "identity", exhaustive=True, level=0.99, **KW)
+    n_full = len(panels)
+    panels.clear()
+    fast = search(table, "expression", "identity", level=0.99, **KW)
+    assert full.candidate is not None and full.certified
+    # the same winner, the same certificate (confirmation verdict), fewer panels
+    assert fast.candidate is not None and fast.candidate.label() == full.candidate.label()
+    assert fast.chosen == full.chosen and fast.certified == full.certified
+    assert json.dumps(fast.confirmation["verdict"], sort_keys=True) == \
+        json.dumps(full.confirmation["verdict"], sort_keys=True)
+    assert len(panels) < n_full == len(full.rows) + 1
+    # a row judged by the panel is the exhaustive search's row; the others are named
+    by_setting = {r["setting"]: r for r in _public(full.rows)}
+    assert [r["setting"] for r in fast.rows] == list(by_setting)
+    for r in _public(fast.rows):
+        same = by_setting[r["setting"]]
+        assert r["cas"] == same["cas"]  # stage 1's CAS is the full evaluation's
+        if r["judged_by"] == FULL_PANEL:
+            assert json.dumps(r, sort_keys=True) == json.dumps(same, sort_keys=True)  # NaN
+        else:
+            assert r["judged_by"] == STAGE1 and r["not_judged"] == NOT_JUDGED
+            assert r["cas"] <= fast.rows[fast.chosen]["cas"]
+            assert row_line(r).endswith(NOT_JUDGED)
+            cheap = {x["name"]: x["status"] for x in r["risks"]}
+            assert cheap == {x["name"]: x["status"] for x in same["risks"]
+                             if x["risk"] != "recognition"}
+    assert any(r["judged_by"] == STAGE1 for r in fast.rows)
+
+
+def test_a_setting_failing_a_cheap_risk_gets_no_panel(table: FeatureTable,
+                                                      panels: list[int]) -> None:
+    # a membership target no measured figure meets: every setting fails at stage 1
+    fast = search(table, "expression", "identity", level=0.001, **KW)
+    assert panels == [] and fast.chosen is None and not fast.certified
+    assert fast.rows and all(r["judged_by"] == STAGE1 and not r["passed_stage1"]
+                             for r in fast.rows)
+    for r in fast.rows:
+        line = row_line(r)
+        assert "fails (record-membership" in line and "judged at stage 1" in line
+    full = search(table, "expression", "identity", level=0.001, exhaustive=True, **KW)
+    assert full.chosen is None and len(panels) == len(full.rows)  # the same verdict
+    near, _ = fast.closest()
+    assert near is not None and near["setting"] in {r["setting"] for r in fast.rows}
+
+
+def test_closeness_counts_a_risk_not_judged_as_not_met() -> None:
+    met = {"name": "record-membership", "risk": "membership", "status": "met",
+           "ci": [0.0, 0.1], "target": 0.2}
+    bad = {**met, "status": "not met", "ci": [0.2, 0.5]}
+    rec = {"name": "record-recognition", "risk": "recognition", "status": "met",
+           "ci": [0.0, 0.01], "target": 0.05}
+    inf = {**met, "name": "record-inference", "risk": "inference"}
+    judged = {"cas": 0.5, "risks": [rec, bad, inf]}
+    cheap_only = {"cas": 0.9, "risks": [bad, inf]}  # recognition not judged
+    assert closeness(judged) == (1, pytest.approx(0.3), -0.5)
+    assert closeness(cheap_only)[0] == 2 and closeness(judged) < closeness(cheap_only)
+    assert closeness({"cas": 0.6, "risks": [rec, bad, inf]}) < closeness(judged)
