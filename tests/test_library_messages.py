@@ -20,9 +20,6 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 ALLOWED = {
     # a pip option in the install hint, not a bioanon flag
     ("features/image.py", "--force-reinstall"),
-    # pending: a module under another change in flight; remove the entry when its message
-    # names the library parameter
-    ("certification/search.py", "--interest"),
 }
 
 

@@ -790,7 +790,7 @@ def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | 
     ``search_args`` are :func:`search`'s own keywords and evaluation options."""
     if not roles.interest:
         raise BioanonError("a certified release needs the attribute of interest; pass "
-                           "interest= in Roles (--interest COL)")
+                           "interest=COL", parameter="interest")
     add = weights(roles)
     opts = EvaluationOptions.of(options, released_labels=[roles.interest, *add, *roles.quasi,
                                                           *roles.keep])
