@@ -363,6 +363,10 @@ def option_cases() -> list[Case]:
                                                            "identity-membership"))
     add("release-reason-without-accept-risk", lambda d: rl(d, "--reason", "why"))
     add("release-methods-unknown", lambda d: rl(d, "--methods", "magic"))
+    add("release-exhaustive-methods-unknown", lambda d: rl(d, "--exhaustive", "--methods",
+                                                           "magic"))
+    add("release-no-exhaustive-level-above-1", lambda d: rl(d, "--no-exhaustive", "--level",
+                                                            "1.5"))
     # --- release on the dask path (certified on a panel sample, released bucket by bucket)
     rd = lambda d, *extra: ["release", str(_csv(d, "t.parquet")), "-o", str(d / "rel"),  # noqa: E731
                             *REL_ROLES, *extra]
