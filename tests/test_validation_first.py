@@ -64,3 +64,25 @@ def test_a_scheduler_that_accepts_no_connection_is_refused_at_once():
         check_scheduler_reachable(f"tcp://127.0.0.1:{port}", timeout=2)
     with pytest.raises(BioanonError, match="must look like tcp://HOST:PORT"):
         check_scheduler_reachable("tcp://127.0.0.1:port")
+
+
+def test_release_refuses_an_empty_label_before_printing_the_plan(table, tmp_path):
+    """The table's labels are checked before the plan is printed: one error line, no plan
+    (on Yale, empty 'expression' values were refused only after the plan's five rows)."""
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+
+    t = table.subset(np.arange(table.n_records))
+    t.labels["expression"] = t.labels["expression"].astype(object)
+    t.labels.loc[3, "expression"] = None
+    src = tmp_path / "t.parquet"
+    t.write(src)
+    res = CliRunner().invoke(app, ["release", str(src), "-o", str(tmp_path / "rel.parquet"),
+                                   "--interest", "expression", "--sensitive", "identity"])
+    assert res.exit_code == 2, res.output
+    assert "plan" not in res.output
+    assert [ln for ln in res.output.splitlines() if ln.startswith("error:")] == [
+        "error: label column 'expression' has 1 empty value(s) (first at record 3); fill or "
+        "drop those records"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]

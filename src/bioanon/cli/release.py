@@ -269,6 +269,8 @@ def _print_plan(table: Any, roles: Roles, judge: Any, options: dict[str, Any],
     a level it cannot show, in one line, right after)."""
     from ..certification.memory import certification_plan, declared_budget
 
+    for column in dict.fromkeys([roles.interest, roles.sensitive, *roles.additional]):
+        table.label(column, min_classes=1)  # a missing or empty label: said before the plan
     keys = ("epsilon", "delta", "public", "privacy_unit", "max_records_per_identity",
             "public_name")
     budget = declared_budget(table, roles.sensitive, **{k: options.get(k) for k in keys})
