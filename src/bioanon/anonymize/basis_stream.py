@@ -79,7 +79,7 @@ def stream_release(est: DPBasisAnonymizer, parts: Callable[[], Iterable[tuple[An
 
     n = sum(c.size for _, c in coded())
     est.n_features_in_ = n_features
-    est.set_budget(n)
+    est.set_budget(n, n_features, cls.size)
     lo, hi, mid = est._scaling(np.zeros((0, n_features), dtype=np.float32))
     scale = box_scaler(lo, hi, mid)
 
