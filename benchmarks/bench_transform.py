@@ -144,6 +144,9 @@ def frontier_methods() -> dict[str, object]:
                                       random_state=0),
         "dp-basis class": DPBasisAnonymizer("p", epsilon=4.0, bounds=(-5.0, 5.0), rank=16,
                                             covariance="class", pool=0.5, random_state=0),
+        # k and the split by the stated rule (rank_rule, share_rule)
+        "dp-basis rule": DPBasisAnonymizer("p", epsilon=4.0, bounds=(-5.0, 5.0),
+                                           random_state=0),
         "basis-synthetic": BasisSyntheticAnonymizer("p", rank=32, covariance="class",
                                                     pool=0.0, residual="class-diag",
                                                     residual_mean=True, random_state=0),

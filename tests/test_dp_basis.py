@@ -22,7 +22,13 @@ from bioanon.anonymize.basis_model import (
     sensitivities,
 )
 from bioanon.anonymize.basis_synthetic import BasisSyntheticAnonymizer
-from bioanon.anonymize.dp_basis import DPBasisAnonymizer, public_lda
+from bioanon.anonymize.dp_basis import (
+    DPBasisAnonymizer,
+    noisy_counts,
+    public_lda,
+    rank_rule,
+    share_rule,
+)
 from bioanon.anonymize.dp_synthetic import bound_contributions
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
@@ -361,3 +367,49 @@ def test_the_dp_peer_needs_a_public_box_and_says_how_to_install(tables, monkeypa
     monkeypatch.setitem(__import__("sys").modules, "snsynth", None)  # not installed here
     with pytest.raises(BioanonError, match="BIOANON_PEER_PYTHON"):
         est.fit_transform(private.X, private.labels)
+
+
+# ---------------------------------------------------------------------- k and the split
+def test_k_and_the_split_use_no_private_statistic() -> None:
+    """Two private tables of the same shape and the same declared classes, with different
+    records (values, spreads, class sizes), get the same k and the same split of rho."""
+    rng = np.random.default_rng(0)
+    n, d = 240, 40
+    labels_a = {"y": np.repeat(np.arange(6), n // 6)}
+    labels_b = {"y": rng.permutation(np.r_[np.zeros(190, int), np.arange(1, 6).repeat(10)])}
+    X_a = rng.normal(size=(n, d)).astype(np.float32)
+    X_b = (rng.standard_t(2, size=(n, d)) * 40.0 + 7.0).astype(np.float32)
+    fits = []
+    for X, lab in ((X_a, labels_a), (X_b, labels_b)):
+        est = DPBasisAnonymizer("y", epsilon=2.0, bounds=(-5.0, 5.0), basis="random",
+                                random_state=0).fit(X, lab)
+        fits.append((est.rank_, est.rho_split_, est.privacy_statement()["composition"]))
+    assert fits[0] == fits[1]
+    assert fits[0][0] == rank_rule(d, 6) == 5 + 4
+
+
+def test_the_rule_follows_d_and_the_classes_and_keeps_declared_shares() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 64)).astype(np.float32)
+    few = {"y": np.arange(300) % 3}
+    many = {"y": np.arange(300) % 12}
+    kw: dict[str, Any] = {"epsilon": 2.0, "bounds": (-5.0, 5.0), "basis": "random",
+                          "random_state": 0}
+    k_few = DPBasisAnonymizer("y", **kw).fit(X, few)
+    k_many = DPBasisAnonymizer("y", **kw).fit(X, many)
+    assert (k_few.rank_, k_many.rank_) == (2 + 4, 11 + 4)
+    # sqrt of the noisy counts: S*d sums, 1 residual energy, k(k+1)/2 pooled moments
+    for est, S, k in ((k_few, 3, 6), (k_many, 12, 15)):
+        w = np.sqrt([S * 64, 1, k * (k + 1) / 2])
+        assert [est.rho_split_[m] / est.rho_ for m in ("sums", "rsq", "moments")] == \
+            pytest.approx(list(w / w.sum()))
+    declared = DPBasisAnonymizer("y", rank=5, mean_share=0.6, **kw).fit(X, few)
+    assert declared.rank_ == 5
+    assert declared.rho_split_["sums"] == pytest.approx(0.6 * declared.rho_)
+    rest = np.sqrt([1, 15])  # the residual and the moments split the other 0.4
+    assert declared.rho_split_["moments"] / declared.rho_ == pytest.approx(
+        0.4 * rest[1] / rest.sum())
+    assert noisy_counts(64, 3, 5, means="basis", basis="dp-pca", covariance="class") == {
+        "sums": 15, "rsq": 1, "basis": 320, "moments": 45}
+    with pytest.raises(BioanonError, match="leave nothing"):
+        share_rule({"sums": 4, "moments": 4}, {"sums": 1.0})
