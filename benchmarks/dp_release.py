@@ -71,6 +71,9 @@ SETTINGS: tuple[dict[str, Any], ...] = (
 #: the clips from the auxiliary people (``public_data=aux``); the first two are its
 #: ``public_search_space``'s, tuned on FSDD/HAR at evaluation seed 0 (confirm with another)
 BASIS_SETTINGS: tuple[dict[str, Any], ...] = (
+    # k and the split of rho by the stated rule (rank_rule, share_rule: d and the classes)
+    {"public_data": "aux"},
+    {"public_data": "aux", "covariance": "class", "pool": 0.5, "clip_quantile": 0.7},
     {"public_data": "aux", "basis": "dp-lda", "rank": 16},
     {"public_data": "aux", "basis": "dp-lda", "rank": 16, "covariance": "class", "pool": 0.5,
      "mean_share": 0.5, "clip_quantile": 0.7},
