@@ -16,6 +16,7 @@ from bioanon.anonymize.basis_model import (
     BasisStats,
     add_noise,
     basis_stats,
+    collapse,
     fit_model,
     random_basis,
     sample_model,
@@ -413,3 +414,46 @@ def test_the_rule_follows_d_and_the_classes_and_keeps_declared_shares() -> None:
         "sums": 15, "rsq": 1, "basis": 320, "moments": 45}
     with pytest.raises(BioanonError, match="leave nothing"):
         share_rule({"sums": 4, "moments": 4}, {"sums": 1.0})
+
+
+# ---------------------------------------------------------------------- the fast paths
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_energy_and_sums_only_statistics_match_the_per_feature_ones(dtype) -> None:
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(500, 12)).astype(dtype)
+    X_before = X.copy()
+    strat, P = rng.integers(0, 4, 500), random_basis(3, 12, rng)
+    full = basis_stats(X, strat, 4, P, 1.5, 2.0)
+    energy = basis_stats(X, strat, 4, P, 1.5, 2.0, squares="energy")
+    sums = basis_stats(X, strat, 4, P[:0], None, 2.0, squares="none")
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    assert energy.rsq.shape == (4, 1) and np.allclose(energy.rsq[:, 0], full.rsq.sum(1),
+                                                      rtol=tol)
+    assert np.allclose(energy.moments, full.moments, rtol=tol)
+    for stats in (full, energy):
+        assert stats.sums.dtype == np.float64 and stats.rsums.dtype == np.float64
+    # no basis: the residual is the clipped record, the input left untouched
+    ref = X.astype(np.float64)
+    ref *= np.minimum(1.0, 2.0 / np.linalg.norm(ref, axis=1))[:, None]
+    assert np.allclose(sums.rsums, [ref[strat == s].sum(0) for s in range(4)], rtol=tol,
+                       atol=tol)
+    assert not np.any(sums.rsq) and np.array_equal(X, X_before)
+    assert collapse(energy, "pooled", "isotropic").rsq.shape == (1, 1)
+    with pytest.raises(BioanonError, match="squares per feature"):
+        collapse(energy, "pooled", "diag")
+
+
+def test_the_sampler_maps_back_in_place_as_scale_then_shift() -> None:
+    rng = np.random.default_rng(9)
+    strat = np.repeat([0, 1, 2], 400)
+    U = rng.normal(size=(1200, 6))
+    U[strat == 1, 0] += 2.0
+    P = np.eye(6)[:2]
+    for cov in ("class", "pooled"):
+        model = fit_model(basis_stats(U, strat, 3, P), cov, 0.0, "class-diag", True)
+        plain = sample_model(model, strat, P, np.random.default_rng(3))
+        mapped = sample_model(model, strat, P, np.random.default_rng(3),
+                              scale=np.full(6, 2.0), shift=np.arange(6.0))
+        assert mapped.dtype == np.float32
+        assert np.allclose(mapped, plain * 2.0 + np.arange(6.0), atol=1e-5)
+        assert plain[strat == 1, 0].mean() == pytest.approx(2.0, abs=0.15)
