@@ -415,13 +415,18 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
     panels = max(1, len(names))
     cols = min(3, panels)
     nrows = -(-panels // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4.2 * nrows), squeeze=False)
+    key_h = 0.13 * len(rows) + 0.3  # inches for the key of the numbered rows
+    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4.2 * nrows + key_h),
+                             squeeze=False)
     for ax, name in zip(axes.ravel(), names, strict=False):
-        target = None
-        for r in rows:
+        target = next((r["risks"][name]["target"] for r in rows if name in r.get("risks", {})),
+                      None)
+        drawn = 0
+        for i, r in enumerate(rows, 1):
             risk = r.get("risks", {}).get(name)
             if risk is None or risk["value"] != risk["value"]:  # NaN: not measured
                 continue
+            drawn += 1
             x, (lo, hi) = risk["value"], risk["ci"]
             y = r["cas_ratio"]
             yerr = [[y - r["cas_ci"][0] / r["clear"]], [r["cas_ci"][1] / r["clear"] - y]]
@@ -434,8 +439,12 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
                         **style)
             if every and y >= 0.95:
                 ax.plot(x, y, "o", mfc="none", mec="black", ms=13)
-            ax.annotate(label(r), (x, y), fontsize=5, xytext=(3, 3), textcoords="offset points")
-            target = risk["target"]
+            ax.annotate(str(i), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        if not drawn:
+            why = next((r["risks"][name]["status"] for r in rows if name in r.get("risks", {})),
+                       "not measured")
+            ax.text(0.5, 0.5, f"not measured on any row:\n{why}", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=8)
         ax.axhline(0.95, ls="--", c="gray", lw=0.8)
         if target is not None:
             ax.axvline(target, ls="--", c="tab:red", lw=0.8)
@@ -457,7 +466,10 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
                  f"size ({n_every} of {len(rows)} rows; ringed: also CAS ≥ 0.95 × clear), "
                  "o this risk passed, x not passed",
                  fontsize=9)
-    fig.tight_layout()
+    key = "\n".join(f"{i:>2}  {'*' if goals(r)['showable'] else ' '} {label(r)}  "
+                    f"(CAS / clear {r['cas_ratio']:.3f})" for i, r in enumerate(rows, 1))
+    fig.text(0.01, 0.005, key, fontsize=6, family="monospace", va="bottom")
+    fig.tight_layout(rect=(0.0, key_h / (4.2 * nrows + key_h), 1.0, 0.95))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
