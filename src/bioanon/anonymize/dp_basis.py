@@ -492,9 +492,11 @@ class DPBasisAnonymizer(Anonymizer):
     )
     #: the settings ``bioanon release --epsilon E --public-data FILE`` searches; the box,
     #: centre, the public part of the basis and the clips come from the public records
-    #: (``public_data="public"``, resolved by :mod:`bioanon.tuning.budget`)
+    #: (``public_data="public"``, resolved by :mod:`bioanon.tuning.budget`); the first takes
+    #: k and the split by the stated rule, the others declare k (their shares not declared
+    #: follow the rule)
     public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
-        {"public_data": "public", "basis": "dp-lda", "rank": 16},
+        {"public_data": "public", "basis": "dp-lda"},
         {"public_data": "public", "basis": "dp-lda", "rank": 16, "covariance": "class",
          "pool": 0.5, "mean_share": 0.5, "clip_quantile": 0.7},
         {"public_data": "public", "basis": "public", "rank": 32},
