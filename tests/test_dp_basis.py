@@ -386,22 +386,23 @@ def test_k_and_the_split_use_no_private_statistic() -> None:
                                 random_state=0).fit(X, lab)
         fits.append((est.rank_, est.rho_split_, est.privacy_statement()["composition"]))
     assert fits[0] == fits[1]
-    assert fits[0][0] == rank_rule(d, 6) == 5 + 4
+    assert fits[0][0] == rank_rule(d, 6) == 16
 
 
 def test_the_rule_follows_d_and_the_classes_and_keeps_declared_shares() -> None:
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(300, 64)).astype(np.float32)
+    d = 400
+    X = rng.normal(size=(300, d)).astype(np.float32)
     few = {"y": np.arange(300) % 3}
     many = {"y": np.arange(300) % 12}
     kw: dict[str, Any] = {"epsilon": 2.0, "bounds": (-5.0, 5.0), "basis": "random",
                           "random_state": 0}
     k_few = DPBasisAnonymizer("y", **kw).fit(X, few)
     k_many = DPBasisAnonymizer("y", **kw).fit(X, many)
-    assert (k_few.rank_, k_many.rank_) == (2 + 4, 11 + 4)
+    assert (k_few.rank_, k_many.rank_) == (16, 11 + 10)  # at least 16; S - 1 + sqrt(d)/2
     # sqrt of the noisy counts: S*d sums, 1 residual energy, k(k+1)/2 pooled moments
-    for est, S, k in ((k_few, 3, 6), (k_many, 12, 15)):
-        w = np.sqrt([S * 64, 1, k * (k + 1) / 2])
+    for est, S, k in ((k_few, 3, 16), (k_many, 12, 21)):
+        w = np.sqrt([S * d, 1, k * (k + 1) / 2])
         assert [est.rho_split_[m] / est.rho_ for m in ("sums", "rsq", "moments")] == \
             pytest.approx(list(w / w.sum()))
     declared = DPBasisAnonymizer("y", rank=5, mean_share=0.6, **kw).fit(X, few)

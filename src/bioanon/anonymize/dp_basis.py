@@ -42,9 +42,12 @@ d (the number of features), S (the number of strata: the declared classes of the
 label columns, public) and the setting — never of a private statistic (:func:`rank_rule`,
 :func:`share_rule`):
 
-- **k = min(d, 32, (S − 1) + ⌈√d / 2⌉)**: S − 1 directions carry the class means (all a
-  linear classifier of Gaussian classes with a shared covariance needs), and ⌈√d / 2⌉ more
-  the within-class shape; the covariance's noise grows as k², so k grows as √d, not d.
+- **k = min(d, 32, max(16, (S − 1) + ⌈√d / 2⌉))**: S − 1 directions carry the class means
+  (all a linear classifier of Gaussian classes with a shared covariance needs), and ⌈√d / 2⌉
+  more the within-class shape; the covariance's noise grows as k², so k grows as √d, not d.
+  At least 16 (below that the model, not the noise, loses: SP-SW-HAR at ε = 4 keeps 0.85 ×
+  clear without noise at k = 8 and 0.89 at k = 16; benchmarks/dp_release.py --diagnose), at
+  most 32.
 - **ρ_i ∝ √N_i** over the mechanisms the setting runs, N_i the count of noisy numbers
   mechanism i releases (sums: S·d with ``means="full"``, S·k with ``"basis"``; moments:
   k(k+1)/2 pooled, S·k(k+1)/2 per class; residual: 1 isotropic, d per feature, S·d per
@@ -112,7 +115,8 @@ MEANS = ("full", "basis")
 BASES = ("public", "public-lda", "dp-pca", "dp-lda", "random")
 #: the clip radius (fraction of sqrt(d)) used without public data and without a declared one
 DEFAULT_CLIP = 0.3
-RANK_RULE = "min(d, 32, (S - 1) + ceil(sqrt(d) / 2)), S the declared strata (no private data)"
+RANK_RULE = ("min(d, 32, max(16, (S - 1) + ceil(sqrt(d) / 2))), S the declared strata (no "
+             "private data)")
 SHARE_RULE = ("declared shares kept; the rest of rho split in proportion to the square root "
               "of each mechanism's count of noisy numbers (no private data)")
 MECHANISM = ("box-scale to the public box and centre; Gaussian noise on the per-class sums "
@@ -222,19 +226,20 @@ def box_scaler(lo: np.ndarray, hi: np.ndarray, mid: np.ndarray
     return scale
 
 
-#: the largest k the rule picks
-MAX_RULE_RANK = 32
+#: the smallest and the largest k the rule picks
+MIN_RULE_RANK, MAX_RULE_RANK = 16, 32
 
 
 def rank_rule(d: int, n_strata: int) -> int:
-    """k of the stated rule: ``min(d, 32, (S − 1) + ⌈√d / 2⌉)`` — public quantities only
-    (d features, S declared strata), never a statistic of the private records.
+    """k of the stated rule: ``min(d, 32, max(16, (S − 1) + ⌈√d / 2⌉))`` — public quantities
+    only (d features, S declared strata), never a statistic of the private records.
 
-    >>> rank_rule(400, 10), rank_rule(49, 5), rank_rule(128, 4), rank_rule(3, 2)
-    (19, 8, 9, 2)
+    >>> rank_rule(400, 10), rank_rule(49, 5), rank_rule(400, 40), rank_rule(3, 2)
+    (19, 16, 32, 3)
     """
     d, S = int(d), max(int(n_strata), 1)
-    return max(1, min(d, MAX_RULE_RANK, (S - 1) + math.ceil(math.sqrt(d) / 2.0)))
+    wanted = max(MIN_RULE_RANK, (S - 1) + math.ceil(math.sqrt(d) / 2.0))
+    return max(1, min(d, MAX_RULE_RANK, wanted))
 
 
 def noisy_counts(d: int, n_strata: int, k: int, *, means: str = "full",
@@ -324,8 +329,8 @@ class DPBasisAnonymizer(Anonymizer):
         directions separating the public records' class means (:func:`public_lda`).
     rank : int or None, default None
         k, the dimension of the basis; None: the stated rule :func:`rank_rule`,
-        ``min(d, 32, (S − 1) + ⌈√d / 2⌉)`` with S the declared strata (public quantities
-        only; published as ``rank_``).
+        ``min(d, 32, max(16, (S − 1) + ⌈√d / 2⌉))`` with S the declared strata (public
+        quantities only; published as ``rank_``).
     prebasis : int or None, default None
         ``basis="dp-lda"`` with ``means="basis"`` and ``public_data``: the noisy class sums
         that give the directions between classes are taken within the public records' top
@@ -394,7 +399,7 @@ class DPBasisAnonymizer(Anonymizer):
     >>> est = DPBasisAnonymizer("expression", epsilon=2.0, bounds=(-10.0, 10.0),
     ...                         basis="random", random_state=0).fit(t.X, t.labels)
     >>> est.rank_, {k: round(v / est.rho_, 3) for k, v in est.rho_split_.items()}
-    (6, {'sums': 0.67, 'rsq': 0.059, 'moments': 0.271})
+    (16, {'sums': 0.472, 'rsq': 0.042, 'moments': 0.486})
     """
 
     params: ClassVar[dict[str, Param]] = {
@@ -418,8 +423,8 @@ class DPBasisAnonymizer(Anonymizer):
                        help="public: PCA of public_data; dp-pca: Analyze-Gauss at "
                             "basis_share; random: data-independent projection"),
         "rank": Param("int", low=1, none=True,
-                      help="k, the dimension of the basis; none: the rule min(d, 32, "
-                           "(classes - 1) + ceil(sqrt(d)/2)) (no private data)"),
+                      help="k, the dimension of the basis; none: the rule min(d, 32, max(16, "
+                           "(classes - 1) + ceil(sqrt(d)/2))) (no private data)"),
         "prebasis": Param("int", low=1, none=True,
                           help="dp-lda with public_data: class sums taken within the public "
                                "records' top prebasis directions (none: all d)"),
@@ -481,7 +486,7 @@ class DPBasisAnonymizer(Anonymizer):
                  "principal directions of --public-data), dp-pca (Analyze-Gauss at "
                  "basis_share of rho), public / public-lda (from --public-data, free) or "
                  "random (data-independent, free); k = rank, or the rule min(d, 32, "
-                 "(classes - 1) + ceil(sqrt(d)/2)) when rank is none (the default)",
+                 "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
         "split": "declared shares of rho, the rest in proportion to sqrt(noisy numbers per "
                  "mechanism) (the default: no private statistic chooses it)",
     }
