@@ -18,9 +18,13 @@ instead, SDV's Gaussian copula (``sdv-copula``; run only when SDV is installed,
 ``pip install 'bioanon[peer]'``), on FSDD, SP-SW-HAR, Yale and the 300-person synthetic
 population (``synthetic300``).
 
-The goal (issues 14 and 20): CAS ≥ 0.95 × clear and every risk of the certificate met. One
-Pareto chart per dataset: CAS / clear against each risk (one panel per risk, 95% intervals), a
-table printed, JSON written.
+The goal (issues 14, 20 and 28): CAS ≥ 0.95 × clear and every risk of the certificate met at
+the privacy level (``--level``, :mod:`bioanon.levels`, default ``standard``), accepting only
+what the table is too small to show ("inconclusive at this size"). One Pareto chart per
+dataset: CAS / clear against each risk (one panel per risk, 95% intervals, the level's target
+marked, the rows passing every risk starred), a table printed, JSON written; a summary per
+dataset (the best CAS / clear with every risk passed, the best overall and what fails: risk,
+upper 95% bound against its target) printed and written to ``summary.json``.
 
 ``--quick`` runs the key rows only (vp-mix at its best g, the selective mean at the paper's
 setting, synthetic) without gradient boosting.
@@ -28,7 +32,9 @@ setting, synthetic) without gradient boosting.
 Usage::
 
     BIOANON_DATA=../shared/datasets python benchmarks/frontier.py [--quick] [--datasets fsdd
-        har-subject har-gender yale] [--methods vp-mix synthetic ...] [--seed 1] [--out DIR]
+        har-subject har-gender yale synthetic300] [--methods vp-mix synthetic ...]
+        [--only LABEL-PART ...] [--level standard] [--seed 1] [--n-jobs 1] [--out DIR]
+        [--from-json FILE ...]
 """
 
 from __future__ import annotations
