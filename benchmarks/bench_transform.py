@@ -15,7 +15,8 @@ multiple of the selective mean's (issue 14's bound: at most 2×). Issue 20's met
 same loop: dp-synthetic, vp-mix with the bounded (circulant) donor design, the DP mix, the
 synthesizer with Ledoit-Wolf / factor / pooled covariances, each also as a multiple of vp-mix's
 time (bound: at most 2×), with its ``fit`` time alone; so do issue 28's ``dp-basis`` (ε = 4,
-declared bounds, pooled and per-class covariance in 16 directions) and ``basis-synthetic``;
+declared bounds, pooled and per-class covariance in 16 directions, and k and the split by
+its stated rule) and ``basis-synthetic``;
 SDV's Gaussian copula (``sdv-copula``, the peer, needs ``bioanon[peer]``) runs only up to
 ``--sdv-max`` records (it is far slower).
 
@@ -144,6 +145,9 @@ def frontier_methods() -> dict[str, object]:
                                       random_state=0),
         "dp-basis class": DPBasisAnonymizer("p", epsilon=4.0, bounds=(-5.0, 5.0), rank=16,
                                             covariance="class", pool=0.5, random_state=0),
+        # k and the split by the stated rule (rank_rule, share_rule)
+        "dp-basis rule": DPBasisAnonymizer("p", epsilon=4.0, bounds=(-5.0, 5.0),
+                                           random_state=0),
         "basis-synthetic": BasisSyntheticAnonymizer("p", rank=32, covariance="class",
                                                     pool=0.0, residual="class-diag",
                                                     residual_mean=True, random_state=0),

@@ -71,6 +71,9 @@ SETTINGS: tuple[dict[str, Any], ...] = (
 #: the clips from the auxiliary people (``public_data=aux``); the first two are its
 #: ``public_search_space``'s, tuned on FSDD/HAR at evaluation seed 0 (confirm with another)
 BASIS_SETTINGS: tuple[dict[str, Any], ...] = (
+    # k and the split of rho by the stated rule (rank_rule, share_rule: d and the classes)
+    {"public_data": "aux"},
+    {"public_data": "aux", "covariance": "class", "pool": 0.5, "clip_quantile": 0.7},
     {"public_data": "aux", "basis": "dp-lda", "rank": 16},
     {"public_data": "aux", "basis": "dp-lda", "rank": 16, "covariance": "class", "pool": 0.5,
      "mean_share": 0.5, "clip_quantile": 0.7},
@@ -117,9 +120,13 @@ class _NoiseSwitch(DPSyntheticAnonymizer):
                 "moments": (0.0, m)}[self.noise]
 
 
-def resolve(setting: dict[str, Any], aux: FeatureTable, bounds: Any) -> dict[str, Any]:
-    """Replace the ``aux`` markers of a setting by what the auxiliary people give."""
+def resolve(setting: dict[str, Any], aux: FeatureTable, bounds: Any,
+            interest: str | None = None) -> dict[str, Any]:
+    """Replace the ``aux`` markers of a setting by what the auxiliary people give
+    (``public_labels=aux``: their ``interest`` labels, for ``basis=public-lda``)."""
     out = dict(setting)
+    if out.get("public_labels") == "aux" and interest is not None:
+        out["public_labels"] = aux.labels[interest].to_numpy()
     if out.get("public_data") == "aux":  # the method derives box, centre, basis, clips itself
         out["public_data"] = aux.X
         return out
@@ -198,7 +205,7 @@ def measure(name: str, epsilons: list[float],
     rows = []
     for eps, setting in ((e, s) for e in epsilons for s in settings):
         t0 = time.perf_counter()
-        est = build(method, interest, eps, bounds, resolve(setting, aux, bounds), 0)
+        est = build(method, interest, eps, bounds, resolve(setting, aux, bounds, interest), 0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             ev = Evaluation(main, interest, sensitive, anonymizer=est,
@@ -258,7 +265,7 @@ def diagnose(name: str, epsilons: list[float], settings: tuple[dict[str, Any], .
     train, test = main.subset(tr), main.subset(te)
     rows = []
     for eps, setting in ((e, s) for e in epsilons for s in settings):
-        params = resolve(setting, aux, bounds)
+        params = resolve(setting, aux, bounds, interest)
         row: dict[str, Any] = {"dataset": name, "method": method, "epsilon": eps,
                                "setting": setting, "load_average": os.getloadavg()[0]}
         switches = ("none", "means", "moments", "both") + (
@@ -289,7 +296,7 @@ def certificate(name: str, eps: float, setting: dict[str, Any], eval_seed: int =
     table, interest, sensitive, group = load(name)
     aux, main = split_auxiliary(table, sensitive)
     bounds = public_bounds(aux.X, quantile=0.01, margin=0.1)
-    est = build(method, interest, eps, bounds, resolve(setting, aux, bounds), None)
+    est = build(method, interest, eps, bounds, resolve(setting, aux, bounds, interest), None)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)

@@ -16,13 +16,20 @@ from bioanon.anonymize.basis_model import (
     BasisStats,
     add_noise,
     basis_stats,
+    collapse,
     fit_model,
     random_basis,
     sample_model,
     sensitivities,
 )
 from bioanon.anonymize.basis_synthetic import BasisSyntheticAnonymizer
-from bioanon.anonymize.dp_basis import DPBasisAnonymizer, public_lda
+from bioanon.anonymize.dp_basis import (
+    DPBasisAnonymizer,
+    noisy_counts,
+    public_lda,
+    rank_rule,
+    share_rule,
+)
 from bioanon.anonymize.dp_synthetic import bound_contributions
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
@@ -53,7 +60,8 @@ def _est(public: FeatureTable | None = None, **kw: Any) -> DPBasisAnonymizer:
 # ---------------------------------------------------------------------- the accountant
 @pytest.mark.parametrize("setting, mechanisms", [
     ({"basis": "dp-lda"}, {"sums", "moments", "rsq"}),
-    ({"basis": "dp-pca", "means": "basis"}, {"basis", "sums", "moments", "rsq"}),
+    ({"basis": "dp-pca", "means": "basis", "basis_share": 0.2},
+     {"basis", "sums", "moments", "rsq"}),
     ({"basis": "dp-lda", "means": "basis", "residual_mean": True},
      {"basis", "sums", "moments", "rsq", "rsums"}),
     ({"basis": "random"}, {"sums", "moments", "rsq"}),
@@ -360,3 +368,93 @@ def test_the_dp_peer_needs_a_public_box_and_says_how_to_install(tables, monkeypa
     monkeypatch.setitem(__import__("sys").modules, "snsynth", None)  # not installed here
     with pytest.raises(BioanonError, match="BIOANON_PEER_PYTHON"):
         est.fit_transform(private.X, private.labels)
+
+
+# ---------------------------------------------------------------------- k and the split
+def test_k_and_the_split_use_no_private_statistic() -> None:
+    """Two private tables of the same shape and the same declared classes, with different
+    records (values, spreads, class sizes), get the same k and the same split of rho."""
+    rng = np.random.default_rng(0)
+    n, d = 240, 40
+    labels_a = {"y": np.repeat(np.arange(6), n // 6)}
+    labels_b = {"y": rng.permutation(np.r_[np.zeros(190, int), np.arange(1, 6).repeat(10)])}
+    X_a = rng.normal(size=(n, d)).astype(np.float32)
+    X_b = (rng.standard_t(2, size=(n, d)) * 40.0 + 7.0).astype(np.float32)
+    fits = []
+    for X, lab in ((X_a, labels_a), (X_b, labels_b)):
+        est = DPBasisAnonymizer("y", epsilon=2.0, bounds=(-5.0, 5.0), basis="random",
+                                random_state=0).fit(X, lab)
+        fits.append((est.rank_, est.rho_split_, est.privacy_statement()["composition"]))
+    assert fits[0] == fits[1]
+    assert fits[0][0] == rank_rule(d, 6) == 16
+
+
+def test_the_rule_follows_d_and_the_classes_and_keeps_declared_shares() -> None:
+    rng = np.random.default_rng(1)
+    d = 400
+    X = rng.normal(size=(300, d)).astype(np.float32)
+    few = {"y": np.arange(300) % 3}
+    many = {"y": np.arange(300) % 12}
+    kw: dict[str, Any] = {"epsilon": 2.0, "bounds": (-5.0, 5.0), "basis": "random",
+                          "random_state": 0}
+    k_few = DPBasisAnonymizer("y", **kw).fit(X, few)
+    k_many = DPBasisAnonymizer("y", **kw).fit(X, many)
+    assert (k_few.rank_, k_many.rank_) == (16, 11 + 10)  # at least 16; S - 1 + sqrt(d)/2
+    # sqrt of the noisy counts: S*d sums, 1 residual energy, k(k+1)/2 pooled moments
+    for est, S, k in ((k_few, 3, 16), (k_many, 12, 21)):
+        w = np.sqrt([S * d, 1, k * (k + 1) / 2])
+        assert [est.rho_split_[m] / est.rho_ for m in ("sums", "rsq", "moments")] == \
+            pytest.approx(list(w / w.sum()))
+    declared = DPBasisAnonymizer("y", rank=5, mean_share=0.6, **kw).fit(X, few)
+    assert declared.rank_ == 5
+    assert declared.rho_split_["sums"] == pytest.approx(0.6 * declared.rho_)
+    rest = np.sqrt([1, 15])  # the residual and the moments split the other 0.4
+    assert declared.rho_split_["moments"] / declared.rho_ == pytest.approx(
+        0.4 * rest[1] / rest.sum())
+    assert noisy_counts(64, 3, 5, means="basis", basis="dp-pca", covariance="class") == {
+        "sums": 15, "rsq": 1, "basis": 320, "moments": 45}
+    with pytest.raises(BioanonError, match="leave nothing"):
+        share_rule({"sums": 4, "moments": 4}, {"sums": 1.0})
+
+
+# ---------------------------------------------------------------------- the fast paths
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_energy_and_sums_only_statistics_match_the_per_feature_ones(dtype) -> None:
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(500, 12)).astype(dtype)
+    X_before = X.copy()
+    strat, P = rng.integers(0, 4, 500), random_basis(3, 12, rng)
+    full = basis_stats(X, strat, 4, P, 1.5, 2.0)
+    energy = basis_stats(X, strat, 4, P, 1.5, 2.0, squares="energy")
+    sums = basis_stats(X, strat, 4, P[:0], None, 2.0, squares="none")
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    assert energy.rsq.shape == (4, 1) and np.allclose(energy.rsq[:, 0], full.rsq.sum(1),
+                                                      rtol=tol)
+    assert np.allclose(energy.moments, full.moments, rtol=tol)
+    for stats in (full, energy):
+        assert stats.sums.dtype == np.float64 and stats.rsums.dtype == np.float64
+    # no basis: the residual is the clipped record, the input left untouched
+    ref = X.astype(np.float64)
+    ref *= np.minimum(1.0, 2.0 / np.linalg.norm(ref, axis=1))[:, None]
+    assert np.allclose(sums.rsums, [ref[strat == s].sum(0) for s in range(4)], rtol=tol,
+                       atol=tol)
+    assert not np.any(sums.rsq) and np.array_equal(X, X_before)
+    assert collapse(energy, "pooled", "isotropic").rsq.shape == (1, 1)
+    with pytest.raises(BioanonError, match="squares per feature"):
+        collapse(energy, "pooled", "diag")
+
+
+def test_the_sampler_maps_back_in_place_as_scale_then_shift() -> None:
+    rng = np.random.default_rng(9)
+    strat = np.repeat([0, 1, 2], 400)
+    U = rng.normal(size=(1200, 6))
+    U[strat == 1, 0] += 2.0
+    P = np.eye(6)[:2]
+    for cov in ("class", "pooled"):
+        model = fit_model(basis_stats(U, strat, 3, P), cov, 0.0, "class-diag", True)
+        plain = sample_model(model, strat, P, np.random.default_rng(3))
+        mapped = sample_model(model, strat, P, np.random.default_rng(3),
+                              scale=np.full(6, 2.0), shift=np.arange(6.0))
+        assert mapped.dtype == np.float32
+        assert np.allclose(mapped, plain * 2.0 + np.arange(6.0), atol=1e-5)
+        assert plain[strat == 1, 0].mean() == pytest.approx(2.0, abs=0.15)

@@ -81,46 +81,74 @@ def clip_rows(V: np.ndarray, radius: float | None) -> np.ndarray:
 
 
 def split_basis(U: np.ndarray, P: np.ndarray, c_basis: float | None = None,
-                c_resid: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+                c_resid: float | None = None, overwrite: bool = False
+                ) -> tuple[np.ndarray, np.ndarray]:
     """(coordinates ``b = U Pᵀ`` clipped to ``c_basis``, residual ``U − b Pᵀ`` clipped to
     ``c_resid``), in ``U``'s float precision (float32 records stay float32: the sums are
     accumulated in float64). The residual is computed from the unclipped coordinates, so it
-    is orthogonal to the basis whatever the clipping."""
+    is orthogonal to the basis whatever the clipping. ``overwrite``: ``U`` is a scratch copy
+    (the residual of an empty basis is then ``U`` itself, clipped in place)."""
     U = np.asarray(U)
     if U.dtype not in (np.float32, np.float64):
         U = U.astype(np.float64)
     P = P.astype(U.dtype, copy=False)
     b = U @ P.T
-    r = U - b @ P
+    if P.shape[0] == 0:  # no basis: the residual is the record (a copy: clipped in place)
+        return b, clip_rows(U if overwrite else U.copy(), c_resid)
+    r = b @ P
+    np.subtract(U, r, out=r)
     return clip_rows(b, c_basis), clip_rows(r, c_resid)
+
+
+def _stratum_sums(s: np.ndarray, n_strata: int, V: np.ndarray) -> np.ndarray:
+    """Σ of the rows of ``V`` per stratum code ``s`` (float64 result): a sparse indicator
+    product in ``V``'s precision (no float64 copy of a block), summed in float64 across
+    blocks by the caller."""
+    onehot = sp.csr_matrix((np.ones(s.size, dtype=V.dtype), (s, np.arange(s.size))),
+                           shape=(n_strata, s.size))
+    return np.asarray(onehot @ V, dtype=np.float64)
 
 
 def basis_stats(U: np.ndarray, strat: np.ndarray, n_strata: int, P: np.ndarray,
                 c_basis: float | None = None, c_resid: float | None = None,
-                scale: Callable[[np.ndarray], np.ndarray] | None = None) -> BasisStats:
-    """The sums of :class:`BasisStats` over the records ``U`` (n, d) in row blocks (float64);
-    ``scale`` maps each block of raw records to the model's units first (e.g. box scaling).
+                scale: Callable[[np.ndarray], np.ndarray] | None = None,
+                squares: str = "feature") -> BasisStats:
+    """The sums of :class:`BasisStats` over the records ``U`` (n, d) in row blocks (float64
+    across blocks; within a block in the records' precision); ``scale`` maps each block of
+    raw records to the model's units first (e.g. box scaling; it returns a new array, which
+    is used as scratch). ``squares``: ``"feature"``
+    (``rsq`` per stratum and feature, (S, d)), ``"energy"`` (Σ‖r‖² per stratum, (S, 1):
+    all an isotropic residual needs) or ``"none"`` (zeros, (S, 1): the sums only).
 
     One record of stratum s moves ``sums[s]`` by at most ``c_basis``, ``moments[s]`` by at
     most ``c_basis²`` (Frobenius), ``rsums[s]`` by ``c_resid`` and ``rsq[s]`` by ``c_resid²``
     (L2): the sensitivities of :func:`sensitivities` follow.
     """
+    if squares not in ("feature", "energy", "none"):
+        raise BioanonError(f"squares={squares!r}: use 'feature', 'energy' or 'none'")
     n = U.shape[0]
     k, d = P.shape
     counts = np.bincount(strat, minlength=n_strata).astype(np.float64)
     sums, moments = np.zeros((n_strata, k)), np.zeros((n_strata, k, k))
-    rsums, rsq = np.zeros((n_strata, d)), np.zeros((n_strata, d))
+    rsums = np.zeros((n_strata, d))
+    rsq = np.zeros((n_strata, d if squares == "feature" else 1))
     for start in range(0, n, _BLOCK):
         block = U[start:start + _BLOCK]
-        b, r = split_basis(block if scale is None else scale(block), P, c_basis, c_resid)
+        b, r = split_basis(block if scale is None else scale(block), P, c_basis, c_resid,
+                           overwrite=scale is not None)
         s = strat[start:start + _BLOCK]
-        onehot = sp.csr_matrix((np.ones(s.size), (s, np.arange(s.size))),
-                               shape=(n_strata, s.size))
-        sums += onehot @ b
-        rsums += onehot @ r
-        rsq += onehot @ np.square(r, dtype=np.float64)
+        rsums += _stratum_sums(s, n_strata, r)
+        if squares == "feature":
+            rsq += _stratum_sums(s, n_strata, np.square(r, out=r))  # r is not used again
+        elif squares == "energy":
+            rsq[:, 0] += np.bincount(s, weights=np.einsum("ij,ij->i", r, r),
+                                     minlength=n_strata)
+        if k == 0:
+            continue
+        sums += _stratum_sums(s, n_strata, b)
+        b64 = b.astype(np.float64)
         for g in np.unique(s):  # a loop over strata, never over records
-            part = b[s == g].astype(np.float64)
+            part = b64[s == g]
             moments[g] += part.T @ part
     return BasisStats(counts, sums, moments, rsums, rsq)
 
@@ -152,6 +180,9 @@ def collapse(stats: BasisStats, covariance: str, residual: str) -> BasisStats:
         else stats.moments
     if residual == "isotropic":
         rsq = stats.rsq.sum(axis=(0, 1), keepdims=True).reshape(1, 1)
+    elif stats.rsq.shape[1] == 1:
+        raise BioanonError(f"residual={residual!r} needs the squares per feature: compute "
+                           "the statistics with squares='feature'")
     elif residual == "diag":
         rsq = stats.rsq.sum(axis=0, keepdims=True)
     else:
@@ -237,27 +268,51 @@ def fit_model(stats: BasisStats, covariance: str, pool: float, residual: str,
 
 
 def sample_model(model: dict[str, np.ndarray], strat: np.ndarray, P: np.ndarray,
-                 rng: np.random.Generator) -> np.ndarray:
-    """One fresh record per entry of ``strat`` (stratum codes), in the scaled units (float32).
+                 rng: np.random.Generator, scale: np.ndarray | None = None,
+                 shift: np.ndarray | None = None) -> np.ndarray:
+    """One fresh record per entry of ``strat`` (stratum codes), in the scaled units (float32),
+    or mapped back as ``record * scale + shift`` when given (in place, no second copy).
 
-    In the basis: ``mean_s + L_s z``; outside it: ``rmean_s + (I − PᵀP)(rsd ⊙ ζ)``.
+    In the basis: ``mean_s + L_s z``; outside it: ``rmean_s + (I − PᵀP)(rsd ⊙ ζ)``; in row
+    blocks of the whole array (strata gathered per block, a loop over strata only for
+    per-stratum covariance factors), written as ``ζ' + (b − ζ' Pᵀ) P`` with ζ' = rsd ⊙ ζ:
+    one product with P per block.
     """
     n = strat.size
-    d = P.shape[1]
+    k, d = P.shape
     P32 = P.astype(np.float32)
     out = np.empty((n, d), dtype=np.float32)
+    factors = model["factors"].astype(np.float32)
+    means = model["means"].astype(np.float32)
     rsd = model["rsd"].astype(np.float32)
-    for s in np.unique(strat):  # a loop over strata, never over records
-        rows = np.flatnonzero(strat == s)
-        sd = rsd[0] if rsd.shape[0] == 1 else rsd[s]
-        for start in range(0, rows.size, _BLOCK):
-            idx = rows[start:start + _BLOCK]
-            z = rng.standard_normal((idx.size, P.shape[0]), dtype=np.float32)
-            b = z @ model["factors"][s].astype(np.float32).T + model["means"][s].astype(
-                np.float32)
-            zeta = rng.standard_normal((idx.size, d), dtype=np.float32) * sd
-            zeta -= (zeta @ P32.T) @ P32
-            out[idx] = b @ P32 + zeta + model["rmeans"][s].astype(np.float32)
+    rmeans = model["rmeans"].astype(np.float32)
+    has_rmean = bool(np.any(rmeans))
+    shared = factors.shape[0] == 1 or bool(np.all(factors == factors[:1]))
+    sc = None if scale is None else np.asarray(scale, dtype=np.float32)
+    sh = None if shift is None else np.asarray(shift, dtype=np.float32)
+    for start in range(0, n, _BLOCK):
+        s = strat[start:start + _BLOCK]
+        m = s.size
+        z = rng.standard_normal((m, k), dtype=np.float32)
+        if shared:
+            coef = z @ factors[0].T
+        else:
+            coef = np.empty((m, k), dtype=np.float32)
+            for g in np.unique(s):  # a loop over strata, never over records
+                rows = s == g
+                coef[rows] = z[rows] @ factors[g].T
+        coef += means[s]
+        zeta = rng.standard_normal((m, d), dtype=np.float32)
+        zeta *= rsd[0] if rsd.shape[0] == 1 else rsd[s]
+        coef -= zeta @ P32.T
+        zeta += coef @ P32
+        if has_rmean:
+            zeta += rmeans[s]
+        if sc is not None:
+            zeta *= sc
+        if sh is not None:
+            zeta += sh
+        out[start:start + m] = zeta
     return out
 
 

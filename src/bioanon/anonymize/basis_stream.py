@@ -79,7 +79,7 @@ def stream_release(est: DPBasisAnonymizer, parts: Callable[[], Iterable[tuple[An
 
     n = sum(c.size for _, c in coded())
     est.n_features_in_ = n_features
-    est.set_budget(n)
+    est.set_budget(n, n_features, cls.size)
     lo, hi, mid = est._scaling(np.zeros((0, n_features), dtype=np.float32))
     scale = box_scaler(lo, hi, mid)
 
@@ -91,7 +91,8 @@ def stream_release(est: DPBasisAnonymizer, parts: Callable[[], Iterable[tuple[An
     half = ((hi - lo) / 2.0).astype(np.float32)
     mid32 = mid.astype(np.float32)
     for (_, codes), seq in zip(coded(), _spawned(draw_seq), strict=False):
-        yield sample_model(model, codes, P, np.random.default_rng(seq)) * half + mid32
+        yield sample_model(model, codes, P, np.random.default_rng(seq), scale=half,
+                           shift=mid32)
 
 
 def _spawned(seq: np.random.SeedSequence) -> Iterator[np.random.SeedSequence]:

@@ -164,12 +164,13 @@ class BasisSyntheticAnonymizer(Anonymizer):
             # correlation matrix, summed over row blocks (no n x d copy, no SVD of it)
             P = top_eigenvectors(second_moment(X, None, scale) / n, k)
         n_strata = int(strat.max()) + 1
-        stats = collapse(basis_stats(X, strat, n_strata, P, None, None, scale),
+        squares = "energy" if self.residual == "isotropic" else "feature"
+        stats = collapse(basis_stats(X, strat, n_strata, P, None, None, scale, squares),
                          self.covariance, self.residual)
         model = fit_model(stats, self.covariance, float(self.pool), self.residual,
                           bool(self.residual_mean), d - P.shape[0])
-        U = sample_model(model, strat, P, np.random.default_rng(draw_seq))
-        return U * sd.astype(np.float32) + loc.astype(np.float32)
+        return sample_model(model, strat, P, np.random.default_rng(draw_seq), scale=sd,
+                            shift=loc)
 
     def public_params(self) -> dict[str, Any]:
         """Publishable parameters (the public records are named, not written)."""

@@ -36,9 +36,28 @@ recomputes the ε of the composition (published as ``epsilon_``).
 
 What is chosen without the private data
 ---------------------------------------
-k (``rank``) and the shares are declared: the defaults were tuned on FSDD with one speaker
-held aside as public (benchmarks/dp_release.py) and are kept for every table (a stated rule,
-not a per-table choice). With ``public_data`` the box (1% / 99% quantiles widened by 10%),
+k (``rank``) and the split of ρ (``mean_share``, ``resid_share``, ``basis_share``) are either
+declared or, left as None (the default), set by a **stated rule** of public quantities only —
+d (the number of features), S (the number of strata: the declared classes of the released
+label columns, public) and the setting — never of a private statistic (:func:`rank_rule`,
+:func:`share_rule`):
+
+- **k = min(d, 32, max(16, (S − 1) + ⌈√d / 2⌉))**: S − 1 directions carry the class means
+  (all a linear classifier of Gaussian classes with a shared covariance needs), and ⌈√d / 2⌉
+  more the within-class shape; the covariance's noise grows as k², so k grows as √d, not d.
+  At least 16 (below that the model, not the noise, loses: SP-SW-HAR at ε = 4 keeps 0.85 ×
+  clear without noise at k = 8 and 0.89 at k = 16; benchmarks/dp_release.py --diagnose), at
+  most 32.
+- **ρ_i ∝ √N_i** over the mechanisms the setting runs, N_i the count of noisy numbers
+  mechanism i releases (sums: S·d with ``means="full"``, S·k with ``"basis"``; moments:
+  k(k+1)/2 pooled, S·k(k+1)/2 per class; residual: 1 isotropic, d per feature, S·d per
+  feature and class, S·d more for residual means; basis: k·d for ``dp-pca``, S·d (or
+  S·``prebasis``) for ``dp-lda`` with ``means="basis"``). At equal sensitivities this split
+  minimizes the total noise variance Σ N_i Δ² / (2ρ_i). Shares that are declared are kept;
+  the rule splits what they leave among the others in the same proportions.
+
+Two private tables of the same shape and the same declared classes get the same k and the
+same split. With ``public_data`` the box (1% / 99% quantiles widened by 10%),
 the centre (their mean), the public part of the basis and each clip radius (``clip_quantile``
 of the public records' norms — of the whole record, of its basis coordinates, of its
 residual, measured once the basis is fixed) come from the public records. Without public
@@ -96,6 +115,10 @@ MEANS = ("full", "basis")
 BASES = ("public", "public-lda", "dp-pca", "dp-lda", "random")
 #: the clip radius (fraction of sqrt(d)) used without public data and without a declared one
 DEFAULT_CLIP = 0.3
+RANK_RULE = ("min(d, 32, max(16, (S - 1) + ceil(sqrt(d) / 2))), S the declared strata (no "
+             "private data)")
+SHARE_RULE = ("declared shares kept; the rest of rho split in proportion to the square root "
+              "of each mechanism's count of noisy numbers (no private data)")
 MECHANISM = ("box-scale to the public box and centre; Gaussian noise on the per-class sums "
              "of the clipped records; a k-dimensional basis (between the noisy class means "
              "and public principal directions, a DP PCA, public or random); Gaussian noise on "
@@ -185,15 +208,84 @@ def box_scaler(lo: np.ndarray, hi: np.ndarray, mid: np.ndarray
     half = (hi - lo) / 2.0
     live = half > 0
     inv = np.where(live, 1.0 / np.where(live, half, 1.0), 0.0)
+    # clipping to the box then the affine map = the affine map then clipping to the mapped
+    # box (inv >= 0): two in-place passes of minimum / maximum, faster than np.clip
+    lo_u, hi_u = (lo - mid) * inv, (hi - mid) * inv
+    typed = {dt: (mid.astype(dt), inv.astype(dt), lo_u.astype(dt), hi_u.astype(dt))
+             for dt in (np.float32, np.float64)}
 
     def scale(block: np.ndarray) -> np.ndarray:
         dt = np.float32 if np.asarray(block).dtype == np.float32 else np.float64
-        u = np.clip(block, lo.astype(dt), hi.astype(dt))
-        u -= mid.astype(dt)
-        u *= inv.astype(dt)
+        m, v, a, b = typed[dt]
+        u = np.subtract(block, m, dtype=dt)
+        u *= v
+        np.minimum(u, b, out=u)
+        np.maximum(u, a, out=u)
         return u
 
     return scale
+
+
+#: the smallest and the largest k the rule picks
+MIN_RULE_RANK, MAX_RULE_RANK = 16, 32
+
+
+def rank_rule(d: int, n_strata: int) -> int:
+    """k of the stated rule: ``min(d, 32, max(16, (S − 1) + ⌈√d / 2⌉))`` — public quantities
+    only (d features, S declared strata), never a statistic of the private records.
+
+    >>> rank_rule(400, 10), rank_rule(49, 5), rank_rule(400, 40), rank_rule(3, 2)
+    (19, 16, 32, 3)
+    """
+    d, S = int(d), max(int(n_strata), 1)
+    wanted = max(MIN_RULE_RANK, (S - 1) + math.ceil(math.sqrt(d) / 2.0))
+    return max(1, min(d, MAX_RULE_RANK, wanted))
+
+
+def noisy_counts(d: int, n_strata: int, k: int, *, means: str = "full",
+                 covariance: str = "pooled", residual: str = "isotropic",
+                 residual_mean: bool = False, basis: str = "dp-lda",
+                 prebasis: int | None = None) -> dict[str, int]:
+    """N_i, the count of noisy numbers each mechanism of a setting releases (public: a
+    function of d, S, k and the setting only).
+
+    >>> noisy_counts(400, 10, 19)
+    {'sums': 4000, 'rsq': 1, 'moments': 190}
+    >>> noisy_counts(400, 10, 16, means="basis", basis="dp-pca", covariance="class")
+    {'sums': 160, 'rsq': 1, 'basis': 6400, 'moments': 1360}
+    """
+    S = max(int(n_strata), 1)
+    out = {"sums": S * d if means == "full" else S * k,
+           "rsq": {"isotropic": 1, "diag": d}.get(residual, S * d)}
+    if residual_mean and means == "basis":
+        out["rsums"] = S * d
+    if basis == "dp-pca":
+        out["basis"] = k * d
+    elif basis == "dp-lda" and means == "basis":
+        out["basis"] = S * (d if prebasis is None else min(int(prebasis), d))
+    out["moments"] = k * (k + 1) // 2 * (1 if covariance == "pooled" else S)
+    return out
+
+
+def share_rule(counts: dict[str, int], declared: dict[str, float | None] | None = None
+               ) -> dict[str, float]:
+    """The split of ρ: declared shares kept, the rest of ρ split among the other mechanisms
+    in proportion to √N_i (the split minimizing Σ N_i Δ² / (2ρ_i) at equal sensitivities).
+
+    >>> {k: round(v, 3) for k, v in share_rule({"sums": 4000, "rsq": 1, "moments": 190}).items()}
+    {'sums': 0.811, 'rsq': 0.013, 'moments': 0.177}
+    >>> round(share_rule({"sums": 100, "rsq": 1, "moments": 100}, {"sums": 0.5})["moments"], 4)
+    0.4545
+    """
+    fixed = {k: float(v) for k, v in (declared or {}).items() if v is not None and k in counts}
+    free = [k for k in counts if k not in fixed]
+    left = 1.0 - sum(fixed.values())
+    if free and left <= 0:
+        raise BioanonError(f"the declared budget shares {fixed} leave nothing for "
+                           f"{', '.join(free)}; make them sum to less than 1")
+    weights = {k: math.sqrt(counts[k]) for k in free}
+    total = sum(weights.values())
+    return {k: fixed[k] if k in fixed else left * weights[k] / total for k in counts}
 
 
 def split_rho(rho: float, shares: dict[str, float]) -> dict[str, float]:
@@ -235,8 +327,10 @@ class DPBasisAnonymizer(Anonymizer):
     basis : {"dp-lda", "dp-pca", "public", "public-lda", "random"}, default "dp-lda"
         Where the k directions come from (see the module); ``"public-lda"`` first takes the
         directions separating the public records' class means (:func:`public_lda`).
-    rank : int, default 16
-        k, the dimension of the basis.
+    rank : int or None, default None
+        k, the dimension of the basis; None: the stated rule :func:`rank_rule`,
+        ``min(d, 32, max(16, (S − 1) + ⌈√d / 2⌉))`` with S the declared strata (public
+        quantities only; published as ``rank_``).
     prebasis : int or None, default None
         ``basis="dp-lda"`` with ``means="basis"`` and ``public_data``: the noisy class sums
         that give the directions between classes are taken within the public records' top
@@ -263,9 +357,12 @@ class DPBasisAnonymizer(Anonymizer):
         ``dp-pca``/``dp-lda`` with public data: the quantile of the public records' norms
         that sets the clip radius of the statistics the basis is computed from (a direction
         survives clipping better than a magnitude, so a tighter radius, less noise).
-    basis_share, mean_share, resid_share : float, default 0.2, 0.7, 0.05
+    basis_share, mean_share, resid_share : float or None, default None
         Shares of ρ: a basis that spends (``dp-pca``, or ``dp-lda`` with ``means="basis"``),
-        the class sums, the residual; the second moments in the basis get the rest.
+        the class sums, the residual; the second moments in the basis get the rest. None:
+        the stated rule :func:`share_rule` — what the declared shares leave is split in
+        proportion to √ of each mechanism's count of noisy numbers (:func:`noisy_counts`:
+        d, S and k only, never a private statistic).
     privacy_unit : {"record", "identity"}, default "record"
     sensitive : str, optional
         The identity column (``privacy_unit="identity"``).
@@ -282,6 +379,8 @@ class DPBasisAnonymizer(Anonymizer):
         The guarantee of the release and its zCDP budget.
     rho_split_ : dict
         ρ of each mechanism (public).
+    rank_ : int
+        k used (declared, or the rule's; public).
     privacy_unit_ : str
 
     Examples
@@ -294,6 +393,13 @@ class DPBasisAnonymizer(Anonymizer):
     (120, 32)
     >>> bool(est.epsilon_ <= 2.0), sorted(est.rho_split_)
     (True, ['moments', 'rsq', 'sums'])
+
+    k and the split by the stated rule (d = 32 features, S = 4 expressions):
+
+    >>> est = DPBasisAnonymizer("expression", epsilon=2.0, bounds=(-10.0, 10.0),
+    ...                         basis="random", random_state=0).fit(t.X, t.labels)
+    >>> est.rank_, {k: round(v / est.rho_, 3) for k, v in est.rho_split_.items()}
+    (16, {'sums': 0.472, 'rsq': 0.042, 'moments': 0.486})
     """
 
     params: ClassVar[dict[str, Param]] = {
@@ -316,7 +422,9 @@ class DPBasisAnonymizer(Anonymizer):
         "basis": Param("str", options=BASES,
                        help="public: PCA of public_data; dp-pca: Analyze-Gauss at "
                             "basis_share; random: data-independent projection"),
-        "rank": Param("int", low=1, help="k, the dimension of the basis"),
+        "rank": Param("int", low=1, none=True,
+                      help="k, the dimension of the basis; none: the rule min(d, 32, max(16, "
+                           "(classes - 1) + ceil(sqrt(d)/2))) (no private data)"),
         "prebasis": Param("int", low=1, none=True,
                           help="dp-lda with public_data: class sums taken within the public "
                                "records' top prebasis directions (none: all d)"),
@@ -344,11 +452,14 @@ class DPBasisAnonymizer(Anonymizer):
                                 help="dp-pca/dp-lda: quantile of the public norms that sets "
                                      "the clip radius of the basis's own statistics"),
         "basis_share": Param("float", low=0, high=1, low_open=True, high_open=True,
-                             help="share of rho for the DP PCA (basis=dp-pca)"),
+                             none=True, help="share of rho for the DP PCA (basis=dp-pca); "
+                                             "none: the split rule"),
         "mean_share": Param("float", low=0, high=1, low_open=True, high_open=True,
-                            help="share of rho for the class sums"),
+                            none=True, help="share of rho for the class sums; none: the "
+                                            "split rule (rho_i ~ sqrt(noisy numbers of i))"),
         "resid_share": Param("float", low=0, high=1, low_open=True, high_open=True,
-                             help="share of rho for the residual"),
+                             none=True, help="share of rho for the residual; none: the "
+                                             "split rule"),
         "privacy_unit": Param("str", options=UNITS, help="what epsilon protects"),
         "sensitive": Param("column", none=True, role="sensitive",
                            help="identity column (privacy_unit=identity)"),
@@ -374,7 +485,10 @@ class DPBasisAnonymizer(Anonymizer):
         "basis": "dp-lda (default: between the noisy class means, free, completed by the "
                  "principal directions of --public-data), dp-pca (Analyze-Gauss at "
                  "basis_share of rho), public / public-lda (from --public-data, free) or "
-                 "random (data-independent, free); k = rank",
+                 "random (data-independent, free); k = rank, or the rule min(d, 32, "
+                 "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
+        "split": "declared shares of rho, the rest in proportion to sqrt(noisy numbers per "
+                 "mechanism) (the default: no private statistic chooses it)",
     }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"basis": "dp-lda", "rank": 16, "clip": 0.2, "resid_clip": 0.3},
@@ -383,9 +497,11 @@ class DPBasisAnonymizer(Anonymizer):
     )
     #: the settings ``bioanon release --epsilon E --public-data FILE`` searches; the box,
     #: centre, the public part of the basis and the clips come from the public records
-    #: (``public_data="public"``, resolved by :mod:`bioanon.tuning.budget`)
+    #: (``public_data="public"``, resolved by :mod:`bioanon.tuning.budget`); the first takes
+    #: k and the split by the stated rule, the others declare k (their shares not declared
+    #: follow the rule)
     public_search_space: ClassVar[tuple[dict[str, Any], ...]] = (
-        {"public_data": "public", "basis": "dp-lda", "rank": 16},
+        {"public_data": "public", "basis": "dp-lda"},
         {"public_data": "public", "basis": "dp-lda", "rank": 16, "covariance": "class",
          "pool": 0.5, "mean_share": 0.5, "clip_quantile": 0.7},
         {"public_data": "public", "basis": "public", "rank": 32},
@@ -394,12 +510,14 @@ class DPBasisAnonymizer(Anonymizer):
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, public_data: Any = None,
                  public_labels: Any = None, bounds: Any = None, center: Any = None,
-                 basis: str = "dp-lda", rank: int = 16, prebasis: int | None = None,
+                 basis: str = "dp-lda", rank: int | None = None,
+                 prebasis: int | None = None,
                  covariance: str = "pooled", pool: float = 0.0,
                  residual: str = "isotropic", residual_mean: bool = False,
                  means: str = "full", clip: float | None = None, resid_clip: float | None = None,
-                 clip_quantile: float = 0.9, basis_quantile: float = 0.5, basis_share: float = 0.2,
-                 mean_share: float = 0.7, resid_share: float = 0.05,
+                 clip_quantile: float = 0.9, basis_quantile: float = 0.5,
+                 basis_share: float | None = None, mean_share: float | None = None,
+                 resid_share: float | None = None,
                  privacy_unit: str = "record", sensitive: str | None = None,
                  max_records_per_identity: int = 10, hardened: bool = False,
                  random_state: int | None = None) -> None:
@@ -446,8 +564,9 @@ class DPBasisAnonymizer(Anonymizer):
         if self.basis == "public-lda" and self.public_labels is None:
             raise BioanonError("basis='public-lda' needs public_labels (the public records' "
                                "interest labels); pass them or use basis='public'")
-        fixed = float(self.mean_share) + float(self.resid_share) + (
-            float(self.basis_share) if self._basis_spends() else 0.0)
+        fixed = sum(float(v) for v in (self.mean_share, self.resid_share) if v is not None) + (
+            float(self.basis_share) if self._basis_spends() and self.basis_share is not None
+            else 0.0)
         if fixed >= 1.0:
             raise BioanonError(f"the budget shares (basis {self.basis_share}, means "
                                f"{self.mean_share}, residual {self.resid_share}) leave nothing "
@@ -474,19 +593,31 @@ class DPBasisAnonymizer(Anonymizer):
     def _m(self) -> int:
         return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1
 
-    def shares(self) -> dict[str, float]:
-        """The declared split of ρ over the mechanisms this setting runs (sums to 1)."""
-        out = {"sums": float(self.mean_share)}
-        resid = float(self.resid_share)
-        if self.residual_mean and self.means == "basis":
-            out["rsums"] = resid / 2.0
-            out["rsq"] = resid / 2.0
-        else:
-            out["rsq"] = resid
-        if self._basis_spends():
-            out["basis"] = float(self.basis_share)
-        out["moments"] = 1.0 - sum(out.values())
-        return out
+    def choose_rank(self, d: int, n_strata: int) -> int:
+        """k of this setting: ``rank`` when declared, else :func:`rank_rule` (d and the
+        number of declared strata only); ``dp-lda`` without public records has only the
+        S − 1 directions between the class means."""
+        k = min(int(self.rank), d) if self.rank is not None else rank_rule(d, n_strata)
+        if self.basis == "dp-lda" and self.public_data is None:
+            k = min(k, max(int(n_strata) - 1, 1))
+        return k
+
+    def shares(self, d: int, n_strata: int) -> dict[str, float]:
+        """The split of ρ over the mechanisms this setting runs (sums to 1): the declared
+        shares, the rest by :func:`share_rule` (√ of each mechanism's count of noisy numbers,
+        :func:`noisy_counts`) — public quantities only (d, the declared strata, k)."""
+        k = self.choose_rank(d, n_strata)
+        counts = noisy_counts(d, n_strata, k, means=self.means, covariance=self.covariance,
+                              residual=self.residual, residual_mean=bool(self.residual_mean),
+                              basis=self.basis if self._basis_spends() else "free",
+                              prebasis=self.prebasis)
+        resid = None if self.resid_share is None else float(self.resid_share)
+        declared: dict[str, float | None] = {"sums": self.mean_share, "rsq": resid,
+                                             "basis": self.basis_share}
+        if "rsums" in counts:  # residual means and squares share the residual's part
+            declared.update(rsq=None if resid is None else resid / 2.0,
+                            rsums=None if resid is None else resid / 2.0)
+        return share_rule(counts, declared)
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
@@ -499,16 +630,20 @@ class DPBasisAnonymizer(Anonymizer):
         if self.privacy_unit == "identity":
             assert self.sensitive is not None
             units = int(np.unique(label_values(labels, self.sensitive, n)).size)
-        self.set_budget(units)
+        _, strat = strata(labels, self.interest, list(self.additional or []), n)
+        self.set_budget(units, X.shape[1], int(strat.max()) + 1)
 
-    def set_budget(self, units: int) -> None:
-        """The public accounting for ``units`` records (or identities): δ (declared, else
-        1/units²), ρ, its split over the mechanisms, ε of the composition, the unit."""
+    def set_budget(self, units: int, d: int, n_strata: int) -> None:
+        """The public accounting for ``units`` records (or identities) of ``d`` features in
+        ``n_strata`` declared strata: δ (declared, else 1/units²), ρ, k (``rank_``) and the
+        split of ρ over the mechanisms (declared or the stated rule), ε of the composition,
+        the unit."""
         eps = check_epsilon(self.epsilon)
         self.delta_ = (check_delta(self.delta) if self.delta is not None
                        else 1.0 / max(units, 2) ** 2)
         self.rho_ = zcdp_rho(eps, self.delta_)
-        self.rho_split_ = split_rho(self.rho_, self.shares())
+        self.rank_ = self.choose_rank(d, n_strata)
+        self.rho_split_ = split_rho(self.rho_, self.shares(d, n_strata))
         self.epsilon_, self.accountant_ = self._account()
         self.privacy_unit_ = str(self.privacy_unit)
 
@@ -636,7 +771,7 @@ class DPBasisAnonymizer(Anonymizer):
                 c_pca = self._pca_radius(pub_u @ Q.T, d)
                 sig = self.sigmas(1.0, 1.0, c_pca)
             full = _summed(parts, n_strata, np.zeros((0, Q.shape[0])), None, c_pca,
-                           lambda b: scale(b) @ Q.T)
+                           lambda b: scale(b) @ Q.T, "none")
             noisy_sums = self._noise(full.rsums, sig["basis_sums"], noise_rng)
             B = between_directions(noisy_sums, full.counts, k) @ Q
             return complete_basis(B, pub_u, k)
@@ -653,11 +788,11 @@ class DPBasisAnonymizer(Anonymizer):
         partitions one at a time: every statistic is a sum over blocks). Needs the public
         accounting (``fit``, or :func:`~bioanon.anonymize.basis_stream.stream_release`)."""
         pub_u = None if self.public_data is None else scale(self._public(d))
-        k = min(int(self.rank), d)
+        k = int(self.rank_)
         full_means = None
         if self.means == "full":  # noisy class sums in all d dimensions
             c_full = self._full_radius(pub_u, d)
-            full = _summed(parts, n_strata, np.zeros((0, d)), None, c_full, scale)
+            full = _summed(parts, n_strata, np.zeros((0, d)), None, c_full, scale, "none")
             full_means = self._noise(full.rsums, self.sigmas(1.0, c_full)["full_sums"],
                                      noise_rng)
         P = self._make_basis(parts, n_strata, pub_u, scale, noise_rng, basis_rng, k, d,
@@ -669,8 +804,9 @@ class DPBasisAnonymizer(Anonymizer):
             bn = np.sqrt(np.einsum("ij,ij->i", b_pub, b_pub))
             rn = np.sqrt(np.einsum("ij,ij->i", r_pub, r_pub))
         c_b, c_r = self._radius(self.clip, bn, d), self._radius(self.resid_clip, rn, d)
-        stats = collapse(_summed(parts, n_strata, P, c_b, c_r, scale), self.covariance,
-                         self.residual)
+        squares = "energy" if self.residual == "isotropic" else "feature"
+        stats = collapse(_summed(parts, n_strata, P, c_b, c_r, scale, squares),
+                         self.covariance, self.residual)
         resid_mean = bool(self.residual_mean) and full_means is None
         noisy = add_noise(stats, self.sigmas(c_b, c_r), noise_rng, self._noise, resid_mean)
         if full_means is not None:  # the means come from the full-d sums (post-processing)
@@ -700,9 +836,8 @@ class DPBasisAnonymizer(Anonymizer):
                                    np.random.default_rng(noise_seq),
                                    np.random.default_rng(basis_seq))
         k = P.shape[0]
-        U = sample_model(model, strat, P, np.random.default_rng(draw_seq))
-        half = ((hi - lo) / 2.0).astype(np.float32)
-        out = U * half + mid.astype(np.float32)
+        out = sample_model(model, strat, P, np.random.default_rng(draw_seq),
+                           scale=(hi - lo) / 2.0, shift=mid)
         return Release(out, {"epsilon": self.epsilon_, "delta": self.delta_,
                              "privacy_unit": self.privacy_unit_, "basis": self.basis,
                              "rank": k})
@@ -732,9 +867,13 @@ class DPBasisAnonymizer(Anonymizer):
                                 "moment (its share of rho)",
                       "random": "data-independent random orthonormal projection (no "
                                 "privacy cost)"}[self.basis],
-            "rank": int(self.rank),
-            "composition": "zCDP: Gaussian mechanisms " + ", ".join(
-                f"{k} {v:.3g}" for k, v in self.shares().items()) + " of rho",
+            "rank": (int(self.rank_) if fitted else
+                     int(self.rank) if self.rank is not None else RANK_RULE),
+            "rank_rule": "declared" if self.rank is not None else RANK_RULE,
+            "split_rule": SHARE_RULE,
+            "composition": "zCDP: Gaussian mechanisms " + (", ".join(
+                f"{k} {v / self.rho_:.3g}" for k, v in self.rho_split_.items()) + " of rho"
+                if fitted else "split by the rule at fit"),
             "bounds": "declared (public)" if self.bounds is not None else
                       "from the public records" if self.public_data is not None else
                       "NOT MET: derived from the released data (PrivacyLeakWarning); the "
@@ -759,15 +898,16 @@ class DPBasisAnonymizer(Anonymizer):
 
 def _summed(parts: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]], n_strata: int,
             P: np.ndarray, c_basis: float | None, c_resid: float | None,
-            scale: Callable[[np.ndarray], np.ndarray]) -> Any:
+            scale: Callable[[np.ndarray], np.ndarray], squares: str = "feature") -> Any:
     """:func:`~bioanon.anonymize.basis_model.basis_stats` summed over record blocks."""
     total = None
     for X, codes in parts():
-        st = basis_stats(X, codes, n_strata, P, c_basis, c_resid, scale)
+        st = basis_stats(X, codes, n_strata, P, c_basis, c_resid, scale, squares)
         total = st if total is None else total + st
     if total is None:
         raise BioanonError("no records to release; give a non-empty table")
     return total
 
 
-__all__ = ["BASES", "DPBasisAnonymizer", "public_pca", "split_rho"]
+__all__ = ["BASES", "DPBasisAnonymizer", "noisy_counts", "public_pca", "rank_rule",
+           "share_rule", "split_rho"]

@@ -49,8 +49,9 @@ def methods_command(
         if doc.get("differential_privacy"):
             dp = doc["differential_privacy"]
             basis = f"; basis {dp['basis']}" if dp.get("basis") else ""
+            split = f"; budget split {dp['split']}" if dp.get("split") else ""
             console.print(f"  differential privacy: epsilon {dp['epsilon']}; delta "
-                          f"{dp['delta']}; privacy unit {dp['privacy_unit']}{basis}",
+                          f"{dp['delta']}; privacy unit {dp['privacy_unit']}{basis}{split}",
                           highlight=False)
         console.print(f"  does not protect: {doc['does_not_protect']}\n", highlight=False)
     if posts:
