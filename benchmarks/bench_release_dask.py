@@ -17,10 +17,18 @@ and inference risks, so nothing is released unless those are accepted by name
 (``--accept-risk record-membership record-inference``): the run then times the release path
 and the manifest records the acceptance.
 
+With ``--epsilon E`` the run is the streamed DP release instead (``release --dask --epsilon E
+--public-data FILE --methods dp-basis``): a public table of ``--public-n`` records drawn from
+the same generator with another seed (people not in the release) gives the box, centre and
+clip radii; the search judges dp-basis on the panel sample as the stream applies it, then the
+table is released in streaming passes over its partitions in this one process (no cluster).
+No risk needs accepting on this table: dp-basis meets membership and inference.
+
 Usage::
 
     python benchmarks/bench_release_dask.py [--n 1000000] [--sample-records 10000]
         [--accept-risk LEVEL-RISK ...]
+    python benchmarks/bench_release_dask.py --n 10000000 --epsilon 4     # issue 28's goal
 
 Prints a table and writes JSON (default benchmarks/results/bench_release_dask.json).
 """
@@ -65,6 +73,18 @@ class PhaseSampler(RssSampler):
             time.sleep(self.every)
 
 
+def write_public(path: Path, n: int) -> None:
+    """``n`` records of other people (the same generator, another seed): the public table,
+    the interest as its one label column."""
+    import numpy as np
+    import pandas as pd
+
+    from bioanon.table import FeatureTable
+
+    X, p, _ = bench_scale.chunk(n, np.random.default_rng(12345))
+    FeatureTable(X, pd.DataFrame({"p": p}), [f"f{j}" for j in range(D)]).write(path)
+
+
 def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run ``bioanon`` in a subprocess: wall time, peak summed RSS (whole, per phase)."""
     return bench_scale.run_cli(args, env, PhaseSampler, lambda s: {
@@ -83,22 +103,48 @@ def main() -> None:
                     help="risks (LEVEL-RISK) accepted explicitly so that the release path can "
                          "be timed on data the search cannot certify; recorded in the JSON "
                          "and the manifest")
+    ap.add_argument("--epsilon", type=float, default=None,
+                    help="the streamed DP release (dp-basis at this epsilon, public bounds "
+                         "from a generated public table) instead of the bucketed one")
+    ap.add_argument("--public-n", type=int, default=20_000)
+    ap.add_argument("--table", type=Path, default=None,
+                    help="an existing table written by bench_scale.write_parquet (n from its "
+                         "metadata; kept) instead of generating one")
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--out", type=Path,
-                    default=Path(__file__).parent / "results" / "bench_release_dask.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="JSON to write (default results/bench_release_dask.json, or "
+                         "bench_release_dask_stream.json with --epsilon)")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = Path(__file__).parent / "results" / (
+            "bench_release_dask.json" if args.epsilon is None else
+            "bench_release_dask_stream.json")
     work = Path(tempfile.mkdtemp(prefix="bench_release_dask-", dir=args.workdir))
     try:
-        src = work / "big.parquet"
-        say(f"writing {args.n:,} × {D} to {src} (load {load()})")
-        gen_s = write_parquet(src, args.n)
+        if args.table is not None:
+            import pyarrow.parquet as pq
+
+            src, gen_s = args.table, 0.0
+            args.n = pq.ParquetFile(src).metadata.num_rows
+            say(f"using {src} ({args.n:,} × {D})")
+        else:
+            src = work / "big.parquet"
+            say(f"writing {args.n:,} × {D} to {src} (load {load()})")
+            gen_s = write_parquet(src, args.n)
         env = dict(os.environ)
         cmd = ["release", str(src), "-o", str(work / "certified"), "--interest", "p",
-               "--sensitive", "id", "--methods", "selective-mean", "--models", "knn",
+               "--sensitive", "id", "--models", "knn",
                "--attackers", "naive,parrot,reverse", "--jobs", "1", "--target-advantage",
-               "0.05", "--seed", "1", "--dask", "--workers", str(args.workers),
-               "--bucket-size", str(args.bucket_size), "--sample-records",
+               "0.05", "--seed", "1", "--dask", "--sample-records",
                str(args.sample_records), "--budget-minutes", str(args.budget_minutes)]
+        if args.epsilon is None:
+            cmd += ["--methods", "selective-mean", "--workers", str(args.workers),
+                    "--bucket-size", str(args.bucket_size)]
+        else:
+            pub = work / "public.parquet"
+            write_public(pub, args.public_n)
+            cmd += ["--methods", "dp-basis", "--epsilon", str(args.epsilon), "--public-data",
+                    str(pub)]
         for name in args.accept_risk:
             cmd += ["--accept-risk", name, "--reason",
                     "benchmark of the release path at scale on synthetic Gaussian data"]
@@ -106,7 +152,10 @@ def main() -> None:
         run = run_cli(cmd, env)
         man = json.loads((work / "certified.manifest.json").read_text())
         judged = man["certification"]["judged_on"]
-        row = {"n": args.n, "d": D, "workers": args.workers, "generate_s": round(gen_s, 1),
+        streamed = args.epsilon is not None
+        row = {"n": args.n, "d": D, "workers": 0 if streamed else args.workers,
+               "path": "streamed DP" if streamed else "bucketed",
+               "epsilon": args.epsilon, "generate_s": round(gen_s, 1),
                "seconds": round(run["seconds"], 1), "peak_rss_gib": round(run["peak_rss_gib"], 2),
                "processes": run["processes"], "load": run["load"],
                "search_phase_gib": round(run["search_phase_gib"], 2),
@@ -116,7 +165,10 @@ def main() -> None:
                "sample_records": judged["n_records"], "sample_identities": judged["n_identities"],
                "table_records": judged["total_records"],
                "table_identities": judged["total_identities"],
-               "n_buckets": man["scale"]["n_buckets"],
+               "n_buckets": None if streamed else man["scale"]["n_buckets"],
+               "n_parts": man["stream"]["partitions"] if streamed else None,
+               "passes": man["stream"]["passes"] if streamed else None,
+               "dp": man.get("differential_privacy"),
                "verdict": man["verdict"]["sentence"], "accepted_risks": args.accept_risk}
         assert row["released_records"] == args.n, "not every row was released"
         say(f"{'n':>10} {'workers':>7} {'seconds':>8} {'peak GiB':>9} {'search':>7} "
