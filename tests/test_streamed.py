@@ -36,9 +36,11 @@ WHY = "test of the streamed path"
 #: the identity level is too small to show on 19 people: accepted by name (nothing passes
 #: unmeasured); the record level is covered by the guarantee or measured; recognition is
 #: loose (19 people, a few hundred records: the panel's interval is wide)
-LOOSE: dict[str, Any] = {"level": 0.99, "target_advantage": 0.3, "accept_risks": {"identity-membership": WHY,
-                                                         "identity-inference": WHY}}
-LOOSE_CLI = ["--level", "0.99", "--target-advantage", "0.3", "--accept-risk", "identity-membership", "--reason", WHY,
+LOOSE: dict[str, Any] = {"level": 0.99, "target_advantage": 0.3,
+                         "accept_risks": {"identity-membership": WHY,
+                                          "identity-inference": WHY}}
+LOOSE_CLI = ["--level", "0.99", "--target-advantage", "0.3",
+             "--accept-risk", "identity-membership", "--reason", WHY,
              "--accept-risk", "identity-inference", "--reason", WHY]
 ROLES = ["--interest", "expression", "--sensitive", "identity", "--label", "gender",
          "--label", "environment"]
@@ -194,7 +196,8 @@ def test_release_dask_epsilon_refusals_are_one_line_and_write_nothing(
     base = ["release", str(folder), "-o", str(tmp_path / "rel"), *ROLES, "--dask",
             "--epsilon", "1", *FAST_CLI]
     cases = [([], "needs public bounds"),
-             (["--public-data", str(pub), "--privacy-unit", "identity"], "--privacy-unit record only"),
+             (["--public-data", str(pub), "--privacy-unit", "identity"],
+              "--privacy-unit record only"),
              (["--public-data", str(pub), "--methods", "dp-mix"], "cannot be released by the "
                                                                   "streamed DP path"),
              (["--public-data", str(pub), "--bucket-size", "100"], "--bucket-size"),

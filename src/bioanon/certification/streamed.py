@@ -128,8 +128,7 @@ class StreamedRelease(TransformerMixin, BaseEstimator):
         est = clone(self.anonymizer).set_params(random_state=self.random_state)
         interest = est.interest
         y = lab[interest].to_numpy() if isinstance(lab, pd.DataFrame) else np.asarray(lab)
-        classes = (np.unique(y) if self.classes is None
-                   else np.asarray(list(self.classes)))
+        classes = list(np.unique(y)) if self.classes is None else list(self.classes)
         step = int(self.partition_rows)
         cuts = list(range(0, arr.shape[0], step)) or [0]
         blocks = [(arr[a:a + step], y[a:a + step]) for a in cuts]
@@ -446,6 +445,7 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     if odd:
         raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
                            "columns (labels=COL) or convert them to numbers", parameter="labels")
+    _check_public_columns(public, features)  # before any pass over the table
     step = progress or (lambda done, total, text: None)
 
     # 1. the judged label columns: n and the interest's classes (public in the DP model)
@@ -565,6 +565,27 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     return CertifiedStreamedRelease(out, doc, dict(result.confirmation["verdict"]),
                                     public_rows(result), report, result, sizes, res,
                                     list(result.skipped))
+
+
+def _check_public_columns(public: Any, features: Sequence[str]) -> None:
+    """Refuse public data whose feature columns are not the input's (one line, before any
+    pass; the values are checked on the sample and on every partition later)."""
+    if isinstance(public, FeatureTable) and public.feature_names:
+        theirs = list(public.feature_names)
+        missing = [c for c in features if c not in theirs]
+        extra = [c for c in theirs if c not in features]
+        if missing or extra:
+            what = (f"lacks {len(missing)} feature column(s) of the input, e.g. {missing[:5]}"
+                    if missing else f"has {len(extra)} feature column(s) the input lacks, "
+                                    f"e.g. {extra[:5]}")
+            raise BioanonError(f"public= {what}; give a table of people not in the release "
+                               "with the same feature columns", parameter="public")
+        return
+    shape = np.shape(public)
+    if len(shape) != 2 or shape[1] != len(features):
+        raise BioanonError(f"public= has shape {shape}; give records (m, {len(features)}) of "
+                           "people not in the release with the input's feature columns",
+                           parameter="public")
 
 
 def _name_sample(data: dict[str, Any], sizes: dict[str, Any], rule: dict[str, Any]) -> None:
