@@ -177,6 +177,13 @@ def release_command(
     rule the release uses (sets drawn within random buckets of --bucket-size records); only
     methods that mix the records given can be bucketed (the others are skipped, with the
     reason). The certified setting then releases every record bucket by bucket, out of core.
+
+    With --dask --epsilon E --public-data FILE the search considers the DP method whose
+    statistics are sums (dp-basis, record unit), each setting judged on the panel sample as
+    the stream applies it; the certified setting's statistics are then fitted on every record
+    in streaming passes over the Parquet partitions (one partition in memory at a time) and
+    each partition's records are sampled from the noisy model, written as one part in the
+    input's order. Without --public-data it is refused: the bounds must be public.
     """
     from ..attack import parse_models, parse_modes
     from ..certification import REPORT_FILES, NotCertified, certify, report_dir
