@@ -28,7 +28,8 @@ Usage::
 
     python benchmarks/bench_release_dask.py [--n 1000000] [--sample-records 10000]
         [--accept-risk LEVEL-RISK ...]
-    python benchmarks/bench_release_dask.py --n 10000000 --epsilon 4     # issue 28's goal
+    python benchmarks/bench_release_dask.py --n 10000000 --epsilon 1     # issue 28's goal
+    python benchmarks/bench_release_dask.py --n 2000000 --d 64 --identities 20000 --epsilon 1
 
 Prints a table and writes JSON (default benchmarks/results/bench_release_dask.json).
 """
@@ -73,7 +74,45 @@ class PhaseSampler(RssSampler):
             time.sleep(self.every)
 
 
-def write_public(path: Path, n: int) -> None:
+def chunk(n: int, d: int, ids: int, rng: Any) -> tuple[Any, Any, Any]:
+    """``bench_scale.chunk`` with ``d`` features and ``ids`` identities (the same draws in
+    the same order: d = 256 and 10,000 identities give its records)."""
+    import numpy as np
+
+    p = rng.integers(0, bench_scale.N_CLASSES, n)
+    who = rng.integers(0, ids, n)
+    X = rng.standard_normal((n, d), dtype=np.float32)
+    X[:, :8] += (p[:, None] * 0.3).astype(np.float32)
+    X[:, 8:16] += ((who % 97)[:, None] * 0.05).astype(np.float32)
+    return X, p, who
+
+
+def write_table(path: Path, n: int, d: int, ids: int) -> float:
+    """``n`` × ``d`` records of ``ids`` identities in row groups of 100k (pyarrow's default
+    encoding); ``bench_scale.write_parquet`` for its own shape."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if d == D and ids == bench_scale.N_IDS:
+        return write_parquet(path, n)
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    writer = None
+    for start in range(0, n, bench_scale.ROW_GROUP):
+        X, p, who = chunk(min(bench_scale.ROW_GROUP, n - start), d, ids, rng)
+        tab = pa.Table.from_arrays([pa.array(p), pa.array(who),
+                                    *[pa.array(X[:, j]) for j in range(d)]],
+                                   names=["p", "id", *[f"f{j}" for j in range(d)]])
+        if writer is None:
+            writer = pq.ParquetWriter(path, tab.schema)
+        writer.write_table(tab, row_group_size=bench_scale.ROW_GROUP)
+    assert writer is not None
+    writer.close()
+    return time.perf_counter() - t0
+
+
+def write_public(path: Path, n: int, d: int) -> None:
     """``n`` records of other people (the same generator, another seed): the public table,
     the interest as its one label column."""
     import numpy as np
@@ -81,8 +120,8 @@ def write_public(path: Path, n: int) -> None:
 
     from bioanon.table import FeatureTable
 
-    X, p, _ = bench_scale.chunk(n, np.random.default_rng(12345))
-    FeatureTable(X, pd.DataFrame({"p": p}), [f"f{j}" for j in range(D)]).write(path)
+    X, p, _ = chunk(n, d, bench_scale.N_IDS, np.random.default_rng(12345))
+    FeatureTable(X, pd.DataFrame({"p": p}), [f"f{j}" for j in range(d)]).write(path)
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -107,6 +146,9 @@ def main() -> None:
                     help="the streamed DP release (dp-basis at this epsilon, public bounds "
                          "from a generated public table) instead of the bucketed one")
     ap.add_argument("--public-n", type=int, default=20_000)
+    ap.add_argument("--d", type=int, default=D, help="feature columns of the generated table")
+    ap.add_argument("--identities", type=int, default=bench_scale.N_IDS,
+                    help="identities of the generated table")
     ap.add_argument("--table", type=Path, default=None,
                     help="an existing table written by bench_scale.write_parquet (n from its "
                          "metadata; kept) instead of generating one")
@@ -125,12 +167,14 @@ def main() -> None:
             import pyarrow.parquet as pq
 
             src, gen_s = args.table, 0.0
-            args.n = pq.ParquetFile(src).metadata.num_rows
-            say(f"using {src} ({args.n:,} × {D})")
+            meta = pq.ParquetFile(src).metadata
+            args.n, args.d = meta.num_rows, meta.num_columns - 2
+            say(f"using {src} ({args.n:,} × {args.d})")
         else:
             src = work / "big.parquet"
-            say(f"writing {args.n:,} × {D} to {src} (load {load()})")
-            gen_s = write_parquet(src, args.n)
+            say(f"writing {args.n:,} × {args.d} ({args.identities:,} identities) to {src} "
+                f"(load {load()})")
+            gen_s = write_table(src, args.n, args.d, args.identities)
         env = dict(os.environ)
         cmd = ["release", str(src), "-o", str(work / "certified"), "--interest", "p",
                "--sensitive", "id", "--models", "knn",
@@ -142,7 +186,7 @@ def main() -> None:
                     "--bucket-size", str(args.bucket_size)]
         else:
             pub = work / "public.parquet"
-            write_public(pub, args.public_n)
+            write_public(pub, args.public_n, args.d)
             cmd += ["--methods", "dp-basis", "--epsilon", str(args.epsilon), "--public-data",
                     str(pub)]
         for name in args.accept_risk:
@@ -153,7 +197,8 @@ def main() -> None:
         man = json.loads((work / "certified.manifest.json").read_text())
         judged = man["certification"]["judged_on"]
         streamed = args.epsilon is not None
-        row = {"n": args.n, "d": D, "workers": 0 if streamed else args.workers,
+        row = {"n": args.n, "d": args.d, "identities": args.identities,
+               "workers": 0 if streamed else args.workers,
                "path": "streamed DP" if streamed else "bucketed",
                "epsilon": args.epsilon, "generate_s": round(gen_s, 1),
                "seconds": round(run["seconds"], 1), "peak_rss_gib": round(run["peak_rss_gib"], 2),
