@@ -19,10 +19,16 @@ Tables:
 - ``e2e``: ``bench_scale.py --e2e-only`` (``anonymize`` end to end against a pyarrow copy).
 
 A refusal (exit 1: nothing certified) is a result, not a failure: its time and last line are
-recorded. Usage::
+recorded. ``--evaluate`` also times one full evaluation (``bioanon evaluate``: the default
+method at its paper's setting, the whole panel with its selection curve) of each in-memory
+table in the same run, for the ratio release / evaluation (issue 29: ≤ 4 ×).
+``--exhaustive`` also runs each in-memory release with ``--exhaustive`` (every setting judged
+by the full panel) and compares the two: the chosen setting and the confirmation's worst case
+(the staged search must not drop it). Usage::
 
     BIOANON_DATA=../shared/datasets python benchmarks/bench_release.py [--tables fsdd,1m]
         [--methods selective-mean] [--budget-minutes 10] [--workdir DIR] [--keep]
+        [--evaluate] [--exhaustive]
 
 Prints a table and writes JSON (default benchmarks/results/bench_release.json).
 """
@@ -138,6 +144,36 @@ def release(name: str, path: Path, roles: list[str], work: Path, env: dict[str, 
     return run
 
 
+def evaluate_once(name: str, path: Path, roles: list[str], work: Path,
+                  env: dict[str, str]) -> dict[str, Any]:
+    """One full evaluation of the table (the default method, the whole panel)."""
+    out = work / f"{name}-evaluate"
+    shutil.rmtree(out, ignore_errors=True)
+    role_args = [a for a in roles if a != "--dask"]
+    run = run_cli(["evaluate", str(path), *role_args, "-o", str(out), "--seed", "1"], env)
+    run["table"] = f"{name} (one evaluation)"
+    return run
+
+
+def chosen_of(out: Path) -> dict[str, Any]:
+    """The chosen setting and the confirmation's worst case, from a release's report."""
+    rep = out.parent / (out.name + ".report") / "report.json"
+    if not rep.exists():
+        return {}
+    data = json.loads(rep.read_text())
+    v = data.get("verdict", {})
+    search = data.get("search", {})
+    rows = search.get("rows", []) if isinstance(search, dict) else []
+    chosen = search.get("chosen") if isinstance(search, dict) else None
+    worst = v.get("worst_case", {})
+    rec = [r for r in v.get("risks", []) if r.get("name") == "record-recognition"]
+    return {"chosen": rows[chosen]["setting"] if chosen is not None and rows else None,
+            "certified": bool(v.get("met")),
+            "worst_case": worst.get("accuracy"), "worst_case_ci": worst.get("ci"),
+            "worst_attacker": worst.get("attacker"),
+            "recognition_advantage_ci": rec[0]["ci"] if rec else None}
+
+
 def say_run(r: dict[str, Any]) -> None:
     status = {0: "released", 1: "refused (nothing certified)"}.get(r["exit_code"],
                                                                     f"exit {r['exit_code']}")
@@ -160,6 +196,10 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--keep", action="store_true", help="keep the generated tables")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--evaluate", action="store_true",
+                    help="also time one full evaluation of each in-memory table")
+    ap.add_argument("--exhaustive", action="store_true",
+                    help="also run each in-memory release with --exhaustive and compare")
     args = ap.parse_args()
     tables = [t.strip() for t in args.tables.split(",") if t.strip()]
     bad = [t for t in tables if t not in TABLES]
@@ -192,8 +232,29 @@ def main() -> None:
             else:
                 path, roles = big_table(work, args.n)
             r = release(name, path, roles, work, env, extra)
+            r["choice"] = chosen_of(work / f"{name}-release.parquet")
             say_run(r)
             doc["runs"].append(r)
+            if name == "1m":
+                continue
+            if args.evaluate:
+                e = evaluate_once(name, path, roles, work, env)
+                say_run(e)
+                r["evaluation_seconds"] = e["seconds"]
+                r["ratio_to_evaluation"] = round(r["seconds"] / max(e["seconds"], 1e-9), 2)
+                print(f"  release / one evaluation: {r['ratio_to_evaluation']:.2f} ×")
+                doc["runs"].append(e)
+            if args.exhaustive:
+                x = release(name, path, roles, work, env, [*extra, "--exhaustive"])
+                x["table"] = f"{name} (--exhaustive)"
+                x["choice"] = chosen_of(work / f"{name}-release.parquet")
+                say_run(x)
+                same = x["choice"].get("chosen") == r["choice"].get("chosen")
+                r["exhaustive"] = {"seconds": x["seconds"], "choice": x["choice"],
+                                   "same_choice": same}
+                print(f"  staged: {r['choice']}\n  exhaustive: {x['choice']}\n  same "
+                      f"choice: {same}")
+                doc["runs"].append(x)
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

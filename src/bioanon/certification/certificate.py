@@ -21,7 +21,7 @@ from ..release import write_release
 from ..release_unit import write_unit
 from ..table import FeatureTable
 from .chart import figure_html, search_figure
-from .search import CHOICE_RULE, SearchResult
+from .search import SearchResult
 
 #: the files of ``OUTPUT.report/``
 REPORT_FILES = ("report.json", "report.html", "search.png")
@@ -183,7 +183,8 @@ def certification_block(result: SearchResult, **judged: Any) -> dict[str, Any]:
             "verdict": dict(result.confirmation["verdict"]),
             "accepted_risks": dict(result.accept_risks),
             "certification": {
-                "rule": CHOICE_RULE,
+                "rule": result.rule(),
+                "min_utility": result.min_utility,
                 "search": {"settings_evaluated": len(result.rows), "chosen": c.label(),
                            "wall_s": round(result.wall_s, 1)},
                 **judged}}

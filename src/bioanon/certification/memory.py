@@ -64,7 +64,14 @@ from .certificate import (
     state_budget,
 )
 from .dp_budget import DPBudget
-from .search import SearchResult, build_candidate, judge_options, run_search, weights
+from .search import (
+    SearchResult,
+    build_candidate,
+    check_min_utility,
+    judge_options,
+    run_search,
+    weights,
+)
 
 Progress = Callable[[int, int, str], None]
 
@@ -77,7 +84,8 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
             delta: float | None = None, public: Any = None, privacy_unit: str | None = None,
             max_records_per_identity: int | None = None, public_name: str | None = None,
             report_closest: bool = False, target: float | None = None,
-            exhaustive: bool = False, options: EvaluationOptions | None = None,
+            exhaustive: bool = False, min_utility: float | None = None,
+            options: EvaluationOptions | None = None,
             **option_values: Any) -> CertifiedRelease:
     """Search methods and settings, certify one against the privacy target, and release.
 
@@ -101,6 +109,10 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
     exhaustive : bool
         Judge every setting with the full recognition panel (slower; the same choice as the
         default staged search, :func:`bioanon.certification.search.search`).
+    min_utility : float in (0, 1], optional
+        The utility floor: a setting is certified only when its CAS reaches ``min_utility`` ×
+        the clear accuracy on the tuning split and on the confirmation (e.g. 0.95). None
+        (default): CAS above the interest's chance.
     keep_sensitive, force
         As for :func:`bioanon.release.release` (keeping the sensitive column is unfit for a
         real release; ``force`` releases despite a failed join check).
@@ -153,6 +165,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
         On bad input (a role naming no column, a refused join check, an unknown method).
     """
     roles.of()  # one role per column, before any work
+    check_min_utility(min_utility)
     for column in (roles.sensitive, roles.interest, *roles.additional):
         if column is not None:
             table.label(column)  # an empty or single-class label refused before the search
@@ -173,7 +186,7 @@ def certify(table: FeatureTable, roles: Any, *, methods: Sequence[str] | None = 
                         methods=methods, random_state=random_state,
                         budget_minutes=budget_minutes, decoupler=decoupler,
                         progress=progress, report_closest=report_closest, budget=budget,
-                        exhaustive=exhaustive)
+                        exhaustive=exhaustive, min_utility=min_utility)
     result.plan = plan
     if not result.certified:
         raise NotCertified(result, roles.sensitive, roles.interest)

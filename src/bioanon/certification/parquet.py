@@ -49,7 +49,13 @@ from .certificate import (
     report_and_chart,
     write_report,
 )
-from .search import build_candidate, candidates, judge_options, run_search
+from .search import (
+    build_candidate,
+    candidates,
+    check_min_utility,
+    judge_options,
+    run_search,
+)
 
 Progress = Callable[[int, int, str], None]
 
@@ -213,7 +219,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                     sample_identities: int | None = 1_000, scheduler: str | None = None,
                     local: bool = True, n_workers: int | None = None, version: str = "",
                     progress: Progress | None = None, report_closest: bool = False,
-                    exhaustive: bool = False,
+                    exhaustive: bool = False, min_utility: float | None = None,
                     options: EvaluationOptions | None = None, **option_values: Any
                     ) -> CertifiedBucketedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
@@ -227,7 +233,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         ``OUTPUT.manifest.json`` and ``OUTPUT.report/`` are written beside it.
     roles : bioanon.release.Roles
         Interest required; kept and quasi-identifying columns are not offered on this path.
-    methods, target, random_state, budget_minutes, keep_sensitive, exhaustive, options
+    methods, target, random_state, budget_minutes, keep_sensitive, exhaustive, min_utility, options
         As for :func:`bioanon.certify`.
     **option_values
         As for :func:`bioanon.certify` (the evaluation's options include ``group``).
@@ -264,6 +270,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     group = opts.group
     src, out = Path(source), Path(output)
     roles.of()
+    check_min_utility(min_utility)
     if scheduler is not None:  # contacted now: the search comes first, the cluster after
         check_scheduler_reachable(scheduler)
     if roles.keep or roles.quasi:
@@ -317,7 +324,8 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     result = run_search(table, roles, options=opts, methods=names_ok,
                         random_state=random_state, budget_minutes=budget_minutes,
                         progress=progress, judge_as=bucketed,
-                        report_closest=report_closest, exhaustive=exhaustive)
+                        report_closest=report_closest, exhaustive=exhaustive,
+                        min_utility=min_utility)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()  # the search's heap, before the cluster starts beside this process

@@ -83,6 +83,38 @@ CHOICE_RULE = ("privacy: " + RISK_RULE + "; utility: CAS above the interest's ch
                "certified only when a re-evaluation on a fresh split with a fresh evaluation "
                "seed meets every target too")
 
+#: the rule's utility clause when the user sets a floor (``min_utility``)
+FLOOR_RULE = ("; utility floor: the CAS must also reach {floor:g} × the clear accuracy (point "
+              "estimates, on the same held-out clear records), on the tuning split and again "
+              "on the confirmation")
+
+
+def floor_met(cas: float, clear: float, min_utility: float | None) -> bool:
+    """Whether a CAS reaches the user's floor, ``min_utility`` × the clear accuracy (True
+    when no floor is set).
+
+    Examples
+    --------
+    >>> floor_met(0.90, 0.96, 0.95), floor_met(0.92, 0.96, 0.95), floor_met(0.3, 0.96, None)
+    (False, True, True)
+    """
+    return min_utility is None or float(cas) >= float(min_utility) * float(clear)
+
+
+def check_min_utility(min_utility: float | None) -> float | None:
+    """``min_utility`` checked: a fraction of the clear accuracy in (0, 1], or None."""
+    if min_utility is None:
+        return None
+    try:
+        value = float(min_utility)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 0.0 < value <= 1.0:
+        raise BioanonError(f"min_utility={min_utility!r} must be a fraction of the clear "
+                           "accuracy in (0, 1], e.g. 0.9 (the CAS must reach 0.9 × clear)",
+                           parameter="min_utility")
+    return value
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -183,11 +215,12 @@ def _public(params: Mapping[str, Any]) -> dict[str, Any]:
             for k, v in params.items() if k != "random_state"}
 
 
-def _row(c: Candidate, ev: Evaluation, target: float, **targets: Any) -> dict[str, Any]:
+def _row(c: Candidate, ev: Evaluation, target: float, *, min_utility: float | None = None,
+         **targets: Any) -> dict[str, Any]:
     v = verdict(ev, target, **targets)
     u = ev.utility()[ev.interest]
     cf = ev.worst_case_crossfit() or {}
-    useful = u.cas.ci[0] > u.chance
+    useful = u.cas.ci[0] > u.chance and floor_met(u.cas.value, u.clear.value, min_utility)
     return {
         "method": c.method, "params": _public(c.params), "setting": c.label(),
         "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
@@ -215,7 +248,8 @@ BUDGET_LEFT = "not judged by the panel: the time budget ran out"
 
 
 def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
-               accept_risks: Mapping[str, str]) -> dict[str, Any]:
+               accept_risks: Mapping[str, str], min_utility: float | None = None
+               ) -> dict[str, Any]:
     """The stage-1 row of a setting: CAS and the cheap risks, judged as :func:`verdict`
     judges them (recognition is not in it: no panel ran)."""
     from ..evaluation.verdict import judge_risks
@@ -225,7 +259,8 @@ def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
     risks = judge_risks([r for r in ev.risks() if r.risk != "recognition"], float(target),
                         level, accept)
     failed = [r.name for r in risks if not r.passes]
-    useful = bool(u.cas.ci[0] > u.chance)
+    useful = bool(u.cas.ci[0] > u.chance and floor_met(u.cas.value, u.clear.value,
+                                                       min_utility))
     return {
         "method": c.method, "params": _public(c.params), "setting": c.label(),
         "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
@@ -321,6 +356,7 @@ class SearchResult:
     interest: str | None = None
     closest_report: Any = None  # the closest setting's report when nothing was chosen
     plan: Any = None  # the plan (bioanon.plan.Plan) the certification ran under
+    min_utility: float | None = None  # the user's floor: CAS >= min_utility x clear
 
     @property
     def candidate(self) -> Candidate | None:
@@ -332,8 +368,32 @@ class SearchResult:
 
     @property
     def certified(self) -> bool:
-        """True when the chosen setting's confirmation met the target too."""
-        return self.confirmation is not None and bool(self.confirmation["verdict"]["met"])
+        """True when the chosen setting's confirmation met the target too (and the utility
+        floor, when one is set)."""
+        return (self.confirmation is not None and bool(self.confirmation["verdict"]["met"])
+                and self.confirmation_floor_met)
+
+    @property
+    def confirmation_floor_met(self) -> bool:
+        """Whether the confirmation's CAS reaches the floor (True without a floor)."""
+        if self.confirmation is None or self.min_utility is None:
+            return True
+        cas, clear = confirmation_utility(self.confirmation)
+        return floor_met(cas, clear, self.min_utility)
+
+    def rule(self) -> str:
+        """The choice rule, with the utility floor when one is set."""
+        if self.min_utility is None:
+            return CHOICE_RULE
+        return CHOICE_RULE + FLOOR_RULE.format(floor=self.min_utility)
+
+    def utility_shortfall(self, row: Mapping[str, Any]) -> str:
+        """Why ``row`` is not useful, in words (chance, or the floor)."""
+        if row["cas_ci"][0] <= row["interest_chance"]:
+            return (f"utility: CAS {row['cas']:.3f} (95% CI lower end {row['cas_ci'][0]:.3f}) "
+                    f"is not above the chance of {row['interest_chance']:.3f}")
+        return (f"utility: CAS {row['cas']:.3f} is below the floor {self.min_utility:g} × "
+                f"clear {row['clear']:.3f} = {float(self.min_utility or 0) * row['clear']:.3f}")
 
     def closest(self) -> tuple[dict[str, Any] | None, str]:
         """The setting that came closest, and what fell short (which risk, or utility).
@@ -347,8 +407,13 @@ class SearchResult:
         if self.chosen is not None and not self.certified:
             v = self.confirmation["verdict"]
             failed = [r for r in v.get("risks", []) if r["status"] not in PASSING]
-            return (self.rows[self.chosen],
-                    "the confirmation run (a fresh split): " + _risk_text({"risks": failed}))
+            why = _risk_text({"risks": failed}) if failed or v["met"] is False else ""
+            if not self.confirmation_floor_met:
+                cas, clear = confirmation_utility(self.confirmation)
+                floor = (f"utility: CAS {cas:.3f} below the floor {self.min_utility:g} × clear "
+                         f"{clear:.3f} = {float(self.min_utility or 0) * clear:.3f}")
+                why = f"{why}; and {floor}" if why else floor
+            return (self.rows[self.chosen], "the confirmation run (a fresh split): " + why)
         if not self.rows:
             return None, "no setting could be evaluated"
         if not any(r.get("clear_useful", True) for r in self.rows):
@@ -366,12 +431,9 @@ class SearchResult:
             return best, _risk_text(best)
         if private:
             best = max(private, key=lambda r: r["cas"])
-            return best, (f"utility: CAS {best['cas']:.3f} (95% CI lower end "
-                          f"{best['cas_ci'][0]:.3f}) is not above the chance of "
-                          f"{best['interest_chance']:.3f}")
+            return best, self.utility_shortfall(best)
         best = min(self.rows, key=closeness)
-        return best, (f"{_risk_text(best)}; and utility: CAS {best['cas']:.3f} not above "
-                      f"chance {best['interest_chance']:.3f}")
+        return best, f"{_risk_text(best)}; and {self.utility_shortfall(best)}"
 
     def failure_line(self) -> str:
         """One line: no certified setting, which came closest, which risk fell short."""
@@ -391,7 +453,8 @@ class SearchResult:
 
         return {"target_advantage": self.target_advantage,
                 "level": resolve_level(self.level).to_dict(),
-                "accepted_risks": dict(self.accept_risks), "rule": CHOICE_RULE,
+                "accepted_risks": dict(self.accept_risks), "rule": self.rule(),
+                "min_utility": self.min_utility,
                 "rows": rows, "chosen": self.chosen, "certified": self.certified,
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
@@ -405,7 +468,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            progress: Progress | None = None, random_state: int | None = None,
            decoupler: Any = None, report_closest: bool = False,
            judge_as: Callable[[Any], Any] | None = None, budget: Any = None,
-           exhaustive: bool = False, options: EvaluationOptions | None = None,
+           exhaustive: bool = False, min_utility: float | None = None,
+           options: EvaluationOptions | None = None,
            **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
@@ -455,6 +519,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         so far are used, at least one; the confirmation then runs). None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
+    min_utility : float in (0, 1], optional
+        The user's utility floor: a setting is useful only when its CAS also reaches
+        ``min_utility`` × the clear accuracy (point estimates on the same held-out clear
+        records), on the tuning split and again on the confirmation. None (default): CAS
+        above the interest's chance is enough.
     progress : callable (done, total, text), optional
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
@@ -472,6 +541,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     SearchResult
     """
     opts = EvaluationOptions.of(options, **option_values)
+    floor = check_min_utility(min_utility)
     target_advantage = opts.target_advantage
     if not 0.0 <= float(target_advantage) <= 1.0:
         raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
@@ -506,7 +576,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     targets: dict[str, Any] = dict(level=resolve_level(opts.level), accept_risks=accept)
     result = SearchResult([], float(target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=resolve_level(opts.level),
-                          accept_risks=accept, interest=interest)
+                          accept_risks=accept, interest=interest, min_utility=floor)
     start = time.perf_counter()
     n_skipped = len(result.skipped)
 
@@ -546,7 +616,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                 result.skipped.append({"method": c.method, "setting": c.label(),
                                        "reason": str(exc)})
                 continue
-            row = _row(c, ev, target_advantage, **targets)
+            row = _row(c, ev, target_advantage, min_utility=floor, **targets)
             row["judged_by"] = FULL_PANEL
             result.rows.append(keep(row, c))
         nothing_judged(result, n_skipped)
@@ -565,7 +635,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                 result.skipped.append({"method": c.method, "setting": c.label(),
                                        "reason": str(exc)})
                 continue
-            result.rows.append(keep(_cheap_row(c, ev, target_advantage, **targets), c))
+            result.rows.append(keep(_cheap_row(c, ev, target_advantage, min_utility=floor,
+                                                    **targets), c))
             judged.append(c)
         nothing_judged(result, n_skipped)
 
@@ -580,7 +651,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                                        "reason": str(exc)})
                 result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
                 return False
-            row = _row(c, ev, target_advantage, **targets)
+            row = _row(c, ev, target_advantage, min_utility=floor, **targets)
             row["judged_by"] = FULL_PANEL
             result.rows[j] = keep(row, c)
             return True
@@ -710,6 +781,12 @@ def _report_closest(result: SearchResult, fresh: Callable[..., Any],
         result.closest_report = fresh(c, as_judged=False)
 
 
+def confirmation_utility(report: Any) -> tuple[float, float]:
+    """(CAS, clear accuracy) of the interest in a confirmation's report."""
+    util = report["utility"]
+    return float(util["cas"]["value"]), float(util["interest"]["clear"])
+
+
 def _drop_seeds(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: (None if k == "seed" else _drop_seeds(v)) for k, v in obj.items()}
@@ -797,6 +874,6 @@ def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | 
     return search(table, roles.interest, roles.sensitive, add, options=opts, **search_args)
 
 __all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
-           "closeness",
+           "check_min_utility", "closeness", "floor_met",
            "confirm", "confirmation_seed", "judge_on_fresh_split", "judge_options",
            "row_line", "run_search", "search", "secret_free_report", "weights"]

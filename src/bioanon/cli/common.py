@@ -59,6 +59,8 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 OPTION_RANGES: dict[str, Param] = {
     "target_advantage": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
+    "min_utility": Param("float", low=0, high=1, low_open=True, none=True,
+                         help="a fraction of the clear accuracy, e.g. 0.95"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
     "sample_records": Param("int", low=100, help="records of the panel sample, e.g. 50000"),

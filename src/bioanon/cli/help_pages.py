@@ -28,7 +28,7 @@ DETAILS: dict[str, frozenset[str]] = {
         "--models", "--attackers", "--jobs", "--workers", "--bucket-size", "--sample-records",
         "--max-records-per-identity", "--delta", "--privacy-unit", "--target-advantage",
         "--target-membership", "--target-inference", "--budget-minutes", "--keep-sensitive",
-        "--label", "--quasi", "--force", "--keep-as-feature"}),
+        "--label", "--quasi", "--force", "--keep-as-feature", "--exhaustive"}),
     "evaluate": frozenset({
         "--models", "--attackers", "--jobs", "--selection", "--top-k", "--n-random",
         "--test-size", "--target-advantage", "--target-membership", "--target-inference",

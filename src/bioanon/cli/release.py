@@ -92,6 +92,10 @@ def release_command(
         help="Judge every setting with the full recognition panel (slower). By default the "
              "panel judges only the settings that pass utility, membership and inference, "
              "most useful first, until one meets every target: the same choice.")] = False,
+    min_utility: Annotated[float | None, typer.Option(
+        "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
+                              "fraction of the clear accuracy, on the search's split and on the "
+                              "confirmation (e.g. 0.95). Default: CAS above chance.")] = None,
     keep_sensitive: Annotated[bool, typer.Option(
         "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
                                  "auditor can attack it. UNFIT for a real release.")] = False,
@@ -236,6 +240,7 @@ def release_command(
                                  level=lv, accept_risks=accepted)
     options: dict[str, Any] = dict(methods=method_list, random_state=seed,
                                    budget_minutes=budget_minutes, exhaustive=exhaustive,
+                                   min_utility=min_utility,
                                    keep_sensitive=keep_sensitive, options=judge,
                                    report_closest=True)  # a refusal writes its report
     if streamed:
