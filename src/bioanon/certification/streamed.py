@@ -344,7 +344,8 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
                      sample_identities: int | None = 1_000,
                      partition_rows: int = PARTITION_ROWS, version: str = "",
                      progress: Progress | None = None, report_closest: bool = False,
-                     exhaustive: bool = False, options: EvaluationOptions | None = None,
+                     exhaustive: bool = False, min_utility: float | None = None,
+                     options: EvaluationOptions | None = None,
                      **option_values: Any) -> CertifiedStreamedRelease:
     """Certify a streamable DP method on a panel sample of a Parquet dataset and release the
     dataset in streaming passes (see the module).
@@ -367,7 +368,7 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
         DP methods to search (default: the streamable ones, :data:`STREAMED_METHODS`).
     partition_rows : int
         Records per partition of the release and per block of the judged rule.
-    target, random_state, budget_minutes, keep_sensitive, exhaustive, options,
+    target, random_state, budget_minutes, keep_sensitive, exhaustive, min_utility, options,
     sample_records, sample_identities, version, progress, report_closest, **option_values
         As for :func:`~bioanon.certification.parquet.certify_parquet`.
 
@@ -395,12 +396,13 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     )
     from .dp_budget import DPBudget
     from .parquet import _give_back_memory, read_labels, read_rows
-    from .search import build_candidate, judge_options, run_search
+    from .search import build_candidate, check_min_utility, judge_options, run_search
 
     opts = judge_options(options, target, option_values)
     group = opts.group
     src, out = Path(source), Path(output)
     roles.of()
+    check_min_utility(min_utility)
     if public is None:
         raise BioanonError("the streamed DP release of the dask path needs public bounds: "
                            "give public data of people NOT in the release (--public-data "
@@ -478,7 +480,8 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     result = run_search(table, roles, options=replace(opts, guarantee=guarantee),
                         methods=names_ok, random_state=random_state,
                         budget_minutes=budget_minutes, progress=progress, judge_as=streamed,
-                        report_closest=report_closest, exhaustive=exhaustive, budget=budget)
+                        report_closest=report_closest, exhaustive=exhaustive, budget=budget,
+                        min_utility=min_utility)
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     _give_back_memory()
