@@ -449,6 +449,7 @@ def option_cases() -> list[Case]:
     add("release-scheduler-epsilon", lambda d: [
         *rd(d, "--scheduler", "tcp://127.0.0.1:1"), "--epsilon", "1", "--public-data", pub(d)])
     add("release-dask-epsilon-additional", lambda d: rs(d, "--additional", "environment"))
+    add("release-dask-epsilon-delta-not-below-1-over-n", lambda d: rs(d, "--delta", "0.05"))
     add("release-dask-epsilon-public-data-wrong-columns", lambda d: rd(
         d, "--dask", "--epsilon", "1", "--public-data",
         str(_frame_csv(d, lambda df: df.drop(columns=["f3", "f7"]), "pub.csv"))))

@@ -455,6 +455,11 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     labels = read_labels(src, judged)
     n_total = len(labels)
     classes = tuple(np.unique(labels[roles.interest].to_numpy()).tolist())
+    # epsilon and delta (< 1/n) checked before the sample's pass: a one-record stand-in
+    # carries the feature count, the table's n comes from the labels
+    DPBudget(epsilon=epsilon, delta=delta, total_records=n_total).check(
+        FeatureTable(np.zeros((1, len(features)), dtype=np.float32), labels.iloc[:1],
+                     features), None)
     # 2. the panel sample (its seed derives one way from the user's; never written)
     sample_seed = None if random_state is None else derive_seed(int(random_state),
                                                                 "release/panel sample")
