@@ -124,10 +124,48 @@ def write_public(path: Path, n: int, d: int) -> None:
     FeatureTable(X, pd.DataFrame({"p": p}), [f"f{j}" for j in range(d)]).write(path)
 
 
-def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """Run ``bioanon`` in a subprocess: wall time, peak summed RSS (whole, per phase)."""
-    return bench_scale.run_cli(args, env, PhaseSampler, lambda s: {
-        "search_phase_gib": s.alone_kib / 2**20, "release_phase_gib": s.cluster_kib / 2**20})
+class StreamPhaseSampler(RssSampler):
+    """The peak summed VmRSS before the streamed release stages its output folder (the
+    search) and after (the passes over the partitions), and when the stream began."""
+
+    staged: Path = Path(".")
+
+    def run(self) -> None:
+        self.alone_kib = self.cluster_kib = 0
+        self.stream_start: float | None = None
+        t0 = time.perf_counter()
+        while not self._halt.is_set():
+            pids, todo = [], [self.pid]
+            while todo:
+                p = todo.pop()
+                pids.append(p)
+                todo += _children(p)
+            total = sum(_rss_kib(p) for p in pids)
+            if self.stream_start is None and any(self.staged.parent.glob(
+                    f".{self.staged.name}.*.tmp*")):
+                self.stream_start = time.perf_counter() - t0
+            if self.stream_start is None:
+                self.alone_kib = max(self.alone_kib, total)
+            else:
+                self.cluster_kib = max(self.cluster_kib, total)
+            if total > self.peak_kib:
+                self.peak_kib, self.peak_processes = total, len(pids)
+            time.sleep(self.every)
+
+
+def run_cli(args: list[str], env: dict[str, str], staged: Path | None = None
+            ) -> dict[str, Any]:
+    """Run ``bioanon`` in a subprocess: wall time, peak summed RSS (whole, per phase: the
+    search alone, then the cluster's release; or, with ``staged`` (the streamed release's
+    output), the search, then the stream and when it began)."""
+    if staged is None:
+        return bench_scale.run_cli(args, env, PhaseSampler, lambda s: {
+            "search_phase_gib": s.alone_kib / 2**20,
+            "release_phase_gib": s.cluster_kib / 2**20})
+    sampler = type("Sampler", (StreamPhaseSampler,), {"staged": staged})
+    return bench_scale.run_cli(args, env, sampler, lambda s: {
+        "search_phase_gib": s.alone_kib / 2**20, "release_phase_gib": s.cluster_kib / 2**20,
+        "stream_start_s": s.stream_start})
 
 
 def main() -> None:
@@ -193,7 +231,8 @@ def main() -> None:
             cmd += ["--accept-risk", name, "--reason",
                     "benchmark of the release path at scale on synthetic Gaussian data"]
         say(f"bioanon {' '.join(cmd)}")
-        run = run_cli(cmd, env)
+        load_start = load()
+        run = run_cli(cmd, env, work / "certified" if args.epsilon is not None else None)
         man = json.loads((work / "certified.manifest.json").read_text())
         judged = man["certification"]["judged_on"]
         streamed = args.epsilon is not None
@@ -202,8 +241,12 @@ def main() -> None:
                "path": "streamed DP" if streamed else "bucketed",
                "epsilon": args.epsilon, "generate_s": round(gen_s, 1),
                "seconds": round(run["seconds"], 1), "peak_rss_gib": round(run["peak_rss_gib"], 2),
-               "processes": run["processes"], "load": run["load"],
+               "processes": run["processes"], "load": run["load"], "load_start": load_start,
                "search_phase_gib": round(run["search_phase_gib"], 2),
+               "search_s": None if not streamed or run["stream_start_s"] is None
+               else round(run["stream_start_s"], 1),
+               "stream_s": None if not streamed or run["stream_start_s"] is None
+               else round(run["seconds"] - run["stream_start_s"], 1),
                "release_phase_gib": round(run["release_phase_gib"], 2),
                "certified": man["certified"], "setting": man["certification"]["search"]["chosen"],
                "released_records": man["output"]["n_records"],
@@ -222,6 +265,11 @@ def main() -> None:
             f"{row['peak_rss_gib']:>9} {row['search_phase_gib']:>7} "
             f"{row['release_phase_gib']:>7} {row['processes']:>5} {row['load']:>5} "
             f"{row['released_records']:>10,} {row['sample_records']:>7,} {row['setting']}")
+        if streamed:
+            say(f"streamed DP: search {row['search_s']} s (peak {row['search_phase_gib']} "
+                f"GiB), stream {row['stream_s']} s (peak {row['release_phase_gib']} GiB), "
+                f"{row['n_parts']} parts, {row['passes']} passes; load {row['load_start']} at "
+                f"the start, {row['load']} at the end")
         say(row["verdict"])
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(row, indent=2))
