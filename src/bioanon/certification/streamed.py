@@ -405,9 +405,9 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     check_min_utility(min_utility)
     if public is None:
         raise BioanonError("the streamed DP release of the dask path needs public bounds: "
-                           "give public data of people NOT in the release (--public-data "
-                           "FILE; library: public=); bounds taken from the table would need "
-                           "a pass over it and leak", parameter=("public", "epsilon"))
+                           "give public= a table of people NOT in the release with the same "
+                           "feature columns (bounds taken from the table would need a pass "
+                           "over it and leak)", parameter=("public", "epsilon"))
     if (privacy_unit or "record") != "record" or max_records_per_identity is not None:
         raise BioanonError("the streamed DP release covers privacy_unit=record only (bounding "
                            "a person's records across partitions needs a pass keyed by "
