@@ -436,6 +436,23 @@ def option_cases() -> list[Case]:
     add("release-epsilon-on-the-dask-path", lambda d: [
         "release", str(_csv(d, "t.parquet")), "-o", str(d / "rel"), *REL_ROLES, "--dask",
         "--epsilon", "1"])
+    # the streamed DP release of the dask path (--dask --epsilon E --public-data FILE)
+    rs = lambda d, *extra: [*rd(d, "--dask", "--epsilon", "1", "--public-data", pub(d)),  # noqa: E731
+                            *extra]
+    add("release-dask-public-data-without-epsilon", lambda d: rd(d, "--dask", "--public-data",
+                                                                 pub(d)))
+    add("release-dask-epsilon-privacy-unit-identity", lambda d: rs(d, "--privacy-unit",
+                                                                   "identity"))
+    add("release-dask-epsilon-methods-dp-mix", lambda d: rs(d, "--methods", "dp-mix"))
+    add("release-dask-epsilon-bucket-size", lambda d: rs(d, "--bucket-size", "100"))
+    add("release-dask-epsilon-workers", lambda d: rs(d, "--workers", "2"))
+    add("release-scheduler-epsilon", lambda d: [
+        *rd(d, "--scheduler", "tcp://127.0.0.1:1"), "--epsilon", "1", "--public-data", pub(d)])
+    add("release-dask-epsilon-additional", lambda d: rs(d, "--additional", "environment"))
+    add("release-dask-epsilon-delta-not-below-1-over-n", lambda d: rs(d, "--delta", "0.05"))
+    add("release-dask-epsilon-public-data-wrong-columns", lambda d: rd(
+        d, "--dask", "--epsilon", "1", "--public-data",
+        str(_frame_csv(d, lambda df: df.drop(columns=["f3", "f7"]), "pub.csv"))))
     # --- what the options and the table's shape decide: refused before the search, never
     # a search that ends "not certified"
     add("release-keep-as-feature-no-such-column", lambda d: rl(d, "--keep-as-feature",

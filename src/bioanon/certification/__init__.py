@@ -13,7 +13,10 @@ One module per job:
   not); "budget" alone is the search's time budget;
 - :mod:`.memory`: the in-memory adapter, :func:`certify` (``bioanon.certify``);
 - :mod:`.parquet`: the Parquet/dask adapter, :func:`certify_parquet`, which drives the
-  :mod:`bioanon.scale` execution engine.
+  :mod:`bioanon.scale` execution engine;
+- :mod:`.streamed`: the streamed DP release of the dask path,
+  :func:`~bioanon.certification.streamed.certify_streamed` (a declared budget with public
+  bounds: the DP model's statistics summed over the Parquet partitions, samples per partition).
 
 The package is ``certification``, not ``certify``: the package root exports the function
 ``bioanon.certify``, which a subpackage of that name would shadow. For the same reason this

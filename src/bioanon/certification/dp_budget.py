@@ -83,6 +83,10 @@ class DPBudget:
         public data). Without them the guarantee is stated as not strict.
     public_name : str, optional
         The public table's file name, for the manifest.
+    total_records : int or None
+        The records of the whole table to release when the table the budget is checked on is
+        a sample of it (the streamed dask path): n of δ's default 1/n² and of the δ < 1/n
+        check (record unit). None: the table given is the whole table.
     """
 
     epsilon: float
@@ -91,6 +95,7 @@ class DPBudget:
     max_records_per_identity: int | None = None
     public: Any = None
     public_name: str | None = None
+    total_records: int | None = None
 
     # ------------------------------------------------------------------ checks
     def check(self, table: FeatureTable, sensitive: str | None) -> None:
@@ -189,9 +194,12 @@ class DPBudget:
 
     # ------------------------------------------------------------------ accounting
     def units(self, table: FeatureTable, sensitive: str | None) -> int:
-        """n of the default δ = 1/n²: the records, or the identities (identity unit)."""
+        """n of the default δ = 1/n²: the records (of the whole table when ``total_records``
+        is set), or the identities (identity unit)."""
         if self.privacy_unit == "identity" and sensitive:
             return int(table.label(sensitive).nunique())
+        if self.total_records is not None:
+            return int(self.total_records)
         return int(table.n_records)
 
     def delta_for(self, table: FeatureTable, sensitive: str | None) -> float:

@@ -181,17 +181,30 @@ def release_command(
     rule the release uses (sets drawn within random buckets of --bucket-size records); only
     methods that mix the records given can be bucketed (the others are skipped, with the
     reason). The certified setting then releases every record bucket by bucket, out of core.
+
+    With --dask --epsilon E --public-data FILE the search considers the DP method whose
+    statistics are sums (dp-basis, record unit), each setting judged on the panel sample as
+    the stream applies it; the certified setting's statistics are then fitted on every record
+    in streaming passes over the Parquet partitions (one partition in memory at a time) and
+    each partition's records are sampled from the noisy model, written as one part in the
+    input's order. Without --public-data it is refused: the bounds must be public.
     """
     from ..attack import parse_models, parse_modes
     from ..certification import REPORT_FILES, NotCertified, certify, report_dir
     from ..evaluation.options import EvaluationOptions
 
     bucketed = dask or scheduler is not None
+    streamed = bucketed and dp_epsilon is not None  # the DP model streamed over partitions
     refuse_unused({  # an option of the dask path on the in-memory path is an error, not ignored
-        "workers": (dask and not scheduler, "it sizes the local dask cluster of --dask (add "
-                    "--dask to use it; a --scheduler brings its own workers)"),
-        "bucket_size": (bucketed, "it sets the buckets of the dask path (add --dask to use "
-                                  "it)"),
+        "workers": (dask and not scheduler and not streamed,
+                    "it sizes the local dask cluster of --dask (add --dask to use it; a "
+                    "--scheduler brings its own workers; --epsilon on the dask path streams "
+                    "the partitions in this process)"),
+        "bucket_size": (bucketed and not streamed,
+                        "it sets the buckets of the dask path's mixing methods (add --dask to "
+                        "use it; --epsilon streams partitions, it draws no buckets)"),
+        "scheduler": (not streamed, "--epsilon on the dask path streams the partitions in "
+                                    "this process; use --dask"),
         "sample_records": (bucketed, "it sets the panel sample of the dask path (add --dask "
                                      "to use it)"),
         "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
@@ -207,9 +220,9 @@ def release_command(
         for out_path in ([] if bucketed else [output]) + [man_path]:
             check_output_file(out_path, [public_data])
         check_output_dir(rep_dir, [public_data], REPORT_FILES)
-    if bucketed and (dp_epsilon is not None or public_data is not None):
-        raise BioanonError("--epsilon/--public-data are not available on the dask path (the DP "
-                           "methods are not bucketed); drop --dask/--scheduler")
+    if bucketed and public_data is not None and dp_epsilon is None:
+        raise BioanonError("--public-data belongs to a declared privacy budget; add "
+                           "--epsilon E or drop it")
     add = parse_weighted(additional, 1.0, "--additional")
     accepted = parse_accept(accept_risk, reason)
     lv = parse_level(level, target_membership, target_inference)
@@ -230,6 +243,12 @@ def release_command(
                                    min_utility=min_utility,
                                    keep_sensitive=keep_sensitive, options=judge,
                                    report_closest=True)  # a refusal writes its report
+    if streamed:
+        assert dp_epsilon is not None
+        _release_streamed(input, output, roles, options, dp_epsilon, dp_delta, public_data,
+                          privacy_unit, max_records_per_identity,
+                          sample_records=sample_records, as_json=as_json, force=force)
+        return
     if bucketed:
         _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
                           local=dask, workers=workers, bucket_size=bucket_size,
@@ -404,3 +423,53 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
                 f"({out.bucketed.n_records:,} records in {out.bucketed.n_buckets} bucket "
                 f"parts), {manifest_path(output).name} and {report_dir(output).name}/",
                 highlight=False, soft_wrap=True)
+
+
+def _release_streamed(input: Path, output: Path, roles: Roles, options: dict[str, Any],
+                      epsilon: float, delta: float | None, public_data: Path | None,
+                      privacy_unit: str | None, max_records: int | None, *,
+                      sample_records: int, as_json: bool, force: bool) -> None:
+    """``release --dask --epsilon E --public-data FILE``: certify a streamable DP method on a
+    panel sample, then release every partition in streaming passes."""
+    from .._version import __version__
+    from ..certification import NotCertified, report_dir
+    from ..certification.streamed import certify_streamed
+    from ..table import FeatureTable
+
+    if roles.keep or roles.quasi or force:
+        raise BioanonError("--keep/--quasi/--force are not available on the dask path (the "
+                           "join check reads the labels in memory); release those columns "
+                           "with the in-memory path")
+    public = None
+    if public_data is not None:
+        try:
+            public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
+        except BioanonError as exc:
+            raise BioanonError(f"--public-data: {exc}") from None
+    if options["keep_sensitive"]:
+        _unfit_warning()
+    try:
+        with progress_bar("certifying (panel sample), then releasing (streamed)") as update, \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)  # bounds are public here
+            out = certify_streamed(input, output, roles, epsilon=epsilon, delta=delta,
+                                   public=public,
+                                   public_name=None if public_data is None else public_data.name,
+                                   privacy_unit=privacy_unit,
+                                   max_records_per_identity=max_records,
+                                   sample_records=sample_records, version=__version__,
+                                   progress=update, **options)
+    except NotCertified as exc:
+        print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        _refuse(exc, as_json, output)
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    print_summary(out.report, as_json)
+    s, r = out.sample, out.streamed
+    notes_console(as_json).print(
+        f"certified: {out.setting} (judged as streamed on a panel sample of "
+        f"{s['n_records']:,} of {s['total_records']:,} records); wrote {output}/ "
+        f"({r.n_records:,} records in {r.n_parts} parts, {r.passes} passes over the input), "
+        f"{manifest_path(output).name} and {report_dir(output).name}/",
+        highlight=False, soft_wrap=True)
+    _print_budget(out.manifest.get("differential_privacy"), as_json)
+
