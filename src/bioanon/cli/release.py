@@ -104,7 +104,8 @@ def release_command(
                        "written (the release's own seed is derived from it one way).")] = None,
     dp_epsilon: Annotated[float | None, typer.Option(
         "--epsilon", help="Declare a differential-privacy budget: search only the DP methods "
-                          "(dp-synthetic, dp-mix), every setting at exactly this epsilon; the "
+                          "(dp-basis, dp-synthetic, dp-mix; dp-basis alone with --dask), every "
+                          "setting at exactly this epsilon; the "
                           "manifest and report state it (strict only with --public-data). "
                           "Every risk must still be met.")] = None,
     dp_delta: Annotated[float | None, typer.Option(
