@@ -102,3 +102,21 @@ def test_a_dataframe_is_checked_when_released():
         FeatureTable.from_frame(frame, ["digit", "speaker"], keep_as_feature=["take"])
     X = frame[["mfcc0_t0", "mfcc1_t0"]].to_numpy()
     assert check_feature_columns(X, ["mfcc0_t0", "mfcc1_t0"]) == {}
+
+
+def test_integer_columns_in_blocks_equal_the_whole_matrix_check(monkeypatch):
+    """Checked a few rows at a time (the columns ruled out early skipped afterwards), the
+    whole-number columns are those of ``np.all(X == np.round(X), axis=0)``, a column whose
+    first fraction appears only in the last rows included."""
+    from bioanon import metadata_columns
+
+    monkeypatch.setattr(metadata_columns, "_BLOCK_BYTES", 3 * 8 * 6)  # 3 rows of 6 columns
+    rng = np.random.default_rng(2)
+    n = 20
+    X = np.c_[np.arange(n), rng.normal(size=n), rng.integers(0, 4, n), np.arange(n) + 0.0,
+              np.zeros(n), np.full(n, np.inf)]
+    X[-1, 3] = 0.5  # whole until the last row
+    found = metadata_columns.integer_columns(X)
+    assert found.tolist() == np.all(X == np.round(X), axis=0).tolist()
+    assert found.tolist() == [True, False, True, False, True, True]
+    assert metadata_columns.integer_columns(np.empty((0, 3))).tolist() == [True] * 3

@@ -65,3 +65,40 @@ def test_relevance_on_a_bounded_stratified_sample() -> None:
     assert int(np.argmax(full)) == int(np.argmax(part)) == 7
     assert not np.allclose(full, part)  # a different (smaller) fit really ran
     assert relevance_sample_size(3000, 600) == 600 and relevance_sample_size(300, 600) == 300
+
+
+class _Recorder:
+    """An estimator that records the rows and classes it is fitted on."""
+
+    seen: list[tuple[int, dict[int, int]]] = []
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        values, counts = np.unique(y, return_counts=True)
+        _Recorder.seen.append((X.shape[0], dict(zip(values.tolist(), counts.tolist(),
+                                                     strict=True))))
+        self.feature_importances_ = np.ones(X.shape[1])
+        return self
+
+
+def test_relevance_is_fitted_on_a_stratified_sample_of_the_size_asked():
+    """At most ``max_records`` records, each class in proportion; every record with None
+    or when the table is smaller; the default is MAX_RECORDS."""
+    from bioanon.anonymize.relevance import MAX_RECORDS, relevance_scores
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = np.repeat([0, 1, 2], [1500, 900, 600])
+    _Recorder.seen.clear()
+    relevance_scores(X, y, _Recorder(), 0, max_records=100)
+    relevance_scores(X, y, _Recorder(), 0, max_records=None)
+    relevance_scores(X[:50], y[:50], _Recorder(), 0, max_records=100)
+    relevance_scores(X, y, _Recorder(), 0)
+    (n1, by_class), (n2, _), (n3, _), (n4, _) = _Recorder.seen
+    assert n1 == 100 and by_class == {0: 50, 1: 30, 2: 20}
+    assert (n2, n3, n4) == (3000, 50, min(3000, MAX_RECORDS))

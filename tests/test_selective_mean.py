@@ -177,3 +177,34 @@ def test_release_in_order_is_the_release_permuted_bit_for_bit(small_table, monke
     assert not np.array_equal(fused, plain)  # the order was applied
     with pytest.raises(BioanonError, match="pass a permutation"):
         anon.release_in_order(small_table.X, small_table.labels, order[:-1])
+
+
+@pytest.mark.skipif(sets_kernel() is None, reason="numba (the scale extra) is not installed")
+def test_prefetching_kernel_equals_the_loop_without_hints_bit_for_bit():
+    """The mixing kernel with its prefetch hints gives the values of the same loop without
+    them, bit for bit, in shuffled order over several parallel blocks (a short last one
+    included); off the selected columns it is the float32 sum in set order of a plain NumPy
+    loop, exactly, and on them to float32 rounding (a fused multiply-add)."""
+    from bioanon.anonymize.mix_kernel import _ROWS, mixing_kernel
+    from bioanon.anonymize.random_sets import assemble_sets
+
+    rng = np.random.default_rng(0)
+    n, d, g = 2 * _ROWS + 555, 40, 8
+    X = rng.standard_normal((n, d), dtype=np.float32)
+    sets = assemble_sets(rng.integers(0, 3, n), g, 0.75, np.random.default_rng(1))
+    rows = rng.permutation(n).astype(np.int64)
+    cols = np.array([1, 7, 39], dtype=np.int64)
+    lam = np.float32(9 / 17)
+    hinted, plain = np.empty((n, d), np.float32), np.empty((n, d), np.float32)
+    sets_kernel()(sets, X, cols, lam, hinted, rows)
+    mixing_kernel(0, 0, 0)(sets, X, cols, lam, plain, rows)
+    np.testing.assert_array_equal(hinted, plain)
+    acc = np.zeros((n, d), np.float32)
+    for p in range(g):
+        acc += X[sets[:, p]]
+    ref = np.float32(1) / np.float32(g) * acc
+    ref[:, cols] += lam * (X[:, cols] - ref[:, cols])
+    ref = ref[rows]
+    off = np.setdiff1d(np.arange(d), cols)
+    np.testing.assert_array_equal(hinted[:, off], ref[:, off])
+    np.testing.assert_allclose(hinted[:, cols], ref[:, cols], rtol=0, atol=4e-7)

@@ -160,3 +160,22 @@ def test_finite_check_finds_the_first_bad_cell_without_a_full_mask():
     X[2, 1] = -np.inf
     with pytest.raises(BioanonError, match=r"column #1 \(first at record 2\)"):
         check_finite(X)
+
+
+def test_fill_rows_in_small_buffers_casts_and_keeps_every_value(monkeypatch):
+    """Columns of several dtypes copied through a column buffer smaller than the rows (so
+    that several blocks and a short last one are transposed) land where a direct copy puts
+    them; an overflowing float64 becomes inf, as before."""
+    from bioanon import table as table_module
+
+    monkeypatch.setattr(table_module, "_FILL_BYTES", 4 * 3 * 4)  # 4 rows of 3 columns
+    rng = np.random.default_rng(5)
+    cols = [rng.normal(size=11), rng.integers(-5, 5, 11), rng.random(11) > 0.5]
+    cols[0][7] = 1e300
+    X = np.full((14, 3), -1.0, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        expected = np.stack(cols, axis=1).astype(np.float32)
+    table_module.fill_rows(X, 2, cols)
+    np.testing.assert_array_equal(X[2:13], expected)
+    assert np.isinf(X[9, 0])
+    assert (X[:2] == -1).all() and (X[13] == -1).all()  # rows outside untouched

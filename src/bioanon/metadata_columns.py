@@ -102,8 +102,7 @@ def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]
         return {}
     lo, hi = X.min(axis=0), X.max(axis=0)
     constant = (lo == hi) & (n >= 2)
-    with np.errstate(invalid="ignore"):
-        integer = np.all(X == np.round(X), axis=0)
+    integer = integer_columns(X)
     out: dict[str, str] = {}
     for j, name in enumerate(names):
         why = []
@@ -122,6 +121,35 @@ def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]
         if why:
             out[str(name)] = "; ".join(why)
     return out
+
+
+#: bytes of ``X`` checked at a time by :func:`integer_columns`
+_BLOCK_BYTES = 4 << 20
+
+
+def integer_columns(X: np.ndarray) -> np.ndarray:
+    """Which columns of ``X`` hold only whole numbers: ``np.all(X == np.round(X), axis=0)``.
+
+    A block of rows at a time, each block checking only the columns still whole on the rows
+    before it: measured features fail on their first block, so a table of them costs one
+    small block instead of a rounded copy of ``X``.
+
+    Examples
+    --------
+    >>> integer_columns(np.array([[1.0, 0.5, 2.0], [3.0, 1.0, 2.5]])).tolist()
+    [True, False, False]
+    """
+    n, d = X.shape
+    whole = np.ones(d, dtype=bool)
+    rows = max(1, _BLOCK_BYTES // (X.itemsize * max(d, 1)))
+    with np.errstate(invalid="ignore"):
+        for a in range(0, n, rows):
+            left = np.flatnonzero(whole)
+            if left.size == 0:
+                break
+            block = X[a:a + rows] if left.size == d else X[a:a + rows, left]
+            whole[left] = np.all(block == np.round(block), axis=0)
+    return whole
 
 
 def kept_as_feature(name: str, keep_as_feature: Sequence[str]) -> bool:
@@ -185,5 +213,5 @@ def describe_refused(refused: dict[str, str]) -> str:
             "knowingly (keep_as_feature=COL)")
 
 
-__all__ = ["FEW_VALUES", "check_feature_columns", "describe_refused", "kept_as_feature",
-           "metadata_like_columns", "refused_columns"]
+__all__ = ["FEW_VALUES", "check_feature_columns", "describe_refused", "integer_columns",
+           "kept_as_feature", "metadata_like_columns", "refused_columns"]

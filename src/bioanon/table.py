@@ -472,6 +472,8 @@ class FeatureTable:
 
 #: rows per block when a matrix is turned into columns or back (a block stays in cache)
 _BLOCK_ROWS = 4096
+#: bytes of the column buffer :func:`fill_rows` transposes from (fits a core's cache)
+_FILL_BYTES = 4 << 20
 
 
 def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str] | None,
@@ -581,9 +583,12 @@ def parquet_parts(folder: Path) -> list[Path]:
 def fill_rows(X: np.ndarray, start: int, columns: Sequence[np.ndarray]) -> None:
     """Copy equal-length 1-D ``columns`` into rows ``start:`` of ``X`` (one column each).
 
-    A block of rows at a time, so that the strided writes of a column stay in cache (a plain
-    column-by-column copy strides through all of ``X`` once per column); overflowing values
-    become inf and nulls NaN, refused afterwards by the caller.
+    A block of rows at a time: the block's columns are first copied (and cast to float32)
+    into a small buffer of contiguous columns, then the buffer is written into ``X``
+    transposed in one NumPy copy, which walks ``X`` in its own order while the buffer's
+    lines stay in cache. (Writing each column into ``X`` directly strides through the whole
+    block once per column, several times slower.) Overflowing values become inf and nulls
+    NaN, refused afterwards by the caller.
 
     Examples
     --------
@@ -593,12 +598,18 @@ def fill_rows(X: np.ndarray, start: int, columns: Sequence[np.ndarray]) -> None:
     [[0.0, 0.0], [1.0, 3.0], [2.0, 4.0]]
     """
     m = len(columns[0]) if columns else 0
+    if m == 0:
+        return
+    d = len(columns)
+    rows = max(1, min(m, _FILL_BYTES // (4 * d)))
+    buffer = np.empty((d, rows), dtype=X.dtype)
     with np.errstate(over="ignore", invalid="ignore"):
-        for a in range(0, m, _BLOCK_ROWS):
-            b = min(m, a + _BLOCK_ROWS)
-            block = X[start + a:start + b]
+        for a in range(0, m, rows):
+            b = min(m, a + rows)
+            part = buffer[:, :b - a]
             for j, col in enumerate(columns):
-                block[:, j] = col[a:b]
+                part[j] = col[a:b]
+            X[start + a:start + b] = part.T
 
 
 def _fill_rows(X: np.ndarray, start: int, tab: Any) -> None:

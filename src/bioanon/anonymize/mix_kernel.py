@@ -7,7 +7,8 @@ donor sets (``M`` never built); :func:`set_filler` turns uniforms into random se
 The mixing kernel reads each record's donors straight from ``X`` (a row of ``g`` indices,
 no sparse matrix), sums them in float32 in a row buffer, then applies the selective weighting
 while the row is in cache: one pass, no temporary ``M X`` and no float64 copy. Rows run in
-parallel blocks (``numba.prange``).
+parallel blocks (``numba.prange``), and the donor rows of the records a few steps ahead are
+prefetched (compiled cache hints that change no value).
 
 numba is optional: both functions return None when it is missing, or when the environment
 variable ``BIOANON_KERNEL=numpy`` asks for the NumPy/SciPy paths, which callers then take.
@@ -112,19 +113,71 @@ def set_filler() -> Callable[..., Any] | None:
     return _fill
 
 
+#: records ahead whose donor rows the mixing kernel asks the memory to fetch, and lines
+#: (64 bytes) of each such row asked for (the hardware's streamer fetches the rest)
+PREFETCH_AHEAD, PREFETCH_LINES = 2, 4
+#: records ahead whose set (and own row) is fetched first, so that the donors' addresses are
+#: in cache when their prefetch is issued
+PREFETCH_SETS_AHEAD = 6
+
+
+def _prefetch_intrinsic(nb: Any) -> Any:
+    """``prefetch(a, k)``: a compiled hint to bring the cache line of ``a[k]`` (1-D array)
+    into cache; it never faults and changes no value."""
+    from llvmlite import ir
+    from numba.core import cgutils
+
+    @nb.extending.intrinsic
+    def prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
+        def codegen(context, builder, signature, args):
+            ary = context.make_array(signature.args[0])(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary,
+                                           [args[1]], wraparound=False)
+            i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+            fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+            # read, keep in all cache levels, data cache
+            builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return nb.types.void(arr, idx), codegen
+
+    return prefetch
+
+
 @cache
 def sets_kernel() -> Callable[..., Any] | None:
     """The compiled mixing over donor sets, or None (no numba, or ``BIOANON_KERNEL=numpy``).
 
     ``mix(sets, X, cols, lam, out, rows)``: output row ``j`` is the release of record
     ``i = rows[j]``: the mean of ``X`` over row ``i`` of ``sets`` (accumulated in float32 in a
-    row buffer), then ``lam (X[i] − ·)`` on ``cols``. ``rows = arange(n)`` gives input order;
-    a permutation gives the shuffled release in the same pass (no second pass over ``out``).
+    row buffer, donors in set order), then ``lam (X[i] − ·)`` on ``cols``. ``rows = arange(n)``
+    gives input order; a permutation gives the shuffled release in the same pass (no second
+    pass over ``out``).
+
+    The donors are random rows of ``X``: the kernel waits on memory, not on arithmetic. While
+    it sums record ``j`` it asks for the first lines of the donor rows of record
+    ``j +`` :data:`PREFETCH_AHEAD`, and for the set of record ``j +``
+    :data:`PREFETCH_SETS_AHEAD`, so that several rows are on their way at once (about a
+    fifth less time on 1M × 256 at g=32). Prefetches are hints: the sums, and so every
+    released value, are those of the loop without them.
     """
+    if _numba() is None:
+        return None
+    return mixing_kernel(PREFETCH_AHEAD, PREFETCH_LINES, PREFETCH_SETS_AHEAD)
+
+
+@cache
+def mixing_kernel(ahead: int, lines: int, sets_ahead: int) -> Callable[..., Any] | None:
+    """:func:`sets_kernel` with its prefetch distances given (0: that hint is not issued;
+    ``mixing_kernel(0, 0, 0)`` is the loop without any), or None (no numba, or
+    ``BIOANON_KERNEL=numpy`` when first asked)."""
     nb = _numba()
     if nb is None:
         return None
     import numpy as np
+
+    prefetch = _prefetch_intrinsic(nb)
 
     @nb.njit(parallel=True, fastmath=True, boundscheck=False, cache=True, nogil=True)
     def _mix(sets, X, cols, lam, out, rows):  # pragma: no cover - compiled
@@ -132,9 +185,21 @@ def sets_kernel() -> Callable[..., Any] | None:
         d = X.shape[1]
         inv = np.float32(1.0) / np.float32(g)
         n_blocks = (n + _ROWS - 1) // _ROWS
+        step = max(1, 64 // X.itemsize)  # elements per cache line
+        reach = min(lines * step, d)
         for blk in nb.prange(n_blocks):
             acc = np.empty(d, dtype=np.float32)
-            for j in range(blk * _ROWS, min(n, (blk + 1) * _ROWS)):
+            end = min(n, (blk + 1) * _ROWS)
+            for j in range(blk * _ROWS, end):
+                if sets_ahead > 0 and j + sets_ahead < end:
+                    prefetch(sets[rows[j + sets_ahead]], 0)
+                    prefetch(X[rows[j + sets_ahead]], 0)
+                if ahead > 0 and j + ahead < end:
+                    later = sets[rows[j + ahead]]
+                    for p in range(g):
+                        xr = X[later[p]]
+                        for k in range(0, reach, step):
+                            prefetch(xr, k)
                 i = rows[j]
                 for k in range(d):
                     acc[k] = np.float32(0.0)
