@@ -136,9 +136,12 @@ def release(name: str, path: Path, roles: list[str], work: Path, env: dict[str, 
               "--accept-risk", "identity-inference", "--reason", WHY]
     run = run_cli(["release", str(path), "-o", str(out), *roles, "--seed", "1", *extra,
                    *accept], env)
-    if run["exit_code"] == 2 and any("accept" in ln for ln in run["last_lines"]):
-        run = run_cli(["release", str(path), "-o", str(out), *roles, "--seed", "1", *extra],
-                      env)  # the level names differ: let the plan say what it needs
+    named = [m for ln in run["last_lines"] for m in re.findall(r"--accept-risk (\S+)", ln)]
+    if run["exit_code"] == 2 and named:  # the plan names other levels (e.g. a group's)
+        accept = [a for name in dict.fromkeys(named)
+                  for a in ("--accept-risk", name, "--reason", WHY)]
+        run = run_cli(["release", str(path), "-o", str(out), *roles, "--seed", "1", *extra,
+                       *accept], env)
     run["table"] = name
     run["released"] = out.exists()
     return run
