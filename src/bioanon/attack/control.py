@@ -20,9 +20,20 @@ from ..metrics.results import Rate
 
 
 def _keys(labels: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """One string per record joining its values of ``columns`` (whole-column operations: a
+    join per record took seconds on 50,000 records); a missing value reads ``nan``.
+
+    >>> keys = _keys(pd.DataFrame({"a": [1, 2], "b": ["x", None]}), ["a", "b"])
+    >>> [k.replace(chr(31), "|") for k in keys]
+    ['1|x', '2|nan']
+    """
     if not columns:
         return pd.Series(["∅"] * len(labels), index=labels.index)
-    return labels[list(columns)].astype(str).agg("\x1f".join, axis=1)
+    parts = labels[list(columns)].astype(str).fillna("nan")
+    out = parts[columns[0]]
+    for c in columns[1:]:  # a loop over the columns, not the records
+        out = out + "\x1f" + parts[c]
+    return out
 
 
 def control_predict(train_labels: pd.DataFrame, y_train: np.ndarray,

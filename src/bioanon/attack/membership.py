@@ -57,7 +57,10 @@ def _min_dist(P: np.ndarray, G: np.ndarray, block: int = 2048) -> np.ndarray:
     out = np.empty(P.shape[0])
     for s in range(0, P.shape[0], block):
         psq = np.einsum("ij,ij->i", P[s:s + block], P[s:s + block])
-        d = psq[:, None] - 2 * P[s:s + block] @ G.T + gsq[None, :]
+        d = P[s:s + block] @ G.T  # |p|² − 2 p·g + |g|², in place (the same bits)
+        d *= -2
+        d += psq[:, None]
+        d += gsq[None, :]
         out[s:s + block] = np.sqrt(np.maximum(d.min(axis=1), 0.0))
     return out
 

@@ -94,6 +94,17 @@ class EvaluationOptions:
         Keep a contact sheet of held-out originals and releases (pixel tables).
     max_records : int or None
         Judge a larger table on a stratified sample of this many records (None: never).
+    max_fit_records : int or None
+        Records each utility model is trained on: a sample of the training split stratified
+        by the column it predicts (None: all). The test records are never sampled, so the
+        intervals keep their width; the report names the sizes. The default (10,000) leaves
+        tables of up to 13,333 records (at ``test_size`` 0.25) exactly as without it.
+    max_candidates : int or None
+        Candidate records per side (members, non-members) the membership and inference
+        attackers score, and clear records per release at the identity level: a sample
+        stratified by identity, every identity kept (None: all). The release and the
+        attacker's reference population are never sampled; the report names the sizes beside
+        the intervals.
     """
 
     models: str | Sequence[Any] = DEFAULT_MODELS
@@ -117,6 +128,8 @@ class EvaluationOptions:
     accept_risks: Mapping[str, str] | None = None
     preview: bool = False
     max_records: int | None = 50_000
+    max_fit_records: int | None = 10_000
+    max_candidates: int | None = 10_000
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -51,6 +51,7 @@ from ..metrics.results import (
 )
 from ..progress import stages
 from ..table import FeatureTable
+from .caps import check_cap
 from .options import EvaluationOptions
 from .risks import (
     ADVANTAGE_METHOD,
@@ -195,6 +196,8 @@ class Evaluation:
         self.accept_risks = opts.accept_risks
         self.preview = opts.preview
         self.max_records = opts.max_records
+        self.max_fit_records = opts.max_fit_records
+        self.max_candidates = opts.max_candidates
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
@@ -219,6 +222,8 @@ class Evaluation:
             if self.group in (sensitive, interest, *additional):
                 raise BioanonError(f"group '{self.group}' must differ from the sensitive and "
                                    "useful columns; pass the identity column")
+        check_cap(self.max_fit_records, "max_fit_records")
+        check_cap(self.max_candidates, "max_candidates")
         if self.top_k < 1:
             raise BioanonError(f"top_k={self.top_k} must be at least 1")
         if not 0.0 <= self.target_advantage <= 1.0:
@@ -306,7 +311,8 @@ class Evaluation:
         tick("utility (CAS and the other views)")
         columns = [interest, *additional]
         util = utility_views(train, test, anon_train, anon_test, columns, self.utility_model,
-                             seed, self.n_jobs, cache=self.cache)
+                             seed, self.n_jobs, cache=self.cache,
+                             max_fit_records=self.max_fit_records)
         self.person_level_ = (person_level_columns(table.labels, sensitive, columns)
                               if self.group is None else [])
         self.utility_notes_: list[str] = []
@@ -354,7 +360,8 @@ class Evaluation:
         # ------------------------------------------------------------ risks (registered)
         ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
                           self.label_columns, self.group, seed, predictions=predictions,
-                          truth=y_te, chance=self.chance_, control=self.control_)
+                          truth=y_te, chance=self.chance_, control=self.control_,
+                          max_candidates=self.max_candidates)
         risks: list[RiskResult] = []
         done: dict[str, Any] = {}
         for spec in REGISTRY:
@@ -405,7 +412,8 @@ class Evaluation:
         self.contributors_ = None
         ctx = RiskContext(train, test, anon_test, anonymizer, self.interest, self.sensitive,
                           self.label_columns, self.group, self.random_state, predictions={},
-                          truth=y_te, chance=self.chance_, control=self.control_)
+                          truth=y_te, chance=self.chance_, control=self.control_,
+                          max_candidates=self.max_candidates)
         risks: list[RiskResult] = []
         done: dict[str, Any] = {}
         for spec in REGISTRY:
@@ -476,7 +484,8 @@ class Evaluation:
             a_tr, a_te = anonymize_splits(anonymizer, train, test)
             out = utility_views(train, test, np.asarray(a_tr, np.float32),
                                 np.asarray(a_te, np.float32), [col], self.utility_model,
-                                self.random_state, self.n_jobs)[col]
+                                self.random_state, self.n_jobs,
+                                max_fit_records=self.max_fit_records)[col]
             out["split"] = "unseen identities"
             util[col] = out
             self.utility_notes_.append(

@@ -20,6 +20,7 @@ from ..attack.parallel import is_parallel, parallel_map
 from ..attack.recognizers import model_name, single_threaded
 from ..metrics import accuracy, chance_level
 from ..table import FeatureTable
+from .caps import capped_rows
 
 
 def _utility_fit(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
@@ -38,7 +39,8 @@ def _utility_fit(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
 def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
                   anon_test: np.ndarray, columns: Sequence[str], model: Any = "forest",
                   seed: int = 0, n_jobs: int | None = -1,
-                  cache: ModelCache | None = None) -> dict[str, dict[str, Any]]:
+                  cache: ModelCache | None = None,
+                  max_fit_records: int | None = None) -> dict[str, dict[str, Any]]:
     """Accuracy of each useful attribute in the three views (plus clear → clear).
 
     Each entry also carries the hits behind each figure (``n`` test records) so that the
@@ -47,13 +49,22 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
     ``cache`` (the panel's :class:`~bioanon.attack.attackers.ModelCache`) keeps the models
     trained on clear records: every setting a search judges on the same split shares them,
     so only the model trained on the release is fitted again.
+
+    ``max_fit_records`` caps the records each model is trained on (a sample of the training
+    split stratified by the column, the same records clear and released; each entry's
+    ``n_fit`` says how many); the test records are never sampled.
     """
-    jobs, keys, fitted = [], [], []
+    jobs, keys, fitted, n_fit = [], [], [], []
     for col in columns:
         y = train.labels[col].to_numpy()
-        key = (cache.key(model, seed, "utility|" + fingerprint(train.X, y.astype(str)))
+        rows = capped_rows(y, max_fit_records, seed, f"utility/{col}")
+        X_clear, X_anon = train.X, anon_train
+        if rows is not None:
+            X_clear, X_anon, y = train.X[rows], anon_train[rows], y[rows]
+        n_fit.append(int(y.size))
+        key = (cache.key(model, seed, "utility|" + fingerprint(X_clear, y.astype(str)))
                if cache is not None else None)
-        for X_fit, k in ((train.X, key), (anon_train, None)):
+        for X_fit, k in ((X_clear, key), (X_anon, None)):
             jobs.append((model, seed, X_fit, y, [test.X, anon_test]))
             keys.append(k)
             fitted.append(cache.get(k) if cache is not None and k is not None else None)
@@ -81,6 +92,7 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
             "cas": accuracy(y, anon_clear),
             "chance": chance_level(y),
             "n": int(y.size),
+            "n_fit": n_fit[i], "n_train": int(train.n_records),
             "split": "closed set",
         }
     return util

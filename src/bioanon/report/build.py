@@ -167,6 +167,13 @@ def build_report(ev: Any) -> Report:
     data["verdict"] = verdict.to_dict()
     if ev.notes():
         data["notes"] = ev.notes()
+    from ..evaluation.caps import sizes
+
+    caps = sizes(ev)  # records per model fit and candidates per side, with the widths
+    data["dataset"]["fit_sizes"] = {k: v for k, v in caps.items() if k != "sentence"}
+    if caps["binding"]:
+        data["verdict"]["fit_sizes"] = data["dataset"]["fit_sizes"]
+        data["verdict"]["sentence"] += " " + caps["sentence"]
     sample = getattr(ev, "panel_sample_", None)
     if sample is not None:  # judged on a stratified sample of a large table: say so
         data["verdict"]["sample"] = sample

@@ -20,6 +20,7 @@ from ...errors import BioanonError
 from ...metrics.results import COVERED, INCONCLUSIVE, RiskResult
 from ...metrics.risk_stats import judge
 from ...table import FeatureTable
+from ..caps import capped_rows
 from ..seeds import derive_seed
 
 #: the risks and levels a verdict can name (``--accept-risk LEVEL-RISK``)
@@ -67,6 +68,9 @@ class RiskContext:
     truth: np.ndarray | None = field(default=None, repr=False)
     chance: float = float("nan")
     control: Any = None
+    #: candidate records per side the membership and inference attackers score (None: all;
+    #: :class:`~bioanon.evaluation.options.EvaluationOptions`' ``max_candidates``)
+    max_candidates: int | None = None
     _identity: Any = field(default=None, repr=False)
 
     @property
@@ -78,6 +82,30 @@ class RiskContext:
     def rng(self, purpose: str) -> np.random.Generator:
         """A generator derived from the evaluation seed for one purpose."""
         return np.random.default_rng(derive_seed(self.seed, purpose) % (2**31))
+
+    def candidates(self) -> tuple[FeatureTable, FeatureTable, np.ndarray]:
+        """The record-level candidates: members (released records' clear originals),
+        non-members (held-out clear records) and each non-member's row in the training
+        split (the attacker's reference population, never sampled).
+
+        At most ``max_candidates`` per side, stratified by identity (by group when the split
+        keeps groups whole); the same records for every attacker of the evaluation.
+        """
+        key = self.group or self.sensitive
+        te = capped_rows(self.test.labels[key].to_numpy(), self.max_candidates, self.seed,
+                         "candidates/members")
+        tr = capped_rows(self.train.labels[key].to_numpy(), self.max_candidates, self.seed,
+                         "candidates/non-members")
+        members = self.test if te is None else self.test.subset(te)
+        others = self.train if tr is None else self.train.subset(tr)
+        return members, others, np.arange(self.train.n_records) if tr is None else tr
+
+    def identity_candidates(self) -> np.ndarray:
+        """Rows of the training split the identity-level attackers hold as clear records
+        (at most ``max_candidates``, stratified by identity: every identity kept)."""
+        rows = capped_rows(self.train.labels[self.sensitive].to_numpy(), self.max_candidates,
+                           self.seed, "candidates/identity")
+        return np.arange(self.train.n_records) if rows is None else rows
 
     def g(self) -> int | None:
         """The anonymizer's set size g when it has one (the tracing attacker knows it)."""

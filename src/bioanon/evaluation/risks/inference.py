@@ -115,19 +115,20 @@ class InferenceRisk:
                                    "the release carries no label column"))
             self.results_ = out
             return self
-        cand = np.vstack([test.X, train.X])
-        member = np.r_[np.ones(test.n_records, bool), np.zeros(train.n_records, bool)]
-        truth = {c: np.r_[test.labels[c].astype(str).to_numpy(),
-                          train.labels[c].astype(str).to_numpy()] for c in cols}
+        mem, non, _ = ctx.candidates()  # at most max_candidates per side
+        cand = np.vstack([mem.X, non.X])
+        member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
+        truth = {c: np.r_[mem.labels[c].astype(str).to_numpy(),
+                          non.labels[c].astype(str).to_numpy()] for c in cols}
         rel = {c: test.labels[c].astype(str).to_numpy() for c in cols}
         hits = _hits(ctx, cand, truth, ctx.anon_test, rel)
         level = "record" if ctx.group is None else "group"
         groups = None
         if ctx.group is not None:
-            groups = np.r_[test.labels[ctx.group].astype(str).to_numpy(),
-                           train.labels[ctx.group].astype(str).to_numpy()]
-        people = np.r_[test.labels[ctx.sensitive].astype(str).to_numpy(),
-                       train.labels[ctx.sensitive].astype(str).to_numpy()]
+            groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
+                           non.labels[ctx.group].astype(str).to_numpy()]
+        people = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
+                       non.labels[ctx.sensitive].astype(str).to_numpy()]
         out.append(self._judge(hits, member, groups, level, people))
         idr = ctx.identity_releases()
         if isinstance(idr, str):
@@ -136,11 +137,12 @@ class InferenceRisk:
                                    target_at(self.target, "identity"), idr, float("nan"),
                                    BASELINE_NAME))
         else:
-            truth2 = {c: train.labels[c].astype(str).to_numpy() for c in cols}
-            folds = [(_hits(ctx, train.X, truth2, rel.X,
+            rows = ctx.identity_candidates()  # at most max_candidates, every identity
+            truth2 = {c: train.labels[c].astype(str).to_numpy()[rows] for c in cols}
+            folds = [(_hits(ctx, train.X[rows], truth2, rel.X,
                             {c: rel.labels[c].astype(str).to_numpy() for c in cols}),
-                      rel.member) for rel in idr]
-            out.append(self._judge_folds(folds, idr[0].ids))
+                      rel.member[rows]) for rel in idr]
+            out.append(self._judge_folds(folds, idr[0].ids[rows]))
         self.results_ = out
         return self
 

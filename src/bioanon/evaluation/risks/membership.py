@@ -105,18 +105,21 @@ class MembershipRisk:
         self.legacy_: list[MembershipResult] = []
         out: list[RiskResult] = []
         # ---------------------------------------------------------------- record / group
-        cand = np.vstack([test.X, train.X])
-        member = np.r_[np.ones(test.n_records, bool), np.zeros(train.n_records, bool)]
-        lab = np.r_[test.labels[ctx.interest].astype(str).to_numpy(),
-                    train.labels[ctx.interest].astype(str).to_numpy()]
+        mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
+        self.people_ = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
+                             non.labels[ctx.sensitive].astype(str).to_numpy()]
+        cand = np.vstack([mem.X, non.X])
+        member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
+        lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
+                    non.labels[ctx.interest].astype(str).to_numpy()]
         rel_lab = test.labels[ctx.interest].astype(str).to_numpy()
-        in_ref = np.r_[-np.ones(test.n_records, int), np.arange(train.n_records)]
+        in_ref = np.r_[-np.ones(mem.n_records, int), non_rows]
         groups = None
         level = "record"
         if ctx.group is not None:
             level = "group"
-            groups = np.r_[test.labels[ctx.group].astype(str).to_numpy(),
-                           train.labels[ctx.group].astype(str).to_numpy()]
+            groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
+                           non.labels[ctx.group].astype(str).to_numpy()]
         scores = attack_scores(ctx, cand, lab, ctx.anon_test, rel_lab, train.X, in_ref, groups)
         if groups is not None:
             uniq, codes = np.unique(groups, return_inverse=True)
@@ -132,16 +135,16 @@ class MembershipRisk:
             out.append(not_covered("membership", "identity", "advantage",
                                    self._target("identity"), idr, 0.0, BASELINE_NAME))
         else:
-            tr_lab = train.labels[ctx.interest].astype(str).to_numpy()
+            rows = ctx.identity_candidates()  # at most max_candidates, every identity
+            tr_lab = train.labels[ctx.interest].astype(str).to_numpy()[rows]
             fold_scores, fold_members = [], []
             ref_cache: dict[int, np.ndarray] = {}  # same candidates, same reference
             for rel in idr:
                 rel_lab2 = rel.labels[ctx.interest].astype(str).to_numpy()
-                fold_scores.append(attack_scores(ctx, train.X, tr_lab, rel.X, rel_lab2,
-                                                 train.X, np.arange(train.n_records),
-                                                 rel.ids, ref_cache))
-                uniq, codes = np.unique(rel.ids, return_inverse=True)
-                fold_members.append(_by_group(rel.member.astype(float), codes,
+                fold_scores.append(attack_scores(ctx, train.X[rows], tr_lab, rel.X, rel_lab2,
+                                                 train.X, rows, rel.ids[rows], ref_cache))
+                uniq, codes = np.unique(rel.ids[rows], return_inverse=True)
+                fold_members.append(_by_group(rel.member[rows].astype(float), codes,
                                               uniq.size) > 0.5)
             out.append(self._judge_folds(fold_scores, fold_members))
             self.legacy_.append(membership_auc(fold_scores[0], fold_members[0], "identity"))
@@ -158,8 +161,7 @@ class MembershipRisk:
         unit = "groups" if level == "group" else "records"
         units = None
         if level == "record":
-            people = np.r_[ctx.test.labels[ctx.sensitive].astype(str).to_numpy(),
-                           ctx.train.labels[ctx.sensitive].astype(str).to_numpy()]
+            people = self.people_  # the candidates' identities
             if np.unique(people).size >= MIN_IDENTITY_LEVEL:  # records cluster by person
                 units, unit = people, "records (halves and interval by identity)"
         half = None if units is not None else ctx.rng(purpose).permutation(n) < n // 2
