@@ -328,7 +328,7 @@ def _checked_methods(methods: Sequence[str] | None) -> tuple[list[str], list[dic
     bad = [m for m in named if m not in STREAMED_METHODS]
     if bad:
         raise BioanonError(f"method(s) {bad} cannot be released by the streamed DP path of "
-                           f"--dask with epsilon=; name {', '.join(STREAMED_METHODS)} "
+                           f"a Parquet release with epsilon=; name {', '.join(STREAMED_METHODS)} "
                            "(methods=dp-basis) or release in memory",
                            parameter=("methods", "epsilon"))
     return named, []
