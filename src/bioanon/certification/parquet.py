@@ -211,6 +211,35 @@ class CertifiedBucketedRelease:
         return str(self.manifest["certification"]["search"]["chosen"])
 
 
+def parquet_columns(src: Path, out: Path, named: Sequence[str], kind: str
+                    ) -> tuple[list[str], list[str]]:
+    """The feature and label columns of the Parquet input ``src`` of a release into the new
+    folder ``out``, refusing (one line each) an output that exists or has no parent folder, a
+    named column the table lacks and a feature column that is not numeric. ``named``: the
+    label columns given a role; ``kind``: the release's kind, for the messages."""
+    from ..scale.run import check_folder_name, parquet_schema
+
+    check_folder_name(out)  # NAME or NAME.parquet: a folder of Parquet parts either way
+    if out.exists():
+        raise BioanonError(f"output '{out}' already exists; choose a new folder (a {kind} "
+                           "release never overwrites)")
+    if not out.parent.exists():
+        raise BioanonError(f"output folder '{out.parent}' does not exist; create it first")
+    names, numeric, known = parquet_schema(src)
+    named = list(dict.fromkeys(named))
+    for c in named:
+        if c not in names:
+            raise BioanonError(f"column '{c}' is not in '{src.name}'; its columns start "
+                               f"{names[:8]}")
+    label_cols = list(dict.fromkeys([*named, *known]))
+    features = [c for c in names if c not in label_cols]
+    odd = [c for c in features if c not in numeric]
+    if odd:
+        raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
+                           "columns (labels=COL) or convert them to numbers", parameter="labels")
+    return features, label_cols
+
+
 def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,
                     methods: Sequence[str] | None = None, target: float | None = None,
                     random_state: int | None = None, budget_minutes: float | None = 10.0,
@@ -264,7 +293,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     from ..evaluation.seeds import derive_seed
     from ..scale.cluster import check_scheduler_reachable
     from ..scale.estimator import BucketedMixing
-    from ..scale.run import anonymize_bucketed, check_folder_name, parquet_schema
+    from ..scale.run import anonymize_bucketed
 
     opts = judge_options(options, target, option_values)
     group = opts.group
@@ -279,27 +308,10 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
     if not roles.interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
                            "interest=COL", parameter="interest")
-    check_folder_name(out)  # NAME or NAME.parquet: a folder of Parquet parts either way
-    if out.exists():
-        raise BioanonError(f"output '{out}' already exists; choose a new folder (a bucketed "
-                           "release never overwrites)")
-    if not out.parent.exists():
-        raise BioanonError(f"output folder '{out.parent}' does not exist; create it first")
-    names, numeric, known = parquet_schema(src)
     add = list(roles.additional)
     judged = list(dict.fromkeys([roles.interest, *add, roles.sensitive,
                                  *([group] if group else [])]))
-    named = list(dict.fromkeys([*judged, *roles.identifying]))
-    for c in named:
-        if c not in names:
-            raise BioanonError(f"column '{c}' is not in '{src.name}'; its columns start "
-                               f"{names[:8]}")
-    label_cols = list(dict.fromkeys([*named, *known]))
-    features = [c for c in names if c not in label_cols]
-    odd = [c for c in features if c not in numeric]
-    if odd:
-        raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
-                           "columns (labels=COL) or convert them to numbers", parameter="labels")
+    features, label_cols = parquet_columns(src, out, [*judged, *roles.identifying], "bucketed")
     step = progress or (lambda done, total, text: None)
 
     # 1. the judged label columns only (no kept or quasi column: no join check to run)

@@ -385,7 +385,7 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     from ..release import build_manifest, resolve_roles
     from ..release_unit import write_unit
     from ..sampling import panel_sample
-    from ..scale.run import check_folder_name, input_digest, parquet_schema
+    from ..scale.run import input_digest
     from .certificate import (
         NotCertified,
         certification_block,
@@ -395,7 +395,7 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
         write_report,
     )
     from .dp_budget import DPBudget
-    from .parquet import _give_back_memory, read_labels, read_rows
+    from .parquet import _give_back_memory, parquet_columns, read_labels, read_rows
     from .search import build_candidate, check_min_utility, judge_options, run_search
 
     opts = judge_options(options, target, option_values)
@@ -427,26 +427,9 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
         raise BioanonError(f"partition_rows={partition_rows} must be a positive integer; "
                            "e.g. 100000", parameter="partition_rows")
     names_ok, left_out = _checked_methods(methods)
-    check_folder_name(out)
-    if out.exists():
-        raise BioanonError(f"output '{out}' already exists; choose a new folder (a streamed "
-                           "release never overwrites)")
-    if not out.parent.exists():
-        raise BioanonError(f"output folder '{out.parent}' does not exist; create it first")
-    names, numeric, known = parquet_schema(src)
     judged = list(dict.fromkeys([roles.interest, roles.sensitive,
                                  *([group] if group else [])]))
-    named = list(dict.fromkeys([*judged, *roles.identifying]))
-    for c in named:
-        if c not in names:
-            raise BioanonError(f"column '{c}' is not in '{src.name}'; its columns start "
-                               f"{names[:8]}")
-    label_cols = list(dict.fromkeys([*named, *known]))
-    features = [c for c in names if c not in label_cols]
-    odd = [c for c in features if c not in numeric]
-    if odd:
-        raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
-                           "columns (labels=COL) or convert them to numbers", parameter="labels")
+    features, label_cols = parquet_columns(src, out, [*judged, *roles.identifying], "streamed")
     _check_public_columns(public, features)  # before any pass over the table
     step = progress or (lambda done, total, text: None)
 
