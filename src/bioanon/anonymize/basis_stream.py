@@ -90,15 +90,15 @@ def stream_release(est: DPBasisAnonymizer, parts: Callable[[], Iterable[tuple[An
                               np.random.default_rng(basis_seq))
     half = ((hi - lo) / 2.0).astype(np.float32)
     mid32 = mid.astype(np.float32)
-    for (_, codes), seq in zip(coded(), _spawned(draw_seq), strict=False):
+    for (_, codes), seq in zip(coded(), spawned(draw_seq), strict=False):
         yield sample_model(model, codes, P, np.random.default_rng(seq), scale=half,
                            shift=mid32)
 
 
-def _spawned(seq: np.random.SeedSequence) -> Iterator[np.random.SeedSequence]:
+def spawned(seq: np.random.SeedSequence) -> Iterator[np.random.SeedSequence]:
     """An endless stream of child seeds, one per partition."""
     while True:
         yield from seq.spawn(64)
 
 
-__all__ = ["stream_release"]
+__all__ = ["spawned", "stream_release"]

@@ -243,7 +243,7 @@ def stream_to_parts(est: Any, parts: Partitions, classes: Sequence[Any], folder:
     ``est.random_state`` is set from ``seed`` (None: fresh OS entropy) and never written.
     Returns the sizes and the folder's SHA-256 (each part hashed as it is written).
     """
-    from ..anonymize.basis_stream import stream_release
+    from ..anonymize.basis_stream import spawned, stream_release
     from ..io import file_sha256
     from ..table import write_parquet
 
@@ -254,7 +254,7 @@ def stream_to_parts(est: Any, parts: Partitions, classes: Sequence[Any], folder:
     counts: dict[str, int] = {}
     n = i = 0
     for out, seq in zip(stream_release(est, parts, len(features), classes),
-                        _spawned(shuffle), strict=False):
+                        spawned(shuffle), strict=False):
         lab = parts.last_labels  # the partition just sampled (the pass runs in lock step)
         assert lab is not None and len(lab) == out.shape[0]
         perm = np.random.default_rng(seq).permutation(out.shape[0])
@@ -269,11 +269,6 @@ def stream_to_parts(est: Any, parts: Partitions, classes: Sequence[Any], folder:
         n += out.shape[0]
         i += 1
     return StreamedResult(folder, n, i, parts.passes, counts, digest.hexdigest())
-
-
-def _spawned(seq: np.random.SeedSequence) -> Iterator[np.random.SeedSequence]:
-    while True:
-        yield from seq.spawn(64)
 
 
 # ---------------------------------------------------------------------- certify
