@@ -36,7 +36,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..errors import BioanonError
 
@@ -52,14 +52,12 @@ COVARIANCES = ("diag", "pooled", "class", "factor", "full", "spherical")
 #: structure (e.g. a DCT), a DP computation on the released records, or none (all d features)
 BASES = ("released", "public", "random", "structured", "dp", "none")
 
-Family = Literal["class-gaussian", "basis-gaussian", "mixture", "copula"]
-Covariance = Literal["diag", "pooled", "class", "factor", "full", "spherical"]
-Basis = Literal["released", "public", "random", "structured", "dp", "none"]
-
-
 @dataclass(frozen=True)
 class ReleaseModel:
     """What a release is a sample of, declared by its method (public knowledge only).
+
+    Every field is a plain value, checked against :data:`FAMILIES`, :data:`COVARIANCES` and
+    :data:`BASES` when the declaration is made.
 
     Parameters
     ----------
@@ -82,12 +80,12 @@ class ReleaseModel:
         The fitted statistics carry DP noise (the attacker's refit sees a noisy model).
     """
 
-    family: Family
-    covariance: Covariance
+    family: str
+    covariance: str
     interest: str | None = None
     additional: tuple[str, ...] = ()
     rank: int | None = None
-    basis: Basis = "none"
+    basis: str = "none"
     components: int = 1
     noisy: bool = False
 
