@@ -628,7 +628,7 @@ def print_risks(report: Any) -> None:
         if r.get("beside"):
             fig.append("\n" + r["beside"].replace("; ", "\n"), style="dim")
         tab.add_row(who, fig, Text(r["baseline_value"]), Text(r["target_short"]),
-                    Text(r["status"], style=style.get(r["status"], "")))
+                    Text(r.get("status_text", r["status"]), style=style.get(r["status"], "")))
     console.print(tab)
     for r in rows:
         if r["status"] in ("inconclusive at this size", "covered by the guarantee"):
