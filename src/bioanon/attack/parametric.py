@@ -134,26 +134,33 @@ def families(model: Any, d: int) -> list[Family]:
 
 
 # ---------------------------------------------------------------------- fitting
-def _ledoit_wolf(R: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """``S`` (the covariance of the centred rows ``R``) shrunk towards its mean variance × I
-    with the Ledoit–Wolf intensity (capped at 1)."""
-    n, d = R.shape
+def _oas(S: np.ndarray, n: float) -> np.ndarray:
+    """``S`` shrunk towards its mean variance × I with the oracle approximating shrinkage
+    intensity (Chen, Wiesel, Eldar & Hero 2010, as scikit-learn's ``OAS``) for ``n`` samples:
+    invertible at d > n, and a function of ``S`` alone (no record is read again)."""
+    d = S.shape[0]
     mu = float(np.trace(S)) / d
-    target = mu * np.eye(d)
-    delta = float(np.sum(np.square(S - target)))
-    sq = np.einsum("ij,ij->i", R, R)
-    beta = max((float(np.sum(sq * sq)) - n * float(np.sum(S * S))) / n**2, 0.0)
-    lam = 1.0 if delta <= 0 else min(beta / delta, 1.0)
-    return (1.0 - lam) * S + lam * target
+    alpha = float(np.mean(S * S))
+    num = alpha + mu * mu
+    den = (n + 1.0) * (alpha - mu * mu / d)
+    lam = 1.0 if den <= 0 else min(num / den, 1.0)
+    out = (1.0 - lam) * S
+    out[np.diag_indices(d)] += lam * mu
+    return out
 
 
 def _whitener(S: np.ndarray) -> tuple[np.ndarray, float]:
     """``(W, log det S)`` with ``W = L⁻¹`` for ``S = L Lᵀ`` (so ``‖W x‖² = xᵀ S⁻¹ x``)."""
+    from scipy.linalg import lapack
+
     d = S.shape[0]
-    S = S + (VAR_FLOOR * max(float(np.trace(S)) / d, 1e-12)) * np.eye(d)
+    S = S.copy()
+    S[np.diag_indices(d)] += VAR_FLOOR * max(float(np.trace(S)) / d, 1e-12)
     L = np.linalg.cholesky(S)
-    W = np.linalg.solve(L, np.eye(d))
-    return W, 2.0 * float(np.log(np.diag(L)).sum())
+    W, info = lapack.dtrtri(L, lower=1)
+    if info != 0:  # pragma: no cover - a Cholesky factor is invertible
+        W = np.linalg.inv(L)
+    return np.tril(W), 2.0 * float(np.log(np.diag(L)).sum())
 
 
 @dataclass
@@ -194,16 +201,100 @@ class _Model:
         C = self.means.shape[0]
         out = np.full((Z.shape[0], C), np.nan)
         if self.kind == "pooled":
-            Y, M = Z @ self.W.T, self.means @ self.W.T
+            M = np.nan_to_num(self.means[self.seen]) @ self.W.T
+            Y = Z @ self.W.T
             sq = (np.einsum("ij,ij->i", Y, Y)[:, None] - 2.0 * Y @ M.T
                   + np.einsum("ij,ij->i", M, M)[None, :])
-            out[:, self.seen] = -0.5 * (sq[:, self.seen] + self.logdet)
+            out[:, self.seen] = -0.5 * (sq + self.logdet)
             return out
-        for c in np.flatnonzero(self.seen):
-            D = Z - self.means[c]
-            v = self.var[c]  # type: ignore[index]
-            out[:, c] = -0.5 * (np.sum(D * D / v, axis=1) + float(np.sum(np.log(v))))
+        seen = np.flatnonzero(self.seen)
+        iv = 1.0 / self.var[seen]  # type: ignore[index]
+        mu = self.means[seen]
+        # Σ_j (z_j − μ_cj)² / v_cj for every class at once: three matrix products
+        quad = (Z * Z) @ iv.T - 2.0 * Z @ (mu * iv).T + np.sum(mu * mu * iv, axis=1)[None, :]
+        out[:, seen] = -0.5 * (quad + np.sum(np.log(self.var[seen]), axis=1)[None, :])  # type: ignore[index]
         return out
+
+
+@dataclass
+class _Sums:
+    """Sufficient statistics of rows grouped by (group, class): counts, sums, per-feature
+    squares, and the second moments a covariance needs (per group; per group and class)."""
+
+    count: np.ndarray  # (G, C)
+    sums: np.ndarray  # (G, C, d)
+    sq: np.ndarray  # (G, C, d)
+    second: np.ndarray | None = None  # (G, d, d)
+    second_c: np.ndarray | None = None  # (G, C, d, d)
+
+
+def _sums(Z: np.ndarray, codes: np.ndarray, n_classes: int, groups: np.ndarray,
+          n_groups: int, kind: str) -> _Sums:
+    """One pass over the rows (sparse one-hot products; a d × d product per group, or per
+    group and class for ``kind="class"``; never a loop over records)."""
+    import scipy.sparse as sp
+
+    n, d = Z.shape
+    cell = np.asarray(groups, np.int64) * n_classes + np.asarray(codes, np.int64)
+    K = n_groups * n_classes
+    onehot = sp.csr_matrix((np.ones(n), (cell, np.arange(n))), shape=(K, n))
+    count = np.bincount(cell, minlength=K).reshape(n_groups, n_classes).astype(np.float64)
+    sums = np.asarray(onehot @ Z).reshape(n_groups, n_classes, d)
+    sq = np.asarray(onehot @ (Z * Z)).reshape(n_groups, n_classes, d)
+    out = _Sums(count, sums, sq)
+    if kind == "diag":
+        return out
+    order = np.argsort(cell, kind="stable")
+    bounds = np.searchsorted(cell[order], np.arange(K + 1))
+    if kind == "class":
+        sc = np.zeros((K, d, d))
+        for k in np.flatnonzero(np.diff(bounds) > 0):  # one product per (group, class)
+            Zk = Z[order[bounds[k]:bounds[k + 1]]]
+            sc[k] = Zk.T @ Zk
+        out.second_c = sc.reshape(n_groups, n_classes, d, d)
+        out.second = out.second_c.sum(axis=1)
+        return out
+    g_order = np.argsort(groups, kind="stable")
+    g_bounds = np.searchsorted(np.asarray(groups)[g_order], np.arange(n_groups + 1))
+    second = np.zeros((n_groups, d, d))
+    for g in range(n_groups):  # one product per group
+        Zg = Z[g_order[g_bounds[g]:g_bounds[g + 1]]]
+        second[g] = Zg.T @ Zg
+    out.second = second
+    return out
+
+
+def _model(s: _Sums, use: np.ndarray, kind: str) -> _Model:
+    """The class Gaussian of ``kind`` fitted on the groups ``use`` of the statistics ``s``."""
+    count = s.count[use].sum(axis=0)
+    sums = s.sums[use].sum(axis=0)
+    seen = count >= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(count[:, None] > 0, sums / count[:, None], np.nan)
+    mu0 = np.nan_to_num(means)
+    d = sums.shape[1]
+    if kind == "diag":
+        within = s.sq[use].sum(axis=0) - count[:, None] * mu0 * mu0
+        n_pool = max(float(count.sum()) - float((count > 0).sum()), 1.0)
+        pooled = within.sum(axis=0) / n_pool
+        var = within / np.maximum(count - 1.0, 1.0)[:, None]
+        var = np.maximum(var, VAR_FLOOR * max(float(pooled.mean()), 1e-12))
+        return _Model("diag", means, seen, var=var)
+    outer = np.einsum("c,ci,cj->ij", count, mu0, mu0)
+    scatter = s.second[use].sum(axis=0) - outer  # type: ignore[index]
+    n_eff = max(float(count.sum()) - float((count > 0).sum()), 1.0)
+    S = _oas(scatter / n_eff, n_eff)
+    if kind == "pooled":
+        W, logdet = _whitener(S)
+        return _Model("pooled", means, seen, W=W, logdet=logdet)
+    Ws: list[Any] = [None] * count.size
+    logdets = np.zeros(count.size)
+    second_c = s.second_c[use].sum(axis=0)  # type: ignore[index]
+    for c in np.flatnonzero(seen):  # one d × d covariance per class
+        Sc = (second_c[c] - count[c] * np.outer(mu0[c], mu0[c])) / max(count[c] - 1.0, 1.0)
+        Ws[c], logdets[c] = _whitener((1.0 - CLASS_POOL) * Sc + CLASS_POOL * S)
+    del d
+    return _Model("class", means, seen, W=Ws, logdet=logdets)
 
 
 def fit_class_gaussian(Z: np.ndarray, codes: np.ndarray, n_classes: int, kind: str) -> _Model:
@@ -217,33 +308,8 @@ def fit_class_gaussian(Z: np.ndarray, codes: np.ndarray, n_classes: int, kind: s
     >>> m.seen.tolist(), bool(np.isnan(m.loglik(Z[:2], np.array([2, 0])))[0])
     ([True, True, False], True)
     """
-    n, d = Z.shape
-    count = np.bincount(codes, minlength=n_classes).astype(np.float64)
-    seen = count >= 2
-    sums = np.zeros((n_classes, d))
-    np.add.at(sums, codes, Z)
-    means = np.where(count[:, None] > 0, sums / np.maximum(count, 1.0)[:, None], np.nan)
-    R = Z - np.nan_to_num(means)[codes]
-    if kind == "diag":
-        sq = np.zeros((n_classes, d))
-        np.add.at(sq, codes, R * R)
-        pooled = sq.sum(axis=0) / max(n - int(seen.sum()), 1)
-        var = sq / np.maximum(count - 1.0, 1.0)[:, None]
-        var = np.maximum(var, VAR_FLOOR * max(float(pooled.mean()), 1e-12))
-        return _Model("diag", means, seen, var=var)
-    keep = seen[codes]
-    S = R[keep].T @ R[keep] / max(int(keep.sum()) - int(seen.sum()), 1)
-    S = _ledoit_wolf(R[keep], S)
-    if kind == "pooled":
-        W, logdet = _whitener(S)
-        return _Model("pooled", means, seen, W=W, logdet=logdet)
-    Ws: list[Any] = [None] * n_classes
-    logdets = np.zeros(n_classes)
-    for c in np.flatnonzero(seen):  # one d × d covariance per class
-        Rc = R[codes == c]
-        Sc = Rc.T @ Rc / max(Rc.shape[0] - 1, 1)
-        Ws[c], logdets[c] = _whitener((1.0 - CLASS_POOL) * Sc + CLASS_POOL * S)
-    return _Model("class", means, seen, W=Ws, logdet=logdets)
+    one = np.zeros(Z.shape[0], np.int64)
+    return _model(_sums(Z, codes, n_classes, one, 1, kind), np.ones(1, bool), kind)
 
 
 def _basis(Z_release: np.ndarray, k: int) -> np.ndarray:
@@ -272,17 +338,33 @@ class _BasisModel:
         return out
 
 
-def _fit(Z: np.ndarray, codes: np.ndarray, n_classes: int, fam: Family,
-         B: np.ndarray | None) -> Any:
-    if B is None:
-        return fit_class_gaussian(Z, codes, n_classes, fam.covariance)
-    inner = fit_class_gaussian(Z @ B, codes, n_classes, fam.covariance)
-    if not fam.residual:
-        return _BasisModel(inner, B)
-    E = Z - (Z @ B) @ B.T
-    m = E.mean(axis=0)
-    v = np.maximum(E.var(axis=0), VAR_FLOOR * max(float(E.var(axis=0).mean()), 1e-12))
-    return _BasisModel(inner, B, m, v)
+def _residual(E_sums: _Sums, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = float(E_sums.count[use].sum())
+    m = E_sums.sums[use].sum(axis=(0, 1)) / max(n, 1.0)
+    v = E_sums.sq[use].sum(axis=(0, 1)) / max(n, 1.0) - m * m
+    return m, np.maximum(v, VAR_FLOOR * max(float(v.mean()), 1e-12))
+
+
+def _fitted(Z: np.ndarray, codes: np.ndarray, n_classes: int, fam: Family,
+            B: np.ndarray | None, groups: np.ndarray, n_groups: int) -> list[Any]:
+    """The family fitted once per left-out group (``n_groups`` = 1: once on every row)."""
+    cov = fam.covariance
+    Y = Z if B is None else Z @ B
+    stats = _sums(Y, codes, n_classes, groups, n_groups, cov)
+    res = None
+    if B is not None and fam.residual:
+        res = _sums(Z - Y @ B.T, np.zeros(Z.shape[0], np.int64), 1, groups, n_groups, "diag")
+    out = []
+    for g in range(n_groups):
+        use = (np.arange(n_groups) != g) if n_groups > 1 else np.ones(1, bool)
+        inner = _model(stats, use, cov)
+        if B is None:
+            out.append(inner)
+        elif res is None:
+            out.append(_BasisModel(inner, B))
+        else:
+            out.append(_BasisModel(inner, B, *_residual(res, use)))
+    return out
 
 
 # ---------------------------------------------------------------------- folds
@@ -321,34 +403,85 @@ def reference_folds(reference_ids: np.ndarray, candidate_ids: np.ndarray,
     return f_ref.astype(np.int64), f_cand.astype(np.int64)
 
 
-def _reference_loglik(Zc: np.ndarray, c_codes: np.ndarray, Zr: np.ndarray,
-                      r_codes: np.ndarray, n_classes: int, fam: Family, B: np.ndarray | None,
-                      f_ref: np.ndarray, f_cand: np.ndarray) -> np.ndarray:
-    """Each candidate's log-likelihood under the reference model of the other folds."""
+def _reference_models(cache: dict[str, Any], key: str, Zr: np.ndarray, r_codes: np.ndarray,
+                      n_classes: int, fam: Family, B: np.ndarray | None,
+                      f_ref: np.ndarray) -> list[Any]:
+    """The reference model leaving out each fold (kept in ``cache`` for families in all d
+    features: they depend on the reference and the folds only)."""
+    if B is None and key in cache:
+        return cache[key]  # type: ignore[no-any-return]
+    models = _fitted(Zr, r_codes, n_classes, fam, B, f_ref, FOLDS)
+    if B is None:
+        cache[key] = models
+    return models
+
+
+def _by_fold(models: list[Any], Zc: np.ndarray, c_codes: np.ndarray, f_cand: np.ndarray
+             ) -> np.ndarray:
+    """Each candidate's log-likelihood under the model that leaves its fold out."""
     out = np.full(Zc.shape[0], np.nan)
-    for k in np.unique(f_cand):  # K fits, never one per record
+    for k in np.unique(f_cand):  # K models, never one per record
         rows = np.flatnonzero(f_cand == k)
-        train = f_ref != k
-        model = _fit(Zr[train], r_codes[train], n_classes, fam, B)
-        out[rows] = model.loglik(Zc[rows], c_codes[rows])
+        out[rows] = models[k].loglik(Zc[rows], c_codes[rows])
     return out
 
 
 # ---------------------------------------------------------------------- scores
-def _codes(*labels: np.ndarray) -> tuple[list[np.ndarray], int]:
-    allv = np.concatenate([np.asarray(v).astype(str) for v in labels])
-    classes, codes = np.unique(allv, return_inverse=True)
-    out, s = [], 0
-    for v in labels:
-        out.append(codes[s:s + len(v)])
-        s += len(v)
-    return out, int(classes.size)
-
-
 def _standardizer(reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     R = np.asarray(reference, np.float64)
     mu, sd = R.mean(axis=0), R.std(axis=0)
     return mu, np.where(sd > 0, sd, 1.0)
+
+
+@dataclass
+class _Setup:
+    """What the reference side of one stratum column fixes for every release of a game: the
+    standardization, the classes (the reference's; any other is "unknown", the last code),
+    the folds and the reference models already fitted (families in all d features)."""
+
+    mu: np.ndarray
+    sd: np.ndarray
+    classes: np.ndarray
+    f_ref: np.ndarray
+    f_cand: np.ndarray
+    Zr: np.ndarray
+    r_codes: np.ndarray
+    key: tuple[Any, ...]
+    models: dict[str, list[Any]]
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size) + 1
+
+    def codes(self, labels: np.ndarray) -> np.ndarray:
+        lab = np.asarray(labels).astype(str)
+        pos = np.clip(np.searchsorted(self.classes, lab), 0, max(self.classes.size - 1, 0))
+        known = self.classes[pos] == lab if self.classes.size else np.zeros(lab.size, bool)
+        return np.where(known, pos, self.classes.size).astype(np.int64)
+
+    def z(self, X: np.ndarray) -> np.ndarray:
+        return (np.asarray(X, np.float64) - self.mu) / self.sd
+
+
+def _setup(cache: dict[str, Any], reference: np.ndarray, reference_labels: np.ndarray,
+           reference_ids: np.ndarray, candidate_ids: np.ndarray, in_reference: np.ndarray,
+           rng: np.random.Generator) -> _Setup:
+    """The stratum's :class:`_Setup`, kept in ``cache`` while the candidates and the reference
+    stay the same (a membership and an inference game on the same candidates share it)."""
+    key = (len(reference), len(candidate_ids), hash(np.asarray(in_reference).tobytes()),
+           hash("\x1f".join(np.asarray(candidate_ids).astype(str).tolist())))
+    got = cache.get("setup")
+    if isinstance(got, _Setup) and got.key == key:
+        return got
+    mu, sd = _standardizer(reference)
+    f_ref, f_cand = reference_folds(reference_ids, candidate_ids, in_reference, rng)
+    classes = np.unique(np.asarray(reference_labels).astype(str))
+    made = _Setup(mu, sd, classes, f_ref, f_cand, np.empty((0, 0)), np.empty(0, np.int64),
+                  key, {})
+    made.Zr = made.z(reference)
+    made.r_codes = made.codes(reference_labels)
+    cache["setup"] = made
+    return made
 
 
 def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
@@ -368,39 +501,27 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
     reference lacks scores 0 (no evidence either way).
     """
     n = len(candidates)
-    rng = rng if rng is not None else np.random.default_rng(0)
     ref_ids = (np.arange(len(reference)).astype(str) if reference_ids is None
                else np.asarray(reference_ids))
     cand_ids = (np.array([f"candidate {i}" for i in range(n)]) if candidate_ids is None
                 else np.asarray(candidate_ids))
     in_ref = np.full(n, -1) if in_reference is None else np.asarray(in_reference)
-    cache = {} if cache is None else cache
-    (c_codes, r_codes, s_codes), n_classes = _codes(candidate_labels, reference_labels,
-                                                    released_labels)
-    if "standardizer" not in cache:
-        cache["standardizer"] = _standardizer(reference)
-        cache["folds"] = reference_folds(ref_ids, cand_ids, in_ref, rng)
-    mu, sd = cache["standardizer"]
-    f_ref, f_cand = cache["folds"]
-    Zc = (np.asarray(candidates, np.float64) - mu) / sd
-    Zr = (np.asarray(reference, np.float64) - mu) / sd
-    Zs = (np.asarray(released, np.float64) - mu) / sd
+    st = _setup({} if cache is None else cache, reference, reference_labels, ref_ids,
+                cand_ids, in_ref, rng if rng is not None else np.random.default_rng(0))
+    c_codes, s_codes = st.codes(candidate_labels), st.codes(released_labels)
+    Zc, Zs = st.z(candidates), st.z(released)
+    one = np.zeros(len(released), np.int64)
     bases: dict[int, np.ndarray] = {}
     out: Scores = {}
     for fam in fams:
         B = None
         if fam.rank is not None:
             B = bases.setdefault(fam.rank, _basis(Zs, fam.rank))
-        key = f"reference/{fam.name}"
-        if B is None and key in cache:
-            ll_ref = cache[key]
-        else:
-            ll_ref = _reference_loglik(Zc, c_codes, Zr, r_codes, n_classes, fam, B, f_ref,
-                                       f_cand)
-            if B is None:
-                cache[key] = ll_ref
-        ll_rel = _fit(Zs, s_codes, n_classes, fam, B).loglik(Zc, c_codes)
-        lr = ll_rel - ll_ref
+        ref_models = _reference_models(st.models, fam.name, st.Zr, st.r_codes, st.n_classes,
+                                       fam, B, st.f_ref)
+        ll_ref = _by_fold(ref_models, Zc, c_codes, st.f_cand)
+        rel = _fitted(Zs, s_codes, st.n_classes, fam, B, one, 1)[0]
+        lr = rel.loglik(Zc, c_codes) - ll_ref
         out[fam.name] = np.where(np.isfinite(lr), lr, 0.0)
     return out
 
@@ -437,7 +558,7 @@ def parametric_scores(game: Game) -> Scores:
     cols = _columns(game, model)
     n = len(game.candidates)
     fams = families(model, game.candidates.shape[1])
-    cache = game.cache.setdefault("parametric/" + "|".join(cols), {})
+    cache = game.cache.setdefault("parametric/" + "|".join(cols), {})  # shared with inference
     lr = likelihood_ratios(game.candidates, _stratum(game.candidate_labels, cols, n),
                            game.released, _stratum(game.released_labels, cols,
                                                    len(game.released)),
@@ -456,41 +577,29 @@ def parametric_labels(game: Game) -> Scores:
     class relative to the reference (diag and pooled families, all d features). One guess
     per candidate (the inference risk judges records, with identities as units)."""
     out: Scores = {}
-    n = len(game.candidates)
     for col in game.targets:
         if col not in game.released_labels or col not in game.reference_labels:
             continue
-        (r_codes, s_codes), n_classes = _codes(game.reference_labels[col],
-                                               game.released_labels[col])
-        classes = np.unique(np.concatenate([np.asarray(v).astype(str) for v in (
-            game.reference_labels[col], game.released_labels[col])]))
-        cache = game.cache.setdefault(f"parametric-labels/{col}", {})
-        if "standardizer" not in cache:
-            cache["standardizer"] = _standardizer(game.reference)
-            cache["folds"] = reference_folds(game.reference_ids, game.candidate_ids,
-                                             game.in_reference,
-                                             game.rng(f"parametric/labels/{col}"))
-        mu, sd = cache["standardizer"]
-        f_ref, f_cand = cache["folds"]
-        Zc = (np.asarray(game.candidates, np.float64) - mu) / sd
-        Zs = (np.asarray(game.released, np.float64) - mu) / sd
+        st = _setup(game.cache.setdefault(f"parametric/{col}", {}), game.reference,
+                    game.reference_labels[col], game.reference_ids, game.candidate_ids,
+                    game.in_reference, game.rng("parametric/folds"))
+        known = st.classes.size
+        Zc, Zs = st.z(game.candidates), st.z(game.released)
+        s_codes = st.codes(game.released_labels[col])
+        one = np.zeros(len(game.released), np.int64)
         for kind in ("diag", "pooled"):
-            rel = fit_class_gaussian(Zs, s_codes, n_classes, kind).loglik_all(Zc)
-            key = f"reference/{kind}"
-            if key not in cache:
-                Zr = (np.asarray(game.reference, np.float64) - mu) / sd
-                ref = np.full((n, n_classes), np.nan)
-                for k in np.unique(f_cand):
-                    rows = np.flatnonzero(f_cand == k)
-                    tr = f_ref != k
-                    ref[rows] = fit_class_gaussian(Zr[tr], r_codes[tr], n_classes,
-                                                   kind).loglik_all(Zc[rows])
-                cache[key] = ref
-            ref = cache[key]
+            fam = Family(kind)
+            rel = _fitted(Zs, s_codes, st.n_classes, fam, None, one, 1)[0].loglik_all(Zc)
+            models = _reference_models(st.models, fam.name, st.Zr, st.r_codes,
+                                       st.n_classes, fam, None, st.f_ref)
+            ref = np.full(rel.shape, np.nan)
+            for k in np.unique(st.f_cand):  # K models, never one per record
+                rows = np.flatnonzero(st.f_cand == k)
+                ref[rows] = models[k].loglik_all(Zc[rows])
             for label, table in (("release model's best class", rel),
                                  ("best class relative to the reference", rel - ref)):
-                t = np.nan_to_num(table, nan=-np.inf)
-                out[f"{PREFIX} ({kind}), {label}, '{col}'"] = classes[t.argmax(axis=1)]
+                t = np.nan_to_num(table[:, :known], nan=-np.inf)
+                out[f"{PREFIX} ({kind}), {label}, '{col}'"] = st.classes[t.argmax(axis=1)]
     return out
 
 

@@ -101,7 +101,7 @@ class InferenceRisk:
                        non.labels[ctx.sensitive].astype(str).to_numpy()]
         in_ref = np.r_[-np.ones(mem.n_records, np.int64), non_rows]
         hits = _hits(ctx, cand, truth, ctx.anon_test, test.labels, people, in_ref,
-                     level=level)
+                     ctx.attack_cache.setdefault(level, {}), level)
         out.append(self._judge(hits, member, groups, level, people))
         idr = ctx.identity_releases()
         if isinstance(idr, str):
@@ -112,7 +112,7 @@ class InferenceRisk:
         else:
             rows = ctx.identity_candidates()  # at most max_candidates, every identity
             truth2 = {c: train.labels[c].astype(str).to_numpy()[rows] for c in cols}
-            cache: dict[str, Any] = {}  # same candidates, same reference in every fold
+            cache = ctx.attack_cache.setdefault("identity", {})  # same candidates
             folds = [(_hits(ctx, train.X[rows], truth2, rel.X, rel.labels, rel.ids[rows],
                             rows, cache, "identity"), rel.member[rows]) for rel in idr]
             out.append(self._judge_folds(folds, idr[0].ids[rows]))

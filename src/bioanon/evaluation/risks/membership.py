@@ -141,7 +141,8 @@ class MembershipRisk:
             groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
                            non.labels[ctx.group].astype(str).to_numpy()]
         scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
-                               groups, cand_ids=self.people_, level=level)
+                               groups, ctx.attack_cache.setdefault(level, {}),
+                               cand_ids=self.people_, level=level)
         if groups is not None:
             uniq, codes = np.unique(groups, return_inverse=True)
             member = _by_group(member.astype(float), codes, uniq.size) > 0.5
@@ -159,7 +160,7 @@ class MembershipRisk:
             rows = ctx.identity_candidates()  # at most max_candidates, every identity
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()[rows]
             fold_scores, fold_members = [], []
-            ref_cache: dict[str, Any] = {}  # same candidates, same reference
+            ref_cache = ctx.attack_cache.setdefault("identity", {})  # same candidates
             for rel in idr:
                 fold_scores.append(attack_scores(ctx, train.X[rows], tr_lab, rel.X,
                                                  rel.labels, train.X, rows, rel.ids[rows],
