@@ -13,6 +13,9 @@ applied to the same attackers' scores on the real release.
 
 Scores enter as their rank within their release (a release of another size or scale gives
 comparable features), so what is learnt is which attackers to trust and how to combine them.
+Every weight is kept non-negative (a score keeps its attacker's direction, higher: member):
+a reversed score reads how the game is built — a non-member is a record missing from its
+own reference, which then holds one fewer of its person's records — not the release.
 
 Cost (stated): :data:`SHADOWS` shadow releases per game, each of the method on about as many
 records as the real release, and one run of the other attackers per shadow on about as many
@@ -191,8 +194,18 @@ def _learn(game: Game) -> tuple[Any, list[str]] | None:
     y = np.concatenate(ys)
     if y.all() or not y.any():
         return None
-    model = LogisticRegression(C=1.0, max_iter=500).fit(X, y)
-    return model, names
+    # every attacker's score keeps its own direction (higher: member), as the cross-fitted
+    # advantage reads them: a negative weight would read how the game is built (a
+    # non-member is its own reference's missing record, one fewer of its person's records
+    # there) rather than the release, so such features are dropped and the rest refitted
+    keep = list(range(len(names)))
+    while keep:
+        model = LogisticRegression(C=1.0, max_iter=500).fit(X[:, keep], y)
+        neg = [k for k, w in zip(keep, model.coef_[0], strict=True) if w < 0]
+        if not neg:
+            return model, [names[k] for k in keep]
+        keep = [k for k in keep if k not in neg]
+    return None
 
 
 def shadow_scores(game: Game) -> Scores:
