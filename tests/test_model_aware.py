@@ -224,3 +224,14 @@ def test_a_new_attacker_is_one_registry_line(monkeypatch: pytest.MonkeyPatch) ->
     ctx = _ctx(SyntheticAnonymizer("expression", covariance="pooled", random_state=0))
     rec = MembershipRisk(ctx, 0.1).evaluate().results()[0]
     assert rec.attacker == "oracle" and rec.value == pytest.approx(1.0)
+
+
+def test_a_release_without_spread_is_scored_not_refused() -> None:
+    """A release that repeats its class means (e.g. a DP release whose noisy covariance was
+    clipped to zero) has a singular covariance: the attacker still scores every candidate."""
+    rng = np.random.default_rng(4)
+    X, y = _population(rng, 30)
+    means = np.stack([X[y == c].mean(0) for c in np.unique(y)])
+    release = means[np.searchsorted(np.unique(y), y)]
+    s = parametric.likelihood_ratios(X, y, release, y, X[::-1], y[::-1], parametric.GENERIC)
+    assert all(np.isfinite(v).all() for v in s.values())

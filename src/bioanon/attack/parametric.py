@@ -15,7 +15,8 @@ The attacker knows the method and its parameters, so it knows the family
 
 and scores each candidate by ``log p_release(x | y) − log p_reference(x | y)`` (higher:
 member). Families (:class:`Family`): per-class diagonal Gaussians; class means with one pooled
-within-class covariance (Ledoit–Wolf shrunk, so it stays invertible at d > n); per-class
+within-class covariance (OAS-shrunk towards its mean variance, so it stays invertible at
+d > n); per-class
 covariances shrunk half-way to the pooled one; each either in all d features or in the
 release's top k principal directions (k the declared rank, else :data:`GENERIC_RANK`), there
 optionally with the d − k other directions as per-feature variances (the basis model's
@@ -28,10 +29,12 @@ release, fits the candidate best (the release's own Bayes classifier under the d
 family), and the label whose release model fits it best relative to the reference model of
 the same label.
 
-Cost: fitting a family is one d × d scatter per fit (n·d² flops) and one Cholesky factor per
-covariance (d³; C of them for per-class covariances); scoring is n·d² per family. With K folds
-the reference side costs K fits, computed once per game and kept (the identity level's K
-releases share them). Linear in the records, quadratic in the features.
+Cost: the reference is read once into sufficient statistics per fold and class (n·d² flops
+for the second moments); each of the K fold-left-out models is a sum of those and one
+Cholesky factor and its triangular inverse per covariance (d³; one per class for per-class
+covariances); scoring is n·d² per family. The reference models are kept for the game's level,
+so the membership and inference attackers and the identity level's K releases share them.
+Linear in the records, quadratic in the features (cubic in the factorizations).
 
 Examples
 --------
@@ -63,8 +66,11 @@ FOLDS = 5
 GENERIC_RANK = 16
 #: weight of the pooled covariance mixed into each class's (class covariances, d > n_c)
 CLASS_POOL = 0.5
-#: floor of a variance, in standardized units
+#: floor of a variance, relative to the mean variance
 VAR_FLOOR = 1e-4
+#: floor of a variance in standardized units (the reference's), e.g. where a release repeats
+#: its class means and has no spread at all
+MIN_VAR = 1e-6
 #: fewest identities for folds by identity (else by record), as the evaluation's identity level
 MIN_ID_FOLDS = 20
 #: the name every score of this attacker starts with
@@ -154,9 +160,17 @@ def _whitener(S: np.ndarray) -> tuple[np.ndarray, float]:
     from scipy.linalg import lapack
 
     d = S.shape[0]
-    S = S.copy()
-    S[np.diag_indices(d)] += VAR_FLOOR * max(float(np.trace(S)) / d, 1e-12)
-    L = np.linalg.cholesky(S)
+    jitter = max(VAR_FLOOR * float(np.trace(S)) / d, MIN_VAR)
+    for _ in range(6):  # a release whose records repeat their class mean has no spread
+        A = S.copy()
+        A[np.diag_indices(d)] += jitter
+        try:
+            L = np.linalg.cholesky(A)
+            break
+        except np.linalg.LinAlgError:
+            jitter *= 100.0
+    else:  # pragma: no cover - a diagonal this large is positive definite
+        L = np.linalg.cholesky(np.diag(np.maximum(np.diag(S), 0.0) + jitter))
     W, info = lapack.dtrtri(L, lower=1)
     if info != 0:  # pragma: no cover - a Cholesky factor is invertible
         W = np.linalg.inv(L)
@@ -278,7 +292,7 @@ def _model(s: _Sums, use: np.ndarray, kind: str) -> _Model:
         n_pool = max(float(count.sum()) - float((count > 0).sum()), 1.0)
         pooled = within.sum(axis=0) / n_pool
         var = within / np.maximum(count - 1.0, 1.0)[:, None]
-        var = np.maximum(var, VAR_FLOOR * max(float(pooled.mean()), 1e-12))
+        var = np.maximum(var, max(VAR_FLOOR * float(pooled.mean()), MIN_VAR))
         return _Model("diag", means, seen, var=var)
     outer = np.einsum("c,ci,cj->ij", count, mu0, mu0)
     scatter = s.second[use].sum(axis=0) - outer  # type: ignore[index]
@@ -342,7 +356,7 @@ def _residual(E_sums: _Sums, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = float(E_sums.count[use].sum())
     m = E_sums.sums[use].sum(axis=(0, 1)) / max(n, 1.0)
     v = E_sums.sq[use].sum(axis=(0, 1)) / max(n, 1.0) - m * m
-    return m, np.maximum(v, VAR_FLOOR * max(float(v.mean()), 1e-12))
+    return m, np.maximum(v, max(VAR_FLOOR * float(v.mean()), MIN_VAR))
 
 
 def _fitted(Z: np.ndarray, codes: np.ndarray, n_classes: int, fam: Family,

@@ -618,7 +618,7 @@ def print_risks(report: Any) -> None:
     tab.add_column("figure [95% CI]", no_wrap=True)
     tab.add_column("baseline", no_wrap=True)
     tab.add_column("target", no_wrap=True)
-    tab.add_column("status", no_wrap=True)
+    tab.add_column("status", overflow="fold")
     style = {"met": "green", "accepted": "yellow", "covered by the guarantee": "green",
              "not met": "bold red", "inconclusive at this size": "bold yellow"}
     for r in rows:
