@@ -2,18 +2,22 @@
 about a non-member?
 
 An attacker holding a person's clear records infers that person's released labels (the
-interest and additional columns the release carries) from the release, either by recognition
-(the label of the nearest released record) or through the records they contributed to
-(:func:`bioanon.attack.tracing.traced_labels`). The same attack on non-members is the control
-(as in Anonymeter): what the release teaches about anyone. An inference that succeeds on
-members at rate p1 and on non-members at p0 *is* a membership test ("member" when the
-inference is right) of advantage TPR − FPR = p1 − p0, so it is judged in the same unit and
-against the same target per level as membership (:mod:`bioanon.metrics.advantage`,
-:mod:`bioanon.levels`): the attack and label column chosen on one half of the candidates,
-scored on the other, both ways. Record level: halves and interval by identity where 20 or
-more people hold the records (they cluster by person), else by record. Identity level: K
-releases each leave one fold of the identities out, so every identity is scored as a member
-and as a non-member; the identity is the unit of the halves and of the interval.
+interest and additional columns the release carries) from the release: every attacker
+registered in :data:`bioanon.attack.registry.INFERENCE` — by recognition (the label of the
+nearest released record or class mean), through the records they contributed to
+(:func:`bioanon.attack.tracing.traced_labels`), or by refitting the release's model family
+per label value (:func:`bioanon.attack.parametric.parametric_labels`: the label whose
+release model fits the candidate best, alone and relative to the reference). The same attack
+on non-members is the control (as in Anonymeter): what the release teaches about anyone. An
+inference that succeeds on members at rate p1 and on non-members at p0 *is* a membership
+test ("member" when the inference is right) of advantage TPR − FPR = p1 − p0, so it is
+judged in the same unit and against the same target per level as membership
+(:mod:`bioanon.metrics.advantage`, :mod:`bioanon.levels`): the attack and label column
+chosen on one half of the candidates, scored on the other, both ways. Record level: halves
+and interval by identity where 20 or more people hold the records (they cluster by person),
+else by record. Identity level: K releases each leave one fold of the identities out, so
+every identity is scored as a member and as a non-member; the identity is the unit of the
+halves and of the interval.
 """
 
 from __future__ import annotations
@@ -100,7 +104,8 @@ class InferenceRisk:
         people = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
                        non.labels[ctx.sensitive].astype(str).to_numpy()]
         in_ref = np.r_[-np.ones(mem.n_records, np.int64), non_rows]
-        hits = _hits(ctx, cand, truth, ctx.anon_test, test.labels, people, in_ref,
+        hits = _hits(ctx, cand, truth, ctx.anon_test, test.labels,
+                     people if groups is None else groups, in_ref,
                      ctx.attack_cache.setdefault(level, {}), level)
         out.append(self._judge(hits, member, groups, level, people))
         idr = ctx.identity_releases()

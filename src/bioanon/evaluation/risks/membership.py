@@ -60,18 +60,19 @@ def game_of(ctx: RiskContext, candidates: np.ndarray, cand_labels: Mapping[str, 
     """The game the registered attackers play on one release: the candidates, the release,
     the training split as the attacker's reference population, the method."""
     train = ctx.train
+    person = ctx.group or ctx.sensitive  # the identity column (a group split's whole groups)
     cols = [c for c in dict.fromkeys([ctx.interest, *ctx.label_columns])
             if c in train.labels.columns]
     rel_lab = {c: released_labels[c].astype(str).to_numpy() for c in cols
                if c in released_labels.columns}
     return Game(candidates, cand_labels, released, rel_lab, train.X,
                 {c: train.labels[c].astype(str).to_numpy() for c in cols},
-                train.labels[ctx.sensitive].astype(str).to_numpy(),
+                train.labels[person].astype(str).to_numpy(),
                 np.asarray(cand_ids).astype(str), np.asarray(in_reference, np.int64),
                 ctx.interest, groups=groups, anonymizer=ctx.anonymizer,
                 n_released=int(len(released)), tops=ctx.tops(), seed=ctx.seed,
                 cache={} if cache is None else cache, level=level, targets=targets,
-                reference_table=train, sensitive=ctx.sensitive)
+                reference_table=train, sensitive=person)
 
 
 def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndarray,
@@ -142,7 +143,8 @@ class MembershipRisk:
                            non.labels[ctx.group].astype(str).to_numpy()]
         scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
                                groups, ctx.attack_cache.setdefault(level, {}),
-                               cand_ids=self.people_, level=level)
+                               cand_ids=self.people_ if groups is None else groups,
+                               level=level)
         if groups is not None:
             uniq, codes = np.unique(groups, return_inverse=True)
             member = _by_group(member.astype(float), codes, uniq.size) > 0.5
