@@ -78,6 +78,9 @@ class ReleaseModel:
         Components per class (``mixture``).
     noisy : bool
         The fitted statistics carry DP noise (the attacker's refit sees a noisy model).
+    mean_rank : int or None
+        The class means differ only in this many directions (a discriminant subspace, e.g.
+        classes − 1); None: in every modelled direction.
     """
 
     family: str
@@ -88,6 +91,7 @@ class ReleaseModel:
     basis: str = "none"
     components: int = 1
     noisy: bool = False
+    mean_rank: int | None = None
 
     def __post_init__(self) -> None:
         for name, value, allowed in (("family", self.family, FAMILIES),
@@ -98,6 +102,8 @@ class ReleaseModel:
                                    f"{', '.join(allowed)}; declare one of them")
         if self.rank is not None and int(self.rank) < 1:
             raise BioanonError(f"release model rank={self.rank} must be at least 1")
+        if self.mean_rank is not None and int(self.mean_rank) < 1:
+            raise BioanonError(f"release model mean_rank={self.mean_rank} must be at least 1")
         if int(self.components) < 1:
             raise BioanonError(f"release model components={self.components} must be >= 1")
         object.__setattr__(self, "additional", tuple(self.additional or ()))
@@ -113,6 +119,8 @@ class ReleaseModel:
             parts.append(f"basis {self.basis}")
         if self.components > 1:
             parts.append(f"{self.components} components")
+        if self.mean_rank is not None:
+            parts.append(f"class means in {self.mean_rank} directions")
         if self.noisy:
             parts.append("noisy statistics")
         return f"{self.family} ({', '.join(parts)})"
@@ -122,7 +130,7 @@ class ReleaseModel:
         return {"family": self.family, "covariance": self.covariance,
                 "interest": self.interest, "additional": list(self.additional),
                 "rank": self.rank, "basis": self.basis, "components": self.components,
-                "noisy": self.noisy}
+                "noisy": self.noisy, "mean_rank": self.mean_rank}
 
 
 __all__ = ["BASES", "COVARIANCES", "FAMILIES", "ReleaseModel"]

@@ -20,9 +20,11 @@ d > n); per-class
 covariances shrunk half-way to the pooled one; each either in all d features or in the
 release's top k principal directions (k the declared rank, else :data:`GENERIC_RANK`), there
 optionally with the d − k other directions as per-feature variances (the basis model's
-residual). Without a declaration the attacker still runs the generic families (diagonal and
-pooled in all d features, pooled in the top directions): the threat model allows it to try
-them. Features are standardized by the reference (the same for every release of a game).
+residual), or in the release's top discriminant directions (classes − 1, or the declared
+``mean_rank``). Without a declaration the attacker still runs the generic families (diagonal
+and pooled in all d features, pooled in the top principal and discriminant directions): the
+threat model allows it to try them. Features are standardized by the reference (the same for
+every release of a game).
 
 Inference on members (:func:`parametric_labels`): the label whose class model, fitted on the
 release, fits the candidate best (the release's own Bayes classifier under the declared
@@ -83,22 +85,30 @@ class Family:
 
     ``covariance`` is "diag", "pooled" or "class"; ``rank`` None fits all d features, k the
     release's top k principal directions; ``residual`` adds the d − k other directions as
-    per-feature variances (the basis model's residual).
+    per-feature variances (the basis model's residual); ``discriminant`` m fits the release's
+    top m discriminant directions instead (those separating its class means against its
+    pooled within-class spread; 0: the number of classes − 1), where a model that keeps its
+    class structure in few directions carries its members' trace.
     """
 
     covariance: str
     rank: int | None = None
     residual: bool = False
+    discriminant: int | None = None
 
     @property
     def name(self) -> str:
+        if self.discriminant is not None:
+            m = "C-1" if self.discriminant == 0 else str(self.discriminant)
+            return f"{PREFIX} ({self.covariance}, top {m} discriminant directions)"
         where = "all d" if self.rank is None else f"top {self.rank} directions"
         extra = " + residual" if self.residual else ""
         return f"{PREFIX} ({self.covariance}, {where}{extra})"
 
 
 #: what every game tries, declared or not (the threat model allows an attacker to try them)
-GENERIC: tuple[Family, ...] = (Family("diag"), Family("pooled"), Family("pooled", GENERIC_RANK))
+GENERIC: tuple[Family, ...] = (Family("diag"), Family("pooled"), Family("pooled", GENERIC_RANK),
+                               Family("pooled", discriminant=0))
 #: the covariance the attacker fits for a declared one
 _COVARIANCE = {"diag": "diag", "spherical": "diag", "pooled": "pooled", "class": "class",
                "factor": "class", "full": "class"}
@@ -115,6 +125,7 @@ def families(model: Any, d: int) -> list[Family]:
     model-aware LR (diag, all d)
     model-aware LR (pooled, all d)
     model-aware LR (pooled, top 16 directions)
+    model-aware LR (pooled, top C-1 discriminant directions)
     model-aware LR (class, top 8 directions)
     model-aware LR (class, top 8 directions + residual)
     """
@@ -130,12 +141,16 @@ def families(model: Any, d: int) -> list[Family]:
             out.append(Family(cov))
             if cov == "class" and rank:
                 out.append(Family("class", int(rank)))
-    seen: dict[tuple[str, int | None, bool], Family] = {}
+        m = getattr(model, "mean_rank", None)
+        if m:
+            out.append(Family("pooled", discriminant=int(m)))
+    seen: dict[tuple[str, int | None, bool, int | None], Family] = {}
     for f in out:
         rk = None if f.rank is None or f.rank >= d else int(f.rank)
         if rk is None and f.residual:
             continue
-        seen.setdefault((f.covariance, rk, f.residual), Family(f.covariance, rk, f.residual))
+        seen.setdefault((f.covariance, rk, f.residual, f.discriminant),
+                        Family(f.covariance, rk, f.residual, f.discriminant))
     return list(seen.values())
 
 
@@ -331,6 +346,21 @@ def _basis(Z_release: np.ndarray, k: int) -> np.ndarray:
     Zc = Z_release - Z_release.mean(axis=0)
     vals, vecs = np.linalg.eigh(Zc.T @ Zc)
     return vecs[:, ::-1][:, :k].copy()
+
+
+def _discriminant(Z_release: np.ndarray, codes: np.ndarray, n_classes: int, m: int
+                  ) -> np.ndarray:
+    """The release's top ``m`` discriminant directions (d, m): its class means, whitened by
+    its pooled within-class covariance, along their leading singular directions (0: as many
+    as its classes − 1)."""
+    model = fit_class_gaussian(Z_release, codes, n_classes, "pooled")
+    means = model.means[model.seen]
+    if means.shape[0] < 2:
+        return np.zeros((Z_release.shape[1], 0))
+    k = means.shape[0] - 1 if m == 0 else min(int(m), means.shape[0] - 1)
+    Mw = (means - means.mean(axis=0)) @ model.W.T
+    _, _, Vt = np.linalg.svd(Mw, full_matrices=False)
+    return model.W.T @ Vt[:k].T
 
 
 @dataclass
@@ -529,7 +559,11 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
     out: Scores = {}
     for fam in fams:
         B = None
-        if fam.rank is not None:
+        if fam.discriminant is not None:
+            B = _discriminant(Zs, s_codes, st.n_classes, fam.discriminant)
+            if B.shape[1] == 0:
+                continue
+        elif fam.rank is not None:
             B = bases.setdefault(fam.rank, _basis(Zs, fam.rank))
         ref_models = _reference_models(st.models, fam.name, st.Zr, st.r_codes, st.n_classes,
                                        fam, B, st.f_ref)
