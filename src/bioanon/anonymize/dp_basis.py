@@ -88,7 +88,7 @@ from ..privacy import (
     zcdp_rho,
 )
 from ..table import FeatureTable
-from .base import Anonymizer, Release, label_values
+from .base import Anonymizer, DPCapability, Release, label_values
 from .basis_model import (
     COVARIANCES,
     RESIDUALS,
@@ -470,6 +470,9 @@ class DPBasisAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
+                           "delta)")
+    streamable = True  # its statistics are sums over records (basis_stream)
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity, at most m records each) when the box comes "
                 "from public data or is declared; the basis is public, random or itself DP")

@@ -69,7 +69,7 @@ from ..privacy import (
     zcdp_rho,
 )
 from ..table import FeatureTable
-from .base import Anonymizer, Release, label_values
+from .base import Anonymizer, DPCapability, Release, label_values
 from .params import Param
 from .registration import register
 from .vp_mix import strata
@@ -360,6 +360,8 @@ class DPSyntheticAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
+                           "delta)")
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity) when bounds are fixed in advance")
     does_not_protect = ("the released label columns (kept as they are); records when bounds "

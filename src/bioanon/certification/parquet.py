@@ -64,8 +64,8 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
                        ) -> tuple[list[str], list[dict[str, Any]]]:
     """The methods the bucketed path can search on ``table``, and those left out (reasons).
 
-    A method is bucketable when its release mixes only the records it is given
-    (:func:`~bioanon.scale.run.check_bucketable`); compositions ``A+B`` are not.
+    A method is bucketable when its class declares ``bucketable`` (its release mixes only
+    the records it is given); compositions ``A+B`` are not.
 
     Examples
     --------
@@ -75,16 +75,14 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     >>> names, left[0]["method"]
     (['selective-mean'], 'noise')
     """
-    from ..anonymize.registry import methods as registered
-    from ..scale.run import BUCKETABLE
+    from ..anonymize.registry import methods_that
 
-    known = registered()
+    bucketable = methods_that("bucketable")
     cands, skipped = candidates(table, methods)
     names = list(dict.fromkeys(c.method for c in cands))
     keep: list[str] = []
     for name in names:
-        cls = known.get(name)
-        if name in BUCKETABLE or (cls is not None and getattr(cls, "bucketable", False)):
+        if name in bucketable:
             keep.append(name)
         else:
             skipped.append({"method": name, "setting": name,
@@ -93,7 +91,7 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     if not keep:
         raise BioanonError(f"no method that can run bucket by bucket applies (searched: "
                            f"{names or methods}); name one with methods=, e.g. "
-                           f"{', '.join(BUCKETABLE)}, or certify in memory instead of on dask",
+                           f"{', '.join(bucketable)}, or certify in memory instead of on dask",
                            parameter="methods")
     return keep, skipped
 

@@ -57,8 +57,6 @@ from ..table import FeatureTable
 
 Progress = Callable[[int, int, str], None]
 
-#: the DP methods whose statistics the stream sums over partitions
-STREAMED_METHODS = ("dp-basis",)
 #: records per partition of the streamed release (and per block of its judged rule)
 PARTITION_ROWS = 100_000
 
@@ -311,20 +309,23 @@ class CertifiedStreamedRelease:
 
 
 def _checked_methods(methods: Sequence[str] | None) -> tuple[list[str], list[dict[str, Any]]]:
-    """The streamable DP methods to search, and the DP methods left out (with reasons)."""
-    from .dp_budget import DP_METHODS
+    """The streamable DP methods to search (their class declares ``streamable`` and ``dp``),
+    and the DP methods left out (with reasons)."""
+    from ..anonymize.registry import methods_that
 
+    dp = methods_that("dp")
+    streamable = [m for m in methods_that("streamable") if m in dp]
     why = ("its statistics are not streamed over partitions on the dask path (only "
-           f"{', '.join(STREAMED_METHODS)}); release it in memory")
+           f"{', '.join(streamable)}); release it in memory")
     if methods is None:
-        return list(STREAMED_METHODS), [{"method": m, "setting": m, "reason": why}
-                                        for m in DP_METHODS if m not in STREAMED_METHODS]
+        return streamable, [{"method": m, "setting": m, "reason": why}
+                            for m in dp if m not in streamable]
     named = list(dict.fromkeys(methods))
-    bad = [m for m in named if m not in STREAMED_METHODS]
+    bad = [m for m in named if m not in streamable]
     if bad:
         raise BioanonError(f"method(s) {bad} cannot be released by the streamed DP path of "
-                           f"a Parquet release with epsilon=; name {', '.join(STREAMED_METHODS)} "
-                           "(methods=dp-basis) or release in memory",
+                           f"a Parquet release with epsilon=; name {', '.join(streamable)} "
+                           f"(methods={','.join(streamable)}) or release in memory",
                            parameter=("methods", "epsilon"))
     return named, []
 
@@ -360,7 +361,7 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     privacy_unit, max_records_per_identity
         Only the record unit streams; the identity unit is refused.
     methods : sequence of str, optional
-        DP methods to search (default: the streamable ones, :data:`STREAMED_METHODS`).
+        DP methods to search (default: those whose class declares ``streamable``).
     partition_rows : int
         Records per partition of the release and per block of the judged rule.
     target, random_state, budget_minutes, keep_sensitive, exhaustive, min_utility, options,
@@ -589,6 +590,6 @@ def _name_sample(data: dict[str, Any], sizes: dict[str, Any], rule: dict[str, An
         "released model is fitted on every record of the table.")
 
 
-__all__ = ["PARTITION_ROWS", "STREAMED_METHODS", "CertifiedStreamedRelease", "Partitions",
+__all__ = ["PARTITION_ROWS", "CertifiedStreamedRelease", "Partitions",
            "StreamedRelease", "StreamedResult", "certify_streamed", "partition_count",
            "stream_to_parts"]

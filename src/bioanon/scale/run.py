@@ -14,17 +14,16 @@ from typing import Any
 from ..errors import BioanonError
 from ..table import parquet_parts
 
-#: registry names of the mixing methods the bucketed path can run (an estimator class may
-#: also declare ``bucketable = True``: it mixes only the records it is given)
-BUCKETABLE = ("selective-mean",)
-
-
 def check_bucketable(method: str, anonymizer: Any) -> None:
-    """Refuse methods whose release is not a mixing of the records given."""
-    if method in BUCKETABLE or getattr(anonymizer, "bucketable", False):
+    """Refuse methods whose release is not a mixing of the records given (their class does
+    not declare ``bucketable``)."""
+    from ..anonymize.registry import methods_that
+
+    if getattr(anonymizer, "bucketable", False):
         return
     raise BioanonError(f"method '{method}' cannot run bucket by bucket on dask; use a mixing "
-                       f"method ({', '.join(BUCKETABLE)}) or run it in memory (without dask)")
+                       f"method ({', '.join(methods_that('bucketable'))}) or run it in memory "
+                       "(without dask)")
 
 
 #: extensions a folder of Parquet parts may carry (dask, Spark and pyarrow write such folders
