@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import BioanonError
 from ..table import parquet_parts
 
+
 def check_bucketable(method: str, anonymizer: Any) -> None:
     """Refuse methods whose release is not a mixing of the records given (their class does
     not declare ``bucketable``)."""
