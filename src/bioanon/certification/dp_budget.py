@@ -2,8 +2,9 @@
 
 With a :class:`DPBudget` the search (:func:`bioanon.certification.search.search`) considers
 only the DP methods (those whose class declares ``dp``), **every candidate at exactly the
-declared ε and δ**: the budget is the owner's (the figure written into a DPIA), never searched upwards; the other
-parameters (covariance, rank, clip, g) vary as each method's search space says.
+declared ε and δ**: the budget is the owner's (the figure written into a DPIA), never
+searched upwards; the other parameters (covariance, rank, clip, g) vary as each method's
+search space says.
 
 Public side data (a table of people **not** in the release, with the same feature columns)
 make the guarantee strict: each DP method's ``public_search_space`` names the parameters
