@@ -635,7 +635,7 @@ def print_risks(report: Any) -> None:
             console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
 
 
-def print_summary(report: Any, as_json: bool = False) -> None:
+def print_summary(report: Any, as_json: bool = False, verdict: bool = True) -> None:
     """Print a report's summary: a table and the verdict, or with ``as_json`` the JSON of
     ``report.json``'s ``summary`` (:meth:`bioanon.report.document.Report.summary`).
 
@@ -652,7 +652,7 @@ def print_summary(report: Any, as_json: bool = False) -> None:
     for key, value in report.summary_rows():
         tab.add_row(key, value)
     console.print(tab)
-    if "verdict" in report:
+    if verdict and "verdict" in report:  # False: the caller says the run's one verdict
         from ..report.verdict_points import verdict_points
 
         head, points = verdict_points(report["verdict"])

@@ -77,15 +77,19 @@ ReasonOpt = Annotated[list[str] | None, typer.Option(
 
 
 def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str, str]:
-    """Pair ``--accept-risk`` names with their ``--reason`` (one each, in order)."""
+    """Pair ``--accept-risk`` names with their ``--reason`` (one each, in order; one
+    ``--reason`` alone covers every ``--accept-risk``, as the plan's refusal suggests)."""
     from ..evaluation.risks import check_accepted
 
     names, why = list(accept or []), list(reason or [])
     if not names and not why:
         return {}
+    if len(why) == 1 and names:
+        why = why * len(names)
     if len(why) != len(names):
         raise BioanonError(f"{len(names)} --accept-risk but {len(why)} --reason; give one "
-                           "--reason \"...\" after each --accept-risk")
+                           "--reason \"...\" for all of them, or one after each "
+                           "--accept-risk")
     return check_accepted(dict(zip(names, why, strict=True)))
 
 

@@ -18,6 +18,7 @@ package turns it into ``report.json`` and ``report.html``; nothing here renders 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,80 @@ def _with_seed(anonymizer: Any, seed: int) -> Any:
     return anonymizer
 
 
+@dataclass(frozen=True)
+class JudgeCheck:
+    """What the judge's check of a table and options derives (:func:`check_judge`): the
+    attacker modes, the recognizers, the selection strategies (and whether strict), the
+    level, the accepted risks and the released label columns."""
+
+    modes: tuple[str, ...]
+    models: tuple[str, ...]
+    strategies: tuple[Any, ...]
+    strict: bool
+    level: Any
+    accept_risks: Mapping[str, str]
+    label_columns: tuple[str, ...]
+
+
+def check_judge(table: FeatureTable, interest: str, sensitive: str,
+                additional: Mapping[str, float] | None,
+                options: EvaluationOptions) -> JudgeCheck:
+    """Refuse (one line) a table and options the judge cannot run on, before any work: the
+    roles' label columns, the panel, the group, the caps, the level and the accepted risks.
+
+    A caller judging many settings of one table (the search) runs it once and hands the
+    result to every :class:`Evaluation` (``checked=``).
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=4, records_per_identity=10, n_features=32)
+    >>> check_judge(t, "expression", "identity", None, EvaluationOptions.of()).label_columns
+    ('expression',)
+    """
+    additional = dict(additional or {})
+    for col in [interest, sensitive, *additional]:
+        table.label(col)
+    if sensitive == interest or sensitive in additional:
+        raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
+    modes = parse_modes(options.attackers)
+    models = options.models
+    want_all = isinstance(models, str) and models.strip() == "all"
+    model_list = parse_models(models)
+    if want_all and "image_shape" in table.meta:
+        from ..attack.pretrained import available
+
+        side = int(round(np.sqrt(table.n_features)))
+        if side * side == table.n_features and available():
+            model_list.append("dlib_embedding")
+    strategies, strict = parse_strategies(options.selection)
+    group = options.group
+    if group is not None:
+        table.label(group)
+        if group in (sensitive, interest, *additional):
+            raise BioanonError(f"group '{group}' must differ from the sensitive and "
+                               "useful columns; pass the identity column")
+    check_cap(options.max_fit_records, "max_fit_records")
+    check_cap(options.max_candidates, "max_candidates")
+    if options.top_k < 1:
+        raise BioanonError(f"top_k={options.top_k} must be at least 1")
+    if not 0.0 <= options.target_advantage <= 1.0:
+        raise BioanonError(f"target advantage {options.target_advantage} must lie in [0, 1]; "
+                           "e.g. 0.05")
+    from ..levels import resolve_level
+
+    released = options.released_labels
+    label_columns = list(released if released is not None else [interest, *additional])
+    for c in label_columns:
+        table.label(c, min_classes=1)
+    if sensitive in label_columns:
+        raise BioanonError(f"the release cannot carry the sensitive column '{sensitive}'; "
+                           "drop it from the released labels")
+    return JudgeCheck(tuple(modes), tuple(model_list), tuple(strategies), bool(strict),
+                      resolve_level(options.level), check_accepted(options.accept_risks),
+                      tuple(label_columns))
+
+
 class Evaluation:
     """Anonymize a held-out split and measure utility and privacy (call :meth:`evaluate`).
 
@@ -141,6 +216,9 @@ class Evaluation:
     progress : callable (done, total, text), optional
     cache : ModelCache, optional
         Keeps clear-trained attack models across evaluations of the same table and seed.
+    checked : JudgeCheck, optional
+        :func:`check_judge` of this table, roles and options, run once by a caller that
+        judges many settings (the search); None: checked here.
     options : EvaluationOptions, optional
         The judge's options (:class:`~bioanon.evaluation.options.EvaluationOptions`: the
         attack panel, the split, the risks and their targets).
@@ -164,7 +242,7 @@ class Evaluation:
                  additional: Mapping[str, float] | None = None, anonymizer: Any = None, *,
                  random_state: int = 0, progress: Progress | None = None,
                  cache: ModelCache | None = None, options: EvaluationOptions | None = None,
-                 **option_values: Any) -> None:
+                 checked: JudgeCheck | None = None, **option_values: Any) -> None:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
@@ -173,6 +251,8 @@ class Evaluation:
         self.random_state = random_state
         self.progress = progress
         self.cache = cache
+        #: the judge's check of this table and these options, when the caller ran it
+        self.checked = checked
         #: every option of the judge (:class:`~bioanon.evaluation.options.EvaluationOptions`)
         self.options = opts = EvaluationOptions.of(options, **option_values)
         self.models = opts.models
@@ -201,45 +281,16 @@ class Evaluation:
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
-        table, interest, sensitive, additional = (self.table, self.interest, self.sensitive,
-                                                  self.additional)
-        for col in [interest, sensitive, *additional]:
-            table.label(col)
-        if sensitive == interest or sensitive in additional:
-            raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
-        self.modes = parse_modes(self.attackers)
-        want_all = isinstance(self.models, str) and self.models.strip() == "all"
-        self.model_list = parse_models(self.models)
-        if want_all and "image_shape" in table.meta:
-            from ..attack.pretrained import available
-
-            side = int(round(np.sqrt(table.n_features)))
-            if side * side == table.n_features and available():
-                self.model_list.append("dlib_embedding")
-        self.strategies, self.strict = parse_strategies(self.selection)
-        if self.group is not None:
-            table.label(self.group)
-            if self.group in (sensitive, interest, *additional):
-                raise BioanonError(f"group '{self.group}' must differ from the sensitive and "
-                                   "useful columns; pass the identity column")
-        check_cap(self.max_fit_records, "max_fit_records")
-        check_cap(self.max_candidates, "max_candidates")
-        if self.top_k < 1:
-            raise BioanonError(f"top_k={self.top_k} must be at least 1")
-        if not 0.0 <= self.target_advantage <= 1.0:
-            raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
-                               "e.g. 0.05")
-        from ..levels import resolve_level
-
-        self.level_ = resolve_level(self.level)
-        self.accept_risks_ = check_accepted(self.accept_risks)
-        self.label_columns = list(self.released_labels if self.released_labels is not None
-                                  else [interest, *additional])
-        for c in self.label_columns:
-            table.label(c, min_classes=1)
-        if sensitive in self.label_columns:
-            raise BioanonError(f"the release cannot carry the sensitive column '{sensitive}'; "
-                               "drop it from the released labels")
+        """The judge's check (:func:`check_judge`), unless the caller ran it already for
+        this table and these options (``checked``: a search judges many settings)."""
+        c = self.checked
+        if c is None:
+            c = check_judge(self.table, self.interest, self.sensitive, self.additional,
+                            self.options)
+        self.modes, self.model_list = list(c.modes), list(c.models)
+        self.strategies, self.strict = list(c.strategies), c.strict
+        self.level_, self.accept_risks_ = c.level, dict(c.accept_risks)
+        self.label_columns = list(c.label_columns)
 
     # ------------------------------------------------------------------ the protocol
     def evaluate(self, recognition: bool = True) -> Evaluation:
@@ -633,4 +684,5 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
     return block
 
 
-__all__ = ["Evaluation", "anonymize_splits", "model_name", "mixture", "utility"]
+__all__ = ["Evaluation", "JudgeCheck", "anonymize_splits", "check_judge", "model_name", "mixture",
+           "utility"]
