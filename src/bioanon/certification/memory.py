@@ -175,22 +175,19 @@ class InMemory:
         self.checked: Any = None
 
     def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
-        """The join check of the kept and quasi-identifying columns (run once; a refusal
-        costs no search)."""
-        for column in (roles.sensitive, roles.interest, *roles.additional):
-            if column is not None:
-                self.data.label(column)  # an empty or single-class label: before the join
-        plan = resolve_roles(self.data.labels.columns, roles, settings.keep_sensitive)
-        self.checked = join_check(self.data.labels, plan, roles.sensitive,
-                                  force=settings.force)
+        """Nothing of its own before the table is read (it is read already)."""
 
     def shape(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> Shape:
         """The table itself (its labels are declared: only ``keep_as_feature`` is checked)."""
         return Shape(self.data, self.data.X, list(self.data.feature_names or []))
 
-    def budget(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> DPBudget | None:
-        """The declared budget, checked, and its candidates built once (a refusal costs no
-        search)."""
+    def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> DPBudget | None:
+        """The join check of the kept and quasi-identifying columns (run once, kept for the
+        release), then the declared budget, checked, and its candidates built once (a
+        refusal costs no search)."""
+        plan = resolve_roles(self.data.labels.columns, roles, settings.keep_sensitive)
+        self.checked = join_check(self.data.labels, plan, roles.sensitive,
+                                  force=settings.force)
         budget = declared_budget(self.data, roles.sensitive, settings)
         if budget is not None:
             budget.candidates(self.data, settings.methods, roles.sensitive)

@@ -1,18 +1,21 @@
-"""The Parquet/dask adapter (``bioanon release --dask``): certify on a panel sample, then
+"""The bucketed source on dask (``bioanon release --dask``): certify on a panel sample, then
 release the table bucket by bucket through the :mod:`bioanon.scale` engine.
 
-A table too large for memory is certified in four steps, never held whole:
+:func:`certify_parquet` runs the one skeleton (:func:`~bioanon.certification.run.certify_source`)
+with the :class:`Bucketed` source; a table too large for memory is never held whole:
 
-1. only the label columns the judge needs are read (the interest, the additional and
-   sensitive columns, the group); the join check runs on them;
-2. a stratified panel sample of identities and records
-   (:func:`~bioanon.sampling.panel_sample`) is read, features and labels;
-3. the search and its confirmation (:func:`~bioanon.certification.search.run_search`) run
-   on the sample, every candidate judged **as the bucketed release applies it**
+1. the checks, as on every path: the output, the columns named, the first records of the
+   feature columns (metadata-looking columns of a file that does not record its labels,
+   ``keep_as_feature``), the label columns the judge needs (the interest, the additional and
+   sensitive columns, the group) and a stratified panel sample of identities and records
+   (:func:`~bioanon.sampling.panel_sample`) drawn from them;
+2. the plan, on the panel sample's labels (a level the sample cannot show stops the run);
+3. the sample's rows are read (one pass) and the search and its confirmation run on them,
+   every candidate judged **as the bucketed release applies it**
    (:class:`~bioanon.scale.BucketedMixing` with the release's ``bucket_size``: sets drawn
    within random buckets stratified by the interest), so the certificate describes what is
-   written. Methods that cannot run bucket by bucket (a release that is not a mixing of the
-   records given) are left out of the search, each with a one-line reason;
+   written. Methods whose class does not declare ``bucketable`` are left out of the search,
+   each with a one-line reason;
 4. the certified setting releases every record through the bucketed dask path
    (:func:`~bioanon.scale.run.anonymize_bucketed`) with a fresh release seed; the manifest is
    certified and names the verdict, the sample's and the table's sizes and the bucket rule.
@@ -354,7 +357,7 @@ class Bucketed(ParquetSample):
             check_scheduler_reachable(self.run.scheduler)
         super().refuse(roles, settings, judge)
 
-    def budget(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> None:
+    def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> None:
         return None
 
     def methods(self, shape: Shape, settings: ReleaseSettings, budget: Any

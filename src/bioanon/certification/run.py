@@ -20,8 +20,8 @@ The steps, each said once here:
 1. **check**, before any work: the roles, the settings (:mod:`.settings`), every method
    named (an unknown name is said before the plan), the path's own refusals, the table's
    columns (:func:`bioanon.release.check_columns`: metadata-looking features,
-   ``keep_as_feature`` naming no feature), its labels, a declared budget and the methods the
-   path can release;
+   ``keep_as_feature`` naming no feature), its labels, the path's checks of the table (in
+   memory: the join check), a declared budget and the methods the path can release;
 2. **plan**, from the labels alone (:func:`certification_plan`): the caller is told it
    through ``on_plan``; a level the table cannot show stops the run
    (:class:`~bioanon.plan.PlanRefused`);
@@ -93,8 +93,9 @@ class Source(Protocol):
               judge: EvaluationOptions) -> Shape:
         """Read what the checks and the plan need (labels, the first records)."""
 
-    def budget(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> Any:
-        """The declared DP budget, checked (None without one)."""
+    def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> Any:
+        """The path's checks that read the table (in memory: the join check), and the
+        declared DP budget, checked (None without one)."""
 
     def methods(self, shape: Shape, settings: ReleaseSettings, budget: Any
                 ) -> tuple[list[str] | None, list[dict[str, Any]]]:
@@ -168,7 +169,7 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
     check_columns(shape.head, shape.features, settings.keep_as_feature,
                   declared=shape.declared, source=shape.name)
     check_labels(shape, roles, judge)
-    budget = source.budget(shape, roles, settings)
+    budget = source.prepare(shape, roles, settings)
     methods, left_out = source.methods(shape, settings, budget)
     # 2. plan, from the labels alone: said to the caller, refused in seconds
     guarantee = None if budget is None else budget.guarantee(shape.labels, roles.sensitive)

@@ -10,7 +10,9 @@ statistics are in memory at a time.
    their record count n and the interest's classes are public in the DP model (the labels,
    the record count and the class sizes are released);
 2. a stratified panel sample of identities and records (:func:`~bioanon.sampling.panel_sample`)
-   is read, features and labels;
+   is drawn; the checks of every path and the plan run on its labels (the one skeleton,
+   :func:`~bioanon.certification.run.certify_source`, with the :class:`Streamed` source),
+   then its features and labels are read;
 3. the search and its confirmation (:func:`~bioanon.certification.search.run_search`) run on
    the sample under the declared budget (ε exactly, δ = 1/n² with n the **table's** records
    unless declared; box, centre and clip radii from the public records), every candidate
@@ -381,7 +383,7 @@ class Streamed(ParquetSample):
         """The public table's feature columns are the input's (before any pass)."""
         _check_public_columns(settings.public, self.features)
 
-    def budget(self, shape: Any, roles: Any, settings: Any) -> Any:
+    def prepare(self, shape: Any, roles: Any, settings: Any) -> Any:
         """The budget at the table's size (δ < 1/n with n the table's records), checked on
         a one-record stand-in before the sample's pass; the public records' overlap with
         the sample is checked when its rows are read."""

@@ -73,7 +73,8 @@ AcceptRiskOpt = Annotated[list[str] | None, typer.Option(
                           "identity-membership) with --reason; recorded in the report and the "
                           "manifest. Repeat both to accept several.")]
 ReasonOpt = Annotated[list[str] | None, typer.Option(
-    "--reason", help="Why the risk named by the matching --accept-risk is accepted.")]
+    "--reason", help="Why the risk named by the matching --accept-risk is accepted (one "
+                     "--reason alone covers every --accept-risk).")]
 
 
 def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str, str]:

@@ -176,7 +176,27 @@ SampleRecordsOpt = Annotated[int, typer.Option(
                              "and confirms on.")]
 
 
+def json_input_errors(func: Any) -> Any:
+    """With ``--json``, an option refused by the checks every command shares (run by
+    :func:`~bioanon.cli.common.user_errors` before the command's body) is one document too."""
+    import functools
+
+    from .common import _check_common
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("as_json"):
+            try:
+                _check_common(kwargs)
+            except BioanonError as exc:  # said again, as one line, by user_errors
+                print_json(outcome_doc("input error", message=cli_message(exc)))
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
 @app.command("release", help=RELEASE_HELP)
+@json_input_errors
 @user_errors
 def release_command(
     input: InputArg, output: OutputOpt, interest: InterestOpt, sensitive: SensitiveOpt,
