@@ -33,9 +33,9 @@ METADATA = ["n_samples", "sample_rate", "rec_id", "duration"]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """12 people × 25 records (too few to show the default level) written by bioanon, by
+    """12 people × 50 records (too few to show the default level) written by bioanon, by
     pandas with metadata-looking columns, as NPZ; one more person as public data."""
-    t = make_biometric(n_identities=13, records_per_identity=25, n_features=32,
+    t = make_biometric(n_identities=13, records_per_identity=50, n_features=32,
                        random_state=0)
     ids = t.labels["identity"].to_numpy()
     pub, private = (t.subset(np.flatnonzero(ids == ids[0])),
@@ -58,7 +58,9 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _args(path: str, src: Path, out: Path, pub: Path, *extra: str) -> list[str]:
-    """``release`` on one of the three paths."""
+    """``release`` on one of the three paths (in memory into ``OUT.parquet``, on dask into
+    the folder ``OUT``)."""
+    out = out.with_suffix(".parquet") if path == "memory" else out
     dask = {"memory": [], "bucketed": ["--dask"],
             "streamed": ["--dask", "--epsilon", "1", "--public-data", str(pub)]}[path]
     return ["release", str(src), "-o", str(out), *ROLES, *FAST, *dask, *extra]
