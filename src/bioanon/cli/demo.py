@@ -85,7 +85,7 @@ def _not_certified(exc: Any, out: Path) -> None:
     from .release import print_search
 
     result = exc.search
-    print_search(exc.rows, exc.skipped, exc.not_evaluated)
+    print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
     if result.confirmation is None and result.closest_report is None:
         err_console.print(f"verdict: NOT certified — {result.failure_line()}; nothing was "
                           "written", highlight=False)

@@ -436,7 +436,7 @@ def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
             yield update
     except NotCertified as exc:
-        print_search(exc.rows, exc.skipped, exc.not_evaluated)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
         _refuse(exc, as_json, output)
 
 
@@ -517,14 +517,15 @@ def _budget_clause(statement: dict[str, Any] | None) -> str:
 
 
 def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
-                 not_evaluated: list[str]) -> None:
-    """One line per evaluated setting, per skipped setting, and the budget's note."""
+                 not_evaluated: list[str], chosen: bool = True) -> None:
+    """One line per evaluated setting, per skipped setting, and the budget's note
+    (``chosen`` False: nothing was certified, the report is the closest setting's)."""
     from ..certification.search import row_line as search_row_line
 
+    whose = "the chosen setting's" if chosen else "the closest setting's"
     if rows:  # the tuning split's figures: the report and the verdict are the fresh split's
-        err_console.print("search, on the tuning split (the verdict and the report below are "
-                          "the chosen setting's, judged again on a fresh split):",
-                          highlight=False, soft_wrap=True)
+        err_console.print(f"search, on the tuning split (the report below is {whose}, judged "
+                          "again on a fresh split):", highlight=False, soft_wrap=True)
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
     for skip in skipped:  # every setting or method left out is named, with its reason
