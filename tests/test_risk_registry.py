@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import bioanon.evaluation.protocol as protocol
+import bioanon.evaluation.risks.registry as registry
 from bioanon.anonymize import GaussianNoiseAnonymizer
 from bioanon.certification.chart import search_figure
 from bioanon.certification.search import SearchResult
@@ -48,7 +48,7 @@ def test_every_registered_risk_is_built_the_same_way(table) -> None:
 
 def test_a_new_risk_is_one_registry_line(table, monkeypatch) -> None:
     spec = RiskSpec("echo", EchoRisk, "advantage", "target_advantage", None, "echo", 0.0)
-    monkeypatch.setattr(protocol, "REGISTRY", (*REGISTRY, spec))
+    monkeypatch.setattr(registry, "REGISTRY", (*REGISTRY, spec))
     ev = Evaluation(table, "expression", "identity",
                     anonymizer=GaussianNoiseAnonymizer(sigma=1.0), **FAST).evaluate()
     echo = [r for r in ev.risks_ if r.risk == "echo"]

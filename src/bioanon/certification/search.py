@@ -542,10 +542,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     """
     opts = EvaluationOptions.of(options, **option_values)
     floor = check_min_utility(min_utility)
-    target_advantage = opts.target_advantage
-    if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
-                           parameter="target_advantage")
+    target_advantage = opts.target_advantage  # checked with the options
     if budget_minutes is not None and budget_minutes <= 0:
         raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
                            parameter="budget_minutes")
