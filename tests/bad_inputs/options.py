@@ -286,6 +286,12 @@ def option_cases() -> list[Case]:
     add("evaluate-accept-risk-unknown", lambda d: ev(d, "--accept-risk", "record-magic",
                                                      "--reason", "why"))
     add("evaluate-reason-without-accept-risk", lambda d: ev(d, "--reason", "why"))
+    from bioanon.evaluation.risks.registry import REGISTRY  # each risk's switch, derived
+
+    for switch in dict.fromkeys(spec.switch for spec in REGISTRY if spec.switch):
+        flag = switch.replace("_", "-")
+        add(f"evaluate-no-{flag}-level-unknown",
+            lambda d, f=flag: ev(d, f"--no-{f}", "--level", "loose"))
     add("evaluate-preview-out-is-input", lambda d: [
         "evaluate", str(_csv(d)), *EV, "--preview", "--out", str(d / "t.csv")])
     add("evaluate-selection-unknown", lambda d: ev(d, "--selection", "magic"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,23 +29,13 @@ from .common import (
     refuse_unused,
     user_errors,
 )
-from .options import (
-    AcceptRiskOpt,
-    AttackersOpt,
-    EvalSeedOpt,
-    LevelOpt,
-    ReasonOpt,
-    TargetInferenceOpt,
-    TargetMembershipOpt,
-    TargetOpt,
-    parse_accept,
-    parse_level,
-)
+from .options import AttackersOpt, EvalSeedOpt, risk_flags
 
 
 @app.command()
 @user_errors
 @method_options(seed_option=EvalSeedOpt)
+@risk_flags(switches=True)
 def evaluate(
     input: InputArg,
     sensitive: SensitiveOpt,
@@ -53,12 +43,6 @@ def evaluate(
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
-    target_advantage: TargetOpt = 0.05,
-    level: LevelOpt = None,
-    target_membership: TargetMembershipOpt = None,
-    target_inference: TargetInferenceOpt = None,
-    accept_risk: AcceptRiskOpt = None,
-    reason: ReasonOpt = None,
     preview: Annotated[bool, typer.Option(
         "--preview/--no-preview",
         help="Add a contact sheet of held-out originals and their released versions to "
@@ -66,6 +50,7 @@ def evaluate(
              "it private.")] = False,
     *,
     choice: MethodChoice,
+    judge: dict[str, Any],
     models: Annotated[str, typer.Option(
         help="Attack recognizers, comma-separated, or 'all' (forest, linear_svm, rbf_svm, "
              "knn, mlp, logreg, pca_svm, hgb; on face pixels with the face extra, also the "
@@ -97,8 +82,6 @@ def evaluate(
 
     check_output_dir(out, [input], ["report.json", "report.html"])
     add = parse_weighted(additional, 1.0, "--additional")
-    accepted = parse_accept(accept_risk, reason)
-    lv = parse_level(level, target_membership, target_inference)
     eval_seed = 0 if choice.seed is None else choice.seed
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
     anon = choice.build(interest, sensitive, list(add),
@@ -122,8 +105,7 @@ def evaluate(
     options = EvaluationOptions.of(
         models=model_list, test_size=test_size, attackers=modes, selection=selection,
         identities=identities, n_random=n_random, metadata=meta_cols, group=group,
-        n_jobs=jobs, target_advantage=target_advantage, preview=preview,
-        level=lv, accept_risks=accepted)
+        n_jobs=jobs, preview=preview, **judge)
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
                                 random_state=eval_seed, progress=update, options=options)

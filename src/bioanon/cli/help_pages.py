@@ -22,32 +22,43 @@ from typing import Annotated, Any
 
 import typer
 
-#: options shown by ``--help-all`` only, by command (flags a command lacks are ignored)
+#: options shown by ``--help-all`` only, by command; every flag named here is one the command
+#: declares (:func:`stale_details` lists those it does not; a test keeps it empty)
 DETAILS: dict[str, frozenset[str]] = {
     "release": frozenset({
         "--models", "--attackers", "--jobs", "--workers", "--bucket-size", "--sample-records",
         "--max-records-per-identity", "--delta", "--privacy-unit", "--target-advantage",
-        "--target-membership", "--target-inference", "--budget-minutes", "--keep-sensitive",
-        "--label", "--quasi", "--force", "--keep-as-feature", "--exhaustive"}),
+        "--budget-minutes", "--keep-sensitive", "--label", "--quasi", "--force",
+        "--keep-as-feature", "--exhaustive"}),
     "evaluate": frozenset({
-        "--models", "--attackers", "--jobs", "--selection", "--top-k", "--n-random",
-        "--test-size", "--target-advantage", "--target-membership", "--target-inference",
-        "--utility-model", "--max-records", "--verification", "--membership", "--inference",
-        "--preview", "--rq", "--allow-replacement", "--k", "--g", "--t", "--w", "--rp",
-        "--epsilon", "--sigma", "--block", "--metadata", "--decoupler"}),
+        "--models", "--attackers", "--jobs", "--selection", "--n-random", "--test-size",
+        "--target-advantage", "--membership", "--inference", "--preview", "--rq",
+        "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon", "--sigma",
+        "--block", "--metadata", "--decoupler"}),
     "anonymize": frozenset({
         "--bucket-size", "--fit-sample", "--workers", "--scheduler", "--rq",
         "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon", "--sigma",
         "--block", "--keep-order", "--label", "--quasi", "--force", "--decoupler",
         "--keep-as-feature"}),
-    "tune": frozenset({"--models", "--attackers", "--jobs", "--test-size",
-                       "--target-advantage", "--target-membership", "--target-inference",
-                       "--max-records"}),
+    "tune": frozenset({"--models", "--attackers", "--target-advantage"}),
 }
 #: flags that ask for text instead of setting something (no --no- form, like --help)
 ACTIONS = frozenset({"version", "help_all"})
 #: the flag that shows the whole page
 HELP_ALL = "--help-all"
+
+
+def stale_details(group: Any) -> dict[str, list[str]]:
+    """Flags :data:`DETAILS` names that their command does not declare, by command (empty
+    when every one exists); ``group`` is the app's click group
+    (``typer.main.get_command(app)``)."""
+    out = {}
+    for name, flags in DETAILS.items():
+        cmd = group.get_command(None, name)
+        declared = {o for p in getattr(cmd, "params", []) for o in (*p.opts, *p.secondary_opts)}
+        if missing := sorted(flags - declared):
+            out[name] = missing
+    return out
 
 
 def first_paragraph(text: str | None) -> str:
@@ -114,4 +125,5 @@ def _help_all_param(callback: Any) -> Any:
     return param
 
 
-__all__ = ["DETAILS", "HELP_ALL", "add_no_forms", "first_paragraph", "short_pages"]
+__all__ = ["DETAILS", "HELP_ALL", "add_no_forms", "first_paragraph", "short_pages",
+           "stale_details"]

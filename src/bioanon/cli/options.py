@@ -1,14 +1,28 @@
 """Options shared by several commands (``anonymize``, ``evaluate``, ``release``, ``tune``,
 ``preview``, ``train-decoupler``): the column roles, the verdict's targets, accepted risks,
-the attacker modes, an image shape."""
+the attacker modes, an image shape.
+
+The flags the risks need derive from the risk registry
+(:data:`bioanon.evaluation.risks.registry.REGISTRY`): ``--target-advantage`` and ``--level``
+(one per option a risk reads its target from, :data:`TARGET_FLAGS`) name the risks they
+judge, ``--accept-risk`` lists every ``LEVEL-RISK``, and :func:`risk_flags` adds them all,
+with each risk's ``--SWITCH/--no-SWITCH``, to a command.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from ..errors import BioanonError
+from ..evaluation.options import DEFAULT_TARGET, EvaluationOptions
+from ..evaluation.risks import registry
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 IdentOpt = Annotated[list[str] | None, typer.Option(
     "--identifying", help="Identifying column (id, name, file name): read, never released.")]
@@ -34,20 +48,62 @@ EvalSeedOpt = Annotated[int | None, typer.Option(
                    "anonymizer inside the evaluation never uses it: it draws from a seed "
                    "derived from it by a one-way hash, which is not written anywhere. It is "
                    "not a release key: releases use anonymize --seed.")]
-TargetOpt = Annotated[float, typer.Option(
-    "--target-advantage", help="Recognition target of the verdict: the upper end of the 95% "
-                               "interval of the worst attack's advantage over max(chance, "
-                               "control) must be at most this.")]
-LevelOpt = Annotated[str | None, typer.Option(
-    "--level", help="Privacy level of membership and inference on members, both judged by "
-                    "the membership advantage TPR − FPR (upper 95% bound): strict, standard "
-                    "(default), basic, or a number (the same target at the record and "
-                    "identity levels). See the README's levels table.")]
+
+
+def _names(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def target_help() -> str:
+    """``--target-advantage``'s help: the registered risks judged by a target of their own."""
+    return (f"Target of {_names(registry.risks_judged_by('target_advantage'))} in the verdict: "
+            "the upper end of the 95% interval of the worst attack's advantage over "
+            "max(chance, control) must be at most this ("
+            f"{EvaluationOptions.constraint_text('target_advantage')}).")
+
+
+def level_help() -> str:
+    """``--level``'s help: the registered risks judged at the privacy level."""
+    return (f"Privacy level of {_names(registry.risks_judged_by('level'))}, each judged by "
+            "its membership advantage TPR − FPR (upper 95% bound): strict, standard "
+            "(default), basic, or a number (the same target at the record and identity "
+            "levels). See the README's levels table.")
+
+
+def accept_help() -> str:
+    """``--accept-risk``'s help: every LEVEL-RISK of the registered risks."""
+    return ("Accept a named risk explicitly (LEVEL-RISK: "
+            f"{', '.join(registry.accept_names())}) with --reason; recorded in the report "
+            "and the manifest. Repeat both to accept several.")
+
+
+def switch_help(switch: str) -> str:
+    """The help of a registered risk's switch (``--membership/--no-membership``)."""
+    specs = [s for s in registry.REGISTRY if s.switch == switch]
+    what = "; ".join(s.question for s in specs if s.question)
+    return (f"Judge {_names([s.name for s in specs])}" + (f" ({what})" if what else "") +
+            f"; --no-{switch.replace('_', '-')} leaves it out (reported as not measured, "
+            "never met).")
+
+
+TargetOpt = Annotated[float, typer.Option("--target-advantage", help=target_help())]
+LevelOpt = Annotated[str | None, typer.Option("--level", help=level_help())]
 #: removed: refused with the way forward (one line, exit 2)
 TargetMembershipOpt = Annotated[float | None, typer.Option(
     "--target-membership", hidden=True, help="Removed: use --level.")]
 TargetInferenceOpt = Annotated[float | None, typer.Option(
     "--target-inference", hidden=True, help="Removed: use --level.")]
+AcceptRiskOpt = Annotated[list[str] | None, typer.Option("--accept-risk", help=accept_help())]
+ReasonOpt = Annotated[list[str] | None, typer.Option(
+    "--reason", help="Why the risk named by the matching --accept-risk is accepted.")]
+
+#: the command line's flag of each option a registered risk reads its target from
+#: (:data:`bioanon.evaluation.risks.registry.TARGET_OPTIONS`), and its default
+TARGET_FLAGS: dict[str, tuple[Any, Any]] = {
+    "target_advantage": (TargetOpt, DEFAULT_TARGET),
+    "level": (LevelOpt, None),
+}
 
 
 def parse_level(level: str | None, target_membership: float | None = None,
@@ -68,25 +124,72 @@ def parse_level(level: str | None, target_membership: float | None = None,
     except BioanonError:
         raise BioanonError(f"--level {level!r} is not a level; use strict, standard, basic or "
                            "a target advantage in (0, 1), e.g. --level 0.1") from None
-AcceptRiskOpt = Annotated[list[str] | None, typer.Option(
-    "--accept-risk", help="Accept a named risk explicitly (LEVEL-RISK, e.g. "
-                          "identity-membership) with --reason; recorded in the report and the "
-                          "manifest. Repeat both to accept several.")]
-ReasonOpt = Annotated[list[str] | None, typer.Option(
-    "--reason", help="Why the risk named by the matching --accept-risk is accepted.")]
 
 
 def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str, str]:
     """Pair ``--accept-risk`` names with their ``--reason`` (one each, in order)."""
-    from ..evaluation.risks import check_accepted
-
     names, why = list(accept or []), list(reason or [])
     if not names and not why:
         return {}
     if len(why) != len(names):
         raise BioanonError(f"{len(names)} --accept-risk but {len(why)} --reason; give one "
                            "--reason \"...\" after each --accept-risk")
-    return check_accepted(dict(zip(names, why, strict=True)))
+    return registry.check_accepted(dict(zip(names, why, strict=True)))
+
+
+#: the keyword a command decorated with :func:`risk_flags` receives
+JUDGE = "judge"
+
+
+def risk_flags(func: F | None = None, *, switches: bool = False) -> Any:
+    """Add the flags the registered risks derive to a command: one per option a risk reads
+    its target from (:data:`TARGET_FLAGS`: ``--target-advantage``, ``--level``), the removed
+    per-risk targets (refused), ``--accept-risk``/``--reason`` and, with ``switches``, each
+    risk's ``--SWITCH/--no-SWITCH``.
+
+    The command receives ``judge``: the :class:`~bioanon.evaluation.options.EvaluationOptions`
+    values those flags set, by option name (``target_advantage``, ``level``,
+    ``accept_risks`` and the switches), for ``EvaluationOptions.of(..., **judge)``. A risk
+    registered with an existing target option and switch adds no flag here: its help texts
+    name it.
+    """
+    if func is None:
+        return lambda f: risk_flags(f, switches=switches)
+    sig = inspect.signature(func, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != JUDGE]
+    kw = inspect.Parameter.KEYWORD_ONLY
+    targets = registry.target_options()
+    added = [inspect.Parameter(name, kw, default=TARGET_FLAGS[name][1],
+                               annotation=TARGET_FLAGS[name][0]) for name in targets]
+    added += [inspect.Parameter("target_membership", kw, default=None,
+                                annotation=TargetMembershipOpt),
+              inspect.Parameter("target_inference", kw, default=None,
+                                annotation=TargetInferenceOpt),
+              inspect.Parameter("accept_risk", kw, default=None, annotation=AcceptRiskOpt),
+              inspect.Parameter("reason", kw, default=None, annotation=ReasonOpt)]
+    names = [s for s in dict.fromkeys(spec.switch for spec in registry.REGISTRY) if s] \
+        if switches else []
+    added += [inspect.Parameter(name, kw, default=True, annotation=Annotated[bool, typer.Option(
+        f"--{name.replace('_', '-')}/--no-{name.replace('_', '-')}", help=switch_help(name))])
+        for name in names]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        judge: dict[str, Any] = {name: kwargs.pop(name) for name in targets}
+        removed = (kwargs.pop("target_membership"), kwargs.pop("target_inference"))
+        if "level" in judge:
+            judge["level"] = parse_level(judge["level"], *removed)
+        else:
+            parse_level(None, *removed)
+        judge["accept_risks"] = parse_accept(kwargs.pop("accept_risk"), kwargs.pop("reason"))
+        judge.update({name: kwargs.pop(name) for name in names})
+        return func(*args, **kwargs, **{JUDGE: judge})
+
+    first = [p for p in own if p.kind is not kw]  # the flags after the command's own first
+    wrapper.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=first + added + [p for p in own if p.kind is kw])
+    wrapper.__annotations__ = {}
+    return wrapper
 
 
 def parse_hxw(text: str | None, flag: str) -> tuple[int, int] | None:
