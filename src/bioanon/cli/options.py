@@ -87,23 +87,36 @@ def switch_help(switch: str) -> str:
             "never met).")
 
 
-TargetOpt = Annotated[float, typer.Option("--target-advantage", help=target_help())]
-LevelOpt = Annotated[str | None, typer.Option("--level", help=level_help())]
+#: the command line's flag of each option a registered risk reads its target from
+#: (:data:`bioanon.evaluation.risks.registry.TARGET_OPTIONS`): flag, type, help, default
+TARGET_FLAGS: dict[str, tuple[str, Any, Callable[[], str], Any]] = {
+    "target_advantage": ("--target-advantage", float, target_help, DEFAULT_TARGET),
+    "level": ("--level", str | None, level_help, None),
+}
+
+
+def target_flag(option: str) -> Any:
+    """The declaration of a target option's flag, its help naming the risks it judges (as
+    registered now)."""
+    flag, kind, text, _ = TARGET_FLAGS[option]
+    return Annotated[kind, typer.Option(flag, help=text())]
+
+
+def accept_flag() -> Any:
+    """The declaration of ``--accept-risk``, its help listing every LEVEL-RISK."""
+    return Annotated[list[str] | None, typer.Option("--accept-risk", help=accept_help())]
+
+
+TargetOpt = target_flag("target_advantage")
+LevelOpt = target_flag("level")
 #: removed: refused with the way forward (one line, exit 2)
 TargetMembershipOpt = Annotated[float | None, typer.Option(
     "--target-membership", hidden=True, help="Removed: use --level.")]
 TargetInferenceOpt = Annotated[float | None, typer.Option(
     "--target-inference", hidden=True, help="Removed: use --level.")]
-AcceptRiskOpt = Annotated[list[str] | None, typer.Option("--accept-risk", help=accept_help())]
+AcceptRiskOpt = accept_flag()
 ReasonOpt = Annotated[list[str] | None, typer.Option(
     "--reason", help="Why the risk named by the matching --accept-risk is accepted.")]
-
-#: the command line's flag of each option a registered risk reads its target from
-#: (:data:`bioanon.evaluation.risks.registry.TARGET_OPTIONS`), and its default
-TARGET_FLAGS: dict[str, tuple[Any, Any]] = {
-    "target_advantage": (TargetOpt, DEFAULT_TARGET),
-    "level": (LevelOpt, None),
-}
 
 
 def parse_level(level: str | None, target_membership: float | None = None,
@@ -159,13 +172,13 @@ def risk_flags(func: F | None = None, *, switches: bool = False) -> Any:
     own = [p for p in sig.parameters.values() if p.name != JUDGE]
     kw = inspect.Parameter.KEYWORD_ONLY
     targets = registry.target_options()
-    added = [inspect.Parameter(name, kw, default=TARGET_FLAGS[name][1],
-                               annotation=TARGET_FLAGS[name][0]) for name in targets]
+    added = [inspect.Parameter(name, kw, default=TARGET_FLAGS[name][3],
+                               annotation=target_flag(name)) for name in targets]
     added += [inspect.Parameter("target_membership", kw, default=None,
                                 annotation=TargetMembershipOpt),
               inspect.Parameter("target_inference", kw, default=None,
                                 annotation=TargetInferenceOpt),
-              inspect.Parameter("accept_risk", kw, default=None, annotation=AcceptRiskOpt),
+              inspect.Parameter("accept_risk", kw, default=None, annotation=accept_flag()),
               inspect.Parameter("reason", kw, default=None, annotation=ReasonOpt)]
     names = [s for s in dict.fromkeys(spec.switch for spec in registry.REGISTRY) if s] \
         if switches else []

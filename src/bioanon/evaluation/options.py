@@ -142,9 +142,8 @@ def check_option(name: str, value: Any) -> None:
     ...
     bioanon.errors.BioanonError: target_advantage=2.0 is out of range; use a number in [0, 1] ...
     """
-    (f,) = (f for f in fields(EvaluationOptions) if f.name == name)
     try:
-        f.metadata["constraint"].check(name, value)
+        EvaluationOptions.constraint(name).check(name, value)
     except BioanonError as exc:
         raise _named(name, value, exc) from None
 
@@ -264,10 +263,15 @@ class EvaluationOptions:
             check_option(f.name, getattr(self, f.name))
 
     @classmethod
+    def constraint(cls, name: str) -> Param | Parsed:
+        """The constraint option ``name`` declares."""
+        (f,) = (f for f in fields(cls) if f.name == name)
+        return f.metadata["constraint"]  # type: ignore[no-any-return]
+
+    @classmethod
     def constraint_text(cls, name: str) -> str:
         """The valid values of option ``name`` in words (for help texts)."""
-        (f,) = (f for f in fields(cls) if f.name == name)
-        return str(f.metadata["constraint"].range_text())
+        return cls.constraint(name).range_text()
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -180,9 +180,8 @@ def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:
     valid = accept_names()
     for name, reason in dict(accept or {}).items():
         if str(name) not in valid:
-            raise BioanonError(f"accept_risks names an unknown risk '{name}'"
-                               f"{suggest(str(name), valid)}; name one of {', '.join(valid)}",
-                               parameter="accept_risks")
+            raise BioanonError(f"cannot accept unknown risk '{name}'"
+                               f"{suggest(str(name), valid)}; name one of {', '.join(valid)}")
         if not str(reason or "").strip():
             raise BioanonError(f"accepting the risk '{name}' needs a reason: "
                                f"accept_risks={name} with its reason", parameter="accept_risks")
