@@ -62,6 +62,8 @@ SHOWABLE = "showable"
 COVERED = "covered by the guarantee"
 ACCEPTED = "accepted"
 INCONCLUSIVE = "inconclusive at this size"
+#: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
+PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
 #: identity-level figures need at least this many identities (as the evaluation does)
 MIN_IDENTITIES = 20
 IDENTITY_FOLDS = 3
@@ -125,9 +127,18 @@ class Plan:
     def row(self, name: str) -> PlanRow | None:
         return next((r for r in self.rows if r.name == name), None)
 
-    def refusal_line(self, cli: bool = False) -> str:
+    def refusal_line(self) -> str:
         """One line: what cannot be shown and the ways forward (empty when nothing blocks),
-        in the library's parameters, or with ``cli`` in the command line's flags."""
+        in the library's parameters (``NAME=VALUE``: the command line writes each as its
+        flag, :data:`PARAMETERS`).
+
+        >>> from bioanon.datasets import make_biometric
+        >>> line = make_plan(make_biometric(n_identities=24, records_per_identity=12,
+        ...                                n_features=32), "expression", "identity"
+        ...                  ).refusal_line()
+        >>> "accept_risks={'record-recognition': '...', 'record-membership': '...'," in line
+        True
+        """
         b = self.blocked
         if not b:
             return ""
@@ -142,17 +153,11 @@ class Plan:
             ways.append("more data: " + " / ".join(more))
         eps = [r.needed["epsilon_identity"] for r in b if "epsilon_identity" in r.needed]
         if eps:
-            budget = (f"--epsilon {min(eps):.3g} --privacy-unit identity --public-data FILE"
-                      if cli else f"epsilon={min(eps):.3g}, privacy_unit='identity', "
-                                  "public=TABLE")
-            ways.append(f"a strict DP budget whose bound covers membership and inference "
-                        f"({budget})")
-        if cli:
-            names = " ".join(f"--accept-risk {r.name}" for r in b)
-            ways.append(f"accept by name ({names} --reason \"...\")")
-        else:
-            names = ", ".join(f"'{r.name}': '...'" for r in b)
-            ways.append(f"accept by name (accept_risks={{{names}}}, with the reason)")
+            covered = list(dict.fromkeys(r.risk for r in b if "epsilon_identity" in r.needed))
+            ways.append(f"a strict DP budget whose bound covers {' and '.join(covered)} "
+                        f"(epsilon={min(eps):.3g}, privacy_unit='identity', public=TABLE)")
+        names = ", ".join(f"'{r.name}': '...'" for r in b)
+        ways.append(f"accept by name (accept_risks={{{names}}})")
         return (f"level '{self.level.name}' cannot be shown on this table, "
                 f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}")
 
@@ -172,8 +177,7 @@ class Plan:
                 "n_identities": self.n_identities, "can_proceed": self.can_proceed,
                 "guarantee": self.guarantee.to_dict() if self.guarantee else None,
                 "rows": [r.to_dict() for r in self.rows],
-                "refusal": self.refusal_line() or None,
-                "refusal_cli": self.refusal_line(cli=True) or None}
+                "refusal": self.refusal_line() or None}
 
 
 def _fmt(x: float) -> str:
@@ -185,7 +189,7 @@ class PlanRefused(BioanonError):
     run stops before the search, with one line naming the ways forward."""
 
     def __init__(self, plan: Plan) -> None:
-        super().__init__(plan.refusal_line())
+        super().__init__(plan.refusal_line(), parameter=PARAMETERS)
         self.plan = plan
 
 

@@ -56,8 +56,8 @@ STRICT_TEXT = ("strict: the clipping box, centre, clip radius and scale come fro
                "(epsilon, delta)-differentially private for the privacy unit")
 NOT_STRICT_TEXT = ("NOT STRICT: the clipping bounds (dp-synthetic) or the standardization "
                    "(dp-mix) come from the released data (PrivacyLeakWarning): the (epsilon, "
-                   "delta) guarantee does not hold strictly; give public data of people not in "
-                   "the release (--public-data FILE, library: public=)")
+                   "delta) guarantee does not hold strictly; give public data: a table of "
+                   "people not in the release, for the bounds")
 BESIDE_TEXT = ("the certificate's risks are empirical figures and each must be met too; this "
                "guarantee is stated beside them, not instead of them")
 

@@ -199,10 +199,19 @@ FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
 
 
 def _as_flag(parameter: str, value: str) -> str:
-    """``NAME=VALUE`` of a library parameter as typed on the command line."""
+    """``NAME=VALUE`` of a library parameter as typed on the command line (a mapping
+    ``{'a': ..., 'b': ...}`` of a repeatable flag: the flag once per key)."""
     if parameter.startswith("params."):
         return f"--param {parameter[len('params.'):]}={value}"
     spelling = FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+    if value.startswith("{"):
+        import ast
+
+        try:
+            keys = list(ast.literal_eval(value))
+        except (ValueError, SyntaxError):
+            keys = [value]
+        return " ".join(_as_flag(parameter, str(k)) for k in keys)
     if "{value}" in spelling or " " in spelling:
         return spelling.format(value=value)
     return spelling + (f" {value}" if value and value != "True" else "")
@@ -221,8 +230,10 @@ def cli_message(exc: BioanonError) -> str:
             return _as_flag(name, m.group(1))
 
         written = name.removeprefix("params.")
-        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\([^)]*\)|[^\s,;)]*)", to_flag,
-                      text)
+        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\{{[^}}]*\}}|\([^)]*\)|[^\s,;)]*)",
+                      to_flag, text)
+    if names:  # flags with values listed together become one command line (no commas)
+        text = re.sub(r"(--[a-z][\w-]* [^\s,;()-][^\s,;()]*), (?=--[a-z])", r"\1 ", text)
     return text
 
 

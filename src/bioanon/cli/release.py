@@ -17,7 +17,6 @@ import typer
 
 from ..errors import BioanonError
 from ..io import check_output_dir, check_output_file, file_sha256
-from ..plan import PlanRefused
 from ..privacy import PrivacyLeakWarning
 from ..release import NO_ROLE, Roles, manifest_path
 from ..table import format_of
@@ -266,11 +265,9 @@ def release_command(
         with progress_bar("certifying") as update, warnings.catch_warnings():
             if dp_epsilon is not None:  # one statement line below instead of one per fit
                 warnings.simplefilter("ignore", PrivacyLeakWarning)
-            try:
-                out = certify(table, roles, force=force, input_name=input.name,
-                              input_sha256=input_sha256, progress=update, **options)
-            except PlanRefused as exc:  # the plan's line, in flags
-                raise BioanonError(exc.plan.refusal_line(cli=True)) from None
+            # a PlanRefused names its parameters: user_errors writes them as flags
+            out = certify(table, roles, force=force, input_name=input.name,
+                          input_sha256=input_sha256, progress=update, **options)
     except NotCertified as exc:
         print_search(exc.rows, exc.skipped, exc.not_evaluated)
         _refuse(exc, as_json, output)
