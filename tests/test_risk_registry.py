@@ -94,7 +94,7 @@ def test_a_registered_risk_reaches_the_plan_the_report_and_the_command_line(
     import typer
     from typer.testing import CliRunner
 
-    from bioanon.cli.options import accept_help, level_help, risk_flags
+    from bioanon.cli.options import accept_help, judge_options, level_help
     from bioanon.evaluation.risks.registry import check_accepted
     from bioanon.plan import make_plan
     from bioanon.report.build import build_report
@@ -123,7 +123,7 @@ def test_a_registered_risk_reaches_the_plan_the_report_and_the_command_line(
     app = typer.Typer()
 
     @app.command()
-    @risk_flags(switches=True)
+    @judge_options("evaluate")
     def judge_only(*, judge: dict) -> None:
         print(sorted(judge["accept_risks"]), judge["level"].name)
 

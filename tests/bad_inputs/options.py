@@ -286,12 +286,6 @@ def option_cases() -> list[Case]:
     add("evaluate-accept-risk-unknown", lambda d: ev(d, "--accept-risk", "record-magic",
                                                      "--reason", "why"))
     add("evaluate-reason-without-accept-risk", lambda d: ev(d, "--reason", "why"))
-    from bioanon.evaluation.risks.registry import REGISTRY  # each risk's switch, derived
-
-    for switch in dict.fromkeys(spec.switch for spec in REGISTRY if spec.switch):
-        flag = switch.replace("_", "-")
-        add(f"evaluate-no-{flag}-level-unknown",
-            lambda d, f=flag: ev(d, f"--no-{f}", "--level", "loose"))
     add("evaluate-preview-out-is-input", lambda d: [
         "evaluate", str(_csv(d)), *EV, "--preview", "--out", str(d / "t.csv")])
     add("evaluate-selection-unknown", lambda d: ev(d, "--selection", "magic"))
@@ -585,4 +579,18 @@ def option_cases() -> list[Case]:
     add("extract-motion-rate-negative", lambda d: mo(d, "--rate", "-50"))
     add("extract-motion-where-malformed", lambda d: mo(d, "--where", "hand"))
     add("extract-motion-step-with-stats", lambda d: mo(d, "--features", "stats", "--step", "2"))
+    # --- the evaluation's options, declared once (each with a value it refuses), and each
+    # registered risk's switch: derived, so a new option or risk brings its own case
+    from bioanon.cli.options import judge_flags, switches
+
+    for cmd, head in (("evaluate", ev), ("release", rl)):
+        for f in judge_flags(cmd).values():
+            if f.bad is not None:
+                flag = f.flag.split("/")[0]
+                add(f"{cmd}-declared-{flag[2:]}-refused",
+                    lambda d, h=head, a=(flag, *f.bad): h(d, *a))
+        for switch in switches(cmd):
+            flag = switch.replace("_", "-")
+            add(f"{cmd}-no-{flag}-level-unknown",
+                lambda d, h=head, f=flag: h(d, f"--no-{f}", "--level", "loose"))
     return c
