@@ -198,12 +198,23 @@ FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
            "accept_risks": "--accept-risk {value} --reason \"...\""}
 
 
+def _declared_flag(parameter: str) -> str:
+    """The flag of an evaluation option as :mod:`bioanon.cli.options` declares it (``n_jobs``:
+    ``--jobs``), else ``--`` + the name with dashes."""
+    from .options import JUDGE_FLAGS, TARGET_FLAGS
+
+    for f in (*JUDGE_FLAGS.values(), *TARGET_FLAGS.values()):
+        if f.option == parameter:
+            return f.flag.split("/")[0]
+    return "--" + parameter.replace("_", "-")
+
+
 def _as_flag(parameter: str, value: str) -> str:
     """``NAME=VALUE`` of a library parameter as typed on the command line (a mapping
     ``{'a': ..., 'b': ...}`` of a repeatable flag: the flag once per key)."""
     if parameter.startswith("params."):
         return f"--param {parameter[len('params.'):]}={value}"
-    spelling = FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+    spelling = FLAG_OF.get(parameter) or _declared_flag(parameter)
     if value.startswith("{"):
         import ast
 

@@ -231,17 +231,8 @@ class Evaluation:
         """
         self.recognition_run_ = recognition
         self._check()
-        self.panel_sample_: dict[str, Any] | None = None
-        if self.options.max_records is not None and self.table.n_records > self.options.max_records:
-            from ..sampling import panel_sample
-
-            ps = panel_sample(self.table.labels, sensitive=self.options.group or self.sensitive,
-                              stratify=self.interest, max_records=self.options.max_records,
-                              max_identities=None, random_state=self.random_state)
-            self.panel_sample_ = ps.describe()
-            self.table = self.table.subset(ps.index)
-        table, interest, sensitive = self.table, self.interest, self.sensitive
-        additional, seed = self.additional, self.random_state
+        self._sample()
+        interest, sensitive, seed = self.interest, self.sensitive, self.random_state
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
         anonymizer = self.anonymizer
         self.notes_: list[str] = []
@@ -261,38 +252,9 @@ class Evaluation:
                 progress(state["done"], state["total"], desc)
             state["done"] += 1
 
-        tick("splitting")
-        if self.options.group is None:
-            tr, te = split_table(table, interest, sensitive, self.options.test_size, seed)
-        else:
-            tr, te = group_split(table, self.options.group, sensitive, self.options.test_size, seed)
-        train, test = table.subset(tr), table.subset(te)
         mixing: list[Any] = []  # the secret mixing matrix: local, never stored or written
-        anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
-        anon_train = np.asarray(anon_train, dtype=np.float32)
-        anon_test = np.asarray(anon_test, dtype=np.float32)
-        if anon_train.shape != train.X.shape or anon_test.shape != test.X.shape:
-            raise BioanonError(
-                f"the anonymizer returned shape {anon_test.shape} for {test.X.shape} records × "
-                "features; the attack panel compares clear and anonymized records and needs one "
-                "anonymized record per record in the same feature space"
-            )
-        self.n_train_, self.n_test_ = train.n_records, test.n_records
-
-        # ------------------------------------------------------------ utility
-        tick("utility (CAS and the other views)")
-        columns = [interest, *additional]
-        opts = self.options
-        util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
-                             seed, opts.n_jobs, cache=self.cache,
-                             max_fit_records=opts.max_fit_records)
-        self.person_level_ = (person_level_columns(table.labels, sensitive, columns)
-                              if self.options.group is None else [])
-        self.utility_notes_: list[str] = []
-        if self.person_level_:
-            tick("utility of person-level attributes on unseen identities")
-            self._unseen_identity_utility(util, anonymizer)
-        self.utility_raw_ = util
+        train, test, anon_train, anon_test = self._split_and_anonymize(anonymizer, tick, mixing)
+        self._utility(train, test, anon_train, anon_test, anonymizer, tick)
 
         # ------------------------------------------------------------ privacy
         y_tr = train.labels[sensitive].astype(str).to_numpy()
@@ -351,14 +313,67 @@ class Evaluation:
             note = (lambda d: progress(state["total"] - 1, state["total"], d)) if progress \
                 else (lambda d: None)
             self.selection_ = _selection_block(
-                train, test, sensitive, strategies, counts, skipped, meta_cols,
-                panel["attacks"], anon_train, anon_test, y_tr, y_te, self.chance_,
-                int(table.labels[sensitive].nunique()), opts.n_random, seed, opts.n_jobs, note)
+                train, test, (anon_train, anon_test), (y_tr, y_te), panel["attacks"],
+                (strategies, counts, skipped, meta_cols), self, note)
         if progress is not None:
             progress(state["total"], state["total"], "done")
         self.strategies_, self.counts_ = strategies, counts
         self.preview_data_ = (test, anon_test) if self.options.preview else None
         return self
+
+    def _sample(self) -> None:
+        """Judge a table of more than ``max_records`` records on a stratified sample of its
+        identities and records (described in ``panel_sample_``)."""
+        opts = self.options
+        self.panel_sample_: dict[str, Any] | None = None
+        if opts.max_records is not None and self.table.n_records > opts.max_records:
+            from ..sampling import panel_sample
+
+            ps = panel_sample(self.table.labels, sensitive=opts.group or self.sensitive,
+                              stratify=self.interest, max_records=opts.max_records,
+                              max_identities=None, random_state=self.random_state)
+            self.panel_sample_ = ps.describe()
+            self.table = self.table.subset(ps.index)
+
+    def _split_and_anonymize(self, anonymizer: Any, tick: Callable[[str], None],
+                             mixing: list[Any]
+                             ) -> tuple[FeatureTable, FeatureTable, np.ndarray, np.ndarray]:
+        """The split (closed set per identity, or whole groups) and both splits anonymized."""
+        table, opts, seed = self.table, self.options, self.random_state
+        tick("splitting")
+        if opts.group is None:
+            tr, te = split_table(table, self.interest, self.sensitive, opts.test_size, seed)
+        else:
+            tr, te = group_split(table, opts.group, self.sensitive, opts.test_size, seed)
+        train, test = table.subset(tr), table.subset(te)
+        anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
+        anon_train = np.asarray(anon_train, dtype=np.float32)
+        anon_test = np.asarray(anon_test, dtype=np.float32)
+        if anon_train.shape != train.X.shape or anon_test.shape != test.X.shape:
+            raise BioanonError(
+                f"the anonymizer returned shape {anon_test.shape} for {test.X.shape} records × "
+                "features; the attack panel compares clear and anonymized records and needs one "
+                "anonymized record per record in the same feature space"
+            )
+        self.n_train_, self.n_test_ = train.n_records, test.n_records
+        return train, test, anon_train, anon_test
+
+    def _utility(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
+                 anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None]) -> None:
+        """Utility per useful attribute (CAS first); person-level ones on unseen identities."""
+        tick("utility (CAS and the other views)")
+        opts = self.options
+        columns = [self.interest, *self.additional]
+        util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
+                             self.random_state, opts.n_jobs, cache=self.cache,
+                             max_fit_records=opts.max_fit_records)
+        self.person_level_ = (person_level_columns(self.table.labels, self.sensitive, columns)
+                              if opts.group is None else [])
+        self.utility_notes_: list[str] = []
+        if self.person_level_:
+            tick("utility of person-level attributes on unseen identities")
+            self._unseen_identity_utility(util, anonymizer)
+        self.utility_raw_ = util
 
     def _cheap_risks(self, train: FeatureTable, test: FeatureTable, anon_test: np.ndarray,
                      anonymizer: Any, y_te: np.ndarray, progress: Any) -> Evaluation:
@@ -567,13 +582,16 @@ class Evaluation:
                        accept_risks=self.accept_risks_, guarantee=self.options.guarantee)
 
 
-def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
-                     strategies: list[str], counts: list[int], skipped: dict[str, str],
-                     meta_cols: list[str], attacks: list[dict[str, Any]],
-                     anon_train: np.ndarray, anon_test: np.ndarray, y_tr: np.ndarray,
-                     y_te: np.ndarray, chance: float, n_ids: int, n_random: int, seed: int,
-                     n_jobs: int | None, note: Callable[[str], Any]) -> dict[str, Any]:
+def _selection_block(train: FeatureTable, test: FeatureTable,
+                     anon: tuple[np.ndarray, np.ndarray], y: tuple[np.ndarray, np.ndarray],
+                     attacks: list[dict[str, Any]],
+                     plan: tuple[list[str], list[int], dict[str, str], list[str]],
+                     ev: Evaluation, note: Callable[[str], Any]) -> dict[str, Any]:
     """Identity-count curves of the strongest trained attacker of the panel."""
+    (anon_train, anon_test), (y_tr, y_te) = anon, y
+    strategies, counts, skipped, meta_cols = plan
+    sensitive, chance, seed = ev.sensitive, ev.chance_, ev.random_state
+    n_ids = int(ev.table.labels[sensitive].nunique())
     block: dict[str, Any] = {"strategies": {}, "skipped": skipped, "counts": counts}
     trained = [a for a in attacks if MODES[a["mode"]].anonymized_fraction is not None]
     if not strategies or not trained:
@@ -591,7 +609,8 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
         meta = _identity_matrix(labels, sensitive, meta_cols, ids)
     curves = selection_curves(X_fit, y_tr, X_probe, y_te, model=model, strategies=strategies,
                               counts=counts, anon_train=anon_train, metadata=meta,
-                              n_random=n_random, seed=seed, n_jobs=n_jobs)
+                              n_random=ev.options.n_random, seed=seed,
+                              n_jobs=ev.options.n_jobs)
     block.update({
         "attacker": {"mode": mode, "model": model, "train_data": best["train_data"]},
         "full": {"n_identities": n_ids, "accuracy": best["accuracy"], "chance": chance},
