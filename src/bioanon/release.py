@@ -449,8 +449,8 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
                               shuffled=not keep_order, check=check, input_name=input_name,
                               input_sha256=input_sha256)
     if keep_sensitive:
-        manifest["warning"] = ("the sensitive column is released (keep_sensitive): for an "
-                               "auditor's attack only, unfit for a real release")
+        manifest["warning"] = ("the sensitive column is released (keep_sensitive=True): for "
+                               "an auditor's attack only, unfit for a real release")
     return ReleaseResult(out, manifest, list(plan.dropped), check)
 
 

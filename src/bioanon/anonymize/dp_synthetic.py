@@ -369,10 +369,10 @@ class DPSyntheticAnonymizer(Anonymizer):
                         "Gaussian per class fits")
     #: what ``bioanon methods`` lists about the formal guarantee
     dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "--param epsilon (default 1)",
-        "delta": "--param delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (--param privacy_unit=identity, "
-                        "--sensitive COL, --param max_records_per_identity=m)",
+        "epsilon": "epsilon (default 1)",
+        "delta": "delta (default 1/n^2, n records or identities)",
+        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
+                        "sensitive column named, max_records_per_identity=m)",
     }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"covariance": "lowrank", "rank": 32, "clip": 0.3},

@@ -143,7 +143,7 @@ class SmartNoiseAnonymizer(Anonymizer):
                         "many continuous columns (a GAN trained with DP-SGD); needs the "
                         "optional smartnoise-synth in its own environment (bioanon[peer-dp])")
     dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "--param epsilon (default 4)",
+        "epsilon": "epsilon (default 4)",
         "delta": "1/n^2, n the records (passed to SmartNoise's DP-SGD accountant)",
         "privacy_unit": "record",
         "basis": "none (all d features)",

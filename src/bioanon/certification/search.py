@@ -580,13 +580,11 @@ class Clock:
                 and time.perf_counter() - self.start > 60 * self.budget_minutes)
 
 
-def check_search_args(target_advantage: float, budget_minutes: float | None,
+def check_search_args(budget_minutes: float | None,
                       min_utility: float | None) -> float | None:
-    """The search's own arguments checked (one line each); returns the utility floor."""
+    """The search's own arguments checked (one line each; the target advantage is checked
+    with the evaluation options); returns the utility floor."""
     floor = check_min_utility(min_utility)
-    if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
-                           parameter="target_advantage")
     if budget_minutes is not None and budget_minutes <= 0:
         raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
                            parameter="budget_minutes")
@@ -669,7 +667,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     SearchResult
     """
     opts = EvaluationOptions.of(options, **option_values)
-    floor = check_search_args(opts.target_advantage, budget_minutes, min_utility)
+    floor = check_search_args(budget_minutes, min_utility)
     space = space or SearchSpace()
     cands, skipped = space.candidates(table, methods, sensitive)
     if not cands:

@@ -86,7 +86,7 @@ class ReleaseSettings:
 
     def check(self, judge: EvaluationOptions) -> None:
         """Refuse bad settings (one line each, naming the parameter) before any work."""
-        check_search_args(judge.target_advantage, self.budget_minutes, self.min_utility)
+        check_search_args(self.budget_minutes, self.min_utility)
         if self.methods is not None and not self.methods:
             raise BioanonError("methods= is empty; name methods, e.g. methods=selective-mean",
                                parameter="methods")

@@ -20,6 +20,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from ..errors import BioanonError
+from ..evaluation.options import EvaluationOptions
 from ..io import check_output_dir, check_output_file, file_sha256
 from ..plan import PlanRefused
 from ..privacy import PrivacyLeakWarning
@@ -45,19 +46,12 @@ from .common import (
     user_errors,
 )
 from .options import (
-    AcceptRiskOpt,
     ForceOpt,
     IdentOpt,
     KeepAsFeatureOpt,
     KeepOpt,
-    LevelOpt,
     QuasiOpt,
-    ReasonOpt,
-    TargetInferenceOpt,
-    TargetMembershipOpt,
-    TargetOpt,
-    parse_accept,
-    parse_level,
+    judge_options,
 )
 
 RELEASE_HELP = """Search methods and settings, certify one against every risk, and release.
@@ -151,14 +145,6 @@ PrivacyUnitOpt = Annotated[str | None, typer.Option(
 MaxPerIdentityOpt = Annotated[int | None, typer.Option(
     "--max-records-per-identity", help="Records of one identity the DP statistics use "
                                        "(--privacy-unit identity; default 10).")]
-GroupOpt = Annotated[str | None, typer.Option(
-    "--group", help="Column of groups kept whole on one side of every split (an execution or "
-                    "session id; the identity for a person-level sensitive attribute).")]
-ModelsOpt = Annotated[str, typer.Option(
-    "--models", help="Attack recognizers, comma-separated, or 'all'.")]
-AttackersOpt = Annotated[str, typer.Option(
-    "--attackers", help="Attacker modes, comma-separated, or 'all'.")]
-JobsOpt = Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")]
 DaskOpt = Annotated[bool, typer.Option(
     "--dask", help="Certify on a stratified panel sample, then release bucket by bucket on a "
                    "local dask cluster (Parquet in, a folder of Parquet parts out; the judge "
@@ -198,22 +184,20 @@ def json_input_errors(func: Any) -> Any:
 @app.command("release", help=RELEASE_HELP)
 @json_input_errors
 @user_errors
+@judge_options("release")
 def release_command(
     input: InputArg, output: OutputOpt, interest: InterestOpt, sensitive: SensitiveOpt,
     additional: AddOpt = None, label: LabelOpt = None, identifying: IdentOpt = None,
     quasi: QuasiOpt = None, keep: KeepOpt = None, keep_as_feature: KeepAsFeatureOpt = None,
-    force: ForceOpt = False, target_advantage: TargetOpt = 0.05, level: LevelOpt = None,
-    target_membership: TargetMembershipOpt = None, target_inference: TargetInferenceOpt = None,
-    accept_risk: AcceptRiskOpt = None, reason: ReasonOpt = None, methods: MethodsOpt = None,
+    force: ForceOpt = False, methods: MethodsOpt = None,
     budget_minutes: BudgetMinutesOpt = 10.0, exhaustive: ExhaustiveOpt = False,
     min_utility: MinUtilityOpt = None, keep_sensitive: KeepSensitiveOpt = False,
     seed: SeedOpt = None, dp_epsilon: EpsilonOpt = None, dp_delta: DeltaOpt = None,
     public_data: PublicDataOpt = None, privacy_unit: PrivacyUnitOpt = None,
-    max_records_per_identity: MaxPerIdentityOpt = None, group: GroupOpt = None,
-    models: ModelsOpt = "forest,linear_svm,knn", attackers: AttackersOpt = "all",
-    jobs: JobsOpt = -1, as_json: JsonOpt = False, dask: DaskOpt = False,
-    scheduler: SchedulerOpt = None, workers: WorkersOpt = None,
-    bucket_size: BucketSizeOpt = 50_000, sample_records: SampleRecordsOpt = 50_000,
+    max_records_per_identity: MaxPerIdentityOpt = None, as_json: JsonOpt = False,
+    dask: DaskOpt = False, scheduler: SchedulerOpt = None, workers: WorkersOpt = None,
+    bucket_size: BucketSizeOpt = 50_000, sample_records: SampleRecordsOpt = 50_000, *,
+    judge: dict[str, Any],
 ) -> None:
     """The ``release`` command (its help: :data:`RELEASE_HELP`)."""
     bucketed = dask or scheduler is not None
@@ -235,9 +219,7 @@ def release_command(
         roles.of()  # one role per column, before any work
         options = _options(methods, seed, budget_minutes, exhaustive, min_utility,
                            keep_sensitive, keep_as_feature, as_json)
-        options["options"] = _judge(models, attackers, group, jobs, target_advantage,
-                                    parse_level(level, target_membership, target_inference),
-                                    parse_accept(accept_risk, reason))
+        options["options"] = EvaluationOptions.of(**judge)  # checked in one place
         budget = dict(epsilon=dp_epsilon, delta=dp_delta, privacy_unit=privacy_unit,
                       max_records_per_identity=max_records_per_identity)
         if keep_sensitive:
@@ -310,18 +292,6 @@ def _options(methods: str | None, seed: int | None, budget_minutes: float, exhau
                 keep_as_feature=list(keep_as_feature or []), report_closest=True,
                 on_plan=lambda plan: notes_console(as_json).print(
                     plan.render(), highlight=False, soft_wrap=True))
-
-
-def _judge(models: str, attackers: str, group: str | None, jobs: int, target: float,
-           level: Any, accepted: dict[str, str]) -> Any:
-    """The judge's options (:class:`~bioanon.evaluation.options.EvaluationOptions`)."""
-    from ..attack import parse_models, parse_modes
-    from ..evaluation.options import EvaluationOptions
-
-    model_list = parse_models(models) if models.strip() != "all" else "all"
-    return EvaluationOptions.of(models=model_list, attackers=parse_modes(attackers),
-                                group=group, n_jobs=jobs, target_advantage=target,
-                                level=level, accept_risks=accepted)
 
 
 def _public_table(public_data: Path | None, epsilon: float | None,
@@ -446,11 +416,11 @@ def json_outcome(as_json: bool, output: Path) -> Any:
     error line goes to stderr as always)."""
     try:
         yield
-    except PlanRefused as exc:
-        line = exc.plan.refusal_line(cli=True)
+    except PlanRefused as exc:  # its parameters become flags (user_errors says the line)
         if as_json:
-            print_json(outcome_doc("plan refused", message=line, plan=exc.plan.to_dict()))
-        raise BioanonError(line) from None
+            print_json(outcome_doc("plan refused", message=cli_message(exc),
+                                   plan=exc.plan.to_dict()))
+        raise
     except BioanonError as exc:
         if as_json:
             print_json(outcome_doc("input error", message=cli_message(exc)))
