@@ -24,6 +24,22 @@ same sizes, counting how often the verdict refuses them; and at 6 identities, ho
 leak-free release's recognition is failed ("not met": it should be met or inconclusive).
 
     PYTHONPATH=src python benchmarks/judge_calibration.py --levels [--seeds 30]
+
+``--model-aware`` calibrates the attackers that know the method (issue 34) on the demo's
+table, the 300-person population and FSDD. Per seed, a share of the records
+(``--held-out``, stratified by class) is set aside and never evaluated; the leak-free release
+draws every record from per-class Gaussians whose moments come from those held-out records
+(nothing of a candidate in it). The membership and inference risks are judged as an
+evaluation judges them (the same split, candidates, targets of the ``standard`` level), once
+with every registered attacker and once with the new attackers alone (the model-aware
+likelihood ratio and labels, the shadow model), so their own intervals are read. It reports,
+per table and risk: how often the leak-free release passes where the plan calls the level
+showable (the promise: ≥ 95%), the coverage of zero by the intervals (all attackers; new
+attackers alone), and on a few seeds the verdict on a copy of the members and on a per-class
+diagonal Gaussian fitted on the members (both must fail). Prints a table, writes JSON.
+
+    PYTHONPATH=src python benchmarks/judge_calibration.py --model-aware [--seeds 30]
+        [--tables demo,synthetic300,fsdd] [--leaky-seeds 3]
 """
 
 from __future__ import annotations
@@ -69,7 +85,7 @@ class FixedClassGaussian(AnonymizerMixin, TransformerMixin, BaseEstimator):
         mean = np.stack([self.moments[c][0] for c in classes])
         sd = np.stack([self.moments[c][1] for c in classes])
         codes = np.searchsorted(classes, y)
-        rng = np.random.default_rng()
+        rng = np.random.default_rng(self.random_state)
         return (mean[codes] + rng.normal(size=X.shape) * sd[codes]).astype(np.float32)
 
 
@@ -180,6 +196,180 @@ def levels_main(seeds: int, out: Path, sizes: tuple[tuple[int, int], ...] = SIZE
     print(f"wrote {out}")
 
 
+# ---------------------------------------------------------------------- model-aware
+MODEL_AWARE_TABLES = ("demo", "synthetic300", "fsdd")
+
+
+def _model_aware_table(name: str) -> tuple[Any, str, str]:
+    from bioanon.datasets import make_biometric
+
+    if name == "demo":  # what `bioanon demo` certifies (cli/demo.py's sizes)
+        return (make_biometric(n_identities=520, records_per_identity=10, random_state=0),
+                "expression", "identity")
+    if name == "synthetic300":
+        return (make_biometric(n_identities=300, records_per_identity=12, n_features=128,
+                               random_state=0), "expression", "identity")
+    from bioanon.datasets.fsdd import load_fsdd
+
+    return load_fsdd(), "digit", "speaker"
+
+
+def _new_only() -> tuple[list[Any], list[Any]]:
+    from bioanon.attack import parametric, shadow
+
+    return ([parametric.MEMBERSHIP, shadow.MEMBERSHIP], [parametric.INFERENCE])
+
+
+def _judge_release(table: Any, interest: str, sensitive: str, anonymizer: Any, seed: int,
+                   new_only: bool) -> list[Any]:
+    """The membership and inference risks of one release, as an evaluation judges them at
+    the standard level (same split, candidates, caps and seeds), with every registered
+    attacker or (``new_only``) with the new ones alone."""
+    import dataclasses
+
+    from bioanon.attack import registry
+    from bioanon.evaluation.options import EvaluationOptions
+    from bioanon.evaluation.protocol import _with_seed
+    from bioanon.evaluation.risks.base import RiskContext
+    from bioanon.evaluation.risks.inference import InferenceRisk
+    from bioanon.evaluation.risks.membership import MembershipRisk
+    from bioanon.evaluation.split import split_table
+    from bioanon.levels import resolve_level
+    from bioanon.table import FeatureTable
+
+    opts = EvaluationOptions.of()
+    tr, te = split_table(table, interest, sensitive, opts.test_size, seed)
+    train, test = table.subset(tr), table.subset(te)
+    anon = _with_seed(anonymizer, seed)
+    from sklearn.base import clone
+
+    out = clone(anon).fit_transform(test, test.labels)
+    X = np.asarray(out.X if isinstance(out, FeatureTable) else out, np.float32)
+    ctx = RiskContext(train, test, X, anon, interest, sensitive, [interest], None, seed,
+                      max_candidates=opts.max_candidates)
+    level = resolve_level("standard")
+    saved = (registry.MEMBERSHIP, registry.INFERENCE)
+    res: list[Any] = []
+    try:
+        if new_only:
+            registry.MEMBERSHIP, registry.INFERENCE = _new_only()
+            ctx = dataclasses.replace(ctx, attack_cache={})
+        res += MembershipRisk(ctx, level).evaluate().results()
+        res += InferenceRisk(ctx, level).evaluate().results()
+    finally:
+        registry.MEMBERSHIP, registry.INFERENCE = saved
+    return res
+
+
+def _held_out(table: Any, interest: str, share: float, seed: int) -> tuple[Any, Any]:
+    """(moments of a stratified ``share`` of the records, the table without them)."""
+    rng = np.random.default_rng(10_000 + seed)
+    y = table.labels[interest].astype(str).to_numpy()
+    out = np.zeros(y.size, bool)
+    for c in np.unique(y):  # a loop over classes
+        rows = np.flatnonzero(y == c)
+        out[rng.choice(rows, max(2, int(round(share * rows.size))), replace=False)] = True
+    held = table.subset(np.flatnonzero(out))
+    return moments_of(held, interest), table.subset(np.flatnonzero(~out))
+
+
+def model_aware_main(tables: list[str], seeds: int, leaky_seeds: int, share: float,
+                     out: Path) -> None:
+    """Leak-free pass rates and coverage of the new attackers; a copy and a diagonal
+    Gaussian of the members refused (see the module docstring)."""
+    from bioanon.anonymize import SyntheticAnonymizer
+    from bioanon.plan import SHOWABLE, make_plan
+
+    start = time.perf_counter()
+    result: dict[str, Any] = {"seeds": seeds, "leaky_seeds": leaky_seeds,
+                              "held_out_share": share, "level": "standard", "tables": {}}
+    for name in tables:
+        full, interest, sensitive = _model_aware_table(name)
+        rows: dict[str, dict[str, list[Any]]] = {}
+        t0 = time.perf_counter()
+        for seed in range(1, seeds + 1):
+            moments, table = _held_out(full, interest, share, seed)
+            plan = make_plan(table, interest, sensitive, level="standard")
+            anon = FixedClassGaussian(interest, moments, random_state=seed)
+            for panel in ("all", "new"):
+                for r in _judge_release(table, interest, sensitive, anon, seed,
+                                        panel == "new"):
+                    row = plan.row(r.name)
+                    d = rows.setdefault(r.name, {"showable": [], "all": [], "new": []})
+                    if panel == "all":
+                        d["showable"].append(row is not None and row.status == SHOWABLE)
+                    d[panel].append({"seed": seed, "value": r.value, "ci": list(r.ci),
+                                     "status": r.status, "attacker": r.attacker})
+            print(f"{name} seed {seed}: " + "  ".join(
+                f"{k} {v['all'][-1]['value']:+.3f}/{v['new'][-1]['value']:+.3f} "
+                f"{v['all'][-1]['status']}" for k, v in rows.items()
+                if np.isfinite(v["all"][-1]["value"]))
+                + f"  ({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f})",
+                flush=True)
+        summary = {}
+        for risk, d in rows.items():
+            entry: dict[str, Any] = {"showable_share": float(np.mean(d["showable"]))}
+            for panel in ("all", "new"):
+                v = np.array([x["value"] for x in d[panel]], float)
+                lo = np.array([x["ci"][0] for x in d[panel]], float)
+                hi = np.array([x["ci"][1] for x in d[panel]], float)
+                ok = np.isfinite(v)
+                passed = [x["status"] == "met" for x, sh in zip(d[panel], d["showable"],
+                                                                strict=True) if sh]
+                entry[panel] = {
+                    "mean": float(v[ok].mean()) if ok.any() else None,
+                    "sd": float(v[ok].std(ddof=1)) if ok.sum() > 1 else None,
+                    "coverage_of_zero": float(np.mean((lo[ok] <= 0) & (0 <= hi[ok])))
+                    if ok.any() else None,
+                    "pass_rate_where_showable": float(np.mean(passed)) if passed else None,
+                    "showable_seeds": len(passed)}
+            entry["seeds"] = d
+            summary[risk] = entry
+        leaky: dict[str, Any] = {}
+        for label, leak in (("copy of the members", Copy()),
+                            ("diagonal Gaussian fitted on the members",
+                             SyntheticAnonymizer(interest, covariance="diag"))):
+            got = []
+            for seed in range(1, leaky_seeds + 1):
+                res = _judge_release(full, interest, sensitive, leak, seed, False)
+                rec = next(r for r in res if r.name == "record-membership")
+                got.append({"seed": seed, "value": rec.value, "ci": list(rec.ci),
+                            "status": rec.status, "attacker": rec.attacker,
+                            "failed": [r.name for r in res if r.status == "not met"]})
+            leaky[label] = {"refused": sum(bool(g["failed"]) for g in got) / len(got),
+                            "record_membership_not_met": float(np.mean(
+                                [g["status"] == "not met" for g in got])),
+                            "seeds": got}
+        result["tables"][name] = {"records": full.n_records, "features": full.n_features,
+                                  "risks": summary, "leaky": leaky,
+                                  "seconds": time.perf_counter() - t0}
+        _print_model_aware(name, summary, leaky)
+    result["seconds"] = time.perf_counter() - start
+    result["load_average"] = os.getloadavg()[0]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, json.dumps(result, indent=2))
+    print(f"{result['seconds']:.0f} s (load {result['load_average']:.2f}); wrote {out}")
+
+
+def _print_model_aware(name: str, summary: dict[str, Any], leaky: dict[str, Any]) -> None:
+    def f(v: Any, fmt: str = ".3f") -> str:
+        return "—" if v is None else format(v, fmt)
+
+    print(f"\n{name}: leak-free release (moments from held-out records), standard level")
+    print(f"{'risk':<22} {'showable':>8} {'pass (all)':>10} {'mean (all)':>10} "
+          f"{'cover 0':>8} {'mean (new)':>10} {'cover 0 (new)':>13}")
+    for risk, e in summary.items():
+        a, n = e["all"], e["new"]
+        rate = f(a["pass_rate_where_showable"], ".2f")
+        print(f"{risk:<22} {e['showable_share']:>8.2f} {rate:>10} {f(a['mean'], '+.3f'):>10} "
+              f"{f(a['coverage_of_zero'], '.2f'):>8} {f(n['mean'], '+.3f'):>10} "
+              f"{f(n['coverage_of_zero'], '.2f'):>13}")
+    for label, d in leaky.items():
+        vals = ", ".join(f"{g['value']:+.3f} [{g['ci'][0]:+.3f}, {g['ci'][1]:+.3f}] "
+                         f"{g['status']} ({g['attacker'][:40]})" for g in d["seeds"])
+        print(f"{label}: refused {d['refused']:.0%}; record membership {vals}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--levels", action="store_true",
@@ -188,7 +378,19 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--models", default="logreg,knn")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--model-aware", action="store_true",
+                    help="calibrate the attackers that know the method (issue 34)")
+    ap.add_argument("--tables", default=",".join(MODEL_AWARE_TABLES),
+                    help="--model-aware: tables among demo, synthetic300, fsdd")
+    ap.add_argument("--leaky-seeds", type=int, default=3)
+    ap.add_argument("--held-out", type=float, default=0.2,
+                    help="--model-aware: share of records the leak-free moments come from")
     args = ap.parse_args()
+    if args.model_aware:
+        model_aware_main([t for t in args.tables.split(",") if t], args.seeds,
+                         args.leaky_seeds, args.held_out,
+                         args.out.with_name("judge_calibration_model_aware.json"))
+        return
     if args.levels:
         levels_main(args.seeds, args.out.with_name("judge_calibration_levels.json"))
         return

@@ -445,3 +445,28 @@ def test_accepting_a_risk_never_waives_a_measured_leak():
     assert [r.status for r in out] == ["not met", "accepted"]
     assert "lower bound 0.850 > 0.05" in out[0].reason
     assert not out[0].passes and out[1].passes
+
+
+def test_an_accepted_risk_passes_only_with_its_estimate_within_the_target():
+    """Issue 34: on SP-SW-HAR an accepted identity membership of +0.390 [+0.108, +0.672]
+    against a target of 0.14 certified in green. An estimate above the target is "not met",
+    however wide its interval; the verdict and its sentence say so."""
+    from bioanon.evaluation.risks import apply_accepted
+    from bioanon.evaluation.verdict import judge_risks
+    from bioanon.levels import resolve_level
+    from bioanon.metrics.results import INCONCLUSIVE, PASSING, RiskResult
+
+    har = RiskResult("membership", "identity", "advantage", 0.39, (0.108, 0.672), "tracing",
+                     0.0, "no signal", 0.14, INCONCLUSIVE, "")
+    small = RiskResult("membership", "record", "advantage", 0.04, (-0.2, 0.28), "tracing",
+                       0.0, "no signal", 0.10, INCONCLUSIVE, "")
+    accept = {"identity-membership": "19 people", "record-membership": "a small study"}
+    out = apply_accepted([har, small], accept)
+    assert [r.status for r in out] == ["not met", "accepted"]
+    assert "estimate 0.390 lies above the target 0.14" in out[0].reason
+    assert out[1].status_text == "accepted (inconclusive at this size, estimate within target)"
+    assert [r.status in PASSING for r in out] == [False, True]
+    # re-judged (as the verdict and the search's ranking do): the same answer, once more
+    again = judge_risks(out, 0.05, resolve_level("standard"), dict(accept))
+    assert [r.status for r in again] == ["not met", "accepted"]
+    assert again[1].extras["accepted_reason"] == "a small study"

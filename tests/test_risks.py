@@ -218,8 +218,15 @@ def test_risk_result_round_trips_and_reads_accepted():
     r = RiskResult("membership", "identity", "AUC", 0.7, (0.6, 0.8), "tracing", 0.5,
                    "no signal", 0.6, "not met", "upper 95% bound 0.800 > target 0.6")
     assert RiskResult.from_dict(r.to_dict()) == r
-    a = r.accepted("small study")
-    assert a.passes and not a.met and "small study" in a.reason
+    a = r.accepted("small study")  # the estimate 0.7 lies above the target 0.6
+    assert not a.passes and a.status == "not met" and "estimate 0.700" in a.reason
+    wide = RiskResult("membership", "identity", "AUC", 0.55, (0.4, 0.7), "tracing", 0.5,
+                      "no signal", 0.6, "inconclusive at this size", "")
+    b = wide.accepted("small study")
+    assert b.passes and not b.met and "small study" in b.reason
+    assert b.status_text == "accepted (inconclusive at this size, estimate within target)"
+    assert RiskResult.from_dict(b.to_dict()) == b
+    assert b.to_dict()["status_text"] == b.status_text and b.to_dict()["passes"]
 
 
 def test_an_old_report_without_risks_is_not_certified_silently():

@@ -34,6 +34,7 @@ from .basis_model import (
 from .dp_basis import public_pca
 from .params import Param
 from .registration import register
+from .release_model import ReleaseModel
 from .vp_mix import strata
 
 BASES = ("pca", "public", "random")
@@ -132,6 +133,17 @@ class BasisSyntheticAnonymizer(Anonymizer):
 
     def _ignored(self) -> dict[str, str]:
         return {"pool": "applies to covariance='class'"} if self.covariance != "class" else {}
+
+    def release_model(self) -> ReleaseModel:
+        """A class Gaussian in k basis directions plus a residual outside them.
+
+        >>> BasisSyntheticAnonymizer("digit", rank=16).release_model().describe()
+        'basis-gaussian (covariance class, per digit, rank 16, basis released)'
+        """
+        basis = {"pca": "released", "public": "public", "random": "random"}[self.basis]
+        return ReleaseModel("basis-gaussian", self.covariance,
+                            interest=self.interest, additional=tuple(self.additional or ()),
+                            rank=int(self.rank), basis=basis)
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         strata(labels, self.interest, list(self.additional or []), X.shape[0])

@@ -108,6 +108,7 @@ from .basis_model import (
 from .dp_synthetic import bound_contributions
 from .params import Param
 from .registration import register
+from .release_model import ReleaseModel
 from .vp_mix import strata
 
 UNITS = ("record", "identity")
@@ -554,6 +555,21 @@ class DPBasisAnonymizer(Anonymizer):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
+
+    def release_model(self) -> ReleaseModel:
+        """A class Gaussian in k basis directions (noisy statistics) plus an isotropic or
+        per-feature residual; k as declared, or the stated rule's once fitted.
+
+        >>> DPBasisAnonymizer("digit", rank=16).release_model().describe()
+        'basis-gaussian (covariance pooled, per digit, rank 16, basis dp, noisy statistics)'
+        """
+        basis = {"public": "public", "public-lda": "public", "dp-pca": "dp", "dp-lda": "dp",
+                 "random": "random"}[self.basis]
+        rank = getattr(self, "rank_", None) or self.rank
+        return ReleaseModel("basis-gaussian", self.covariance,
+                            interest=self.interest, additional=tuple(self.additional or ()),
+                            rank=None if rank is None else int(rank),
+                            basis=basis, noisy=True)
     def _check_relations(self) -> None:
         if self.bounds is not None and len(self.bounds) != 2:
             raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")

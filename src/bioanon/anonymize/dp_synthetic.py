@@ -72,6 +72,7 @@ from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .params import Param
 from .registration import register
+from .release_model import ReleaseModel
 from .vp_mix import strata
 
 UNITS = ("record", "identity")
@@ -421,6 +422,25 @@ class DPSyntheticAnonymizer(Anonymizer):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
+    def release_model(self) -> ReleaseModel:
+        """Noisy class means with a pooled low-rank-plus-diagonal covariance (``lowrank``),
+        one per class (``class``) or diagonals; in a public basis when one is given.
+
+        >>> DPSyntheticAnonymizer("digit").release_model().describe()
+        'class-gaussian (covariance pooled, per digit, rank 8, noisy statistics)'
+        """
+        cov = {"lowrank": "pooled", "class": "factor", "diag": "diag",
+               "class-diag": "diag"}[self.covariance]
+        rank = int(self.rank) if self.covariance in ("lowrank", "class") else None
+        interest, additional = self.interest, tuple(self.additional or ())
+        if self.basis is not None:
+            k = int(np.asarray(self.basis).shape[0])
+            return ReleaseModel("basis-gaussian", "class" if cov == "factor" else cov,
+                                interest=interest, additional=additional, rank=k,
+                                basis="public", noisy=True)
+        return ReleaseModel("class-gaussian", cov, interest=interest, additional=additional,
+                            rank=rank, noisy=True)
+
     def _check_relations(self) -> None:
         if self.bounds is not None and len(self.bounds) != 2:
             raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")

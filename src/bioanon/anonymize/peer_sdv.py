@@ -23,6 +23,7 @@ from ..table import FeatureTable
 from .base import Anonymizer
 from .params import Param
 from .registration import register
+from .release_model import ReleaseModel
 from .vp_mix import strata
 
 DISTRIBUTIONS = ("norm", "beta", "truncnorm", "uniform", "gamma", "gaussian_kde")
@@ -100,6 +101,14 @@ default "norm"
         self.interest = interest
         self.distribution = distribution
         self.random_state = random_state
+
+    def release_model(self) -> ReleaseModel:
+        """A Gaussian copula per interest class (marginals, then a full correlation).
+
+        >>> SDVCopulaAnonymizer("digit").release_model().describe()
+        'copula (covariance full, per digit)'
+        """
+        return ReleaseModel("copula", "full", interest=self.interest)
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is modelled on its own records)."""

@@ -213,4 +213,14 @@ def describe(cls: type[Anonymizer]) -> dict[str, Any]:
         "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
         "seeded": cls.seeded, "post_step": cls.method_name in _POST_STEPS,
         "protects": cls.protects, "does_not_protect": cls.does_not_protect,
-        **capabilities(cls), "params": out_params})
+        **capabilities(cls), "release_model": _release_model(cls), "params": out_params})
+
+
+def _release_model(cls: type[Anonymizer]) -> dict[str, Any] | None:
+    """The model its release reproduces at the default setting (read by the model-aware
+    attackers; :meth:`Anonymizer.release_model`), or None: no closed form."""
+    try:
+        model = cls().release_model()
+    except Exception:  # noqa: BLE001 - a method without defaults declares nothing listable
+        return None
+    return None if model is None else {**model.as_dict(), "words": model.describe()}

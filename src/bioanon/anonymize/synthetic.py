@@ -33,6 +33,7 @@ from ..table import FeatureTable
 from .base import Anonymizer
 from .params import Param
 from .registration import register
+from .release_model import ReleaseModel
 from .vp_mix import strata, sums_by
 
 COVARIANCES = ("full", "diag", "tied", "spherical", "ledoit-wolf", "factor", "pooled")
@@ -262,6 +263,22 @@ default "full"
             raise BioanonError("shrinkage applies to one Gaussian per class with covariance "
                                "full, ledoit-wolf, factor or pooled; set n_components=1 or "
                                "shrinkage=0")
+
+    # ------------------------------------------------------------------ release model
+    def release_model(self) -> ReleaseModel:
+        """One Gaussian (or a mixture) per interest (× additional) class, fitted on the
+        released records, in all d features.
+
+        >>> SyntheticAnonymizer("digit", covariance="diag").release_model().describe()
+        'class-gaussian (covariance diag, per digit)'
+        """
+        cov = {"full": "full", "diag": "diag", "tied": "pooled", "spherical": "spherical",
+               "ledoit-wolf": "full", "factor": "factor", "pooled": "pooled"}[self.covariance]
+        family = "mixture" if int(self.n_components) > 1 else "class-gaussian"
+        return ReleaseModel(family, cov, interest=self.interest,
+                            additional=tuple(self.additional or ()),
+                            rank=int(self.rank) if cov == "factor" else None,
+                            components=int(self.n_components))
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is modelled on its own records)."""

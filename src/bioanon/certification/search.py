@@ -67,13 +67,10 @@ from ..evaluation.verdict import (
     RISK_RULE,
     verdict,
 )
-from ..metrics.results import COVERED, INCONCLUSIVE
+from ..metrics.results import INCONCLUSIVE, PASSING
 from ..progress import stages
 from ..report.build import build_report
 from ..table import FeatureTable
-
-#: the statuses that pass the verdict
-PASSING = ("met", COVERED, "accepted")
 
 Progress = Callable[[int, int, str], None]
 

@@ -641,7 +641,7 @@ def print_risks(report: Any) -> None:
     tab.add_column("figure [95% CI]", no_wrap=True)
     tab.add_column("baseline", no_wrap=True)
     tab.add_column("target", no_wrap=True)
-    tab.add_column("status", no_wrap=True)
+    tab.add_column("status", overflow="fold")
     style = {"met": "green", "accepted": "yellow", "covered by the guarantee": "green",
              "not met": "bold red", "inconclusive at this size": "bold yellow"}
     for r in rows:
@@ -651,7 +651,7 @@ def print_risks(report: Any) -> None:
         if r.get("beside"):
             fig.append("\n" + r["beside"].replace("; ", "\n"), style="dim")
         tab.add_row(who, fig, Text(r["baseline_value"]), Text(r["target_short"]),
-                    Text(r["status"], style=style.get(r["status"], "")))
+                    Text(r.get("status_text", r["status"]), style=style.get(r["status"], "")))
     console.print(tab)
     for r in rows:
         if r["status"] in ("inconclusive at this size", "covered by the guarantee"):

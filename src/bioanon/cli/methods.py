@@ -67,6 +67,9 @@ def methods_command(
                           f"{dp['delta']}; privacy unit {dp['privacy_unit']}{basis}{split}",
                           highlight=False)
         console.print(f"  does not protect: {doc['does_not_protect']}", highlight=False)
+        model = (doc.get("release_model") or {}).get("words", "none (no closed form)")
+        console.print(f"  release model (default setting, refitted by the model-aware "
+                      f"attackers): {model}", highlight=False, soft_wrap=True)
         console.print(f"  can: {_can(doc)}\n", highlight=False, soft_wrap=True)
     if posts:
         console.print(f"composition: {compose}", highlight=False)

@@ -44,7 +44,9 @@ RISK_RULE = ("met only when every risk is within its target: recognition by the 
              "(the privacy level: record, identity), or covered by a strict DP guarantee "
              "whose unit covers the level and whose bound is within the target; a level that "
              "cannot be shown at this size is 'inconclusive at this size' and fails the "
-             "verdict unless accepted by name with a reason")
+             "verdict unless accepted by name with a reason, and an accepted risk passes only "
+             "where its estimate is within the target (an estimate above it is 'not met', "
+             "however wide its interval)")
 
 
 def _level_targets(level: Any) -> Any:
@@ -134,7 +136,8 @@ class Verdict:
         if self.met:
             acc = [r.name for r in self.risks if r.status == "accepted"]
             return ("Every risk is within its target" +
-                    (f" (accepted by the user: {', '.join(acc)})" if acc else "") + ".")
+                    (f" (accepted by the user, each with its estimate within its target: "
+                     f"{', '.join(acc)})" if acc else "") + ".")
         parts = []
         for r in self.failed():
             if r.status == INCONCLUSIVE:
@@ -276,8 +279,10 @@ def judge_risks(risks: Any, target: float, lv: Any, accept: dict[str, str],
     fresh = []
     for r in risks:
         if r.status == "accepted" and r.name not in accept:
-            reason = r.reason.split("accepted by the user: ", 1)[-1]
-            accept[r.name] = reason.split(" (measured: ", 1)[0]
+            reason = str(r.extras.get("accepted_reason") or
+                         r.reason.split("accepted by the user: ", 1)[-1]
+                         .split(" (measured", 1)[0])
+            accept[r.name] = reason
         spec = spec_of(r.risk)  # its target option: its own (target_advantage) or the level
         t = r.target if spec is None else target if spec.target_option != "level" else \
             lv.target(r.level)
@@ -291,4 +296,5 @@ def _unaccepted(r: RiskResult) -> RiskResult:
 
     if r.status != "accepted":
         return r
-    return replace(r, status=INCONCLUSIVE, target=float("nan"))
+    extras = {k: v for k, v in r.extras.items() if k not in ("status_text", "accepted_reason")}
+    return replace(r, status=INCONCLUSIVE, target=float("nan"), extras=extras)

@@ -151,9 +151,36 @@ class VerificationResult:
 INCONCLUSIVE = "inconclusive at this size"
 #: a level covered by a strict DP guarantee (the bound it implies is within the target)
 COVERED = "covered by the guarantee"
+#: a risk the user accepted by name whose estimate is within its target (or not measured)
+ACCEPTED = "accepted"
 #: the statuses a risk can have; the verdict passes only "met", "covered by the guarantee"
 #: and "accepted"
-RISK_STATUSES = ("met", "not met", INCONCLUSIVE, COVERED, "accepted")
+RISK_STATUSES = ("met", "not met", INCONCLUSIVE, COVERED, ACCEPTED)
+#: the statuses that pass the verdict (the one rule the verdict, the search's ranking and the
+#: reports read): an accepted risk is one whose point estimate is within its target
+PASSING = ("met", COVERED, ACCEPTED)
+
+
+def passes(status: str) -> bool:
+    """Whether a risk of this status passes the verdict.
+
+    >>> passes("accepted"), passes(INCONCLUSIVE), passes("not met")
+    (True, False, False)
+    """
+    return status in PASSING
+
+
+def accepted_text(measured: str, value: float) -> str:
+    """What an accepted status stands for, in words (terminal, report and JSON):
+    the measured status it replaced and that the estimate is within the target.
+
+    >>> accepted_text(INCONCLUSIVE, 0.01)
+    'accepted (inconclusive at this size, estimate within target)'
+    >>> accepted_text(INCONCLUSIVE, float("nan"))
+    'accepted (inconclusive at this size, not measured)'
+    """
+    est = "estimate within target" if value == value else "not measured"
+    return f"{ACCEPTED} ({measured}, {est})"
 
 
 @dataclass(frozen=True)
@@ -206,16 +233,25 @@ class RiskResult:
     @property
     def passes(self) -> bool:
         """Counts as passed by the verdict: met, covered by a DP guarantee, or accepted
-        explicitly by the user."""
-        return self.status in ("met", COVERED, "accepted")
+        explicitly by the user with its estimate within the target (:data:`PASSING`)."""
+        return passes(self.status)
+
+    @property
+    def status_text(self) -> str:
+        """The status in words: "accepted" says what it replaced and that the estimate is
+        within the target (e.g. "accepted (inconclusive at this size, estimate within
+        target)"); every other status is its own text."""
+        if self.status != ACCEPTED:
+            return self.status
+        return str(self.extras.get("status_text") or ACCEPTED)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "risk": self.risk, "level": self.level,
                 "statistic": self.statistic, "value": self.value, "ci": list(self.ci),
                 "attacker": self.attacker, "baseline": self.baseline,
                 "baseline_name": self.baseline_name, "target": self.target,
-                "status": self.status, "met": self.met, "reason": self.reason,
-                "extras": self.extras}
+                "status": self.status, "status_text": self.status_text, "met": self.met,
+                "passes": self.passes, "reason": self.reason, "extras": self.extras}
 
     @classmethod
     def from_dict(cls, d: Any) -> RiskResult:
@@ -233,7 +269,10 @@ class RiskResult:
         """This risk accepted by the user (the measured figures are kept).
 
         Accepting a risk takes on what the table cannot show, never a leak it does show: a
-        risk whose whole 95% interval lies above its target stays "not met".
+        risk whose **estimate** lies above its target stays "not met", however wide its
+        interval (an accepted risk passes the verdict only where its point estimate is within
+        the target); a risk met stays "met". A level that could not be measured at all (no
+        estimate) can be accepted.
 
         Examples
         --------
@@ -241,21 +280,34 @@ class RiskResult:
         ...                0.0, "no membership signal", 0.1, "not met", "upper bound 0.4 > 0.1")
         >>> r.accepted("too few people").status
         'not met'
+        >>> wide = RiskResult("membership", "identity", "advantage", 0.39, (0.11, 0.67),
+        ...                   "tracing", 0.0, "no signal", 0.14, INCONCLUSIVE, "")
+        >>> wide.accepted("too few people").status      # estimate 0.39 > target 0.14
+        'not met'
         >>> r2 = RiskResult("membership", "record", "advantage", 0.05, (-0.1, 0.2), "tracing",
         ...                 0.0, "no membership signal", 0.1, INCONCLUSIVE, "")
-        >>> r2.accepted("too few people").status
-        'accepted'
+        >>> a = r2.accepted("too few people")
+        >>> a.status, a.status_text
+        ('accepted', 'accepted (inconclusive at this size, estimate within target)')
         """
         from dataclasses import replace
 
-        low = self.ci[0] if self.ci else float("nan")
-        if self.status != "met" and low == low and self.target == self.target \
-                and low > self.target:  # NaN-safe: a demonstrated leak cannot be accepted
+        if self.status in ("met", COVERED):
+            return self
+        est, low, t = self.value, self.ci[0] if self.ci else float("nan"), self.target
+        if est == est and t == t and est > t:  # NaN-safe: a measured leak is never accepted
+            why = (f"the estimate {est:.3f} lies above the target {t:g}"
+                   + (f" (and the whole 95% interval: lower bound {low:.3f} > {t:g})"
+                      if low == low and low > t else
+                      f", although its interval is wide (upper 95% bound {self.ci[1]:.3f})"))
             return replace(self, status="not met", reason=(
-                f"{self.reason + '; ' if self.reason else ''}not accepted: the whole 95% "
-                f"interval lies above the target (lower bound {low:.3f} > {self.target:g}); "
-                "accepting a risk covers what the table cannot show, not a measured leak"))
-        why = f"accepted by the user: {reason}"
-        if self.status != "met":
-            why += f" (measured: {self.status})"
-        return replace(self, status="accepted", reason=why)
+                f"{self.reason + '; ' if self.reason else ''}not accepted: {why}; accepting "
+                "a risk covers what the table cannot show, not a measured leak"))
+        text = accepted_text(self.status, est)
+        why = f"{text}: accepted by the user: {reason}"
+        if est == est:
+            why += (f" (measured {est:+.3f}, upper 95% bound {self.ci[1]:.3f}, target "
+                    f"{t:g})")
+        return replace(self, status=ACCEPTED, reason=why,
+                       extras={**self.extras, "status_text": text,
+                               "accepted_reason": reason})

@@ -451,7 +451,7 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
               "inconclusive at this size": "bad"}
     body = []
     for r in rows:
-        st = html.escape(r["status"])
+        st = html.escape(r.get("status_text", r["status"]))
         body.append(
             f"<tr><td class='text' title='{html.escape(r['question'])}'>"
             f"<b>{html.escape(r['risk'])}</b><br><span class='note'>"

@@ -96,6 +96,7 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
             if _num(r.get("baseline")) != "—" else str(r.get("baseline_name") or "—"),
             "target": f"{op} {_num(r.get('target'), 'g')}",
             "status": str(r.get("status", "")),
+            "status_text": str(r.get("status_text") or r.get("status", "")),
             "reason": str(r.get("reason", "")),
         })
     return rows

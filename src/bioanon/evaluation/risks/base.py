@@ -69,6 +69,9 @@ class RiskContext:
     #: :class:`~bioanon.evaluation.options.EvaluationOptions`' ``max_candidates``)
     max_candidates: int | None = None
     _identity: Any = field(default=None, repr=False)
+    #: what the membership and inference attackers keep between the games of one level
+    #: (reference-side statistics and models, learnt shadow scores): in process only
+    attack_cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def level(self) -> str:

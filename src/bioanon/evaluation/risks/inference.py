@@ -2,18 +2,22 @@
 about a non-member?
 
 An attacker holding a person's clear records infers that person's released labels (the
-interest and additional columns the release carries) from the release, either by recognition
-(the label of the nearest released record) or through the records they contributed to
-(:func:`bioanon.attack.tracing.traced_labels`). The same attack on non-members is the control
-(as in Anonymeter): what the release teaches about anyone. An inference that succeeds on
-members at rate p1 and on non-members at p0 *is* a membership test ("member" when the
-inference is right) of advantage TPR − FPR = p1 − p0, so it is judged in the same unit and
-against the same target per level as membership (:mod:`bioanon.metrics.advantage`,
-:mod:`bioanon.levels`): the attack and label column chosen on one half of the candidates,
-scored on the other, both ways. Record level: halves and interval by identity where 20 or
-more people hold the records (they cluster by person), else by record. Identity level: K
-releases each leave one fold of the identities out, so every identity is scored as a member
-and as a non-member; the identity is the unit of the halves and of the interval.
+interest and additional columns the release carries) from the release: every attacker
+registered in :data:`bioanon.attack.registry.INFERENCE` — by recognition (the label of the
+nearest released record or class mean), through the records they contributed to
+(:func:`bioanon.attack.tracing.traced_labels`), or by refitting the release's model family
+per label value (:func:`bioanon.attack.parametric.parametric_labels`: the label whose
+release model fits the candidate best, alone and relative to the reference). The same attack
+on non-members is the control (as in Anonymeter): what the release teaches about anyone. An
+inference that succeeds on members at rate p1 and on non-members at p0 *is* a membership
+test ("member" when the inference is right) of advantage TPR − FPR = p1 − p0, so it is
+judged in the same unit and against the same target per level as membership
+(:mod:`bioanon.metrics.advantage`, :mod:`bioanon.levels`): the attack and label column
+chosen on one half of the candidates, scored on the other, both ways. Record level: halves
+and interval by identity where 20 or more people hold the records (they cluster by person),
+else by record. Identity level: K releases each leave one fold of the identities out, so
+every identity is scored as a member and as a non-member; the identity is the unit of the
+halves and of the interval.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ...attack.tracing import _unit, traced_labels
+from ...attack import registry as attackers
+from ...attack.game import run_attackers
+from ...attack.inference_labels import centroid_labels, nearest_labels
 from ...metrics.advantage import METHOD, AdvantageResult, inference_advantage
 from ...metrics.results import RiskResult
 from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, target_at
@@ -30,53 +36,23 @@ from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, tar
 BASELINE_NAME = "non-members"
 
 
-def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels: np.ndarray,
-                   block: int = 1024) -> np.ndarray:
-    """The label of each candidate's nearest released record (cosine, standardized)."""
-    R = np.asarray(released, np.float64)
-    mu, sd = R.mean(axis=0), R.std(axis=0)
-    sd = np.where(sd == 0, 1.0, sd)
-    Ru = _unit((R - mu) / sd)
-    Cu = _unit((np.asarray(candidates, np.float64) - mu) / sd)
-    idx = np.empty(Cu.shape[0], dtype=np.int64)
-    for s in range(0, Cu.shape[0], block):
-        idx[s:s + block] = (Cu[s:s + block] @ Ru.T).argmax(axis=1)
-    return np.asarray(released_labels).astype(str)[idx]
-
-
-def centroid_labels(candidates: np.ndarray, released: np.ndarray,
-                    released_labels: np.ndarray) -> np.ndarray:
-    """The label of the nearest released class mean (Euclidean, standardized): what the
-    release teaches about anyone, member or not.
-
-    Examples
-    --------
-    >>> R = np.array([[0.0, 0], [0, 1], [5, 5], [5, 6]]); y = np.array(list("aabb"))
-    >>> centroid_labels(np.array([[1.0, 1], [4, 4]]), R, y).tolist()
-    ['a', 'b']
-    """
-    from ...attack.tracing import class_means
-
-    R = np.asarray(released, np.float64)
-    mu, sd = R.mean(axis=0), R.std(axis=0)
-    sd = np.where(sd == 0, 1.0, sd)
-    classes, means = class_means((R - mu) / sd, released_labels)
-    C = (np.asarray(candidates, np.float64) - mu) / sd
-    d = (C * C).sum(1)[:, None] - 2 * C @ means.T + (means * means).sum(1)[None, :]
-    return classes[d.argmin(axis=1)]
-
-
 def _hits(ctx: RiskContext, cand: np.ndarray, truth: dict[str, np.ndarray],
-          released: np.ndarray, rel_labels: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+          released: np.ndarray, released_labels: Any, cand_ids: np.ndarray,
+          in_reference: np.ndarray, cache: dict[str, Any] | None = None,
+          level: str = "record") -> dict[str, np.ndarray]:
+    """Whether each registered inference attacker
+    (:data:`bioanon.attack.registry.INFERENCE`) guessed each candidate's label right, per
+    attack and label column."""
+    from .membership import game_of
+
+    game = game_of(ctx, cand, {}, cand_ids, released, released_labels, in_reference, None,
+                   level, cache, targets=tuple(truth))
+    guesses = run_attackers(attackers.INFERENCE, game)
     out = {}
-    for col, y in truth.items():
-        out[f"nearest released, '{col}'"] = nearest_labels(cand, released,
-                                                           rel_labels[col]) == y
-        out[f"nearest released class mean, '{col}'"] = centroid_labels(
-            cand, released, rel_labels[col]) == y
-        for top in ctx.tops():
-            out[f"tracing, best {top if top == 1 else f'g={top}'}, '{col}'"] = traced_labels(
-                cand, released, rel_labels[col], top=top) == y
+    for name, guess in guesses.items():
+        col = name.rsplit("'", 2)[-2] if name.endswith("'") else None
+        if col in truth:
+            out[name] = np.asarray(guess).astype(str) == truth[col]
     return out
 
 
@@ -115,13 +91,11 @@ class InferenceRisk:
                                    "the release carries no label column"))
             self.results_ = out
             return self
-        mem, non, _ = ctx.candidates()  # at most max_candidates per side
+        mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
         cand = np.vstack([mem.X, non.X])
         member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
         truth = {c: np.r_[mem.labels[c].astype(str).to_numpy(),
                           non.labels[c].astype(str).to_numpy()] for c in cols}
-        rel = {c: test.labels[c].astype(str).to_numpy() for c in cols}
-        hits = _hits(ctx, cand, truth, ctx.anon_test, rel)
         level = "record" if ctx.group is None else "group"
         groups = None
         if ctx.group is not None:
@@ -129,6 +103,10 @@ class InferenceRisk:
                            non.labels[ctx.group].astype(str).to_numpy()]
         people = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
                        non.labels[ctx.sensitive].astype(str).to_numpy()]
+        in_ref = np.r_[-np.ones(mem.n_records, np.int64), non_rows]
+        hits = _hits(ctx, cand, truth, ctx.anon_test, test.labels,
+                     people if groups is None else groups, in_ref,
+                     ctx.attack_cache.setdefault(level, {}), level)
         out.append(self._judge(hits, member, groups, level, people))
         idr = ctx.identity_releases()
         if isinstance(idr, str):
@@ -139,9 +117,9 @@ class InferenceRisk:
         else:
             rows = ctx.identity_candidates()  # at most max_candidates, every identity
             truth2 = {c: train.labels[c].astype(str).to_numpy()[rows] for c in cols}
-            folds = [(_hits(ctx, train.X[rows], truth2, rel.X,
-                            {c: rel.labels[c].astype(str).to_numpy() for c in cols}),
-                      rel.member[rows]) for rel in idr]
+            cache = ctx.attack_cache.setdefault("identity", {})  # same candidates
+            folds = [(_hits(ctx, train.X[rows], truth2, rel.X, rel.labels, rel.ids[rows],
+                            rows, cache, "identity"), rel.member[rows]) for rel in idr]
             out.append(self._judge_folds(folds, idr[0].ids[rows]))
         self.results_ = out
         return self
@@ -203,3 +181,6 @@ class InferenceRisk:
 
     def results(self) -> list[RiskResult]:
         return list(self.results_)
+
+
+__all__ = ["InferenceRisk", "centroid_labels", "nearest_labels"]

@@ -1,13 +1,19 @@
 """Membership / tracing: is X in the release? which released records carry X?
 
-Attackers (each scores every clear candidate; higher: member):
+Attackers: every one registered in :data:`bioanon.attack.registry.MEMBERSHIP` (each scores
+every clear candidate; higher: member), among them
 
 - tracing (:func:`bioanon.attack.tracing.tracing_scores`): knows the method and g, centres
   released records on their class means, averages the best 1 (and g) matches of the
   candidate's class-centred deviation;
 - density ratio (:func:`bioanon.attack.density.density_scores`, DOMIAS-style): release
   density at the candidate against a reference population the attacker holds;
-- nearest released / calibrated / euclidean (:mod:`bioanon.attack.membership`).
+- nearest released / calibrated / euclidean (:mod:`bioanon.attack.membership`);
+- the model-aware likelihood ratio (:mod:`bioanon.attack.parametric`): refits the model the
+  method declares (and the generic Gaussian families) on the release and on the reference,
+  cross-fitted, per class;
+- the shadow-model attacker (:mod:`bioanon.attack.shadow`): for a method without a declared
+  model, runs the method on its reference and learns a score from the others'.
 
 The judged figure is the membership advantage TPR − FPR (:mod:`bioanon.metrics.advantage`):
 the attacker, direction and threshold chosen on one half of the candidates and scored on the
@@ -23,14 +29,15 @@ the halves and of the interval.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from scipy.stats import rankdata
 
-from ...attack.density import density_scores_multi
-from ...attack.membership import membership_auc, membership_scores
-from ...attack.tracing import tracing_scores
+from ...attack import registry as attackers
+from ...attack.game import Game, run_attackers
+from ...attack.membership import membership_auc
 from ...metrics.advantage import METHOD, AdvantageResult, advantage_from_auc, crossfit_advantage
 from ...metrics.intervals import auc_interval
 from ...metrics.results import MembershipResult, RiskResult
@@ -46,33 +53,48 @@ def _by_group(s: np.ndarray, codes: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(codes, weights=s, minlength=n) / np.bincount(codes, minlength=n)
 
 
-def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndarray,
-                  released: np.ndarray, released_labels: np.ndarray, reference: np.ndarray,
-                  in_reference: np.ndarray, groups: np.ndarray | None,
-                  reference_cache: dict[int, np.ndarray] | None = None
-                  ) -> dict[str, np.ndarray]:
-    """Every membership attacker's score per candidate (per group when ``groups``).
+def game_of(ctx: RiskContext, candidates: np.ndarray, cand_labels: Mapping[str, np.ndarray],
+            cand_ids: np.ndarray, released: np.ndarray, released_labels: Any,
+            in_reference: np.ndarray, groups: np.ndarray | None, level: str,
+            cache: dict[str, Any] | None = None, targets: tuple[str, ...] = ()) -> Game:
+    """The game the registered attackers play on one release: the candidates, the release,
+    the training split as the attacker's reference population, the method."""
+    train = ctx.train
+    person = ctx.group or ctx.sensitive  # the identity column (a group split's whole groups)
+    cols = [c for c in dict.fromkeys([ctx.interest, *ctx.label_columns])
+            if c in train.labels.columns]
+    rel_lab = {c: released_labels[c].astype(str).to_numpy() for c in cols
+               if c in released_labels.columns}
+    return Game(candidates, cand_labels, released, rel_lab, train.X,
+                {c: train.labels[c].astype(str).to_numpy() for c in cols},
+                train.labels[person].astype(str).to_numpy(),
+                np.asarray(cand_ids).astype(str), np.asarray(in_reference, np.int64),
+                ctx.interest, groups=groups, anonymizer=ctx.anonymizer,
+                n_released=int(len(released)), tops=ctx.tops(), seed=ctx.seed,
+                cache={} if cache is None else cache, level=level, targets=targets,
+                reference_table=train, sensitive=person)
 
-    ``reference_cache`` keeps the density attacker's reference distances between calls that
-    score the same candidates against the same reference (the identity level's folds)."""
-    scores: dict[str, np.ndarray] = {}
-    codes, n = None, 0
-    if groups is not None:
-        _, codes = np.unique(np.asarray(groups).astype(str), return_inverse=True)
-        n = int(codes.max()) + 1
-    for top in ctx.tops():
-        name = f"tracing, best {top}" if top == 1 else f"tracing, best g={top}"
-        scores[name] = tracing_scores(candidates, released, released_labels, cand_labels,
-                                      top=top, groups=groups)
-    dens = density_scores_multi(candidates, released, reference, ks=(1, 5),
-                                candidate_in_reference=in_reference,
-                                reference_cache=reference_cache)
-    per_record = {f"density ratio (DOMIAS-style, k={k})": v for k, v in dens.items()}
-    per_record.update({k.replace("_", " "): v
-                       for k, v in membership_scores(candidates, released).items()})
-    for k, v in per_record.items():
-        scores[k] = v if codes is None else _by_group(v, codes, n)
-    return scores
+
+def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndarray,
+                  released: np.ndarray, released_labels: Any, reference: np.ndarray,
+                  in_reference: np.ndarray, groups: np.ndarray | None,
+                  reference_cache: dict[str, Any] | None = None,
+                  cand_ids: np.ndarray | None = None, level: str = "record"
+                  ) -> dict[str, np.ndarray]:
+    """Every registered membership attacker's score per candidate (per group when
+    ``groups``), :data:`bioanon.attack.registry.MEMBERSHIP`.
+
+    ``released_labels`` is the release's label frame; ``reference`` must be the training
+    split's features (the attacker's reference population). ``reference_cache`` keeps the
+    reference-side figures between calls that score the same candidates against the same
+    reference (the identity level's folds)."""
+    del reference  # the game reads the training split itself (its labels and identities)
+    labels = {ctx.interest: np.asarray(cand_labels).astype(str)}
+    ids = (np.array([f"candidate {i}" for i in range(len(candidates))]) if cand_ids is None
+           else cand_ids)
+    game = game_of(ctx, candidates, labels, ids, released, released_labels, in_reference,
+                   groups, level, reference_cache)
+    return run_attackers(attackers.MEMBERSHIP, game)
 
 
 class MembershipRisk:
@@ -112,7 +134,6 @@ class MembershipRisk:
         member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
         lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
                     non.labels[ctx.interest].astype(str).to_numpy()]
-        rel_lab = test.labels[ctx.interest].astype(str).to_numpy()
         in_ref = np.r_[-np.ones(mem.n_records, int), non_rows]
         groups = None
         level = "record"
@@ -120,7 +141,10 @@ class MembershipRisk:
             level = "group"
             groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
                            non.labels[ctx.group].astype(str).to_numpy()]
-        scores = attack_scores(ctx, cand, lab, ctx.anon_test, rel_lab, train.X, in_ref, groups)
+        scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
+                               groups, ctx.attack_cache.setdefault(level, {}),
+                               cand_ids=self.people_ if groups is None else groups,
+                               level=level)
         if groups is not None:
             uniq, codes = np.unique(groups, return_inverse=True)
             member = _by_group(member.astype(float), codes, uniq.size) > 0.5
@@ -138,11 +162,12 @@ class MembershipRisk:
             rows = ctx.identity_candidates()  # at most max_candidates, every identity
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()[rows]
             fold_scores, fold_members = [], []
-            ref_cache: dict[int, np.ndarray] = {}  # same candidates, same reference
+            ref_cache = ctx.attack_cache.setdefault("identity", {})  # same candidates
             for rel in idr:
-                rel_lab2 = rel.labels[ctx.interest].astype(str).to_numpy()
-                fold_scores.append(attack_scores(ctx, train.X[rows], tr_lab, rel.X, rel_lab2,
-                                                 train.X, rows, rel.ids[rows], ref_cache))
+                fold_scores.append(attack_scores(ctx, train.X[rows], tr_lab, rel.X,
+                                                 rel.labels, train.X, rows, rel.ids[rows],
+                                                 ref_cache, cand_ids=rel.ids[rows],
+                                                 level="identity"))
                 uniq, codes = np.unique(rel.ids[rows], return_inverse=True)
                 fold_members.append(_by_group(rel.member[rows].astype(float), codes,
                                               uniq.size) > 0.5)

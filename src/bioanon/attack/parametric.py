@@ -1,0 +1,670 @@
+"""The model-aware attacker: refit the release's own model family and read the likelihood ratio.
+
+A release that is a fresh sample of a model fitted on its members carries that model back
+out: refitted on the release, it fits the members better than anyone else, by about p/n nats
+of log-likelihood per record for p parameters fitted on n records (the optimism behind AIC).
+The attacker knows the method and its parameters, so it knows the family
+(:meth:`~bioanon.anonymize.base.Anonymizer.release_model`). It fits that family
+
+- on the **release**, per class of the column the method conditions on (label-aware), and
+- on its own clear **reference** records, the same family, **cross-fitted**: the reference is
+  split into :data:`FOLDS` folds (by identity where there are at least 20 people, else by
+  record) and a candidate is scored by the model of the folds that do not hold it (nor, with
+  identity folds, its person); members are scored by the model leaving out their person's
+  fold, so both sides see reference models of the same size,
+
+and scores each candidate by ``log p_release(x | y) − log p_reference(x | y)`` (higher:
+member). Families (:class:`Family`): per-class diagonal Gaussians; class means with one pooled
+within-class covariance (OAS-shrunk towards its mean variance, so it stays invertible at
+d > n); per-class
+covariances shrunk half-way to the pooled one; each either in all d features or in the
+release's top k principal directions (k the declared rank, else :data:`GENERIC_RANK`), there
+optionally with the d − k other directions as per-feature variances (the basis model's
+residual), or in the release's top discriminant directions (classes − 1, or the declared
+``mean_rank``). Without a declaration the attacker still runs the generic families (diagonal
+and pooled in all d features, pooled in the top principal and discriminant directions): the
+threat model allows it to try them. Features are standardized by the reference (the same for
+every release of a game).
+
+Inference on members (:func:`parametric_labels`): the label whose class model, fitted on the
+release, fits the candidate best (the release's own Bayes classifier under the declared
+family), and the label whose release model fits it best relative to the reference model of
+the same label.
+
+Cost: the reference is read once into sufficient statistics per fold and class (n·d² flops
+for the second moments); each of the K fold-left-out models is a sum of those and one
+Cholesky factor and its triangular inverse per covariance (d³; one per class for per-class
+covariances); scoring is n·d² per family. The reference models are kept for the game's level,
+so the membership and inference attackers and the identity level's K releases share them.
+Linear in the records, quadratic in the features (cubic in the factorizations).
+
+Examples
+--------
+>>> rng = np.random.default_rng(0)
+>>> y = np.repeat(["a", "b"], 100)
+>>> members, others, ref = (rng.normal(size=(200, 20)) + (y == "a")[:, None] for _ in "123")
+>>> mu = np.stack([members[y == c].mean(0) for c in "ab"]); sd = members.std(0)
+>>> release = mu[(y == "b").astype(int)] + rng.normal(size=(200, 20)) * sd   # fitted on members
+>>> s = likelihood_ratios(np.vstack([members, others]), np.r_[y, y], release, y, ref, y,
+...                       [Family("diag", None)])
+>>> lr = s["model-aware LR (diag, all d)"]
+>>> bool(lr[:200].mean() > lr[200:].mean())
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .game import Attacker, Game, Scores
+
+#: folds of the reference population (a candidate never sits in a model that scores it)
+FOLDS = 5
+#: the top principal directions the generic basis family uses when no rank is declared
+GENERIC_RANK = 16
+#: weight of the pooled covariance mixed into each class's (class covariances, d > n_c)
+CLASS_POOL = 0.5
+#: floor of a variance, relative to the mean variance
+VAR_FLOOR = 1e-4
+#: floor of a variance in standardized units (the reference's), e.g. where a release repeats
+#: its class means and has no spread at all
+MIN_VAR = 1e-6
+#: fewest identities for folds by identity (else by record), as the evaluation's identity level
+MIN_ID_FOLDS = 20
+#: the name every score of this attacker starts with
+PREFIX = "model-aware LR"
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family the attacker refits.
+
+    ``covariance`` is "diag", "pooled" or "class"; ``rank`` None fits all d features, k the
+    release's top k principal directions; ``residual`` adds the d − k other directions as
+    per-feature variances (the basis model's residual); ``discriminant`` m fits the release's
+    top m discriminant directions instead (those separating its class means against its
+    pooled within-class spread; 0: the number of classes − 1), where a model that keeps its
+    class structure in few directions carries its members' trace.
+    """
+
+    covariance: str
+    rank: int | None = None
+    residual: bool = False
+    discriminant: int | None = None
+
+    @property
+    def name(self) -> str:
+        if self.discriminant is not None:
+            m = "C-1" if self.discriminant == 0 else str(self.discriminant)
+            return f"{PREFIX} ({self.covariance}, top {m} discriminant directions)"
+        where = "all d" if self.rank is None else f"top {self.rank} directions"
+        extra = " + residual" if self.residual else ""
+        return f"{PREFIX} ({self.covariance}, {where}{extra})"
+
+
+#: what every game tries, declared or not (the threat model allows an attacker to try them)
+GENERIC: tuple[Family, ...] = (Family("diag"), Family("pooled"), Family("pooled", GENERIC_RANK),
+                               Family("pooled", discriminant=0))
+#: the covariance the attacker fits for a declared one
+_COVARIANCE = {"diag": "diag", "spherical": "diag", "pooled": "pooled", "class": "class",
+               "factor": "class", "full": "class"}
+
+
+def families(model: Any, d: int) -> list[Family]:
+    """The families the attacker refits for a declared model (None: the generic ones only).
+
+    Examples
+    --------
+    >>> from bioanon.anonymize.release_model import ReleaseModel
+    >>> for f in families(ReleaseModel("basis-gaussian", "class", rank=8), 400):
+    ...     print(f.name)
+    model-aware LR (diag, all d)
+    model-aware LR (pooled, all d)
+    model-aware LR (pooled, top 16 directions)
+    model-aware LR (pooled, top C-1 discriminant directions)
+    model-aware LR (class, top 8 directions)
+    model-aware LR (class, top 8 directions + residual)
+    """
+    out = list(GENERIC)
+    if model is not None:
+        cov = _COVARIANCE.get(str(getattr(model, "covariance", "")), "class")
+        rank = getattr(model, "rank", None)
+        if getattr(model, "family", "") == "basis-gaussian":
+            k = int(rank or GENERIC_RANK)
+            cov_b = "pooled" if cov == "diag" else cov
+            out += [Family(cov_b, k), Family(cov_b, k, residual=True)]
+        else:
+            out.append(Family(cov))
+            if cov == "class" and rank:
+                out.append(Family("class", int(rank)))
+        m = getattr(model, "mean_rank", None)
+        if m:
+            out.append(Family("pooled", discriminant=int(m)))
+    seen: dict[tuple[str, int | None, bool, int | None], Family] = {}
+    for f in out:
+        rk = None if f.rank is None or f.rank >= d else int(f.rank)
+        if rk is None and f.residual:
+            continue
+        seen.setdefault((f.covariance, rk, f.residual, f.discriminant),
+                        Family(f.covariance, rk, f.residual, f.discriminant))
+    return list(seen.values())
+
+
+# ---------------------------------------------------------------------- fitting
+def _oas(S: np.ndarray, n: float) -> np.ndarray:
+    """``S`` shrunk towards its mean variance × I with the oracle approximating shrinkage
+    intensity (Chen, Wiesel, Eldar & Hero 2010, as scikit-learn's ``OAS``) for ``n`` samples:
+    invertible at d > n, and a function of ``S`` alone (no record is read again)."""
+    d = S.shape[0]
+    mu = float(np.trace(S)) / d
+    alpha = float(np.mean(S * S))
+    num = alpha + mu * mu
+    den = (n + 1.0) * (alpha - mu * mu / d)
+    lam = 1.0 if den <= 0 else min(num / den, 1.0)
+    out = (1.0 - lam) * S
+    out[np.diag_indices(d)] += lam * mu
+    return out
+
+
+def _whitener(S: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(W, log det S)`` with ``W = L⁻¹`` for ``S = L Lᵀ`` (so ``‖W x‖² = xᵀ S⁻¹ x``)."""
+    from scipy.linalg import lapack
+
+    d = S.shape[0]
+    jitter = max(VAR_FLOOR * float(np.trace(S)) / d, MIN_VAR)
+    for _ in range(6):  # a release whose records repeat their class mean has no spread
+        A = S.copy()
+        A[np.diag_indices(d)] += jitter
+        try:
+            L = np.linalg.cholesky(A)
+            break
+        except np.linalg.LinAlgError:
+            jitter *= 100.0
+    else:  # pragma: no cover - a diagonal this large is positive definite
+        L = np.linalg.cholesky(np.diag(np.maximum(np.diag(S), 0.0) + jitter))
+    W, info = lapack.dtrtri(L, lower=1)
+    if info != 0:  # pragma: no cover - a Cholesky factor is invertible
+        W = np.linalg.inv(L)
+    return np.tril(W), 2.0 * float(np.log(np.diag(L)).sum())
+
+
+@dataclass
+class _Model:
+    """A fitted class-conditional Gaussian (means per class; covariance per ``kind``)."""
+
+    kind: str
+    means: np.ndarray  # (C, d); NaN rows: the class was not seen
+    seen: np.ndarray  # (C,) bool
+    var: np.ndarray | None = None  # diag: (C, d)
+    W: Any = None  # pooled: (d, d); class: list of (d, d)
+    logdet: Any = None  # pooled: float; class: (C,)
+
+    def loglik(self, Z: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """``log p(z | class)`` per row up to a constant (NaN where the class is unseen)."""
+        out = np.full(Z.shape[0], np.nan)
+        ok = self.seen[codes]
+        if not ok.any():
+            return out
+        rows = np.flatnonzero(ok)
+        D = Z[rows] - self.means[codes[rows]]
+        if self.kind == "diag":
+            v = self.var[codes[rows]]  # type: ignore[index]
+            out[rows] = -0.5 * (np.sum(D * D / v, axis=1) + np.sum(np.log(v), axis=1))
+        elif self.kind == "pooled":
+            Y = D @ self.W.T
+            out[rows] = -0.5 * (np.einsum("ij,ij->i", Y, Y) + self.logdet)
+        else:
+            c_rows = codes[rows]
+            for c in np.unique(c_rows):  # a matrix product per class, never per record
+                sel = c_rows == c
+                Y = D[sel] @ self.W[c].T
+                out[rows[sel]] = -0.5 * (np.einsum("ij,ij->i", Y, Y) + self.logdet[c])
+        return out
+
+    def loglik_all(self, Z: np.ndarray) -> np.ndarray:
+        """``log p(z | c)`` for every row and class (n, C) (diag and pooled only)."""
+        C = self.means.shape[0]
+        out = np.full((Z.shape[0], C), np.nan)
+        if self.kind == "pooled":
+            M = np.nan_to_num(self.means[self.seen]) @ self.W.T
+            Y = Z @ self.W.T
+            sq = (np.einsum("ij,ij->i", Y, Y)[:, None] - 2.0 * Y @ M.T
+                  + np.einsum("ij,ij->i", M, M)[None, :])
+            out[:, self.seen] = -0.5 * (sq + self.logdet)
+            return out
+        seen = np.flatnonzero(self.seen)
+        iv = 1.0 / self.var[seen]  # type: ignore[index]
+        mu = self.means[seen]
+        # Σ_j (z_j − μ_cj)² / v_cj for every class at once: three matrix products
+        quad = (Z * Z) @ iv.T - 2.0 * Z @ (mu * iv).T + np.sum(mu * mu * iv, axis=1)[None, :]
+        out[:, seen] = -0.5 * (quad + np.sum(np.log(self.var[seen]), axis=1)[None, :])  # type: ignore[index]
+        return out
+
+
+@dataclass
+class _Sums:
+    """Sufficient statistics of rows grouped by (group, class): counts, sums, per-feature
+    squares, and the second moments a covariance needs (per group; per group and class)."""
+
+    count: np.ndarray  # (G, C)
+    sums: np.ndarray  # (G, C, d)
+    sq: np.ndarray  # (G, C, d)
+    second: np.ndarray | None = None  # (G, d, d)
+    second_c: np.ndarray | None = None  # (G, C, d, d)
+
+
+def _sums(Z: np.ndarray, codes: np.ndarray, n_classes: int, groups: np.ndarray,
+          n_groups: int, kind: str) -> _Sums:
+    """One pass over the rows (sparse one-hot products; a d × d product per group, or per
+    group and class for ``kind="class"``; never a loop over records)."""
+    import scipy.sparse as sp
+
+    n, d = Z.shape
+    cell = np.asarray(groups, np.int64) * n_classes + np.asarray(codes, np.int64)
+    K = n_groups * n_classes
+    onehot = sp.csr_matrix((np.ones(n), (cell, np.arange(n))), shape=(K, n))
+    count = np.bincount(cell, minlength=K).reshape(n_groups, n_classes).astype(np.float64)
+    sums = np.asarray(onehot @ Z).reshape(n_groups, n_classes, d)
+    sq = np.asarray(onehot @ (Z * Z)).reshape(n_groups, n_classes, d)
+    out = _Sums(count, sums, sq)
+    if kind == "diag":
+        return out
+    order = np.argsort(cell, kind="stable")
+    bounds = np.searchsorted(cell[order], np.arange(K + 1))
+    if kind == "class":
+        sc = np.zeros((K, d, d))
+        for k in np.flatnonzero(np.diff(bounds) > 0):  # one product per (group, class)
+            Zk = Z[order[bounds[k]:bounds[k + 1]]]
+            sc[k] = Zk.T @ Zk
+        out.second_c = sc.reshape(n_groups, n_classes, d, d)
+        out.second = out.second_c.sum(axis=1)
+        return out
+    g_order = np.argsort(groups, kind="stable")
+    g_bounds = np.searchsorted(np.asarray(groups)[g_order], np.arange(n_groups + 1))
+    second = np.zeros((n_groups, d, d))
+    for g in range(n_groups):  # one product per group
+        Zg = Z[g_order[g_bounds[g]:g_bounds[g + 1]]]
+        second[g] = Zg.T @ Zg
+    out.second = second
+    return out
+
+
+def _model(s: _Sums, use: np.ndarray, kind: str) -> _Model:
+    """The class Gaussian of ``kind`` fitted on the groups ``use`` of the statistics ``s``."""
+    count = s.count[use].sum(axis=0)
+    sums = s.sums[use].sum(axis=0)
+    seen = count >= 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(count[:, None] > 0, sums / count[:, None], np.nan)
+    mu0 = np.nan_to_num(means)
+    d = sums.shape[1]
+    if kind == "diag":
+        within = s.sq[use].sum(axis=0) - count[:, None] * mu0 * mu0
+        n_pool = max(float(count.sum()) - float((count > 0).sum()), 1.0)
+        pooled = within.sum(axis=0) / n_pool
+        var = within / np.maximum(count - 1.0, 1.0)[:, None]
+        var = np.maximum(var, max(VAR_FLOOR * float(pooled.mean()), MIN_VAR))
+        return _Model("diag", means, seen, var=var)
+    outer = np.einsum("c,ci,cj->ij", count, mu0, mu0)
+    scatter = s.second[use].sum(axis=0) - outer  # type: ignore[index]
+    n_eff = max(float(count.sum()) - float((count > 0).sum()), 1.0)
+    S = _oas(scatter / n_eff, n_eff)
+    if kind == "pooled":
+        W, logdet = _whitener(S)
+        return _Model("pooled", means, seen, W=W, logdet=logdet)
+    Ws: list[Any] = [None] * count.size
+    logdets = np.zeros(count.size)
+    second_c = s.second_c[use].sum(axis=0)  # type: ignore[index]
+    for c in np.flatnonzero(seen):  # one d × d covariance per class
+        Sc = (second_c[c] - count[c] * np.outer(mu0[c], mu0[c])) / max(count[c] - 1.0, 1.0)
+        Ws[c], logdets[c] = _whitener((1.0 - CLASS_POOL) * Sc + CLASS_POOL * S)
+    del d
+    return _Model("class", means, seen, W=Ws, logdet=logdets)
+
+
+def fit_class_gaussian(Z: np.ndarray, codes: np.ndarray, n_classes: int, kind: str) -> _Model:
+    """Fit a class-conditional Gaussian of ``kind`` ("diag", "pooled", "class") to rows ``Z``
+    with class ``codes`` (loops over classes only).
+
+    Examples
+    --------
+    >>> Z = np.random.default_rng(0).normal(size=(60, 4)); c = np.repeat([0, 1], 30)
+    >>> m = fit_class_gaussian(Z, c, 3, "pooled")
+    >>> m.seen.tolist(), bool(np.isnan(m.loglik(Z[:2], np.array([2, 0])))[0])
+    ([True, True, False], True)
+    """
+    one = np.zeros(Z.shape[0], np.int64)
+    return _model(_sums(Z, codes, n_classes, one, 1, kind), np.ones(1, bool), kind)
+
+
+def _basis(Z_release: np.ndarray, k: int) -> np.ndarray:
+    """The release's top ``k`` principal directions (d, k)."""
+    Zc = Z_release - Z_release.mean(axis=0)
+    vals, vecs = np.linalg.eigh(Zc.T @ Zc)
+    return vecs[:, ::-1][:, :k].copy()
+
+
+def _discriminant(Z_release: np.ndarray, codes: np.ndarray, n_classes: int, m: int
+                  ) -> np.ndarray:
+    """The release's top ``m`` discriminant directions (d, m): its class means, whitened by
+    its pooled within-class covariance, along their leading singular directions (0: as many
+    as its classes − 1)."""
+    model = fit_class_gaussian(Z_release, codes, n_classes, "pooled")
+    means = model.means[model.seen]
+    if means.shape[0] < 2:
+        return np.zeros((Z_release.shape[1], 0))
+    k = means.shape[0] - 1 if m == 0 else min(int(m), means.shape[0] - 1)
+    Mw = (means - means.mean(axis=0)) @ model.W.T
+    _, _, Vt = np.linalg.svd(Mw, full_matrices=False)
+    return model.W.T @ Vt[:k].T
+
+
+@dataclass
+class _BasisModel:
+    """A class Gaussian in k directions plus, optionally, per-feature residual variances."""
+
+    inner: _Model
+    B: np.ndarray
+    res_mean: np.ndarray | None = None
+    res_var: np.ndarray | None = None
+
+    def loglik(self, Z: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        Y = Z @ self.B
+        out = self.inner.loglik(Y, codes)
+        if self.res_var is not None:
+            E = Z - Y @ self.B.T - self.res_mean
+            out = out - 0.5 * (np.sum(E * E / self.res_var, axis=1)
+                               + float(np.sum(np.log(self.res_var))))
+        return out
+
+
+def _residual(E_sums: _Sums, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = float(E_sums.count[use].sum())
+    m = E_sums.sums[use].sum(axis=(0, 1)) / max(n, 1.0)
+    v = E_sums.sq[use].sum(axis=(0, 1)) / max(n, 1.0) - m * m
+    return m, np.maximum(v, max(VAR_FLOOR * float(v.mean()), MIN_VAR))
+
+
+def _fitted(Z: np.ndarray, codes: np.ndarray, n_classes: int, fam: Family,
+            B: np.ndarray | None, groups: np.ndarray, n_groups: int) -> list[Any]:
+    """The family fitted once per left-out group (``n_groups`` = 1: once on every row)."""
+    cov = fam.covariance
+    Y = Z if B is None else Z @ B
+    stats = _sums(Y, codes, n_classes, groups, n_groups, cov)
+    res = None
+    if B is not None and fam.residual:
+        res = _sums(Z - Y @ B.T, np.zeros(Z.shape[0], np.int64), 1, groups, n_groups, "diag")
+    out = []
+    for g in range(n_groups):
+        use = (np.arange(n_groups) != g) if n_groups > 1 else np.ones(1, bool)
+        inner = _model(stats, use, cov)
+        if B is None:
+            out.append(inner)
+        elif res is None:
+            out.append(_BasisModel(inner, B))
+        else:
+            out.append(_BasisModel(inner, B, *_residual(res, use)))
+    return out
+
+
+# ---------------------------------------------------------------------- folds
+def reference_folds(reference_ids: np.ndarray, candidate_ids: np.ndarray,
+                    in_reference: np.ndarray, rng: np.random.Generator,
+                    folds: int = FOLDS) -> tuple[np.ndarray, np.ndarray]:
+    """The fold of every reference record and of every candidate.
+
+    By identity where the reference holds at least :data:`MIN_ID_FOLDS` people (a candidate
+    takes its person's fold, so neither its record nor its person is in the model that scores
+    it, member or not); else by record (a non-member takes its own row's fold, a member a
+    random one).
+
+    Examples
+    --------
+    >>> ids = np.repeat(np.arange(30).astype(str), 4)
+    >>> fr, fc = reference_folds(ids, ids[:8], np.arange(8), np.random.default_rng(0))
+    >>> bool((fc == fr[:8]).all()), len(set(fr[ids == "0"])) == 1
+    (True, True)
+    """
+    ref_ids = np.asarray(reference_ids).astype(str)
+    cand_ids = np.asarray(candidate_ids).astype(str)
+    in_ref = np.asarray(in_reference, dtype=np.int64)
+    people, codes = np.unique(ref_ids, return_inverse=True)
+    if people.size >= MIN_ID_FOLDS:
+        person_fold = rng.permutation(people.size) % folds
+        f_ref = person_fold[codes]
+        pos = np.clip(np.searchsorted(people, cand_ids), 0, people.size - 1)
+        known = people[pos] == cand_ids
+        f_cand = np.where(known, person_fold[pos], rng.integers(0, folds, cand_ids.size))
+    else:
+        f_ref = rng.permutation(ref_ids.size) % folds
+        f_cand = rng.integers(0, folds, cand_ids.size)
+    inside = in_ref >= 0
+    f_cand[inside] = f_ref[in_ref[inside]]
+    return f_ref.astype(np.int64), f_cand.astype(np.int64)
+
+
+def _reference_models(cache: dict[str, Any], key: str, Zr: np.ndarray, r_codes: np.ndarray,
+                      n_classes: int, fam: Family, B: np.ndarray | None,
+                      f_ref: np.ndarray) -> list[Any]:
+    """The reference model leaving out each fold (kept in ``cache`` for families in all d
+    features: they depend on the reference and the folds only)."""
+    if B is None and key in cache:
+        return cache[key]  # type: ignore[no-any-return]
+    models = _fitted(Zr, r_codes, n_classes, fam, B, f_ref, FOLDS)
+    if B is None:
+        cache[key] = models
+    return models
+
+
+def _by_fold(models: list[Any], Zc: np.ndarray, c_codes: np.ndarray, f_cand: np.ndarray
+             ) -> np.ndarray:
+    """Each candidate's log-likelihood under the model that leaves its fold out."""
+    out = np.full(Zc.shape[0], np.nan)
+    for k in np.unique(f_cand):  # K models, never one per record
+        rows = np.flatnonzero(f_cand == k)
+        out[rows] = models[k].loglik(Zc[rows], c_codes[rows])
+    return out
+
+
+# ---------------------------------------------------------------------- scores
+def _standardizer(reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    R = np.asarray(reference, np.float64)
+    mu, sd = R.mean(axis=0), R.std(axis=0)
+    return mu, np.where(sd > 0, sd, 1.0)
+
+
+@dataclass
+class _Setup:
+    """What the reference side of one stratum column fixes for every release of a game: the
+    standardization, the classes (the reference's; any other is "unknown", the last code),
+    the folds and the reference models already fitted (families in all d features)."""
+
+    mu: np.ndarray
+    sd: np.ndarray
+    classes: np.ndarray
+    f_ref: np.ndarray
+    f_cand: np.ndarray
+    Zr: np.ndarray
+    r_codes: np.ndarray
+    key: tuple[Any, ...]
+    models: dict[str, list[Any]]
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.classes.size) + 1
+
+    def codes(self, labels: np.ndarray) -> np.ndarray:
+        lab = np.asarray(labels).astype(str)
+        pos = np.clip(np.searchsorted(self.classes, lab), 0, max(self.classes.size - 1, 0))
+        known = self.classes[pos] == lab if self.classes.size else np.zeros(lab.size, bool)
+        return np.where(known, pos, self.classes.size).astype(np.int64)
+
+    def z(self, X: np.ndarray) -> np.ndarray:
+        return (np.asarray(X, np.float64) - self.mu) / self.sd
+
+
+def _setup(cache: dict[str, Any], reference: np.ndarray, reference_labels: np.ndarray,
+           reference_ids: np.ndarray, candidate_ids: np.ndarray, in_reference: np.ndarray,
+           rng: np.random.Generator) -> _Setup:
+    """The stratum's :class:`_Setup`, kept in ``cache`` while the candidates and the reference
+    stay the same (a membership and an inference game on the same candidates share it)."""
+    key = (len(reference), len(candidate_ids), hash(np.asarray(in_reference).tobytes()),
+           hash("\x1f".join(np.asarray(candidate_ids).astype(str).tolist())))
+    got = cache.get("setup")
+    if isinstance(got, _Setup) and got.key == key:
+        return got
+    mu, sd = _standardizer(reference)
+    f_ref, f_cand = reference_folds(reference_ids, candidate_ids, in_reference, rng)
+    classes = np.unique(np.asarray(reference_labels).astype(str))
+    made = _Setup(mu, sd, classes, f_ref, f_cand, np.empty((0, 0)), np.empty(0, np.int64),
+                  key, {})
+    made.Zr = made.z(reference)
+    made.r_codes = made.codes(reference_labels)
+    cache["setup"] = made
+    return made
+
+
+def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
+                      released: np.ndarray, released_labels: np.ndarray,
+                      reference: np.ndarray, reference_labels: np.ndarray,
+                      fams: Sequence[Family], *, reference_ids: np.ndarray | None = None,
+                      candidate_ids: np.ndarray | None = None,
+                      in_reference: np.ndarray | None = None,
+                      rng: np.random.Generator | None = None,
+                      cache: dict[str, Any] | None = None) -> Scores:
+    """``log p_release(x | y) − log p_reference(x | y)`` per candidate for every family.
+
+    Labels are the class column the model conditions on (strings; an interest × additional
+    stratum joined into one value). The reference side is cross-fitted
+    (:func:`reference_folds`); ``cache`` keeps it between calls with the same candidates and
+    reference (the families in all d features). A candidate of a class the release or the
+    reference lacks scores 0 (no evidence either way).
+    """
+    n = len(candidates)
+    ref_ids = (np.arange(len(reference)).astype(str) if reference_ids is None
+               else np.asarray(reference_ids))
+    cand_ids = (np.array([f"candidate {i}" for i in range(n)]) if candidate_ids is None
+                else np.asarray(candidate_ids))
+    in_ref = np.full(n, -1) if in_reference is None else np.asarray(in_reference)
+    st = _setup({} if cache is None else cache, reference, reference_labels, ref_ids,
+                cand_ids, in_ref, rng if rng is not None else np.random.default_rng(0))
+    c_codes, s_codes = st.codes(candidate_labels), st.codes(released_labels)
+    Zc, Zs = st.z(candidates), st.z(released)
+    one = np.zeros(len(released), np.int64)
+    bases: dict[int, np.ndarray] = {}
+    out: Scores = {}
+    for fam in fams:
+        B = None
+        if fam.discriminant is not None:
+            B = _discriminant(Zs, s_codes, st.n_classes, fam.discriminant)
+            if B.shape[1] == 0:
+                continue
+        elif fam.rank is not None:
+            B = bases.setdefault(fam.rank, _basis(Zs, fam.rank))
+        ref_models = _reference_models(st.models, fam.name, st.Zr, st.r_codes, st.n_classes,
+                                       fam, B, st.f_ref)
+        ll_ref = _by_fold(ref_models, Zc, c_codes, st.f_cand)
+        rel = _fitted(Zs, s_codes, st.n_classes, fam, B, one, 1)[0]
+        lr = rel.loglik(Zc, c_codes) - ll_ref
+        out[fam.name] = np.where(np.isfinite(lr), lr, 0.0)
+    return out
+
+
+def _model_of(anonymizer: Any) -> Any:
+    get = getattr(anonymizer, "release_model", None)
+    try:
+        return get() if callable(get) else None
+    except Exception:  # noqa: BLE001 - a declaration that fails is no declaration
+        return None
+
+
+def _stratum(labels: Mapping[str, np.ndarray], columns: Sequence[str], n: int) -> np.ndarray:
+    parts = [np.asarray(labels[c]).astype(str) for c in columns if c in labels]
+    if not parts:
+        return np.full(n, "all")
+    out = parts[0]
+    for p in parts[1:]:
+        out = np.char.add(np.char.add(out, "\x1f"), p)
+    return out
+
+
+def _columns(game: Game, model: Any) -> list[str]:
+    cols = [game.interest]
+    if model is not None and getattr(model, "interest", None):
+        cols = [str(model.interest), *[str(c) for c in getattr(model, "additional", ())]]
+    return [c for c in cols if c in game.candidate_labels and c in game.released_labels
+            and c in game.reference_labels] or [game.interest]
+
+
+def parametric_scores(game: Game) -> Scores:
+    """The model-aware membership scores of a game (one per family, per unit)."""
+    model = _model_of(game.anonymizer)
+    cols = _columns(game, model)
+    n = len(game.candidates)
+    fams = families(model, game.candidates.shape[1])
+    cache = game.cache.setdefault("parametric/" + "|".join(cols), {})  # shared with inference
+    lr = likelihood_ratios(game.candidates, _stratum(game.candidate_labels, cols, n),
+                           game.released, _stratum(game.released_labels, cols,
+                                                   len(game.released)),
+                           game.reference, _stratum(game.reference_labels, cols,
+                                                    len(game.reference)),
+                           fams, reference_ids=game.reference_ids,
+                           candidate_ids=game.candidate_ids, in_reference=game.in_reference,
+                           rng=game.rng("parametric/folds"), cache=cache)
+    return {k: game.per_unit(v) for k, v in lr.items()}
+
+
+# ---------------------------------------------------------------------- inference
+def parametric_labels(game: Game) -> Scores:
+    """Model-aware inference on members, for every released label column the attacker holds
+    for its candidates: the release's best class under the refitted family, and the best
+    class relative to the reference (diag and pooled families, all d features). One guess
+    per candidate (the inference risk judges records, with identities as units)."""
+    out: Scores = {}
+    for col in game.targets:
+        if col not in game.released_labels or col not in game.reference_labels:
+            continue
+        st = _setup(game.cache.setdefault(f"parametric/{col}", {}), game.reference,
+                    game.reference_labels[col], game.reference_ids, game.candidate_ids,
+                    game.in_reference, game.rng("parametric/folds"))
+        known = st.classes.size
+        Zc, Zs = st.z(game.candidates), st.z(game.released)
+        s_codes = st.codes(game.released_labels[col])
+        one = np.zeros(len(game.released), np.int64)
+        for kind in ("diag", "pooled"):
+            fam = Family(kind)
+            rel = _fitted(Zs, s_codes, st.n_classes, fam, None, one, 1)[0].loglik_all(Zc)
+            models = _reference_models(st.models, fam.name, st.Zr, st.r_codes,
+                                       st.n_classes, fam, None, st.f_ref)
+            ref = np.full(rel.shape, np.nan)
+            for k in np.unique(st.f_cand):  # K models, never one per record
+                rows = np.flatnonzero(st.f_cand == k)
+                ref[rows] = models[k].loglik_all(Zc[rows])
+            for label, table in (("release model's best class", rel),
+                                 ("best class relative to the reference", rel - ref)):
+                t = np.nan_to_num(table[:, :known], nan=-np.inf)
+                out[f"{PREFIX} ({kind}), {label}, '{col}'"] = st.classes[t.argmax(axis=1)]
+    return out
+
+
+MEMBERSHIP = Attacker(
+    "model-aware likelihood ratio", "membership",
+    "knows the method and the model family its release reproduces (the declared release "
+    "model, else diagonal and pooled class Gaussians); refits it on the release and on its "
+    "clear reference records, per class, and scores each candidate by the log-likelihood "
+    "ratio, in all features and in the release's top principal directions",
+    parametric_scores)
+INFERENCE = Attacker(
+    "model-aware labels", "inference",
+    "refits the declared family (diagonal and pooled class Gaussians) per label value on the "
+    "release and on its reference; guesses the label whose release model fits the candidate "
+    "best, alone and relative to the reference",
+    parametric_labels)
+
+__all__ = ["FOLDS", "Family", "GENERIC", "INFERENCE", "MEMBERSHIP", "families",
+           "fit_class_gaussian", "likelihood_ratios", "parametric_labels", "parametric_scores",
+           "reference_folds"]
