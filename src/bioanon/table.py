@@ -88,6 +88,19 @@ def as_feature_matrix(X: Any, what: str = "X",
     return arr
 
 
+def duplicates(names: Sequence[str]) -> list[str]:
+    """The names given more than once, sorted: one pass (a table may have 100,000 columns).
+
+    Examples
+    --------
+    >>> duplicates(["a", "b", "a", "c", "b"]), duplicates(["a"])
+    (['a', 'b'], [])
+    """
+    from collections import Counter
+
+    return sorted(n for n, k in Counter(names).items() if k > 1)
+
+
 def format_of(path: str | os.PathLike) -> str:
     """Return the table format ('parquet', 'csv' or 'npz') from a file name's extension."""
     ext = Path(path).suffix.lower()
@@ -169,7 +182,7 @@ class FeatureTable:
                 "pass one name per column of X"
             )
         names = list(map(str, self.labels.columns)) + self.feature_names
-        dup = sorted({n for n in names if names.count(n) > 1})
+        dup = duplicates(names)
         if dup:
             raise BioanonError(
                 f"duplicate column name(s) {dup}; rename them so every label and feature "
@@ -252,8 +265,10 @@ class FeatureTable:
             finally:
                 sink.close()
             return sink.hexdigest()
-        if fmt == "csv":
-            self.to_frame().to_csv(tmp, index=False)
+        if fmt == "csv":  # pandas' default is one row per chunk past 100,000 columns
+            cols = self.n_features + self.labels.shape[1]
+            self.to_frame().to_csv(tmp, index=False,
+                                   chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
         else:
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
             for col in self.labels.columns:
@@ -319,11 +334,14 @@ class FeatureTable:
 
                 with open(p, newline="", encoding="utf-8") as fh:
                     header = next(csv.reader(fh), [])
-                dup = sorted({c for c in header if header.count(c) > 1})
+                dup = duplicates(header)
                 if dup:
                     raise BioanonError(
                         f"duplicate column name(s) {dup} in '{p}'; make every column unique")
-                df = pd.read_csv(p)
+                # a wide table in one pass: by default pandas parses in row chunks of a fixed
+                # byte size and joins them column by column, which for 100,000 columns costs
+                # seconds per row
+                df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
                 meta = {}
         except BioanonError:
             raise
@@ -383,10 +401,11 @@ class FeatureTable:
     def _from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,
                     meta: dict[str, Any], source: str,
                     keep_as_feature: Sequence[str] | None) -> FeatureTable:
-        labels, feat_cols, odd = _split_columns(
-            list(df.columns), len(df), label_columns,
-            lambda c: bool(pd.api.types.is_numeric_dtype(df[c])))
-        numeric = [c for c in feat_cols if c not in odd]
+        numeric_cols = {c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t)}
+        labels, feat_cols, odd = _split_columns(list(df.columns), len(df), label_columns,
+                                                numeric_cols.__contains__)
+        odd_set = set(odd)
+        numeric = [c for c in feat_cols if c not in odd_set]
         X = df[numeric].to_numpy(dtype=np.float32)
         names = [str(c) for c in numeric]
         check_finite(X, "features", names)
@@ -418,7 +437,8 @@ class FeatureTable:
         n = pf.metadata.num_rows
         labels, feat_cols, odd = _split_columns(list(schema.names), n, label_columns, numeric)
         if odd:
-            feat_cols = [c for c in feat_cols if c not in odd]
+            odd_set = set(odd)
+            feat_cols = [c for c in feat_cols if c not in odd_set]
         X = np.empty((n, len(feat_cols)), dtype=np.float32)
         groups = pf.num_row_groups
         starts = np.cumsum([0] + [pf.metadata.row_group(k).num_rows for k in range(groups)])
@@ -470,6 +490,10 @@ class FeatureTable:
                    {"source": str(p)})
 
 
+#: past this many columns a CSV is parsed in one pass (see :meth:`FeatureTable.read`)
+_WIDE_COLUMNS = 1000
+#: cells per chunk when a CSV is written
+_CSV_CHUNK_CELLS = 2_000_000
 #: rows per block when a matrix is turned into columns or back (a block stays in cache)
 _BLOCK_ROWS = 4096
 #: bytes of the column buffer :func:`fill_rows` transposes from (fits a core's cache)
@@ -484,7 +508,7 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     Without ``label_columns``, the non-numeric columns are the labels.
     """
     cols = list(map(str, columns))
-    dup = sorted({c for c in cols if cols.count(c) > 1})
+    dup = duplicates(cols)
     if dup:
         raise BioanonError(f"duplicate column name(s) {dup}; make every column unique")
     if n_rows == 0:
@@ -492,10 +516,12 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     if label_columns is None:
         label_columns = [c for c in columns if not numeric(c)]
     labels = list(label_columns)
+    present = set(columns)
     for c in labels:
-        if c not in columns:
+        if c not in present:
             raise missing_column(c, columns)
-    feat_cols = [c for c in columns if c not in labels]
+    is_label = set(labels)
+    feat_cols = [c for c in columns if c not in is_label]
     if not feat_cols:
         raise BioanonError("the table has no feature columns; every column is a label")
     non_numeric = [c for c in feat_cols if not numeric(c)]
