@@ -586,9 +586,14 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     def judge(c: Candidate, recognition: bool, prog: Any) -> Evaluation:
         anon = build_candidate(c, interest, sensitive, list(add), None)
         anon = judge_as(anon) if judge_as is not None else anon
-        return Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
-                          cache=cache, progress=prog.nested(prog.stage or ""),
-                          options=opts).evaluate(recognition=recognition)
+        try:
+            return Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
+                              cache=cache, progress=prog.nested(prog.stage or ""),
+                              options=opts).evaluate(recognition=recognition)
+        except MemoryError:  # a model of d × d numbers on a wide table: skip this setting
+            raise BioanonError(f"out of memory on {table.n_features} features (a model of "
+                               "features × features numbers does not fit); reduce the "
+                               "features first (e.g. PCA) to release with it") from None
 
     def keep(row: dict[str, Any], c: Candidate) -> dict[str, Any]:
         row["_params"] = dict(c.params)  # may hold a decoupler object; never written

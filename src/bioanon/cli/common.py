@@ -244,7 +244,8 @@ def user_errors(func: F) -> F:
                 NotADirectoryError) as exc:
             raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
         except MemoryError:
-            raise _fail("out of memory; process the table in parts or lower g") from None
+            raise _fail("out of memory; release the table in parts (--dask), reduce its "
+                        "features (e.g. PCA), or choose a lighter method or setting") from None
         except OSError as exc:  # disk full, read-only file system ...
             where = f": '{exc.filename}'" if exc.filename else ""
             raise _fail(f"{exc.strerror or exc}{where}; free space or choose another "
