@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -379,10 +379,11 @@ class FeatureTable:
         meta = {**first.meta, "source": str(p)}
         import pyarrow.parquet as pq
 
-        if keep_as_feature is not None and b"bioanon" not in (
-                pq.read_schema(parts[0]).metadata or {}):
+        schema = pq.read_schema(parts[0])
+        if keep_as_feature is not None and b"bioanon" not in (schema.metadata or {}):
             meta.update(_audit(X, list(first.feature_names or []), keep_as_feature,
-                               f"'{p.name}' (Parquet parts without bioanon metadata)"))
+                               f"'{p.name}' (Parquet parts without bioanon metadata)",
+                               parquet_integer_columns(schema)))
         return cls(X, labels, list(first.feature_names), meta)
 
     @classmethod
@@ -402,6 +403,7 @@ class FeatureTable:
                     meta: dict[str, Any], source: str,
                     keep_as_feature: Sequence[str] | None) -> FeatureTable:
         numeric_cols = {c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t)}
+        typed = {str(c) for c, t in df.dtypes.items() if pd.api.types.is_integer_dtype(t)}
         labels, feat_cols, odd = _split_columns(list(df.columns), len(df), label_columns,
                                                 numeric_cols.__contains__)
         odd_set = set(odd)
@@ -410,9 +412,9 @@ class FeatureTable:
         names = [str(c) for c in numeric]
         check_finite(X, "features", names)
         if odd:
-            raise _not_numeric(odd, None, X, names, keep_as_feature)
+            raise _not_numeric(odd, None, X, names, keep_as_feature, typed)
         if keep_as_feature is not None:
-            meta = {**meta, **_audit(X, names, keep_as_feature, source)}
+            meta = {**meta, **_audit(X, names, keep_as_feature, source, typed)}
         return cls._of_checked(X, df[labels].reset_index(drop=True), names, meta)
 
     @classmethod
@@ -446,10 +448,11 @@ class FeatureTable:
                    lambda k, part: _fill_rows(X, int(starts[k]), part), groups)
         names = [str(c) for c in feat_cols]
         check_finite(X, "features", names)
+        typed = parquet_integer_columns(schema)
         if odd:
-            raise _not_numeric(odd, origin, X, names, keep_as_feature)
+            raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)
         if keep_as_feature is not None:
-            meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table")}
+            meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
         frame = (pf.read(columns=labels).to_pandas() if labels
                  else pd.DataFrame(index=range(n)))
         return cls._of_checked(X, frame, names, dict(meta))
@@ -536,7 +539,8 @@ def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:
 
 
 def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: list[str],
-                 keep_as_feature: Sequence[str] | None) -> BioanonError:
+                 keep_as_feature: Sequence[str] | None,
+                 integer_typed: Collection[str] = ()) -> BioanonError:
     """The one error naming every non-numeric feature column (and, for a table to release,
     every numeric one that looks like metadata: all the columns to name, in one round)."""
     from .metadata_columns import describe_refused, refused_columns
@@ -550,7 +554,7 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
                 "(FeatureTable.write) instead of pandas")
     msg = f"{head}feature column(s) {shown} are not numeric; {fix}"
     if keep_as_feature is not None:
-        refused = refused_columns(X, names, keep_as_feature)
+        refused = refused_columns(X, names, keep_as_feature, integer_typed)
         if refused:
             msg += f"; also, {describe_refused(refused)}"
             return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
@@ -558,13 +562,20 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
 
 
 def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
-           source: str) -> dict[str, Any]:
+           source: str, integer_typed: Collection[str] = ()) -> dict[str, Any]:
     """Refuse metadata-like feature columns (see :func:`bioanon.metadata_columns.
     check_feature_columns`); the meta entry naming those kept knowingly."""
     from .metadata_columns import check_feature_columns
 
-    kept = check_feature_columns(X, names, keep_as_feature, source)
+    kept = check_feature_columns(X, names, keep_as_feature, source, integer_typed)
     return {"kept_as_feature": kept} if kept else {}
+
+
+def parquet_integer_columns(schema: Any) -> set[str]:
+    """The columns a ``pyarrow`` schema stores with an integer type."""
+    import pyarrow as pa
+
+    return {str(f.name) for f in schema if pa.types.is_integer(f.type)}
 
 
 def parquet_parts(folder: Path) -> list[Path]:
