@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from bioanon.cli import app
@@ -32,3 +33,33 @@ def test_a_setting_out_of_memory_is_skipped_with_its_reason(monkeypatch):
     assert [r["setting"] for r in res.rows] == ["noise(sigma=1, scale=std)"]
     skipped = [s for s in res.skipped if s.get("setting") == "noise(sigma=3, scale=std)"]
     assert skipped and "out of memory on 32 features" in skipped[0]["reason"]
+
+
+def test_public_data_holding_a_numeric_label_of_the_input_is_accepted():
+    """A public table read on its own holds the input's numeric label ('digit', 'cls') as a
+    feature column: it is a label of the input, not a feature the input lacks. A real extra
+    feature column is still refused (in memory and on the streamed path)."""
+    import numpy as np
+    import pandas as pd
+
+    from bioanon.certification.dp_budget import DPBudget
+    from bioanon.certification.streamed import _check_public_columns
+    from bioanon.errors import BioanonError
+    from bioanon.table import FeatureTable
+
+    t = make_biometric(n_identities=12, records_per_identity=20, n_features=32, random_state=0)
+    ids = t.labels["identity"].to_numpy()
+    private = t.subset(np.flatnonzero(ids != ids[0]))
+    pub = t.subset(np.flatnonzero(ids == ids[0]))
+    digit = (np.arange(pub.n_records) % 10).astype(np.float32)
+    with_label = FeatureTable(np.c_[pub.X, digit], pub.labels.drop(columns=["expression"]),
+                              [*pub.feature_names, "expression"])
+    got = DPBudget(epsilon=1.0, public=with_label).public_X(private)
+    np.testing.assert_array_equal(got, pub.X.astype(np.float64))
+    _check_public_columns(with_label, private.feature_names, list(private.labels.columns))
+    extra = FeatureTable(np.c_[pub.X, digit], pd.DataFrame(index=range(pub.n_records)),
+                         [*pub.feature_names, "f_extra"])
+    with pytest.raises(BioanonError, match=r"has 1 feature column\(s\) the input lacks"):
+        DPBudget(epsilon=1.0, public=extra).public_X(private)
+    with pytest.raises(BioanonError, match=r"has 1 feature column\(s\) the input lacks"):
+        _check_public_columns(extra, private.feature_names, list(private.labels.columns))

@@ -425,7 +425,7 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     judged = list(dict.fromkeys([roles.interest, roles.sensitive,
                                  *([group] if group else [])]))
     features, label_cols = parquet_columns(src, out, [*judged, *roles.identifying], "streamed")
-    _check_public_columns(public, features)  # before any pass over the table
+    _check_public_columns(public, features, label_cols)  # before any pass over the table
     step = progress or (lambda done, total, text: None)
 
     # 1. the judged label columns: n and the interest's classes (public in the DP model)
@@ -553,13 +553,16 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
                                     list(result.skipped))
 
 
-def _check_public_columns(public: Any, features: Sequence[str]) -> None:
+def _check_public_columns(public: Any, features: Sequence[str],
+                          labels: Sequence[str] = ()) -> None:
     """Refuse public data whose feature columns are not the input's (one line, before any
-    pass; the values are checked on the sample and on every partition later)."""
+    pass; the values are checked on the sample and on every partition later). A label
+    column of the input that the public table holds as a number is a label there too."""
     if isinstance(public, FeatureTable) and public.feature_names:
         theirs = list(public.feature_names)
-        missing = [c for c in features if c not in theirs]
-        extra = [c for c in theirs if c not in features]
+        have, want, known = set(theirs), set(features), {str(c) for c in labels}
+        missing = [c for c in features if c not in have]
+        extra = [c for c in theirs if c not in want and c not in known]
         if missing or extra:
             what = (f"lacks {len(missing)} feature column(s) of the input, e.g. {missing[:5]}"
                     if missing else f"has {len(extra)} feature column(s) the input lacks, "
