@@ -71,7 +71,7 @@ OPTION_RANGES: dict[str, Param] = {
     "n": Param("int", low=1, help="records shown, e.g. 8"),
     "k_min": Param("int", low=2, help="e.g. 2"),
     "k_max": Param("int", low=2, help="e.g. 20"),
-    "dendrogram_max": Param("int", low=2, help="records, e.g. 200"),
+    "dendrogram_max": Param("int", low=0, help="records, e.g. 200; 0 never draws"),
     "size": Param("int", low=8, help="pixels, e.g. 64"),
     "components": Param("int", low=1, help="e.g. 50"),
     "upsample": Param("int", low=0, help="e.g. 1"),

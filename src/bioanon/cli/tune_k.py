@@ -45,7 +45,8 @@ def tune_k_command(
     k_min: Annotated[int, typer.Option(help="Smallest k.")] = 2,
     k_max: Annotated[int, typer.Option(help="Largest k.")] = 20,
     dendrogram_max: Annotated[int, typer.Option(
-        help="Draw a dendrogram when there are at most this many records.")] = 500,
+        help="Draw a dendrogram when there are at most this many records (0: never draw "
+             "one).")] = 500,
     seed: SeedOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -79,7 +80,7 @@ def tune_k_command(
     write_text_atomic(json_path, json.dumps(doc, indent=2))
     written = [json_path.name]
     figures = [("tune-k.png", tuning_figure(result))]
-    if table.n_records <= dendrogram_max:
+    if 0 < dendrogram_max and table.n_records <= dendrogram_max:
         figures.append(("dendrogram.png", dendrogram_figure(table.X, linkage, dendrogram_max)))
     import matplotlib.pyplot as plt
 
