@@ -63,3 +63,31 @@ def test_public_data_holding_a_numeric_label_of_the_input_is_accepted():
         DPBudget(epsilon=1.0, public=extra).public_X(private)
     with pytest.raises(BioanonError, match=r"has 1 feature column\(s\) the input lacks"):
         _check_public_columns(extra, private.feature_names, list(private.labels.columns))
+
+
+def test_a_sigterm_held_during_the_switch_says_the_release_was_written(tmp_path,
+                                                                        monkeypatch):
+    """SIGTERM in the middle of the switch is handled once the new unit is whole: the line
+    says so instead of "no output was written"."""
+    import os
+    import signal
+
+    import bioanon.release_unit as ru
+    from bioanon.release_unit import verify_release
+
+    src = tmp_path / "in.parquet"
+    make_biometric(n_identities=4, records_per_identity=16, n_features=32,
+                   random_state=0).write(src)
+    out = tmp_path / "rel.parquet"
+
+    def term(step):
+        if step == "report-replaced":
+            os.kill(os.getpid(), signal.SIGTERM)  # held until the switch is complete
+
+    monkeypatch.setattr(ru, "_step_hook", term)
+    res = _run("anonymize", src, "-o", out, "--interest", "expression", "--sensitive",
+               "identity", "--identifying", "gender", "--identifying", "environment",
+               "--method", "noise", "--param", "sigma=1")
+    assert res.exit_code == 130, res.output
+    assert f"interrupted after {out} was written whole" in " ".join(res.output.split())
+    assert verify_release(out)

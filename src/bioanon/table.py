@@ -303,6 +303,10 @@ class FeatureTable:
             default) checks nothing: for tables that are not released.
         """
         p = Path(path)
+        from .release_unit import journal_path, recover
+
+        if journal_path(p).exists():  # a release whose writer was killed mid-switch
+            recover(p)
         if p.is_dir():
             return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)

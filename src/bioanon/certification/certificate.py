@@ -91,10 +91,11 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         return report_and_chart(self.search, str(sensitive), str(interest))
 
     def write_report(self, path: str | os.PathLike) -> Path | None:
-        """Write the report of what fell short to ``PATH.report/``, marked NOT certified and
-        naming the setting, as a release unit without table and manifest
-        (:func:`bioanon.release_unit.write_unit`): a previous release at ``path`` is removed
-        with it, so nothing that could pass for a release stays beside the refusal.
+        """Write the report of what fell short, marked NOT certified and naming the setting,
+        as a release unit without table and manifest
+        (:func:`bioanon.release_unit.write_unit`): to ``PATH.report/``, or to
+        ``PATH.refused-report/`` when a release is at ``path`` already (it stays until a new
+        one replaces it).
 
         Returns the report's folder, or None when no setting was judged on a fresh split
         (nothing to report; nothing is written then).
@@ -108,9 +109,8 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
                    "note": "NOT certified: this is the report of the setting that came "
                            "closest; no table and no manifest were written"}
         report = report.amended(lambda data: data.update(release=outcome))
-        write_unit(path, table=None, manifest=None,
-                   report=lambda folder: write_report(report, png, folder))
-        return report_dir(path)
+        return write_unit(path, table=None, manifest=None,
+                          report=lambda folder: write_report(report, png, folder)).report
 
 
 @dataclass

@@ -234,6 +234,9 @@ def user_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ..release_unit import COMMITTED
+
+        committed_before = len(COMMITTED)
         try:
             with _sigterm_as_interrupt():
                 _check_common(kwargs)
@@ -251,7 +254,12 @@ def user_errors(func: F) -> F:
             raise _fail(f"{exc.strerror or exc}{where}; free space or choose another "
                         "output") from None
         except KeyboardInterrupt:
-            err_console.print("interrupted: no output was written", highlight=False)
+            done = COMMITTED[committed_before:]
+            if done:  # the signal was held until the release's switch was complete
+                err_console.print(f"interrupted after {done[-1]} was written whole (with its "
+                                  "manifest)", highlight=False, soft_wrap=True)
+            else:
+                err_console.print("interrupted: no output was written", highlight=False)
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
@@ -578,6 +586,19 @@ def read_release_input(path: Path, label_columns: list[str | None],
                                                                for c, why in kept.items()),
                           highlight=False, soft_wrap=True)
     return table
+
+
+def refusal_where(written: Path | None, output: Path) -> str:
+    """The clause of a refused release saying what it wrote (the closest setting's report,
+    or nothing) and that a previous release at ``output`` stays (see
+    :func:`bioanon.release_unit.write_unit`)."""
+    from ..release_unit import manifest_path
+
+    where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
+             "manifest was written" if written is not None else "nothing was written")
+    if manifest_path(output).exists():
+        where += f"; the previous release at {output} stays as it was"
+    return where
 
 
 JsonOpt = Annotated[bool, typer.Option(

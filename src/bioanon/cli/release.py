@@ -37,6 +37,7 @@ from .common import (
     print_summary,
     progress_bar,
     read_release_input,
+    refusal_where,
     refuse_unused,
     user_errors,
 )
@@ -371,8 +372,7 @@ def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
     """Print why nothing was certified, write the closest setting's report (NOT certified;
     no table, no manifest) and exit 1 (not a user error)."""
     written = exc.write_report(output)
-    where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
-             "manifest was written" if written is not None else "nothing was written")
+    where = refusal_where(written, output)
     if as_json:
         print_json({"certified": False, "message": str(exc), "closest": exc.setting,
                     "short_of": exc.short_of, "confirmation": exc.confirmation,
