@@ -91,3 +91,20 @@ def test_a_sigterm_held_during_the_switch_says_the_release_was_written(tmp_path,
     assert res.exit_code == 130, res.output
     assert f"interrupted after {out} was written whole" in " ".join(res.output.split())
     assert verify_release(out)
+
+
+def test_bioanon_without_arguments_shows_its_help_not_an_error_line():
+    res = CliRunner().invoke(app, [], prog_name="bioanon")
+    assert res.exit_code == 2  # click's status for a group typed without a command
+    assert res.output.startswith("Usage: bioanon") and "Commands:" in res.output
+    assert not [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+
+
+def test_the_command_list_fits_80_columns_without_clipping():
+    from bioanon.cli.logs import SUMMARIES
+
+    res = CliRunner().invoke(app, ["--help"], terminal_width=80, env={"COLUMNS": "80"})
+    assert res.exit_code == 0
+    listing = res.output.split("Commands:")[1].strip().splitlines()
+    assert [ln.split()[0] for ln in listing] == list(SUMMARIES)  # one line each, in order
+    assert all(len(ln) <= 80 and "..." not in ln for ln in listing), listing
