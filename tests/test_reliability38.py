@@ -108,3 +108,34 @@ def test_the_command_list_fits_80_columns_without_clipping():
     listing = res.output.split("Commands:")[1].strip().splitlines()
     assert [ln.split()[0] for ln in listing] == list(SUMMARIES)  # one line each, in order
     assert all(len(ln) <= 80 and "..." not in ln for ln in listing), listing
+
+
+def test_the_terminal_risk_table_is_one_line_per_risk_in_80_columns(monkeypatch):
+    """Attackers named by a key in the table and listed in full below it (the table used to
+    wrap each attacker over 5-10 lines)."""
+    import io
+
+    from rich.console import Console
+
+    import bioanon.cli.common as common
+
+    long = "nearest released | density ratio (DOMIAS-style, k=1) | tracing, best g=6"
+    risks = [{"name": f"{lvl}-{risk}", "risk": risk, "level": lvl, "statistic": "advantage",
+              "value": 0.1 * k, "ci": [0.0, 0.2 + 0.1 * k], "attacker": long if k else "naive",
+              "baseline": 0.0, "baseline_name": "no signal", "target": 0.1,
+              "status": "met" if k < 2 else "inconclusive at this size", "reason": "why",
+              "extras": {"auc": 0.6, "auc_ci": [0.5, 0.7], "n_members": 60,
+                         "n_nonmembers": 60, "unit": "records"}}
+             for k, (lvl, risk) in enumerate([("record", "recognition"),
+                                              ("record", "membership"),
+                                              ("identity", "membership")])]
+    out = io.StringIO()
+    monkeypatch.setattr(common, "console", Console(file=out, width=80, markup=False))
+    common.print_risks({"risks": risks})
+    lines = out.getvalue().splitlines()
+    assert all(len(ln) <= 80 for ln in lines)
+    for r in risks:  # one line per risk, naming its attacker's key
+        (line,) = [ln for ln in lines if ln.strip().startswith(f"{r['level']} {r['risk']} ")]
+        assert line.split()[-1] in ("A1", "A2")
+    assert any(ln.startswith("A2 nearest released | density ratio") for ln in lines)
+    assert sum("identity membership: why" in ln for ln in lines) == 1

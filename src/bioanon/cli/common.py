@@ -627,34 +627,61 @@ def notes_console(as_json: bool) -> Console:
     return err_console if as_json else console
 
 
+#: a status as the terminal's risk table says it (the reason is printed below the table)
+SHORT_STATUS = {"inconclusive at this size": "inconclusive",
+                "covered by the guarantee": "covered (DP)"}
+
+
 def print_risks(report: Any) -> None:
-    """The risk table of a report (the rows report.html opens with), on the terminal."""
+    """The risk table of a report (the rows report.html opens with), on the terminal: one
+    line per risk in 80 columns (figure [95% CI], target, status and a key to its attacker);
+    the attackers, with the AUC and TPR beside the figure and the baseline, are listed below
+    the table under their keys, then the reason of each risk not simply met."""
+    from rich import box
 
     from ..report.risks import risk_rows
 
     rows = risk_rows(report)
     if not rows:
         return
-    tab = Table(title="risks: every one must be met", show_header=True)
-    tab.add_column("risk (statistic) · attacker", overflow="fold")
-    tab.add_column("figure [95% CI]", no_wrap=True)
-    tab.add_column("baseline", no_wrap=True)
+    stats = {r["statistic"] for r in rows if r["value"] != "—"}
+    single = stats.pop() if len(stats) == 1 else None
+    keys: dict[str, str] = {}
+    for r in rows:
+        if r["value"] != "—" and r["attacker"] not in keys:
+            keys[r["attacker"]] = f"A{len(keys) + 1}"
+    tab = Table(title="risks: every one must be met", box=box.SIMPLE_HEAD, pad_edge=False,
+                title_justify="left")
+    tab.add_column("risk", no_wrap=True)
+    tab.add_column(f"{single or 'figure'} [95% CI]", no_wrap=True, justify="right")
     tab.add_column("target", no_wrap=True)
     tab.add_column("status", no_wrap=True)
+    tab.add_column("attacker", no_wrap=True)
     style = {"met": "green", "accepted": "yellow", "covered by the guarantee": "green",
              "not met": "bold red", "inconclusive at this size": "bold yellow"}
     for r in rows:
-        who = Text(f"{r['risk']} ({r['statistic']})")
-        who.append(f"\n{r['attacker']}", style="dim")
-        fig = Text(r["value"])
-        if r.get("beside"):
-            fig.append("\n" + r["beside"].replace("; ", "\n"), style="dim")
-        tab.add_row(who, fig, Text(r["baseline_value"]), Text(r["target_short"]),
-                    Text(r["status"], style=style.get(r["status"], "")))
+        value = r["value"] if single or r["value"] == "—" else f"{r['statistic']} {r['value']}"
+        tab.add_row(r["risk"], value, r["target_short"],
+                    Text(SHORT_STATUS.get(r["status"], r["status"]),
+                         style=style.get(r["status"], "")),
+                    keys.get(r["attacker"], "—") if r["value"] != "—" else "—")
     console.print(tab)
+    if keys:
+        key_tab = Table.grid(padding=(0, 1))
+        key_tab.add_column(no_wrap=True, style="bold")
+        key_tab.add_column(overflow="fold")
+        for attacker, key in keys.items():
+            mine = [r for r in rows if r["attacker"] == attacker and r["value"] != "—"]
+            beside = "; ".join(dict.fromkeys(
+                f"{r['risk']}: {r['beside']}" for r in mine if r["beside"]))
+            base = "; ".join(dict.fromkeys(f"baseline {r['baseline']}" for r in mine
+                                           if r["baseline"] not in ("—", "")))
+            key_tab.add_row(key, "; ".join(x for x in (attacker, beside, base) if x))
+        console.print(key_tab)
     for r in rows:
-        if r["status"] in ("inconclusive at this size", "covered by the guarantee"):
-            console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
+        if r["status"] in ("inconclusive at this size", "covered by the guarantee",
+                           "accepted"):
+            console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=False)
 
 
 def print_summary(report: Any, as_json: bool = False) -> None:
