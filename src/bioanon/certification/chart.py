@@ -142,8 +142,9 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     for ax, (risk, axis, target, base) in zip(axes[1:], panels, strict=True):
         lows, highs = [target, base], [target, base]
         for k, j in enumerate(order):
+            judged = _levels(rows[j], risk) or {"record": (float("nan"),) * 3 + ("",)}
             for level, (dy, marker) in {"record": (0.14, "o"), "identity": (-0.14, "s")}.items():
-                got = _levels(rows[j], risk).get(level)
+                got = judged.get(level)
                 if got is None:
                     continue
                 value, low, high, status = got
