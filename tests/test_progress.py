@@ -137,3 +137,29 @@ def test_a_leak_warning_is_one_line_once_per_run(tiny_csv, tmp_path):
     assert len(hits) == 1, res.stderr
     assert "bounds come from the data" in hits[0]
     assert "return self.fit" not in res.stderr  # no source line under it
+
+
+def test_item_by_item_progress_is_thinned_to_its_milestones(caplog):
+    """446 files, one update each (extract motion): about a dozen lines, the first and the
+    last included; every update still reaches the bar; a stage that has not said anything
+    for HEARTBEAT seconds says so."""
+    clock = [0.0]
+    bar = []
+    log = StageLog("extracting", lambda *a: bar.append(a), "bioanon.test", milestones=10,
+                   clock=lambda: clock[0])
+    with caplog.at_level(logging.INFO, logger="bioanon.test"):
+        for i in range(446):
+            clock[0] += 0.01
+            log(i + 1, 446, f"s{i:03d}.csv")
+        log(446, 446, "done")
+    lines = [r.getMessage() for r in caplog.records]
+    assert 10 <= len(lines) <= 13, lines
+    assert "s000.csv" in lines[0] and "446/446" in lines[-2] and "done in" in lines[-1]
+    assert len(bar) == 447
+    caplog.clear()
+    slow = StageLog("extracting", None, "bioanon.test", milestones=10, clock=lambda: clock[0])
+    with caplog.at_level(logging.INFO, logger="bioanon.test"):
+        for i in range(5):
+            clock[0] += HEARTBEAT
+            slow(i + 1, 1000, f"big{i}.wav")
+    assert len(caplog.records) == 5  # slow items: each after a heartbeat's silence

@@ -266,16 +266,18 @@ def user_errors(func: F) -> F:
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[StageLog]:
+def progress_bar(description: str, milestones: int | None = None) -> Iterator[StageLog]:
     """The progress hook of one command: a rich bar on a terminal, plain stage lines elsewhere.
 
     Yields a :class:`bioanon.progress.StageLog`, the library's ``progress(done, total, text)``
     hook: it logs one line per stage with the elapsed time on ``bioanon.cli`` (shown when
     stderr is not a terminal, or with -v) and drives the bar when there is one.
+    ``milestones``: for item-by-item progress (a file at a time), the plain lines are thinned
+    to about that many (see :class:`~bioanon.progress.StageLog`).
     """
 
     if not show_bar(err_console):
-        yield StageLog(description, logger=cli_logger)
+        yield StageLog(description, logger=cli_logger, milestones=milestones)
         return
     with Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
@@ -286,7 +288,7 @@ def progress_bar(description: str) -> Iterator[StageLog]:
             bar.update(task, completed=done, total=total or None,
                        description=f"{description}: {text}")
 
-        yield StageLog(description, update, cli_logger)
+        yield StageLog(description, update, cli_logger, milestones=milestones)
 
 
 # ---------------------------------------------------------------------- option parsing
