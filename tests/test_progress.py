@@ -163,3 +163,35 @@ def test_item_by_item_progress_is_thinned_to_its_milestones(caplog):
             clock[0] += HEARTBEAT
             slow(i + 1, 1000, f"big{i}.wav")
     assert len(caplog.records) == 5  # slow items: each after a heartbeat's silence
+
+
+def test_a_release_without_a_budget_does_not_warn_of_leaks_it_does_not_claim(
+        tiny_csv, tmp_path, monkeypatch):
+    """release without --epsilon fits DP candidates with bounds from the data: no ε is
+    claimed, so their leak warnings are noise there (laplace at epsilon=10 is refused here
+    for its utility: the warning would have come from its fits all the same); a winning
+    setting with an epsilon gets one note saying it is a setting, not a guarantee."""
+    import io
+
+    from rich.console import Console
+
+    import bioanon.cli.common as common
+
+    accept = [a for r in ("record-recognition", "record-membership", "record-inference",
+                          "identity-membership", "identity-inference")
+              for a in ("--accept-risk", r, "--reason", "a test of the warnings")]
+    res = _cli("release", tiny_csv, "--interest", "expression", "--sensitive", "identity",
+               "--identifying", "gender", "--identifying", "environment", "--methods",
+               "laplace", "--models", "knn", "--attackers", "naive", "--jobs", "1",
+               "--budget-minutes", "0.000001", "--level", "0.99", "--target-advantage",
+               "0.99", "--seed", "1", *accept, "-o", tmp_path / "rel.csv")
+    assert res.returncode == 1 and "laplace(epsilon=10)" in res.stderr, res.stderr
+    assert "PrivacyLeakWarning" not in res.stderr + res.stdout
+    out = io.StringIO()
+    monkeypatch.setattr(common, "console", Console(file=out, width=200, markup=False))
+    common.undeclared_epsilon_note({"method": "laplace", "params": {"epsilon": 10.0}}, False)
+    common.undeclared_epsilon_note({"method": "dp-basis", "params": {"epsilon": 4.0},
+                                    "differential_privacy": {"epsilon": 4.0}}, False)
+    common.undeclared_epsilon_note({"method": "noise", "params": {"sigma": 1.0}}, False)
+    assert out.getvalue().count("note:") == 1
+    assert "epsilon=10 is a setting of laplace, not a guarantee" in out.getvalue()

@@ -31,6 +31,7 @@ from .common import (
     app,
     console,
     err_console,
+    leak_warnings_silenced,
     notes_console,
     parse_weighted,
     print_json,
@@ -39,6 +40,7 @@ from .common import (
     read_release_input,
     refusal_where,
     refuse_unused,
+    undeclared_epsilon_note,
     user_errors,
 )
 from .options import (
@@ -264,9 +266,7 @@ def release_command(
         _unfit_warning()
     _print_plan(table, roles, judge, options, as_json)  # before any setting is judged
     try:
-        with progress_bar("certifying") as update, warnings.catch_warnings():
-            if dp_epsilon is not None:  # one statement line below instead of one per fit
-                warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with progress_bar("certifying") as update, leak_warnings_silenced():
             try:
                 out = certify(table, roles, force=force, input_name=input.name,
                               input_sha256=input_sha256, progress=update, **options)
@@ -287,6 +287,7 @@ def release_command(
     notes.print(f"certified: {out.setting}; wrote {output} ({out.table.n_records} records), "
                 f"{man_path.name} and {rep_dir.name}/", highlight=False, soft_wrap=True)
     _print_budget(out.manifest.get("differential_privacy"), as_json)
+    undeclared_epsilon_note(out.manifest, as_json)
 
 
 def _print_plan(table: Any, roles: Roles, judge: Any, options: dict[str, Any],
@@ -399,7 +400,8 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
     if options["keep_sensitive"]:
         _unfit_warning()
     try:
-        with progress_bar("certifying (panel sample), then releasing (dask)") as update:
+        with progress_bar("certifying (panel sample), then releasing (dask)") as update, \
+                leak_warnings_silenced():
             out = certify_parquet(input, output, roles, scheduler=scheduler, local=local,
                                   n_workers=workers, bucket_size=bucket_size,
                                   sample_records=sample_records, version=__version__,
