@@ -139,3 +139,49 @@ def test_the_terminal_risk_table_is_one_line_per_risk_in_80_columns(monkeypatch)
         assert line.split()[-1] in ("A1", "A2")
     assert any(ln.startswith("A2 nearest released | density ratio") for ln in lines)
     assert sum("identity membership: why" in ln for ln in lines) == 1
+
+
+def test_a_bug_ends_in_one_line_not_a_traceback(monkeypatch, tmp_path):
+    """Any exception that is not a user error: one 'error: internal error' line, exit 1,
+    no traceback (with -v the traceback follows, for the report)."""
+    import bioanon.datasets.catalog as catalog
+
+    def broken(root=None):
+        raise TypeError("affine_transform(): incompatible function arguments")
+
+    monkeypatch.setattr(catalog, "list_datasets", broken)
+    res = _run("datasets", "--home", tmp_path)
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "internal error (TypeError: affine_transform()" in lines[0]
+    assert "bug in bioanon" in lines[0]
+    res = _run("-v", "datasets", "--home", tmp_path)
+    assert res.exit_code == 1 and "Traceback" in res.output
+
+
+def test_charts_draw_values_that_are_not_numbers_and_a_failed_chart_is_a_note(monkeypatch):
+    """Values that are not numbers (None, pandas NA, strings) reached matplotlib's C++
+    transforms as object arrays and ended savefig in 'affine_transform(): incompatible
+    function arguments': they are drawn as gaps now; and a chart that fails all the same
+    leaves a note in report.html instead of losing the report."""
+    import pandas as pd
+
+    from bioanon.report import charts, html
+
+    item = {"column": "digit", "chance": pd.NA, "clear": 0.9, "anonymized_to_clear": None,
+            "anonymized": "0.5", "anonymized_to_anonymized": float("nan"), "n": 50,
+            "ci": {"clear": [0.8, pd.NA]}}
+    report = {"utility": {"interest": item, "additional": {}}, "dataset": {"n_test": 50}}
+    assert charts.utility_chart(report).startswith(b"\x89PNG")
+    attacks = [{"mode": "naive", "model": "knn", "accuracy": pd.NA, "ci": [None, 0.2]},
+               {"mode": "parrot", "model": "knn", "accuracy": 0.4, "ci": [0.5, 0.3]}]
+    report["privacy"] = {"attacks": attacks, "chance": None, "sensitive": "speaker",
+                         "clear": [{"model": "knn", "accuracy": "x"}]}
+    assert charts.attack_chart(report).startswith(b"\x89PNG")
+
+    def broken(report):
+        raise TypeError("affine_transform(): incompatible function arguments")
+
+    monkeypatch.setattr(html, "utility_chart", broken)
+    page = html._chart(html.utility_chart, report, "utility chart")
+    assert "could not be drawn (TypeError)" in page

@@ -228,12 +228,9 @@ def write_report(report: Any, search_png: bytes, folder: Path) -> None:
 
 def report_and_chart(result: Any, sensitive: str, interest: str) -> tuple[Any, bytes]:
     """The certified report (confirmation + search) and the search chart as PNG bytes."""
-    import matplotlib.pyplot as plt
-
     report, fig = certified_report(result, sensitive, interest)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")  # a figure outside pyplot
     return report, buf.getvalue()
 
 

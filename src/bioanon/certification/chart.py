@@ -20,6 +20,7 @@ import numpy as np
 
 from ..evaluation.risks.base import target_at
 from ..evaluation.risks.registry import REGISTRY
+from ..report.charts import floats, new_figure, number, whiskers
 
 #: colours of a risk's status (met, covered by the guarantee and accepted pass)
 PASS, FAIL, UNSURE, NOT_JUDGED = "#2e8b3a", "#c9302c", "#e08e0b", "#9a9a9a"
@@ -45,11 +46,11 @@ def _levels(row: Mapping[str, Any], risk: str) -> dict[str, tuple[float, float, 
     for r in row.get("risks", []):
         if r.get("risk") != risk:
             continue
-        value = r.get("value")
-        ci = r.get("ci") or [float("nan")] * 2
-        finite = isinstance(value, int | float) and np.isfinite(value)
-        out[str(r.get("level"))] = ((float(value), float(ci[0]), float(ci[1])) if finite
-                                    else (float("nan"),) * 3) + (str(r.get("status", "")),)
+        value = number(r.get("value"))
+        ci = list(r.get("ci") or []) + [None, None]
+        low, high = number(ci[0]), number(ci[1])
+        low, high = (value if np.isnan(low) else low), (value if np.isnan(high) else high)
+        out[str(r.get("level"))] = (value, low, high, str(r.get("status", "")))
     return out
 
 
@@ -89,25 +90,25 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     targets; green: met (or covered, accepted), red: not met, orange: inconclusive, grey
     outline: not judged (a setting left out of the recognition panel, or not measurable).
     The chosen setting's row is shaded; a label in bold green meets every target."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from ..levels import resolve_level
 
     rows = list(result.rows)
     lv = resolve_level(getattr(result, "level", None))
-    order = sorted(range(len(rows)), key=lambda j: (-float(rows[j].get("cas", 0.0)), j))
+    cas_of = [number(r.get("cas")) for r in rows]
+    order = sorted(range(len(rows)), key=lambda j: (
+        -cas_of[j] if np.isfinite(cas_of[j]) else np.inf, j))
     labels = short_labels(rows)
     n = max(len(rows), 1)
     panels = [(spec.name, spec.axis.format(sensitive=sensitive),
                target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak)
               for spec in REGISTRY]
     height = 1.3 + ROW_INCHES * n + 1.45
-    fig, axes = plt.subplots(1, 1 + len(panels), figsize=(WIDTH_INCHES, height), sharey=True,
-                             squeeze=False, gridspec_kw={"wspace": 0.08})
+    fig = new_figure(figsize=(WIDTH_INCHES, height))
+    axes = fig.subplots(1, 1 + len(panels), sharey=True, squeeze=False,
+                        gridspec_kw={"wspace": 0.08})
     axes = axes[0]
     y = np.arange(len(rows))[::-1].astype(float)  # the first row (highest CAS) at the top
     chosen = getattr(result, "chosen", None)
@@ -121,20 +122,24 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     # CAS, with the clear accuracy, chance and the floor
     ax = axes[0]
     if rows:
-        cas = np.array([float(rows[j]["cas"]) for j in order])
-        lo = np.array([float((rows[j].get("cas_ci") or [np.nan, np.nan])[0]) for j in order])
-        hi = np.array([float((rows[j].get("cas_ci") or [np.nan, np.nan])[1]) for j in order])
-        ax.errorbar(cas, y, xerr=np.vstack([cas - lo, hi - cas]), fmt="o", color="#337ab7",
+        cas = floats(cas_of[j] for j in order)
+        cis = [rows[j].get("cas_ci") for j in order]
+        ax.errorbar(cas, y, xerr=whiskers(cas, cis), fmt="o", color="#337ab7",
                     ecolor="#7fa7cf", markersize=4, capsize=2, zorder=3)
-        clear = max(float(r["clear"]) for r in rows)
-        ax.axvline(clear, color=PASS, linestyle="-.", linewidth=1.2)
-        chance = max((float(r.get("interest_chance") or 0.0) for r in rows), default=0.0)
+        lo = floats((c or [np.nan])[0] for c in cis)
+        clears = floats(r.get("clear") for r in rows)
+        clear = float(np.nanmax(clears)) if np.isfinite(clears).any() else np.nan
+        if np.isfinite(clear):
+            ax.axvline(clear, color=PASS, linestyle="-.", linewidth=1.2)
+        chance = float(np.nan_to_num(np.nanmax(np.r_[floats(
+            r.get("interest_chance") for r in rows), 0.0])))
         if chance > 0:
             ax.axvline(chance, color="#777777", linestyle=":", linewidth=1.2)
         floor = getattr(result, "min_utility", None)
-        if floor:
+        if floor and np.isfinite(clear):
             ax.axvline(float(floor) * clear, color=FAIL, linestyle=":", linewidth=1.2)
-        ax.set_xlim(max(0.0, min(float(np.nanmin(lo)), chance) - 0.05), 1.02)
+        low = np.nanmin(np.r_[lo, cas, chance])
+        ax.set_xlim(max(0.0, float(low) - 0.05) if np.isfinite(low) else 0.0, 1.02)
     ax.set_title(f"CAS of '{interest}'", fontsize=9.5, fontweight="bold")
     ax.set_xlabel("trained on the release,\nscored on clear data\n(higher: more useful)",
                   fontsize=7.5)
@@ -155,7 +160,8 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
                             markerfacecolor="none", markeredgecolor=hollow, zorder=3)
                     continue
                 colour = _status_colour(status)
-                ax.errorbar([value], [y[k] + dy], xerr=[[value - low], [high - value]],
+                ax.errorbar([value], [y[k] + dy], xerr=[[max(0.0, value - low)],
+                                                        [max(0.0, high - value)]],
                             fmt=marker, color=colour, ecolor=colour, markersize=4,
                             capsize=2, elinewidth=1, zorder=3)
                 lows.append(low)
@@ -193,7 +199,7 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
         Line2D([], [], color="black", linewidth=0.8, label="no leak"),
         Line2D([], [], color=PASS, linestyle="-.", label="clear data (CAS panel)"),
         Line2D([], [], color="#777777", linestyle=":", label="chance (CAS panel)"),
-        matplotlib.patches.Patch(color=CHOSEN, label="chosen, then confirmed"),
+        Patch(color=CHOSEN, label="chosen, then confirmed"),
     ]
     fig.legend(handles=marks, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
                bbox_to_anchor=(0.5, 0.0))

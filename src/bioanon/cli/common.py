@@ -623,6 +623,16 @@ def undeclared_epsilon_note(manifest: dict[str, Any], as_json: bool) -> None:
         "rests on the measured risks", highlight=False, soft_wrap=True)
 
 
+def figure_png(fig: Any, tight: bool = True) -> bytes:
+    """A figure as PNG bytes at the command line's 110 dpi (drawn before any file of the
+    command is written, so that a figure that fails leaves no half output)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, **({"bbox_inches": "tight"} if tight else {}))
+    return buf.getvalue()
+
+
 def refusal_where(written: Path | None, output: Path) -> str:
     """The clause of a refused release saying what it wrote (the closest setting's report,
     or nothing) and that a previous release at ``output`` stays (see

@@ -179,6 +179,31 @@ SUMMARIES = {
 }
 
 
+@contextlib.contextmanager
+def internal_errors_as_lines() -> Iterator[None]:
+    """A bug (any exception that is not a user error, a usage error or an exit) as one
+    ``error:`` line naming it as bioanon's fault, exit status 1, never a traceback; with
+    ``-v`` the traceback follows on stderr for the report. Temporaries are already removed
+    by the writers' own cleanup as the exception passes."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("click", "typer") or isinstance(
+                exc, _click_exception()):
+            raise
+        import sys
+
+        if state.verbose:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        line = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        err = _fail(f"internal error ({line}); this is a bug in bioanon, not in the input "
+                    "(an output is written whole or not at all): rerun with -v for the "
+                    "traceback and report it")
+        raise typer.Exit(1) from err
+
+
 class VerbosityGroup(TyperGroup):
     """The app's command group: every command also accepts ``-v/--verbose`` and ``-q/--quiet``
     (without changing any command's signature) and follows the flag vocabulary
@@ -192,7 +217,7 @@ class VerbosityGroup(TyperGroup):
             return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx: Any) -> Any:
-        with usage_errors_as_lines():
+        with usage_errors_as_lines(), internal_errors_as_lines():
             return super().invoke(ctx)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:

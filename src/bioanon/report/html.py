@@ -65,6 +65,23 @@ def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
+def _chart(draw: Callable[[Mapping[str, Any]], bytes | None], report: Mapping[str, Any],
+           alt: str) -> str:
+    """A chart as an inline image; a chart that cannot be drawn leaves a note in its place
+    (and a warning on the ``bioanon.report`` logger) instead of losing the whole report."""
+    try:
+        png = draw(report)
+    except Exception as exc:  # a figure must never cost the release its report
+        import logging
+
+        logging.getLogger("bioanon.report").warning("the %s could not be drawn (%s: %s); "
+                                                    "the report shows its table instead",
+                                                    alt, type(exc).__name__, exc)
+        return (f"<p class='note'>The {html.escape(alt)} could not be drawn "
+                f"({html.escape(type(exc).__name__)}); the table below has its figures.</p>")
+    return _img(png, alt) if png else ""
+
+
 def _fmt(v: Any) -> str:
     """A cell's text: floats to 3 decimals, None (not applicable) as —, lists joined."""
     if v is None or (isinstance(v, float) and v != v):
@@ -184,7 +201,7 @@ def utility_section(report: Mapping[str, Any]) -> str:
         rows.append(row)
     cols = ["column", "model", *(k for k, _ in views), "chance", "alpha"]
     heads = ["attribute", "model", *(h for _, h in views), "chance", "alpha"]
-    return ("<h2>Utility</h2>" + _img(utility_chart(report), "utility chart")
+    return ("<h2>Utility</h2>" + _chart(utility_chart, report, "utility chart")
             + _table(rows, cols, heads)
             + "<p class='note'>Accuracy of a recognizer (trained on → scored on), with its 95% "
               "interval. <i>release → clear</i> (the classification accuracy score, CAS) is what "
@@ -257,7 +274,7 @@ def _attack_matrix(p: Mapping[str, Any]) -> str:
 def privacy_section(report: Mapping[str, Any]) -> str:
     """The attack chart and the mode × recognizer matrix."""
     p = report["privacy"]
-    return ("<h2>Privacy</h2>" + _img(attack_chart(report), "attack chart")
+    return ("<h2>Privacy</h2>" + _chart(attack_chart, report, "attack chart")
             + "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>"
             + _attack_matrix(p))
 
@@ -305,10 +322,10 @@ def clear_section(report: Mapping[str, Any]) -> str:
 
 def top_k_section(report: Mapping[str, Any]) -> str:
     """Top-k curves per mode (bands: 95% intervals)."""
-    png = top_k_chart(report)
-    if not png:
+    img = _chart(top_k_chart, report, "top-k chart")
+    if not img:
         return ""
-    return ("<h3>Top-k accuracy</h3>" + _img(png, "top-k chart")
+    return ("<h3>Top-k accuracy</h3>" + img
             + "<p class='note'>Whiskers: 95% Wilson intervals of each point.</p>")
 
 
@@ -325,9 +342,8 @@ def selection_section(report: Mapping[str, Any]) -> str:
             f"{html.escape(att['model'])}) evaluated on subsets of the identities chosen by each "
             "strategy; random subsets are drawn repeatedly (mean, spread over draws). A real "
             "attacker often knows the person is one of a few; chance rises accordingly.</p>")
-        png = selection_chart({"privacy": report["privacy"]})
-        if png:
-            parts.append(_img(png, "identity selection chart"))
+        parts.append(_chart(selection_chart, {"privacy": report["privacy"]},
+                            "identity selection chart"))
         rows = []
         for name, points in sel["strategies"].items():
             for pt in points:
