@@ -185,3 +185,20 @@ def test_charts_draw_values_that_are_not_numbers_and_a_failed_chart_is_a_note(mo
     monkeypatch.setattr(html, "utility_chart", broken)
     page = html._chart(html.utility_chart, report, "utility chart")
     assert "could not be drawn (TypeError)" in page
+
+
+def test_an_extra_is_installed_from_this_checkout_by_the_python_that_runs_bioanon():
+    """bioanon is installed from its checkout (make demo): the hint must install the extra
+    from there, into the Python running bioanon, and parse as a shell command."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from bioanon.errors import install_hint
+    from bioanon.features.image import FACE_EXTRA
+
+    root = Path(__file__).resolve().parents[1]
+    words = shlex.split(FACE_EXTRA.split(": ", 1)[1])
+    assert words == [sys.executable, "-m", "pip", "install", "-e", f"{root}[face]"]
+    voice = shlex.split(install_hint("voice", then="--no-deps resemblyzer").split(": ", 1)[1])
+    assert "&&" in voice and voice[-3:] == ["install", "--no-deps", "resemblyzer"]

@@ -121,8 +121,8 @@ def release_command(
                               "strictly.")] = None,
     privacy_unit: Annotated[str | None, typer.Option(
         "--privacy-unit", help="What --epsilon protects: record (default) or identity "
-                               "(every record of one --sensitive value; dp-synthetic "
-                               "only).")] = None,
+                               "(every record of one --sensitive value; dp-basis and "
+                               "dp-synthetic, in memory).")] = None,
     max_records_per_identity: Annotated[int | None, typer.Option(
         "--max-records-per-identity", help="Records of one identity the DP statistics use "
                                            "(--privacy-unit identity; default 10).")] = None,
@@ -168,9 +168,11 @@ def release_command(
     and fails unless accepted; utility: CAS). The
     most useful setting that meets every target is re-evaluated on a fresh split with a fresh
     seed; only if that confirmation meets every target too is the whole table anonymized and
-    written with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise nothing is
-    written and the exit status is 1. Column roles work as in anonymize: label columns without
-    a role are dropped.
+    written with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise no table and
+    no manifest are written, the report of the setting that came closest (NOT certified) goes
+    to OUTPUT.report/ (to OUTPUT.refused-report/ when a release is at OUTPUT already: it stays)
+    and the exit status is 1. Column roles work as in anonymize: label columns without a role
+    are dropped.
 
     With --epsilon E the search considers only the DP methods, every setting at exactly E
     (the budget is yours: never searched upwards; the other parameters vary). With
