@@ -4,7 +4,8 @@ The command parses, checks every output before any work, calls the library's fro
 (:func:`bioanon.certify`; with ``--dask``/``--scheduler``,
 :func:`bioanon.certification.parquet.certify_parquet`) and writes ``OUTPUT``,
 ``OUTPUT.manifest.json`` and ``OUTPUT.report/``. When no setting meets the target it writes
-nothing and exits with status 1 (:class:`bioanon.NotCertified`: not a user error).
+no table and no manifest, only the closest setting's report (a release already at OUTPUT
+stays), and exits with status 1 (:class:`bioanon.NotCertified`: not a user error).
 """
 
 from __future__ import annotations
