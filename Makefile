@@ -45,6 +45,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-core
 	$(STEP) "running the demo on the synthetic dataset (about a minute)"
 	$(BIN)/bioanon demo --out demo-report
+	$(STEP) "bioanon is installed in $(VENV): run 'source $(VENV)/bin/activate' to type bioanon"
 
 test: $(VENV)/.installed-test
 	$(STEP) "ruff"

@@ -63,8 +63,10 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     if case.kind == "ok":
         assert res.exit_code == 0, output
         assert new == sorted(case.outputs), new
+        assert case.says is None or case.says in " ".join(output.split()), output
         return
     assert res.exit_code == 2, output
     errors = [ln for ln in output.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1, output
     assert new == [], f"output left behind: {new}"
+    assert case.says is None or case.says in errors[0], errors[0]

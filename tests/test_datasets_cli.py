@@ -30,7 +30,8 @@ def test_lists_a_fake_home_with_json(tmp_path):
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc == {"datasets": [{"name": "voices", "title": "Voices of nobody", "records": 3,
-                                 "labels": {"speaker": 2, "digit": 2}, "licence": "CC0 1.0",
+                                 "labels": {"speaker": 2, "digit": 2}, "segments": None,
+                                 "segment_labels": {}, "licence": "CC0 1.0",
                                  "loader": None}]}
     assert str(tmp_path) not in res.stdout  # no absolute paths in the JSON
     res = runner.invoke(app, ["datasets", "--home", str(home)])
@@ -67,3 +68,16 @@ def test_the_real_data_home(data_home):
     assert found["yale_faces"]["records"] == 164
     assert "research" in found["yale_faces"]["licence"]
     assert found["sp_sw_har"]["loader"] == "bioanon.datasets.load_sp_sw_har"
+
+
+def test_labels_given_per_segment_are_listed(data_home):
+    """SP-SW-HAR's utility label, the activity, is given per window in segments.csv: the
+    listing names it (with the segments' count), not only the per-stream labels."""
+    found = {d["name"]: d for d in list_datasets(data_home)}
+    har = found["sp_sw_har"]
+    assert har["segment_labels"]["activity"] == 5 and har["segments"] == 3525
+    assert "start_row" not in har["segment_labels"] and "subject" not in har["segment_labels"]
+    assert found["fsdd"]["segments"] is None and found["fsdd"]["segment_labels"] == {}
+    res = CliRunner().invoke(app, ["datasets", "--home", str(data_home)])
+    said = " ".join(res.output.split())  # a table cell: words may wrap, never vanish
+    assert "per segment" in said and "(3,525):" in said and "activity" in said

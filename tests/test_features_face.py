@@ -94,7 +94,7 @@ def test_faceless_photo_falls_back_or_is_skipped(tmp_path, yale):
 
 def test_missing_extra_names_it(monkeypatch):
     monkeypatch.setattr(fimg.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(BioanonError, match=r"bioanon\[face\]"):
+    with pytest.raises(BioanonError, match=r"install the face extra: .* -m pip install .*\[face\]"):
         fimg.face_model_paths()
 
 

@@ -106,8 +106,9 @@ def test_a_dataframe_is_checked_when_released():
 
 def test_integer_columns_in_blocks_equal_the_whole_matrix_check(monkeypatch):
     """Checked a few rows at a time (the columns ruled out early skipped afterwards), the
-    whole-number columns are those of ``np.all(X == np.round(X), axis=0)``, a column whose
-    first fraction appears only in the last rows included."""
+    whole-number columns are those of the whole-matrix check, a column whose first fraction
+    appears only in the last rows included (inf is no whole number: past 2**53 a float64
+    says nothing about fractions)."""
     from bioanon import metadata_columns
 
     monkeypatch.setattr(metadata_columns, "_BLOCK_BYTES", 3 * 8 * 6)  # 3 rows of 6 columns
@@ -117,6 +118,33 @@ def test_integer_columns_in_blocks_equal_the_whole_matrix_check(monkeypatch):
               np.zeros(n), np.full(n, np.inf)]
     X[-1, 3] = 0.5  # whole until the last row
     found = metadata_columns.integer_columns(X)
-    assert found.tolist() == np.all(X == np.round(X), axis=0).tolist()
-    assert found.tolist() == [True, False, True, False, True, True]
+    whole = np.all((X == np.round(X)) & (np.abs(X) < 2.0**53), axis=0)
+    assert found.tolist() == whole.tolist()
+    assert found.tolist() == [True, False, True, False, True, False]
     assert metadata_columns.integer_columns(np.empty((0, 3))).tolist() == [True] * 3
+
+
+def test_float32_features_at_the_top_of_their_range_are_not_metadata(tmp_path):
+    """Every float32 past 2**24 is a whole number: being whole says nothing there, so
+    measurements at ±3e38 are features; an integer-typed column of ids that large is still
+    an id (its type says so)."""
+    import numpy as np
+    import pandas as pd
+
+    from bioanon.metadata_columns import metadata_like_columns
+    from bioanon.table import FeatureTable
+
+    rng = np.random.default_rng(0)
+    big = (rng.choice([-1.0, 1.0], size=(40, 2)) * rng.uniform(1e37, 3e38, size=(40, 2)))
+    X = big.astype(np.float32)
+    assert metadata_like_columns(X, ["a", "b"]) == {}
+    frame = pd.DataFrame({"who": list("ab") * 20, "a": X[:, 0], "b": X[:, 1],
+                          "c": rng.normal(size=40), "code": np.arange(40) * 10**9 + 2**40})
+    p = tmp_path / "t.csv"
+    frame.to_csv(p, index=False)
+    with pytest.raises(BioanonError) as exc:
+        FeatureTable.read(p, ["who"], keep_as_feature=[])
+    assert "'code' (a different integer on every record)" in str(exc.value)
+    assert "'a'" not in str(exc.value) and "'b'" not in str(exc.value)
+    t = FeatureTable.read(p, ["who"], keep_as_feature=["code"])
+    assert t.feature_names == ["a", "b", "c", "code"]

@@ -137,3 +137,61 @@ def test_a_leak_warning_is_one_line_once_per_run(tiny_csv, tmp_path):
     assert len(hits) == 1, res.stderr
     assert "bounds come from the data" in hits[0]
     assert "return self.fit" not in res.stderr  # no source line under it
+
+
+def test_item_by_item_progress_is_thinned_to_its_milestones(caplog):
+    """446 files, one update each (extract motion): about a dozen lines, the first and the
+    last included; every update still reaches the bar; a stage that has not said anything
+    for HEARTBEAT seconds says so."""
+    clock = [0.0]
+    bar = []
+    log = StageLog("extracting", lambda *a: bar.append(a), "bioanon.test", milestones=10,
+                   clock=lambda: clock[0])
+    with caplog.at_level(logging.INFO, logger="bioanon.test"):
+        for i in range(446):
+            clock[0] += 0.01
+            log(i + 1, 446, f"s{i:03d}.csv")
+        log(446, 446, "done")
+    lines = [r.getMessage() for r in caplog.records]
+    assert 10 <= len(lines) <= 13, lines
+    assert "s000.csv" in lines[0] and "446/446" in lines[-2] and "done in" in lines[-1]
+    assert len(bar) == 447
+    caplog.clear()
+    slow = StageLog("extracting", None, "bioanon.test", milestones=10, clock=lambda: clock[0])
+    with caplog.at_level(logging.INFO, logger="bioanon.test"):
+        for i in range(5):
+            clock[0] += HEARTBEAT
+            slow(i + 1, 1000, f"big{i}.wav")
+    assert len(caplog.records) == 5  # slow items: each after a heartbeat's silence
+
+
+def test_a_release_without_a_budget_does_not_warn_of_leaks_it_does_not_claim(
+        tiny_csv, tmp_path, monkeypatch):
+    """release without --epsilon fits DP candidates with bounds from the data: no ε is
+    claimed, so their leak warnings are noise there (laplace at epsilon=10 is refused here
+    for its utility: the warning would have come from its fits all the same); a winning
+    setting with an epsilon gets one note saying it is a setting, not a guarantee."""
+    import io
+
+    from rich.console import Console
+
+    import bioanon.cli.common as common
+
+    accept = [a for r in ("record-recognition", "record-membership", "record-inference",
+                          "identity-membership", "identity-inference")
+              for a in ("--accept-risk", r, "--reason", "a test of the warnings")]
+    res = _cli("release", tiny_csv, "--interest", "expression", "--sensitive", "identity",
+               "--identifying", "gender", "--identifying", "environment", "--methods",
+               "laplace", "--models", "knn", "--attackers", "naive", "--jobs", "1",
+               "--budget-minutes", "0.000001", "--level", "0.99", "--target-advantage",
+               "0.99", "--seed", "1", *accept, "-o", tmp_path / "rel.csv")
+    assert res.returncode == 1 and "laplace(epsilon=10)" in res.stderr, res.stderr
+    assert "PrivacyLeakWarning" not in res.stderr + res.stdout
+    out = io.StringIO()
+    monkeypatch.setattr(common, "console", Console(file=out, width=200, markup=False))
+    common.undeclared_epsilon_note({"method": "laplace", "params": {"epsilon": 10.0}}, False)
+    common.undeclared_epsilon_note({"method": "dp-basis", "params": {"epsilon": 4.0},
+                                    "differential_privacy": {"epsilon": 4.0}}, False)
+    common.undeclared_epsilon_note({"method": "noise", "params": {"sigma": 1.0}}, False)
+    assert out.getvalue().count("note:") == 1
+    assert "epsilon=10 is a setting of laplace, not a guarantee" in out.getvalue()

@@ -1,5 +1,6 @@
 """A refused ``release`` writes the closest setting's report, marked NOT certified, and no
-table or manifest that could pass for a release (a previous release there goes with it)."""
+table or manifest; a previous release there stays until a new one replaces it (the report then
+goes beside it, to ``OUTPUT.refused-report/``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from typer.testing import CliRunner
 
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
-from bioanon.release_unit import manifest_path, report_path, verify_release, write_unit
+from bioanon.release_unit import (
+    refused_report_path,
+    report_path,
+    verify_release,
+    write_unit,
+)
 
 
 def test_a_refusal_writes_its_report_alone(tmp_path):
@@ -29,13 +35,19 @@ def test_a_refusal_writes_its_report_alone(tmp_path):
         "--accept-risk", "identity-membership", "--reason", "10 people",  # too few to show
         "--accept-risk", "identity-inference", "--reason", "10 people"])
     assert res.exit_code == 1, res.output
-    assert "report (NOT certified) is in" in " ".join(res.output.split())
-    assert not out.exists() and not manifest_path(out).exists() and not verify_release(out)
-    assert sorted(p.name for p in report_path(out).iterdir()) == [
+    said = " ".join(res.output.split())
+    assert f"report (NOT certified) is in {refused_report_path(out)}/" in said
+    assert f"the previous release at {out} stays as it was" in said
+    assert verify_release(out) and out.read_bytes() == b"an older release"
+    assert (report_path(out) / "report.json").read_text() == "{}"  # the release's own
+    refused = refused_report_path(out)
+    assert sorted(p.name for p in refused.iterdir()) == [
         "report.html", "report.json", "search.png"]
-    doc = json.loads((report_path(out) / "report.json").read_text())
+    doc = json.loads((refused / "report.json").read_text())
     assert doc["release"]["certified"] is False and doc["release"]["written"] is False
     assert doc["release"]["setting"].startswith("noise(")
-    page = (report_path(out) / "report.html").read_text()
+    page = (refused / "report.html").read_text()
     assert page.index("NOT certified — no release was written") < page.index("id='verdict'")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["rel.parquet.report", "t.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "rel.parquet", "rel.parquet.manifest.json", "rel.parquet.refused-report",
+        "rel.parquet.report", "t.parquet"]

@@ -254,10 +254,10 @@ app(sys.argv[2:], prog_name="bioanon")
 """
 
 
-def test_a_release_killed_while_it_switches_leaves_nothing_that_passes(src, tmp_path):
-    """``release`` killed (SIGKILL) in the middle of replacing a previous release: what is
-    left has no manifest, so nothing passes for a release (every step of the switch is
-    killed in tests/test_release_unit.py; this is the command itself)."""
+def test_a_release_killed_while_it_switches_leaves_the_previous_release(src, tmp_path):
+    """``release`` killed (SIGKILL) in the middle of replacing a previous release: the
+    manifest is still there, and the reader puts the previous table back (every step of the
+    switch is killed in tests/test_release_unit.py and tests/test_kill_commands.py)."""
     import os
     import signal
     import subprocess
@@ -291,5 +291,6 @@ def test_a_release_killed_while_it_switches_leaves_nothing_that_passes(src, tmp_
             child.kill()
             child.wait()
         child.stdout.close()
-    assert not manifest_path(out).exists() and not verify_release(out)
-    assert out.read_bytes() != b"an older release"  # the switch had begun: the old is gone
+    assert manifest_path(out).exists()  # never a table without its manifest
+    assert out.read_bytes() != b"an older release"  # on disk: the switch had begun
+    assert verify_release(out) and out.read_bytes() == b"an older release"  # put back

@@ -145,3 +145,61 @@ def test_tune_chart_is_labelled_and_starts_at_zero():
         assert f"g={g}" in texts
     assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= 1.0  # not a zoom on 0.999-1.0
     assert ax.get_xlim()[0] == 0
+
+
+def _first_screen(page: str) -> str:
+    """What the page shows before the verdict list: the headline box and the risk table."""
+    return page[:page.index("id='verdict'")]
+
+
+def test_the_first_screen_answers_certified_setting_cas_risks_and_epsilon(report_dir):
+    """A release's first screen: certified and what was written, the setting, CAS against
+    clear with intervals, every risk with its attacker and interval, ε with its strictness;
+    titled as a release report (an evaluation keeps its title)."""
+    import json
+
+    from bioanon.report.html import render_html
+
+    doc = json.loads((report_dir / "report.json").read_text())
+    page = render_html(doc)
+    assert "<h1>bioanon evaluation report</h1>" in page
+    first = _first_screen(page)
+    assert "Verdict: target" in first or "Verdict: every risk" in first
+    assert "Formal guarantee: none declared" in first
+    release = {**doc, "setting": {"setting": "noise(sigma=3)", "certified": True,
+                                  "judged": "the confirmation (a fresh split)"},
+               "release": {"certified": True, "written": True, "setting": "noise(sigma=3)",
+                           "table": "rel.parquet", "manifest": "rel.parquet.manifest.json",
+                           "n_records": 192},
+               "differential_privacy": {
+                   "epsilon": 4.0, "delta": 7.7e-06, "privacy_unit": "record", "strict": False,
+                   "delta_rule": "1/n^2", "public_data": None,
+                   "statement": "NOT STRICT: the clipping bounds (dp-synthetic) come from the "
+                                "released data (PrivacyLeakWarning): the (epsilon, delta) "
+                                "guarantee does not hold strictly; give public data",
+                   "beside_the_certificate": "stated beside the risks"}}
+    page = render_html(release)
+    assert "<h1>bioanon release report</h1>" in page
+    first = _first_screen(page)
+    assert "Certified — release written:" in first and "rel.parquet (192 records)" in first
+    assert "Setting: <b>noise(sigma=3)</b>" in first
+    cas = doc["utility"]["cas"]
+    assert f"CAS <b>{cas['value']:.3f}" in first and f"{cas['ci'][0]:.3f}" in first
+    assert f"against clear data {doc['utility']['interest']['clear']:.3f}" in first
+    assert "ε = 4, δ = 7.7e-06 per record" in first and "NOT STRICT" in first
+    table = first[first.index("id='risk-table'"):]
+    for risk in doc["risks"]:
+        assert f"{risk['level']} {risk['risk']}" in table
+        if None not in (risk.get("value"), *(risk.get("ci") or [None])):  # measured
+            assert f"[{risk['ci'][0]:+.3f}, {risk['ci'][1]:+.3f}]" in table
+        assert html_text(risk["attacker"]) in table
+    strict = {**release["differential_privacy"], "strict": True,
+              "public_data": {"name": "pub.csv", "n_records": 60}}
+    assert "strict (bounds from public data: pub.csv)" in _first_screen(
+        render_html({**release, "differential_privacy": strict}))
+
+
+def html_text(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -61,13 +61,57 @@ def test_the_search_chart_has_one_panel_per_registered_risk(monkeypatch) -> None
     import bioanon.certification.chart as chart
 
     fig = search_figure(SearchResult([], 0.05), "identity", "expression")
-    assert [ax.get_title() for ax in fig.axes] == [s.name for s in REGISTRY]
+    assert [ax.get_title() for ax in fig.axes] == ["CAS of 'expression'",
+                                                   *(s.name for s in REGISTRY)]
     plt.close(fig)
     spec = RiskSpec("echo", EchoRisk, "advantage", "target_advantage", None, "echo", 0.0)
     monkeypatch.setattr(chart, "REGISTRY", (*REGISTRY, spec))
     fig = search_figure(SearchResult([], 0.05), "identity", "expression")
     assert [ax.get_title() for ax in fig.axes][-1] == "echo"
     plt.close(fig)
+
+
+def test_the_search_chart_reads_at_1280_pixels_with_33_settings() -> None:
+    """33 settings: one row each (labels never overlap), the chosen row shaded, no legend
+    inside a panel, the title above every panel, and the image no wider than 1,280 px."""
+    import io
+
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from PIL import Image
+
+    from bioanon.certification.certificate import report_and_chart  # noqa: F401 (dpi 110)
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for j in range(33):
+        v = float(rng.uniform(-0.1, 0.3))
+        rows.append({"method": ["noise", "synthetic", "vp-mix"][j % 3],
+                     "params": {"k": j, "constant": 1}, "setting": f"s{j}",
+                     "cas": float(rng.uniform(0.3, 0.95)), "cas_ci": [0.2, 0.99],
+                     "clear": 0.97, "interest_chance": 0.1, "met": v < 0.05,
+                     "risks": [{"risk": s.name, "level": "record", "value": v,
+                                "ci": [v - 0.05, v + 0.05],
+                                "status": "met" if v < 0.05 else "not met"}
+                               for s in REGISTRY]})
+    chosen = max((j for j, r in enumerate(rows) if r["met"]), key=lambda j: rows[j]["cas"])
+    result = SearchResult(rows, 0.05, chosen=chosen)
+    fig = search_figure(result, "identity", "expression")
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in fig.axes[0].get_yticklabels() if t.get_text()]
+    assert len(labels) == 33  # sorted by CAS: the first that meets every target is chosen
+    first_met = next(t for t in labels if t.get_fontweight() == "bold")
+    assert first_met.get_text().startswith(f"#{chosen + 1} ")
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False))
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    title = fig._suptitle.get_window_extent(renderer)
+    assert all(title.y0 > ax.get_window_extent(renderer).y1 for ax in fig.axes)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    with Image.open(io.BytesIO(buf.getvalue())) as img:
+        assert img.size[0] <= 1280
 
 
 class LevelEchoRisk(EchoRisk):

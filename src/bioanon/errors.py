@@ -9,7 +9,10 @@ a traceback.
 from __future__ import annotations
 
 import difflib
+import shlex
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class BioanonError(ValueError):
@@ -24,6 +27,26 @@ class BioanonError(ValueError):
                  parameter: str | tuple[str, ...] | None = None) -> None:
         super().__init__(message)
         self.parameter = parameter
+
+
+def install_hint(extra: str, then: str = "") -> str:
+    """How to install an optional extra, as a command that works as typed: into the Python
+    running bioanon, from the checkout it runs from when it is one (``make demo`` installs
+    that checkout, which no package index holds), else from the package index. ``then``:
+    a further ``pip install`` argument list run after it.
+
+    Examples
+    --------
+    >>> install_hint("face").startswith("install the face extra: ")
+    True
+    """
+    pip = f"{shlex.quote(sys.executable)} -m pip install"
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file():
+        command = f"{pip} -e {shlex.quote(f'{root}[{extra}]')}"
+    else:
+        command = f"{pip} {shlex.quote(f'bioanon[{extra}]')}"
+    return f"install the {extra} extra: {command}" + (f" && {pip} {then}" if then else "")
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:

@@ -238,17 +238,43 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM for the duration (the renames that publish a release)."""
-    sigs = {signal.SIGINT, signal.SIGTERM}
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    except (AttributeError, ValueError, OSError):  # not on this platform / thread
-        yield
+    """Hold SIGINT and SIGTERM for the duration (the renames that publish a release).
+
+    In the main thread the handlers are swapped for one that only records the signal; each
+    recorded signal is handed to the previous handler once the block is over. (Blocking the
+    signals in this thread alone would not do: a signal sent to the process is delivered to
+    another thread — a hashing or I/O thread — and Python then runs its handler in the main
+    thread anyway.) Elsewhere the signals are blocked in the calling thread.
+    """
+    import threading
+
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(sigs))
+        except (AttributeError, ValueError, OSError):  # not on this platform
+            yield
+            return
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return
+    pending: list[int] = []
+    old = {s: signal.getsignal(s) for s in sigs}
+    for s in sigs:
+        signal.signal(s, lambda signum, frame: pending.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s in sigs:
+            signal.signal(s, old[s])
+        for signum in dict.fromkeys(pending):  # handled now, by the handler it replaced
+            handler = old[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), signum)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

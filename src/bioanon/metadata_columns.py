@@ -19,13 +19,18 @@ A numeric column looks like metadata when
   delta coefficient at the first time step);
 * or its values are integers with few distinct values (a count, a category coded as a number)
   or integers that differ on every record (a counter or an id).
+
+"Integers" are the columns stored with an integer type, and the float columns whose values are
+all whole numbers below the float's last fractional step (2**24 for float32, 2**53 for float64):
+past it every float is a whole number, so being whole says nothing there (a float32 feature at
+±3e38 is a measurement, not a count).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -75,7 +80,8 @@ def _format(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]:
+def metadata_like_columns(X: np.ndarray, names: Sequence[str],
+                          integer_typed: Collection[str] = ()) -> dict[str, str]:
     """The feature columns of ``X`` that look like metadata, each with the reason.
 
     Parameters
@@ -84,6 +90,9 @@ def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]
         The feature matrix (finite).
     names : sequence of str
         One name per column of ``X``.
+    integer_typed : collection of str
+        The columns the source stored with an integer type (integers whatever their size:
+        ``X`` is float32, where values past 2**24 are whole numbers anyway).
 
     Returns
     -------
@@ -103,6 +112,9 @@ def metadata_like_columns(X: np.ndarray, names: Sequence[str]) -> dict[str, str]
     lo, hi = X.min(axis=0), X.max(axis=0)
     constant = (lo == hi) & (n >= 2)
     integer = integer_columns(X)
+    if integer_typed:
+        typed = set(integer_typed)
+        integer |= np.fromiter((str(c) in typed for c in names), dtype=bool, count=len(names))
     out: dict[str, str] = {}
     for j, name in enumerate(names):
         why = []
@@ -128,7 +140,10 @@ _BLOCK_BYTES = 4 << 20
 
 
 def integer_columns(X: np.ndarray) -> np.ndarray:
-    """Which columns of ``X`` hold only whole numbers: ``np.all(X == np.round(X), axis=0)``.
+    """Which columns of ``X`` hold only whole numbers that the float type could have held
+    as fractions: ``np.all((X == np.round(X)) & (np.abs(X) < 2**p), axis=0)`` with ``p`` the
+    float's mantissa bits plus one (24 for float32, 53 for float64; past ``2**p`` every
+    float is whole).
 
     A block of rows at a time, each block checking only the columns still whole on the rows
     before it: measured features fail on their first block, so a table of them costs one
@@ -138,9 +153,13 @@ def integer_columns(X: np.ndarray) -> np.ndarray:
     --------
     >>> integer_columns(np.array([[1.0, 0.5, 2.0], [3.0, 1.0, 2.5]])).tolist()
     [True, False, False]
+    >>> integer_columns(np.array([[3e38, 8000.0], [-3e38, 8000.0]], dtype=np.float32)).tolist()
+    [False, True]
     """
     n, d = X.shape
     whole = np.ones(d, dtype=bool)
+    dtype = X.dtype if np.issubdtype(X.dtype, np.floating) else np.dtype(np.float64)
+    limit = 2.0 ** (np.finfo(dtype).nmant + 1)  # every float past it is a whole number
     rows = max(1, _BLOCK_BYTES // (X.itemsize * max(d, 1)))
     with np.errstate(invalid="ignore"):
         for a in range(0, n, rows):
@@ -148,7 +167,7 @@ def integer_columns(X: np.ndarray) -> np.ndarray:
             if left.size == 0:
                 break
             block = X[a:a + rows] if left.size == d else X[a:a + rows, left]
-            whole[left] = np.all(block == np.round(block), axis=0)
+            whole[left] = np.all((block == np.round(block)) & (np.abs(block) < limit), axis=0)
     return whole
 
 
@@ -158,8 +177,8 @@ def kept_as_feature(name: str, keep_as_feature: Sequence[str]) -> bool:
 
 
 def check_feature_columns(X: np.ndarray, names: Sequence[str],
-                          keep_as_feature: Sequence[str] = (), source: str = "the table"
-                          ) -> dict[str, str]:
+                          keep_as_feature: Sequence[str] = (), source: str = "the table",
+                          integer_typed: Collection[str] = ()) -> dict[str, str]:
     """Refuse metadata-like feature columns that are not explicitly kept as features.
 
     Parameters
@@ -170,6 +189,9 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
         Column names (or shell patterns) the user keeps as features knowingly.
     source : str
         How the error names the table.
+    integer_typed : collection of str
+        The columns the source stored with an integer type (see
+        :func:`metadata_like_columns`).
 
     Returns
     -------
@@ -188,7 +210,7 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
         raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
                            f"{source}; name feature columns (or patterns such as 'px_*')",
                            parameter="keep_as_feature")
-    found = metadata_like_columns(X, names)
+    found = metadata_like_columns(X, names, integer_typed)
     refused = {c: why for c, why in found.items() if not kept_as_feature(c, keep)}
     if refused:
         raise BioanonError(f"{source} does not say which columns are labels, and "
@@ -196,10 +218,10 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
     return found
 
 
-def refused_columns(X: np.ndarray, names: Sequence[str], keep_as_feature: Sequence[str] = ()
-                    ) -> dict[str, str]:
+def refused_columns(X: np.ndarray, names: Sequence[str], keep_as_feature: Sequence[str] = (),
+                    integer_typed: Collection[str] = ()) -> dict[str, str]:
     """The metadata-like columns of ``X`` not kept as features, each with its reason."""
-    return {c: why for c, why in metadata_like_columns(X, names).items()
+    return {c: why for c, why in metadata_like_columns(X, names, integer_typed).items()
             if not kept_as_feature(c, list(keep_as_feature))}
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr
 
-from .errors import BioanonError
+from .errors import BioanonError, install_hint
 
 __all__ = ["PrivacyLeakWarning", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
            "check_delta", "check_epsilon", "gaussian", "gaussian_sigma",
@@ -178,7 +178,7 @@ def _opendp() -> Any:
     try:
         import opendp.prelude as dp
     except ImportError:
-        raise BioanonError("this needs OpenDP; pip install 'bioanon[dp]' (or opendp)") from None
+        raise BioanonError(f"this needs OpenDP; {install_hint('dp')}") from None
     dp.enable_features("contrib")
     return dp
 

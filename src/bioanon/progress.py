@@ -67,6 +67,12 @@ class StageLog:
         Level of the stage records (``logging.INFO``; nested calls log at DEBUG).
     clock : callable
         Returns seconds (``time.monotonic``); tests pass a fake clock.
+    milestones : int, optional
+        For item-by-item progress (one update per file, the text its name): a new text is
+        logged only at the first update, at each of this many equal steps of ``total``, at
+        the last one, and after :data:`HEARTBEAT` seconds without a line (446 files, 10
+        milestones: about a dozen lines instead of 446). The forwarded calls (a progress bar)
+        are not thinned.
 
     Examples
     --------
@@ -78,8 +84,10 @@ class StageLog:
 
     def __init__(self, name: str, forward: Progress | None = None,
                  logger: logging.Logger | str | None = None, level: int = logging.INFO,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 milestones: int | None = None) -> None:
         self.name = name
+        self.milestones = milestones
         self.forward = forward
         self.logger = (logging.getLogger(logger) if isinstance(logger, str)
                        else logger or logging.getLogger("bioanon"))
@@ -90,6 +98,7 @@ class StageLog:
         self.total: int | None = None
         self._start: float | None = None
         self._last_line = 0.0
+        self._logged = False
 
     @property
     def elapsed(self) -> float:
@@ -100,8 +109,12 @@ class StageLog:
         now = self.clock()
         if self._start is None:
             self._start = now
-        changed = text != self.stage or (done != self.done and now - self._last_line
-                                         >= HEARTBEAT)
+        quiet = now - self._last_line >= HEARTBEAT
+        changed = text != self.stage or (done != self.done and quiet)
+        if changed and self.milestones and total and self._logged and text != "done":
+            step = int(self.milestones)
+            changed = (quiet or done >= total
+                       or done * step // total != self.done * step // total)
         self.done, self.total, self.stage = done, total, text
         if changed and self.logger.isEnabledFor(self.level):
             elapsed = format_elapsed(now - self._start)
@@ -114,7 +127,7 @@ class StageLog:
                                                     "total": total,
                                                     "elapsed": now - self._start})
         if changed:
-            self._last_line = now
+            self._last_line, self._logged = now, True
         if self.forward is not None:
             self.forward(done, total if total is not None else 0, text)
 

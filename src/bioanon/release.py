@@ -329,10 +329,11 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any], path: str | 
     """Write a release, its manifest and (optionally) its report as one unit.
 
     See :func:`bioanon.release_unit.write_unit`: everything is written to temporaries first;
-    then, with SIGINT/SIGTERM held, the old manifest is removed, the table and the report are
-    switched in and the manifest (naming the table's and the report files' SHA-256) appears
-    last. A kill at any moment leaves the previous unit whole or no manifest at all, which
-    :func:`verify_release` refuses; temporaries a killed run left are removed by the next run.
+    then, with SIGINT/SIGTERM held and a journal beside, the table and the report are switched
+    in and the new manifest (naming the table's and the report files' SHA-256) replaces the
+    old one last. After a kill at any moment the release is the previous unit or the new one,
+    whole (the next read or write puts the previous one back when the kill came before the
+    manifest's rename); temporaries a killed run left are removed by the next run.
 
     Parameters
     ----------

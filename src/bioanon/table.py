@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,19 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
     check_finite(arr, what, names)
     return arr
+
+
+def duplicates(names: Sequence[str]) -> list[str]:
+    """The names given more than once, sorted: one pass (a table may have 100,000 columns).
+
+    Examples
+    --------
+    >>> duplicates(["a", "b", "a", "c", "b"]), duplicates(["a"])
+    (['a', 'b'], [])
+    """
+    from collections import Counter
+
+    return sorted(n for n, k in Counter(names).items() if k > 1)
 
 
 def format_of(path: str | os.PathLike) -> str:
@@ -169,7 +182,7 @@ class FeatureTable:
                 "pass one name per column of X"
             )
         names = list(map(str, self.labels.columns)) + self.feature_names
-        dup = sorted({n for n in names if names.count(n) > 1})
+        dup = duplicates(names)
         if dup:
             raise BioanonError(
                 f"duplicate column name(s) {dup}; rename them so every label and feature "
@@ -252,8 +265,10 @@ class FeatureTable:
             finally:
                 sink.close()
             return sink.hexdigest()
-        if fmt == "csv":
-            self.to_frame().to_csv(tmp, index=False)
+        if fmt == "csv":  # pandas' default is one row per chunk past 100,000 columns
+            cols = self.n_features + self.labels.shape[1]
+            self.to_frame().to_csv(tmp, index=False,
+                                   chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
         else:
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
             for col in self.labels.columns:
@@ -288,6 +303,10 @@ class FeatureTable:
             default) checks nothing: for tables that are not released.
         """
         p = Path(path)
+        from .release_unit import journal_path, recover
+
+        if journal_path(p).exists():  # a release whose writer was killed mid-switch
+            recover(p)
         if p.is_dir():
             return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)
@@ -319,11 +338,14 @@ class FeatureTable:
 
                 with open(p, newline="", encoding="utf-8") as fh:
                     header = next(csv.reader(fh), [])
-                dup = sorted({c for c in header if header.count(c) > 1})
+                dup = duplicates(header)
                 if dup:
                     raise BioanonError(
                         f"duplicate column name(s) {dup} in '{p}'; make every column unique")
-                df = pd.read_csv(p)
+                # a wide table in one pass: by default pandas parses in row chunks of a fixed
+                # byte size and joins them column by column, which for 100,000 columns costs
+                # seconds per row
+                df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
                 meta = {}
         except BioanonError:
             raise
@@ -361,10 +383,11 @@ class FeatureTable:
         meta = {**first.meta, "source": str(p)}
         import pyarrow.parquet as pq
 
-        if keep_as_feature is not None and b"bioanon" not in (
-                pq.read_schema(parts[0]).metadata or {}):
+        schema = pq.read_schema(parts[0])
+        if keep_as_feature is not None and b"bioanon" not in (schema.metadata or {}):
             meta.update(_audit(X, list(first.feature_names or []), keep_as_feature,
-                               f"'{p.name}' (Parquet parts without bioanon metadata)"))
+                               f"'{p.name}' (Parquet parts without bioanon metadata)",
+                               parquet_integer_columns(schema)))
         return cls(X, labels, list(first.feature_names), meta)
 
     @classmethod
@@ -383,17 +406,19 @@ class FeatureTable:
     def _from_frame(cls, df: pd.DataFrame, label_columns: Sequence[str] | None,
                     meta: dict[str, Any], source: str,
                     keep_as_feature: Sequence[str] | None) -> FeatureTable:
-        labels, feat_cols, odd = _split_columns(
-            list(df.columns), len(df), label_columns,
-            lambda c: bool(pd.api.types.is_numeric_dtype(df[c])))
-        numeric = [c for c in feat_cols if c not in odd]
+        numeric_cols = {c for c, t in df.dtypes.items() if pd.api.types.is_numeric_dtype(t)}
+        typed = {str(c) for c, t in df.dtypes.items() if pd.api.types.is_integer_dtype(t)}
+        labels, feat_cols, odd = _split_columns(list(df.columns), len(df), label_columns,
+                                                numeric_cols.__contains__)
+        odd_set = set(odd)
+        numeric = [c for c in feat_cols if c not in odd_set]
         X = df[numeric].to_numpy(dtype=np.float32)
         names = [str(c) for c in numeric]
         check_finite(X, "features", names)
         if odd:
-            raise _not_numeric(odd, None, X, names, keep_as_feature)
+            raise _not_numeric(odd, None, X, names, keep_as_feature, typed)
         if keep_as_feature is not None:
-            meta = {**meta, **_audit(X, names, keep_as_feature, source)}
+            meta = {**meta, **_audit(X, names, keep_as_feature, source, typed)}
         return cls._of_checked(X, df[labels].reset_index(drop=True), names, meta)
 
     @classmethod
@@ -418,7 +443,8 @@ class FeatureTable:
         n = pf.metadata.num_rows
         labels, feat_cols, odd = _split_columns(list(schema.names), n, label_columns, numeric)
         if odd:
-            feat_cols = [c for c in feat_cols if c not in odd]
+            odd_set = set(odd)
+            feat_cols = [c for c in feat_cols if c not in odd_set]
         X = np.empty((n, len(feat_cols)), dtype=np.float32)
         groups = pf.num_row_groups
         starts = np.cumsum([0] + [pf.metadata.row_group(k).num_rows for k in range(groups)])
@@ -426,10 +452,11 @@ class FeatureTable:
                    lambda k, part: _fill_rows(X, int(starts[k]), part), groups)
         names = [str(c) for c in feat_cols]
         check_finite(X, "features", names)
+        typed = parquet_integer_columns(schema)
         if odd:
-            raise _not_numeric(odd, origin, X, names, keep_as_feature)
+            raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)
         if keep_as_feature is not None:
-            meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table")}
+            meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
         frame = (pf.read(columns=labels).to_pandas() if labels
                  else pd.DataFrame(index=range(n)))
         return cls._of_checked(X, frame, names, dict(meta))
@@ -470,6 +497,10 @@ class FeatureTable:
                    {"source": str(p)})
 
 
+#: past this many columns a CSV is parsed in one pass (see :meth:`FeatureTable.read`)
+_WIDE_COLUMNS = 1000
+#: cells per chunk when a CSV is written
+_CSV_CHUNK_CELLS = 2_000_000
 #: rows per block when a matrix is turned into columns or back (a block stays in cache)
 _BLOCK_ROWS = 4096
 #: bytes of the column buffer :func:`fill_rows` transposes from (fits a core's cache)
@@ -484,7 +515,7 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     Without ``label_columns``, the non-numeric columns are the labels.
     """
     cols = list(map(str, columns))
-    dup = sorted({c for c in cols if cols.count(c) > 1})
+    dup = duplicates(cols)
     if dup:
         raise BioanonError(f"duplicate column name(s) {dup}; make every column unique")
     if n_rows == 0:
@@ -492,10 +523,12 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     if label_columns is None:
         label_columns = [c for c in columns if not numeric(c)]
     labels = list(label_columns)
+    present = set(columns)
     for c in labels:
-        if c not in columns:
+        if c not in present:
             raise missing_column(c, columns)
-    feat_cols = [c for c in columns if c not in labels]
+    is_label = set(labels)
+    feat_cols = [c for c in columns if c not in is_label]
     if not feat_cols:
         raise BioanonError("the table has no feature columns; every column is a label")
     non_numeric = [c for c in feat_cols if not numeric(c)]
@@ -510,7 +543,8 @@ def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:
 
 
 def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: list[str],
-                 keep_as_feature: Sequence[str] | None) -> BioanonError:
+                 keep_as_feature: Sequence[str] | None,
+                 integer_typed: Collection[str] = ()) -> BioanonError:
     """The one error naming every non-numeric feature column (and, for a table to release,
     every numeric one that looks like metadata: all the columns to name, in one round)."""
     from .metadata_columns import describe_refused, refused_columns
@@ -524,7 +558,7 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
                 "(FeatureTable.write) instead of pandas")
     msg = f"{head}feature column(s) {shown} are not numeric; {fix}"
     if keep_as_feature is not None:
-        refused = refused_columns(X, names, keep_as_feature)
+        refused = refused_columns(X, names, keep_as_feature, integer_typed)
         if refused:
             msg += f"; also, {describe_refused(refused)}"
             return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
@@ -532,13 +566,20 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
 
 
 def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
-           source: str) -> dict[str, Any]:
+           source: str, integer_typed: Collection[str] = ()) -> dict[str, Any]:
     """Refuse metadata-like feature columns (see :func:`bioanon.metadata_columns.
     check_feature_columns`); the meta entry naming those kept knowingly."""
     from .metadata_columns import check_feature_columns
 
-    kept = check_feature_columns(X, names, keep_as_feature, source)
+    kept = check_feature_columns(X, names, keep_as_feature, source, integer_typed)
     return {"kept_as_feature": kept} if kept else {}
+
+
+def parquet_integer_columns(schema: Any) -> set[str]:
+    """The columns a ``pyarrow`` schema stores with an integer type."""
+    import pyarrow as pa
+
+    return {str(f.name) for f in schema if pa.types.is_integer(f.type)}
 
 
 def parquet_parts(folder: Path) -> list[Path]:

@@ -30,6 +30,8 @@ class Case:
     kind: str = "error"
     outputs: tuple[str, ...] = ()
     xfail: str | None = None
+    #: words the error line (or, for a valid input, the output) must hold: the right refusal
+    says: str | None = None
 
 
 # ---------------------------------------------------------------------- tiny inputs
@@ -427,8 +429,9 @@ def _image_folder(d: Path) -> Path:
 
 def _all_cases() -> list[Case]:
     from .options import option_cases
+    from .wave5 import wave5_cases
 
-    return [*_cases(), *option_cases()]
+    return [*_cases(), *option_cases(), *wave5_cases()]
 
 
 CASES: list[Case] = _all_cases()

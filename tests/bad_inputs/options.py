@@ -536,7 +536,9 @@ def option_cases() -> list[Case]:
     add("tune-k-linkage-unknown", lambda d: tk(d, "--clusterer", "hierarchical", "--linkage",
                                                "magic"))
     add("tune-k-attribute-missing", lambda d: tk(d, "--attribute", "nope"))
-    add("tune-k-dendrogram-max-0", lambda d: tk(d, "--dendrogram-max", "0"))
+    add("tune-k-dendrogram-max-0-never-draws", lambda d: ["-q", *tk(d, "--dendrogram-max", "0")],
+        "ok", ("tk/tune-k.json", "tk/tune-k.png"))
+    add("tune-k-dendrogram-max-negative", lambda d: tk(d, "--dendrogram-max", "-1"))
     add("tune-k-seed-negative", lambda d: tk(d, "--seed", "-3"))
     add("tune-k-json-k-max-below-k-min", lambda d: tk(d, "--json", "--k-min", "6", "--k-max",
                                                       "4"))

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import BioanonError
+from ..errors import BioanonError, install_hint
 from ..table import FeatureTable
 from .base import Anonymizer
 from .params import Param
@@ -34,8 +34,7 @@ def _sdv() -> Any:
         from sdv.metadata import Metadata
         from sdv.single_table import GaussianCopulaSynthesizer
     except ImportError:  # optional dependency
-        raise BioanonError("sdv-copula needs SDV; install it with pip install "
-                           "'bioanon[peer]'") from None
+        raise BioanonError(f"sdv-copula needs SDV; {install_hint('peer')}") from None
     return Metadata, GaussianCopulaSynthesizer
 
 

@@ -93,10 +93,11 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         return report_and_chart(self.search, str(sensitive), str(interest))
 
     def write_report(self, path: str | os.PathLike) -> Path | None:
-        """Write the report of what fell short to ``PATH.report/``, marked NOT certified and
-        naming the setting, as a release unit without table and manifest
-        (:func:`bioanon.release_unit.write_unit`): a previous release at ``path`` is removed
-        with it, so nothing that could pass for a release stays beside the refusal.
+        """Write the report of what fell short, marked NOT certified and naming the setting,
+        as a release unit without table and manifest
+        (:func:`bioanon.release_unit.write_unit`): to ``PATH.report/``, or to
+        ``PATH.refused-report/`` when a release is at ``path`` already (it stays until a new
+        one replaces it).
 
         Returns the report's folder, or None when no setting was judged on a fresh split
         (nothing to report; nothing is written then).
@@ -110,10 +111,10 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
                    "note": "NOT certified: this is the report of the setting that came "
                            "closest; no table and no manifest were written"}
         report = report.amended(lambda data: data.update(release=outcome))
-        write_unit(path, table=None, manifest=None,
-                   report=lambda folder: write_report(report, png, folder))
+        unit = write_unit(path, table=None, manifest=None,
+                          report=lambda folder: write_report(report, png, folder))
         self.report = report
-        return report_dir(path)
+        return unit.report
 
 
 @dataclass
@@ -263,12 +264,9 @@ def write_report(report: Any, search_png: bytes, folder: Path) -> None:
 
 def report_and_chart(result: Any, sensitive: str, interest: str) -> tuple[Any, bytes]:
     """The certified report (confirmation + search) and the search chart as PNG bytes."""
-    import matplotlib.pyplot as plt
-
     report, fig = certified_report(result, sensitive, interest)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")  # a figure outside pyplot
     return report, buf.getvalue()
 
 

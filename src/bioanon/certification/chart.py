@@ -1,98 +1,212 @@
-"""The search chart: CAS against each risk of the certificate, one panel per risk."""
+"""The search chart: every setting's CAS beside each risk of the certificate, with the targets.
+
+One row per setting judged on the tuning split, sorted by CAS (the choice is the most useful
+setting that meets every target, so the chosen one is the first row that meets them all); one
+column of intervals per quantity: CAS first, then each registered risk
+(:data:`bioanon.evaluation.risks.registry.REGISTRY`) with its record level (circle) and identity
+level (square) and their targets as vertical lines. Rows never overlap, so 33 settings read as
+well as 3: the labels are the settings themselves (the parameters that differ between the
+settings of a method), numbered as in ``report.json``'s search rows. One legend, below the
+panels; the title alone above them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..evaluation.risks.base import target_at
 from ..evaluation.risks.registry import REGISTRY
+from ..report.charts import floats, new_figure, number, whiskers
+
+#: colours of a risk's status (met, covered by the guarantee and accepted pass)
+PASS, FAIL, UNSURE, NOT_JUDGED = "#2e8b3a", "#c9302c", "#e08e0b", "#9a9a9a"
+#: the chosen row's band
+CHOSEN = "#d9e8f7"
+#: widest label, in characters (longer ones end with an ellipsis)
+LABEL_CHARS = 44
+#: inches per row, and the figure's width (1,100 px at the report's 110 dpi)
+ROW_INCHES, WIDTH_INCHES = 0.27, 10.0
 
 
-def _risk_point(row: Mapping[str, Any], risk: str) -> tuple[float, float, float, bool]:
-    """The worst level of one risk in a row: (value, low, high, passes); NaN when absent."""
-    rs = [r for r in row.get("risks", []) if r["risk"] == risk and np.isfinite(r["value"])]
-    if not rs:
-        return (float("nan"),) * 3 + (False,)
-    r = max(rs, key=lambda r: r["ci"][1])
-    return (r["value"], r["ci"][0], r["ci"][1], all(
-        x["status"] in ("met", "covered by the guarantee", "accepted")
-        for x in row.get("risks", []) if x["risk"] == risk))
+def _status_colour(status: str) -> str:
+    if status in ("met", "covered by the guarantee", "accepted"):
+        return PASS
+    if status == "not met":
+        return FAIL
+    return UNSURE
+
+
+def _levels(row: Mapping[str, Any], risk: str) -> dict[str, tuple[float, float, float, str]]:
+    """level -> (value, low, high, status) of one risk in a row (NaN when not measured)."""
+    out = {}
+    for r in row.get("risks", []):
+        if r.get("risk") != risk:
+            continue
+        value = number(r.get("value"))
+        ci = list(r.get("ci") or []) + [None, None]
+        low, high = number(ci[0]), number(ci[1])
+        low, high = (value if np.isnan(low) else low), (value if np.isnan(high) else high)
+        out[str(r.get("level"))] = (value, low, high, str(r.get("status", "")))
+    return out
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def short_labels(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each setting as ``method(the parameters that differ between that method's
+    settings)``, at most :data:`LABEL_CHARS` characters.
+
+    Examples
+    --------
+    >>> short_labels([{"method": "noise", "params": {"sigma": 1.0, "scale": "std"}},
+    ...               {"method": "noise", "params": {"sigma": 3.0, "scale": "std"}},
+    ...               {"method": "leace", "params": {}}])
+    ['noise(sigma=1)', 'noise(sigma=3)', 'leace']
+    """
+    by_method: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_method.setdefault(str(r.get("method")), []).append(r.get("params") or {})
+    varying = {m: [k for k in dict.fromkeys(k for p in ps for k in p)
+                   if len({_fmt(p.get(k)) for p in ps}) > 1] for m, ps in by_method.items()}
+    out = []
+    for r in rows:
+        m = str(r.get("method"))
+        p = r.get("params") or {}
+        inner = ", ".join(f"{k}={_fmt(p.get(k))}" for k in varying[m] if k in p)
+        label = f"{m}({inner})" if inner else m
+        out.append(label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "…")
+    return out
 
 
 def search_figure(result: Any, sensitive: str, interest: str) -> Any:
-    """The search chart: CAS against each risk (one panel per risk), with intervals.
-
-    x: one panel per registered risk (:data:`bioanon.evaluation.risks.registry.REGISTRY`:
-    recognition, the cross-fitted worst case's advantage on ``sensitive``; membership and
-    inference on members, their membership advantage TPR − FPR, worst level), each with its
-    95% interval and its target as a vertical line (a privacy level's record target; its
-    identity target dashed when it differs); y: CAS with its 95%
-    interval. Green: the setting meets every risk; orange: this risk is met, another is not;
-    grey: this risk fails. The chosen setting is circled; the key names the numbers.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """The search chart (see the module docstring): one row per setting sorted by CAS, one
+    panel for CAS and one per registered risk, each figure with its 95% interval and the
+    targets; green: met (or covered, accepted), red: not met, orange: inconclusive, grey
+    outline: not judged (a setting left out of the recognition panel, or not measurable).
+    The chosen setting's row is shaded; a label in bold green meets every target."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from ..levels import resolve_level
 
-    rows = result.rows
+    rows = list(result.rows)
     lv = resolve_level(getattr(result, "level", None))
+    cas_of = [number(r.get("cas")) for r in rows]
+    order = sorted(range(len(rows)), key=lambda j: (
+        -cas_of[j] if np.isfinite(cas_of[j]) else np.inf, j))
+    labels = short_labels(rows)
+    n = max(len(rows), 1)
     panels = [(spec.name, spec.axis.format(sensitive=sensitive),
                target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak)
               for spec in REGISTRY]
-    fig, axes = plt.subplots(1, len(panels), figsize=(12.5 * len(panels) / 3, 4.4),
-                             sharey=True, squeeze=False)
+    height = 1.3 + ROW_INCHES * n + 1.45
+    fig = new_figure(figsize=(WIDTH_INCHES, height))
+    axes = fig.subplots(1, 1 + len(panels), sharey=True, squeeze=False,
+                        gridspec_kw={"wspace": 0.08})
     axes = axes[0]
-    for ax, (risk, label, target, base) in zip(axes, panels, strict=True):
-        if rows:
-            pts = [_risk_point(r, risk) for r in rows]
-            y = np.array([r["cas"] for r in rows])
-            ye = np.array([[r["cas"] - r["cas_ci"][0], r["cas_ci"][1] - r["cas"]]
-                           for r in rows]).T
-            x = np.array([p[0] for p in pts])
-            xe = np.array([[p[0] - p[1], p[2] - p[0]] for p in pts]).T
-            ok = np.isfinite(x)
-            if ok.any():
-                ax.errorbar(x[ok], y[ok], xerr=xe[:, ok], yerr=ye[:, ok], fmt="none",
-                            ecolor="#bbbbbb", elinewidth=1, capsize=2, zorder=2)
-            colors = ["#5cb85c" if r["met"] else ("#f0ad4e" if p[3] else "#999999")
-                      for r, p in zip(rows, pts, strict=True)]
-            ax.scatter(x[ok], y[ok], c=[c for c, o in zip(colors, ok, strict=True) if o],
-                       zorder=3)
-            for i in np.flatnonzero(ok):
-                ax.annotate(str(i + 1), (x[i], y[i]), fontsize=8, xytext=(4, 4),
-                            textcoords="offset points")
-            if result.chosen is not None and ok[result.chosen]:
-                j = int(result.chosen)
-                ax.scatter([x[j]], [y[j]], s=170, facecolors="none", edgecolors="#337ab7",
-                           linewidths=2, zorder=5, label="chosen (then confirmed)")
-            clear = max(r["clear"] for r in rows)
-            ax.axhline(clear, color="#5cb85c", linestyle="-.", linewidth=1,
-                       label=f"clear data ({clear:.3f})")
-            ax.set_ylim(0, 1.05 * max(1.0, clear))
-        ax.axvline(target, color="#d9534f", linestyle=":", linewidth=1.5,
-                   label=f"target {target:g}" + ("" if risk == "recognition" else
-                                                 f" ({lv.name}, record)"))
-        if risk != "recognition" and lv.identity != lv.record:
-            ax.axvline(lv.identity, color="#d9534f", linestyle="--", linewidth=1,
-                       label=f"target {lv.identity:g} ({lv.name}, identity)")
-        ax.axvline(base, color="black", linestyle="--", linewidth=0.8, label="no leak")
-        ax.set_xlabel(label + " (lower: better)", fontsize=8)
-        ax.set_title(risk, fontsize=10)
-        ax.legend(fontsize=6.5, loc="lower left", frameon=False)
-    axes[0].set_ylabel(f"CAS of '{interest}' (higher is better)")
+    y = np.arange(len(rows))[::-1].astype(float)  # the first row (highest CAS) at the top
+    chosen = getattr(result, "chosen", None)
+    for ax in axes:
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.grid(axis="x", color="#eeeeee", linewidth=0.8)
+        ax.tick_params(axis="x", labelsize=8)
+        for k, j in enumerate(order):
+            if j == chosen:
+                ax.axhspan(y[k] - 0.5, y[k] + 0.5, color=CHOSEN, zorder=0)
+    # CAS, with the clear accuracy, chance and the floor
+    ax = axes[0]
     if rows:
-        key = "\n".join(f"{j + 1}: {r['setting']}" for j, r in enumerate(rows))
-        axes[-1].text(1.04, 0.0, "settings (green: every risk met;\norange: this risk met)\n"
-                      + key, transform=axes[-1].transAxes, fontsize=6.5, va="bottom",
-                      ha="left", family="monospace")
-    fig.suptitle("bioanon release: search (tuning split) — CAS against each risk")
-    fig.tight_layout()
+        cas = floats(cas_of[j] for j in order)
+        cis = [rows[j].get("cas_ci") for j in order]
+        ax.errorbar(cas, y, xerr=whiskers(cas, cis), fmt="o", color="#337ab7",
+                    ecolor="#7fa7cf", markersize=4, capsize=2, zorder=3)
+        lo = floats((c or [np.nan])[0] for c in cis)
+        clears = floats(r.get("clear") for r in rows)
+        clear = float(np.nanmax(clears)) if np.isfinite(clears).any() else np.nan
+        if np.isfinite(clear):
+            ax.axvline(clear, color=PASS, linestyle="-.", linewidth=1.2)
+        chance = float(np.nan_to_num(np.nanmax(np.r_[floats(
+            r.get("interest_chance") for r in rows), 0.0])))
+        if chance > 0:
+            ax.axvline(chance, color="#777777", linestyle=":", linewidth=1.2)
+        floor = getattr(result, "min_utility", None)
+        if floor and np.isfinite(clear):
+            ax.axvline(float(floor) * clear, color=FAIL, linestyle=":", linewidth=1.2)
+        low = np.nanmin(np.r_[lo, cas, chance])
+        ax.set_xlim(max(0.0, float(low) - 0.05) if np.isfinite(low) else 0.0, 1.02)
+    ax.set_title(f"CAS of '{interest}'", fontsize=9.5, fontweight="bold")
+    ax.set_xlabel("trained on the release,\nscored on clear data\n(higher: more useful)",
+                  fontsize=7.5)
+    # the risks: record level (circle, just above the row's middle), identity (square, below)
+    for ax, (risk, axis, target, base) in zip(axes[1:], panels, strict=True):
+        lows, highs = [target, base], [target, base]
+        for k, j in enumerate(order):
+            judged = _levels(rows[j], risk) or {"record": (float("nan"),) * 3 + ("",)}
+            for level, (dy, marker) in {"record": (0.14, "o"), "identity": (-0.14, "s")}.items():
+                got = judged.get(level)
+                if got is None:
+                    continue
+                value, low, high, status = got
+                if not np.isfinite(value):  # drawn at "no leak", hollow
+                    hollow = (PASS if status == "accepted" else
+                              UNSURE if status.startswith("inconclusive") else NOT_JUDGED)
+                    ax.plot([base], [y[k] + dy], marker=marker, markersize=4, linestyle="none",
+                            markerfacecolor="none", markeredgecolor=hollow, zorder=3)
+                    continue
+                colour = _status_colour(status)
+                ax.errorbar([value], [y[k] + dy], xerr=[[max(0.0, value - low)],
+                                                        [max(0.0, high - value)]],
+                            fmt=marker, color=colour, ecolor=colour, markersize=4,
+                            capsize=2, elinewidth=1, zorder=3)
+                lows.append(low)
+                highs.append(high)
+        ax.axvline(target, color=FAIL, linestyle=":", linewidth=1.4)
+        if risk != "recognition" and lv.identity != lv.record:
+            ax.axvline(lv.identity, color=FAIL, linestyle="--", linewidth=1.0)
+        ax.axvline(base, color="black", linewidth=0.8)
+        span = max(highs) - min(lows)
+        ax.set_xlim(min(lows) - 0.06 * span - 0.01, max(highs) + 0.06 * span + 0.01)
+        ax.set_title(risk, fontsize=9.5, fontweight="bold")
+        ax.set_xlabel(textwrap.fill(axis.replace(", worst level", ""), 22) + "\n(lower: safer)",
+                      fontsize=7.5)
+    # the settings, as the rows' labels
+    ax = axes[0]
+    ax.set_yticks(y)
+    names = [f"#{j + 1} {labels[j]}" for j in order]
+    ax.set_yticklabels(names, fontsize=8, family="monospace")
+    for tick, j in zip(ax.get_yticklabels(), order, strict=True):
+        if rows[j].get("met"):
+            tick.set_color(PASS)
+            tick.set_fontweight("bold")
+    marks = [
+        Line2D([], [], marker="o", color=PASS, linestyle="none", label="met (record level)"),
+        Line2D([], [], marker="s", color=PASS, linestyle="none", label="met (identity level)"),
+        Line2D([], [], marker="o", color=FAIL, linestyle="none", label="not met"),
+        Line2D([], [], marker="o", color=UNSURE, linestyle="none",
+               label="inconclusive at this size"),
+        Line2D([], [], marker="o", color=PASS, markerfacecolor="none", linestyle="none",
+               label="accepted by name (not measured)"),
+        Line2D([], [], marker="o", color=NOT_JUDGED, markerfacecolor="none",
+               linestyle="none", label="not judged (left out of the panel)"),
+        Line2D([], [], color=FAIL, linestyle=":", label=f"target ({lv.name}, record)"),
+        Line2D([], [], color=FAIL, linestyle="--", label=f"target ({lv.name}, identity)"),
+        Line2D([], [], color="black", linewidth=0.8, label="no leak"),
+        Line2D([], [], color=PASS, linestyle="-.", label="clear data (CAS panel)"),
+        Line2D([], [], color="#777777", linestyle=":", label="chance (CAS panel)"),
+        Patch(color=CHOSEN, label="chosen, then confirmed"),
+    ]
+    fig.legend(handles=marks, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle("bioanon release: the search on the tuning split\neach setting's CAS and "
+                 "risks with 95% intervals, sorted by CAS; bold green: meets every target",
+                 fontsize=10, y=1 - 0.15 / height)
+    fig.subplots_adjust(left=0.36, right=0.99, top=1 - 0.95 / height, bottom=1.4 / height)
     return fig
 
 
@@ -107,4 +221,4 @@ def figure_html(fig: Any, alt: str) -> str:
     return f"<img alt='{alt}' src='data:image/png;base64,{data}'/>"
 
 
-__all__ = ["figure_html", "search_figure"]
+__all__ = ["figure_html", "search_figure", "short_labels"]

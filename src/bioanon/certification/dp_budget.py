@@ -155,13 +155,17 @@ class DPBudget:
         if isinstance(pub, FeatureTable):
             theirs = list(pub.feature_names or [])
             if names and theirs:
-                missing = [c for c in names if c not in theirs]
+                have, want = set(theirs), set(names)
+                missing = [c for c in names if c not in have]
                 if missing:
                     raise BioanonError(
                         f"public= lacks {len(missing)} feature column(s) of the input, "
                         f"e.g. {missing[:5]}; give a table of people not in the release with "
                         "the same feature columns", parameter="public")
-                extra = [c for c in theirs if c not in names]
+                # a label column of the input read as a feature of the public table (a
+                # numeric label such as 'digit': a table read alone cannot tell) is a label
+                labels = {str(c) for c in table.labels.columns}
+                extra = [c for c in theirs if c not in want and c not in labels]
                 if extra:  # never ignored: a column the bounds would silently skip
                     raise BioanonError(
                         f"public= has {len(extra)} feature column(s) the input lacks, e.g. "

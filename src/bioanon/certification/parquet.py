@@ -190,8 +190,9 @@ def parquet_columns(src: Path, out: Path, named: Sequence[str], kind: str
             raise BioanonError(f"column '{c}' is not in '{src.name}'; its columns start "
                                f"{names[:8]}")
     label_cols = list(dict.fromkeys([*named, *known]))
-    features = [c for c in names if c not in label_cols]
-    odd = [c for c in features if c not in numeric]
+    is_label, is_numeric = set(label_cols), set(numeric)  # sets: a table may be wide
+    features = [c for c in names if c not in is_label]
+    odd = [c for c in features if c not in is_numeric]
     if odd:
         raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
                            "columns (labels=COL) or convert them to numbers", parameter="labels")

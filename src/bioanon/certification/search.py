@@ -521,11 +521,19 @@ class Judge:
 
 
 def judge_setting(judge: Judge, c: Candidate, recognition: bool, progress: Any) -> Evaluation:
-    """``c`` judged on the tuning split (``recognition`` False: stage 1, no panel)."""
-    return Evaluation(judge.table, judge.interest, judge.sensitive, judge.additional,
-                      judge.anonymizer(c), random_state=judge.seed, cache=judge.cache,
-                      progress=progress.nested(progress.stage or ""), options=judge.options,
-                      checked=judge.checked).evaluate(recognition=recognition)
+    """``c`` judged on the tuning split (``recognition`` False: stage 1, no panel). A
+    setting that runs out of memory (a model of features × features numbers on a wide table)
+    is refused like a setting the data cannot support: skipped, with its reason."""
+    try:
+        return Evaluation(judge.table, judge.interest, judge.sensitive, judge.additional,
+                          judge.anonymizer(c), random_state=judge.seed, cache=judge.cache,
+                          progress=progress.nested(progress.stage or ""),
+                          options=judge.options,
+                          checked=judge.checked).evaluate(recognition=recognition)
+    except MemoryError:
+        raise BioanonError(f"out of memory on {judge.table.n_features} features (a model of "
+                           "features × features numbers does not fit); reduce the features "
+                           "first (e.g. PCA) to release with it") from None
 
 
 def keep_setting(row: dict[str, Any], c: Candidate) -> dict[str, Any]:

@@ -381,7 +381,7 @@ class Streamed(ParquetSample):
 
     def check_features(self, settings: Any) -> None:
         """The public table's feature columns are the input's (before any pass)."""
-        _check_public_columns(settings.public, self.features)
+        _check_public_columns(settings.public, self.features, self.label_cols)
 
     def prepare(self, shape: Any, roles: Any, settings: Any) -> Any:
         """The budget at the table's size (δ < 1/n with n the table's records), checked on
@@ -533,13 +533,16 @@ def _one_record(features: Sequence[str]) -> FeatureTable:
                         pd.DataFrame(index=[0]), list(features))
 
 
-def _check_public_columns(public: Any, features: Sequence[str]) -> None:
+def _check_public_columns(public: Any, features: Sequence[str],
+                          labels: Sequence[str] = ()) -> None:
     """Refuse public data whose feature columns are not the input's (one line, before any
-    pass; the values are checked on the sample and on every partition later)."""
+    pass; the values are checked on the sample and on every partition later). A label
+    column of the input that the public table holds as a number is a label there too."""
     if isinstance(public, FeatureTable) and public.feature_names:
         theirs = list(public.feature_names)
-        missing = [c for c in features if c not in theirs]
-        extra = [c for c in theirs if c not in features]
+        have, want, known = set(theirs), set(features), {str(c) for c in labels}
+        missing = [c for c in features if c not in have]
+        extra = [c for c in theirs if c not in want and c not in known]
         if missing or extra:
             what = (f"lacks {len(missing)} feature column(s) of the input, e.g. {missing[:5]}"
                     if missing else f"has {len(extra)} feature column(s) the input lacks, "

@@ -69,7 +69,7 @@ OPTION_RANGES: dict[str, Param] = {
     "n": Param("int", low=1, help="records shown, e.g. 8"),
     "k_min": Param("int", low=2, help="e.g. 2"),
     "k_max": Param("int", low=2, help="e.g. 20"),
-    "dendrogram_max": Param("int", low=2, help="records, e.g. 200"),
+    "dendrogram_max": Param("int", low=0, help="records, e.g. 200; 0 never draws"),
     "size": Param("int", low=8, help="pixels, e.g. 64"),
     "components": Param("int", low=1, help="e.g. 50"),
     "upsample": Param("int", low=0, help="e.g. 1"),
@@ -257,6 +257,9 @@ def user_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from ..release_unit import COMMITTED
+
+        committed_before = len(COMMITTED)
         try:
             with _sigterm_as_interrupt():
                 _check_common(kwargs)
@@ -267,29 +270,37 @@ def user_errors(func: F) -> F:
                 NotADirectoryError) as exc:
             raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
         except MemoryError:
-            raise _fail("out of memory; process the table in parts or lower g") from None
+            raise _fail("out of memory; release the table in parts (--dask), reduce its "
+                        "features (e.g. PCA), or choose a lighter method or setting") from None
         except OSError as exc:  # disk full, read-only file system ...
             where = f": '{exc.filename}'" if exc.filename else ""
             raise _fail(f"{exc.strerror or exc}{where}; free space or choose another "
                         "output") from None
         except KeyboardInterrupt:
-            err_console.print("interrupted: no output was written", highlight=False)
+            done = COMMITTED[committed_before:]
+            if done:  # the signal was held until the release's switch was complete
+                err_console.print(f"interrupted after {done[-1]} was written whole (with its "
+                                  "manifest)", highlight=False, soft_wrap=True)
+            else:
+                err_console.print("interrupted: no output was written", highlight=False)
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[StageLog]:
+def progress_bar(description: str, milestones: int | None = None) -> Iterator[StageLog]:
     """The progress hook of one command: a rich bar on a terminal, plain stage lines elsewhere.
 
     Yields a :class:`bioanon.progress.StageLog`, the library's ``progress(done, total, text)``
     hook: it logs one line per stage with the elapsed time on ``bioanon.cli`` (shown when
     stderr is not a terminal, or with -v) and drives the bar when there is one.
+    ``milestones``: for item-by-item progress (a file at a time), the plain lines are thinned
+    to about that many (see :class:`~bioanon.progress.StageLog`).
     """
 
     if not show_bar(err_console):
-        yield StageLog(description, logger=cli_logger)
+        yield StageLog(description, logger=cli_logger, milestones=milestones)
         return
     with Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
@@ -300,7 +311,7 @@ def progress_bar(description: str) -> Iterator[StageLog]:
             bar.update(task, completed=done, total=total or None,
                        description=f"{description}: {text}")
 
-        yield StageLog(description, update, cli_logger)
+        yield StageLog(description, update, cli_logger, milestones=milestones)
 
 
 # ---------------------------------------------------------------------- option parsing
@@ -602,6 +613,62 @@ def read_release_input(path: Path, label_columns: list[str | None],
     return table
 
 
+@contextmanager
+def leak_warnings_silenced() -> Iterator[None]:
+    """The search of ``release`` without the DP methods' leak warnings.
+
+    The search fits every candidate, the DP methods among them, with clipping bounds taken
+    from the data: each would warn that its ε does not hold strictly. With a declared budget
+    the one statement of the budget says so (strict or not); without one no ε is claimed —
+    the certificate rests on the measured risks, and a DP setting that wins carries its own
+    statement in the manifest (``params.privacy``; see :func:`undeclared_epsilon_note`) — so
+    the warnings are noise there. ``anonymize`` and ``evaluate`` of a DP method still warn.
+    """
+    import warnings
+
+    from ..privacy import PrivacyLeakWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        yield
+
+
+def undeclared_epsilon_note(manifest: dict[str, Any], as_json: bool) -> None:
+    """One note when the certified setting has an epsilon but no budget was declared: its ε is
+    a setting of the method, not a guarantee the release states."""
+    params = manifest.get("params") or {}
+    if manifest.get("differential_privacy") or not isinstance(params.get("epsilon"),
+                                                              int | float):
+        return
+    notes_console(as_json).print(
+        f"note: epsilon={params['epsilon']:g} is a setting of {manifest.get('method')}, not a "
+        "guarantee: no budget was declared (--epsilon), so none is stated; the certificate "
+        "rests on the measured risks", highlight=False, soft_wrap=True)
+
+
+def figure_png(fig: Any, tight: bool = True) -> bytes:
+    """A figure as PNG bytes at the command line's 110 dpi (drawn before any file of the
+    command is written, so that a figure that fails leaves no half output)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, **({"bbox_inches": "tight"} if tight else {}))
+    return buf.getvalue()
+
+
+def refusal_where(written: Path | None, output: Path) -> str:
+    """The clause of a refused release saying what it wrote (the closest setting's report,
+    or nothing) and that a previous release at ``output`` stays (see
+    :func:`bioanon.release_unit.write_unit`)."""
+    from ..release_unit import manifest_path
+
+    where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
+             "manifest was written" if written is not None else "nothing was written")
+    if manifest_path(output).exists():
+        where += f"; the previous release at {output} stays as it was"
+    return where
+
+
 JsonOpt = Annotated[bool, typer.Option(
     "--json", help="Print the summary as one JSON document on stdout (the keys of the "
                    "summary in the JSON file written); notes and progress go to stderr.")]
@@ -628,34 +695,61 @@ def notes_console(as_json: bool) -> Console:
     return err_console if as_json else console
 
 
+#: a status as the terminal's risk table says it (the reason is printed below the table)
+SHORT_STATUS = {"inconclusive at this size": "inconclusive",
+                "covered by the guarantee": "covered (DP)"}
+
+
 def print_risks(report: Any) -> None:
-    """The risk table of a report (the rows report.html opens with), on the terminal."""
+    """The risk table of a report (the rows report.html opens with), on the terminal: one
+    line per risk in 80 columns (figure [95% CI], target, status and a key to its attacker);
+    the attackers, with the AUC and TPR beside the figure and the baseline, are listed below
+    the table under their keys, then the reason of each risk not simply met."""
+    from rich import box
 
     from ..report.risks import risk_rows
 
     rows = risk_rows(report)
     if not rows:
         return
-    tab = Table(title="risks: every one must be met", show_header=True)
-    tab.add_column("risk (statistic) · attacker", overflow="fold")
-    tab.add_column("figure [95% CI]", no_wrap=True)
-    tab.add_column("baseline", no_wrap=True)
+    stats = {r["statistic"] for r in rows if r["value"] != "—"}
+    single = stats.pop() if len(stats) == 1 else None
+    keys: dict[str, str] = {}
+    for r in rows:
+        if r["value"] != "—" and r["attacker"] not in keys:
+            keys[r["attacker"]] = f"A{len(keys) + 1}"
+    tab = Table(title="risks: every one must be met", box=box.SIMPLE_HEAD, pad_edge=False,
+                title_justify="left")
+    tab.add_column("risk", no_wrap=True)
+    tab.add_column(f"{single or 'figure'} [95% CI]", no_wrap=True, justify="right")
     tab.add_column("target", no_wrap=True)
-    tab.add_column("status", overflow="fold")
+    tab.add_column("status", no_wrap=True)
+    tab.add_column("attacker", no_wrap=True)
     style = {"met": "green", "accepted": "yellow", "covered by the guarantee": "green",
              "not met": "bold red", "inconclusive at this size": "bold yellow"}
     for r in rows:
-        who = Text(f"{r['risk']} ({r['statistic']})")
-        who.append(f"\n{r['attacker']}", style="dim")
-        fig = Text(r["value"])
-        if r.get("beside"):
-            fig.append("\n" + r["beside"].replace("; ", "\n"), style="dim")
-        tab.add_row(who, fig, Text(r["baseline_value"]), Text(r["target_short"]),
-                    Text(r.get("status_text", r["status"]), style=style.get(r["status"], "")))
+        value = r["value"] if single or r["value"] == "—" else f"{r['statistic']} {r['value']}"
+        tab.add_row(r["risk"], value, r["target_short"],
+                    Text(SHORT_STATUS.get(r["status"], r["status"]),
+                         style=style.get(r["status"], "")),
+                    keys.get(r["attacker"], "—") if r["value"] != "—" else "—")
     console.print(tab)
+    if keys:
+        key_tab = Table.grid(padding=(0, 1))
+        key_tab.add_column(no_wrap=True, style="bold")
+        key_tab.add_column(overflow="fold")
+        for attacker, key in keys.items():
+            mine = [r for r in rows if r["attacker"] == attacker and r["value"] != "—"]
+            beside = "; ".join(dict.fromkeys(
+                f"{r['risk']}: {r['beside']}" for r in mine if r["beside"]))
+            base = "; ".join(dict.fromkeys(f"baseline {r['baseline']}" for r in mine
+                                           if r["baseline"] not in ("—", "")))
+            key_tab.add_row(key, "; ".join(x for x in (attacker, beside, base) if x))
+        console.print(key_tab)
     for r in rows:
-        if r["status"] in ("inconclusive at this size", "covered by the guarantee"):
-            console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
+        if r["status"] in ("inconclusive at this size", "covered by the guarantee",
+                           "accepted"):
+            console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=False)
 
 
 def print_summary(report: Any, as_json: bool = False, verdict: bool = True) -> None:

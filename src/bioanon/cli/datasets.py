@@ -35,11 +35,17 @@ def datasets_command(
         console.print(f"no datasets in {root} (a dataset is a folder with labels.csv and "
                       "README.md)", highlight=False)
         return
-    tab = Table(title=f"datasets in {root}")
-    for col in ("name", "records", "labels (distinct values)", "licence", "loader"):
-        tab.add_column(col, justify="right" if col == "records" else "left", overflow="fold")
+    tab = Table(title=f"datasets in {root}", expand=True)
+    tab.add_column("name", no_wrap=True)
+    tab.add_column("records", justify="right", no_wrap=True)
+    tab.add_column("labels (distinct values)", ratio=3)
+    tab.add_column("licence", ratio=1)
+    tab.add_column("loader", overflow="fold")
     for d in found:
         labels = ", ".join(f"{c} {n}" for c, n in d["labels"].items())
+        if d.get("segment_labels"):
+            labels += (f"\nper segment ({d['segments']:,}): "
+                       + ", ".join(f"{c} {n}" for c, n in d["segment_labels"].items()))
         tab.add_row(d["name"], "" if d["records"] is None else f"{d['records']:,}", labels,
                     d["licence"] or "not stated: read its README",
                     (d["loader"] or "bioanon extract").rsplit(".", 1)[-1])

@@ -147,7 +147,7 @@ def extract(
         raise BioanonError(f"source folder '{src}' not found; pass the folder of records")
     if no_face not in ("centre", "skip"):
         raise BioanonError(f"--no-face '{no_face}' is unknown; use 'centre' or 'skip'")
-    with progress_bar(f"extracting {kind.value} {feats}") as update:
+    with progress_bar(f"extracting {kind.value} {feats}", milestones=10) as update:
         if kind is Kind.face:
             table = load_image_folder(src, labels, feats, file_column, keep_file, update,
                                       size=size, n_components=components, upsample=upsample,

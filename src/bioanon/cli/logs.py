@@ -146,14 +146,62 @@ def _click_exception() -> type[Exception]:
 @contextlib.contextmanager
 def usage_errors_as_lines() -> Iterator[None]:
     """A usage error (unknown option, missing or invalid value) as the one ``error:`` line
-    and exit status 2 of every user error, naming the command's ``--help``."""
+    and exit status 2 of every user error, naming the command's ``--help``. A command (or
+    ``bioanon`` itself) typed without arguments shows its help instead, with click's status
+    for it (2) and no error line."""
     try:
         yield
     except _click_exception() as exc:
         ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+            typer.echo(ctx.get_help())
+            raise typer.Exit(2) from None
+        ctx = getattr(exc, "ctx", None)
         where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
         raise _fail(f"{message}{where}") from None
+
+
+#: each command's line in ``bioanon --help``: short enough for 80 columns (its own --help
+#: says more)
+SUMMARIES = {
+    "anonymize": "Anonymize a table with one method (not certified)",
+    "evaluate": "Measure a method's utility and every risk",
+    "demo": "The release path on a built-in synthetic dataset",
+    "release": "Search, certify against every risk, and release",
+    "datasets": "List the datasets of the data home",
+    "extract": "Extract features from face, voice or motion records",
+    "methods": "List the methods, their parameters and guarantees",
+    "preview": "Show originals above their released images",
+    "train-decoupler": "Train the sanitizer's decoupler",
+    "tune": "Sweep a method over a grid of settings",
+    "tune-k": "Sweep k of a clustering method and recommend one",
+}
+
+
+@contextlib.contextmanager
+def internal_errors_as_lines() -> Iterator[None]:
+    """A bug (any exception that is not a user error, a usage error or an exit) as one
+    ``error:`` line naming it as bioanon's fault, exit status 1, never a traceback; with
+    ``-v`` the traceback follows on stderr for the report. Temporaries are already removed
+    by the writers' own cleanup as the exception passes."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("click", "typer") or isinstance(
+                exc, _click_exception()):
+            raise
+        import sys
+
+        if state.verbose:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
+        line = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        err = _fail(f"internal error ({line}); this is a bug in bioanon, not in the input "
+                    "(an output is written whole or not at all): rerun with -v for the "
+                    "traceback and report it")
+        raise typer.Exit(1) from err
 
 
 class VerbosityGroup(TyperGroup):
@@ -169,7 +217,7 @@ class VerbosityGroup(TyperGroup):
             return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx: Any) -> Any:
-        with usage_errors_as_lines():
+        with usage_errors_as_lines(), internal_errors_as_lines():
             return super().invoke(ctx)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
@@ -177,6 +225,20 @@ class VerbosityGroup(TyperGroup):
 
         conform(self)  # readable metavars on the app's own options too
         super().format_help(ctx, formatter)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Each command with its one-line summary (:data:`SUMMARIES`; a command without one
+        shows the first sentence of its help, wrapped, never clipped with "...")."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or getattr(cmd, "hidden", False):
+                continue
+            first = " ".join((cmd.help or "").split("\n\n")[0].split())
+            rows.append((name, SUMMARIES.get(name) or first.split(". ")[0].rstrip(".")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         cmd = super().get_command(ctx, cmd_name)

@@ -12,7 +12,6 @@ report only), 2 a user error or a plan refusal (nothing written).
 
 from __future__ import annotations
 
-import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -23,7 +22,6 @@ from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..io import check_output_dir, check_output_file, file_sha256
 from ..plan import PlanRefused
-from ..privacy import PrivacyLeakWarning
 from ..release import NO_ROLE, Roles, manifest_path
 from ..table import format_of
 from .common import (
@@ -36,13 +34,16 @@ from .common import (
     app,
     cli_message,
     err_console,
+    leak_warnings_silenced,
     notes_console,
     parse_weighted,
     print_json,
     print_summary,
     progress_bar,
     read_release_input,
+    refusal_where,
     refuse_unused,
+    undeclared_epsilon_note,
     user_errors,
 )
 from .options import (
@@ -70,8 +71,9 @@ be shown is "inconclusive at this size" and fails unless accepted; utility: CAS)
 useful setting that meets every target is re-evaluated on a fresh split with a fresh seed;
 only if that confirmation meets every target too is the whole table anonymized and written
 with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise only the closest
-setting's report is written to OUTPUT.report/ (marked NOT certified; no table, no manifest)
-and the exit status is 1. Column roles work as in anonymize: label columns without a role
+setting's report is written to OUTPUT.report/ (marked NOT certified; no table, no manifest;
+to OUTPUT.refused-report/ when a release is at OUTPUT already: it stays) and the exit status
+is 1. Column roles work as in anonymize: label columns without a role
 are dropped. Every path (in memory, --dask, --dask --epsilon) runs the same checks before
 any work: the plan, the methods named, the columns (metadata-looking numeric columns of a
 table that does not record its labels, --keep-as-feature naming no feature column).
@@ -396,14 +398,14 @@ def _bucket_note(out: Any) -> None:
 # ---------------------------------------------------------------------- the outcome
 @contextmanager
 def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
-    """Run the library under a progress bar; a refusal (not certified) is printed, its
-    report written, and the command exits 1."""
+    """Run the library under a progress bar, without the DP methods' leak warnings (with a
+    budget, one statement at the end says strict or not; without one, no epsilon is
+    claimed: :func:`~bioanon.cli.common.leak_warnings_silenced`); a refusal (not certified)
+    is printed, its report written, and the command exits 1."""
     from ..certification import NotCertified
 
     try:
-        with progress_bar(text) as update, warnings.catch_warnings():
-            if dp:  # one statement line at the end instead of one per fit
-                warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with progress_bar(text) as update, leak_warnings_silenced():
             yield update
     except NotCertified as exc:
         print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
@@ -469,6 +471,7 @@ def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:
         err_console.print("warning: " + _budget_line(dp) + dp["statement"], highlight=False,
                           soft_wrap=True)
     notes_console(as_json).print(line, highlight=False, soft_wrap=True)
+    undeclared_epsilon_note(out.manifest, as_json)
 
 
 def _budget_line(statement: dict[str, Any]) -> str:
@@ -512,8 +515,7 @@ def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
     """Say why nothing was certified (one verdict), write the closest setting's report (NOT
     certified; no table, no manifest) and exit 1 (not a user error)."""
     written = exc.write_report(output)
-    where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
-             "manifest was written" if written is not None else "nothing was written")
+    where = refusal_where(written, output)
     if as_json:
         plan = exc.search.plan
         print_json(outcome_doc(

@@ -83,16 +83,13 @@ def tune_command(
                        models=model_list, attackers=attackers, random_state=eval_seed,
                        group=group)
     summary = result.summary(method)
+    png = opt.figure_png(sweep_figure(result, sensitive))  # drawn before anything is written
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(json_path, json.dumps({"input": input.name, "method": method,
                                              **result.to_dict(), "summary": summary},
                                             indent=2, default=str))
-    import matplotlib.pyplot as plt
-
-    fig = sweep_figure(result, sensitive)
     with atomic_path(out / "tune.png") as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
+        tmp.write_bytes(png)
     notes = opt.notes_console(as_json)
     if as_json:
         opt.print_json(summary)

@@ -19,6 +19,7 @@ from .common import (
     SeedOpt,
     app,
     console,
+    figure_png,
     notes_console,
     print_json,
     progress_bar,
@@ -45,7 +46,8 @@ def tune_k_command(
     k_min: Annotated[int, typer.Option(help="Smallest k.")] = 2,
     k_max: Annotated[int, typer.Option(help="Largest k.")] = 20,
     dendrogram_max: Annotated[int, typer.Option(
-        help="Draw a dendrogram when there are at most this many records.")] = 500,
+        help="Draw a dendrogram when there are at most this many records (0: never draw "
+             "one).")] = 500,
     seed: SeedOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -73,20 +75,18 @@ def tune_k_command(
                         attributes=table.labels[attrs] if attrs else None,
                         attribute_sets=[tuple(attrs)] if len(attrs) > 1 else (),
                         random_state=0 if seed is None else seed, progress=update)
-    out.mkdir(parents=True, exist_ok=True)
     summary = result.summary()
     doc = {"input": input.name, **result.to_dict(), "summary": summary}
+    figures = [("tune-k.png", figure_png(tuning_figure(result), tight=False))]
+    if 0 < dendrogram_max and table.n_records <= dendrogram_max:
+        figures.append(("dendrogram.png", figure_png(
+            dendrogram_figure(table.X, linkage, dendrogram_max), tight=False)))
+    out.mkdir(parents=True, exist_ok=True)  # drawn first: nothing is written half
     write_text_atomic(json_path, json.dumps(doc, indent=2))
     written = [json_path.name]
-    figures = [("tune-k.png", tuning_figure(result))]
-    if table.n_records <= dendrogram_max:
-        figures.append(("dendrogram.png", dendrogram_figure(table.X, linkage, dendrogram_max)))
-    import matplotlib.pyplot as plt
-
-    for name, fig in figures:
+    for name, png in figures:
         with atomic_path(out / name) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
-        plt.close(fig)
+            tmp.write_bytes(png)
         written.append(name)
     notes = notes_console(as_json)
     if as_json:

@@ -25,6 +25,10 @@ LOADERS = {"fsdd": "bioanon.datasets.load_fsdd", "sp_sw_har": "bioanon.datasets.
            "yale_faces": "bioanon.datasets.load_yale_faces"}
 #: label columns that name files, not attributes
 FILE_COLUMNS = {"file", "original_file", "identical_to"}
+#: per-segment label files beside labels.csv (one row per window of a record: a motion
+#: stream's activities), and their columns that place a segment rather than label it
+SEGMENT_FILES = ("segments.csv",)
+POSITION_COLUMNS = {"start_row", "end_row", "segment_index", "start", "end"}
 
 
 def _plain(text: str) -> str:
@@ -66,6 +70,30 @@ def _readme_facts(readme: Path) -> tuple[str | None, str | None]:
     return title, licence
 
 
+def _read(path: Path, folder: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, low_memory=False)
+    except (ValueError, pd.errors.ParserError) as exc:  # undecodable or ragged rows
+        raise BioanonError(
+            f"'{folder.name}/{path.name}' in the data home cannot be read as CSV "
+            f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); fix "
+            "or remove that folder") from None
+
+
+def _segment_labels(folder: Path, labels: dict[str, int]) -> tuple[int | None, dict[str, int]]:
+    """The segments of a dataset whose labels are given per window of a record (e.g. a
+    motion stream's activities in ``segments.csv``): how many, and the label columns
+    labels.csv does not hold already, each with its number of distinct values."""
+    for name in SEGMENT_FILES:
+        path = folder / name
+        if path.is_file():
+            df = _read(path, folder)
+            return len(df), {str(c): int(df[c].nunique()) for c in df.columns
+                             if c not in FILE_COLUMNS and c not in POSITION_COLUMNS
+                             and str(c) not in labels}
+    return None, {}
+
+
 def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]:
     """Describe every dataset folder of the data home.
 
@@ -79,9 +107,11 @@ def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]
     list of dict
         One per folder holding a ``labels.csv`` or a ``README.md``: ``name``, ``title``,
         ``records`` (rows of labels.csv, None without one), ``labels`` ({column: number of
-        distinct values}, file-name columns left out), ``licence`` and ``loader`` (the
-        library function that reads it, None for a folder the library has no loader for).
-        No absolute paths.
+        distinct values}, file-name columns left out), ``segments`` and ``segment_labels``
+        (the rows of a per-window label file such as ``segments.csv`` and the labels only
+        it holds, e.g. a motion stream's ``activity``; None and {} without one),
+        ``licence`` and ``loader`` (the library function that reads it, None for a folder
+        the library has no loader for). No absolute paths.
 
     Examples
     --------
@@ -104,17 +134,12 @@ def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]
         licence = next((v for k, v in row.items() if k.startswith("licen")), None) or licence
         records, labels = None, {}
         if labels_csv.is_file():
-            try:
-                df = pd.read_csv(labels_csv, low_memory=False)
-            except (ValueError, pd.errors.ParserError) as exc:  # undecodable or ragged rows
-                raise BioanonError(
-                    f"'{folder.name}/labels.csv' in the data home cannot be read as CSV "
-                    f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); fix "
-                    "or remove that folder") from None
+            df = _read(labels_csv, folder)
             records = len(df)
             labels = {str(c): int(df[c].nunique()) for c in df.columns
                       if c not in FILE_COLUMNS}
+        segments, segment_labels = _segment_labels(folder, labels)
         out.append({"name": folder.name, "title": title, "records": records,
-                    "labels": labels, "licence": licence,
-                    "loader": LOADERS.get(folder.name)})
+                    "labels": labels, "segments": segments, "segment_labels": segment_labels,
+                    "licence": licence, "loader": LOADERS.get(folder.name)})
     return out

@@ -31,12 +31,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.decomposition import PCA
 
-from ..errors import BioanonError
+from ..errors import BioanonError, install_hint
 from ..table import FeatureTable
 from . import nonfinite_reason
 
 FACE_FEATURES = ("pixels", "eigen", "landmarks", "embedding")
-FACE_EXTRA = "install the face extra: pip install 'bioanon[face]'"
+FACE_EXTRA = install_hint("face")
 N_LANDMARKS = 68
 LEFT_EYE, RIGHT_EYE = slice(36, 42), slice(42, 48)
 Progress = Callable[[int, int, str], None]

@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BioanonError
+from ..errors import BioanonError, install_hint
 from .wav import read_wav
 
-VOICE_EXTRA = ("install the voice extra: pip install 'bioanon[voice]' && "
-               "pip install --no-deps resemblyzer")
+VOICE_EXTRA = install_hint("voice", then="--no-deps resemblyzer")
 EMBED_DIM = 256
 SAMPLE_RATE = 16000
 Progress = Callable[[int, int, str], None]

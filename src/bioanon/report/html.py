@@ -27,6 +27,9 @@ white-space:normal;min-width:8em}td.name,th.name{text-align:left}
 .bad{color:#b00;font-weight:bold}.ok{color:#070}code{background:#f3f3f3;padding:0 3px}
 .wide{overflow-x:auto}img{max-width:100%}.pair{display:flex;gap:2em;flex-wrap:wrap;
 align-items:flex-start}.pair table{margin-top:0}h3.tab{margin-bottom:.3em}
+h1{margin-bottom:.4em}#headline{border:2px solid #070;border-radius:6px;padding:.6em 1em;
+margin:0 0 1em 0}#headline.fails{border-color:#b00}#headline p{margin:.3em 0}
+#headline .status{font-size:120%}#risk-table td{vertical-align:top}
 """
 
 #: not applicable, in a table cell
@@ -60,6 +63,23 @@ THREATS: dict[str, dict[str, str]] = {
 # ---------------------------------------------------------------------- cells and tables
 def _img(png: bytes, alt: str) -> str:
     return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def _chart(draw: Callable[[Mapping[str, Any]], bytes | None], report: Mapping[str, Any],
+           alt: str) -> str:
+    """A chart as an inline image; a chart that cannot be drawn leaves a note in its place
+    (and a warning on the ``bioanon.report`` logger) instead of losing the whole report."""
+    try:
+        png = draw(report)
+    except Exception as exc:  # a figure must never cost the release its report
+        import logging
+
+        logging.getLogger("bioanon.report").warning("the %s could not be drawn (%s: %s); "
+                                                    "the report shows its table instead",
+                                                    alt, type(exc).__name__, exc)
+        return (f"<p class='note'>The {html.escape(alt)} could not be drawn "
+                f"({html.escape(type(exc).__name__)}); the table below has its figures.</p>")
+    return _img(png, alt) if png else ""
 
 
 def _fmt(v: Any) -> str:
@@ -181,7 +201,7 @@ def utility_section(report: Mapping[str, Any]) -> str:
         rows.append(row)
     cols = ["column", "model", *(k for k, _ in views), "chance", "alpha"]
     heads = ["attribute", "model", *(h for _, h in views), "chance", "alpha"]
-    return ("<h2>Utility</h2>" + _img(utility_chart(report), "utility chart")
+    return ("<h2>Utility</h2>" + _chart(utility_chart, report, "utility chart")
             + _table(rows, cols, heads)
             + "<p class='note'>Accuracy of a recognizer (trained on → scored on), with its 95% "
               "interval. <i>release → clear</i> (the classification accuracy score, CAS) is what "
@@ -254,7 +274,7 @@ def _attack_matrix(p: Mapping[str, Any]) -> str:
 def privacy_section(report: Mapping[str, Any]) -> str:
     """The attack chart and the mode × recognizer matrix."""
     p = report["privacy"]
-    return ("<h2>Privacy</h2>" + _img(attack_chart(report), "attack chart")
+    return ("<h2>Privacy</h2>" + _chart(attack_chart, report, "attack chart")
             + "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>"
             + _attack_matrix(p))
 
@@ -302,10 +322,10 @@ def clear_section(report: Mapping[str, Any]) -> str:
 
 def top_k_section(report: Mapping[str, Any]) -> str:
     """Top-k curves per mode (bands: 95% intervals)."""
-    png = top_k_chart(report)
-    if not png:
+    img = _chart(top_k_chart, report, "top-k chart")
+    if not img:
         return ""
-    return ("<h3>Top-k accuracy</h3>" + _img(png, "top-k chart")
+    return ("<h3>Top-k accuracy</h3>" + img
             + "<p class='note'>Whiskers: 95% Wilson intervals of each point.</p>")
 
 
@@ -322,9 +342,8 @@ def selection_section(report: Mapping[str, Any]) -> str:
             f"{html.escape(att['model'])}) evaluated on subsets of the identities chosen by each "
             "strategy; random subsets are drawn repeatedly (mean, spread over draws). A real "
             "attacker often knows the person is one of a few; chance rises accordingly.</p>")
-        png = selection_chart({"privacy": report["privacy"]})
-        if png:
-            parts.append(_img(png, "identity selection chart"))
+        parts.append(_chart(selection_chart, {"privacy": report["privacy"]},
+                            "identity selection chart"))
         rows = []
         for name, points in sel["strategies"].items():
             for pt in points:
@@ -417,36 +436,127 @@ def verdict_section(report: Mapping[str, Any]) -> list[str]:
             "</p></details></div>"]
 
 
-def release_section(report: Mapping[str, Any]) -> str:
-    """The first line of a release's report: certified or not, the setting, and whether and
-    where the release was written."""
-    r = report.get("release")
-    if not r:
+def is_release(report: Mapping[str, Any]) -> bool:
+    """A report of ``release`` (or the demo): it names a setting judged for a release."""
+    return bool(report.get("release") or report.get("setting"))
+
+
+def _status_line(report: Mapping[str, Any]) -> tuple[bool, str]:
+    """(passed, the first line): certified or not and what was written, or the verdict."""
+    r, st, v = report.get("release"), report.get("setting"), report.get("verdict") or {}
+    if r:
+        if r.get("written"):
+            return True, (f"<b>Certified — release written:</b> "
+                          f"{html.escape(str(r.get('table')))} ({r.get('n_records')} records) "
+                          f"with {html.escape(str(r.get('manifest')))}.")
+        return False, ("<b>NOT certified — no release was written.</b> This is the report of "
+                       "the setting that came closest; it fell short on "
+                       f"{html.escape(str(r.get('short_of')))}.")
+    if st:
+        ok = bool(st.get("certified"))
+        return ok, f"<b>{'Certified' if ok else 'NOT certified'}.</b>"
+    if v:
+        from .verdict_points import verdict_points
+
+        head, _ = verdict_points(v)
+        return bool(v.get("met")), f"<b>Verdict: {html.escape(head)}.</b>"
+    return True, ""
+
+
+def _setting_line(report: Mapping[str, Any]) -> str:
+    st, r = report.get("setting") or {}, report.get("release") or {}
+    setting = st.get("setting") or r.get("setting")
+    if setting:
+        judged = (f" <span class='note'>(judged: {html.escape(str(st['judged']))})</span>"
+                  if st.get("judged") else "")
+        return f"<p id='setting'>Setting: <b>{html.escape(str(setting))}</b>{judged}</p>"
+    method = (report.get("params") or {}).get("method")
+    return (f"<p id='setting'>Method: <b>{html.escape(str(method))}</b></p>" if method
+            else "")
+
+
+def _utility_line(report: Mapping[str, Any]) -> str:
+    u = report.get("utility") or {}
+    i = u.get("interest") or {}
+    cas = u.get("cas") or ({"value": i["anonymized_to_clear"], "ci": view_interval(
+        i, "anonymized_to_clear", _n_test(report))} if "anonymized_to_clear" in i else None)
+    if not cas or i.get("clear") is None:
         return ""
-    setting = html.escape(str(r.get("setting")))
-    if r.get("written"):
-        return (f"<p class='ok' id='release'><b>Certified — release written:</b> "
-                f"{html.escape(str(r.get('table')))} ({r.get('n_records')} records) with "
-                f"{html.escape(str(r.get('manifest')))}. Setting: {setting}.</p>")
-    return (f"<p class='bad' id='release'><b>NOT certified — no release was written.</b> "
-            f"This is the report of the setting that came closest: {setting}; it fell short "
-            f"on {html.escape(str(r.get('short_of')))}.</p>")
+    chance = (f"; chance {i['chance']:.3f}" if isinstance(i.get("chance"), int | float)
+              else "")
+    return (f"<p id='headline-utility'>Utility: CAS <b>{_rate(cas['value'], cas.get('ci'))}"
+            f"</b> for <code>{html.escape(str(i.get('column')))}</code> (trained on the release, "
+            f"scored on clear held-out data) against clear data "
+            f"{_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}{chance}.</p>")
+
+
+def _dp_line(report: Mapping[str, Any]) -> str:
+    dp = report.get("differential_privacy")
+    if not dp:
+        return ("<p id='headline-dp'>Formal guarantee: none declared (no ε): every risk "
+                "below is measured.</p>")
+    unit = "per identity" if dp.get("privacy_unit") == "identity" else "per record"
+    head = (f"ε = {dp['epsilon']:g}, δ = {dp['delta']:.2g} {unit}")
+    if dp.get("strict"):
+        pub = dp.get("public_data") or {}
+        why = (f"strict (bounds from public data: {html.escape(str(pub.get('name')))})"
+               if pub else "strict")
+        return (f"<p id='headline-dp'>Differential privacy: <b>{head}</b> — <span "
+                f"class='ok'>{why}</span>; stated beside the measured risks, not instead of "
+                "them.</p>")
+    why = str(dp.get("statement", "")).removeprefix("NOT STRICT: ")
+    why = why.split(" (PrivacyLeakWarning)")[0].split(": the (epsilon")[0]
+    return (f"<p id='headline-dp'>Differential privacy: <b>{head}</b> — <span class='bad'>NOT "
+            f"STRICT</span>: {html.escape(why)}, so the guarantee does not hold strictly (see "
+            "below).</p>")
+
+
+def headline_section(report: Mapping[str, Any]) -> str:
+    """The first screen's answers, in one box: certified (or the verdict) and what was
+    written, the setting, CAS against clear, and ε with its strictness (the risks follow in
+    :func:`risk_table_section`)."""
+    ok, status = _status_line(report)
+    lines = [f"<p class='status {'ok' if ok else 'bad'}' id='release'>{status}</p>"
+             if status else "", _setting_line(report), _utility_line(report), _dp_line(report)]
+    return f"<div id='headline' class='{'passes' if ok else 'fails'}'>{''.join(lines)}</div>"
 
 
 def risk_table_section(report: Mapping[str, Any]) -> str:
-    """The page opens with every risk: attacker, figure [95% CI], baseline, target, status."""
+    """Every risk on one line each, on the first screen: the risk, its attacker, the figure
+    with its 95% interval, the target and the status (the details follow further down)."""
     from .risks import risk_rows
 
     rows = risk_rows(report)
     if not rows:
         return ""
-    v = report.get("verdict") or {}
-    status = {r["name"]: r["status"] for r in (report.get("risks") or v.get("risks") or [])}
-    failed = [f"{n} {status.get(n, 'not met')}" for n in v.get("failed", [])]
-    head = ("<p class='ok' id='risk-verdict'><b>Verdict: every risk within its target.</b></p>"
-            if v.get("met") else
-            "<p class='bad' id='risk-verdict'><b>Verdict: NOT met</b> — "
-            + html.escape("; ".join(failed)) + ".</p>")
+    colour = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok", "not met": "bad",
+              "inconclusive at this size": "bad"}
+    body = []
+    for r in rows:
+        value = NA if r["value"] == "—" else f"{r['statistic']} {r['value']}"
+        why = "" if r["status"] == "met" else (
+            f"<br><span class='note'>{html.escape(r['reason'])}</span>")
+        body.append(
+            f"<tr><td class='text' title='{html.escape(r['question'])}'>"
+            f"<b>{html.escape(r['risk'])}</b></td>"
+            f"<td class='text'>{html.escape(r['attacker'])}</td>"
+            f"<td>{html.escape(value)}</td><td>{html.escape(r['target_short'])}</td>"
+            f"<td class='text'><span class='{colour.get(r['status'], '')}'>"
+            f"{html.escape(r['status'])}</span>{why}</td></tr>")
+    return ("<h2 id='risks'>Risks: every one must be met</h2>"
+            "<div class='wide'><table id='risk-table'><tr><th class='text'>risk</th>"
+            "<th class='text'>attacker</th><th>figure [95% CI]</th><th>target</th>"
+            "<th class='text'>status</th></tr>" + "".join(body) + "</table></div>")
+
+
+def risk_details_section(report: Mapping[str, Any]) -> str:
+    """Every risk in full: the question, attacker, figure [95% CI] with AUC and TPR at 1% FPR
+    and the candidates, baseline, target and the status with its reason."""
+    from .risks import risk_rows
+
+    rows = risk_rows(report)
+    if not rows:
+        return ""
     colour = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok", "not met": "bad",
               "inconclusive at this size": "bad"}
     body = []
@@ -462,8 +572,8 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
             f"<td>{html.escape(r['target'])}</td>"
             f"<td class='text'><span class='{colour.get(r['status'], '')}'>{st}</span>"
             f"<br><span class='note'>{html.escape(r['reason'])}</span></td></tr>")
-    return ("<h2 id='risks'>Risks</h2>" + head +
-            "<div class='wide'><table id='risk-table'><tr><th class='text'>risk</th>"
+    return ("<h2 id='risk-details'>Risks in detail</h2>" +
+            "<div class='wide'><table id='risk-detail-table'><tr><th class='text'>risk</th>"
             "<th class='text'>attacker</th><th class='text'>figure [95% CI]</th>"
             "<th class='text'>baseline</th><th>target</th><th class='text'>status</th></tr>"
             + "".join(body) + "</table></div>"
@@ -602,15 +712,9 @@ def bounds_block(report: Mapping[str, Any]) -> str:
 
 
 def plan_section(report: Mapping[str, Any]) -> str:
-    """The first screen of a certification: the setting judged and the plan (what this
-    table's size can show at the chosen level, from its shape alone)."""
+    """The plan of a certification: what this table's size can show at the chosen level,
+    from its shape alone."""
     out = []
-    st = report.get("setting")
-    if st:
-        word = "certified" if st.get("certified") else "NOT certified"
-        out.append(f"<p class='{'ok' if st.get('certified') else 'bad'}' id='setting'><b>"
-                   f"Setting: {html.escape(str(st.get('setting')))} — {word}</b> (judged: "
-                   f"{html.escape(str(st.get('judged')))})</p>")
     plan = report.get("plan")
     if plan:
         lv = plan["level"]
@@ -635,8 +739,8 @@ def plan_section(report: Mapping[str, Any]) -> str:
 
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    release_section, plan_section, risk_table_section, verdict_block, dp_block,
-    data_section, summary_section, utility_section, utility_notes_block,
+    headline_section, risk_table_section, verdict_block, plan_section, risk_details_section,
+    dp_block, data_section, summary_section, utility_section, utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
     clear_section, top_k_section, selection_section, disclosure_block, linkage_section,
     figures_section, parameters_section,
@@ -645,8 +749,10 @@ SECTIONS: list[Section] = [
 
 def render_html(report: Mapping[str, Any], sections: Sequence[Section] | None = None) -> str:
     """Return the report as a self-contained HTML page (``sections`` default: SECTIONS)."""
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>bioanon report</title>",
-             f"<style>{_STYLE}</style></head><body>", "<h1>bioanon evaluation report</h1>"]
+    title = "bioanon release report" if is_release(report) else "bioanon evaluation report"
+    parts = ["<!doctype html><html><head><meta charset='utf-8'>"
+             f"<title>{title}</title>", f"<style>{_STYLE}</style></head><body>",
+             f"<h1>{title}</h1>"]
     parts += [s(report) for s in (SECTIONS if sections is None else sections)]
     parts.append("</body></html>")
     return "\n".join(p for p in parts if p)

@@ -8,6 +8,7 @@ number of records it was scored on (``n``, else the held-out split's size).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,14 +25,23 @@ def rate_interval(rate: float | None, n: int | None,
     --------
     >>> [round(v, 3) for v in rate_interval(0.8, 10)]
     [0.49, 0.943]
-    >>> rate_interval(0.5, None) is None
-    True
+    >>> rate_interval(0.5, None) is None, rate_interval(float("nan"), 10) is None
+    (True, True)
     """
-    if given is not None and len(given) == 2 and None not in given:
-        return float(given[0]), float(given[1])
-    if rate is None or not n:
+    if given is not None and len(given) == 2:
+        try:
+            lo, hi = float(given[0]), float(given[1])
+        except (TypeError, ValueError):  # None, NA: no interval given
+            lo = hi = math.nan
+        if math.isfinite(lo) and math.isfinite(hi):
+            return lo, hi
+    try:  # no rate (None, NaN, not a number) or no count: no interval
+        value, count = float(rate), int(n or 0)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
         return None
-    return wilson_interval(int(round(rate * n)), int(n))
+    if not math.isfinite(value) or count <= 0:
+        return None
+    return wilson_interval(int(round(value * count)), count)
 
 
 def view_interval(entry: Mapping[str, Any], view: str, n: int | None

@@ -91,10 +91,7 @@ def contact_sheet(originals: np.ndarray, released: np.ndarray, shape: Sequence[i
     scale : float
         Size of each cell relative to about 1.1 inch.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .charts import new_figure
 
     top, bottom = to_images(originals, shape), to_images(released, shape)
     if len(top) != len(bottom):
@@ -105,8 +102,8 @@ def contact_sheet(originals: np.ndarray, released: np.ndarray, shape: Sequence[i
         raise BioanonError(f"a contact sheet shows 1 to {MAX_COLUMNS} records, got {n}")
     h, w = (int(v) for v in shape)
     cell = 1.1 * scale
-    fig, axes = plt.subplots(2, n, figsize=(cell * n * w / h + 0.9, 2 * cell + 0.6),
-                             squeeze=False)
+    fig = new_figure(figsize=(cell * n * w / h + 0.9, 2 * cell + 0.6))
+    axes = fig.subplots(2, n, squeeze=False)
     for j in range(n):
         for i, imgs in enumerate((top, bottom)):
             ax = axes[i, j]
@@ -122,7 +119,6 @@ def contact_sheet(originals: np.ndarray, released: np.ndarray, shape: Sequence[i
     fig.tight_layout(pad=0.3)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
     return buf.getvalue()
 
 

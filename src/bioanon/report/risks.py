@@ -48,6 +48,30 @@ def _num(v: Any, fmt: str = ".3f") -> str:
     return "—" if math.isnan(f) else format(f, fmt)
 
 
+def candidate_counts(extras: Mapping[str, Any]) -> str:
+    """The candidates a membership figure was measured on, in words: the counts are always
+    records; the units (identities, groups) that split and resample them are named beside.
+
+    Examples
+    --------
+    >>> candidate_counts({"n_members": 6830, "n_nonmembers": 3415, "n_units": 18,
+    ...                   "unit": "identities"})
+    '6830 member vs 3415 non-member records of 18 identities'
+    >>> candidate_counts({"n_members": 60, "n_nonmembers": 60, "unit": "records"})
+    '60 member vs 60 non-member records'
+    """
+    unit = str(extras.get("unit") or "records")
+    text = (f"{extras.get('n_members')} member vs {extras.get('n_nonmembers')} non-member "
+            "records")
+    n_units = extras.get("n_units")
+    if unit.startswith("records ("):  # records whose halves and interval go by identity
+        how = unit[len("records ("):].rstrip(")")
+        return f"{text} of {n_units} identities; {how}" if n_units else f"{text}; {how}"
+    if unit != "records" and n_units:
+        return f"{text} of {n_units} {unit}"
+    return text
+
+
 def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
     """One plain-text row per risk of a report (empty for a report without risks)."""
     raw = report.get("risks") or (report.get("verdict") or {}).get("risks") or []
@@ -78,8 +102,7 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
         if beside:
             figure += "; " + "; ".join(beside)
         if unit:
-            ex = r["extras"]
-            figure += f" ({ex.get('n_members')} vs {ex.get('n_nonmembers')} {unit})"
+            figure += f" ({candidate_counts(r['extras'])})"
         op = "AUC ≤" if stat == "AUC" else "upper bound ≤"
         value = f"{_num(r.get('value'), signed)} [{_num(ci[0], signed)}, {_num(ci[1], signed)}]"
         rows.append({

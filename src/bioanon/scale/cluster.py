@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import BioanonError
+from ..errors import BioanonError, install_hint
 
 #: seconds to wait for a scheduler before saying it cannot be reached (fail fast)
 CONNECT_TIMEOUT_S = 5
@@ -72,8 +72,8 @@ def dask_client(scheduler: str | None = None, local: bool = False,
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise BioanonError("the dask path needs the 'scale' extra; install it with "
-                           "pip install 'bioanon[scale]'") from None
+        raise BioanonError(f"the dask path needs the 'scale' extra; {install_hint('scale')}"
+                           ) from None
     if scheduler is not None:
         check_scheduler_address(scheduler)
         check_reachable(scheduler)

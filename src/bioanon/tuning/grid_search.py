@@ -249,15 +249,13 @@ def sweep_figure(result: SweepResult, sensitive: str) -> Any:
     1, utility from 0 to the clear data's utility (and above any point), so that settings
     that differ by 0.001 look as close as they are.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..report.charts import new_figure
 
     acc = np.array([r["worst_case"] for r in result.rows])
     util = np.array([r["U"] for r in result.rows])
     u_clear = max((r.get("U_clear", 0.0) for r in result.rows), default=0.0)
-    fig, ax = plt.subplots(figsize=(7.2, 4.6))
+    fig = new_figure(figsize=(7.2, 4.6))
+    ax = fig.subplots()
     raw_cis = [r.get("worst_case_ci") for r in result.rows]
     if all(c is not None for c in raw_cis):  # the worst attack's 95% interval, horizontally
         cis: list[Any] = [c for c in raw_cis if c is not None]

@@ -184,12 +184,10 @@ def tune_k(X: np.ndarray, ks: Sequence[int] = range(2, 21), clusterer: str = "md
 
 def tuning_figure(result: KTuning) -> Any:
     """Figure: information loss per k (recommended k marked) and re-identification per k."""
-    import matplotlib
+    from ..report.charts import new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    fig = new_figure(figsize=(10, 4))
+    a, b = fig.subplots(1, 2)
     a.plot(result.ks, result.information_loss, "o-")
     a.axvline(result.recommended_k, color="tab:red", ls="--",
               label=f"recommended k={result.recommended_k}")
@@ -213,10 +211,6 @@ def tuning_figure(result: KTuning) -> Any:
 
 def dendrogram_figure(X: np.ndarray, linkage: str = "ward", max_records: int = 500) -> Any:
     """Dendrogram of a small dataset, to read good k bounds off its cuts (AnonFACES 4.4)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from scipy.cluster.hierarchy import dendrogram
     from scipy.cluster.hierarchy import linkage as scipy_linkage
 
@@ -224,7 +218,10 @@ def dendrogram_figure(X: np.ndarray, linkage: str = "ward", max_records: int = 5
     if X.shape[0] > max_records:
         raise BioanonError(f"a dendrogram of {X.shape[0]} records is unreadable; it is drawn "
                            f"for at most {max_records}")
-    fig, ax = plt.subplots(figsize=(10, 4))
+    from ..report.charts import new_figure
+
+    fig = new_figure(figsize=(10, 4))
+    ax = fig.subplots()
     dendrogram(scipy_linkage(X, method=linkage), ax=ax, no_labels=True,
                color_threshold=None)
     ax.set_xlabel("records")

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import BioanonError
+from ...errors import BioanonError, install_hint
 from ...io import atomic_path
 
 FORMAT = "bioanon-decoupler"
@@ -49,8 +49,7 @@ def import_torch() -> Any:
     try:
         import torch
     except ImportError:  # pragma: no cover - depends on the environment
-        raise BioanonError("the sanitizer needs PyTorch; install it with "
-                           "pip install 'bioanon[deep]'") from None
+        raise BioanonError(f"the sanitizer needs PyTorch; {install_hint('deep')}") from None
     from .networks import set_threads
 
     set_threads()
