@@ -188,7 +188,8 @@ def release_command(
     the stream applies it; the certified setting's statistics are then fitted on every record
     in streaming passes over the Parquet partitions (one partition in memory at a time) and
     each partition's records are sampled from the noisy model, written as one part in the
-    input's order. Without --public-data it is refused: the bounds must be public.
+    input's order; the passes run as dask reductions on the local cluster (--workers) or on
+    the --scheduler named. Without --public-data it is refused: the bounds must be public.
     """
     from ..attack import parse_models, parse_modes
     from ..certification import REPORT_FILES, NotCertified, certify, report_dir
@@ -197,15 +198,12 @@ def release_command(
     bucketed = dask or scheduler is not None
     streamed = bucketed and dp_epsilon is not None  # the DP model streamed over partitions
     refuse_unused({  # an option of the dask path on the in-memory path is an error, not ignored
-        "workers": (dask and not scheduler and not streamed,
+        "workers": (dask and not scheduler,
                     "it sizes the local dask cluster of --dask (add --dask to use it; a "
-                    "--scheduler brings its own workers; --epsilon on the dask path streams "
-                    "the partitions in this process)"),
+                    "--scheduler brings its own workers)"),
         "bucket_size": (bucketed and not streamed,
                         "it sets the buckets of the dask path's mixing methods (add --dask to "
                         "use it; --epsilon streams partitions, it draws no buckets)"),
-        "scheduler": (not streamed, "--epsilon on the dask path streams the partitions in "
-                                    "this process; use --dask"),
         "sample_records": (bucketed, "it sets the panel sample of the dask path (add --dask "
                                      "to use it)"),
         "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
@@ -248,7 +246,8 @@ def release_command(
         assert dp_epsilon is not None
         _release_streamed(input, output, roles, options, dp_epsilon, dp_delta, public_data,
                           privacy_unit, max_records_per_identity,
-                          sample_records=sample_records, as_json=as_json, force=force)
+                          sample_records=sample_records, as_json=as_json, force=force,
+                          scheduler=scheduler, local=dask, workers=workers)
         return
     if bucketed:
         _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
@@ -429,9 +428,11 @@ def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str
 def _release_streamed(input: Path, output: Path, roles: Roles, options: dict[str, Any],
                       epsilon: float, delta: float | None, public_data: Path | None,
                       privacy_unit: str | None, max_records: int | None, *,
-                      sample_records: int, as_json: bool, force: bool) -> None:
+                      sample_records: int, as_json: bool, force: bool,
+                      scheduler: str | None = None, local: bool = True,
+                      workers: int | None = None) -> None:
     """``release --dask --epsilon E --public-data FILE``: certify a streamable DP method on a
-    panel sample, then release every partition in streaming passes."""
+    panel sample, then release every partition in streaming passes on dask."""
     from .._version import __version__
     from ..certification import NotCertified, report_dir
     from ..certification.streamed import certify_streamed
@@ -459,6 +460,7 @@ def _release_streamed(input: Path, output: Path, roles: Roles, options: dict[str
                                    privacy_unit=privacy_unit,
                                    max_records_per_identity=max_records,
                                    sample_records=sample_records, version=__version__,
+                                   scheduler=scheduler, local=local, n_workers=workers,
                                    progress=update, **options)
     except NotCertified as exc:
         print_search(exc.rows, exc.skipped, exc.not_evaluated)
