@@ -153,7 +153,7 @@ def _run_scan(specs: Sequence[PartitionSpec], fn: Callable[[int, Any, Any], T],
               labels: Sequence[str], features: Sequence[str],
               public: np.ndarray | None, check: bool) -> list[T]:
     """``fn(i, X, labels)`` on each of the consecutive partitions ``specs`` (one scan; the
-    first pass checks every partition): a dask task, or one file's scan in this process."""
+    first pass checks every partition): a dask task."""
     out = []
     for spec, (X, lab) in zip(specs, scan_partitions(specs, labels, features), strict=True):
         if check:
@@ -263,9 +263,13 @@ def open_partitions(source: Path, labels: Sequence[str], features: Sequence[str]
     require_dask()
     import dask
 
-    # the workers hold partial sums of clear records: never on disk
+    # the workers hold partial sums of clear records: never on disk. glibc's own malloc
+    # thresholds, as in this process: the nanny's MALLOC_TRIM_THRESHOLD_ pins the mmap
+    # threshold at 128 KiB, so every block a pass allocates would be mapped and faulted in
+    # afresh (measured: 1.5 to 2 times the system time per partition)
     quiet = {"distributed.worker.memory.spill": False,
-             "distributed.worker.memory.target": False}
+             "distributed.worker.memory.target": False,
+             "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
     try:
         with dask.config.set(quiet), dask_client(scheduler, local, n_workers,
                                                  memory_limit=memory_limit) as client:
