@@ -175,7 +175,10 @@ class Partitions:
     def __init__(self, source: Path, labels: Sequence[str], features: Sequence[str],
                  rows: int = PARTITION_ROWS, public: np.ndarray | None = None,
                  progress: Progress | None = None) -> None:
-        self.source, self.labels, self.features = Path(source), list(labels), list(features)
+        # absolute: a worker of a remote scheduler reads the same path on the shared file
+        # system whatever its working folder
+        self.source = Path(source).absolute()
+        self.labels, self.features = list(labels), list(features)
         self.rows = int(rows)
         self.passes = 0
         self.plan = plan_partitions(self.source, self.rows)
@@ -351,7 +354,8 @@ def stream_to_parts(est: Any, parts: Partitions, classes: Sequence[Any], folder:
     est.set_params(random_state=int(mech.generate_state(1)[0]))
     features = list(parts.features)
     fitted = fit_stream(est, parts, len(features), classes)
-    writer = _PartWriter(fitted, shuffle, str(folder), list(released), interest, features)
+    writer = _PartWriter(fitted, shuffle, str(Path(folder).absolute()), list(released),
+                         interest, features)
     digest = hashlib.sha256()
     counts: dict[str, int] = {}
     n = i = 0
