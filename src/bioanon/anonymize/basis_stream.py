@@ -159,6 +159,9 @@ class StreamModel:
     interest: str
     draws: np.random.SeedSequence = field(compare=False)
 
+    #: a pass that samples reads the partitions' labels only
+    reads_features = False
+
     def __repr__(self) -> str:
         return "StreamModel(<secret>)"
 

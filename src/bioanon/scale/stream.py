@@ -149,13 +149,20 @@ class StreamedRelease(TransformerMixin, BaseEstimator):
 
 
 # ---------------------------------------------------------------------- the sources
+def reads_features(fn: Any) -> bool:
+    """Whether a pass's ``fn`` reads the features (False: its ``reads_features`` says it
+    needs only the labels, and the pass reads only those: ``X`` has no column)."""
+    return bool(getattr(fn, "reads_features", True))
+
+
 def _run_scan(specs: Sequence[PartitionSpec], fn: Callable[[int, Any, Any], T],
               labels: Sequence[str], features: Sequence[str],
               public: np.ndarray | None, check: bool) -> list[T]:
     """``fn(i, X, labels)`` on each of the consecutive partitions ``specs`` (one scan; the
     first pass checks every partition): a dask task."""
     out = []
-    for spec, (X, lab) in zip(specs, scan_partitions(specs, labels, features), strict=True):
+    read = features if check or reads_features(fn) else []
+    for spec, (X, lab) in zip(specs, scan_partitions(specs, labels, read), strict=True):
         if check:
             check_partition(X, public)
         out.append(fn(spec.index, X, lab))
@@ -193,11 +200,13 @@ class Partitions:
         self._progress(k, self.total, f"pass {self.passes}: partition {k} of {self.total}")
 
     def map(self, fn: Callable[[int, Any, Any], T]) -> Iterator[T]:
-        """``fn(i, X, labels)`` for every partition, in order (one pass)."""
+        """``fn(i, X, labels)`` for every partition, in order (one pass; after the first,
+        only the labels are read when ``fn.reads_features`` is False)."""
         self.passes += 1
         check = self.passes == 1
         for run in scan_groups(self.plan, by="file"):
-            for spec, (X, lab) in zip(run, scan_partitions(run, self.labels, self.features),
+            read = self.features if check or reads_features(fn) else []
+            for spec, (X, lab) in zip(run, scan_partitions(run, self.labels, read),
                                       strict=True):
                 if check:
                     check_partition(X, self._public)
@@ -270,9 +279,17 @@ def open_partitions(source: Path, labels: Sequence[str], features: Sequence[str]
     # thresholds, as in this process: the nanny's MALLOC_TRIM_THRESHOLD_ pins the mmap
     # threshold at 128 KiB, so every block a pass allocates would be mapped and faulted in
     # afresh (measured: 1.5 to 2 times the system time per partition)
+    # The rest: what a local cluster spends beside the passes (its statistical profiler
+    # sampling every 10 ms, event-loop ticks every 20 ms, memory polls every 100 ms) cost 11%
+    # of a core idle, 2% with these settings — on a machine as busy as its cores, that is
+    # time taken from the passes
     quiet = {"distributed.worker.memory.spill": False,
              "distributed.worker.memory.target": False,
-             "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+             "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+             "distributed.worker.profile.enabled": False,
+             "distributed.admin.tick.interval": "1s",
+             "distributed.worker.memory.monitor-interval": "1s",
+             "distributed.admin.system-monitor.interval": "2s"}
     try:
         with dask.config.set(quiet), dask_client(scheduler, local, n_workers,
                                                  memory_limit=memory_limit) as client:
@@ -315,6 +332,8 @@ class _PartWriter:
     released: list[str]
     interest: str
     features: list[str]
+    #: the release is drawn from the model: the pass reads the partitions' labels only
+    reads_features = False
 
     def __repr__(self) -> str:
         return "_PartWriter(<secret>)"
@@ -328,7 +347,8 @@ class _PartWriter:
         del X  # the release is drawn from the model; the partition gives its labels
         out = self.fitted.sample(i, lab)
         perm = np.random.default_rng(child_seed(self.shuffle, i)).permutation(out.shape[0])
-        part = FeatureTable(out[perm], lab[self.released].iloc[perm].reset_index(drop=True),
+        out = out[perm]  # the unshuffled copy is freed here
+        part = FeatureTable(out, lab[self.released].iloc[perm].reset_index(drop=True),
                             self.features)
         name = f"part-{i:06d}.parquet"
         path = Path(self.folder) / name
