@@ -21,7 +21,14 @@ With ``--epsilon E`` the run is the streamed DP release instead (``release --das
 --public-data FILE --methods dp-basis``): a public table of ``--public-n`` records drawn from
 the same generator with another seed (people not in the release) gives the box, centre and
 clip radii; the search judges dp-basis on the panel sample as the stream applies it, then the
-table is released in streaming passes over its partitions in this one process (no cluster).
+table is released in streaming passes over its partitions, each pass a dask reduction on a
+``LocalCluster`` of ``--workers`` single-threaded workers. In the same run the same command is
+timed with its passes in the one process (``--engines dask,process``: the command itself, its
+library call told ``local=False``), and both releases must be the same (the folders' SHA-256).
+Per engine: the wall time, the stream's time (from the end of the search: the cluster's start
+or the staged folder, whichever comes first), the peak resident memory of the command during
+the search, of each worker process (VmRSS per process, sampled every 0.1 s) and of the command
+during the stream, and the load average at the start, at the stream's start and at the end.
 No risk needs accepting on this table at ε = 1 (the record level is covered by the
 guarantee, the identity level met on the sample); at ε = 4 the guarantee no longer covers the
 record level and its measured bound sits near the target (a 300k × 256 run with a 5,000-record
@@ -31,10 +38,11 @@ Usage::
 
     python benchmarks/bench_release_dask.py [--n 1000000] [--sample-records 10000]
         [--accept-risk LEVEL-RISK ...]
-    python benchmarks/bench_release_dask.py --n 10000000 --epsilon 1     # issue 28's goal
+    python benchmarks/bench_release_dask.py --n 10000000 --epsilon 1     # issue 37's goal
     python benchmarks/bench_release_dask.py --n 2000000 --d 64 --identities 20000 --epsilon 1
 
-Prints a table and writes JSON (default benchmarks/results/bench_release_dask.json).
+Prints a table and writes JSON (default benchmarks/results/bench_release_dask.json, or
+bench_release_dask_stream.json with --epsilon).
 """
 
 from __future__ import annotations
@@ -127,15 +135,41 @@ def write_public(path: Path, n: int, d: int) -> None:
     FeatureTable(X, pd.DataFrame({"p": p}), [f"f{j}" for j in range(d)]).write(path)
 
 
-class StreamPhaseSampler(RssSampler):
-    """The peak summed VmRSS before the streamed release stages its output folder (the
-    search) and after (the passes over the partitions), and when the stream began."""
+def _cmdline(pid: int) -> str:
+    """The start of a process's command line (what a child of the command is)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")[:160]
+    except OSError:
+        return ""
+
+
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) a process has used so far (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class StreamSampler(RssSampler):
+    """Per process peak VmRSS of a streamed release: the command during the search, then
+    (from the stream's start: its first child process, a dask worker, or its staged output
+    folder, whichever comes first) the command and each child on its own; the load average
+    at the stream's start; the CPU seconds of every process before and after it."""
 
     staged: Path = Path(".")
 
     def run(self) -> None:
-        self.alone_kib = self.cluster_kib = 0
+        self.search_kib = self.stream_main_kib = 0
+        self.children: dict[int, int] = {}
+        self.cpu: dict[int, float] = {}
+        self.names: dict[int, str] = {}
+        self.search_cpu = 0.0
         self.stream_start: float | None = None
+        self.load_stream = ""
         t0 = time.perf_counter()
         while not self._halt.is_set():
             pids, todo = [], [self.pid]
@@ -143,32 +177,130 @@ class StreamPhaseSampler(RssSampler):
                 p = todo.pop()
                 pids.append(p)
                 todo += _children(p)
-            total = sum(_rss_kib(p) for p in pids)
-            if self.stream_start is None and any(self.staged.parent.glob(
-                    f".{self.staged.name}.*.tmp*")):
+            rss = {p: _rss_kib(p) for p in pids}
+            for p in pids:
+                cpu = _cpu_s(p)
+                if cpu is not None:
+                    self.cpu[p] = cpu
+            if self.stream_start is None and (len(pids) > 1 or any(
+                    self.staged.parent.glob(f".{self.staged.name}.*.tmp*"))):
                 self.stream_start = time.perf_counter() - t0
+                self.load_stream = load()
+                self.search_cpu = self.cpu.get(self.pid, 0.0)
             if self.stream_start is None:
-                self.alone_kib = max(self.alone_kib, total)
+                self.search_kib = max(self.search_kib, rss[self.pid])
             else:
-                self.cluster_kib = max(self.cluster_kib, total)
+                self.stream_main_kib = max(self.stream_main_kib, rss[self.pid])
+                for p in pids[1:]:
+                    self.children[p] = max(self.children.get(p, 0), rss[p])
+                    if p not in self.names:
+                        self.names[p] = _cmdline(p)
+            total = sum(rss.values())
             if total > self.peak_kib:
                 self.peak_kib, self.peak_processes = total, len(pids)
             time.sleep(self.every)
 
 
-def run_cli(args: list[str], env: dict[str, str], staged: Path | None = None
-            ) -> dict[str, Any]:
+#: the command with its streamed release's passes in this one process (``local=False``)
+IN_PROCESS = """
+import bioanon.certification.streamed as streamed
+real = streamed.certify_streamed
+def in_process(*args, **kwargs):
+    kwargs.update(local=False, scheduler=None, n_workers=None)
+    return real(*args, **kwargs)
+streamed.certify_streamed = in_process
+from bioanon.cli import app
+app()
+"""
+
+
+def run_streamed(args: list[str], env: dict[str, str], staged: Path, engine: str
+                 ) -> dict[str, Any]:
+    """Run ``bioanon release ... --dask --epsilon E`` in a subprocess with its passes on dask
+    (``engine="dask"``) or in the one process (``"process"``): times, per process peaks,
+    load averages."""
+    import subprocess
+
+    code = "from bioanon.cli import app; app()" if engine == "dask" else IN_PROCESS
+    cmd = [sys.executable, "-c", code, *args]
+    load_start = load()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    sampler = type("Sampler", (StreamSampler,), {"staged": staged})(proc.pid)
+    sampler.start()
+    out, _ = proc.communicate()
+    seconds = time.perf_counter() - t0
+    sampler.stop()
+    if proc.returncode:
+        raise RuntimeError(f"bioanon {' '.join(args)} failed:\n{out[-3000:]}")
+    workers = sorted(sampler.children.values(), reverse=True)
+    start = sampler.stream_start
+    stream_cpu = sum(sampler.cpu.values()) - sampler.search_cpu
+    return {"engine": engine, "seconds": round(seconds, 1),
+            "search_s": None if start is None else round(start, 1),
+            "stream_s": None if start is None else round(seconds - start, 1),
+            "search_cpu_s": round(sampler.search_cpu, 1), "stream_cpu_s": round(stream_cpu, 1),
+            "search_gib": round(sampler.search_kib / 2**20, 2),
+            "stream_main_gib": round(sampler.stream_main_kib / 2**20, 2),
+            "worker_peak_gib": [round(k / 2**20, 2) for k in workers],
+            "children": [{"peak_gib": round(k / 2**20, 2), "cmdline": sampler.names.get(p, "")}
+                         for p, k in sorted(sampler.children.items(), key=lambda kv: -kv[1])],
+            "peak_rss_gib": round(sampler.peak_kib / 2**20, 2),
+            "load_start": load_start, "load_stream": sampler.load_stream, "load_end": load()}
+
+
+def streamed_rows(args: Any, cmd: list[str], env: dict[str, str], work: Path
+                  ) -> dict[str, Any]:
+    """The streamed release on each engine of ``--engines`` (same command, same seed),
+    their table and the ratio of their streams' times; the releases must be the same."""
+    rows, digests = [], {}
+    for engine in args.engines.split(","):
+        out = work / f"certified-{engine}"
+        run = cmd[:cmd.index("-o") + 1] + [str(out)] + cmd[cmd.index("-o") + 2:]
+        if engine == "dask":
+            run += ["--workers", str(args.workers)]
+        say(f"[{engine}] bioanon {' '.join(run)} (load {load()})")
+        row = run_streamed(run, env, out, engine)
+        man = json.loads((work / f"certified-{engine}.manifest.json").read_text())
+        row.update(workers=args.workers if engine == "dask" else 0,
+                   certified=man["certified"],
+                   setting=man["certification"]["search"]["chosen"],
+                   released_records=man["output"]["n_records"],
+                   n_parts=man["stream"]["partitions"], passes=man["stream"]["passes"])
+        assert row["released_records"] == args.n, "not every row was released"
+        digests[engine] = man["output"]["sha256"]
+        rows.append(row)
+        shutil.rmtree(out, ignore_errors=True)  # the next engine's disk
+    same = len(set(digests.values())) == 1
+    say(f"{'engine':>8} {'workers':>7} {'wall s':>7} {'search s':>8} {'stream s':>8} "
+        f"{'stream cpu s':>12} {'search GiB':>10} {'worker GiB (each)':>18} "
+        f"{'client GiB':>10} {'load start/stream/end':>22} parts passes")
+    for r in rows:
+        each = "/".join(str(w) for w in r["worker_peak_gib"]) or "-"
+        say(f"{r['engine']:>8} {r['workers']:>7} {r['seconds']:>7} {r['search_s']:>8} "
+            f"{r['stream_s']:>8} {r['stream_cpu_s']:>12} {r['search_gib']:>10} {each:>18} "
+            f"{r['stream_main_gib']:>10} "
+            f"{r['load_start'] + '/' + r['load_stream'] + '/' + r['load_end']:>22} "
+            f"{r['n_parts']:>5} {r['passes']:>6}")
+    by = {r["engine"]: r for r in rows}
+    ratio = (round(by["dask"]["stream_s"] / by["process"]["stream_s"], 2)
+             if {"dask", "process"} <= set(by) and by["process"]["stream_s"] else None)
+    cpu = (round(by["dask"]["stream_cpu_s"] / by["process"]["stream_cpu_s"], 2)
+           if {"dask", "process"} <= set(by) and by["process"]["stream_cpu_s"] else None)
+    say(f"same release on every engine: {same}; dask stream / in-process stream: {ratio} "
+        f"(goal <= 1.2) in wall time, {cpu} in CPU seconds (every process)")
+    return {"n": args.n, "d": args.d, "identities": args.identities, "epsilon": args.epsilon,
+            "sample_records": args.sample_records, "rows": rows, "same_release": same,
+            "stream_ratio_dask_to_process": ratio, "stream_cpu_ratio_dask_to_process": cpu}
+
+
+def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     """Run ``bioanon`` in a subprocess: wall time, peak summed RSS (whole, per phase: the
-    search alone, then the cluster's release; or, with ``staged`` (the streamed release's
-    output), the search, then the stream and when it began)."""
-    if staged is None:
-        return bench_scale.run_cli(args, env, PhaseSampler, lambda s: {
-            "search_phase_gib": s.alone_kib / 2**20,
-            "release_phase_gib": s.cluster_kib / 2**20})
-    sampler = type("Sampler", (StreamPhaseSampler,), {"staged": staged})
-    return bench_scale.run_cli(args, env, sampler, lambda s: {
-        "search_phase_gib": s.alone_kib / 2**20, "release_phase_gib": s.cluster_kib / 2**20,
-        "stream_start_s": s.stream_start})
+    search alone, then the cluster's release)."""
+    return bench_scale.run_cli(args, env, PhaseSampler, lambda s: {
+        "search_phase_gib": s.alone_kib / 2**20,
+        "release_phase_gib": s.cluster_kib / 2**20})
 
 
 def main() -> None:
@@ -193,6 +325,10 @@ def main() -> None:
     ap.add_argument("--table", type=Path, default=None,
                     help="an existing table written by bench_scale.write_parquet (n from its "
                          "metadata; kept) instead of generating one")
+    ap.add_argument("--engines", default="dask,process",
+                    help="with --epsilon: where the stream's passes run, in this order (dask: "
+                         "the command on a LocalCluster of --workers; process: the same "
+                         "command with its passes in its one process)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--out", type=Path, default=None,
                     help="JSON to write (default results/bench_release_dask.json, or "
@@ -233,33 +369,30 @@ def main() -> None:
         for name in args.accept_risk:
             cmd += ["--accept-risk", name, "--reason",
                     "benchmark of the release path at scale on synthetic Gaussian data"]
+        if args.epsilon is not None:
+            doc = streamed_rows(args, cmd, env, work)
+            doc["generate_s"] = round(gen_s, 1)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(doc, indent=2))
+            say(f"wrote {args.out}")
+            return
         say(f"bioanon {' '.join(cmd)}")
         load_start = load()
-        run = run_cli(cmd, env, work / "certified" if args.epsilon is not None else None)
+        run = run_cli(cmd, env)
         man = json.loads((work / "certified.manifest.json").read_text())
         judged = man["certification"]["judged_on"]
-        streamed = args.epsilon is not None
         row = {"n": args.n, "d": args.d, "identities": args.identities,
-               "workers": 0 if streamed else args.workers,
-               "path": "streamed DP" if streamed else "bucketed",
-               "epsilon": args.epsilon, "generate_s": round(gen_s, 1),
+               "workers": args.workers, "path": "bucketed", "generate_s": round(gen_s, 1),
                "seconds": round(run["seconds"], 1), "peak_rss_gib": round(run["peak_rss_gib"], 2),
                "processes": run["processes"], "load": run["load"], "load_start": load_start,
                "search_phase_gib": round(run["search_phase_gib"], 2),
-               "search_s": None if not streamed or run["stream_start_s"] is None
-               else round(run["stream_start_s"], 1),
-               "stream_s": None if not streamed or run["stream_start_s"] is None
-               else round(run["seconds"] - run["stream_start_s"], 1),
                "release_phase_gib": round(run["release_phase_gib"], 2),
                "certified": man["certified"], "setting": man["certification"]["search"]["chosen"],
                "released_records": man["output"]["n_records"],
                "sample_records": judged["n_records"], "sample_identities": judged["n_identities"],
                "table_records": judged["total_records"],
                "table_identities": judged["total_identities"],
-               "n_buckets": None if streamed else man["scale"]["n_buckets"],
-               "n_parts": man["stream"]["partitions"] if streamed else None,
-               "passes": man["stream"]["passes"] if streamed else None,
-               "dp": man.get("differential_privacy"),
+               "n_buckets": man["scale"]["n_buckets"],
                "verdict": man["verdict"]["sentence"], "accepted_risks": args.accept_risk}
         assert row["released_records"] == args.n, "not every row was released"
         say(f"{'n':>10} {'workers':>7} {'seconds':>8} {'peak GiB':>9} {'search':>7} "
@@ -268,11 +401,6 @@ def main() -> None:
             f"{row['peak_rss_gib']:>9} {row['search_phase_gib']:>7} "
             f"{row['release_phase_gib']:>7} {row['processes']:>5} {row['load']:>5} "
             f"{row['released_records']:>10,} {row['sample_records']:>7,} {row['setting']}")
-        if streamed:
-            say(f"streamed DP: search {row['search_s']} s (peak {row['search_phase_gib']} "
-                f"GiB), stream {row['stream_s']} s (peak {row['release_phase_gib']} GiB), "
-                f"{row['n_parts']} parts, {row['passes']} passes; load {row['load_start']} at "
-                f"the start, {row['load']} at the end")
         say(row["verdict"])
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(row, indent=2))

@@ -146,17 +146,24 @@ def test_the_judge_evaluates_the_streamed_rule_and_seeds_reproduce_the_release(
     kw: dict[str, Any] = dict(epsilon=4.0, public=public, sample_records=800,
                               partition_rows=400, random_state=SEED, budget_minutes=None,
                               **FAST, **LOOSE)
-    a = certify_streamed(folder, tmp_path / "a", _roles(), **kw)
+    a = certify_streamed(folder, tmp_path / "a", _roles(), local=False, **kw)  # this process
     assert judged and all(isinstance(j, StreamedRelease) and j.partition_rows == 400
                           for j in judged)
     assert {r["method"] for r in a.rows} == {"dp-basis"}
     assert {s["method"] for s in a.skipped} >= {"dp-mix", "dp-synthetic"}
     assert a.written.n_parts == partition_count(folder, 400) == 6  # 950 = 400 + 400 + 150
-    b = certify_streamed(folder, tmp_path / "b", _roles(), **kw)
+    # the same seed on a 2-worker LocalCluster: the same release, byte for byte, and the
+    # same manifest (nothing in it says where the passes ran)
+    b = certify_streamed(folder, tmp_path / "b", _roles(), local=True, n_workers=2, **kw)
     pa_, pb = _parts_frame(tmp_path / "a"), _parts_frame(tmp_path / "b")
     assert [len(p) for p in pa_] == [400, 400, 150, 400, 400, 150]
     assert all(x.equals(y) for x, y in zip(pa_, pb, strict=True))
+    for part in sorted((tmp_path / "a").iterdir()):
+        assert part.read_bytes() == (tmp_path / "b" / part.name).read_bytes()
     assert a.manifest["output"]["sha256"] == b.manifest["output"]["sha256"]
+    for key in ("method", "params", "columns", "differential_privacy", "stream", "verdict"):
+        assert a.manifest[key] == b.manifest[key], key
+    assert {**a.manifest["output"], "name": ""} == {**b.manifest["output"], "name": ""}
 
 
 def test_the_streamed_rule_is_stream_release_over_blocks() -> None:
@@ -201,7 +208,9 @@ def test_release_dask_epsilon_refusals_are_one_line_and_write_nothing(
              (["--public-data", str(pub), "--methods", "dp-mix"], "cannot be released by the "
                                                                   "streamed DP path"),
              (["--public-data", str(pub), "--bucket-size", "100"], "--bucket-size"),
-             (["--public-data", str(pub), "--workers", "2"], "--workers")]
+             (["--public-data", str(pub), "--workers", "0"], "--workers"),
+             (["--public-data", str(pub), "--scheduler", "tcp://127.0.0.1:1"],
+              "--scheduler already runs the dask path")]
     for extra, words in cases:
         res = CliRunner().invoke(app, [*base, *extra])
         lines = [ln for ln in res.output.splitlines() if ln.strip()]

@@ -445,7 +445,7 @@ def option_cases() -> list[Case]:
                                                                    "identity"))
     add("release-dask-epsilon-methods-dp-mix", lambda d: rs(d, "--methods", "dp-mix"))
     add("release-dask-epsilon-bucket-size", lambda d: rs(d, "--bucket-size", "100"))
-    add("release-dask-epsilon-workers", lambda d: rs(d, "--workers", "2"))
+    add("release-dask-epsilon-workers-0", lambda d: rs(d, "--workers", "0"))
     add("release-scheduler-epsilon", lambda d: [
         *rd(d, "--scheduler", "tcp://127.0.0.1:1"), "--epsilon", "1", "--public-data", pub(d)])
     add("release-dask-epsilon-additional", lambda d: rs(d, "--additional", "environment"))

@@ -777,8 +777,8 @@ class DPBasisAnonymizer(Anonymizer):
                                    f"public record ({pub_u.shape[0]})")
             return public_lda(pub_u, plab, k)
         if self.basis == "dp-lda" and full_means is not None:  # free: released sums
-            counts = sum((np.bincount(s, minlength=n_strata) for _, s in parts()),
-                         np.zeros(n_strata)).astype(np.float64)
+            counts = block_sum(parts, lambda X, s: np.bincount(
+                s, minlength=n_strata).astype(np.float64))
             return complete_basis(between_directions(full_means, counts, k), pub_u, k)
         c_pca = self._pca_radius(pub_u, d)
         sig = self.sigmas(1.0, 1.0, c_pca)
@@ -794,7 +794,7 @@ class DPBasisAnonymizer(Anonymizer):
             noisy_sums = self._noise(full.rsums, sig["basis_sums"], noise_rng)
             B = between_directions(noisy_sums, full.counts, k) @ Q
             return complete_basis(B, pub_u, k)
-        moment = sum((second_moment(X, c_pca, scale) for X, _ in parts()), np.zeros((d, d)))
+        moment = block_sum(parts, lambda X, s: second_moment(X, c_pca, scale))
         A = symmetric_noise(moment, sig["basis"], noise_rng, self._noise)
         return top_eigenvectors(A, k)
 
@@ -919,10 +919,20 @@ def _summed(parts: Callable[[], Iterable[tuple[np.ndarray, np.ndarray]]], n_stra
             P: np.ndarray, c_basis: float | None, c_resid: float | None,
             scale: Callable[[np.ndarray], np.ndarray], squares: str = "feature") -> Any:
     """:func:`~bioanon.anonymize.basis_model.basis_stats` summed over record blocks."""
+    return block_sum(parts, lambda X, codes: basis_stats(X, codes, n_strata, P, c_basis,
+                                                         c_resid, scale, squares))
+
+
+def block_sum(parts: Any, fn: Callable[[np.ndarray, np.ndarray], Any]) -> Any:
+    """Σ ``fn(X, codes)`` over the blocks of ``parts``: each block's term, folded left in the
+    blocks' order (the same arithmetic wherever the terms are computed). ``parts.map(fn)``,
+    when ``parts`` has it, computes the terms where the blocks live (a streamed source:
+    :mod:`~bioanon.anonymize.basis_stream`); else ``parts()`` gives the blocks."""
+    mapped = getattr(parts, "map", None)
+    terms = mapped(fn) if mapped is not None else (fn(X, s) for X, s in parts())
     total = None
-    for X, codes in parts():
-        st = basis_stats(X, codes, n_strata, P, c_basis, c_resid, scale, squares)
-        total = st if total is None else total + st
+    for term in terms:
+        total = term if total is None else total + term
     if total is None:
         raise BioanonError("no records to release; give a non-empty table")
     return total

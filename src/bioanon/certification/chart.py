@@ -90,9 +90,6 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     targets; green: met (or covered, accepted), red: not met, orange: inconclusive, grey
     outline: not judged (a setting left out of the recognition panel, or not measurable).
     The chosen setting's row is shaded; a label in bold green meets every target."""
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
     from ..levels import resolve_level
 
     rows = list(result.rows)
@@ -100,7 +97,6 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     cas_of = [number(r.get("cas")) for r in rows]
     order = sorted(range(len(rows)), key=lambda j: (
         -cas_of[j] if np.isfinite(cas_of[j]) else np.inf, j))
-    labels = short_labels(rows)
     n = max(len(rows), 1)
     panels = [(spec.name, spec.axis.format(sensitive=sensitive),
                target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak)
@@ -119,30 +115,8 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
         for k, j in enumerate(order):
             if j == chosen:
                 ax.axhspan(y[k] - 0.5, y[k] + 0.5, color=CHOSEN, zorder=0)
-    # CAS, with the clear accuracy, chance and the floor
-    ax = axes[0]
-    if rows:
-        cas = floats(cas_of[j] for j in order)
-        cis = [rows[j].get("cas_ci") for j in order]
-        ax.errorbar(cas, y, xerr=whiskers(cas, cis), fmt="o", color="#337ab7",
-                    ecolor="#7fa7cf", markersize=4, capsize=2, zorder=3)
-        lo = floats((c or [np.nan])[0] for c in cis)
-        clears = floats(r.get("clear") for r in rows)
-        clear = float(np.nanmax(clears)) if np.isfinite(clears).any() else np.nan
-        if np.isfinite(clear):
-            ax.axvline(clear, color=PASS, linestyle="-.", linewidth=1.2)
-        chance = float(np.nan_to_num(np.nanmax(np.r_[floats(
-            r.get("interest_chance") for r in rows), 0.0])))
-        if chance > 0:
-            ax.axvline(chance, color="#777777", linestyle=":", linewidth=1.2)
-        floor = getattr(result, "min_utility", None)
-        if floor and np.isfinite(clear):
-            ax.axvline(float(floor) * clear, color=FAIL, linestyle=":", linewidth=1.2)
-        low = np.nanmin(np.r_[lo, cas, chance])
-        ax.set_xlim(max(0.0, float(low) - 0.05) if np.isfinite(low) else 0.0, 1.02)
-    ax.set_title(f"CAS of '{interest}'", fontsize=9.5, fontweight="bold")
-    ax.set_xlabel("trained on the release,\nscored on clear data\n(higher: more useful)",
-                  fontsize=7.5)
+    _cas_panel(axes[0], rows, order, y, cas_of, getattr(result, "min_utility", None),
+               interest)
     # the risks: record level (circle, just above the row's middle), identity (square, below)
     for ax, (risk, axis, target, base) in zip(axes[1:], panels, strict=True):
         lows, highs = [target, base], [target, base]
@@ -175,8 +149,19 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
         ax.set_title(risk, fontsize=9.5, fontweight="bold")
         ax.set_xlabel(textwrap.fill(axis.replace(", worst level", ""), 22) + "\n(lower: safer)",
                       fontsize=7.5)
-    # the settings, as the rows' labels
-    ax = axes[0]
+    _row_labels(axes[0], rows, order, y, short_labels(rows))
+    _legend(fig, lv)
+    fig.suptitle("bioanon release: the search on the tuning split\neach setting's CAS and "
+                 "risks with 95% intervals, sorted by CAS; bold green: meets every target",
+                 fontsize=10, y=1 - 0.15 / height)
+    fig.subplots_adjust(left=0.36, right=0.99, top=1 - 0.95 / height, bottom=1.4 / height)
+    return fig
+
+
+
+def _row_labels(ax: Any, rows: list[Any], order: list[int], y: np.ndarray,
+                labels: list[str]) -> None:
+    """The settings as the rows' labels; bold green where a setting meets every target."""
     ax.set_yticks(y)
     names = [f"#{j + 1} {labels[j]}" for j in order]
     ax.set_yticklabels(names, fontsize=8, family="monospace")
@@ -184,6 +169,13 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
         if rows[j].get("met"):
             tick.set_color(PASS)
             tick.set_fontweight("bold")
+
+
+def _legend(fig: Any, lv: Any) -> None:
+    """The figure's legend, below the panels."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     marks = [
         Line2D([], [], marker="o", color=PASS, linestyle="none", label="met (record level)"),
         Line2D([], [], marker="s", color=PASS, linestyle="none", label="met (identity level)"),
@@ -203,11 +195,33 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     ]
     fig.legend(handles=marks, loc="lower center", ncol=4, fontsize=7.5, frameon=False,
                bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle("bioanon release: the search on the tuning split\neach setting's CAS and "
-                 "risks with 95% intervals, sorted by CAS; bold green: meets every target",
-                 fontsize=10, y=1 - 0.15 / height)
-    fig.subplots_adjust(left=0.36, right=0.99, top=1 - 0.95 / height, bottom=1.4 / height)
-    return fig
+
+
+def _cas_panel(ax: Any, rows: list[Any], order: list[int], y: np.ndarray,
+               cas_of: list[float], floor: Any, interest: str) -> None:
+    """The CAS panel: each setting's CAS with its interval, the clear accuracy, chance and
+    the utility floor."""
+    if rows:
+        cas = floats(cas_of[j] for j in order)
+        cis = [rows[j].get("cas_ci") for j in order]
+        ax.errorbar(cas, y, xerr=whiskers(cas, cis), fmt="o", color="#337ab7",
+                    ecolor="#7fa7cf", markersize=4, capsize=2, zorder=3)
+        lo = floats((c or [np.nan])[0] for c in cis)
+        clears = floats(r.get("clear") for r in rows)
+        clear = float(np.nanmax(clears)) if np.isfinite(clears).any() else np.nan
+        if np.isfinite(clear):
+            ax.axvline(clear, color=PASS, linestyle="-.", linewidth=1.2)
+        chance = float(np.nan_to_num(np.nanmax(np.r_[floats(
+            r.get("interest_chance") for r in rows), 0.0])))
+        if chance > 0:
+            ax.axvline(chance, color="#777777", linestyle=":", linewidth=1.2)
+        if floor and np.isfinite(clear):
+            ax.axvline(float(floor) * clear, color=FAIL, linestyle=":", linewidth=1.2)
+        low = np.nanmin(np.r_[lo, cas, chance])
+        ax.set_xlim(max(0.0, float(low) - 0.05) if np.isfinite(low) else 0.0, 1.02)
+    ax.set_title(f"CAS of '{interest}'", fontsize=9.5, fontweight="bold")
+    ax.set_xlabel("trained on the release,\nscored on clear data\n(higher: more useful)",
+                  fontsize=7.5)
 
 
 def figure_html(fig: Any, alt: str) -> str:

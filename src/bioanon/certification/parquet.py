@@ -28,7 +28,6 @@ unit, the manifest last (:func:`bioanon.release_unit.write_unit`). When no setti
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -36,12 +35,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..release import manifest_path
 from ..sampling import panel_sample
+from ..scale.parquet_io import give_back_memory as _give_back_memory
+from ..scale.parquet_io import parquet_columns, read_labels, read_rows
 from ..table import FeatureTable
 from .certificate import (
     CertifiedRelease,
@@ -94,51 +94,6 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     return keep, skipped
 
 
-def read_labels(source: Path, columns: Sequence[str]) -> Any:
-    """The label columns ``columns`` of a Parquet file or folder (nothing else is read)."""
-    import pyarrow.dataset as ds
-
-    return ds.dataset(str(source), format="parquet").to_table(
-        columns=list(columns)).to_pandas()
-
-
-def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
-              features: Sequence[str], batch_rows: int = 8192) -> FeatureTable:
-    """The records at positions ``index`` (sorted) of a Parquet dataset, as a FeatureTable.
-
-    One streaming pass, a batch at a time (no read-ahead): only the chosen rows are kept, so
-    memory stays at the sample plus one batch, whatever the table's size.
-    """
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
-
-    def batches() -> Any:  # the dataset's files in its order; pages read as they are used
-        for path in ds.dataset(str(source), format="parquet").files:
-            pf = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
-            yield from pf.iter_batches(batch_size=batch_rows, columns=[*labels, *features],
-                                       use_threads=False)
-
-    X = np.empty((index.size, len(features)), dtype=np.float32)
-    parts: list[Any] = []
-    start = done = 0
-    for batch in batches():
-        stop = start + batch.num_rows
-        hi = int(np.searchsorted(index, stop))
-        rows = index[done:hi] - start
-        if rows.size:
-            picked = batch.take(pa.array(rows, type=pa.int64()))
-            for j, f in enumerate(features):
-                X[done:hi, j] = picked.column(f).to_numpy(zero_copy_only=False)
-            parts.append(picked.select(list(labels)).to_pandas())
-        done, start = hi, stop
-    if done != index.size:  # pragma: no cover - the file changed between the two reads
-        raise BioanonError(f"'{source}' changed while it was read; run again")
-    pa.default_memory_pool().release_unused()
-    lab = pd.concat(parts, ignore_index=True)
-    return FeatureTable(X, lab, list(features))
-
-
 def _judged_on(confirmation: Any, sizes: dict[str, Any], rule: dict[str, Any]) -> Any:
     """The confirmation's report naming the panel sample's and the table's sizes and the
     bucket rule (in the dataset block, the verdict and its sentence), as the judge does when
@@ -157,46 +112,6 @@ def _judged_on(confirmation: Any, sizes: dict[str, Any], rule: dict[str, Any]) -
             "records stratified by the interest.")
 
     return confirmation.amended(name_sample)
-
-
-def _give_back_memory() -> None:
-    """Collect garbage and hand freed heap pages back to the OS (glibc; a no-op elsewhere)."""
-    import ctypes
-    import gc
-
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def parquet_columns(src: Path, out: Path, named: Sequence[str], kind: str
-                    ) -> tuple[list[str], list[str]]:
-    """The feature and label columns of the Parquet input ``src`` of a release into the new
-    folder ``out``, refusing (one line each) an output that exists or has no parent folder, a
-    named column the table lacks and a feature column that is not numeric. ``named``: the
-    label columns given a role; ``kind``: the release's kind, for the messages."""
-    from ..scale.run import check_folder_name, parquet_schema
-
-    check_folder_name(out)  # NAME or NAME.parquet: a folder of Parquet parts either way
-    if out.exists():
-        raise BioanonError(f"output '{out}' already exists; choose a new folder (a {kind} "
-                           "release never overwrites)")
-    if not out.parent.exists():
-        raise BioanonError(f"output folder '{out.parent}' does not exist; create it first")
-    names, numeric, known = parquet_schema(src)
-    named = list(dict.fromkeys(named))
-    for c in named:
-        if c not in names:
-            raise BioanonError(f"column '{c}' is not in '{src.name}'; its columns start "
-                               f"{names[:8]}")
-    label_cols = list(dict.fromkeys([*named, *known]))
-    is_label, is_numeric = set(label_cols), set(numeric)  # sets: a table may be wide
-    features = [c for c in names if c not in is_label]
-    odd = [c for c in features if c not in is_numeric]
-    if odd:
-        raise BioanonError(f"feature column(s) {odd[:5]} are not numeric; name them as label "
-                           "columns (labels=COL) or convert them to numbers", parameter="labels")
-    return features, label_cols
 
 
 def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,

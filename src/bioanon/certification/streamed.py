@@ -36,239 +36,43 @@ do not measure the released model itself, and the record-unit guarantee does not
 person's many records (the identity level is shown on the sample only). Nothing secret is
 written: no seed, no noise, no basis, no bounds (the public table is named, its values are not).
 
+The passes run on dask (a ``LocalCluster`` by default, or the scheduler named): each pass is
+a reduction over the partitions on the workers, the noise drawn once here, and the workers
+sample and write the parts (:mod:`bioanon.scale.stream`, the engine; it gives the same
+statistics and records for a seed in this process, ``local=False``).
+
 The folder of parts, ``OUTPUT.manifest.json`` and ``OUTPUT.report/`` appear as one unit, the
 manifest last (:func:`bioanon.release_unit.write_unit`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, TransformerMixin, clone
 
 from ..errors import BioanonError
+from ..scale.parquet_io import partition_count
+from ..scale.stream import (
+    PARTITION_ROWS,
+    Partitions,
+    StreamedRelease,
+    StreamedResult,
+    open_partitions,
+    stream_to_parts,
+)
 from ..table import FeatureTable
 from .parquet import DASK_SETTINGS, ParquetSample, _give_back_memory
 
+__all__ = ["PARTITION_ROWS", "Partitions", "StreamedRelease", "StreamedResult", "Streamed",
+           "certify_streamed", "partition_count", "stream_to_parts"]
+
 Progress = Callable[[int, int, str], None]
-
-#: records per partition of the streamed release (and per block of its judged rule)
-PARTITION_ROWS = 100_000
-
-
-class StreamedRelease(TransformerMixin, BaseEstimator):
-    """A streamable DP method applied as the streamed release applies it.
-
-    The records given are cut into blocks of ``partition_rows`` in order; the statistics are
-    summed over the blocks, the noise drawn once, and each block's records sampled from the
-    noisy model (:func:`~bioanon.anonymize.basis_stream.stream_release`). The judge of the dask
-    path evaluates this estimator, so the certificate describes the mechanism that is run.
-
-    Parameters
-    ----------
-    anonymizer : DPBasisAnonymizer
-        With public bounds (``bounds`` or ``public_data``), the record unit, one interest.
-    classes : tuple, optional
-        The interest's declared classes (the whole table's); None: those of the records given.
-    partition_rows : int
-        Records per block.
-    random_state : int or None
-        Secret key of the noise and the samples (never published).
-
-    Examples
-    --------
-    >>> from bioanon.anonymize.dp_basis import DPBasisAnonymizer
-    >>> from bioanon.datasets import make_biometric
-    >>> t = make_biometric(n_identities=6, records_per_identity=20, n_features=32)
-    >>> inner = DPBasisAnonymizer("expression", epsilon=4.0, bounds=(-10.0, 10.0), rank=2)
-    >>> StreamedRelease(inner, partition_rows=50, random_state=0).fit_transform(t).X.shape
-    (120, 32)
-    """
-
-    def __init__(self, anonymizer: Any, classes: tuple[Any, ...] | None = None,
-                 partition_rows: int = PARTITION_ROWS, random_state: int | None = None) -> None:
-        self.anonymizer = anonymizer
-        self.classes = classes
-        self.partition_rows = partition_rows
-        self.random_state = random_state
-
-    def public_params(self) -> dict[str, Any]:
-        """The inner method's public parameters and the block rule (no random state)."""
-        inner = self.anonymizer
-        params = inner.public_params() if hasattr(inner, "public_params") else {}
-        return {**params, "streamed": True, "partition_rows": int(self.partition_rows)}
-
-    def fit(self, X: Any, labels: Any = None) -> StreamedRelease:
-        """Check the parameters (the statistics are those of the records released)."""
-        from ..anonymize.base import split_input
-
-        arr, _ = split_input(X, labels)
-        clone(self.anonymizer).check_params()
-        if int(self.partition_rows) < 1:
-            raise BioanonError(f"partition_rows={self.partition_rows} must be a positive "
-                               "integer; e.g. 100000", parameter="partition_rows")
-        self.n_features_in_ = int(np.asarray(arr).shape[1])
-        return self
-
-    def transform(self, X: Any, labels: Any = None) -> Any:
-        """Release ``X`` as the stream does; rows stay in input order."""
-        from ..anonymize.base import split_input
-        from ..anonymize.basis_stream import stream_release
-
-        table = X if isinstance(X, FeatureTable) else None
-        arr, lab = split_input(X, labels)
-        arr = np.asarray(arr, dtype=np.float32)
-        est = clone(self.anonymizer).set_params(random_state=self.random_state)
-        interest = est.interest
-        y = lab[interest].to_numpy() if isinstance(lab, pd.DataFrame) else np.asarray(lab)
-        classes = list(np.unique(y)) if self.classes is None else list(self.classes)
-        step = int(self.partition_rows)
-        cuts = list(range(0, arr.shape[0], step)) or [0]
-        blocks = [(arr[a:a + step], y[a:a + step]) for a in cuts]
-        out = np.concatenate(list(stream_release(est, lambda: iter(blocks), arr.shape[1],
-                                                 classes)))
-        self.anonymizer_ = est  # its public accounting (epsilon_, delta_)
-        return table.with_features(out) if table is not None else out
-
-    def fit_transform(self, X: Any, labels: Any = None, **fit_params: Any) -> Any:
-        """Release ``X`` as the stream does (the statistics are its own records')."""
-        return self.fit(X, labels).transform(X, labels)
-
-
-# ---------------------------------------------------------------------- the partitions
-def partition_count(source: Path, rows: int) -> int:
-    """How many partitions of at most ``rows`` records :class:`Partitions` reads."""
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
-
-    return sum(-(-pq.ParquetFile(f).metadata.num_rows // rows)
-               for f in ds.dataset(str(source), format="parquet").files)
-
-
-def _rows_of(M: np.ndarray) -> np.ndarray:
-    m = np.ascontiguousarray(M, dtype=np.float32)
-    return m.view(np.dtype((np.void, m.dtype.itemsize * m.shape[1]))).ravel()
-
-
-class Partitions:
-    """The source's partitions, a fresh pass per call: (features (m, d) float32, labels).
-
-    Each file of the Parquet dataset is read in its order, ``rows`` records at a time (pages
-    read as they are used: memory is one partition whatever the row groups). The first pass
-    refuses non-finite features and records that appear (exactly, as float32) among the
-    ``public`` records. ``last_labels`` holds the labels of the partition read last.
-    """
-
-    def __init__(self, source: Path, labels: Sequence[str], features: Sequence[str],
-                 rows: int = PARTITION_ROWS, public: np.ndarray | None = None,
-                 progress: Progress | None = None) -> None:
-        self.source, self.labels, self.features = Path(source), list(labels), list(features)
-        self.rows = int(rows)
-        self.passes = 0
-        self.total = partition_count(self.source, self.rows)
-        self.last_labels: pd.DataFrame | None = None
-        self._public = None if public is None else np.asarray(public, dtype=np.float32)
-        self._progress = progress or (lambda done, total, text: None)
-
-    def __call__(self) -> Iterator[tuple[np.ndarray, pd.DataFrame]]:
-        return self._read(check=self.passes == 0)
-
-    def _read(self, check: bool) -> Iterator[tuple[np.ndarray, pd.DataFrame]]:
-        import pyarrow.dataset as ds
-        import pyarrow.parquet as pq
-
-        from ..table import all_finite, fill_rows
-
-        self.passes += 1
-        k = 0
-        for path in ds.dataset(str(self.source), format="parquet").files:
-            pf = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
-            for batch in pf.iter_batches(batch_size=self.rows,
-                                         columns=[*self.labels, *self.features],
-                                         use_threads=False):
-                X = np.empty((batch.num_rows, len(self.features)), dtype=np.float32)
-                fill_rows(X, 0, [batch.column(f).to_numpy(zero_copy_only=False)
-                                 for f in self.features])
-                if check:
-                    if not all_finite(X):
-                        raise BioanonError("the features hold NaN or infinite values; clean "
-                                           "or impute them before releasing")
-                    self._check_public(X)
-                lab = batch.select(self.labels).to_pandas()
-                self.last_labels = lab
-                k += 1
-                self._progress(k, self.total, f"pass {self.passes}: partition {k} of "
-                                              f"{self.total}")
-                yield X, lab
-
-    def _check_public(self, X: np.ndarray) -> None:
-        """Refuse public records that are records of this partition (exact float32 rows;
-        the first feature prefilters, whole rows decide)."""
-        pub = self._public
-        if pub is None or not X.size:
-            return
-        maybe = np.isin(X[:, 0], pub[:, 0])
-        if maybe.any() and np.isin(_rows_of(X[maybe]), _rows_of(pub)).any():
-            raise BioanonError("the public data share records with the input; public data "
-                               "must hold people NOT in the release (bounds taken from "
-                               "released records would leak)", parameter="public")
-
-
-# ---------------------------------------------------------------------- the release
-@dataclass
-class StreamedResult:
-    """Sizes of a streamed release (public: no seeds)."""
-
-    output: Path
-    n_records: int
-    n_parts: int
-    passes: int
-    class_counts: dict[str, int] = field(default_factory=dict)
-    #: the folder's SHA-256, as :func:`bioanon.io.file_sha256` computes it
-    sha256: str = ""
-
-
-def stream_to_parts(est: Any, parts: Partitions, classes: Sequence[Any], folder: Path,
-                    released: Sequence[str], interest: str, seed: int | None) -> StreamedResult:
-    """Release every partition of ``parts`` with ``est`` (:func:`stream_release`) into
-    ``folder`` as ``part-NNNNNN.parquet`` in the partitions' order, rows shuffled within each.
-
-    ``est.random_state`` is set from ``seed`` (None: fresh OS entropy) and never written.
-    Returns the sizes and the folder's SHA-256 (each part hashed as it is written).
-    """
-    from ..anonymize.basis_stream import spawned, stream_release
-    from ..io import file_sha256
-    from ..table import write_parquet
-
-    mech, shuffle = np.random.SeedSequence(seed).spawn(2)
-    est.set_params(random_state=int(mech.generate_state(1)[0]))
-    features = list(parts.features)
-    digest = hashlib.sha256()
-    counts: dict[str, int] = {}
-    n = i = 0
-    for out, seq in zip(stream_release(est, parts, len(features), classes),
-                        spawned(shuffle), strict=False):
-        lab = parts.last_labels  # the partition just sampled (the pass runs in lock step)
-        assert lab is not None and len(lab) == out.shape[0]
-        perm = np.random.default_rng(seq).permutation(out.shape[0])
-        part = FeatureTable(out[perm], lab[list(released)].iloc[perm].reset_index(drop=True),
-                            features)
-        name = f"part-{i:06d}.parquet"
-        write_parquet(part, folder / name)
-        digest.update(name.encode() + file_sha256(folder / name).encode())
-        values, m = np.unique(lab[interest].astype(str).to_numpy(), return_counts=True)
-        for c, k in zip(values.tolist(), m.tolist(), strict=True):
-            counts[c] = counts.get(c, 0) + int(k)
-        n += out.shape[0]
-        i += 1
-    return StreamedResult(folder, n, i, parts.passes, counts, digest.hexdigest())
 
 
 # ---------------------------------------------------------------------- certify
@@ -296,7 +100,8 @@ def _checked_methods(methods: Sequence[str] | None) -> tuple[list[str], list[dic
 
 def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,
                      sample_records: int = 50_000, sample_identities: int | None = 1_000,
-                     partition_rows: int = PARTITION_ROWS, version: str = "",
+                     partition_rows: int = PARTITION_ROWS, scheduler: str | None = None,
+                     local: bool = True, n_workers: int | None = None, version: str = "",
                      **options: Any) -> Any:
     """Certify a streamable DP method on a panel sample of a Parquet dataset and release the
     dataset in streaming passes (see the module).
@@ -310,6 +115,11 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
         As for :func:`~bioanon.certification.parquet.certify_parquet`.
     partition_rows : int
         Records per partition of the release and per block of the judged rule.
+    scheduler, local, n_workers
+        Where the release's passes run (:func:`~bioanon.scale.stream.open_partitions`): the
+        dask scheduler at ``scheduler``, else a ``LocalCluster`` of ``n_workers``
+        single-threaded workers (default one per core), else (``local=False``) this process.
+        The same statistics and records for a seed wherever they run.
     **options
         As for :func:`~bioanon.certification.parquet.certify_parquet`, and the declared
         budget: ``epsilon`` (required), ``delta`` (default 1/n², n the table's records),
@@ -331,8 +141,10 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     """
     from .run import front_door
 
-    return front_door(Streamed(Path(source), Path(output), sample_records, sample_identities,
-                               partition_rows, version), roles, options)
+    source_ = Streamed(Path(source), Path(output), sample_records, sample_identities,
+                       partition_rows, version)
+    source_.where = (scheduler, bool(local), n_workers)
+    return front_door(source_, roles, options)
 
 
 class Streamed(ParquetSample):
@@ -351,6 +163,8 @@ class Streamed(ParquetSample):
         super().__init__(source, output, sample_records, sample_identities)
         self.partition_rows, self.version = partition_rows, version
         self.public_X: np.ndarray | None = None
+        #: where the release's passes run: (scheduler, local cluster, workers)
+        self.where: tuple[str | None, bool, int | None] = (None, False, None)
 
     def refuse(self, roles: Any, settings: Any, judge: Any) -> None:
         """The budget's and the stream's refusals, from the arguments alone."""
@@ -378,6 +192,13 @@ class Streamed(ParquetSample):
             raise BioanonError(f"partition_rows={rows} must be a positive integer; "
                                "e.g. 100000", parameter="partition_rows")
         _checked_methods(settings.methods)  # a method that cannot stream: said now
+        scheduler, local, _ = self.where
+        if scheduler is not None or local:  # before the search: the cluster comes after it
+            from ..scale.cluster import check_scheduler_reachable, require_dask
+
+            require_dask()
+            if scheduler is not None:
+                check_scheduler_reachable(scheduler)
 
     def check_features(self, settings: Any) -> None:
         """The public table's feature columns are the input's (before any pass)."""
@@ -490,9 +311,6 @@ class Streamed(ParquetSample):
         est = build_candidate(c, roles.interest, roles.sensitive, [], None)
         plan = resolve_roles(self.label_cols, roles, keep_sensitive=settings.keep_sensitive)
         released = list(plan.released)
-        parts = Partitions(self.src, list(dict.fromkeys([*released, roles.interest])),
-                           self.features, int(self.partition_rows), self.public_X,
-                           settings.progress)
         manifest: dict[str, Any] = {}
 
         def write_table(staged: Path) -> str:
@@ -521,8 +339,13 @@ class Streamed(ParquetSample):
             return res.sha256
 
         # the manifest is filled by the table's writer: write_unit stages the table first
-        write_unit(self.out, table=write_table, manifest=manifest, report=report,
-                   table_is_dir=True)
+        scheduler, local, n_workers = self.where
+        with open_partitions(self.src, list(dict.fromkeys([*released, roles.interest])),
+                             self.features, int(self.partition_rows), self.public_X,
+                             settings.progress, scheduler=scheduler, local=local,
+                             n_workers=n_workers) as parts:
+            write_unit(self.out, table=write_table, manifest=manifest, report=report,
+                       table_is_dir=True)
         return dict(json.loads(manifest_path(self.out).read_text()))
 
 

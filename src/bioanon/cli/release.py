@@ -97,7 +97,8 @@ statistics are sums (dp-basis, record unit), each setting judged on the panel sa
 the stream applies it; the certified setting's statistics are then fitted on every record
 in streaming passes over the Parquet partitions (one partition in memory at a time) and
 each partition's records are sampled from the noisy model, written as one part in the
-input's order. Without --public-data it is refused: the bounds must be public.
+input's order; the passes run as dask reductions on the local cluster (--workers) or on
+the --scheduler named. Without --public-data it is refused: the bounds must be public.
 
 With --json, stdout holds one document of the same schema for every outcome (certified,
 not certified, plan refused, input error): docs/release-json.md.
@@ -241,15 +242,12 @@ def _refuse_unused(path: str, dask: bool, scheduler: str | None) -> None:
     """An option of another path is an error, not ignored."""
     streamed, bucketed = path == "streamed", path != "memory"
     refuse_unused({
-        "workers": (dask and not scheduler and not streamed,
+        "workers": (dask and not scheduler,
                     "it sizes the local dask cluster of --dask (add --dask to use it; a "
-                    "--scheduler brings its own workers; --epsilon on the dask path streams "
-                    "the partitions in this process)"),
+                    "--scheduler brings its own workers)"),
         "bucket_size": (bucketed and not streamed,
                         "it sets the buckets of the dask path's mixing methods (add --dask to "
                         "use it; --epsilon streams partitions, it draws no buckets)"),
-        "scheduler": (not streamed, "--epsilon on the dask path streams the partitions in "
-                                    "this process; use --dask"),
         "sample_records": (bucketed, "it sets the panel sample of the dask path (add --dask "
                                      "to use it)"),
         "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
@@ -372,7 +370,9 @@ def _release_on_dask(path: str, input: Path, output: Path, roles: Roles,
                                    public_name=None if public_data is None
                                    else public_data.name,
                                    sample_records=dask["sample_records"], version=__version__,
-                                   progress=update, **budget, **options)
+                                   scheduler=dask["scheduler"], local=dask["local"],
+                                   n_workers=dask["n_workers"], progress=update, **budget,
+                                   **options)
         r, how = out.written, "as streamed"
         wrote = f"{r.n_records:,} records in {r.n_parts} parts, {r.passes} passes over the input"
     s = out.sample or {}

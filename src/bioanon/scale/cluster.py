@@ -127,6 +127,16 @@ def dask_failure(exc: BaseException, scheduler: str | None = None) -> BaseExcept
     return exc
 
 
+def require_dask() -> None:
+    """Refuse, in one line and before any work, a dask path without dask installed."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise BioanonError("the dask path needs the 'scale' extra; install it with "
+                           "pip install 'bioanon[scale]'") from None
+
+
 def check_scheduler_address(scheduler: str) -> None:
     """Refuse an address that is not a dask scheduler's (before any work).
 
