@@ -829,7 +829,8 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
     total = 2 * len(cands) + 1
     n_skipped = len(result.skipped)
     judged: list[Candidate] = []
-    kept: list[Evaluation | None] = []  # stage 1's state of the settings that passed it
+    kept: list[Evaluation | None] = []  # stage 1's evaluation of the settings that passed it
+    held = 0  # bytes of stage-1 state kept in this process
     outcomes = stage1(judge, cands, progress, total)
     for c, outcome in zip(cands, outcomes, strict=True):
         if isinstance(outcome, BioanonError):
@@ -839,6 +840,7 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
         result.rows.append(row)
         judged.append(c)
         kept.append(outcome if row["passed_stage1"] else None)
+        held += _hold_state(outcome, row["passed_stage1"], held)
     del outcomes
     nothing_judged(result, n_skipped)
 
@@ -849,6 +851,25 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
 
     _stage2(result, judge, panel, clock, lambda text: progress(total - 1, total, text))
     return total
+
+
+#: the most stage-1 state (anonymized splits) a search keeps in memory for stage 2; beyond
+#: it, stage 2 derives a setting's anonymized splits again from the seed (the same records)
+KEEP_STATE_BYTES = 1 << 30
+
+
+def _hold_state(ev: Evaluation, passed: bool, held: int) -> int:
+    """Keep ``ev``'s stage-1 state for stage 2 when it passed and the memory allows; drop it
+    otherwise. Returns the bytes kept."""
+    state = getattr(ev, "stage_", None)
+    if state is None:
+        return 0
+    size = sum(int(a.nbytes) for a in (state.anon_train, state.anon_test, state.train.X,
+                                        state.test.X))
+    if passed and held + size <= KEEP_STATE_BYTES:
+        return size
+    ev.stage_ = None  # resume() derives it again
+    return 0
 
 
 def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
@@ -866,7 +887,7 @@ def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
     """
     n = workers(judge.options.n_jobs, len(cands))
     anonymizers = [judge.anonymizer(c) for c in cands]
-    if n > 1 and picklable(anonymizers):
+    if n > 1 and picklable((judge.options, judge.checked, anonymizers)):
         return _stage1_parallel(judge, cands, anonymizers, n,
                                 lambda i, text: progress(i, total, text))
     out: list[Evaluation | BioanonError] = []

@@ -339,7 +339,8 @@ class Evaluation:
         stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
         self._cheap_risks(stage, tick)
         if not recognition:
-            self.stage_ = stage  # for resume(): in process only (dropped when pickled)
+            #: for resume(): in process only (dropped when pickled; None: derive it again)
+            self.stage_: StageState | None = stage
             if progress is not None:
                 progress(state["total"], state["total"], "done")
             return self
