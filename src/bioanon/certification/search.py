@@ -471,7 +471,7 @@ class SearchResult:
         left = self.not_evaluated
         return (f"the time budget of {float(self.budget_minutes or 0):g} min ran out before "
                 f"the recognition panel judged {len(left)} setting(s) ({', '.join(left)}); "
-                "a search cut short certifies nothing (a larger budget_minutes, or none, "
+                "a search cut short certifies nothing (a larger time budget, or none, "
                 "lets it finish)")
 
     def to_dict(self) -> dict[str, Any]:
@@ -640,12 +640,15 @@ def skip_setting(result: SearchResult, c: Candidate, exc: BioanonError) -> None:
 
 @dataclass
 class Clock:
-    """The search's time budget (None: no limit), from the search's start.
+    """The search's time budget (None: no limit).
 
-    It bounds only the steps after stage 1 (which judges every setting whatever the time):
-    the panel's groups after the first and nothing else, so that a budget that binds cuts
-    the search short (a refusal naming the settings left) and never changes its answer.
-    ``now`` is the clock read (tests replace it with one on which every step looks slow).
+    It bounds the recognition panel's stage only, from its start: stage 1 judges every
+    setting whatever the time (cheap by design; its time grows with the load, not with the
+    budget), then the panel judges its first group and no further group once the budget has
+    passed. A budget that binds cuts the search short (a refusal naming the settings left)
+    and never changes its answer. The exhaustive search has no stage 1: its budget runs from
+    its start. ``now`` is the clock read (tests replace it with one on which every step
+    looks slow).
     """
 
     budget_minutes: float | None
@@ -655,14 +658,20 @@ class Clock:
     def __post_init__(self) -> None:
         if self.start < 0:
             self.start = type(self).now()
+        self.since = self.start
 
     def elapsed(self) -> float:
         """Seconds since the search started, on this clock."""
         return type(self).now() - self.start
 
+    def start_budget(self) -> None:
+        """Start the budget now (the panel's stage begins)."""
+        self.since = type(self).now()
+
     def over(self) -> bool:
         """Whether the budget has run out."""
-        return self.budget_minutes is not None and self.elapsed() > 60 * self.budget_minutes
+        return (self.budget_minutes is not None
+                and type(self).now() - self.since > 60 * self.budget_minutes)
 
 
 def check_search_args(budget_minutes: float | None,
@@ -709,7 +718,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
 
     The answer depends on the table, the options and the seed only, not on the machine's
     load or cores: stage 1 judges every setting whatever the time; the time budget bounds
-    stage 2 only (its first group is always judged), and when it runs out before a choice
+    stage 2 only, from its start (its first group is always judged), and when it runs out
+    before a choice
     the search is cut short: nothing is certified, the settings left are named in
     ``not_evaluated`` and :meth:`SearchResult.cut_short` says so — never a different
     choice. Each step is a named function of the search's :class:`Judge` and one candidate
@@ -738,9 +748,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     methods : sequence of str, optional
         Methods to consider (default: every registered method that applies).
     budget_minutes : float or None
-        A wall-clock bound on the steps after stage 1 (from the search's start): once it has
-        passed, the panel judges no further group of settings; a search it cuts short
-        before a choice certifies nothing and names the settings left. None: no limit.
+        Wall-clock minutes for stage 2, from its start (stage 1 judges every setting
+        whatever the time): once they have passed, the panel judges no further group of
+        settings; a search it cuts short before a choice certifies nothing and names the
+        settings left. None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
     min_utility : float in (0, 1], optional
@@ -849,6 +860,7 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
         ev, kept[j] = kept[j], None
         return panel_setting(judge, result, j, judged[j], progress, ev)
 
+    clock.start_budget()  # the budget bounds the panel's stage only
     _stage2(result, judge, panel, clock, lambda text: progress(total - 1, total, text))
     return total
 

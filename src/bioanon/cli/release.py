@@ -109,10 +109,11 @@ MethodsOpt = Annotated[str | None, typer.Option(
     "--methods", help="Methods to search, comma-separated (default: every registered method "
                       "that applies to the table; bioanon methods lists them).")]
 BudgetMinutesOpt = Annotated[float, typer.Option(
-    "--budget-minutes", help="Wall-clock minutes for the search: every setting is judged "
-                             "at stage 1 whatever the time; once they have passed the panel "
-                             "judges no further settings, and a search cut short before a "
-                             "choice certifies nothing (exit 1, naming what it left).")]
+    "--budget-minutes", help="Wall-clock minutes for the recognition panel's stage (every "
+                             "setting is judged at stage 1 first, whatever the time): once "
+                             "they have passed the panel judges no further settings, and a "
+                             "search cut short before a choice certifies nothing (exit 1, "
+                             "naming what it left).")]
 ExhaustiveOpt = Annotated[bool, typer.Option(
     "--exhaustive/--no-exhaustive",
     help="Judge every setting with the full recognition panel (slower). By default the panel "
