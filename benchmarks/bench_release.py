@@ -1,34 +1,38 @@
-"""Time ``bioanon release`` on FSDD, SP-SW-HAR and a 1M-row Parquet table, stage by stage.
+"""Time the certified release on FSDD, SP-SW-HAR and the demo with 1 and 2 workers, stage by
+stage, with CPU time and the load average beside every figure.
 
-Each release runs as a user runs it: the ``bioanon`` command in a subprocess, its progress on
-stderr (one timestamped line per stage when stderr is not a terminal). The stages are timed
-from those lines (a stage lasts until the next one starts), so what the table shows is what
-the command itself spent, not a re-implementation of it. The load average is printed beside
-every figure: other jobs may share the cores, and ratios mean something only within one run.
+Each in-memory table is released once per worker count (``--workers 1,2``: ``n_jobs``, the
+processes stage 1 judges the settings in), each in a fresh process so that no worker or
+cache carries over. The run times its stages from the search's own progress (stage 1: every
+setting without the panel; stage 2: the panel on the survivors; the confirmation on a fresh
+split; the release), and measures CPU time (this process and its worker processes) beside
+the wall time: on a machine other jobs share, CPU seconds are the steadier figure, and the
+ratio wall(1 worker) / wall(2 workers) of stage 1 is the speed-up. The runs of one table must
+certify the same setting with the same figures and release the same records (as a set): the
+table says so (``same``).
 
 Tables:
 
-- ``fsdd``: the README's table, ``bioanon extract voice ... --features mfcc`` (3,000 × 400),
-  released as the README's example (digit / speaker, the identity level accepted: 6 speakers
-  cannot show it);
-- ``sp-sw-har``: :func:`bioanon.datasets.load_sp_sw_har` written to Parquet, released
-  activity / subject with executions whole (``--group execution``), the identity level
-  accepted where the plan says it cannot be shown;
-- ``1m``: ``bench_scale.write_parquet`` (1,000,000 × 256 float32, 10,000 identities),
-  ``release --dask`` at the default ``--sample-records``;
-- ``e2e``: ``bench_scale.py --e2e-only`` (``anonymize`` end to end against a pyarrow copy).
+- ``fsdd``: the README's table, ``bioanon extract voice ../shared/datasets/fsdd --labels
+  ../shared/datasets/fsdd/labels.csv --features mfcc`` (3,000 × 400), released as the
+  README's example (digit / speaker, ``--accept-risk identity-membership`` and
+  ``identity-inference``: 6 speakers cannot show the identity level), seed 1;
+- ``sp-sw-har``: :func:`bioanon.datasets.load_sp_sw_har` (activity / subject, executions
+  kept whole, ``group=execution``), the levels the plan says cannot be shown accepted;
+- ``demo``: what ``bioanon demo`` certifies (its synthetic table, methods, panel, budget and
+  seed);
+- ``1m``: ``bench_scale.write_parquet`` (1,000,000 × 256), ``bioanon release --dask``;
+- ``e2e``: ``bench_scale.py --e2e-only``.
 
-A refusal (exit 1: nothing certified) is a result, not a failure: its time and last line are
-recorded. ``--evaluate`` also times one full evaluation (``bioanon evaluate``: the default
-method at its paper's setting, the whole panel with its selection curve) of each in-memory
-table in the same run, for the ratio release / evaluation (issue 29: ≤ 4 ×).
-``--exhaustive`` also runs each in-memory release with ``--exhaustive`` (every setting judged
-by the full panel) and compares the two: the chosen setting and the confirmation's worst case
-(the staged search must not drop it). Usage::
+``--evaluate`` (on by default) times one full ``bioanon evaluate`` of the certified setting of
+FSDD (or the default method when nothing was certified) in the same run: the ratio release /
+evaluation. ``--cli`` also times the user's commands themselves (the README's ``bioanon
+release`` of FSDD, ``bioanon demo``) with their default ``--jobs``. ``--exhaustive`` runs each
+in-memory release with ``exhaustive=True`` too and compares the choice. Usage::
 
-    BIOANON_DATA=../shared/datasets python benchmarks/bench_release.py [--tables fsdd,1m]
-        [--methods selective-mean] [--budget-minutes 10] [--workdir DIR] [--keep]
-        [--evaluate] [--exhaustive]
+    BIOANON_DATA=../shared/datasets python benchmarks/bench_release.py
+        [--tables fsdd,sp-sw-har,demo] [--workers 1,2] [--budget-minutes 10] [--no-evaluate]
+        [--cli] [--exhaustive] [--workdir DIR]
 
 Prints a table and writes JSON (default benchmarks/results/bench_release.json).
 """
@@ -36,6 +40,7 @@ Prints a table and writes JSON (default benchmarks/results/bench_release.json).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -49,19 +54,198 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "results" / "bench_release.json"
-TABLES = ("fsdd", "sp-sw-har", "1m", "e2e")
+TABLES = ("fsdd", "sp-sw-har", "demo", "1m", "e2e")
+IN_MEMORY = ("fsdd", "sp-sw-har", "demo")
 WHY = "bench_release: the plan says this level cannot be shown on this table"
+README_WHY = "6 speakers: too few to show the identity level"
 #: a progress line of the command: "HH:MM:SS <bar title>: <stage> [i/n, elapsed]"
 LINE = re.compile(r"^(\d\d):(\d\d):(\d\d) (?:[^:]*: )?(.*?)(?: \[\d+/\d+, [^\]]*\])?$")
+#: the search's phases, by the first words of its progress text
+PHASES = (("stage 1", "stage 1"), ("stage 2", "stage 2"), ("confirming", "confirmation"),
+          ("reporting the closest", "closest report"), ("done", "release"))
 
 
-def load() -> str:
-    """The 1-minute load average, as printed beside each figure."""
-    return f"{os.getloadavg()[0]:.2f}"
+def load() -> float:
+    """The 1-minute load average."""
+    return round(os.getloadavg()[0], 2)
+
+
+# ---------------------------------------------------------------------- one release (child)
+def cpu_seconds() -> float:
+    """CPU seconds of this process and every process it started (living worker processes
+    through psutil when it is installed; finished ones through the OS)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + done.ru_utime + done.ru_stime
+    try:
+        import psutil
+    except ImportError:  # living workers uncounted: the JSON says so
+        return total
+    for child in psutil.Process().children(recursive=True):
+        try:
+            t = child.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def worker_cpu() -> list[float]:
+    """CPU seconds of each living worker process (loky's), through psutil (empty without)."""
+    try:
+        import psutil
+    except ImportError:
+        return []
+    out = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if any("loky" in part for part in child.cmdline()):
+                t = child.cpu_times()
+                out.append(round(t.user + t.system, 2))
+        except psutil.Error:
+            pass
+    return out
+
+
+def read_table(name: str, path: str | None) -> tuple[Any, Any, dict[str, Any]]:
+    """(table, roles, the judge's and search's options) of a benchmark table."""
+    from bioanon.release import Roles
+    from bioanon.table import FeatureTable
+
+    if name == "demo":
+        from bioanon.cli.demo import (
+            DEMO_IDENTITIES,
+            DEMO_METHODS,
+            DEMO_MODELS,
+            DEMO_RECORDS_PER_IDENTITY,
+        )
+        from bioanon.datasets import make_biometric
+
+        table = make_biometric(n_identities=DEMO_IDENTITIES,
+                               records_per_identity=DEMO_RECORDS_PER_IDENTITY, random_state=0)
+        return (table, Roles(sensitive="identity", interest="expression"),
+                {"methods": DEMO_METHODS, "models": DEMO_MODELS, "random_state": 0,
+                 "budget_minutes": 2.0, "report_closest": True})
+    table = FeatureTable.read(str(path))
+    if name == "fsdd":
+        return (table, Roles(sensitive="speaker", interest="digit"),
+                {"random_state": 1, "accept_risks": {"identity-membership": README_WHY,
+                                                     "identity-inference": README_WHY}})
+    return (table, Roles(sensitive="subject", interest="activity"),
+            {"random_state": 1, "group": "execution"})
+
+
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    """One certified release in this process; its phases' wall and CPU seconds."""
+    from joblib.externals.loky import get_reusable_executor
+
+    from bioanon.certification import NotCertified, certify
+    from bioanon.plan import PlanRefused
+
+    table, roles, options = read_table(spec["table"], spec.get("path"))
+    options.update(n_jobs=spec["jobs"], exhaustive=spec.get("exhaustive", False))
+    if spec.get("budget_minutes") is not None:
+        options["budget_minutes"] = spec["budget_minutes"]
+    marks: list[tuple[str, float, float, float]] = []
+    workers_at: dict[str, list[float]] = {}  # each worker's CPU seconds when a phase starts
+
+    def hook(done: int, total: int, text: str) -> None:
+        phase = next((p for start, p in PHASES if text.startswith(start)), None)
+        if phase is not None and (not marks or marks[-1][0] != phase):
+            marks.append((phase, time.perf_counter(), cpu_seconds(), load()))
+            workers_at[phase] = worker_cpu()
+
+    load0, t0, c0 = load(), time.perf_counter(), cpu_seconds()
+    out: dict[str, Any] = {"table": spec["table"], "workers": spec["jobs"], "load_before": load0}
+    for _ in range(2):  # a level the plan cannot show is accepted as the README says
+        marks.clear()
+        try:
+            rel = certify(table, roles, progress=hook, **options)
+        except PlanRefused as exc:
+            accept = dict(options.get("accept_risks") or {})
+            accept.update({r.name: WHY for r in exc.plan.blocked})
+            options["accept_risks"] = accept
+            continue
+        except NotCertified as exc:
+            out.update(certified=False, setting=exc.setting, message=str(exc)[:300],
+                       rows=exc.rows)
+            break
+        marks.append(("write", time.perf_counter(), cpu_seconds(), load()))
+        rel.write(Path(spec["out"]))
+        out.update(certified=True, setting=rel.setting, rows=rel.rows,
+                   records=records_digest(rel.table), figures=figures_digest(rel.manifest),
+                   n_records=rel.n_records)
+        break
+    if spec["jobs"] != 1:
+        get_reusable_executor().shutdown(wait=True)  # the workers' CPU time is counted
+    marks.append(("end", time.perf_counter(), cpu_seconds(), load()))
+    out["wall_s"] = round(marks[-1][1] - t0, 2)
+    out["cpu_s"] = round(marks[-1][2] - c0, 2)
+    out["phases"] = [{"phase": a[0], "wall_s": round(b[1] - a[1], 2),
+                      "cpu_s": round(b[2] - a[2], 2), "load": a[3]}
+                     for a, b in zip(marks, marks[1:], strict=False)]
+    # stage 1's critical path: the busiest worker's CPU seconds (each runs on its own core
+    # on an idle machine), beside the CPU seconds of the whole stage
+    after = next((workers_at[p] for p in ("stage 2", "confirmation", "closest report",
+                                          "release") if p in workers_at), [])
+    out["stage1_worker_cpu_s"] = after
+    rows = out.pop("rows", []) or []
+    out["settings_judged"] = len(rows)
+    out["panel_judged"] = sum(1 for r in rows if r.get("judged_by") == "the full panel")
+    out["not_judged_by_budget"] = sum(1 for r in rows if "budget" in str(r.get("not_judged")))
+    out["rows_digest"] = hashlib.sha256(json.dumps(rows, sort_keys=True, default=str)
+                                        .encode()).hexdigest()[:16]
+    out["chosen_params"] = next((r["params"] for r in rows if r["setting"] == out["setting"]),
+                                None) if out.get("setting") else None
+    out["load_after"] = load()
+    out["psutil"] = _has_psutil()
+    return out
+
+
+def _has_psutil() -> bool:
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def records_digest(table: Any) -> str:
+    """A digest of the released records as a set (the row order is shuffled by design)."""
+    import numpy as np
+
+    labels = table.labels.astype(str).to_numpy()
+    rows = sorted(zip(map(tuple, labels), map(bytes, np.ascontiguousarray(table.X)),
+                      strict=True))
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
+def figures_digest(manifest: dict[str, Any]) -> str:
+    """A digest of the manifest without its clock readings (wall time, date)."""
+    def drop(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {k: drop(v) for k, v in obj.items() if k not in ("wall_s", "created")}
+        return [drop(v) for v in obj] if isinstance(obj, list) else obj
+
+    return hashlib.sha256(json.dumps(drop(manifest), sort_keys=True).encode()
+                          ).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------- the runner (parent)
+def run_child(spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child",
+                           json.dumps(spec)], env=env, text=True, capture_output=True,
+                          check=False)
+    last = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode or not last:
+        raise RuntimeError(f"the run {spec} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(last[-1])
 
 
 def stage_times(text: str) -> list[dict[str, Any]]:
-    """Stages and their seconds from the command's timestamped progress lines.
+    """Stages and their seconds from a command's timestamped progress lines.
 
     Examples
     --------
@@ -78,26 +262,29 @@ def stage_times(text: str) -> list[dict[str, Any]]:
         if m:
             h, mi, s, what = m.groups()
             marks.append((int(h) * 3600 + int(mi) * 60 + int(s), what.strip()))
-    out = []
-    for (t0, what), (t1, _) in zip(marks, marks[1:], strict=False):
-        out.append({"stage": what, "seconds": (t1 - t0) % 86400})
-    return out
+    return [{"stage": what, "seconds": (t1 - t0) % 86400}
+            for (t0, what), (t1, _) in zip(marks, marks[1:], strict=False)]
 
 
 def run_cli(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """``bioanon ARGS`` in a subprocess: wall seconds, exit code, stages, last lines."""
-    t0 = time.perf_counter()
-    load0 = load()
+    """``bioanon ARGS`` in a subprocess: wall and CPU seconds, exit code, stages, last lines."""
+    import resource
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    t0, c0, load0 = time.perf_counter(), cpu(), load()
     proc = subprocess.run([sys.executable, "-m", "bioanon", *args], env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    seconds = time.perf_counter() - t0
     tail = [ln for ln in proc.stdout.splitlines() if ln.strip()][-3:]
-    return {"args": args, "seconds": round(seconds, 1), "exit_code": proc.returncode,
+    return {"args": args, "wall_s": round(time.perf_counter() - t0, 1),
+            "cpu_s": round(cpu() - c0, 1), "exit_code": proc.returncode,
             "load_before": load0, "load_after": load(), "stages": stage_times(proc.stdout),
             "last_lines": tail}
 
 
-def fsdd_table(work: Path, env: dict[str, str], data: Path) -> tuple[Path, list[str]]:
+def fsdd_table(work: Path, env: dict[str, str], data: Path) -> Path:
     path = work / "voice.parquet"
     if not path.exists():
         run = run_cli(["extract", "voice", str(data / "fsdd"), "--labels",
@@ -105,170 +292,215 @@ def fsdd_table(work: Path, env: dict[str, str], data: Path) -> tuple[Path, list[
                        str(path)], env)
         if run["exit_code"]:
             raise RuntimeError(f"extract failed: {run['last_lines']}")
-    return path, ["--interest", "digit", "--sensitive", "speaker"]
+    return path
 
 
-def har_table(work: Path, env: dict[str, str], data: Path) -> tuple[Path, list[str]]:
+def har_table(work: Path, data: Path) -> Path:
     from bioanon.datasets import load_sp_sw_har
 
     path = work / "har.parquet"
     if not path.exists():
         load_sp_sw_har(data).write(path)
-    return path, ["--interest", "activity", "--sensitive", "subject", "--group", "execution"]
+    return path
 
 
-def big_table(work: Path, n: int) -> tuple[Path, list[str]]:
-    sys.path.insert(0, str(HERE))
-    import bench_scale
-
-    path = work / f"big-{n}.parquet"
-    if not path.exists():
-        bench_scale.write_parquet(path, n)
-    return path, ["--interest", "p", "--sensitive", "id", "--dask"]
-
-
-def release(name: str, path: Path, roles: list[str], work: Path, env: dict[str, str],
-            extra: list[str]) -> dict[str, Any]:
-    out = work / f"{name}-release.parquet"
-    for p in work.glob(f"{name}-release.parquet*"):
-        shutil.rmtree(p) if p.is_dir() else p.unlink()
-    accept = ["--accept-risk", "identity-membership", "--reason", WHY,
-              "--accept-risk", "identity-inference", "--reason", WHY]
-    run = run_cli(["release", str(path), "-o", str(out), *roles, "--seed", "1", *extra,
-                   *accept], env)
-    named = [m for ln in run["last_lines"] for m in re.findall(r"--accept-risk (\S+)", ln)]
-    if run["exit_code"] == 2 and named:  # the plan names other levels (e.g. a group's)
-        names = dict.fromkeys(["identity-membership", "identity-inference", *named])
-        accept = [a for name in names for a in ("--accept-risk", name, "--reason", WHY)]
-        run = run_cli(["release", str(path), "-o", str(out), *roles, "--seed", "1", *extra,
-                       *accept], env)
-    run["table"] = name
-    run["released"] = out.exists()
-    return run
-
-
-def evaluate_once(name: str, path: Path, roles: list[str], work: Path,
-                  env: dict[str, str]) -> dict[str, Any]:
-    """One full evaluation of the table (the default method, the whole panel)."""
-    out = work / f"{name}-evaluate"
+def evaluate_once(path: Path, work: Path, env: dict[str, str],
+                  chosen: dict[str, Any] | None, method: str | None) -> dict[str, Any]:
+    """One full ``bioanon evaluate`` of FSDD: the certified setting (or the default method)."""
+    out = work / "fsdd-evaluate"
     shutil.rmtree(out, ignore_errors=True)
-    role_args = [a for a in roles if a != "--dask"]
-    # the default method's paper setting (g=32) needs 26 records per class: SP-SW-HAR's
-    # smallest activity class has 17, so its evaluation takes g=8
-    setting = ["--g", "8"] if name == "sp-sw-har" else []
-    run = run_cli(["evaluate", str(path), *role_args, "-o", str(out), "--seed", "1",
-                   *setting], env)
-    run["table"] = f"{name} (one evaluation)"
+    setting = []
+    if method:
+        setting = ["--method", method]
+        for k, v in (chosen or {}).items():
+            if v is not None:
+                setting += ["--param", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
+    run = run_cli(["evaluate", str(path), "--interest", "digit", "--sensitive", "speaker",
+                   "-o", str(out), "--seed", "1", *setting], env)
+    run["what"] = "fsdd: one full evaluate of " + (" ".join(setting) or "the default method")
     return run
 
 
-def chosen_of(out: Path) -> dict[str, Any]:
-    """The chosen setting and the confirmation's worst case, from a release's report."""
-    rep = out.parent / (out.name + ".report") / "report.json"
-    if not rep.exists():
-        return {}
-    data = json.loads(rep.read_text())
-    v = data.get("verdict", {})
-    search = data.get("search", {})
-    rows = search.get("rows", []) if isinstance(search, dict) else []
-    chosen = search.get("chosen") if isinstance(search, dict) else None
-    worst = v.get("worst_case", {})
-    rec = [r for r in v.get("risks", []) if r.get("name") == "record-recognition"]
-    return {"chosen": rows[chosen]["setting"] if chosen is not None and rows else None,
-            "certified": bool(v.get("met")),
-            "worst_case": worst.get("accuracy"), "worst_case_ci": worst.get("ci"),
-            "worst_attacker": worst.get("attacker"),
-            "recognition_advantage_ci": rec[0]["ci"] if rec else None}
+def say_child(r: dict[str, Any]) -> None:
+    verdict = f"certified {r['setting']}" if r.get("certified") else (
+        f"NOT certified ({r.get('message', '')[:80]})")
+    print(f"\n{r['table']}, {r['workers']} worker(s): {r['wall_s']:.1f} s wall, "
+          f"{r['cpu_s']:.1f} s CPU, load {r['load_before']} → {r['load_after']}; "
+          f"{r['settings_judged']} settings judged, {r['panel_judged']} by the panel; "
+          f"{verdict}")
+    print(f"  {'phase':<16}{'wall s':>9}{'CPU s':>9}{'load':>7}")
+    for p in r["phases"]:
+        print(f"  {p['phase']:<16}{p['wall_s']:>9.1f}{p['cpu_s']:>9.1f}{p['load']:>7.2f}")
+    if r.get("stage1_worker_cpu_s"):
+        print(f"  stage 1, CPU seconds of each worker process: {r['stage1_worker_cpu_s']}")
 
 
-def say_run(r: dict[str, Any]) -> None:
-    status = {0: "released", 1: "refused (nothing certified)"}.get(r["exit_code"],
-                                                                    f"exit {r['exit_code']}")
-    print(f"\n{r['table']}: {r['seconds']:.1f} s wall, {status}; load {r['load_before']} → "
-          f"{r['load_after']}")
-    print(f"  {'stage':<70}{'s':>7}")
-    for s in r["stages"]:
-        print(f"  {s['stage'][:70]:<70}{s['seconds']:>7}")
+def say_cli(r: dict[str, Any], what: str) -> None:
+    status = {0: "released", 1: "refused (nothing certified)"}.get(
+        r["exit_code"], f"exit {r['exit_code']}")
+    print(f"\n{what}: {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s CPU, {status}; load "
+          f"{r['load_before']} → {r['load_after']}")
     for ln in r["last_lines"]:
         print(f"  | {ln[:110]}")
 
 
+def stage1_of(r: dict[str, Any]) -> tuple[float, float]:
+    """(wall, CPU) seconds of a run's stage 1."""
+    p = next((p for p in r["phases"] if p["phase"] == "stage 1"), None)
+    return (p["wall_s"], p["cpu_s"]) if p else (float("nan"), float("nan"))
+
+
+def compare(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether the runs of one table agree, and stage 1's speed-up (1 → 2 workers)."""
+    keys = ("setting", "certified", "rows_digest", "figures", "records")
+    same = all(all(r.get(k) == runs[0].get(k) for k in keys) for r in runs)
+    by = {r["workers"]: r for r in runs}
+    out: dict[str, Any] = {"same": same}
+    if 1 in by and 2 in by:
+        (w1, c1), (w2, c2) = stage1_of(by[1]), stage1_of(by[2])
+        busiest = max(by[2].get("stage1_worker_cpu_s") or [float("nan")])
+        out.update(stage1_speedup=round(w1 / w2, 2) if w2 else None,
+                   stage1_cpu_ratio=round(c2 / c1, 2) if c1 else None,
+                   # on idle cores stage 1 lasts about its busiest worker's CPU time
+                   stage1_speedup_from_cpu=round(c1 / busiest, 2) if busiest == busiest
+                   else None,
+                   release_speedup=round(by[1]["wall_s"] / by[2]["wall_s"], 2))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tables", default=",".join(TABLES),
+    ap.add_argument("--tables", default="fsdd,sp-sw-har,demo",
                     help=f"comma-separated, from {', '.join(TABLES)}")
-    ap.add_argument("--methods", default=None, help="--methods passed to release")
-    ap.add_argument("--budget-minutes", type=float, default=None)
+    ap.add_argument("--workers", default="1,2", help="worker counts of stage 1 (n_jobs)")
+    ap.add_argument("--budget-minutes", type=float, default=None,
+                    help="the search's time budget (default: each command's own)")
+    ap.add_argument("--no-evaluate", dest="evaluate", action="store_false",
+                    help="skip the one full evaluation of FSDD")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time the README's release command and bioanon demo")
+    ap.add_argument("--exhaustive", action="store_true",
+                    help="also run each in-memory release with exhaustive=True")
     ap.add_argument("--n", type=int, default=1_000_000, help="rows of the 1m table")
     ap.add_argument("--workdir", type=Path, default=None)
-    ap.add_argument("--keep", action="store_true", help="keep the generated tables")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--evaluate", action="store_true",
-                    help="also time one full evaluation of each in-memory table")
-    ap.add_argument("--exhaustive", action="store_true",
-                    help="also run each in-memory release with --exhaustive and compare")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child is not None:
+        print(json.dumps(child(json.loads(args.child))))
+        return
     tables = [t.strip() for t in args.tables.split(",") if t.strip()]
     bad = [t for t in tables if t not in TABLES]
     if bad:
         ap.error(f"unknown table {bad[0]}; choose from {', '.join(TABLES)}")
+    workers = [int(w) for w in args.workers.split(",")]
     data = Path(os.environ.get("BIOANON_DATA") or HERE.parent.parent / "shared" / "datasets")
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench_release-"))
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     src = str(HERE.parent / "src")
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    extra = (["--methods", args.methods] if args.methods else []) + (
-        ["--budget-minutes", str(args.budget_minutes)] if args.budget_minutes else [])
-    doc: dict[str, Any] = {"cpu_count": os.cpu_count(), "runs": [], "load_start": load()}
-    print(f"bench_release: {', '.join(tables)}; {os.cpu_count()} cores; load {load()}")
+    sys.path.insert(0, src)
+    doc: dict[str, Any] = {"cpu_count": os.cpu_count(), "load_start": load(), "runs": [],
+                           "tables": {}}
+    print(f"bench_release: {', '.join(tables)}; workers {workers}; {os.cpu_count()} cores; "
+          f"load {load()}")
     try:
         for name in tables:
-            if name == "e2e":
+            if name in IN_MEMORY:
+                bench_in_memory(name, workers, args, work, env, data, doc)
+            elif name == "1m":
+                sys.path.insert(0, str(HERE))
+                import bench_scale
+
+                path = work / f"big-{args.n}.parquet"
+                if not path.exists():
+                    bench_scale.write_parquet(path, args.n)
+                r = run_cli(["release", str(path), "-o", str(work / "1m-release.parquet"),
+                             "--interest", "p", "--sensitive", "id", "--dask", "--seed", "1",
+                             "--accept-risk", "identity-membership", "--reason", WHY,
+                             "--accept-risk", "identity-inference", "--reason", WHY], env)
+                say_cli(r, "1m: bioanon release --dask")
+                doc["runs"].append({"table": "1m", **r})
+            else:
                 res = work / "bench_scale.json"
                 t0 = time.perf_counter()
                 subprocess.run([sys.executable, str(HERE / "bench_scale.py"), "--e2e-only",
                                 "--out", str(res)], env=env, check=True)
                 doc["e2e"] = {"seconds": round(time.perf_counter() - t0, 1), "load": load(),
                               **json.loads(res.read_text())}
-                continue
-            if name == "fsdd":
-                path, roles = fsdd_table(work, env, data)
-            elif name == "sp-sw-har":
-                path, roles = har_table(work, env, data)
-            else:
-                path, roles = big_table(work, args.n)
-            r = release(name, path, roles, work, env, extra)
-            r["choice"] = chosen_of(work / f"{name}-release.parquet")
-            say_run(r)
-            doc["runs"].append(r)
-            if name == "1m":
-                continue
-            if args.evaluate:
-                e = evaluate_once(name, path, roles, work, env)
-                say_run(e)
-                r["evaluation_seconds"] = e["seconds"]
-                r["ratio_to_evaluation"] = round(r["seconds"] / max(e["seconds"], 1e-9), 2)
-                print(f"  release / one evaluation: {r['ratio_to_evaluation']:.2f} ×")
-                doc["runs"].append(e)
-            if args.exhaustive:
-                x = release(name, path, roles, work, env, [*extra, "--exhaustive"])
-                x["table"] = f"{name} (--exhaustive)"
-                x["choice"] = chosen_of(work / f"{name}-release.parquet")
-                say_run(x)
-                same = x["choice"].get("chosen") == r["choice"].get("chosen")
-                r["exhaustive"] = {"seconds": x["seconds"], "choice": x["choice"],
-                                   "same_choice": same}
-                print(f"  staged: {r['choice']}\n  exhaustive: {x['choice']}\n  same "
-                      f"choice: {same}")
-                doc["runs"].append(x)
     finally:
-        if not args.keep and args.workdir is None:
+        if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
+    summary(doc)
     doc["load_end"] = load()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2))
     print(f"\nwrote {args.out}")
+
+
+def bench_in_memory(name: str, workers: list[int], args: Any, work: Path,
+                    env: dict[str, str], data: Path, doc: dict[str, Any]) -> None:
+    """The runs of one in-memory table: one per worker count, the comparison, and (FSDD)
+    the full evaluation and the user's command."""
+    path = (fsdd_table(work, env, data) if name == "fsdd" else
+            har_table(work, data) if name == "sp-sw-har" else None)
+    runs = []
+    for jobs in workers:
+        spec = {"table": name, "path": None if path is None else str(path), "jobs": jobs,
+                "budget_minutes": args.budget_minutes,
+                "out": str(work / f"{name}-{jobs}.parquet")}
+        r = run_child(spec, env)
+        say_child(r)
+        runs.append(r)
+        if args.exhaustive:
+            x = run_child({**spec, "exhaustive": True}, env)
+            x["table"] = f"{name} (exhaustive)"
+            say_child(x)
+            print(f"  staged: {r.get('setting')}; exhaustive: {x.get('setting')}")
+            doc["runs"].append(x)
+    doc["runs"] += runs
+    entry = compare(runs)
+    doc["tables"][name] = entry
+    print(f"  {name}: the same setting, figures and records in every run: {entry['same']}")
+    if "stage1_speedup" in entry:
+        print(f"  stage 1, 1 → 2 workers: {entry['stage1_speedup']} × faster (wall), CPU "
+              f"{entry['stage1_cpu_ratio']} ×; from CPU time (1 worker's CPU / the busiest "
+              f"of 2 workers' CPU): {entry['stage1_speedup_from_cpu']} ×; the release "
+              f"{entry['release_speedup']} ×")
+    if name == "fsdd" and args.evaluate:
+        best = runs[-1]
+        method = best["setting"].split("(")[0] if best.get("certified") else None
+        e = evaluate_once(path, work, env, best.get("chosen_params"), method)  # type: ignore
+        say_cli(e, e["what"])
+        entry["evaluate"] = e
+        entry["ratio_to_evaluate"] = {r["workers"]: round(r["wall_s"] / e["wall_s"], 2)
+                                      for r in runs}
+        print(f"  release / one evaluate (wall, same run): {entry['ratio_to_evaluate']}")
+    if args.cli and name in ("fsdd", "demo"):
+        if name == "fsdd":
+            out = work / "fsdd_rel.parquet"
+            cmd = ["release", str(path), "-o", str(out), "--interest", "digit", "--sensitive",
+                   "speaker", "--accept-risk", "identity-membership", "--reason", README_WHY,
+                   "--accept-risk", "identity-inference", "--reason", README_WHY]
+        else:
+            cmd = ["demo", "--out", str(work / "demo-report")]
+        c = run_cli(cmd, env)
+        say_cli(c, f"bioanon {cmd[0]} (the user's command, default --jobs)")
+        entry["cli"] = c
+
+
+def summary(doc: dict[str, Any]) -> None:
+    """One line per run: the table the JSON holds."""
+    print(f"\n{'table':<22}{'workers':>8}{'wall s':>9}{'CPU s':>9}{'stage 1 s':>11}"
+          f"{'load':>13}  setting")
+    for r in doc["runs"]:
+        if "phases" not in r:
+            continue
+        s1 = stage1_of(r)[0]
+        print(f"{r['table']:<22}{r['workers']:>8}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}"
+              f"{s1:>11.1f}{r['load_before']:>6.2f}→{r['load_after']:<6.2f} "
+              f"{(r.get('setting') or '-')[:60]}")
 
 
 if __name__ == "__main__":

@@ -196,11 +196,18 @@ def test_candidates_come_from_the_registry_and_fit_the_table(table):
         _METHODS.pop("toy-search-test", None)
 
 
-def test_the_budget_stops_the_search_and_keeps_what_was_evaluated(table):
+def test_the_budget_bounds_the_panel_stage_only_and_never_changes_the_choice(table):
     res = search(table, "expression", "identity", methods=["noise", "selective-mean"],
-                 target_advantage=0.3, budget_minutes=1e-9, random_state=0, **FAST)
-    assert len(res.rows) + len(res.skipped) == 1
-    assert len(res.not_evaluated) == 4
+                 target_advantage=0.3, budget_minutes=1e-9, random_state=0, **FAST, **LOOSE)
+    assert len(res.rows) + len(res.skipped) == 5  # stage 1 judged every setting
+    panel = [r for r in res.rows if r["judged_by"] == search_mod.FULL_PANEL]
+    assert panel and len({r["cas"] for r in panel}) == 1  # one group of equal CAS
+    if res.not_evaluated:  # cut short before a choice: a refusal naming what it left
+        assert res.chosen is None and not res.certified
+        assert res.failure_line() == res.cut_short() or res.failure_line().startswith(
+            f"{res.cut_short()}; of the settings judged")
+    else:  # the choice is in the first group, as without a budget
+        assert res.chosen is not None and res.rows[res.chosen] in panel
     assert "\"seed\":" not in json.dumps(res.to_dict())
 
 

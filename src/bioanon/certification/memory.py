@@ -89,7 +89,10 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
             Makes the search and the release reproducible; a secret key, never written (the
             evaluation and release seeds derive from it one way). None: fresh OS entropy.
         budget_minutes : float or None
-            Stop evaluating settings after this long (the confirmation follows).
+            Wall-clock minutes for the recognition panel's stage (stage 1 judges every
+            setting first, whatever the time): after them the panel judges no further
+            settings, and a search cut short before a choice raises :class:`NotCertified`
+            naming what it left.
         exhaustive : bool
             Judge every setting with the full recognition panel (slower; the same choice as
             the default staged search, :func:`bioanon.certification.search.search`).

@@ -14,8 +14,11 @@
    than ``g``) is listed in ``skipped`` with its reason. The judging is staged (stage 1:
    utility, membership and inference on every setting; stage 2: the recognition panel on the
    survivors in decreasing CAS until one meets every target; see :func:`search`), with the
-   exhaustive search's choice. The time budget stops the search between candidates (stage
-   1 on every setting first); what was evaluated is used, and what was not is named.
+   exhaustive search's choice. Stage 1 judges every setting whatever the time (in parallel
+   worker processes, ``n_jobs``); stage 2 resumes each setting's stage-1 state. The result
+   is a function of the table, the options and the seed alone: the time budget bounds only
+   stage 2, and when it runs out before a choice the search is cut short and certifies
+   nothing, naming the budget and the settings it left (never a different choice).
 3. **choice**: among the settings that meet the verdict (privacy: the upper 95% bound of the
    cross-fitted worst case's advantage ≤ target, and every other risk — membership and
    inference on members — within its target or accepted by name; utility: CAS above the
@@ -49,7 +52,7 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import clone
@@ -61,6 +64,7 @@ from ..attack import ModelCache
 from ..errors import BioanonError
 from ..evaluation import Evaluation
 from ..evaluation.options import EvaluationOptions
+from ..evaluation.protocol import judged_sample
 from ..evaluation.seeds import derive_seed
 from ..evaluation.verdict import (
     DEFAULT_TARGET,
@@ -241,7 +245,7 @@ def _row(c: Candidate, ev: Evaluation, target: float, *, min_utility: float | No
 FULL_PANEL = "the full panel"
 STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
 NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
-BUDGET_LEFT = "not judged by the panel: the time budget ran out"
+BUDGET_LEFT = "not judged by the panel: the time budget ran out (the search was cut short)"
 
 
 def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
@@ -433,12 +437,39 @@ class SearchResult:
         return best, f"{_risk_text(best)}; and {self.utility_shortfall(best)}"
 
     def failure_line(self) -> str:
-        """One line: no certified setting, which came closest, which risk fell short."""
+        """One line: no certified setting, which came closest, which risk fell short (first,
+        when the time budget cut the search short, that and the settings it left)."""
         row, why = self.closest()
+        cut = self.cut_short()
+        if cut is not None:
+            if row is None:
+                return cut
+            return (f"{cut}; of the settings judged, the closest: {row['setting']} (CAS "
+                    f"{row['cas']:.3f}, clear {row['clear']:.3f}) fell short on {why}")
         if row is None:
             return f"no certified setting: {why}"
         return (f"no setting meets every target; closest: {row['setting']} (CAS "
                 f"{row['cas']:.3f}, clear {row['clear']:.3f}); fell short on {why}")
+
+    def cut_short(self) -> str | None:
+        """Why nothing was certified when the time budget ran out before the search could
+        choose (None when it did not): the budget and the settings it left. A search cut
+        short certifies nothing: choosing among the settings judged in time would make the
+        answer depend on the machine's speed.
+
+        Examples
+        --------
+        >>> r = SearchResult([], 0.05, budget_minutes=2, not_evaluated=["a(g=1)", "b(g=2)"])
+        >>> r.cut_short()[:60]
+        'the time budget of 2 min ran out before the recognition pane'
+        """
+        if not self.not_evaluated or self.certified:
+            return None
+        left = self.not_evaluated
+        return (f"the time budget of {float(self.budget_minutes or 0):g} min ran out before "
+                f"the recognition panel judged {len(left)} setting(s) ({', '.join(left)}); "
+                "a search cut short certifies nothing (a larger time budget, or none, "
+                "lets it finish)")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (public parameters only; no seed)."""
@@ -508,6 +539,15 @@ class Judge:
     judge_as: Callable[[Any], Any] | None = None
     min_utility: float | None = None
     cache: Any = field(default=None, compare=False)
+    #: the records the tuning split is drawn from: the table, or its panel sample when it
+    #: holds more than ``max_records`` (drawn once with the tuning seed, as each evaluation
+    #: would draw it); None: the table
+    tuning: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def tuning_table(self) -> FeatureTable:
+        """The records every setting is judged on (the tuning split's table)."""
+        return self.table if self.tuning is None else self.tuning
 
     @property
     def targets(self) -> dict[str, Any]:
@@ -524,16 +564,45 @@ def judge_setting(judge: Judge, c: Candidate, recognition: bool, progress: Any) 
     """``c`` judged on the tuning split (``recognition`` False: stage 1, no panel). A
     setting that runs out of memory (a model of features × features numbers on a wide table)
     is refused like a setting the data cannot support: skipped, with its reason."""
+    return judge_anonymizer(judge, judge.anonymizer(c), recognition, progress)
+
+
+def judge_anonymizer(judge: Judge, anonymizer: Any, recognition: bool,
+                     progress: Any) -> Evaluation:
+    """The estimator ``anonymizer`` judged on the tuning split, with one BLAS and OpenMP
+    thread in this thread (:func:`one_thread`: the same figures in a worker process, in
+    this process, on any number of cores)."""
+    nested = None if progress is None else progress.nested(progress.stage or "")
     try:
-        return Evaluation(judge.table, judge.interest, judge.sensitive, judge.additional,
-                          judge.anonymizer(c), random_state=judge.seed, cache=judge.cache,
-                          progress=progress.nested(progress.stage or ""),
-                          options=judge.options,
-                          checked=judge.checked).evaluate(recognition=recognition)
+        with one_thread():
+            return Evaluation(judge.tuning_table, judge.interest, judge.sensitive,
+                              judge.additional, anonymizer, random_state=judge.seed,
+                              cache=judge.cache, progress=nested, options=judge.options,
+                              checked=judge.checked).evaluate(recognition=recognition)
     except MemoryError:
-        raise BioanonError(f"out of memory on {judge.table.n_features} features (a model of "
-                           "features × features numbers does not fit); reduce the features "
-                           "first (e.g. PCA) to release with it") from None
+        raise BioanonError(f"out of memory on {judge.tuning_table.n_features} features (a "
+                           "model of features × features numbers does not fit); reduce the "
+                           "features first (e.g. PCA) to release with it") from None
+
+
+def resume_setting(judge: Judge, ev: Evaluation, progress: Any) -> Evaluation:
+    """Stage 2 of a setting: the recognition panel on what its stage 1 kept
+    (:meth:`~bioanon.evaluation.Evaluation.resume`; an evaluation that came from a worker
+    process gets the table, the cache and the options' ``n_jobs`` of this one back)."""
+    ev.table = judge.tuning_table
+    ev.cache, ev.options = judge.cache, judge.options
+    ev.progress = None if progress is None else progress.nested(progress.stage or "")
+    with one_thread():
+        return ev.resume()
+
+
+def one_thread() -> Any:
+    """One BLAS and one OpenMP thread in the calling thread, for every step of the judge:
+    the figures do not depend on how many threads a library would start (the attack panel
+    and the utility views run their fits in parallel, each single-threaded, as before)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
 
 
 def keep_setting(row: dict[str, Any], c: Candidate) -> dict[str, Any]:
@@ -561,9 +630,10 @@ def stage1_row(judge: Judge, c: Candidate, ev: Evaluation) -> dict[str, Any]:
 
 def fresh_report(judge: Judge, c: Candidate, as_judged: bool = True) -> Any:
     """``c`` judged on the fresh split (the confirmation's), as a secret-free report."""
-    ev = judge_on_fresh_split(judge.table, judge.anonymizer(c, as_judged), judge.interest,
-                              judge.sensitive, judge.additional, judge.seed,
-                              options=judge.options, checked=judge.checked)
+    with one_thread():
+        ev = judge_on_fresh_split(judge.table, judge.anonymizer(c, as_judged), judge.interest,
+                                  judge.sensitive, judge.additional, judge.seed,
+                                  options=judge.options, checked=judge.checked)
     return secret_free_report(build_report(ev))
 
 
@@ -574,15 +644,38 @@ def skip_setting(result: SearchResult, c: Candidate, exc: BioanonError) -> None:
 
 @dataclass
 class Clock:
-    """The search's time budget (None: no limit), from the search's start."""
+    """The search's time budget (None: no limit).
+
+    It bounds the recognition panel's stage only, from its start: stage 1 judges every
+    setting whatever the time (cheap by design; its time grows with the load, not with the
+    budget), then the panel judges its first group and no further group once the budget has
+    passed. A budget that binds cuts the search short (a refusal naming the settings left)
+    and never changes its answer. The exhaustive search has no stage 1: its budget runs from
+    its start. ``now`` is the clock read (tests replace it with one on which every step
+    looks slow).
+    """
 
     budget_minutes: float | None
-    start: float = field(default_factory=time.perf_counter)
+    start: float = field(default=-1.0)
+    now: ClassVar[Callable[[], float]] = time.perf_counter
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            self.start = type(self).now()
+        self.since = self.start
+
+    def elapsed(self) -> float:
+        """Seconds since the search started, on this clock."""
+        return type(self).now() - self.start
+
+    def start_budget(self) -> None:
+        """Start the budget now (the panel's stage begins)."""
+        self.since = type(self).now()
 
     def over(self) -> bool:
         """Whether the budget has run out."""
         return (self.budget_minutes is not None
-                and time.perf_counter() - self.start > 60 * self.budget_minutes)
+                and type(self).now() - self.since > 60 * self.budget_minutes)
 
 
 def check_search_args(budget_minutes: float | None,
@@ -622,11 +715,20 @@ def search(table: FeatureTable, interest: str, sensitive: str,
        Should the chosen setting's confirmation not even run, stage 2 goes on.
 
     The cheap risks are the same figures as the full evaluation's (same split, seeds and
-    anonymization). The confirmation is always the full panel on a fresh split and seed.
-    The time budget covers stage 1 for every setting first (the settings it leaves out are
-    named in ``not_evaluated``), then stage 2. Each step is a named function of the
-    search's :class:`Judge` and one candidate (:func:`judge_setting`, :func:`panel_row`,
-    :func:`stage1_row`, :func:`fresh_report`).
+    anonymization): stage 2 resumes stage 1's evaluation of the setting
+    (:meth:`~bioanon.evaluation.Evaluation.resume`) and runs the panel only. Stage 1 runs in
+    parallel worker processes when ``n_jobs`` allows (:func:`stage1`), with the sequential
+    run's figures. The confirmation is always the full panel on a fresh split and seed.
+
+    The answer depends on the table, the options and the seed only, not on the machine's
+    load or cores: stage 1 judges every setting whatever the time; the time budget bounds
+    stage 2 only, from its start (its first group is always judged), and when it runs out
+    before a choice
+    the search is cut short: nothing is certified, the settings left are named in
+    ``not_evaluated`` and :meth:`SearchResult.cut_short` says so — never a different
+    choice. Each step is a named function of the search's :class:`Judge` and one candidate
+    (:func:`judge_setting`, :func:`resume_setting`, :func:`panel_row`, :func:`stage1_row`,
+    :func:`fresh_report`).
 
     Parameters
     ----------
@@ -650,8 +752,10 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     methods : sequence of str, optional
         Methods to consider (default: every registered method that applies).
     budget_minutes : float or None
-        Stop evaluating candidates once this much time has passed (the candidates evaluated
-        so far are used, at least one; the confirmation then runs). None: no limit.
+        Wall-clock minutes for stage 2, from its start (stage 1 judges every setting
+        whatever the time): once they have passed, the panel judges no further group of
+        settings; a search it cuts short before a choice certifies nothing and names the
+        settings left. None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
     min_utility : float in (0, 1], optional
@@ -689,9 +793,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     checked = check_judgeable(table, interest, sensitive, add, opts)
     root = (int(np.random.default_rng().integers(2**31)) if random_state is None
             else int(random_state))
-    judge = Judge(table, interest, sensitive, add, opts, checked,
-                  derive_seed(root, "search/tuning split") % (2**31), space.judge_as, floor,
-                  ModelCache())
+    seed = derive_seed(root, "search/tuning split") % (2**31)
+    judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
+                  ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0])
     result = SearchResult([], float(opts.target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,
@@ -702,7 +806,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     total = steps(judge, result, cands, clock, progress)
     if report_closest and result.confirmation is None and result.rows:
         _report_closest(result, judge, lambda text: progress(total - 1, total, text))
-    result.wall_s = time.perf_counter() - clock.start
+    result.wall_s = clock.elapsed()
     progress(total, total, "done")
     return result
 
@@ -710,7 +814,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
 def exhaustive_search(judge: Judge, result: SearchResult, cands: list[Candidate],
                       clock: Clock, progress: Any) -> int:
     """Every setting judged by the full panel, then the choice confirmed; returns the
-    number of progress steps."""
+    number of progress steps. A time budget that runs out leaves settings unjudged: the
+    search is then cut short and certifies nothing (a choice among the settings judged
+    could differ from the search's)."""
     total = len(cands) + 1
     n_skipped = len(result.skipped)
     for i, c in enumerate(cands):
@@ -725,44 +831,178 @@ def exhaustive_search(judge: Judge, result: SearchResult, cands: list[Candidate]
             continue
         result.rows.append(panel_row(judge, c, ev))
     nothing_judged(result, n_skipped)
-    _confirm(result, judge, lambda text: progress(len(cands), total, text))
+    if not result.not_evaluated:
+        _confirm(result, judge, lambda text: progress(len(cands), total, text))
     return total
 
 
 def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
                   clock: Clock, progress: Any) -> int:
-    """Stage 1 on every setting, then stage 2 (:func:`_stage2`) on the survivors; returns
-    the number of progress steps."""
+    """Stage 1 on every setting (:func:`stage1`, whatever the time budget), then stage 2
+    (:func:`_stage2`) on the survivors, resuming each one's stage-1 state; returns the
+    number of progress steps."""
     total = 2 * len(cands) + 1
     n_skipped = len(result.skipped)
     judged: list[Candidate] = []
-    for i, c in enumerate(cands):  # stage 1: every setting, no recognition panel
-        if i > 0 and clock.over():
-            result.not_evaluated = [x.label() for x in cands[i:]]
-            break
-        progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
-        try:
-            ev = judge_setting(judge, c, False, progress)
-        except BioanonError as exc:
-            skip_setting(result, c, exc)
+    kept: list[Evaluation | None] = []  # stage 1's evaluation of the settings that passed it
+    held = 0  # bytes of stage-1 state kept in this process
+    outcomes = stage1(judge, cands, progress, total)
+    for c, outcome in zip(cands, outcomes, strict=True):
+        if isinstance(outcome, BioanonError):
+            skip_setting(result, c, outcome)
             continue
-        result.rows.append(stage1_row(judge, c, ev))
+        row = stage1_row(judge, c, outcome)
+        result.rows.append(row)
         judged.append(c)
+        kept.append(outcome if row["passed_stage1"] else None)
+        held += _hold_state(outcome, row["passed_stage1"], held)
+    del outcomes
     nothing_judged(result, n_skipped)
 
     def panel(j: int, k: int, n: int) -> bool:
         progress(len(cands) + k, total, f"stage 2: {judged[j].label()} ({k + 1}/{n})")
-        return panel_setting(judge, result, j, judged[j], progress)
+        ev, kept[j] = kept[j], None
+        return panel_setting(judge, result, j, judged[j], progress, ev)
 
+    clock.start_budget()  # the budget bounds the panel's stage only
     _stage2(result, judge, panel, clock, lambda text: progress(total - 1, total, text))
     return total
 
 
-def panel_setting(judge: Judge, result: SearchResult, j: int, c: Candidate,
-                  progress: Any) -> bool:
-    """Judge row ``j`` (setting ``c``) with the full panel; False when it could not run."""
+#: the most stage-1 state (anonymized splits) a search keeps in memory for stage 2; beyond
+#: it, stage 2 derives a setting's anonymized splits again from the seed (the same records)
+KEEP_STATE_BYTES = 1 << 30
+
+
+def _hold_state(ev: Evaluation, passed: bool, held: int) -> int:
+    """Keep ``ev``'s stage-1 state for stage 2 when it passed and the memory allows; drop it
+    otherwise. Returns the bytes kept."""
+    state = getattr(ev, "stage_", None)
+    if state is None:
+        return 0
+    size = sum(int(a.nbytes) for a in (state.anon_train, state.anon_test, state.train.X,
+                                        state.test.X))
+    if passed and held + size <= KEEP_STATE_BYTES:
+        return size
+    ev.stage_ = None  # resume() derives it again
+    return 0
+
+
+def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
+           ) -> list[Evaluation | BioanonError]:
+    """Stage 1 (utility and every risk but recognition) of every setting, in the
+    candidates' order: each one's stage-1 evaluation, or the error that stopped it.
+
+    With more than one worker (``n_jobs``: -1, every core) the settings are judged in
+    parallel worker processes (joblib's loky), each single-threaded with its own cache of
+    the clear-trained models, which it fits once; the figures are those of the sequential
+    run (the same seeds, one thread each, the same models). An evaluation comes back from
+    its worker without its anonymized splits or mixing matrix (secrets stay in the process
+    that drew them; stage 2 derives them again from the seed) and its warnings are said
+    again here, where the caller's filters apply.
+    """
+    n = workers(judge.options.n_jobs, len(cands))
+    anonymizers = [judge.anonymizer(c) for c in cands]
+    if n > 1 and picklable((judge.options, judge.checked, anonymizers)):
+        return _stage1_parallel(judge, cands, anonymizers, n,
+                                lambda i, text: progress(i, total, text))
+    out: list[Evaluation | BioanonError] = []
+    for i, (c, anon) in enumerate(zip(cands, anonymizers, strict=True)):
+        progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
+        try:
+            out.append(judge_anonymizer(judge, anon, False, progress))
+        except BioanonError as exc:
+            out.append(exc)
+    return out
+
+
+def _stage1_parallel(judge: Judge, cands: Sequence[Candidate], anonymizers: list[Any],
+                     n: int, say: Callable[[int, str], None]
+                     ) -> list[Evaluation | BioanonError]:
+    """:func:`stage1` in ``n`` worker processes."""
+    import uuid
+    import warnings
+
+    from sklearn.utils.parallel import Parallel, delayed  # passes sklearn's config on
+
+    work = replace(judge, table=judge.tuning_table, tuning=None, judge_as=None, cache=None,
+                   options=replace(judge.options, n_jobs=1))
+    token = uuid.uuid4().hex  # the workers' cache of clear-trained models, for this search
+    out: list[Evaluation | BioanonError | None] = [None] * len(cands)
+    say(0, f"stage 1: {len(cands)} settings in {n} worker processes")
+    tasks = (delayed(_stage1_task)(work, i, anon, token) for i, anon in enumerate(anonymizers))
+    for k, (i, outcome, caught) in enumerate(
+            Parallel(n_jobs=n, backend="loky", return_as="generator_unordered")(tasks)):
+        for category, message in caught:
+            warnings.warn(message, category, stacklevel=2)
+        if isinstance(outcome, str):
+            out[i] = BioanonError(outcome)
+        else:
+            outcome.table, outcome.cache = judge.tuning_table, judge.cache
+            out[i] = outcome
+        say(k + 1, f"stage 1: {cands[i].label()} judged ({k + 1}/{len(cands)})")
+    return [o for o in out if o is not None]
+
+
+#: each worker process's cache of clear-trained models: (the search's token, the cache)
+_WORKER_CACHE: dict[str, Any] = {}
+
+
+def _stage1_task(judge: Judge, i: int, anonymizer: Any, token: str
+                 ) -> tuple[int, Evaluation | str, list[tuple[type[Warning], str]]]:
+    """One setting's stage 1 in a worker process: (its index, its evaluation or the error
+    message that stopped it, the warnings it raised)."""
+    import warnings
+
+    if token not in _WORKER_CACHE:
+        _WORKER_CACHE.clear()  # a former search's models
+        _WORKER_CACHE[token] = ModelCache()
+    judge = replace(judge, cache=_WORKER_CACHE[token])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            outcome: Evaluation | str = judge_anonymizer(judge, anonymizer, False, None)
+        except BioanonError as exc:
+            outcome = str(exc)
+    if isinstance(outcome, Evaluation):
+        outcome.table = None  # type: ignore[assignment]  # the caller holds it
+        outcome.cache = None  # its own (kept in this worker); no secret is pickled
+    seen = list(dict.fromkeys((w.category, str(w.message)) for w in caught))
+    return i, outcome, seen
+
+
+def workers(n_jobs: int | None, n_tasks: int) -> int:
+    """How many worker processes judge ``n_tasks`` settings at stage 1 (``n_jobs`` as
+    joblib reads it: -1 every core; at most one per setting).
+
+    Examples
+    --------
+    >>> workers(1, 30), workers(2, 30), workers(4, 3)
+    (1, 2, 3)
+    """
+    from joblib import effective_n_jobs
+
+    return max(1, min(int(effective_n_jobs(n_jobs)), int(n_tasks)))
+
+
+def picklable(objects: Any) -> bool:
+    """Whether ``objects`` can go to a worker process (in memory; nothing is written)."""
+    import pickle
+
     try:
-        ev = judge_setting(judge, c, True, progress)
+        pickle.dumps(objects)
+    except Exception:  # noqa: BLE001 - any object that cannot travel: judge in process
+        return False
+    return True
+
+
+def panel_setting(judge: Judge, result: SearchResult, j: int, c: Candidate,
+                  progress: Any, kept: Evaluation | None = None) -> bool:
+    """Judge row ``j`` (setting ``c``) with the full panel, resuming its stage-1
+    evaluation ``kept`` when given; False when it could not run."""
+    try:
+        ev = (judge_setting(judge, c, True, progress) if kept is None
+              else resume_setting(judge, kept, progress))
     except BioanonError as exc:
         skip_setting(result, c, exc)
         result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
@@ -985,6 +1225,7 @@ __all__ = ["CHOICE_RULE", "Candidate", "Clock", "Judge", "SearchResult", "Search
            "build_candidate", "candidates", "check_judgeable", "check_min_utility",
            "check_search_args", "closeness", "confirm", "confirmation_seed",
            "exhaustive_search", "floor_met", "fresh_report", "judge_on_fresh_split",
-           "judge_options", "judge_setting", "keep_setting", "panel_row", "panel_setting",
-           "row_line", "run_search", "search", "secret_free_report", "staged_search",
-           "stage1_row", "weights"]
+           "judge_anonymizer", "judge_options", "judge_setting", "keep_setting",
+           "one_thread", "panel_row", "panel_setting", "picklable", "resume_setting",
+           "row_line", "run_search", "search", "secret_free_report", "stage1",
+           "staged_search", "stage1_row", "weights", "workers"]

@@ -112,8 +112,11 @@ MethodsOpt = Annotated[str | None, typer.Option(
     "--methods", help="Methods to search, comma-separated (default: every registered method "
                       "that applies to the table; bioanon methods lists them).")]
 BudgetMinutesOpt = Annotated[float, typer.Option(
-    "--budget-minutes", help="Stop evaluating settings after this many minutes and choose "
-                             "among those evaluated (the confirmation follows).")]
+    "--budget-minutes", help="Wall-clock minutes for the recognition panel's stage (every "
+                             "setting is judged at stage 1 first, whatever the time): once "
+                             "they have passed the panel judges no further settings, and a "
+                             "search cut short before a choice certifies nothing (exit 1, "
+                             "naming what it left).")]
 ExhaustiveOpt = Annotated[bool, typer.Option(
     "--exhaustive/--no-exhaustive",
     help="Judge every setting with the full recognition panel (slower). By default the panel "
@@ -506,8 +509,8 @@ def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
         err_console.print(f"  {what}: skipped ({skip['reason']})", highlight=False,
                           soft_wrap=True)
     if not_evaluated:
-        err_console.print(f"budget reached: {len(not_evaluated)} setting(s) not "
-                          f"evaluated: {', '.join(not_evaluated)}", highlight=False,
+        err_console.print(f"budget reached: {len(not_evaluated)} setting(s) not judged by "
+                          f"the panel: {', '.join(not_evaluated)}", highlight=False,
                           soft_wrap=True)
 
 

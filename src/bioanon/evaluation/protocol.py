@@ -118,6 +118,22 @@ def _with_seed(anonymizer: Any, seed: int) -> Any:
     return anonymizer
 
 
+@dataclass
+class StageState:
+    """What an evaluation's first stage keeps for the attack panel (:meth:`Evaluation.resume`):
+    the split, both splits anonymized, the sensitive labels and a mixing method's matrix. In
+    process only: the anonymized splits and the matrix are secrets (an evaluation is pickled
+    without them)."""
+
+    train: FeatureTable
+    test: FeatureTable
+    anon_train: np.ndarray
+    anon_test: np.ndarray
+    y_tr: np.ndarray
+    y_te: np.ndarray
+    mixing: list[Any]
+
+
 @dataclass(frozen=True)
 class JudgeCheck:
     """What the judge's check of a table and options derives (:func:`check_judge`): the
@@ -180,6 +196,24 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
                            "drop it from the released labels")
     return JudgeCheck(tuple(modes), tuple(model_list), tuple(strategies), bool(strict),
                       options.level_, options.accepted, tuple(label_columns))
+
+
+def judged_sample(table: FeatureTable, interest: str, sensitive: str,
+                  options: EvaluationOptions, seed: int
+                  ) -> tuple[FeatureTable, dict[str, Any] | None]:
+    """The records an evaluation with evaluation seed ``seed`` judges: ``table``, or when it
+    holds more than ``max_records`` records a stratified sample of its identities and
+    records (:func:`bioanon.sampling.panel_sample`), with the sample's description (None
+    when not sampled). Evaluations of many settings with one seed (a search) draw it once.
+    """
+    if options.max_records is None or table.n_records <= options.max_records:
+        return table, None
+    from ..sampling import panel_sample
+
+    ps = panel_sample(table.labels, sensitive=options.group or sensitive, stratify=interest,
+                      max_records=options.max_records, max_identities=None,
+                      random_state=seed)
+    return table.subset(ps.index), ps.describe()
 
 
 class Evaluation:
@@ -271,14 +305,15 @@ class Evaluation:
         ----------
         recognition : bool
             False runs the cheap part only (the search's first stage): the split, the
-            anonymization, utility and every risk but recognition, whose results are the
-            same as a full evaluation's with the same seed; no attack panel is run, so
-            ``attacks()``, ``worst_case()`` and ``verdict()`` are not available.
+            anonymization, utility and every risk but those reading the attack panel, whose
+            results are the same as a full evaluation's with the same seed; no attack panel
+            is run, so ``attacks()``, ``worst_case()`` and ``verdict()`` are not available
+            until :meth:`resume` runs it on what this stage kept (a full evaluation is
+            exactly this stage followed by :meth:`resume`).
         """
         self.recognition_run_ = recognition
         self._check()
         self._sample()
-        interest, sensitive, seed = self.interest, self.sensitive, self.random_state
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
         anonymizer = self.anonymizer
         self.notes_: list[str] = []
@@ -287,9 +322,9 @@ class Evaluation:
                 "no anonymizer was given: pass the method to judge (anonymizer=...), e.g. the "
                 "setting bioanon.certify() chose; the seed method's default setting is never "
                 "judged in its place")
-        anonymizer = _with_seed(anonymizer, seed)
+        anonymizer = _with_seed(anonymizer, self.random_state)
         self.anonymizer_ = anonymizer
-        strategies, counts, meta_cols, skipped = self._selection_plan()
+        strategies = self._selection_plan()[0]  # refuses a selection it cannot run, first
 
         state = {"done": 0, "total": 7 + (1 if strategies else 0)}
 
@@ -298,30 +333,92 @@ class Evaluation:
                 progress(state["done"], state["total"], desc)
             state["done"] += 1
 
-        mixing: list[Any] = []  # the secret mixing matrix: local, never stored or written
+        mixing: list[Any] = []  # the secret mixing matrix: in process only, never written
         train, test, anon_train, anon_test = self._split_and_anonymize(anonymizer, tick, mixing)
         self._utility(train, test, anon_train, anon_test, anonymizer, tick)
+        stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
+        self._cheap_risks(stage, tick)
+        if not recognition:
+            #: for resume(): in process only (dropped when pickled; None: derive it again)
+            self.stage_: StageState | None = stage
+            if progress is not None:
+                progress(state["total"], state["total"], "done")
+            return self
+        return self._panel_stage(stage, progress, state)
 
-        # ------------------------------------------------------------ privacy
+    def resume(self) -> Evaluation:
+        """Finish a stage-1 evaluation (``evaluate(recognition=False)``): the attack panel
+        and the risks reading it, on what stage 1 kept (the split, the anonymized splits,
+        utility and every other risk), so that the evaluation is the full one with the same
+        seed, to the last bit, without anonymizing or scoring anything again.
+
+        The anonymized splits and a mixing method's matrix are secrets: they stay in the
+        process that computed them (an evaluation is pickled without them). An evaluation
+        that crossed processes derives them again here from the same seed (the same
+        records); utility and the other risks are never recomputed.
+        """
+        if getattr(self, "recognition_run_", True):
+            raise BioanonError("resume() finishes a stage-1 evaluation: call "
+                               "evaluate(recognition=False) first")
+        stage = self.__dict__.pop("stage_", None) or self._restage()
+        self.recognition_run_ = True
+        progress = stages(self.progress, "evaluating", "bioanon.evaluation")
+        total = 4 + (1 if self._selection_plan()[0] else 0)
+        return self._panel_stage(stage, progress, {"done": 0, "total": total})
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without stage 1's state: its secrets never leave the process
+        (:meth:`resume` derives them again)."""
+        return {k: v for k, v in self.__dict__.items() if k != "stage_"}
+
+    def _restage(self) -> StageState:
+        """Stage 1's split and anonymized splits derived again from the seed (the same
+        records: same split, same anonymizer seed)."""
+        mixing: list[Any] = []
+        parts = self._split_and_anonymize(_with_seed(self.anonymizer, self.random_state),
+                                          lambda _: None, mixing)
+        return self._privacy_inputs(*parts, mixing, stage1=False)
+
+    def _privacy_inputs(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
+                        anon_test: np.ndarray, mixing: list[Any], stage1: bool = True
+                        ) -> StageState:
+        """What every risk reads: the sensitive labels of both splits, and (stage 1) the
+        chance level and the label-only control attacker."""
+        sensitive = self.sensitive
         y_tr = train.labels[sensitive].astype(str).to_numpy()
         y_te = test.labels[sensitive].astype(str).to_numpy()
-        self.chance_ = chance_level(y_te)
-        self.n_classes_ = int(np.unique(y_te).size)
-        self.control_ = control_rate(train.labels, y_tr, test.labels, y_te, self.label_columns)
+        if stage1:
+            self.chance_ = chance_level(y_te)
+            self.n_classes_ = int(np.unique(y_te).size)
+            self.control_ = control_rate(train.labels, y_tr, test.labels, y_te,
+                                         self.label_columns)
+        return StageState(train, test, anon_train, anon_test, y_tr, y_te, mixing)
+
+    def _panel_stage(self, stage: StageState, progress: Any, state: dict[str, int]
+                     ) -> Evaluation:
+        """The attack panel, contributor disclosure, the risks reading the panel (with
+        stage 1's figures of the others), verification and identity selection."""
+        train, test, anon_train, anon_test = (stage.train, stage.test, stage.anon_train,
+                                              stage.anon_test)
+        y_tr, y_te, seed, mixing = stage.y_tr, stage.y_te, self.random_state, stage.mixing
+        strategies, counts, meta_cols, skipped = self._selection_plan()
         base = state["done"]
+
+        def tick(desc: str) -> None:
+            if progress is not None:
+                progress(state["done"], state["total"], desc)
+            state["done"] += 1
 
         def panel_progress(done: int, total: int, desc: str) -> None:
             if progress is not None:
                 progress(base + done, state["total"] - 3 + total, f"attack panel: {desc}")
 
         predictions: dict[str, np.ndarray] = {}
-        if not recognition:
-            return self._cheap_risks(train, test, anon_test, anonymizer, y_te, progress)
         panel = run_panel(train.X, anon_train, y_tr, test.X, anon_test, y_te, self.chance_,
                           self.modes, self.model_list, seed=seed, top_k=self.options.top_k,
                           n_jobs=self.options.n_jobs, cache=self.cache, progress=panel_progress,
                           predictions=predictions)
-        state["done"] = state["total"] - 3
+        state["done"] = max(state["done"], state["total"] - 3)
         self.panel_ = panel
         self._baseline()
         for rec in panel["attacks"]:
@@ -339,11 +436,11 @@ class Evaluation:
         mixing.clear()
 
         # ------------------------------------------------------------ risks (registered)
-        ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
-                          self.label_columns, self.options.group, seed, predictions=predictions,
-                          truth=y_te, chance=self.chance_, control=self.control_,
-                          max_candidates=self.options.max_candidates)
-        self._run_risks(ctx, tick, panel=True)
+        ctx = RiskContext(train, test, anon_test, self.anonymizer_, self.interest,
+                          self.sensitive, self.label_columns, self.options.group, seed,
+                          predictions=predictions, truth=y_te, chance=self.chance_,
+                          control=self.control_, max_candidates=self.options.max_candidates)
+        self._run_risks(ctx, tick, panel=True, kept=self.risk_results_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
         self.verification_: list[VerificationResult] = []
@@ -370,16 +467,9 @@ class Evaluation:
     def _sample(self) -> None:
         """Judge a table of more than ``max_records`` records on a stratified sample of its
         identities and records (described in ``panel_sample_``)."""
-        opts = self.options
-        self.panel_sample_: dict[str, Any] | None = None
-        if opts.max_records is not None and self.table.n_records > opts.max_records:
-            from ..sampling import panel_sample
-
-            ps = panel_sample(self.table.labels, sensitive=opts.group or self.sensitive,
-                              stratify=self.interest, max_records=opts.max_records,
-                              max_identities=None, random_state=self.random_state)
-            self.panel_sample_ = ps.describe()
-            self.table = self.table.subset(ps.index)
+        self.table, self.panel_sample_ = judged_sample(self.table, self.interest,
+                                                       self.sensitive, self.options,
+                                                       self.random_state)
 
     def _split_and_anonymize(self, anonymizer: Any, tick: Callable[[str], None],
                              mixing: list[Any]
@@ -421,50 +511,60 @@ class Evaluation:
             self._unseen_identity_utility(util, anonymizer)
         self.utility_raw_ = util
 
-    def _cheap_risks(self, train: FeatureTable, test: FeatureTable, anon_test: np.ndarray,
-                     anonymizer: Any, y_te: np.ndarray, progress: Any) -> Evaluation:
-        """Every registered risk that needs no attack panel, as :meth:`evaluate` runs them."""
+    def _cheap_risks(self, stage: StageState, tick: Callable[[str], None]) -> None:
+        """Every registered risk that needs no attack panel (stage 1), as the full
+        evaluation reports them; the panel's results stay empty until :meth:`resume`."""
         self.panel_ = None
         self.contributors_ = None
-        ctx = RiskContext(train, test, anon_test, anonymizer, self.interest, self.sensitive,
-                          self.label_columns, self.options.group, self.random_state,
-                          predictions={}, truth=y_te, chance=self.chance_,
-                          control=self.control_, max_candidates=self.options.max_candidates)
-        self._run_risks(ctx, lambda _: None, panel=False)
+        self.crossfit_ = None
+        ctx = RiskContext(stage.train, stage.test, stage.anon_test, self.anonymizer_,
+                          self.interest, self.sensitive, self.label_columns,
+                          self.options.group, self.random_state, predictions={},
+                          truth=stage.y_te, chance=self.chance_, control=self.control_,
+                          max_candidates=self.options.max_candidates)
+        self._run_risks(ctx, tick, panel=False)
         self.verification_ = []
         self.selection_ = None
         self.strategies_, self.counts_ = [], []
         self.preview_data_ = None
-        if progress is not None:
-            progress(1, 1, "done")
-        return self
 
-    def _run_risks(self, ctx: RiskContext, tick: Callable[[str], None], panel: bool) -> None:
+    def _run_risks(self, ctx: RiskContext, tick: Callable[[str], None], panel: bool,
+                   kept: Mapping[str, list[RiskResult]] | None = None) -> None:
         """Run every registered risk (those reading the attack panel only with ``panel``),
         each against the target its option holds; a risk switched off is reported "not
-        measured". Sets ``risks_`` (covered by the guarantee, accepted as named)."""
+        measured"; a risk in ``kept`` (stage 1's results) is not run again. Sets ``risks_``
+        (covered by the guarantee, accepted as named) and ``risk_results_`` (each risk's
+        results, before cover)."""
         specs = [s for s in registry.REGISTRY if panel or not s.panel]
         self.risk_specs_ = tuple(specs)  # the registry entries run (the caps' widths read them)
-        risks: list[RiskResult] = []
+        kept = dict(kept or {})
+        results: dict[str, list[RiskResult]] = {}
         done: dict[str, Any] = {}
         for i, spec in enumerate(specs):
             target = self.options.target(spec.target_option)
-            if spec.switch is not None and not getattr(self.options, spec.switch):
-                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
-                                         target_at(target, ctx.level),
-                                         f"{spec.name} was not run ({spec.switch}=False)"))
+            if spec.name in kept:
+                results[spec.name] = list(kept[spec.name])
+            elif spec.switch is not None and not getattr(self.options, spec.switch):
+                results[spec.name] = [not_covered(spec.name, ctx.level, spec.statistic,
+                                                  target_at(target, ctx.level),
+                                                  f"{spec.name} was not run "
+                                                  f"({spec.switch}=False)")]
                 continue
-            if spec.stage:
-                tick(spec.stage)
-            done[spec.name] = spec.evaluator(ctx, target).evaluate()
-            risks += done[spec.name].results()
+            else:
+                if spec.stage:
+                    tick(spec.stage)
+                done[spec.name] = spec.evaluator(ctx, target).evaluate()
+                results[spec.name] = list(done[spec.name].results())
             if (spec.panel and not any(s.panel for s in specs[i + 1:])
                     and isinstance(ctx.predictions, dict)):
                 ctx.predictions.clear()  # the panel's guesses are read by these risks only
         self.crossfit_ = next((d.crossfit_ for d in done.values()
                                if getattr(d, "crossfit_", None) is not None), None)
-        self.membership_: list[MembershipResult] = next(
-            (d.legacy() for d in done.values() if hasattr(d, "legacy")), [])
+        legacy = next((d.legacy() for d in done.values() if hasattr(d, "legacy")), None)
+        if legacy is not None or not kept:
+            self.membership_: list[MembershipResult] = legacy or []
+        self.risk_results_ = results
+        risks = [r for spec in specs for r in results[spec.name]]
         self.risks_ = apply_accepted(cover(risks, self.options.guarantee), self.accept_risks_)
 
     def _selection_plan(self) -> tuple[list[str], list[int], list[str], dict[str, str]]:
@@ -666,5 +766,6 @@ def _selection_block(train: FeatureTable, test: FeatureTable,
     return block
 
 
-__all__ = ["Evaluation", "JudgeCheck", "anonymize_splits", "check_judge", "model_name", "mixture",
+__all__ = ["Evaluation", "JudgeCheck", "StageState", "anonymize_splits", "check_judge",
+           "judged_sample", "model_name", "mixture",
            "utility"]

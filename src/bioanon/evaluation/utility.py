@@ -69,7 +69,7 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
             keys.append(k)
             fitted.append(cache.get(k) if cache is not None and k is not None else None)
     todo = [i for i, f in enumerate(fitted) if f is None]
-    single = is_parallel(n_jobs, len(todo))
+    single = n_jobs == 1 or is_parallel(n_jobs, len(todo))  # one job: one thread each
     outs: list[Any] = [None] * len(jobs)
     for i, out in zip(todo, parallel_map(_utility_fit, [(*jobs[i], single) for i in todo],
                                          n_jobs, len(todo)), strict=True):
