@@ -59,3 +59,69 @@ def test_the_cli_translates_a_named_parameter_to_its_flag() -> None:
                        parameter="target_advantage")
     assert cli_message(exc) == "--target-advantage 2.0 must lie in [0, 1]; e.g. 0.05"
     assert cli_message(BioanonError("plain")) == "plain"
+
+
+@pytest.mark.parametrize(("name", "value", "words"), [
+    ("test_size", 1.5, "test_size=1.5 is out of range; use a number in (0, 1)"),
+    ("top_k", 0, "top_k=0 is out of range; use an integer >= 1"),
+    ("target_advantage", 2.0, "target_advantage=2.0 is out of range; use a number in [0, 1]"),
+    ("max_candidates", 1, "max_candidates=1 is out of range; use an integer >= 2 or none"),
+    ("max_records", 0, "max_records=0 is out of range; use an integer >= 2 or none"),
+    ("n_jobs", 0, "n_jobs=0 is out of range; use a nonzero integer"),
+    ("level", "loose", "level='loose' is not a level; name one of strict, standard, basic"),
+    ("models", "knx", "models='knx': unknown recognizer 'knx'"),
+    ("attackers", "nosuch", "attackers='nosuch': unknown attacker mode"),
+    ("identities", [1], "identities=[1]: identity count 1 is too small"),
+    ("accept_risks", {"record-magic": "x"}, "cannot accept unknown risk 'record-magic'"),
+    ("accept_risks", {"record-membership": " "}, "needs a reason"),
+    ("membership", "no", "membership='no' is out of range; use true or false"),
+    ("released_labels", "age", "must be a list of label column names"),
+])
+def test_each_fault_is_one_message_naming_the_parameter(name, value, words) -> None:
+    with pytest.raises(BioanonError) as info:
+        EvaluationOptions.of(**{name: value})
+    assert words in str(info.value) and info.value.parameter == name
+    assert "\n" not in str(info.value) and "--" not in str(info.value)
+
+
+def test_every_option_declares_its_constraint_beside_it() -> None:
+    defaults = EvaluationOptions()  # the defaults pass their own constraints
+    for f in fields(EvaluationOptions):
+        assert "constraint" in f.metadata, f.name
+        assert EvaluationOptions.constraint_text(f.name), f.name
+    assert defaults.level_.name == "standard" and defaults.accepted == {}
+
+
+def test_the_options_are_checked_on_every_construction_and_replace() -> None:
+    from dataclasses import replace
+
+    base = EvaluationOptions.of(models=["knn"])
+    with pytest.raises(BioanonError, match="top_k=0"):
+        replace(base, top_k=0)
+    with pytest.raises(BioanonError, match="top_k=0"):
+        Evaluation(make_biometric(n_identities=4, records_per_identity=8, n_features=32),
+                   "expression", "identity", top_k=0)
+
+
+def test_one_target_check_one_message() -> None:
+    """target_advantage is checked in one place: the options, the verdict and the search
+    say the same words."""
+    from bioanon.evaluation.verdict import verdict
+
+    with pytest.raises(BioanonError) as opts:
+        EvaluationOptions.of(target_advantage=1.5)
+    with pytest.raises(BioanonError) as judged:
+        verdict({}, 1.5)
+    with pytest.raises(BioanonError) as searched:
+        search(make_biometric(n_identities=4, records_per_identity=8, n_features=32),
+               "expression", "identity", methods=["noise"], target_advantage=1.5)
+    assert str(opts.value) == str(judged.value) == str(searched.value)
+
+
+def test_the_judge_reads_its_options_not_copies() -> None:
+    t = make_biometric(n_identities=4, records_per_identity=8, n_features=32)
+    ev = Evaluation(t, "expression", "identity", models=["knn"], level="basic", n_jobs=1)
+    assert ev.options.models == ["knn"] and ev.options.level == "basic"
+    assert ev.options.target("level").name == "basic"
+    for name in EvaluationOptions.names():  # no field copied onto the evaluation
+        assert name not in vars(ev), name

@@ -7,7 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from bioanon.cli import app
-from bioanon.cli.help_pages import HELP_ALL
+from bioanon.cli.help_pages import DETAILS, HELP_ALL, stale_details
 
 runner = CliRunner()
 GROUP = typer.main.get_command(app)
@@ -56,3 +56,16 @@ def test_every_boolean_flag_has_its_no_form(name):
 def test_a_no_form_parses():
     res = runner.invoke(app, ["methods", "--json", "--no-json"])
     assert res.exit_code == 0 and not res.output.lstrip().startswith("{")
+
+
+def test_help_pages_name_only_flags_that_exist():
+    """``--help-all``'s list of detail flags names only flags its command declares."""
+    assert stale_details(GROUP) == {}
+    assert set(DETAILS) <= set(COMMANDS)
+
+
+def test_a_stale_detail_is_caught(monkeypatch):
+    import bioanon.cli.help_pages as help_pages
+
+    monkeypatch.setitem(help_pages.DETAILS, "tune", DETAILS["tune"] | {"--no-such-flag"})
+    assert stale_details(GROUP) == {"tune": ["--no-such-flag"]}

@@ -23,11 +23,12 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "bioanon"
 LAYERS: list[tuple[str, ...]] = [
     ("bioanon._version", "bioanon.errors"),
     ("bioanon.progress", "bioanon.io", "bioanon.privacy", "bioanon.table", "bioanon.metrics",
-     "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels", "bioanon.plan",
+     "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels",
      "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_unit"),
     ("bioanon.features", "bioanon.datasets", "bioanon.anonymize", "bioanon.attack",
      "bioanon.pipeline", "bioanon.release"),
-    ("bioanon.evaluation",),
+    # the plan derives its rows from the evaluation's risk registry
+    ("bioanon.evaluation", "bioanon.plan"),
     ("bioanon.report",),
     ("bioanon.scale",),  # the execution engine the certification's Parquet adapter drives
     ("bioanon.certification",),

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from bioanon.cli.common import cli_message
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.evaluation.split import split_table
@@ -22,7 +23,7 @@ from bioanon.metrics.advantage import (
 from bioanon.metrics.intervals import newcombe_difference
 from bioanon.metrics.recognition_null import identity_permutation_interval
 from bioanon.metrics.risk_stats import judge
-from bioanon.plan import ACCEPTED, COVERED, INCONCLUSIVE, SHOWABLE, make_plan
+from bioanon.plan import ACCEPTED, COVERED, INCONCLUSIVE, SHOWABLE, PlanRefused, make_plan
 from bioanon.privacy_bounds import (
     BoundExceeded,
     Guarantee,
@@ -229,10 +230,11 @@ def test_plan_refuses_a_24_person_table_with_ways_forward():
     assert "\n" not in line and INCONCLUSIVE in line and "not met" not in line
     assert "privacy_unit='identity'" in line and "'identity-membership'" in line
     assert "more data: about" in line and "--" not in line
-    cli = p.refusal_line(cli=True)  # the command line's
-    assert "--privacy-unit identity" in cli and "--accept-risk identity-membership" in cli
+    cli = cli_message(PlanRefused(p))  # the command line's words, translated at its boundary
+    assert "--privacy-unit 'identity'" in cli and "--accept-risk identity-membership" in cli
+    assert "accept_risks" not in cli and "epsilon=" not in cli
     d = p.to_dict()
-    assert d["can_proceed"] is False and d["refusal"] == line and d["refusal_cli"] == cli
+    assert d["can_proceed"] is False and d["refusal"] == line and "refusal_cli" not in d
     assert "plan (from the table's shape" in p.render()
 
 
@@ -363,7 +365,19 @@ def test_release_refuses_a_24_person_table_with_the_plans_reason(people24, tmp_p
     assert len(err) == 1
     assert "inconclusive at this size" in err[0] and "not met" not in err[0]
     assert "--accept-risk identity-membership" in err[0]
-    assert "--privacy-unit identity" in err[0] and "more data: about" in err[0]
+    assert "--privacy-unit 'identity'" in err[0] and "more data: about" in err[0]
+    # the suggestion works as typed: one --reason after each --accept-risk
+    import shlex
+
+    from bioanon.cli.options import parse_accept
+
+    typed = shlex.split(err[0][err[0].index("accept by name (") + 16:].rstrip(")"))
+    names = [typed[i + 1] for i, t in enumerate(typed) if t == "--accept-risk"]
+    reasons = [typed[i + 1] for i, t in enumerate(typed) if t == "--reason"]
+    import re
+
+    blocked = re.findall(r"([a-z]+-[a-z]+) \(can rule out", err[0])
+    assert blocked and list(parse_accept(names, reasons)) == blocked
     assert "settings" not in text and "CAS" not in text  # stopped before any setting
     assert list(tmp_path.iterdir()) == []
 

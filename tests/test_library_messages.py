@@ -123,3 +123,69 @@ def test_library_errors_carry_their_parameter():
             call()
         assert "--" not in str(info.value)
         assert cli in cli_message(info.value)
+
+
+# ---------------------------------------------------------------------- any library text
+def cli_flags() -> set[str]:
+    """Every flag the command line declares (``--no-`` forms included), from the app."""
+    import typer
+
+    from bioanon.cli import app
+
+    flags: set[str] = set()
+
+    def walk(cmd: object) -> None:
+        for p in getattr(cmd, "params", []):
+            flags.update(o for o in (*p.opts, *p.secondary_opts) if o.startswith("--"))
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+
+    walk(typer.main.get_command(app))
+    return flags
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring constants (documentation for developers, not text shown)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def flags_in_library_text(flags: set[str]) -> set[tuple[str, str, int]]:
+    """``(module, flag, line)`` of every command-line flag in a string of the library outside
+    ``cli/`` (messages, manifest and report texts, declared descriptions), docstrings aside."""
+    found = set()
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("cli/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docs):
+                found.update((rel, f, node.lineno) for f in FLAG.findall(node.value)
+                             if f in flags)
+    return found
+
+
+def test_library_text_names_no_flag_of_the_command_line():
+    """The library names its parameters (``accept_risks=``, ``public=``); only the command
+    line writes flags (:func:`bioanon.cli.common.cli_message`)."""
+    flags = cli_flags()
+    assert {"--accept-risk", "--public-data", "--out", "--level"} <= flags
+    bad = sorted(f"{m}:{line}: {flag}" for m, flag, line in flags_in_library_text(flags))
+    assert not bad, "library text naming command-line flags:\n" + "\n".join(bad)
+
+
+def test_the_text_scan_sees_flags_but_not_docstrings(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "m.py").write_text('"""Run --out."""\nX = "give --out DIR"\nY = "--nosuch"\n')
+    (pkg / "cli" / "c.py").write_text('X = "--out"\n')
+    monkeypatch.setitem(globals(), "ROOT", pkg)
+    assert flags_in_library_text({"--out"}) == {("m.py", "--out", 2)}

@@ -119,7 +119,12 @@ def test_the_identity_unit_leaves_out_dp_mix_and_bounds_each_person(tables) -> N
                               max_records_per_identity=5).candidates(private, None,
                                                                       "identity")
     assert {c.method for c in cands} == {"dp-synthetic", "dp-basis"}
-    assert [s["method"] for s in skipped] == ["dp-mix"]
+    why = {s["method"]: s["reason"] for s in skipped}  # every DP method, said why not
+    assert sorted(why) == ["dp-mix", "smartnoise-dp"]  # both account for records only
+    assert all(w.startswith("cannot hold privacy_unit=identity") for w in why.values())
+    _, record = DPBudget(epsilon=2.0).candidates(private, None, "identity")
+    assert record == [{"method": "smartnoise-dp",
+                       "reason": "declares no settings to search (not searched at a budget)"}]
     assert all(c.params["privacy_unit"] == "identity"
                and c.params["max_records_per_identity"] == 5 for c in cands)
     statement = DPBudget(epsilon=2.0, privacy_unit="identity").statement(private, "identity")

@@ -231,10 +231,12 @@ def test_json_prints_one_document_also_when_nothing_is_certified(src, tmp_path):
                "--target-advantage", "0.1", "--json", *FAST_CLI, *LOOSE_CLI)
     assert res.exit_code == 1
     doc = json.loads(res.stdout)
-    assert doc["certified"] is False and doc["closest"].startswith("noise(")
+    assert doc["certified"] is False and doc["setting"].startswith("noise(")
+    assert doc["outcome"] == "not certified" and doc["exit_code"] == 1
     assert "record-recognition" in doc["short_of"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel.parquet.report"]  # its report only
-    assert doc["report"].endswith("rel.parquet.report")
+    assert doc["output"]["report"].endswith("rel.parquet.report")
+    assert doc["output"]["table"] is None and doc["output"]["manifest"] is None
 
 
 KILLED_RELEASE = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import bioanon.evaluation.protocol as protocol
+import bioanon.evaluation.risks.registry as registry
 from bioanon.anonymize import GaussianNoiseAnonymizer
 from bioanon.certification.chart import search_figure
 from bioanon.certification.search import SearchResult
@@ -48,7 +48,7 @@ def test_every_registered_risk_is_built_the_same_way(table) -> None:
 
 def test_a_new_risk_is_one_registry_line(table, monkeypatch) -> None:
     spec = RiskSpec("echo", EchoRisk, "advantage", "target_advantage", None, "echo", 0.0)
-    monkeypatch.setattr(protocol, "REGISTRY", (*REGISTRY, spec))
+    monkeypatch.setattr(registry, "REGISTRY", (*REGISTRY, spec))
     ev = Evaluation(table, "expression", "identity",
                     anonymizer=GaussianNoiseAnonymizer(sigma=1.0), **FAST).evaluate()
     echo = [r for r in ev.risks_ if r.risk == "echo"]
@@ -68,3 +68,85 @@ def test_the_search_chart_has_one_panel_per_registered_risk(monkeypatch) -> None
     fig = search_figure(SearchResult([], 0.05), "identity", "expression")
     assert [ax.get_title() for ax in fig.axes][-1] == "echo"
     plt.close(fig)
+
+
+class LevelEchoRisk(EchoRisk):
+    """A stand-in risk judged at the privacy level (its target a Level: one per level)."""
+
+    def results(self) -> list:
+        from bioanon.evaluation.risks.base import target_at
+
+        return [risk_result("echo", lv, "advantage", 0.0, (-0.01, 0.01), "echo attacker",
+                            0.0, "no signal", target_at(self.target, lv), 0.01, "",
+                            {"n": self.n_})
+                for lv in (self.ctx.level, "identity")]
+
+
+ECHO = RiskSpec("echo", LevelEchoRisk, "advantage", "level", None,
+                "echo advantage", 0.0, question="does the release echo X?", dp_bounded=True)
+
+
+def test_a_registered_risk_reaches_the_plan_the_report_and_the_command_line(
+        table, monkeypatch) -> None:
+    """One registry line (patched here) and nothing else: the plan gets its rows, the judge
+    runs it, the caps give its half-widths, the report's risk table asks its question, the
+    accepted names and the command line's flags and help name it."""
+    import typer
+    from typer.testing import CliRunner
+
+    from bioanon.cli.options import accept_help, judge_options, level_help
+    from bioanon.evaluation.risks.registry import check_accepted
+    from bioanon.plan import make_plan
+    from bioanon.report.build import build_report
+    from bioanon.report.risks import risk_rows
+
+    monkeypatch.setattr(registry, "REGISTRY", (*REGISTRY, ECHO))
+    big = make_biometric(n_identities=40, records_per_identity=12, n_features=32)
+    plan = make_plan(big, "expression", "identity", level="basic")
+    echo_rows = [r for r in plan.rows if r.risk == "echo"]
+    assert [r.name for r in echo_rows] == ["record-echo", "identity-echo"]
+    member = plan.row("record-membership")
+    assert member is not None and echo_rows[0].smallest == member.smallest
+    assert echo_rows[0].target == 0.14 and echo_rows[1].target == 0.20  # the level's targets
+
+    ev = Evaluation(table, "expression", "identity",
+                    anonymizer=GaussianNoiseAnonymizer(sigma=1.0), **FAST).evaluate()
+    assert {r.name for r in ev.risks_ if r.risk == "echo"} == {"record-echo", "identity-echo"}
+    rep = build_report(ev).to_dict()
+    assert "record-echo" in rep["dataset"]["fit_sizes"]["half_widths"]
+    rows = [r for r in risk_rows(rep) if r["risk"].endswith(" echo")]
+    assert len(rows) == 2 and rows[0]["question"] == "does the release echo X?"
+
+    assert check_accepted({"identity-echo": "tested elsewhere"}) == {
+        "identity-echo": "tested elsewhere"}
+    assert "identity-echo" in accept_help() and "echo" in level_help()
+    app = typer.Typer()
+
+    @app.command()
+    @judge_options("evaluate")
+    def judge_only(*, judge: dict) -> None:
+        print(sorted(judge["accept_risks"]), judge["level"].name)
+
+    helps = {p.opts[0]: p.help for p in typer.main.get_command(app).params}
+    assert "identity-echo" in helps["--accept-risk"]
+    assert "membership, inference and echo" in helps["--level"]
+    assert "--membership" in helps and "--echo" not in helps  # it declares no switch
+    res = CliRunner().invoke(app, ["--accept-risk", "identity-echo", "--reason", "why",
+                                   "--level", "basic"])
+    assert res.exit_code == 0 and "['identity-echo'] basic" in res.output, res.output
+
+
+def test_the_command_lines_switches_are_the_registrys() -> None:
+    from bioanon.cli import app
+
+    evaluate = typer_command(app, "evaluate")
+    flags = {o for p in evaluate.params for o in p.opts}
+    switches = {f"--{s.switch}" for s in REGISTRY if s.switch}
+    assert switches and switches <= flags
+    assert {"--target-advantage", "--level", "--accept-risk"} <= flags
+
+
+def typer_command(app, name):
+    import typer
+
+    return typer.main.get_command(app).get_command(None, name)  # type: ignore[attr-defined]

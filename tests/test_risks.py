@@ -181,7 +181,7 @@ def test_every_risk_is_reported_and_the_verdict_is_their_conjunction(small):
     # the report carries the typed risks and reads back into the same verdict
     rep = build_report(ev)
     assert [r["name"] for r in rep["risks"]] == [r.name for r in risks]
-    again = verdict(rep.to_dict(), ev.target_advantage)
+    again = verdict(rep.to_dict(), ev.options.target_advantage)
     assert again.met == v.met and [r.status for r in again.risks] == \
         [r.status for r in v.risks]
     rows = risk_rows(rep)
@@ -200,7 +200,7 @@ def test_an_unmeasurable_level_is_not_covered_and_passes_only_when_accepted(smal
     assert "not met" not in v.risk_sentence().split("NOT met:")[-1].replace(
         "identity-membership is inconclusive", "")  # no measured figure said to fail
     accept = {r.name: "a test of the mechanism" for r in v.failed()}
-    v2 = verdict(ev, ev.target_advantage, accept_risks=accept)
+    v2 = verdict(ev, ev.options.target_advantage, accept_risks=accept)
     assert v2.met and all(r.status in ("met", "accepted") for r in v2.risks)
     assert v2.to_dict()["accepted_risks"] == accept
     acc = next(r for r in v2.risks if r.name == "identity-membership")

@@ -151,7 +151,7 @@ def test_the_judge_evaluates_the_streamed_rule_and_seeds_reproduce_the_release(
                           for j in judged)
     assert {r["method"] for r in a.rows} == {"dp-basis"}
     assert {s["method"] for s in a.skipped} >= {"dp-mix", "dp-synthetic"}
-    assert a.streamed.n_parts == partition_count(folder, 400) == 6  # 950 = 400 + 400 + 150
+    assert a.written.n_parts == partition_count(folder, 400) == 6  # 950 = 400 + 400 + 150
     b = certify_streamed(folder, tmp_path / "b", _roles(), **kw)
     pa_, pb = _parts_frame(tmp_path / "a"), _parts_frame(tmp_path / "b")
     assert [len(p) for p in pa_] == [400, 400, 150, 400, 400, 150]

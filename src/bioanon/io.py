@@ -71,26 +71,37 @@ def _probe(folder: Path) -> None:
 
 
 def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (),
-                     files: Iterable[str] = (), flag: str = "--out",
+                     files: Iterable[str] = (), parameter: str = "out",
                      what: str = "the report") -> Path:
     """Check, before any work, that ``path`` is (or can become) a folder for ``files``.
 
-    ``flag`` and ``what`` name the option and its content in the error.
+    ``parameter`` and ``what`` name the option and its content in the error, which writes
+    ``NAME='PATH'`` (the command line turns it into its flag).
+
+    >>> check_output_dir(__file__)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: out='...io.py' is an existing file; name a folder for the report
     """
     p = Path(path)
     inputs = list(inputs)
+    given = f"{parameter}='{p}'"
+
+    def fault(text: str) -> BioanonError:
+        return BioanonError(text, parameter=parameter)
+
     if p.exists() and not p.is_dir():
-        raise BioanonError(f"{flag} '{p}' is an existing file; name a folder for {what}")
+        raise fault(f"{given} is an existing file; name a folder for {what}")
     for src in inputs:
         if Path(src).resolve() == p.resolve():
-            raise BioanonError(f"{flag} '{p}' is the input; name a folder for {what}")
+            raise fault(f"{given} is the input; name a folder for {what}")
         if Path(src).is_dir() and Path(src).resolve() in p.resolve().parents:
-            raise BioanonError(f"{flag} '{p}' is inside the input folder '{src}'; name a "
-                               f"folder elsewhere for {what}")
+            raise fault(f"{given} is inside the input folder '{src}'; name a folder "
+                        f"elsewhere for {what}")
     for name in files:
         check_not_input(p / name, inputs)
         if (p / name).is_dir():
-            raise BioanonError(f"'{p / name}' is a folder; remove it or choose another {flag}")
+            raise fault(f"'{p / name}' is a folder; remove it or choose another {parameter}=")
     existing = p
     while not existing.exists():
         existing = existing.parent

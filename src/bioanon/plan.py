@@ -20,7 +20,10 @@ is a member and a non-member) and says, for each risk and level:
   :func:`~bioanon.privacy_bounds.gaussian_epsilon_for_advantage`) whose bound covers it, or
   ``accept=`` by name.
 
-Nothing here looks at feature values: the plan costs milliseconds.
+The rows derive from the risk registry (:data:`bioanon.evaluation.risks.registry.REGISTRY`):
+one per registered risk and level it is measured at, counted by what its test counts (the
+released records, or members against non-members), covered by a DP guarantee where the risk
+declares it bounded. Nothing here looks at feature values: the plan costs milliseconds.
 
 Examples
 --------
@@ -48,6 +51,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import BioanonError
+from .evaluation.risks import registry
+from .evaluation.risks.base import target_at
 from .levels import Level, resolve_level
 from .metrics.advantage import Z95, Z_PASS, smallest_showable
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
@@ -57,6 +62,8 @@ SHOWABLE = "showable"
 COVERED = "covered by the guarantee"
 ACCEPTED = "accepted"
 INCONCLUSIVE = "inconclusive at this size"
+#: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
+PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
 #: identity-level figures need at least this many identities (as the evaluation does)
 MIN_IDENTITIES = 20
 IDENTITY_FOLDS = 3
@@ -120,9 +127,18 @@ class Plan:
     def row(self, name: str) -> PlanRow | None:
         return next((r for r in self.rows if r.name == name), None)
 
-    def refusal_line(self, cli: bool = False) -> str:
+    def refusal_line(self) -> str:
         """One line: what cannot be shown and the ways forward (empty when nothing blocks),
-        in the library's parameters, or with ``cli`` in the command line's flags."""
+        in the library's parameters (``NAME=VALUE``: the command line writes each as its
+        flag, :data:`PARAMETERS`).
+
+        >>> from bioanon.datasets import make_biometric
+        >>> line = make_plan(make_biometric(n_identities=24, records_per_identity=12,
+        ...                                n_features=32), "expression", "identity"
+        ...                  ).refusal_line()
+        >>> "accept_risks={'record-recognition': '...', 'record-membership': '...'," in line
+        True
+        """
         b = self.blocked
         if not b:
             return ""
@@ -137,17 +153,11 @@ class Plan:
             ways.append("more data: " + " / ".join(more))
         eps = [r.needed["epsilon_identity"] for r in b if "epsilon_identity" in r.needed]
         if eps:
-            budget = (f"--epsilon {min(eps):.3g} --privacy-unit identity --public-data FILE"
-                      if cli else f"epsilon={min(eps):.3g}, privacy_unit='identity', "
-                                  "public=TABLE")
-            ways.append(f"a strict DP budget whose bound covers membership and inference "
-                        f"({budget})")
-        if cli:
-            names = " ".join(f"--accept-risk {r.name}" for r in b)
-            ways.append(f"accept by name ({names} --reason \"...\")")
-        else:
-            names = ", ".join(f"'{r.name}': '...'" for r in b)
-            ways.append(f"accept by name (accept_risks={{{names}}}, with the reason)")
+            covered = list(dict.fromkeys(r.risk for r in b if "epsilon_identity" in r.needed))
+            ways.append(f"a strict DP budget whose bound covers {' and '.join(covered)} "
+                        f"(epsilon={min(eps):.3g}, privacy_unit='identity', public=TABLE)")
+        names = ", ".join(f"'{r.name}': '...'" for r in b)
+        ways.append(f"accept by name (accept_risks={{{names}}})")
         return (f"level '{self.level.name}' cannot be shown on this table, "
                 f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}")
 
@@ -167,8 +177,7 @@ class Plan:
                 "n_identities": self.n_identities, "can_proceed": self.can_proceed,
                 "guarantee": self.guarantee.to_dict() if self.guarantee else None,
                 "rows": [r.to_dict() for r in self.rows],
-                "refusal": self.refusal_line() or None,
-                "refusal_cli": self.refusal_line(cli=True) or None}
+                "refusal": self.refusal_line() or None}
 
 
 def _fmt(x: float) -> str:
@@ -180,7 +189,7 @@ class PlanRefused(BioanonError):
     run stops before the search, with one line naming the ways forward."""
 
     def __init__(self, plan: Plan) -> None:
-        super().__init__(plan.refusal_line())
+        super().__init__(plan.refusal_line(), parameter=PARAMETERS)
         self.plan = plan
 
 
@@ -226,7 +235,8 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
     test_size : the share of each identity's records released in the evaluation
     label_columns : the label columns the release carries (inference needs one; default:
         the interest)
-    target_recognition : recognition's own target (advantage over chance)
+    target_recognition : the ``target_advantage`` option: the target of the risks judged by a
+        target of their own (recognition: advantage over chance); the others take the level's
     guarantee : a declared DP guarantee (covers a level when its unit does and its bound is
         within the target)
     accept : {"LEVEL-RISK": reason} the user accepted
@@ -242,57 +252,78 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
     ids = labels[sensitive].astype(str)
     per_id = ids.value_counts().to_numpy()
     n_rec, n_id = int(len(labels)), int(per_id.size)
+    shape = _Shape(n_rec, n_id, int(released_counts(per_id, test_size).sum()),
+                   float(per_id.max() / per_id.sum()) if n_id else 1.0)
+    if group is None:
+        members = (shape.released, n_rec - shape.released, "records")
+    else:
+        n1, n0 = _group_counts(labels, group, sensitive, test_size)
+        members = (n1, n0, "groups")
     cols = list(label_columns) if label_columns is not None else [interest]
-    accept = dict(accept or {})
+    targets = {"target_advantage": target_recognition, "level": lv}
+    not_measured = {"identity": (
+        f"the split keeps whole '{group}' groups apart (group level instead)"
+        if group is not None else "" if identity_level else
+        "the method is fitted on auxiliary data; no release without some identities")}
     rows: list[PlanRow] = []
-    # ------------------------------------------------------------ recognition (own target)
-    rel = int(released_counts(per_id, test_size).sum())
-    p = float(per_id.max() / per_id.sum()) if n_id else 1.0
-    s_rec = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(rel, 1))
-    rec = _row("recognition", "record" if group is None else "group", target_recognition,
-               s_rec, rel, 0, "records", None, accept, n_rec, n_id, guarantee_applies=False)
-    if n_id < MIN_IDENTITIES:
+    for level_name in ("record", "identity"):  # the record level's rows first
+        for spec in registry.REGISTRY:
+            if level_name not in spec.levels:
+                continue
+            lvl = level_name if level_name != "record" or group is None else "group"
+            target = target_at(targets[spec.target_option], lvl)
+            why = not_measured.get(level_name, "")
+            if spec.needs_labels and not cols:
+                why = "the release carries no label column"
+            if why:
+                rows.append(_fixed(spec.name, lvl, target, why, dict(accept or {})))
+                continue
+            rows.append(_spec_row(spec, lvl, target, shape, members,
+                                  guarantee if spec.dp_bounded else None, dict(accept or {})))
+    return Plan(lv, tuple(rows), n_rec, n_id, guarantee)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the plan reads of the table: records, identities, the records the evaluation
+    releases and the majority identity's share (the chance rate)."""
+
+    n_records: int
+    n_identities: int
+    released: int
+    chance: float
+
+
+def _spec_row(spec: Any, level: str, target: float, shape: _Shape,
+              members: tuple[int, int, str], guarantee: Guarantee | None,
+              accept: Mapping[str, str]) -> PlanRow:
+    """The plan row of one registered risk at one level, by what its test counts: the
+    released records (a rate against chance) or members against non-members."""
+    n_rec, n_id = shape.n_records, shape.n_identities
+    if spec.counts == "released":
+        p, rel = shape.chance, shape.released
+        row = _row(spec.name, level, target, (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(rel, 1)),
+                   rel, 0, "records", guarantee, accept, n_rec, n_id,
+                   guarantee_applies=spec.dp_bounded)
+        if n_id >= MIN_IDENTITIES:
+            return row
         # records cluster by person: if a recognizer maps each person's records to one label,
         # the figure moves in steps of 1/k and the identity-permutation interval (which the
         # evaluation then takes) is as wide as over k units; said, not refused (it depends
         # on the release, which the shape does not know)
         worst = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(n_id, 1))
-        rec = replace(rec, why=(rec.why + "; " if rec.why else "") +
-                      f"only {n_id} identities: records cluster by person, so the interval "
-                      f"may widen up to ±{worst / (Z95 + Z_PASS) * Z95:.2f} (identity-"
-                      "permutation null) and read inconclusive",
-                      needed={**rec.needed, "smallest_if_clustered": worst})
-    rows.append(rec)
-    # ------------------------------------------------------------ record / group level
-    if group is None:
-        n1 = rel
-        n0 = n_rec - n1
-        unit, lvl = "records", "record"
-    else:
-        n1, n0 = _group_counts(labels, group, sensitive, test_size)
-        unit, lvl = "groups", "group"
-    s = smallest_showable(n1, n0)
-    for risk in ("membership", "inference"):
-        if risk == "inference" and not cols:
-            rows.append(_fixed(risk, lvl, lv.target(lvl), "the release carries no label "
-                               "column", accept))
-            continue
-        rows.append(_row(risk, lvl, lv.target(lvl), s, n1, n0, unit, guarantee, accept,
-                         n_rec, n_id))
-    # ------------------------------------------------------------ identity level
-    why = ""
-    if group is not None:
-        why = f"the split keeps whole '{group}' groups apart (group level instead)"
-    elif not identity_level:
-        why = "the method is fitted on auxiliary data; no release without some identities"
-    for risk in ("membership", "inference"):
-        if why:
-            rows.append(_fixed(risk, "identity", lv.identity, why, accept))
-            continue
+        return replace(row, why=(row.why + "; " if row.why else "") +
+                       f"only {n_id} identities: records cluster by person, so the interval "
+                       f"may widen up to ±{worst / (Z95 + Z_PASS) * Z95:.2f} (identity-"
+                       "permutation null) and read inconclusive",
+                       needed={**row.needed, "smallest_if_clustered": worst})
+    if level == "identity":
         s_id = smallest_showable(n_id, n_id) if n_id >= MIN_IDENTITIES else math.inf
-        rows.append(_row(risk, "identity", lv.identity, s_id, n_id, n_id, "identities",
-                         guarantee, accept, n_rec, n_id))
-    return Plan(lv, tuple(rows), n_rec, n_id, guarantee)
+        return _row(spec.name, level, target, s_id, n_id, n_id, "identities", guarantee,
+                    accept, n_rec, n_id, guarantee_applies=spec.dp_bounded)
+    n1, n0, unit = members
+    return _row(spec.name, level, target, smallest_showable(n1, n0), n1, n0, unit, guarantee,
+                accept, n_rec, n_id, guarantee_applies=spec.dp_bounded)
 
 
 def _fixed(risk: str, level: str, target: float, why: str,

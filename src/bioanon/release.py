@@ -449,13 +449,63 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
                               shuffled=not keep_order, check=check, input_name=input_name,
                               input_sha256=input_sha256)
     if keep_sensitive:
-        manifest["warning"] = ("the sensitive column is released (--keep-sensitive): for an "
-                               "auditor's attack only, unfit for a real release")
+        manifest["warning"] = ("the sensitive column is released (keep_sensitive=True): for "
+                               "an auditor's attack only, unfit for a real release")
     return ReleaseResult(out, manifest, list(plan.dropped), check)
 
 
 _ID_LIKE = re.compile(r"(^|[_\s-])(id|ids|idx|index|file|filename|path|name|subject|speaker|"
                       r"user|person|patient|session|take|record|uuid)($|[_\s-])", re.I)
+
+
+def check_columns(X: np.ndarray, names: Sequence[str], keep_as_feature: Sequence[str] | None,
+                  *, declared: bool, source: str = "the table") -> dict[str, str]:
+    """The column check of every release path (in memory, bucketed, streamed, and
+    ``anonymize`` on dask), before any work.
+
+    ``keep_as_feature`` must name feature columns (names or shell patterns such as ``px_*``);
+    when the input does not record which columns are labels (``declared`` False: a CSV, a
+    Parquet file another tool wrote), every numeric column that looks like metadata
+    (:mod:`bioanon.metadata_columns`) must be a label column or kept as a feature knowingly.
+
+    Parameters
+    ----------
+    X : array (n, d)
+        Records of the input's feature columns (all of them, or the first ones of a large
+        table: constant or counter-like values show on any run of records).
+    names : sequence of str
+        The feature columns' names.
+    keep_as_feature : sequence of str, optional
+    declared : bool
+        The input records its label columns (nothing else is judged metadata then).
+    source : str
+        How the message names the input.
+
+    Returns
+    -------
+    dict
+        The metadata-looking columns kept as features knowingly, each with why it looks
+        like metadata.
+
+    Examples
+    --------
+    >>> X = np.c_[np.full(40, 8000.0), np.linspace(0, 1, 40)]
+    >>> check_columns(X, ["sample_rate", "f0"], ["sample_rate"], declared=False)
+    {'sample_rate': 'constant 8000; named like an id, a count or a recording property'}
+    >>> check_columns(X, ["sample_rate", "f0"], None, declared=True)
+    {}
+    """
+    from .metadata_columns import check_feature_columns, kept_as_feature
+
+    keep = list(keep_as_feature or [])
+    if not declared:
+        return check_feature_columns(X, names, keep, source)
+    unknown = [k for k in keep if not any(kept_as_feature(str(n), [k]) for n in names)]
+    if unknown:
+        raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
+                           f"{source}; name feature columns (or patterns such as 'px_*')",
+                           parameter="keep_as_feature")
+    return {}
 
 
 def suspect_label_columns(table: FeatureTable) -> list[str]:
@@ -486,6 +536,7 @@ def suspect_label_columns(table: FeatureTable) -> list[str]:
 
 
 __all__ = ["NO_ROLE", "ROLES", "ColumnPlan", "JoinCheck", "ReleaseResult", "Roles",
+           "check_columns",
            "build_manifest", "join_check", "join_rate", "manifest_path", "public_meta",
            "release", "resolve_roles", "shuffle", "suspect_label_columns", "verify_release",
            "write_release"]

@@ -579,4 +579,18 @@ def option_cases() -> list[Case]:
     add("extract-motion-rate-negative", lambda d: mo(d, "--rate", "-50"))
     add("extract-motion-where-malformed", lambda d: mo(d, "--where", "hand"))
     add("extract-motion-step-with-stats", lambda d: mo(d, "--features", "stats", "--step", "2"))
+    # --- the evaluation's options, declared once (each with a value it refuses), and each
+    # registered risk's switch: derived, so a new option or risk brings its own case
+    from bioanon.cli.options import judge_flags, switches
+
+    for cmd, head in (("evaluate", ev), ("release", rl)):
+        for f in judge_flags(cmd).values():
+            if f.bad is not None:
+                flag = f.flag.split("/")[0]
+                add(f"{cmd}-declared-{flag[2:]}-refused",
+                    lambda d, h=head, a=(flag, *f.bad): h(d, *a))
+        for switch in switches(cmd):
+            flag = switch.replace("_", "-")
+            add(f"{cmd}-no-{flag}-level-unknown",
+                lambda d, h=head, f=flag: h(d, f"--no-{f}", "--level", "loose"))
     return c

@@ -133,6 +133,32 @@ def _plain(v: Any) -> Any:
     return type(v).__name__
 
 
+@dataclass(frozen=True)
+class DPCapability:
+    """What a differentially private method declares (:attr:`Anonymizer.dp`).
+
+    Attributes
+    ----------
+    units : tuple of str
+        The privacy units its accounting covers: ``"record"`` (one record's features) and,
+        where the method bounds a person's records, ``"identity"``.
+    accountant : str
+        How (ε, δ) becomes the method's noise, in words (for ``bioanon methods``).
+
+    Examples
+    --------
+    >>> DPCapability(("record",), "analytic Gaussian mechanism").to_dict()["units"]
+    ['record']
+    """
+
+    units: tuple[str, ...] = ("record",)
+    accountant: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"units": list(self.units), "accountant": self.accountant}
+
+
 class SettingError(BioanonError):
     """A method's setting failed numerically on valid input (e.g. noise that overflows)."""
 
@@ -181,6 +207,19 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         each a dict of parameter values (role parameters such as ``interest`` are filled from
         the roles). Empty (the default): the method is not searched.
 
+    What the method can do (every list of methods reads these: ``bioanon methods``, the
+    declared budget's search, the dask paths; a new method declares them and nothing else)
+    dp : DPCapability or None
+        Set on a method whose release is (ε, δ)-differentially private by its own accounting:
+        the privacy units it covers and its accountant. A declared budget
+        (:mod:`bioanon.certification.dp_budget`) searches exactly these methods.
+    bucketable : bool
+        The release mixes only the records it is given, so it can run bucket by bucket on
+        dask (:mod:`bioanon.scale.bucketed`).
+    streamable : bool
+        A DP method whose statistics are sums over records, so its release can stream over
+        Parquet partitions (:mod:`bioanon.certification.streamed`).
+
     Examples
     --------
     >>> import numpy as np
@@ -199,6 +238,11 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     batch_dependent: ClassVar[bool] = True
     fit_on_auxiliary: ClassVar[bool] = False
     search_space: ClassVar[tuple[dict[str, Any], ...]] = ()
+
+    # ------------------------------------------------------------------ what it can do
+    dp: ClassVar[DPCapability | None] = None
+    bucketable: ClassVar[bool] = False
+    streamable: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ hooks
     def _check_relations(self) -> None:

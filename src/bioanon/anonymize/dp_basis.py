@@ -88,7 +88,7 @@ from ..privacy import (
     zcdp_rho,
 )
 from ..table import FeatureTable
-from .base import Anonymizer, Release, label_values
+from .base import Anonymizer, DPCapability, Release, label_values
 from .basis_model import (
     COVARIANCES,
     RESIDUALS,
@@ -411,7 +411,7 @@ class DPBasisAnonymizer(Anonymizer):
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "public_data": Param("object", none=True,
                              help="records of people not in the release (box, centre, basis, "
-                                  "clips; library, or release --public-data)"),
+                                  "clips)"),
         "public_labels": Param("object", none=True,
                                help="the public records' interest labels (basis=public-lda)"),
         "bounds": Param("floats", none=True,
@@ -470,6 +470,9 @@ class DPBasisAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
+                           "delta)")
+    streamable = True  # its statistics are sums over records (basis_stream)
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity, at most m records each) when the box comes "
                 "from public data or is declared; the basis is public, random or itself DP")
@@ -478,13 +481,13 @@ class DPBasisAnonymizer(Anonymizer):
                         "population-level facts (a class's mean is released, noisily); "
                         "utility outside the k directions (the residual is only a variance)")
     dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "--param epsilon (default 1)",
-        "delta": "--param delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (--param privacy_unit=identity, "
-                        "--sensitive COL, --param max_records_per_identity=m)",
+        "epsilon": "epsilon (default 1)",
+        "delta": "delta (default 1/n^2, n records or identities)",
+        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
+                        "sensitive column named, max_records_per_identity=m)",
         "basis": "dp-lda (default: between the noisy class means, free, completed by the "
-                 "principal directions of --public-data), dp-pca (Analyze-Gauss at "
-                 "basis_share of rho), public / public-lda (from --public-data, free) or "
+                 "principal directions of the public data), dp-pca (Analyze-Gauss at "
+                 "basis_share of rho), public / public-lda (from the public data, free) or "
                  "random (data-independent, free); k = rank, or the rule min(d, 32, "
                  "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
         "split": "declared shares of rho, the rest in proportion to sqrt(noisy numbers per "

@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
-from .base import Anonymizer, Release, label_values
+from .base import Anonymizer, DPCapability, Release, label_values
 from .bounded_design import circulant_sets
 from .params import Param
 from .registration import register
@@ -130,6 +130,7 @@ class DPMixAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    dp = DPCapability(("record",), "the analytic Gaussian mechanism (Balle & Wang 2018)")
     protects = ("every record, formally: (epsilon, delta)-DP at record level (replace one "
                 "record's features; labels, donor design public); each record's influence "
                 "bounded by exact donor use g and clipping")

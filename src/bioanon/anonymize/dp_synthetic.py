@@ -69,7 +69,7 @@ from ..privacy import (
     zcdp_rho,
 )
 from ..table import FeatureTable
-from .base import Anonymizer, Release, label_values
+from .base import Anonymizer, DPCapability, Release, label_values
 from .params import Param
 from .registration import register
 from .vp_mix import strata
@@ -360,6 +360,8 @@ class DPSyntheticAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
+                           "delta)")
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity) when bounds are fixed in advance")
     does_not_protect = ("the released label columns (kept as they are); records when bounds "
@@ -367,10 +369,10 @@ class DPSyntheticAnonymizer(Anonymizer):
                         "Gaussian per class fits")
     #: what ``bioanon methods`` lists about the formal guarantee
     dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "--param epsilon (default 1)",
-        "delta": "--param delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (--param privacy_unit=identity, "
-                        "--sensitive COL, --param max_records_per_identity=m)",
+        "epsilon": "epsilon (default 1)",
+        "delta": "delta (default 1/n^2, n records or identities)",
+        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
+                        "sensitive column named, max_records_per_identity=m)",
     }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"covariance": "lowrank", "rank": 32, "clip": 0.3},

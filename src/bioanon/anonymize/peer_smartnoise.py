@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..privacy import check_epsilon, public_bounds
 from ..table import FeatureTable
-from .base import Anonymizer
+from .base import Anonymizer, DPCapability
 from .params import Param
 from .registration import register
 from .vp_mix import strata
@@ -136,13 +136,14 @@ class SmartNoiseAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    dp = DPCapability(("record",), "SmartNoise's own (DP-SGD or PATE accounting)")
     protects = ("every record's features and label by SmartNoise's (epsilon, delta)-DP "
                 "accounting (record unit) when the box is public")
     does_not_protect = ("identities with several records (record unit only); utility of "
                         "many continuous columns (a GAN trained with DP-SGD); needs the "
                         "optional smartnoise-synth in its own environment (bioanon[peer-dp])")
     dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "--param epsilon (default 4)",
+        "epsilon": "epsilon (default 4)",
         "delta": "1/n^2, n the records (passed to SmartNoise's DP-SGD accountant)",
         "privacy_unit": "record",
         "basis": "none (all d features)",

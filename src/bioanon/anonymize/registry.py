@@ -164,9 +164,40 @@ def _build_composition(name: str, params: Mapping[str, Any], **roles: Any) -> An
     return est
 
 
+#: what a method can declare it can do (class attributes of
+#: :class:`~bioanon.anonymize.base.Anonymizer`): every list of methods is read from these
+CAPABILITIES = ("dp", "bucketable", "streamable")
+
+
+def capabilities(cls: type[Any]) -> dict[str, Any]:
+    """What method class ``cls`` declares it can do: ``dp`` (its units and accountant, or
+    None), ``bucketable`` and ``streamable`` (a stand-in class without them can do none).
+
+    >>> capabilities(get_method("dp-mix"))["dp"]["units"], capabilities(get_method("noise"))
+    (['record'], {'dp': None, 'bucketable': False, 'streamable': False})
+    """
+    dp = getattr(cls, "dp", None)
+    return {"dp": None if dp is None else dp.to_dict(),
+            "bucketable": bool(getattr(cls, "bucketable", False)),
+            "streamable": bool(getattr(cls, "streamable", False))}
+
+
+def methods_that(capability: str) -> list[str]:
+    """The registered methods that declare ``capability`` (one of :data:`CAPABILITIES`), in
+    registration order.
+
+    >>> "dp-basis" in methods_that("streamable"), "noise" in methods_that("dp")
+    (True, False)
+    """
+    if capability not in CAPABILITIES:
+        raise ValueError(f"unknown capability {capability!r}; one of {CAPABILITIES}")
+    return [name for name, cls in methods().items() if capabilities(cls)[capability]]
+
+
 def describe(cls: type[Anonymizer]) -> dict[str, Any]:
     """JSON-ready description of a method: parameters (type, default, range), what it
-    protects and what it does not, as plain text (no reST markup)."""
+    protects and what it does not, as plain text (no reST markup), and what it can do
+    (:func:`capabilities`)."""
     dflt = defaults(cls)
     out_params = {}
     for key, spec in cls.params.items():
@@ -182,4 +213,4 @@ def describe(cls: type[Anonymizer]) -> dict[str, Any]:
         "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
         "seeded": cls.seeded, "post_step": cls.method_name in _POST_STEPS,
         "protects": cls.protects, "does_not_protect": cls.does_not_protect,
-        "params": out_params})
+        **capabilities(cls), "params": out_params})

@@ -218,6 +218,7 @@ class SelectiveMeanAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
+    bucketable = True  # mixes only the records it is given: runs on the dask path
     #: the paper's voice setting without the record in its own set (include_self=False
     #: defeats the linear reverse attacker), with and without weighted features
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (

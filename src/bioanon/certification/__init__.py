@@ -2,19 +2,24 @@
 
 One module per job:
 
+- :mod:`.run`: the one skeleton, check → plan → search → confirm → release
+  (:func:`~bioanon.certification.run.certify_source`), with a small *source* per path
+  carrying only what differs;
+- :mod:`.settings`: the release's options, declared and checked once;
 - :mod:`.search`: the search over methods and settings on a tuning split and its confirmation
-  on a fresh split and seed (one engine; :func:`bioanon.tuning.grid_search.sweep` confirms
-  with it too);
-- :mod:`.certificate`: the result types (:class:`CertifiedRelease`, :class:`NotCertified`),
-  the manifest's certification block, the release seed and the certified report, written once
-  for both adapters;
+  on a fresh split and seed, its steps named functions (one engine;
+  :func:`bioanon.tuning.grid_search.sweep` confirms with it too);
+- :mod:`.certificate`: the result types (:class:`CertifiedRelease`, one for every path,
+  :class:`NotCertified`), the manifest's certification block, the release seed and the
+  certified report;
 - :mod:`.chart`: the search chart (CAS against each risk);
 - :mod:`.dp_budget`: a declared differential-privacy budget (ε, δ, privacy unit, strict or
   not); "budget" alone is the search's time budget;
-- :mod:`.memory`: the in-memory adapter, :func:`certify` (``bioanon.certify``);
-- :mod:`.parquet`: the Parquet/dask adapter, :func:`certify_parquet`, which drives the
+- :mod:`.memory`: the in-memory source and front door, :func:`certify` (``bioanon.certify``);
+- :mod:`.parquet`: the bucketed source on dask,
+  :func:`~bioanon.certification.parquet.certify_parquet`, which drives the
   :mod:`bioanon.scale` execution engine;
-- :mod:`.streamed`: the streamed DP release of the dask path,
+- :mod:`.streamed`: the streamed DP source of the dask path,
   :func:`~bioanon.certification.streamed.certify_streamed` (a declared budget with public
   bounds: the DP model's statistics summed over the Parquet partitions, samples per partition).
 

@@ -1,10 +1,10 @@
-"""The certificate, written once for both release paths (in memory and Parquet/dask).
+"""The certificate, written once for every release path (in memory, bucketed, streamed).
 
-The result types (:class:`CertifiedRelease`, :class:`NotCertified`), the manifest's
-certification block (:func:`certification_block`), the release seed (:func:`release_seed`),
-the report of a certified release (:func:`certified_report`, the confirmation's report plus
-the search and its chart) and where the report goes (:func:`report_dir`).
-"""
+The result types (:class:`CertifiedRelease`, one for the three paths, and
+:class:`NotCertified`), the manifest's certification block (:func:`certification_block`),
+the release seed (:func:`release_seed`), the report of a certified release
+(:func:`certified_report`, the confirmation's report plus the search and its chart) and
+where the report goes (:func:`report_dir`)."""
 
 from __future__ import annotations
 
@@ -80,6 +80,8 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         self.skipped = list(result.skipped)
         self.not_evaluated = list(result.not_evaluated)
         self.search = result
+        #: the report of what fell short, once :meth:`write_report` wrote it
+        self.report: Any = None
         self._roles = (sensitive, interest)
         super().__init__(result.failure_line())
 
@@ -110,20 +112,25 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         report = report.amended(lambda data: data.update(release=outcome))
         write_unit(path, table=None, manifest=None,
                    report=lambda folder: write_report(report, png, folder))
+        self.report = report
         return report_dir(path)
 
 
 @dataclass
 class CertifiedRelease:
-    """A certified release: the table, its manifest and report, the verdict and the search.
+    """A certified release, whichever path made it: the certificate (manifest, verdict,
+    report, search) and what was released.
+
+    In memory (:func:`bioanon.certify`) the released table is returned and
+    :meth:`write` writes it; on dask (``certify_parquet``, ``certify_streamed``) the release
+    is already written at ``output`` and the table stays on disk.
 
     Attributes
     ----------
-    table : FeatureTable
-        The released table (shuffled; only the columns with a released role).
     manifest : dict
         ``certified: true``, the verdict, the method and public parameters, every column's
-        role, the search's summary. No seed.
+        role, the search's summary (and on dask the sample's and table's sizes and the
+        rule the judge evaluated). No seed.
     verdict : dict
         The confirmation's verdict (``met``, ``sentence``, the figures it judged).
     rows : list of dict
@@ -131,30 +138,58 @@ class CertifiedRelease:
     report : Report
         The confirmation's report with the search (``report.json``'s content).
     search : SearchResult
+    table : FeatureTable or None
+        In memory: the released table (shuffled; only the columns with a released role).
     dropped : list of str
         Label columns left out of the release.
+    search_png : bytes
+        The search chart.
+    output : Path or None
+        On dask: the folder of Parquet parts written (``OUTPUT.manifest.json`` and
+        ``OUTPUT.report/`` beside it).
+    sample : dict or None
+        On dask: the panel sample's and the table's sizes (no indices).
+    written : BucketedResult or StreamedResult or None
+        On dask: the release's sizes (records, parts or buckets, passes).
     """
 
-    table: FeatureTable
     manifest: dict[str, Any]
     verdict: dict[str, Any]
     rows: list[dict[str, Any]]
     report: Any
     search: Any
+    table: FeatureTable | None = None
     dropped: list[str] = field(default_factory=list)
     search_png: bytes = field(default=b"", repr=False)
+    output: Path | None = None
+    sample: dict[str, Any] | None = None
+    written: Any = None
 
     @property
     def setting(self) -> str:
         """The certified setting's label, e.g. ``selective-mean(g=32, t=0.8)``."""
         return str(self.manifest["certification"]["search"]["chosen"])
 
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        """The settings or methods left out of the search, each with its reason."""
+        return list(self.search.skipped)
+
+    @property
+    def n_records(self) -> int:
+        """Records released."""
+        if self.table is not None:
+            return int(self.table.n_records)
+        return int(self.manifest["output"]["n_records"])
+
     def write(self, path: str | os.PathLike) -> tuple[Path, Path, Path]:
         """Write ``PATH``, ``PATH.manifest.json`` and ``PATH.report/`` (as ``bioanon release``)
         as one unit (:func:`bioanon.release_unit.write_unit`): replaced together or not at
         all, the manifest naming the table's and the report's hashes appearing last.
-        Returns the three paths.
+        Returns the three paths. In memory only: a dask release is written already.
         """
+        if self.table is None:
+            raise BioanonError(f"this release is written already, at '{self.output}'")
         out = Path(path)
         outcome = {"certified": True, "written": True, "setting": self.setting,
                    "table": out.name, "manifest": out.name + ".manifest.json",

@@ -1,9 +1,10 @@
 """A declared differential-privacy budget for the search (``bioanon release --epsilon``).
 
-With a :class:`DPBudget` the search (:func:`bioanon.certification.search.search`) considers only the
-DP methods (:data:`DP_METHODS`), **every candidate at exactly the declared ε and δ**: the
-budget is the owner's (the figure written into a DPIA), never searched upwards; the other
-parameters (covariance, rank, clip, g) vary as each method's search space says.
+With a :class:`DPBudget` the search (:func:`bioanon.certification.search.search`) considers
+only the DP methods (those whose class declares ``dp``), **every candidate at exactly the
+declared ε and δ**: the budget is the owner's (the figure written into a DPIA), never
+searched upwards; the other parameters (covariance, rank, clip, g) vary as each method's
+search space says.
 
 Public side data (a table of people **not** in the release, with the same feature columns)
 make the guarantee strict: each DP method's ``public_search_space`` names the parameters
@@ -44,8 +45,6 @@ import numpy as np
 from ..errors import BioanonError
 from ..table import FeatureTable
 
-#: the methods a declared budget searches (each holds (ε, δ) by its own accounting)
-DP_METHODS = ("dp-synthetic", "dp-mix", "dp-basis")
 #: what ε protects
 UNITS = ("record", "identity")
 #: the value of a parameter taken from the public table
@@ -56,8 +55,8 @@ STRICT_TEXT = ("strict: the clipping box, centre, clip radius and scale come fro
                "(epsilon, delta)-differentially private for the privacy unit")
 NOT_STRICT_TEXT = ("NOT STRICT: the clipping bounds (dp-synthetic) or the standardization "
                    "(dp-mix) come from the released data (PrivacyLeakWarning): the (epsilon, "
-                   "delta) guarantee does not hold strictly; give public data of people not in "
-                   "the release (--public-data FILE, library: public=)")
+                   "delta) guarantee does not hold strictly; give public data (records of "
+                   "people not in the release) for the bounds to come from")
 BESIDE_TEXT = ("the certificate's risks are empirical figures and each must be met too; this "
                "guarantee is stated beside them, not instead of them")
 
@@ -253,52 +252,37 @@ class DPBudget:
                    sensitive: str | None) -> tuple[list[Any], list[dict[str, Any]]]:
         """The DP candidates at this budget and the methods left out, with their reasons.
 
-        Named methods that are not DP, or cannot hold the privacy unit, are refused (one
+        The DP methods are those whose class declares ``dp``
+        (:class:`~bioanon.anonymize.base.DPCapability`); named methods that are not DP,
+        cannot hold the privacy unit or declare no settings to search are refused (one
         line): a user's choice is never dropped silently.
         """
-        from ..anonymize.registry import get_method
-        from .search import Candidate
+        from ..anonymize.registry import get_method, methods_that
 
         self.check(table, sensitive)
+        dp = methods_that("dp")
         if methods is None:
-            names = list(DP_METHODS)
+            names = dp
         else:
-            bad = [m for m in methods if m not in DP_METHODS]
+            bad = [m for m in methods if m not in dp]
             if bad:
                 raise BioanonError(
                     f"epsilon= declares a differential-privacy budget, which method(s) {bad} "
-                    f"do not take; name DP methods only (methods={','.join(DP_METHODS)}) or "
+                    f"do not take; name DP methods only (methods={','.join(dp)}) or "
                     "drop epsilon=", parameter=("epsilon", "methods"))
             names = list(dict.fromkeys(methods))
         X_pub = None if self.public is None else self.public_X(table)
-        delta = self.delta_for(table, sensitive)
         skipped: list[dict[str, Any]] = []
         spaces: list[list[Any]] = []
         for name in names:
-            cls = get_method(name)
-            if self.privacy_unit == "identity" and "privacy_unit" not in cls.params:
-                why = ("accounts for single records only (a person would be covered by group "
-                       "privacy at a multiple of epsilon, not at the declared one)")
+            why = self._cannot_hold(get_method(name), X_pub is not None)
+            if why is not None:
                 if methods is not None:
-                    raise BioanonError(f"method '{name}' cannot hold privacy_unit=identity: "
-                                       f"{why}; drop it from methods= or use "
-                                       "privacy_unit=record",
+                    raise BioanonError(f"method '{name}' {why}; drop it from methods=",
                                        parameter=("privacy_unit", "methods"))
                 skipped.append({"method": name, "reason": why})
                 continue
-            space = (getattr(cls, "public_search_space", ()) if X_pub is not None
-                     else cls.search_space)
-            mine: list[Any] = []
-            for setting in space:
-                p = {k: v for k, v in setting.items() if k not in ("epsilon", "delta")}
-                p.update(epsilon=float(self.epsilon), delta=delta)
-                if self.privacy_unit == "identity":
-                    p["privacy_unit"] = "identity"
-                    p["max_records_per_identity"] = int(self.max_records_per_identity or 10)
-                if any(c.params == p for c in mine):  # ε was the only difference
-                    continue
-                mine.append(Candidate(name, p, resolve_public(p, X_pub)))
-            spaces.append(mine)
+            spaces.append(self._settings(name, get_method(name), table, sensitive, X_pub))
         out = [c for depth in range(max((len(s) for s in spaces), default=0))
                for s in spaces if depth < len(s) for c in s[depth:depth + 1]]
         if not out:
@@ -306,6 +290,37 @@ class DPBudget:
                                "privacy_unit=record or methods=dp-synthetic",
                                parameter=("privacy_unit", "methods"))
         return out, skipped
+
+    def _cannot_hold(self, cls: Any, public: bool) -> str | None:
+        """Why DP method ``cls`` cannot be searched at this budget (None when it can)."""
+        if self.privacy_unit not in cls.dp.units:
+            return (f"cannot hold privacy_unit={self.privacy_unit}: it accounts for "
+                    f"{' and '.join(cls.dp.units)} units only (a person would be covered by "
+                    "group privacy at a multiple of epsilon, not at the declared one)")
+        if not (getattr(cls, "public_search_space", ()) if public else cls.search_space):
+            return "declares no settings to search (not searched at a budget)"
+        return None
+
+    def _settings(self, name: str, cls: Any, table: FeatureTable, sensitive: str | None,
+                  X_pub: np.ndarray | None) -> list[Any]:
+        """Method ``name``'s settings at exactly this budget (those differing only in ε
+        are one)."""
+        from .search import Candidate
+
+        delta = self.delta_for(table, sensitive)
+        space = getattr(cls, "public_search_space", ()) if X_pub is not None else \
+            cls.search_space
+        mine: list[Any] = []
+        for setting in space:
+            p = {k: v for k, v in setting.items() if k not in ("epsilon", "delta")}
+            p.update(epsilon=float(self.epsilon), delta=delta)
+            if self.privacy_unit == "identity":
+                p["privacy_unit"] = "identity"
+                p["max_records_per_identity"] = int(self.max_records_per_identity or 10)
+            if any(c.params == p for c in mine):  # ε was the only difference
+                continue
+            mine.append(Candidate(name, p, resolve_public(p, X_pub)))
+        return mine
 
 
 def shared_records(A: Any, B: Any) -> int:
@@ -361,5 +376,5 @@ def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[
     return out
 
 
-__all__ = ["BESIDE_TEXT", "DP_METHODS", "NOT_STRICT_TEXT", "STRICT_TEXT", "UNITS", "DPBudget",
+__all__ = ["BESIDE_TEXT", "NOT_STRICT_TEXT", "STRICT_TEXT", "UNITS", "DPBudget",
            "resolve_public", "shared_records"]

@@ -1,18 +1,21 @@
-"""The Parquet/dask adapter (``bioanon release --dask``): certify on a panel sample, then
+"""The bucketed source on dask (``bioanon release --dask``): certify on a panel sample, then
 release the table bucket by bucket through the :mod:`bioanon.scale` engine.
 
-A table too large for memory is certified in four steps, never held whole:
+:func:`certify_parquet` runs the one skeleton (:func:`~bioanon.certification.run.certify_source`)
+with the :class:`Bucketed` source; a table too large for memory is never held whole:
 
-1. only the label columns the judge needs are read (the interest, the additional and
-   sensitive columns, the group); the join check runs on them;
-2. a stratified panel sample of identities and records
-   (:func:`~bioanon.sampling.panel_sample`) is read, features and labels;
-3. the search and its confirmation (:func:`~bioanon.certification.search.run_search`) run
-   on the sample, every candidate judged **as the bucketed release applies it**
+1. the checks, as on every path: the output, the columns named, the first records of the
+   feature columns (metadata-looking columns of a file that does not record its labels,
+   ``keep_as_feature``), the label columns the judge needs (the interest, the additional and
+   sensitive columns, the group) and a stratified panel sample of identities and records
+   (:func:`~bioanon.sampling.panel_sample`) drawn from them;
+2. the plan, on the panel sample's labels (a level the sample cannot show stops the run);
+3. the sample's rows are read (one pass) and the search and its confirmation run on them,
+   every candidate judged **as the bucketed release applies it**
    (:class:`~bioanon.scale.BucketedMixing` with the release's ``bucket_size``: sets drawn
    within random buckets stratified by the interest), so the certificate describes what is
-   written. Methods that cannot run bucket by bucket (a release that is not a mixing of the
-   records given) are left out of the search, each with a one-line reason;
+   written. Methods whose class does not declare ``bucketable`` are left out of the search,
+   each with a one-line reason;
 4. the certified setting releases every record through the bucketed dask path
    (:func:`~bioanon.scale.run.anonymize_bucketed`) with a fresh release seed; the manifest is
    certified and names the verdict, the sample's and the table's sizes and the bucket rule.
@@ -29,7 +32,6 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +44,16 @@ from ..release import manifest_path
 from ..sampling import panel_sample
 from ..table import FeatureTable
 from .certificate import (
-    NotCertified,
+    CertifiedRelease,
     certification_block,
     public_rows,
     release_seed,
     report_and_chart,
     write_report,
 )
-from .search import (
-    build_candidate,
-    candidates,
-    check_min_utility,
-    judge_options,
-    run_search,
-)
+from .run import Shape, front_door
+from .search import SearchResult, build_candidate, candidates
+from .settings import ReleaseSettings
 
 Progress = Callable[[int, int, str], None]
 
@@ -64,8 +62,8 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
                        ) -> tuple[list[str], list[dict[str, Any]]]:
     """The methods the bucketed path can search on ``table``, and those left out (reasons).
 
-    A method is bucketable when its release mixes only the records it is given
-    (:func:`~bioanon.scale.run.check_bucketable`); compositions ``A+B`` are not.
+    A method is bucketable when its class declares ``bucketable`` (its release mixes only
+    the records it is given); compositions ``A+B`` are not.
 
     Examples
     --------
@@ -75,16 +73,14 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     >>> names, left[0]["method"]
     (['selective-mean'], 'noise')
     """
-    from ..anonymize.registry import methods as registered
-    from ..scale.run import BUCKETABLE
+    from ..anonymize.registry import methods_that
 
-    known = registered()
+    bucketable = methods_that("bucketable")
     cands, skipped = candidates(table, methods)
     names = list(dict.fromkeys(c.method for c in cands))
     keep: list[str] = []
     for name in names:
-        cls = known.get(name)
-        if name in BUCKETABLE or (cls is not None and getattr(cls, "bucketable", False)):
+        if name in bucketable:
             keep.append(name)
         else:
             skipped.append({"method": name, "setting": name,
@@ -93,7 +89,7 @@ def bucketable_methods(table: FeatureTable, methods: Sequence[str] | None
     if not keep:
         raise BioanonError(f"no method that can run bucket by bucket applies (searched: "
                            f"{names or methods}); name one with methods=, e.g. "
-                           f"{', '.join(BUCKETABLE)}, or certify in memory instead of on dask",
+                           f"{', '.join(bucketable)}, or certify in memory instead of on dask",
                            parameter="methods")
     return keep, skipped
 
@@ -173,44 +169,6 @@ def _give_back_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-@dataclass
-class CertifiedBucketedRelease:
-    """A certified release written bucket by bucket (the table itself stays on disk).
-
-    Attributes
-    ----------
-    output : Path
-        The folder of Parquet parts (``OUTPUT.manifest.json`` beside it).
-    manifest : dict
-        As written (certified, the verdict, the sample's and table's sizes, the bucket rule).
-    verdict : dict
-        The confirmation's verdict (on the panel sample, bucketed rule).
-    rows : list of dict
-        The search's rows (on the panel sample).
-    report : Report
-    search : SearchResult
-    sample : dict
-        The panel sample's and the table's sizes (no indices).
-    bucketed : BucketedResult
-        The release's sizes (records, buckets, smallest class in a bucket).
-    """
-
-    output: Path
-    manifest: dict[str, Any]
-    verdict: dict[str, Any]
-    rows: list[dict[str, Any]]
-    report: Any
-    search: Any
-    sample: dict[str, Any]
-    bucketed: Any = None
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def setting(self) -> str:
-        """The certified setting's label."""
-        return str(self.manifest["certification"]["search"]["chosen"])
-
-
 def parquet_columns(src: Path, out: Path, named: Sequence[str], kind: str
                     ) -> tuple[list[str], list[str]]:
     """The feature and label columns of the Parquet input ``src`` of a release into the new
@@ -241,16 +199,11 @@ def parquet_columns(src: Path, out: Path, named: Sequence[str], kind: str
 
 
 def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,
-                    methods: Sequence[str] | None = None, target: float | None = None,
-                    random_state: int | None = None, budget_minutes: float | None = 10.0,
-                    keep_sensitive: bool = False, bucket_size: int = 50_000,
-                    fit_sample: int = 20_000, sample_records: int = 50_000,
-                    sample_identities: int | None = 1_000, scheduler: str | None = None,
-                    local: bool = True, n_workers: int | None = None, version: str = "",
-                    progress: Progress | None = None, report_closest: bool = False,
-                    exhaustive: bool = False, min_utility: float | None = None,
-                    options: EvaluationOptions | None = None, **option_values: Any
-                    ) -> CertifiedBucketedRelease:
+                    bucket_size: int = 50_000, fit_sample: int = 20_000,
+                    sample_records: int = 50_000, sample_identities: int | None = 1_000,
+                    scheduler: str | None = None, local: bool = True,
+                    n_workers: int | None = None, version: str = "",
+                    **options: Any) -> CertifiedRelease:
     """Certify a Parquet dataset on a panel sample and release it bucket by bucket on dask.
 
     Parameters
@@ -262,10 +215,6 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         ``OUTPUT.manifest.json`` and ``OUTPUT.report/`` are written beside it.
     roles : bioanon.release.Roles
         Interest required; kept and quasi-identifying columns are not offered on this path.
-    methods, target, random_state, budget_minutes, keep_sensitive, exhaustive, min_utility, options
-        As for :func:`bioanon.certify`.
-    **option_values
-        As for :func:`bioanon.certify` (the evaluation's options include ``group``).
     bucket_size : int
         Records per bucket of the release, and of the rule the judge evaluates.
     fit_sample : int
@@ -276,105 +225,187 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
         Where the release runs (:func:`~bioanon.scale.cluster.dask_client`).
     version : str
         The bioanon version for the manifest.
-    progress : callable (done, total, text), optional
-    report_closest : bool
-        When nothing is certified, judge the closest setting on a fresh split of the sample
-        too, so that :meth:`NotCertified.write_report` can say what fell short.
+    **options
+        As for :func:`bioanon.certify` (the evaluation's options include ``group``), but
+        for those of the in-memory path only (``force``, ``decoupler``, the provenance and
+        a declared budget: :func:`~bioanon.certification.streamed.certify_streamed` streams
+        a DP method).
 
     Returns
     -------
-    CertifiedBucketedRelease
+    CertifiedRelease
+        With ``output``, ``sample`` (the panel sample's and the table's sizes) and
+        ``written`` (the :class:`~bioanon.scale.bucketed.BucketedResult`).
 
     Raises
     ------
     NotCertified
         When no setting meets the target on the sample (nothing is written).
     """
-    from ..evaluation.seeds import derive_seed
-    from ..scale.cluster import check_scheduler_reachable
-    from ..scale.estimator import BucketedMixing
-    from ..scale.run import anonymize_bucketed
+    from ..scale.run import DaskRun
 
-    opts = judge_options(options, target, option_values)
-    group = opts.group
-    src, out = Path(source), Path(output)
-    roles.of()
-    check_min_utility(min_utility)
-    if scheduler is not None:  # contacted now: the search comes first, the cluster after
-        check_scheduler_reachable(scheduler)
-    if roles.keep or roles.quasi:
-        raise BioanonError("kept and quasi-identifying columns are not available on the dask "
-                           "path (the join check reads them in memory); use the in-memory path")
-    if not roles.interest:
-        raise BioanonError("the dask path stratifies its buckets by the interest; pass "
-                           "interest=COL", parameter="interest")
-    add = list(roles.additional)
-    judged = list(dict.fromkeys([roles.interest, *add, roles.sensitive,
-                                 *([group] if group else [])]))
-    features, label_cols = parquet_columns(src, out, [*judged, *roles.identifying], "bucketed")
-    step = progress or (lambda done, total, text: None)
-
-    # 1. the judged label columns only (no kept or quasi column: no join check to run)
-    step(0, 1, "reading the label columns")
-    labels = read_labels(src, judged)
-    # 2. the panel sample (its seed derives one way from the user's; never written)
-    sample_seed = None if random_state is None else derive_seed(int(random_state),
-                                                                "release/panel sample")
-    ps = panel_sample(labels, sensitive=group or roles.sensitive, stratify=roles.interest,
-                      max_records=sample_records, max_identities=sample_identities,
-                      random_state=sample_seed)
-    del labels
-    step(0, 1, f"reading a panel sample of {ps.n_records:,} of {ps.total_records:,} records")
-    table = read_rows(src, ps.index, judged, features)
-    sizes = ps.describe()
-    # 3. the search, every candidate judged as the bucketed release applies it
-    names_ok, left_out = bucketable_methods(table, methods)
-
-    def bucketed(anonymizer: Any) -> Any:
-        return BucketedMixing(anonymizer, roles.interest, bucket_size=bucket_size)
-
-    result = run_search(table, roles, options=opts, methods=names_ok,
-                        random_state=random_state, budget_minutes=budget_minutes,
-                        progress=progress, judge_as=bucketed,
-                        report_closest=report_closest, exhaustive=exhaustive,
-                        min_utility=min_utility)
-    result.skipped[:0] = [s for s in left_out if s not in result.skipped]
-    del table
-    _give_back_memory()  # the search's heap, before the cluster starts beside this process
-    if not result.certified:
-        raise NotCertified(result, roles.sensitive, roles.interest)
-    # 4. the report, then the release (every record, bucket by bucket)
-    c = result.candidate
-    assert c is not None
-    rule = {"bucket_size": int(bucket_size),
-            "sets_drawn_within": "random buckets of at least bucket_size records, stratified "
-                                 "by the interest",
-            "judged_as_released": True,
-            "judged_on": "the panel sample's splits, bucketed by the same rule (a split "
-                         "smaller than bucket_size is one bucket)"}
-    result.confirmation = _judged_on(result.confirmation, sizes, rule)
-    report, png = report_and_chart(result, roles.sensitive, roles.interest)
-    report = report.amended(lambda data: data.update(release={
-        "certified": True, "written": True, "setting": c.label(), "table": out.name + "/",
-        "manifest": out.name + ".manifest.json", "n_records": sizes.get("total_records")}))
-    seed = release_seed(random_state)
-    anon = build_candidate(c, roles.interest, roles.sensitive, add, None)
-    certification = certification_block(
-        result, judged_on={**sizes, "sample": "stratified panel sample of identities and "
-                                              "records (by the interest within each)"},
-        bucket_rule=rule)
-    res = anonymize_bucketed(src, out, anon, c.method, interest=roles.interest,
-                             additional=add, sensitive=roles.sensitive,
-                             labels=list(roles.identifying), keep_sensitive=keep_sensitive,
-                             bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
-                             scheduler=scheduler, local=local, n_workers=n_workers,
-                             version=version, progress=progress, certification=certification,
-                             report=lambda folder: write_report(report, png, folder))
-    manifest = json.loads(manifest_path(out).read_text())
-    return CertifiedBucketedRelease(out, manifest, dict(result.confirmation["verdict"]),
-                                    public_rows(result), report, result, sizes, res,
-                                    list(result.skipped))
+    run = DaskRun(bucket_size, fit_sample, None, scheduler, local, n_workers, version)
+    return front_door(Bucketed(Path(source), Path(output), sample_records, sample_identities,
+                               run), roles, options)
 
 
-__all__ = ["CertifiedBucketedRelease", "bucketable_methods", "certify_parquet", "read_labels",
-           "read_rows"]
+#: the settings the dask paths take (the join check, the decoupler and the input's
+#: provenance are the in-memory path's)
+DASK_SETTINGS = frozenset({"methods", "random_state", "budget_minutes", "exhaustive",
+                           "min_utility", "report_closest", "keep_sensitive",
+                           "keep_as_feature", "progress", "on_plan"})
+
+
+class ParquetSample:
+    """What the dask paths share: the Parquet input read in bounded steps.
+
+    :meth:`shape` checks the output and the columns, reads the first records (the column
+    checks), the judged label columns and draws the stratified panel sample
+    (:func:`~bioanon.sampling.panel_sample`); :meth:`table` then reads the sample's rows in
+    one pass. The panel sample's seed derives one way from the user's (never written).
+    """
+
+    kind = "dask"
+
+    def __init__(self, source: Path, output: Path, sample_records: int,
+                 sample_identities: int | None) -> None:
+        self.src, self.out = source, output
+        self.sample_records, self.sample_identities = sample_records, sample_identities
+        self.features: list[str] = []
+        self.label_cols: list[str] = []
+        self.judged: list[str] = []
+        self.interest = ""
+        self.index: np.ndarray | None = None
+        self.sizes: dict[str, Any] = {}
+        self.n_total = 0
+        self.classes: tuple[Any, ...] = ()
+
+    def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
+        """The dask paths' refusals: no kept or quasi-identifying columns, an interest."""
+        if roles.keep or roles.quasi:
+            raise BioanonError("kept and quasi-identifying columns are not available on the "
+                               "dask path (the join check reads them in memory); use the "
+                               "in-memory path")
+        if not roles.interest:
+            raise BioanonError(f"the {self.kind} path stratifies its sample by the interest; "
+                               "pass interest=COL", parameter="interest")
+
+    def shape(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> Shape:
+        """Check the output and columns, read the first records, the judged labels, and draw
+        the panel sample (no pass over the features yet)."""
+        from ..evaluation.seeds import derive_seed
+        from ..scale.run import declares_labels, parquet_source_name, read_head
+
+        group, self.interest = judge.group, str(roles.interest)
+        self.judged = list(dict.fromkeys([roles.interest, *roles.additional, roles.sensitive,
+                                          *([group] if group else [])]))
+        self.features, self.label_cols = parquet_columns(
+            self.src, self.out, [*self.judged, *roles.identifying], self.kind)
+        self.check_features(settings)
+        step = settings.progress or (lambda done, total, text: None)
+        step(0, 1, "reading the label columns")
+        labels = read_labels(self.src, self.judged)
+        self.n_total = len(labels)
+        self.classes = tuple(np.unique(labels[roles.interest].to_numpy()).tolist())
+        seed = settings.random_state
+        ps = panel_sample(labels, sensitive=group or roles.sensitive, stratify=roles.interest,
+                          max_records=self.sample_records,
+                          max_identities=self.sample_identities,
+                          random_state=None if seed is None else derive_seed(
+                              int(seed), "release/panel sample"))
+        self.index, self.sizes = ps.index, ps.describe()
+        sample = labels.iloc[ps.index].reset_index(drop=True)
+        stand_in = FeatureTable(np.zeros((len(sample), 1), dtype=np.float32), sample, ["_"])
+        return Shape(stand_in, read_head(self.src, self.features), self.features,
+                     declares_labels(self.src), parquet_source_name(self.src))
+
+    def check_features(self, settings: ReleaseSettings) -> None:
+        """What the path checks of the feature columns before any record is read."""
+
+    def table(self, shape: Shape, roles: Any, budget: Any) -> FeatureTable:
+        """The panel sample's records, features and labels (one pass over the input)."""
+        assert self.index is not None
+        return read_rows(self.src, self.index, self.judged, self.features)
+
+    def judged_on(self) -> dict[str, Any]:
+        """The certification block's ``judged_on``: the sample's and the table's sizes."""
+        return {**self.sizes, "sample": "stratified panel sample of identities and records "
+                                        "(by the interest within each)"}
+
+
+class Bucketed(ParquetSample):
+    """The bucketed source of :func:`~bioanon.certification.run.certify_source`: a panel
+    sample, every candidate judged as the bucketed release applies it
+    (:class:`~bioanon.scale.BucketedMixing`), the methods that declare ``bucketable``, and
+    the release bucket by bucket through :func:`~bioanon.scale.run.anonymize_bucketed`."""
+
+    function = "certify_parquet"
+    accepts = DASK_SETTINGS
+    kind = "bucketed"
+
+    def __init__(self, source: Path, output: Path, sample_records: int,
+                 sample_identities: int | None, run: Any) -> None:
+        super().__init__(source, output, sample_records, sample_identities)
+        self.run = run
+
+    def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
+        """The cluster is contacted first (the search comes before it), then the dask
+        paths' refusals."""
+        from ..scale.cluster import check_scheduler_reachable
+
+        if self.run.scheduler is not None:
+            check_scheduler_reachable(self.run.scheduler)
+        super().refuse(roles, settings, judge)
+
+    def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> None:
+        return None
+
+    def methods(self, shape: Shape, settings: ReleaseSettings, budget: Any
+                ) -> tuple[list[str] | None, list[dict[str, Any]]]:
+        """The bucketable methods (those left out named, with the reason)."""
+        names, left_out = bucketable_methods(shape.labels, settings.methods)
+        return names, left_out
+
+    def judge_as(self, anonymizer: Any) -> Any:
+        from ..scale.estimator import BucketedMixing
+
+        return BucketedMixing(anonymizer, self.interest, bucket_size=self.run.bucket_size)
+
+    def release(self, result: SearchResult, roles: Any, settings: ReleaseSettings,
+                budget: Any) -> CertifiedRelease:
+        """Every record released bucket by bucket, with the certificate and its report."""
+        from dataclasses import replace
+
+        from ..scale.run import anonymize_bucketed
+
+        _give_back_memory()  # the search's heap, before the cluster starts beside it
+        c = result.candidate
+        assert c is not None
+        rule = {"bucket_size": int(self.run.bucket_size),
+                "sets_drawn_within": "random buckets of at least bucket_size records, "
+                                     "stratified by the interest",
+                "judged_as_released": True,
+                "judged_on": "the panel sample's splits, bucketed by the same rule (a split "
+                             "smaller than bucket_size is one bucket)"}
+        result.confirmation = _judged_on(result.confirmation, self.sizes, rule)
+        report, png = report_and_chart(result, roles.sensitive, roles.interest)
+        report = report.amended(lambda data: data.update(release={
+            "certified": True, "written": True, "setting": c.label(),
+            "table": self.out.name + "/", "manifest": self.out.name + ".manifest.json",
+            "n_records": self.sizes.get("total_records")}))
+        anon = build_candidate(c, roles.interest, roles.sensitive, list(roles.additional),
+                               None)
+        block = certification_block(result, judged_on=self.judged_on(), bucket_rule=rule)
+        run = replace(self.run, seed=release_seed(settings.random_state))
+        res = anonymize_bucketed(self.src, self.out, anon, c.method, roles, run,
+                                 keep_sensitive=settings.keep_sensitive,
+                                 progress=settings.progress, certification=block,
+                                 report=lambda folder: write_report(report, png, folder))
+        manifest = json.loads(manifest_path(self.out).read_text())
+        return CertifiedRelease(manifest, dict(result.confirmation["verdict"]),
+                                public_rows(result), report, result, search_png=png,
+                                output=self.out, sample=self.sizes, written=res)
+
+
+__all__ = ["Bucketed", "ParquetSample", "bucketable_methods", "certify_parquet",
+           "read_labels", "read_rows"]

@@ -462,13 +462,141 @@ class SearchResult:
                 "budget_minutes": self.budget_minutes}
 
 
+@dataclass(frozen=True)
+class SearchSpace:
+    """Where a search's candidates come from and how each is judged (what differs between
+    the release paths; the default: every applicable method's ``search_space``, judged as
+    it is).
+
+    Attributes
+    ----------
+    decoupler : optional
+        A trained decoupler, for the sanitizer to be searched.
+    budget : bioanon.certification.dp_budget.DPBudget, optional
+        A declared differential-privacy budget: only the DP methods are searched, each
+        setting at exactly its ε and δ (public side data, when given, fix the bounds).
+    judge_as : callable, optional
+        Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
+        confirmation alike), e.g. the bucketed rule of a dask release
+        (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is
+        written.
+    """
+
+    decoupler: Any = None
+    budget: Any = None
+    judge_as: Callable[[Any], Any] | None = None
+
+    def candidates(self, table: FeatureTable, methods: Sequence[str] | None,
+                   sensitive: str) -> tuple[list[Candidate], list[dict[str, Any]]]:
+        """The candidate settings and the methods left out (with their reasons)."""
+        if self.budget is not None:
+            return self.budget.candidates(table, methods, sensitive)
+        return candidates(table, methods, self.decoupler)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Everything a step of one search reads, fixed before the first setting is judged:
+    the table, the roles, the judge's options (checked once: ``checked``), the tuning
+    split's evaluation seed, how a candidate is judged and the targets. Each step is a
+    function of a ``Judge`` and one candidate (the model cache only saves time)."""
+
+    table: FeatureTable
+    interest: str
+    sensitive: str
+    additional: dict[str, float]
+    options: EvaluationOptions
+    checked: Any
+    seed: int
+    judge_as: Callable[[Any], Any] | None = None
+    min_utility: float | None = None
+    cache: Any = field(default=None, compare=False)
+
+    @property
+    def targets(self) -> dict[str, Any]:
+        """The verdict's targets beside recognition's: the level and the accepted risks."""
+        return {"level": self.checked.level, "accept_risks": dict(self.checked.accept_risks)}
+
+    def anonymizer(self, c: Candidate, as_judged: bool = True) -> Any:
+        """The estimator the judge evaluates for ``c`` (its release rule with ``judge_as``)."""
+        anon = build_candidate(c, self.interest, self.sensitive, list(self.additional), None)
+        return self.judge_as(anon) if self.judge_as is not None and as_judged else anon
+
+
+def judge_setting(judge: Judge, c: Candidate, recognition: bool, progress: Any) -> Evaluation:
+    """``c`` judged on the tuning split (``recognition`` False: stage 1, no panel)."""
+    return Evaluation(judge.table, judge.interest, judge.sensitive, judge.additional,
+                      judge.anonymizer(c), random_state=judge.seed, cache=judge.cache,
+                      progress=progress.nested(progress.stage or ""), options=judge.options,
+                      checked=judge.checked).evaluate(recognition=recognition)
+
+
+def keep_setting(row: dict[str, Any], c: Candidate) -> dict[str, Any]:
+    """``row`` holding ``c``'s parameters for the release (in-process fields, never
+    written: ``_params`` may hold a decoupler object, ``_hidden`` values from public side
+    data)."""
+    row["_params"] = dict(c.params)
+    row["_hidden"] = dict(c.hidden)
+    return row
+
+
+def panel_row(judge: Judge, c: Candidate, ev: Evaluation) -> dict[str, Any]:
+    """The row of a setting judged with the full panel."""
+    row = _row(c, ev, judge.options.target_advantage, min_utility=judge.min_utility,
+               **judge.targets)
+    row["judged_by"] = FULL_PANEL
+    return keep_setting(row, c)
+
+
+def stage1_row(judge: Judge, c: Candidate, ev: Evaluation) -> dict[str, Any]:
+    """The row of a setting judged at stage 1 (utility and the cheap risks)."""
+    return keep_setting(_cheap_row(c, ev, judge.options.target_advantage,
+                                   min_utility=judge.min_utility, **judge.targets), c)
+
+
+def fresh_report(judge: Judge, c: Candidate, as_judged: bool = True) -> Any:
+    """``c`` judged on the fresh split (the confirmation's), as a secret-free report."""
+    ev = judge_on_fresh_split(judge.table, judge.anonymizer(c, as_judged), judge.interest,
+                              judge.sensitive, judge.additional, judge.seed,
+                              options=judge.options, checked=judge.checked)
+    return secret_free_report(build_report(ev))
+
+
+def skip_setting(result: SearchResult, c: Candidate, exc: BioanonError) -> None:
+    """Name a setting that could not run on the table, with the reason."""
+    result.skipped.append({"method": c.method, "setting": c.label(), "reason": str(exc)})
+
+
+@dataclass
+class Clock:
+    """The search's time budget (None: no limit), from the search's start."""
+
+    budget_minutes: float | None
+    start: float = field(default_factory=time.perf_counter)
+
+    def over(self) -> bool:
+        """Whether the budget has run out."""
+        return (self.budget_minutes is not None
+                and time.perf_counter() - self.start > 60 * self.budget_minutes)
+
+
+def check_search_args(budget_minutes: float | None,
+                      min_utility: float | None) -> float | None:
+    """The search's own arguments checked (one line each; the target advantage is checked
+    with the evaluation options); returns the utility floor."""
+    floor = check_min_utility(min_utility)
+    if budget_minutes is not None and budget_minutes <= 0:
+        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
+                           parameter="budget_minutes")
+    return floor
+
+
 def search(table: FeatureTable, interest: str, sensitive: str,
            additional: Mapping[str, float] | None = None, *,
            methods: Sequence[str] | None = None, budget_minutes: float | None = 10.0,
            progress: Progress | None = None, random_state: int | None = None,
-           decoupler: Any = None, report_closest: bool = False,
-           judge_as: Callable[[Any], Any] | None = None, budget: Any = None,
-           exhaustive: bool = False, min_utility: float | None = None,
+           report_closest: bool = False, exhaustive: bool = False,
+           min_utility: float | None = None, space: SearchSpace | None = None,
            options: EvaluationOptions | None = None,
            **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
@@ -491,7 +619,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     The cheap risks are the same figures as the full evaluation's (same split, seeds and
     anonymization). The confirmation is always the full panel on a fresh split and seed.
     The time budget covers stage 1 for every setting first (the settings it leaves out are
-    named in ``not_evaluated``), then stage 2.
+    named in ``not_evaluated``), then stage 2. Each step is a named function of the
+    search's :class:`Judge` and one candidate (:func:`judge_setting`, :func:`panel_row`,
+    :func:`stage1_row`, :func:`fresh_report`).
 
     Parameters
     ----------
@@ -528,152 +658,125 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
         evaluation seeds are derived from it one way and kept out of every result.
-    judge_as : callable, optional
-        Turns each candidate's anonymizer into the estimator the judge evaluates (tuning and
-        confirmation alike), e.g. the bucketed rule of a dask release
-        (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is written.
-    budget : bioanon.certification.dp_budget.DPBudget, optional
-        A declared differential-privacy budget: only the DP methods are searched, each
-        setting at exactly its ε and δ (public side data, when given, fix the bounds).
+    space : SearchSpace, optional
+        Where the candidates come from (a declared DP budget, a decoupler) and how each is
+        judged (``judge_as``: the rule a dask release applies).
 
     Returns
     -------
     SearchResult
     """
     opts = EvaluationOptions.of(options, **option_values)
-    floor = check_min_utility(min_utility)
-    target_advantage = opts.target_advantage
-    if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"target_advantage={target_advantage} must lie in [0, 1]; e.g. 0.05",
-                           parameter="target_advantage")
-    if budget_minutes is not None and budget_minutes <= 0:
-        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
-                           parameter="budget_minutes")
-    if budget is not None:
-        cands, skipped = budget.candidates(table, methods, sensitive)
-    else:
-        cands, skipped = candidates(table, methods, decoupler)
+    floor = check_search_args(budget_minutes, min_utility)
+    space = space or SearchSpace()
+    cands, skipped = space.candidates(table, methods, sensitive)
     if not cands:
         raise BioanonError("no registered method applies to this table; name one with "
                            "methods= or check the table's labels and meta",
                            parameter="methods")
-    for c in cands:  # refuse an impossible setting before any work
-        build_candidate(c, interest, sensitive, list(additional or {}), None)
-    check_judgeable(table, interest, sensitive, additional, opts)
-    root = (int(np.random.default_rng().integers(2**31)) if random_state is None
-            else int(random_state))
-    tune_seed = derive_seed(root, "search/tuning split") % (2**31)
     add = dict(additional or {})
-    progress = stages(progress, "searching", "bioanon.search")
-    cache = ModelCache()
+    for c in cands:  # refuse an impossible setting before any work
+        build_candidate(c, interest, sensitive, list(add), None)
     from ..evaluation.risks import check_accepted
 
-    accept = check_accepted(opts.accept_risks)
     opts = replace(opts, selection=None, membership=True, verification=False,
-                   accept_risks=accept)
-    from ..levels import resolve_level
-
-    targets: dict[str, Any] = dict(level=resolve_level(opts.level), accept_risks=accept)
-    result = SearchResult([], float(target_advantage), skipped=skipped,
-                          budget_minutes=budget_minutes, level=resolve_level(opts.level),
-                          accept_risks=accept, interest=interest, min_utility=floor)
-    start = time.perf_counter()
-    n_skipped = len(result.skipped)
-
-    def over() -> bool:
-        return budget_minutes is not None and time.perf_counter() - start > 60 * budget_minutes
-
-    def judge(c: Candidate, recognition: bool, prog: Any) -> Evaluation:
-        anon = build_candidate(c, interest, sensitive, list(add), None)
-        anon = judge_as(anon) if judge_as is not None else anon
-        return Evaluation(table, interest, sensitive, add, anon, random_state=tune_seed,
-                          cache=cache, progress=prog.nested(prog.stage or ""),
-                          options=opts).evaluate(recognition=recognition)
-
-    def keep(row: dict[str, Any], c: Candidate) -> dict[str, Any]:
-        row["_params"] = dict(c.params)  # may hold a decoupler object; never written
-        row["_hidden"] = dict(c.hidden)  # values from public side data; never written
-        return row
-
-    def fresh(c: Candidate, as_judged: bool = True) -> Any:
-        """``c`` judged on the fresh split (the confirmation's), as a secret-free report."""
-        anon = build_candidate(c, interest, sensitive, list(add), None)
-        anon = judge_as(anon) if judge_as is not None and as_judged else anon
-        ev = judge_on_fresh_split(table, anon, interest, sensitive, add, tune_seed,
-                                  options=opts)
-        return secret_free_report(build_report(ev))
-
-    if exhaustive:
-        total = len(cands) + 1
-        for i, c in enumerate(cands):
-            if i > 0 and over():  # at least one setting is always evaluated
-                result.not_evaluated = [x.label() for x in cands[i:]]
-                break
-            progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
-            try:
-                ev = judge(c, True, progress)
-            except BioanonError as exc:
-                result.skipped.append({"method": c.method, "setting": c.label(),
-                                       "reason": str(exc)})
-                continue
-            row = _row(c, ev, target_advantage, min_utility=floor, **targets)
-            row["judged_by"] = FULL_PANEL
-            result.rows.append(keep(row, c))
-        nothing_judged(result, n_skipped)
-        _confirm(result, fresh, lambda text: progress(len(cands), total, text))
-    else:
-        total = 2 * len(cands) + 1
-        judged: list[Candidate] = []
-        for i, c in enumerate(cands):  # stage 1: every setting, no recognition panel
-            if i > 0 and over():
-                result.not_evaluated = [x.label() for x in cands[i:]]
-                break
-            progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
-            try:
-                ev = judge(c, False, progress)
-            except BioanonError as exc:
-                result.skipped.append({"method": c.method, "setting": c.label(),
-                                       "reason": str(exc)})
-                continue
-            result.rows.append(keep(_cheap_row(c, ev, target_advantage, min_utility=floor,
-                                                    **targets), c))
-            judged.append(c)
-        nothing_judged(result, n_skipped)
-
-        def panel(j: int, k: int, n: int) -> bool:
-            """Judge row ``j`` with the full panel (False: it could not run)."""
-            c = judged[j]
-            progress(len(cands) + k, total, f"stage 2: {c.label()} ({k + 1}/{n})")
-            try:
-                ev = judge(c, True, progress)
-            except BioanonError as exc:
-                result.skipped.append({"method": c.method, "setting": c.label(),
-                                       "reason": str(exc)})
-                result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
-                return False
-            row = _row(c, ev, target_advantage, min_utility=floor, **targets)
-            row["judged_by"] = FULL_PANEL
-            result.rows[j] = keep(row, c)
-            return True
-
-        _stage2(result, panel, over, fresh, lambda text: progress(total - 1, total, text))
+                   accept_risks=check_accepted(opts.accept_risks))
+    checked = check_judgeable(table, interest, sensitive, add, opts)
+    root = (int(np.random.default_rng().integers(2**31)) if random_state is None
+            else int(random_state))
+    judge = Judge(table, interest, sensitive, add, opts, checked,
+                  derive_seed(root, "search/tuning split") % (2**31), space.judge_as, floor,
+                  ModelCache())
+    result = SearchResult([], float(opts.target_advantage), skipped=skipped,
+                          budget_minutes=budget_minutes, level=checked.level,
+                          accept_risks=dict(checked.accept_risks), interest=interest,
+                          min_utility=floor)
+    clock = Clock(budget_minutes)
+    progress = stages(progress, "searching", "bioanon.search")
+    steps = exhaustive_search if exhaustive else staged_search
+    total = steps(judge, result, cands, clock, progress)
     if report_closest and result.confirmation is None and result.rows:
-        _report_closest(result, fresh, lambda text: progress(total - 1, total, text))
-    result.wall_s = time.perf_counter() - start
+        _report_closest(result, judge, lambda text: progress(total - 1, total, text))
+    result.wall_s = time.perf_counter() - clock.start
     progress(total, total, "done")
     return result
 
 
+def exhaustive_search(judge: Judge, result: SearchResult, cands: list[Candidate],
+                      clock: Clock, progress: Any) -> int:
+    """Every setting judged by the full panel, then the choice confirmed; returns the
+    number of progress steps."""
+    total = len(cands) + 1
+    n_skipped = len(result.skipped)
+    for i, c in enumerate(cands):
+        if i > 0 and clock.over():  # at least one setting is always evaluated
+            result.not_evaluated = [x.label() for x in cands[i:]]
+            break
+        progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
+        try:
+            ev = judge_setting(judge, c, True, progress)
+        except BioanonError as exc:
+            skip_setting(result, c, exc)
+            continue
+        result.rows.append(panel_row(judge, c, ev))
+    nothing_judged(result, n_skipped)
+    _confirm(result, judge, lambda text: progress(len(cands), total, text))
+    return total
+
+
+def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
+                  clock: Clock, progress: Any) -> int:
+    """Stage 1 on every setting, then stage 2 (:func:`_stage2`) on the survivors; returns
+    the number of progress steps."""
+    total = 2 * len(cands) + 1
+    n_skipped = len(result.skipped)
+    judged: list[Candidate] = []
+    for i, c in enumerate(cands):  # stage 1: every setting, no recognition panel
+        if i > 0 and clock.over():
+            result.not_evaluated = [x.label() for x in cands[i:]]
+            break
+        progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
+        try:
+            ev = judge_setting(judge, c, False, progress)
+        except BioanonError as exc:
+            skip_setting(result, c, exc)
+            continue
+        result.rows.append(stage1_row(judge, c, ev))
+        judged.append(c)
+    nothing_judged(result, n_skipped)
+
+    def panel(j: int, k: int, n: int) -> bool:
+        progress(len(cands) + k, total, f"stage 2: {judged[j].label()} ({k + 1}/{n})")
+        return panel_setting(judge, result, j, judged[j], progress)
+
+    _stage2(result, judge, panel, clock, lambda text: progress(total - 1, total, text))
+    return total
+
+
+def panel_setting(judge: Judge, result: SearchResult, j: int, c: Candidate,
+                  progress: Any) -> bool:
+    """Judge row ``j`` (setting ``c``) with the full panel; False when it could not run."""
+    try:
+        ev = judge_setting(judge, c, True, progress)
+    except BioanonError as exc:
+        skip_setting(result, c, exc)
+        result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
+        return False
+    result.rows[j] = panel_row(judge, c, ev)
+    return True
+
+
 def check_judgeable(table: FeatureTable, interest: str, sensitive: str,
-                    additional: Mapping[str, float] | None, opts: EvaluationOptions) -> None:
+                    additional: Mapping[str, float] | None, opts: EvaluationOptions) -> Any:
     """Refuse, before any setting is judged, a table and options every setting would fail
-    on: the judge's checks and its split (records per identity, groups per class) depend on
-    them alone, so a failure there is the input's, not a setting's."""
-    from ..evaluation.protocol import Evaluation as Judge  # the judge's own checks
+    on: the judge's own check (:func:`~bioanon.evaluation.protocol.check_judge`, run once
+    here and handed to every evaluation) and its split (records per identity, groups per
+    class) depend on them alone, so a failure there is the input's, not a setting's.
+    Returns the judge's check."""
+    from ..evaluation.protocol import check_judge
     from ..evaluation.split import group_split, split_table
 
-    Judge(table, interest, sensitive, dict(additional or {}), None, random_state=0,
-          options=opts)._check()
+    checked = check_judge(table, interest, sensitive, additional, opts)
     try:
         if opts.group is None:
             split_table(table, interest, sensitive, opts.test_size, 0)
@@ -682,6 +785,7 @@ def check_judgeable(table: FeatureTable, interest: str, sensitive: str,
     except BioanonError as exc:
         raise BioanonError(f"no setting can be judged on this table: {exc}",
                            parameter=exc.parameter) from None
+    return checked
 
 
 def nothing_judged(result: SearchResult, n_skipped_before: int) -> None:
@@ -701,7 +805,7 @@ def nothing_judged(result: SearchResult, n_skipped_before: int) -> None:
                        "the methods whose settings fit it (methods=)", parameter="methods")
 
 
-def _confirm_one(result: SearchResult, j: int, fresh: Callable[..., Any],
+def _confirm_one(result: SearchResult, j: int, judge: Judge,
                  say: Callable[[str], None]) -> bool:
     """Confirm row ``j`` on the fresh split; False when the confirmation cannot even run."""
     result.chosen = j
@@ -709,7 +813,7 @@ def _confirm_one(result: SearchResult, j: int, fresh: Callable[..., Any],
     assert chosen is not None
     say(f"confirming {chosen.label()} on a fresh split and seed")
     try:
-        result.confirmation = fresh(chosen)
+        result.confirmation = fresh_report(judge, chosen)
     except BioanonError as exc:
         result.skipped.append({"method": chosen.method, "setting": chosen.label(),
                                "reason": f"confirmation could not run: {exc}"})
@@ -718,8 +822,7 @@ def _confirm_one(result: SearchResult, j: int, fresh: Callable[..., Any],
     return True
 
 
-def _confirm(result: SearchResult, fresh: Callable[..., Any],
-             say: Callable[[str], None]) -> None:
+def _confirm(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
     """Confirm the most useful setting that met every target on the fresh split.
 
     The order: highest CAS, then the lowest upper bound of the recognition advantage, then
@@ -730,13 +833,12 @@ def _confirm(result: SearchResult, fresh: Callable[..., Any],
     ok = [j for j, r in enumerate(result.rows) if r["met"]]
     for j in sorted(ok, key=lambda j: (result.rows[j]["cas"],
                                        -result.rows[j]["advantage_ci"][1]), reverse=True):
-        if _confirm_one(result, j, fresh, say):
+        if _confirm_one(result, j, judge, say):
             break
 
 
-def _stage2(result: SearchResult, panel: Callable[[int, int, int], bool],
-            over: Callable[[], bool], fresh: Callable[..., Any],
-            say: Callable[[str], None]) -> None:
+def _stage2(result: SearchResult, judge: Judge, panel: Callable[[int, int, int], bool],
+            clock: Clock, say: Callable[[str], None]) -> None:
     """The search's second stage: the settings that passed stage 1 judged by the panel in
     decreasing CAS (ties in the candidates' order), a group of equal CAS at a time, until a
     group holds a setting that meets every target and whose confirmation runs.
@@ -752,7 +854,7 @@ def _stage2(result: SearchResult, panel: Callable[[int, int, int], bool],
                    key=lambda j: -rows[j]["cas"])  # stable: candidates' order in ties
     k, n = 0, len(order)
     while k < n:
-        if k > 0 and over():
+        if k > 0 and clock.over():
             for j in order[k:]:
                 rows[j]["not_judged"] = BUDGET_LEFT
             result.not_evaluated += [rows[j]["setting"] for j in order[k:]]
@@ -763,14 +865,13 @@ def _stage2(result: SearchResult, panel: Callable[[int, int, int], bool],
         k += len(group)
         ok = [j for j in group if rows[j]["met"]]
         for j in sorted(ok, key=lambda j: rows[j]["advantage_ci"][1]):
-            if _confirm_one(result, j, fresh, say):
+            if _confirm_one(result, j, judge, say):
                 for rest in order[k:]:
                     rows[rest]["not_judged"] = NOT_JUDGED
                 return
 
 
-def _report_closest(result: SearchResult, fresh: Callable[..., Any],
-                    say: Callable[[str], None]) -> None:
+def _report_closest(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
     """Judge the setting that came closest on the fresh split, to show what fell short."""
     near, _ = result.closest()
     if near is None:
@@ -778,7 +879,7 @@ def _report_closest(result: SearchResult, fresh: Callable[..., Any],
     c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
     say(f"reporting the closest setting {c.label()}")
     with contextlib.suppress(BioanonError):
-        result.closest_report = fresh(c, as_judged=False)
+        result.closest_report = fresh_report(judge, c, as_judged=False)
 
 
 def confirmation_utility(report: Any) -> tuple[float, float]:
@@ -873,7 +974,12 @@ def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | 
                                                           *roles.keep])
     return search(table, roles.interest, roles.sensitive, add, options=opts, **search_args)
 
-__all__ = ["CHOICE_RULE", "Candidate", "SearchResult", "build_candidate", "candidates",
-           "check_min_utility", "closeness", "floor_met",
-           "confirm", "confirmation_seed", "judge_on_fresh_split", "judge_options",
-           "row_line", "run_search", "search", "secret_free_report", "weights"]
+
+
+__all__ = ["CHOICE_RULE", "Candidate", "Clock", "Judge", "SearchResult", "SearchSpace",
+           "build_candidate", "candidates", "check_judgeable", "check_min_utility",
+           "check_search_args", "closeness", "confirm", "confirmation_seed",
+           "exhaustive_search", "floor_met", "fresh_report", "judge_on_fresh_split",
+           "judge_options", "judge_setting", "keep_setting", "panel_row", "panel_setting",
+           "row_line", "run_search", "search", "secret_free_report", "staged_search",
+           "stage1_row", "weights"]

@@ -10,7 +10,9 @@ statistics are in memory at a time.
    their record count n and the interest's classes are public in the DP model (the labels,
    the record count and the class sizes are released);
 2. a stratified panel sample of identities and records (:func:`~bioanon.sampling.panel_sample`)
-   is read, features and labels;
+   is drawn; the checks of every path and the plan run on its labels (the one skeleton,
+   :func:`~bioanon.certification.run.certify_source`, with the :class:`Streamed` source),
+   then its features and labels are read;
 3. the search and its confirmation (:func:`~bioanon.certification.search.run_search`) run on
    the sample under the declared budget (ε exactly, δ = 1/n² with n the **table's** records
    unless declared; box, centre and clip radii from the public records), every candidate
@@ -52,13 +54,11 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 
 from ..errors import BioanonError
-from ..evaluation.options import EvaluationOptions
 from ..table import FeatureTable
+from .parquet import DASK_SETTINGS, ParquetSample, _give_back_memory
 
 Progress = Callable[[int, int, str], None]
 
-#: the DP methods whose statistics the stream sums over partitions
-STREAMED_METHODS = ("dp-basis",)
 #: records per partition of the streamed release (and per block of its judged rule)
 PARTITION_ROWS = 100_000
 
@@ -272,76 +272,32 @@ def stream_to_parts(est: Any, parts: Partitions, classes: Sequence[Any], folder:
 
 
 # ---------------------------------------------------------------------- certify
-@dataclass
-class CertifiedStreamedRelease:
-    """A certified DP release written partition by partition (the table stays on disk).
-
-    Attributes
-    ----------
-    output : Path
-        The folder of Parquet parts (``OUTPUT.manifest.json`` beside it).
-    manifest : dict
-        As written (certified, ε, δ, unit, basis, the sample's and table's sizes, the rule).
-    verdict : dict
-        The confirmation's verdict (on the panel sample, streamed rule).
-    rows : list of dict
-        The search's rows (on the panel sample).
-    report : Report
-    search : SearchResult
-    sample : dict
-        The panel sample's and the table's sizes (no indices).
-    streamed : StreamedResult
-    skipped : list of dict
-    """
-
-    output: Path
-    manifest: dict[str, Any]
-    verdict: dict[str, Any]
-    rows: list[dict[str, Any]]
-    report: Any
-    search: Any
-    sample: dict[str, Any]
-    streamed: StreamedResult
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def setting(self) -> str:
-        """The certified setting's label."""
-        return str(self.manifest["certification"]["search"]["chosen"])
-
-
 def _checked_methods(methods: Sequence[str] | None) -> tuple[list[str], list[dict[str, Any]]]:
-    """The streamable DP methods to search, and the DP methods left out (with reasons)."""
-    from .dp_budget import DP_METHODS
+    """The streamable DP methods to search (their class declares ``streamable`` and ``dp``),
+    and the DP methods left out (with reasons)."""
+    from ..anonymize.registry import methods_that
 
+    dp = methods_that("dp")
+    streamable = [m for m in methods_that("streamable") if m in dp]
     why = ("its statistics are not streamed over partitions on the dask path (only "
-           f"{', '.join(STREAMED_METHODS)}); release it in memory")
+           f"{', '.join(streamable)}); release it in memory")
     if methods is None:
-        return list(STREAMED_METHODS), [{"method": m, "setting": m, "reason": why}
-                                        for m in DP_METHODS if m not in STREAMED_METHODS]
+        return streamable, [{"method": m, "setting": m, "reason": why}
+                            for m in dp if m not in streamable]
     named = list(dict.fromkeys(methods))
-    bad = [m for m in named if m not in STREAMED_METHODS]
+    bad = [m for m in named if m not in streamable]
     if bad:
         raise BioanonError(f"method(s) {bad} cannot be released by the streamed DP path of "
-                           f"a Parquet release with epsilon=; name {', '.join(STREAMED_METHODS)} "
-                           "(methods=dp-basis) or release in memory",
+                           f"a Parquet release with epsilon=; name {', '.join(streamable)} "
+                           f"(methods={','.join(streamable)}) or release in memory",
                            parameter=("methods", "epsilon"))
     return named, []
 
 
 def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles: Any, *,
-                     epsilon: float, delta: float | None = None, public: Any = None,
-                     public_name: str | None = None, privacy_unit: str | None = None,
-                     max_records_per_identity: int | None = None,
-                     methods: Sequence[str] | None = None, target: float | None = None,
-                     random_state: int | None = None, budget_minutes: float | None = 10.0,
-                     keep_sensitive: bool = False, sample_records: int = 50_000,
-                     sample_identities: int | None = 1_000,
+                     sample_records: int = 50_000, sample_identities: int | None = 1_000,
                      partition_rows: int = PARTITION_ROWS, version: str = "",
-                     progress: Progress | None = None, report_closest: bool = False,
-                     exhaustive: bool = False, min_utility: float | None = None,
-                     options: EvaluationOptions | None = None,
-                     **option_values: Any) -> CertifiedStreamedRelease:
+                     **options: Any) -> Any:
     """Certify a streamable DP method on a panel sample of a Parquet dataset and release the
     dataset in streaming passes (see the module).
 
@@ -350,207 +306,231 @@ def certify_streamed(source: str | os.PathLike, output: str | os.PathLike, roles
     source, output, roles
         As for :func:`~bioanon.certification.parquet.certify_parquet` (no additional
         attributes: the streamed model has one interest).
-    epsilon, delta
-        The declared budget (δ default 1/n², n the table's records).
-    public : FeatureTable or array (m, d)
-        Records of people **not** in the release (required: the box, centre and clip radii
-        come from them, so the guarantee is strict).
-    public_name : str, optional
-        The public table's file name, for the manifest.
-    privacy_unit, max_records_per_identity
-        Only the record unit streams; the identity unit is refused.
-    methods : sequence of str, optional
-        DP methods to search (default: the streamable ones, :data:`STREAMED_METHODS`).
+    sample_records, sample_identities, version
+        As for :func:`~bioanon.certification.parquet.certify_parquet`.
     partition_rows : int
         Records per partition of the release and per block of the judged rule.
-    target, random_state, budget_minutes, keep_sensitive, exhaustive, min_utility, options,
-    sample_records, sample_identities, version, progress, report_closest, **option_values
-        As for :func:`~bioanon.certification.parquet.certify_parquet`.
+    **options
+        As for :func:`~bioanon.certification.parquet.certify_parquet`, and the declared
+        budget: ``epsilon`` (required), ``delta`` (default 1/n², n the table's records),
+        ``public`` (required: a FeatureTable or array (m, d) of people **not** in the
+        release; the box, centre and clip radii come from them, so the guarantee is
+        strict), ``public_name`` (for the manifest), ``privacy_unit`` (only the record unit
+        streams). ``methods`` default to the DP methods whose class declares
+        ``streamable``.
 
     Returns
     -------
-    CertifiedStreamedRelease
+    CertifiedRelease
+        With ``output``, ``sample`` and ``written`` (the :class:`StreamedResult`).
 
     Raises
     ------
     NotCertified
         When no setting meets every target on the sample (nothing is written).
     """
-    from ..evaluation.seeds import derive_seed
-    from ..release import build_manifest, resolve_roles
-    from ..release_unit import write_unit
-    from ..sampling import panel_sample
-    from ..scale.run import input_digest
-    from .certificate import (
-        NotCertified,
-        certification_block,
-        public_rows,
-        release_seed,
-        report_and_chart,
-        write_report,
-    )
-    from .dp_budget import DPBudget
-    from .parquet import _give_back_memory, parquet_columns, read_labels, read_rows
-    from .search import build_candidate, check_min_utility, judge_options, run_search
+    from .run import front_door
 
-    opts = judge_options(options, target, option_values)
-    group = opts.group
-    src, out = Path(source), Path(output)
-    roles.of()
-    check_min_utility(min_utility)
-    if public is None:
-        raise BioanonError("the streamed DP release of the dask path needs public bounds: "
-                           "give public= a table of people NOT in the release with the same "
-                           "feature columns (bounds taken from the table would need a pass "
-                           "over it and leak)", parameter=("public", "epsilon"))
-    if (privacy_unit or "record") != "record" or max_records_per_identity is not None:
-        raise BioanonError("the streamed DP release covers privacy_unit=record only (bounding "
-                           "a person's records across partitions needs a pass keyed by "
-                           "person); drop privacy_unit=identity or release in memory",
-                           parameter=("privacy_unit", "max_records_per_identity"))
-    if roles.keep or roles.quasi:
-        raise BioanonError("kept and quasi-identifying columns are not available on the dask "
-                           "path (the join check reads them in memory); use the in-memory path")
-    if not roles.interest:
-        raise BioanonError("the streamed release models the classes of the interest; pass "
-                           "interest=COL", parameter="interest")
-    if roles.additional:
-        raise BioanonError("the streamed DP release models one interest column; drop the "
-                           "additional attributes or release in memory",
-                           parameter="additional")
-    if isinstance(partition_rows, bool) or int(partition_rows) < 1:
-        raise BioanonError(f"partition_rows={partition_rows} must be a positive integer; "
-                           "e.g. 100000", parameter="partition_rows")
-    names_ok, left_out = _checked_methods(methods)
-    judged = list(dict.fromkeys([roles.interest, roles.sensitive,
-                                 *([group] if group else [])]))
-    features, label_cols = parquet_columns(src, out, [*judged, *roles.identifying], "streamed")
-    _check_public_columns(public, features)  # before any pass over the table
-    step = progress or (lambda done, total, text: None)
+    return front_door(Streamed(Path(source), Path(output), sample_records, sample_identities,
+                               partition_rows, version), roles, options)
 
-    # 1. the judged label columns: n and the interest's classes (public in the DP model)
-    step(0, 1, "reading the label columns")
-    labels = read_labels(src, judged)
-    n_total = len(labels)
-    classes = tuple(np.unique(labels[roles.interest].to_numpy()).tolist())
-    # epsilon and delta (< 1/n) checked before the sample's pass: a one-record stand-in
-    # carries the feature count, the table's n comes from the labels
-    DPBudget(epsilon=epsilon, delta=delta, total_records=n_total).check(
-        FeatureTable(np.zeros((1, len(features)), dtype=np.float32), labels.iloc[:1],
-                     features), None)
-    # 2. the panel sample (its seed derives one way from the user's; never written)
-    sample_seed = None if random_state is None else derive_seed(int(random_state),
-                                                                "release/panel sample")
-    ps = panel_sample(labels, sensitive=group or roles.sensitive, stratify=roles.interest,
-                      max_records=sample_records, max_identities=sample_identities,
-                      random_state=sample_seed)
-    del labels
-    step(0, 1, f"reading a panel sample of {ps.n_records:,} of {ps.total_records:,} records")
-    table = read_rows(src, ps.index, judged, features)
-    sizes = ps.describe()
-    budget = DPBudget(epsilon=epsilon, delta=delta, privacy_unit="record", public=public,
-                      public_name=None if public_name is None else Path(public_name).name,
-                      total_records=n_total)
-    budget.check(table, roles.sensitive)  # columns, overlap with the sample, delta < 1/n
-    public_X = budget.public_X(table)
-    statement = budget.statement(table, roles.sensitive)
-    guarantee = budget.guarantee(table, roles.sensitive)
 
-    # 3. the search, every candidate judged as the stream applies it
-    def streamed(anonymizer: Any) -> Any:
-        return StreamedRelease(anonymizer, classes, int(partition_rows))
+class Streamed(ParquetSample):
+    """The streamed source of :func:`~bioanon.certification.run.certify_source`: a panel
+    sample, every candidate judged as the stream applies it (:class:`StreamedRelease`), the
+    DP methods that declare ``streamable``, the budget's refusals (public bounds, the record
+    unit, one interest), and the release in streaming passes (:func:`stream_to_parts`)."""
 
-    result = run_search(table, roles, options=replace(opts, guarantee=guarantee),
-                        methods=names_ok, random_state=random_state,
-                        budget_minutes=budget_minutes, progress=progress, judge_as=streamed,
-                        report_closest=report_closest, exhaustive=exhaustive, budget=budget,
-                        min_utility=min_utility)
-    result.skipped[:0] = [s for s in left_out if s not in result.skipped]
-    del table
-    _give_back_memory()
-    if not result.certified:
-        raise NotCertified(result, roles.sensitive, roles.interest)
+    function = "certify_streamed"
+    accepts = DASK_SETTINGS | {"epsilon", "delta", "public", "public_name", "privacy_unit",
+                               "max_records_per_identity"}
+    kind = "streamed"
 
-    # 4. the report, then the release (every record, partition by partition)
-    c = result.candidate
-    assert c is not None
-    ids_s, ids_t = max(sizes["n_identities"], 1), max(sizes["total_identities"], 1)
-    rule = {
-        "mechanism": f"{c.method} streamed: its statistics summed over partitions of at "
-                     f"most {int(partition_rows)} records, the noise drawn once on the "
-                     "sums, fresh records sampled per partition",
-        "partition_rows": int(partition_rows),
-        "fitted_on": f"every record of the table ({n_total} records): class counts, noisy "
-                     "class sums, the basis, noisy second moments in the basis and the "
-                     "residual energy (one streaming pass each)",
-        "judged_as_released": True,
-        "judged_on": "the panel sample's splits, each released by the same streamed "
-                     "mechanism at the same epsilon and delta (its statistics are the "
-                     "split's own records')",
-        "covers": "the (epsilon, delta) guarantee covers the released table whatever the "
-                  "data, for one record (strict: box, centre and clip radii from the public "
-                  "data); the empirical figures judge the same mechanism at the sample's size",
-        "does_not_cover": "the model fitted on the whole table is not the one judged: the "
-                          "noise on the sums is the same, but a record's share of the "
-                          f"statistics is 1/{n_total} in the table against at least "
-                          f"1/{sizes['n_records']} in the sample, a person's about 1/{ids_t} "
-                          f"against 1/{ids_s} (the sample is judged where each weighs more); "
-                          "the record-unit guarantee does not bound a person's many records: "
-                          "the identity level is shown on the sample only",
-    }
-    result.confirmation = result.confirmation.amended(
-        lambda data: _name_sample(data, sizes, rule))
-    report, png = report_and_chart(result, roles.sensitive, roles.interest)
-    report = report.amended(lambda data: data.update(
-        differential_privacy=statement,
-        release={"certified": True, "written": True, "setting": c.label(),
-                 "table": out.name + "/", "manifest": out.name + ".manifest.json",
-                 "n_records": n_total}))
-    seed = release_seed(random_state)
-    est = build_candidate(c, roles.interest, roles.sensitive, [], None)
-    plan = resolve_roles(label_cols, roles, keep_sensitive=keep_sensitive)
-    released = list(plan.released)
-    parts = Partitions(src, list(dict.fromkeys([*released, roles.interest])), features,
-                       int(partition_rows), public_X, progress)
-    manifest: dict[str, Any] = {}
+    def __init__(self, source: Path, output: Path, sample_records: int,
+                 sample_identities: int | None, partition_rows: int, version: str) -> None:
+        super().__init__(source, output, sample_records, sample_identities)
+        self.partition_rows, self.version = partition_rows, version
+        self.public_X: np.ndarray | None = None
 
-    def write_table(staged: Path) -> str:
-        res = stream_to_parts(est, parts, classes, staged, released, roles.interest, seed)
-        params = est.public_params()
-        for key in c.hidden:
-            params[key] = "public (from the public table; values not written)"
-        doc = build_manifest(method=c.method, params=params, plan=plan, n_records=res.n_records,
-                             n_features=len(features), shuffled=True, check=None,
-                             input_name=src.name, input_sha256=input_digest(src),
-                             certified=True)
-        doc.pop("bioanon_version")
-        doc["output"].update(format="parquet (partitioned, one part per input partition, in "
-                                    "the input's order)", n_features=len(features),
-                             shuffled="within each partition")
-        manifest.update({"bioanon_version": version, **doc, **certification_block(
-            result, judged_on={**sizes, "sample": "stratified panel sample of identities "
-                                                  "and records (by the interest within "
-                                                  "each)"}, stream_rule=rule),
-            "differential_privacy": statement,
-            "stream": {"partitions": res.n_parts, "partition_rows": int(partition_rows),
-                       "passes": res.passes, "class_counts": res.class_counts,
-                       "order": "the input's partitions in order; rows shuffled within "
-                                "each partition"}})
-        return res.sha256
+    def refuse(self, roles: Any, settings: Any, judge: Any) -> None:
+        """The budget's and the stream's refusals, from the arguments alone."""
+        if settings.epsilon is None:
+            raise BioanonError("the streamed DP release needs a declared budget; give "
+                               "epsilon=E", parameter="epsilon")
+        if settings.public is None:
+            raise BioanonError("the streamed DP release of the dask path needs public bounds: "
+                               "give public= a table of people NOT in the release with the "
+                               "same feature columns (bounds taken from the table would need "
+                               "a pass over it and leak)", parameter=("public", "epsilon"))
+        if (settings.privacy_unit or "record") != "record" or \
+                settings.max_records_per_identity is not None:
+            raise BioanonError("the streamed DP release covers privacy_unit=record only "
+                               "(bounding a person's records across partitions needs a pass "
+                               "keyed by person); drop privacy_unit=identity or release in "
+                               "memory", parameter=("privacy_unit", "max_records_per_identity"))
+        super().refuse(roles, settings, judge)
+        if roles.additional:
+            raise BioanonError("the streamed DP release models one interest column; drop the "
+                               "additional attributes or release in memory",
+                               parameter="additional")
+        rows = self.partition_rows
+        if isinstance(rows, bool) or int(rows) < 1:
+            raise BioanonError(f"partition_rows={rows} must be a positive integer; "
+                               "e.g. 100000", parameter="partition_rows")
+        _checked_methods(settings.methods)  # a method that cannot stream: said now
 
-    # the manifest is filled by the table's writer: write_unit stages the table first
-    write_unit(out, table=write_table, manifest=manifest,
-               report=lambda folder: write_report(report, png, folder), table_is_dir=True)
-    import json
+    def check_features(self, settings: Any) -> None:
+        """The public table's feature columns are the input's (before any pass)."""
+        _check_public_columns(settings.public, self.features)
 
-    from ..release import manifest_path
+    def prepare(self, shape: Any, roles: Any, settings: Any) -> Any:
+        """The budget at the table's size (δ < 1/n with n the table's records), checked on
+        a one-record stand-in before the sample's pass; the public records' overlap with
+        the sample is checked when its rows are read."""
+        from .dp_budget import DPBudget
 
-    doc = json.loads(manifest_path(out).read_text())
-    res = StreamedResult(out, int(doc["output"]["n_records"]), int(doc["stream"]["partitions"]),
-                         int(doc["stream"]["passes"]), dict(doc["stream"]["class_counts"]))
-    return CertifiedStreamedRelease(out, doc, dict(result.confirmation["verdict"]),
-                                    public_rows(result), report, result, sizes, res,
-                                    list(result.skipped))
+        name = settings.public_name
+        budget = DPBudget(epsilon=settings.epsilon, delta=settings.delta,
+                          privacy_unit="record", public=settings.public,
+                          public_name=None if name is None else Path(name).name,
+                          total_records=self.n_total)
+        stand_in = FeatureTable(np.zeros((1, len(self.features)), dtype=np.float32),
+                                shape.labels.labels.iloc[:1], self.features)
+        replace(budget, public=None).check(stand_in, None)  # before the sample's pass
+        return budget
+
+    def methods(self, shape: Any, settings: Any, budget: Any
+                ) -> tuple[list[str] | None, list[dict[str, Any]]]:
+        return _checked_methods(settings.methods)
+
+    def table(self, shape: Any, roles: Any, budget: Any) -> FeatureTable:
+        """The sample's rows; the public records checked against them."""
+        table = super().table(shape, roles, budget)
+        budget.check(table, roles.sensitive)  # columns, overlap with the sample
+        self.public_X = budget.public_X(table)
+        return table
+
+    def judge_as(self, anonymizer: Any) -> Any:
+        return StreamedRelease(anonymizer, self.classes, int(self.partition_rows))
+
+    def release(self, result: Any, roles: Any, settings: Any, budget: Any) -> Any:
+        """Every record released partition by partition, with the certificate."""
+        from .certificate import (
+            CertifiedRelease,
+            public_rows,
+            release_seed,
+            report_and_chart,
+            write_report,
+        )
+        _give_back_memory()
+        c = result.candidate
+        assert c is not None
+        rule = self._rule(c)
+        result.confirmation = result.confirmation.amended(
+            lambda data: _name_sample(data, self.sizes, rule))
+        report, png = report_and_chart(result, roles.sensitive, roles.interest)
+        statement = budget.statement(_one_record(self.features), roles.sensitive)
+        report = report.amended(lambda data: data.update(
+            differential_privacy=statement,
+            release={"certified": True, "written": True, "setting": c.label(),
+                     "table": self.out.name + "/",
+                     "manifest": self.out.name + ".manifest.json", "n_records": self.n_total}))
+        doc = self._write(result, roles, settings, statement, rule,
+                          lambda folder: write_report(report, png, folder),
+                          release_seed(settings.random_state))
+        res = StreamedResult(self.out, int(doc["output"]["n_records"]),
+                             int(doc["stream"]["partitions"]), int(doc["stream"]["passes"]),
+                             dict(doc["stream"]["class_counts"]))
+        return CertifiedRelease(doc, dict(result.confirmation["verdict"]), public_rows(result),
+                                report, result, search_png=png, output=self.out,
+                                sample=self.sizes, written=res)
+
+    def _rule(self, c: Any) -> dict[str, Any]:
+        """The manifest's stream rule: what the certificate covers and what it does not."""
+        sizes, n_total, rows = self.sizes, self.n_total, int(self.partition_rows)
+        ids_s, ids_t = max(sizes["n_identities"], 1), max(sizes["total_identities"], 1)
+        return {
+            "mechanism": f"{c.method} streamed: its statistics summed over partitions of at "
+                         f"most {rows} records, the noise drawn once on the sums, fresh "
+                         "records sampled per partition",
+            "partition_rows": rows,
+            "fitted_on": f"every record of the table ({n_total} records): class counts, "
+                         "noisy class sums, the basis, noisy second moments in the basis and "
+                         "the residual energy (one streaming pass each)",
+            "judged_as_released": True,
+            "judged_on": "the panel sample's splits, each released by the same streamed "
+                         "mechanism at the same epsilon and delta (its statistics are the "
+                         "split's own records')",
+            "covers": "the (epsilon, delta) guarantee covers the released table whatever the "
+                      "data, for one record (strict: box, centre and clip radii from the "
+                      "public data); the empirical figures judge the same mechanism at the "
+                      "sample's size",
+            "does_not_cover": "the model fitted on the whole table is not the one judged: "
+                              "the noise on the sums is the same, but a record's share of the "
+                              f"statistics is 1/{n_total} in the table against at least "
+                              f"1/{sizes['n_records']} in the sample, a person's about "
+                              f"1/{ids_t} against 1/{ids_s} (the sample is judged where each "
+                              "weighs more); the record-unit guarantee does not bound a "
+                              "person's many records: the identity level is shown on the "
+                              "sample only",
+        }
+
+    def _write(self, result: Any, roles: Any, settings: Any, statement: dict[str, Any],
+               rule: dict[str, Any], report: Any, seed: int | None) -> dict[str, Any]:
+        """Stream every partition into the release unit; returns the manifest written."""
+        import json
+
+        from ..release import build_manifest, manifest_path, resolve_roles
+        from ..release_unit import write_unit
+        from ..scale.run import input_digest
+        from .certificate import certification_block
+        from .search import build_candidate
+
+        c = result.candidate
+        est = build_candidate(c, roles.interest, roles.sensitive, [], None)
+        plan = resolve_roles(self.label_cols, roles, keep_sensitive=settings.keep_sensitive)
+        released = list(plan.released)
+        parts = Partitions(self.src, list(dict.fromkeys([*released, roles.interest])),
+                           self.features, int(self.partition_rows), self.public_X,
+                           settings.progress)
+        manifest: dict[str, Any] = {}
+
+        def write_table(staged: Path) -> str:
+            res = stream_to_parts(est, parts, self.classes, staged, released, roles.interest,
+                                  seed)
+            params = est.public_params()
+            for key in c.hidden:
+                params[key] = "public (from the public table; values not written)"
+            doc = build_manifest(method=c.method, params=params, plan=plan,
+                                 n_records=res.n_records, n_features=len(self.features),
+                                 shuffled=True, check=None, input_name=self.src.name,
+                                 input_sha256=input_digest(self.src), certified=True)
+            doc.pop("bioanon_version")
+            doc["output"].update(format="parquet (partitioned, one part per input partition, "
+                                        "in the input's order)",
+                                 n_features=len(self.features),
+                                 shuffled="within each partition")
+            manifest.update({"bioanon_version": self.version, **doc, **certification_block(
+                result, judged_on=self.judged_on(), stream_rule=rule),
+                "differential_privacy": statement,
+                "stream": {"partitions": res.n_parts,
+                           "partition_rows": int(self.partition_rows),
+                           "passes": res.passes, "class_counts": res.class_counts,
+                           "order": "the input's partitions in order; rows shuffled within "
+                                    "each partition"}})
+            return res.sha256
+
+        # the manifest is filled by the table's writer: write_unit stages the table first
+        write_unit(self.out, table=write_table, manifest=manifest, report=report,
+                   table_is_dir=True)
+        return dict(json.loads(manifest_path(self.out).read_text()))
+
+
+def _one_record(features: Sequence[str]) -> FeatureTable:
+    """A one-record stand-in carrying the feature columns (the budget's statement reads the
+    table's size from ``total_records``)."""
+    return FeatureTable(np.zeros((1, len(features)), dtype=np.float32),
+                        pd.DataFrame(index=[0]), list(features))
 
 
 def _check_public_columns(public: Any, features: Sequence[str]) -> None:
@@ -589,6 +569,6 @@ def _name_sample(data: dict[str, Any], sizes: dict[str, Any], rule: dict[str, An
         "released model is fitted on every record of the table.")
 
 
-__all__ = ["PARTITION_ROWS", "STREAMED_METHODS", "CertifiedStreamedRelease", "Partitions",
+__all__ = ["PARTITION_ROWS", "Partitions", "Streamed",
            "StreamedRelease", "StreamedResult", "certify_streamed", "partition_count",
            "stream_to_parts"]

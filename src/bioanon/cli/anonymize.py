@@ -102,7 +102,7 @@ def anonymize(
                                "columns with the in-memory path")
         _anonymize_bucketed(input, output, choice, interest, additional, sensitive,
                             [*(identifying or []), *(label or [])], keep_sensitive, scheduler,
-                            dask, bucket_size, fit_sample, workers)
+                            dask, bucket_size, fit_sample, workers, keep_as_feature or [])
         return
     format_of(output)
     man_path = manifest_path(output)
@@ -154,10 +154,10 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
                         additional: list[str] | None, sensitive: str,
                         identifying: list[str], keep_sensitive: bool, scheduler: str | None,
                         local: bool, bucket_size: int, fit_sample: int,
-                        workers: int | None) -> None:
+                        workers: int | None, keep_as_feature: list[str]) -> None:
     """The dask path of ``anonymize`` (policy and checks in :mod:`bioanon.scale.run`)."""
     from ..scale.bucketed import POOL_PER_SET
-    from ..scale.run import anonymize_bucketed
+    from ..scale.run import DaskRun, anonymize_bucketed
 
     add = parse_weighted(additional, 1.0, "--additional")
     anon = choice.build(interest, sensitive, list(add))
@@ -167,12 +167,12 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
                           "private (it is not written to the output)", highlight=False)
     with progress_bar("anonymizing (dask, bucket by bucket)") as update:
         update(0, 1, "starting")
-        result = anonymize_bucketed(input, output, anon, method, interest=interest,
-                                    additional=list(add), sensitive=sensitive,
-                                    labels=identifying, keep_sensitive=keep_sensitive,
-                                    bucket_size=bucket_size, fit_sample=fit_sample, seed=seed,
-                                    scheduler=scheduler, local=local, n_workers=workers,
-                                    version=__version__, progress=update)
+        roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
+                      identifying=identifying)
+        run = DaskRun(bucket_size, fit_sample, seed, scheduler, local, workers, __version__)
+        result = anonymize_bucketed(input, output, anon, method, roles, run,
+                                    keep_sensitive=keep_sensitive,
+                                    keep_as_feature=keep_as_feature, progress=update)
         update(1, 1, "done")
     console.print(f"wrote {output}/ ({result.n_records} records in {result.n_buckets} "
                   f"bucket parts) and {output.name}.manifest.json")

@@ -28,6 +28,7 @@ from ..anonymize.base import Anonymizer
 from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
+from ..evaluation.options import EvaluationOptions
 from ..progress import StageLog
 from ..table import FeatureTable
 from .console import _fail, console, err_console
@@ -55,9 +56,9 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 
 #: the meaningful range of every numeric option, by its Python name (one line to add an
 #: option; a float option not listed must still be finite). ``jobs`` is checked on its own
-#: (-1 or a positive count).
+#: (-1 or a positive count); an evaluation option (``test_size``, ``target_advantage``, ...)
+#: by the constraint :class:`~bioanon.evaluation.options.EvaluationOptions` declares.
 OPTION_RANGES: dict[str, Param] = {
-    "target_advantage": Param("float", low=0, high=1, help="an advantage bound, e.g. 0.05"),
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
     "min_utility": Param("float", low=0, high=1, low_open=True, none=True,
                          help="a fraction of the clear accuracy, e.g. 0.95"),
@@ -65,9 +66,6 @@ OPTION_RANGES: dict[str, Param] = {
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
     "sample_records": Param("int", low=100, help="records of the panel sample, e.g. 50000"),
     "workers": Param("int", low=1, none=True, help="worker processes, e.g. 4"),
-    "test_size": Param("float", low=0, high=1, low_open=True, high_open=True,
-                       help="a share of each identity's records, e.g. 0.25"),
-    "n_random": Param("int", low=1, help="repeats, e.g. 10"),
     "n": Param("int", low=1, help="records shown, e.g. 8"),
     "k_min": Param("int", low=2, help="e.g. 2"),
     "k_max": Param("int", low=2, help="e.g. 20"),
@@ -126,6 +124,9 @@ def check_option(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return
     spec = OPTION_RANGES.get(name)
+    if spec is None and name in EvaluationOptions.names():
+        declared = EvaluationOptions.constraint(name)
+        spec = declared if isinstance(declared, Param) else None
     flag = option_flag(name)
     if name == "jobs":
         if value == 0 or value < -1:
@@ -197,11 +198,31 @@ FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
            "accept_risks": "--accept-risk {value} --reason \"...\""}
 
 
+def _declared_flag(parameter: str) -> str:
+    """The flag of an evaluation option as :mod:`bioanon.cli.options` declares it (``n_jobs``:
+    ``--jobs``), else ``--`` + the name with dashes."""
+    from .options import JUDGE_FLAGS, TARGET_FLAGS
+
+    for f in (*JUDGE_FLAGS.values(), *TARGET_FLAGS.values()):
+        if f.option == parameter:
+            return f.flag.split("/")[0]
+    return "--" + parameter.replace("_", "-")
+
+
 def _as_flag(parameter: str, value: str) -> str:
-    """``NAME=VALUE`` of a library parameter as typed on the command line."""
+    """``NAME=VALUE`` of a library parameter as typed on the command line (a mapping
+    ``{'a': ..., 'b': ...}`` of a repeatable flag: the flag once per key)."""
     if parameter.startswith("params."):
         return f"--param {parameter[len('params.'):]}={value}"
-    spelling = FLAG_OF.get(parameter, "--" + parameter.replace("_", "-"))
+    spelling = FLAG_OF.get(parameter) or _declared_flag(parameter)
+    if value.startswith("{"):
+        import ast
+
+        try:
+            keys = list(ast.literal_eval(value))
+        except (ValueError, SyntaxError):
+            keys = [value]
+        return " ".join(_as_flag(parameter, str(k)) for k in keys)
     if "{value}" in spelling or " " in spelling:
         return spelling.format(value=value)
     return spelling + (f" {value}" if value and value != "True" else "")
@@ -220,8 +241,10 @@ def cli_message(exc: BioanonError) -> str:
             return _as_flag(name, m.group(1))
 
         written = name.removeprefix("params.")
-        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\([^)]*\)|[^\s,;)]*)", to_flag,
-                      text)
+        text = re.sub(rf"(?<![\w-]){re.escape(written)}=(\{{[^}}]*\}}|\([^)]*\)|[^\s,;)]*)",
+                      to_flag, text)
+    if names:  # flags with values listed together become one command line (no commas)
+        text = re.sub(r"(--[a-z][\w-]* [^\s,;()-][^\s,;()]*), (?=--[a-z])", r"\1 ", text)
     return text
 
 
@@ -635,7 +658,7 @@ def print_risks(report: Any) -> None:
             console.print(Text(f"{r['risk']}: {r['reason']}"), soft_wrap=True)
 
 
-def print_summary(report: Any, as_json: bool = False) -> None:
+def print_summary(report: Any, as_json: bool = False, verdict: bool = True) -> None:
     """Print a report's summary: a table and the verdict, or with ``as_json`` the JSON of
     ``report.json``'s ``summary`` (:meth:`bioanon.report.document.Report.summary`).
 
@@ -652,7 +675,7 @@ def print_summary(report: Any, as_json: bool = False) -> None:
     for key, value in report.summary_rows():
         tab.add_row(key, value)
     console.print(tab)
-    if "verdict" in report:
+    if verdict and "verdict" in report:  # False: the caller says the run's one verdict
         from ..report.verdict_points import verdict_points
 
         head, points = verdict_points(report["verdict"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -59,36 +59,42 @@ def demo(
                   "hide 'identity'; searching "
                   f"{', '.join(DEMO_METHODS)} (bioanon release searches every method)")
     roles = Roles(sensitive="identity", interest="expression")
-    from ..certification.memory import certification_plan
-    from ..evaluation.options import EvaluationOptions
-
-    console.print(certification_plan(table, roles, EvaluationOptions.of()).render(),
-                  highlight=False, soft_wrap=True)
     try:
         with progress_bar("certifying") as update:
             rel = certify(table, roles, methods=DEMO_METHODS, models=DEMO_MODELS,
                           budget_minutes=budget_minutes, random_state=seed,
-                          report_closest=True, progress=update)
+                          report_closest=True, progress=update,
+                          on_plan=lambda plan: console.print(plan.render(), highlight=False,
+                                                             soft_wrap=True))
     except NotCertified as exc:  # the safe path: the report says why, no release is written
-        result = exc.search
-        print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        if result.confirmation is None and result.closest_report is None:
-            err_console.print(result.failure_line() + "; nothing was written",
-                              highlight=False)
-            raise typer.Exit(1) from None
-        report, png = exc.report_and_chart()
-        write_report(report, png, out)
-        print_summary(report)
-        console.print(f"verdict: NOT certified — {result.failure_line()}. No release was "
-                      f"written; {out / 'report.html'} shows every risk of "
-                      + ("the confirmation run." if result.confirmation is not None else
-                         "the closest setting on a fresh split."), highlight=False,
-                      soft_wrap=True)
+        _not_certified(exc, out)
         return
     print_search(rel.rows, rel.search.skipped, rel.search.not_evaluated)
     write_report(rel.report, rel.search_png, out)
-    print_summary(rel.report)
+    print_summary(rel.report, verdict=False)
+    assert rel.table is not None  # in memory: the table comes back to be written
     write_release(rel.table, rel.manifest, out / "release.parquet")
     console.print(f"verdict: certified — every risk within its target; wrote "
                   f"{out / 'release.parquet'} (dropped {rel.dropped}), {out / 'report.json'}, "
                   f"{out / 'report.html'} and search.png", highlight=False)
+
+
+def _not_certified(exc: Any, out: Path) -> None:
+    """The refused demo: the closest setting's report, and the run's one verdict."""
+    from ..certification.certificate import write_report
+    from .release import print_search
+
+    result = exc.search
+    print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
+    if result.confirmation is None and result.closest_report is None:
+        err_console.print(f"verdict: NOT certified — {result.failure_line()}; nothing was "
+                          "written", highlight=False)
+        raise typer.Exit(1) from None
+    report, png = exc.report_and_chart()
+    write_report(report, png, out)
+    print_summary(report, verdict=False)  # the closest setting's figures; one verdict below
+    judged = ("the confirmation run." if result.confirmation is not None else
+              "the closest setting on a fresh split.")
+    console.print(f"verdict: NOT certified — {result.failure_line()}. No release was "
+                  f"written; {out / 'report.html'} shows every risk of {judged}",
+                  highlight=False, soft_wrap=True)

@@ -22,32 +22,52 @@ from typing import Annotated, Any
 
 import typer
 
-#: options shown by ``--help-all`` only, by command (flags a command lacks are ignored)
+#: options shown by ``--help-all`` only, by command, besides the evaluation's options marked
+#: so where they are declared (:func:`bioanon.cli.options.detail_flags`); every flag named
+#: here is one the command declares (:func:`stale_details` lists those it does not; a test
+#: keeps it empty)
 DETAILS: dict[str, frozenset[str]] = {
     "release": frozenset({
-        "--models", "--attackers", "--jobs", "--workers", "--bucket-size", "--sample-records",
-        "--max-records-per-identity", "--delta", "--privacy-unit", "--target-advantage",
-        "--target-membership", "--target-inference", "--budget-minutes", "--keep-sensitive",
-        "--label", "--quasi", "--force", "--keep-as-feature", "--exhaustive"}),
+        "--workers", "--bucket-size", "--sample-records", "--max-records-per-identity",
+        "--delta", "--privacy-unit", "--budget-minutes", "--keep-sensitive", "--label",
+        "--quasi", "--force", "--keep-as-feature", "--exhaustive"}),
     "evaluate": frozenset({
-        "--models", "--attackers", "--jobs", "--selection", "--top-k", "--n-random",
-        "--test-size", "--target-advantage", "--target-membership", "--target-inference",
-        "--utility-model", "--max-records", "--verification", "--membership", "--inference",
-        "--preview", "--rq", "--allow-replacement", "--k", "--g", "--t", "--w", "--rp",
-        "--epsilon", "--sigma", "--block", "--metadata", "--decoupler"}),
+        "--rq", "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon",
+        "--sigma", "--block", "--decoupler"}),
     "anonymize": frozenset({
         "--bucket-size", "--fit-sample", "--workers", "--scheduler", "--rq",
         "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon", "--sigma",
         "--block", "--keep-order", "--label", "--quasi", "--force", "--decoupler",
         "--keep-as-feature"}),
-    "tune": frozenset({"--models", "--attackers", "--jobs", "--test-size",
-                       "--target-advantage", "--target-membership", "--target-inference",
-                       "--max-records"}),
+    "tune": frozenset({"--models", "--attackers", "--target-advantage"}),
 }
+
+
+def details(command: str) -> frozenset[str]:
+    """Every flag of ``command`` that ``--help-all`` shows alone: :data:`DETAILS` and the
+    evaluation's options declared as details."""
+    from .options import detail_flags
+
+    return DETAILS.get(command, frozenset()) | detail_flags(command)
+
+
 #: flags that ask for text instead of setting something (no --no- form, like --help)
 ACTIONS = frozenset({"version", "help_all"})
 #: the flag that shows the whole page
 HELP_ALL = "--help-all"
+
+
+def stale_details(group: Any) -> dict[str, list[str]]:
+    """Flags :func:`details` names that their command does not declare, by command (empty
+    when every one exists); ``group`` is the app's click group
+    (``typer.main.get_command(app)``)."""
+    out = {}
+    for name in sorted({*DETAILS, *group.list_commands(None)}):
+        cmd = group.get_command(None, name)
+        declared = {o for p in getattr(cmd, "params", []) for o in (*p.opts, *p.secondary_opts)}
+        if missing := sorted(details(name) - declared):
+            out[name] = missing
+    return out
 
 
 def first_paragraph(text: str | None) -> str:
@@ -72,9 +92,9 @@ def short_pages(cmd: Any) -> None:
         return
     full = cmd.help or ""
     cmd._bioanon_full_help = full
-    details = DETAILS.get(cmd.name or "", frozenset())
+    shown_alone = details(cmd.name or "")
     hidden = [p for p in cmd.params if p.param_type_name == "option" and not p.hidden
-              and not p.required and (set(p.opts) & details
+              and not p.required and (set(p.opts) & shown_alone
                                       or (p.help or "").startswith("Alias of"))]
     short = first_paragraph(full)
     if short != full.strip() or hidden:
@@ -114,4 +134,5 @@ def _help_all_param(callback: Any) -> Any:
     return param
 
 
-__all__ = ["DETAILS", "HELP_ALL", "add_no_forms", "first_paragraph", "short_pages"]
+__all__ = ["DETAILS", "HELP_ALL", "add_no_forms", "details", "first_paragraph",
+           "short_pages", "stale_details"]

@@ -18,6 +18,19 @@ def _with_guarantee(doc: dict[str, Any], cls: Any) -> dict[str, Any]:
     return {**doc, "differential_privacy": dict(guarantee)} if guarantee else doc
 
 
+def _can(doc: dict[str, Any]) -> str:
+    """What a method declares it can do, in words (``describe``'s capabilities)."""
+    can = []
+    if doc.get("dp"):
+        can.append(f"differential privacy (units: {', '.join(doc['dp']['units'])}; "
+                   f"accountant: {doc['dp']['accountant']})")
+    if doc.get("bucketable"):
+        can.append("bucket by bucket on dask (release --dask)")
+    if doc.get("streamable"):
+        can.append("streamed over Parquet partitions (release --dask --epsilon)")
+    return "; ".join(can) or "in memory; no formal (epsilon, delta) guarantee of the release"
+
+
 @app.command("methods")
 @user_errors
 def methods_command(
@@ -53,6 +66,7 @@ def methods_command(
             console.print(f"  differential privacy: epsilon {dp['epsilon']}; delta "
                           f"{dp['delta']}; privacy unit {dp['privacy_unit']}{basis}{split}",
                           highlight=False)
-        console.print(f"  does not protect: {doc['does_not_protect']}\n", highlight=False)
+        console.print(f"  does not protect: {doc['does_not_protect']}", highlight=False)
+        console.print(f"  can: {_can(doc)}\n", highlight=False, soft_wrap=True)
     if posts:
         console.print(f"composition: {compose}", highlight=False)

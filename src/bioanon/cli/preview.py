@@ -69,7 +69,7 @@ def preview(
         if out is not None:
             check_output_file(out, [original, released])
     if images is not None:
-        check_output_dir(images, [original, released], flag="--images",
+        check_output_dir(images, [original, released], parameter="images",
                          what="the released images")
     orig = FeatureTable.read(original)
     rel = FeatureTable.read(released)

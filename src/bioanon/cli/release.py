@@ -1,21 +1,26 @@
 """``bioanon release``: search, certify, release (the safe path).
 
-The command parses, checks every output before any work, calls the library's front door
-(:func:`bioanon.certify`; with ``--dask``/``--scheduler``,
-:func:`bioanon.certification.parquet.certify_parquet`) and writes ``OUTPUT``,
-``OUTPUT.manifest.json`` and ``OUTPUT.report/``. When no setting meets the target it writes
-nothing and exits with status 1 (:class:`bioanon.NotCertified`: not a user error).
+The command parses, checks every output before any work, calls the library's front door for
+the path (:func:`bioanon.certify`; with ``--dask``/``--scheduler``,
+:func:`~bioanon.certification.parquet.certify_parquet`; with ``--dask --epsilon``,
+:func:`~bioanon.certification.streamed.certify_streamed`: the one skeleton of
+:mod:`bioanon.certification.run` behind all three), prints the plan the library tells it and
+one verdict, and with ``--json`` one document of one schema for every outcome
+(``docs/release-json.md``). Exit status: 0 certified, 1 not certified (the closest setting's
+report only), 2 a user error or a plan refusal (nothing written).
 """
 
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from ..errors import BioanonError
+from ..evaluation.options import EvaluationOptions
 from ..io import check_output_dir, check_output_file, file_sha256
 from ..plan import PlanRefused
 from ..privacy import PrivacyLeakWarning
@@ -29,7 +34,7 @@ from .common import (
     LabelOpt,
     SensitiveOpt,
     app,
-    console,
+    cli_message,
     err_console,
     notes_console,
     parse_weighted,
@@ -41,162 +46,199 @@ from .common import (
     user_errors,
 )
 from .options import (
-    AcceptRiskOpt,
     ForceOpt,
     IdentOpt,
     KeepAsFeatureOpt,
     KeepOpt,
-    LevelOpt,
     QuasiOpt,
-    ReasonOpt,
-    TargetInferenceOpt,
-    TargetMembershipOpt,
-    TargetOpt,
-    parse_accept,
-    parse_level,
+    judge_options,
 )
 
+RELEASE_HELP = """Search methods and settings, certify one against every risk, and release.
 
-@app.command("release")
+First the plan, from the table's shape alone: which risks at which level this table can
+show (the smallest membership advantage its sample can rule out); a level it cannot show
+stops the run at once with one line naming the ways forward (more identities or records,
+--epsilon E --privacy-unit identity with --public-data, or --accept-risk LEVEL-RISK
+--reason "..."; one --reason may cover several --accept-risk). Then every applicable
+method's settings are judged on a tuning split against every risk (recognition: the upper
+95% bound of the cross-fitted worst attack's advantage over max(chance, control) within
+--target-advantage; membership and inference on members: the upper 95% bound of their
+membership advantage TPR − FPR within the --level's target at the record and identity
+levels, or covered by a strict DP guarantee whose bound is within it; a level that cannot
+be shown is "inconclusive at this size" and fails unless accepted; utility: CAS). The most
+useful setting that meets every target is re-evaluated on a fresh split with a fresh seed;
+only if that confirmation meets every target too is the whole table anonymized and written
+with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise only the closest
+setting's report is written to OUTPUT.report/ (marked NOT certified; no table, no manifest)
+and the exit status is 1. Column roles work as in anonymize: label columns without a role
+are dropped. Every path (in memory, --dask, --dask --epsilon) runs the same checks before
+any work: the plan, the methods named, the columns (metadata-looking numeric columns of a
+table that does not record its labels, --keep-as-feature naming no feature column).
+
+With --epsilon E the search considers only the DP methods, every setting at exactly E
+(the budget is yours: never searched upwards; the other parameters vary). With
+--public-data FILE (people not in the release, same feature columns) the clipping box,
+centre and clip radius come from it and the guarantee is strict; without it the bounds
+come from the data and the manifest, report and terminal say "not strict". The manifest
+and report state epsilon, delta, the privacy unit and strict or not; the certificate's
+empirical risks must be met all the same.
+
+With --dask or --scheduler (Parquet in, a folder of Parquet parts out) the search and
+the confirmation run on a stratified panel sample (--sample-records), judging the bucketed
+rule the release uses (sets drawn within random buckets of --bucket-size records); only
+methods that mix the records given can be bucketed (the others are skipped, with the
+reason). The certified setting then releases every record bucket by bucket, out of core.
+
+With --dask --epsilon E --public-data FILE the search considers the DP methods whose
+statistics are sums (dp-basis, record unit), each setting judged on the panel sample as
+the stream applies it; the certified setting's statistics are then fitted on every record
+in streaming passes over the Parquet partitions (one partition in memory at a time) and
+each partition's records are sampled from the noisy model, written as one part in the
+input's order. Without --public-data it is refused: the bounds must be public.
+
+With --json, stdout holds one document of the same schema for every outcome (certified,
+not certified, plan refused, input error): docs/release-json.md.
+"""
+
+OutputOpt = Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to write (with "
+                                                          "OUT.manifest.json and OUT.report/).")]
+InterestOpt = Annotated[str, typer.Option(
+    "--interest", help="Column of the attribute whose utility (CAS) must survive.")]
+MethodsOpt = Annotated[str | None, typer.Option(
+    "--methods", help="Methods to search, comma-separated (default: every registered method "
+                      "that applies to the table; bioanon methods lists them).")]
+BudgetMinutesOpt = Annotated[float, typer.Option(
+    "--budget-minutes", help="Stop evaluating settings after this many minutes and choose "
+                             "among those evaluated (the confirmation follows).")]
+ExhaustiveOpt = Annotated[bool, typer.Option(
+    "--exhaustive/--no-exhaustive",
+    help="Judge every setting with the full recognition panel (slower). By default the panel "
+         "judges only the settings that pass utility, membership and inference, most useful "
+         "first, until one meets every target: the same choice.")]
+MinUtilityOpt = Annotated[float | None, typer.Option(
+    "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
+                          "fraction of the clear accuracy, on the search's split and on the "
+                          "confirmation (e.g. 0.95). Default: CAS above chance.")]
+KeepSensitiveOpt = Annotated[bool, typer.Option(
+    "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
+                             "auditor can attack it. UNFIT for a real release.")]
+SeedOpt = Annotated[int | None, typer.Option(
+    "--seed", help="Make the search and the release reproducible. A secret key: never "
+                   "written (the release's own seed is derived from it one way).")]
+EpsilonOpt = Annotated[float | None, typer.Option(
+    "--epsilon", help="Declare a differential-privacy budget: search only the DP methods "
+                      "(bioanon methods lists them; with --dask those that stream), every "
+                      "setting at exactly this epsilon; the manifest and report state it "
+                      "(strict only with --public-data). Every risk must still be met.")]
+DeltaOpt = Annotated[float | None, typer.Option(
+    "--delta", help="delta of the --epsilon budget (default 1/n^2, n the records, or the "
+                    "identities with --privacy-unit identity).")]
+PublicDataOpt = Annotated[Path | None, typer.Option(
+    "--public-data", help="Table of people NOT in the release with the same feature columns "
+                          "(auxiliary/public data): the clipping box, centre and clip radius "
+                          "come from it, so the --epsilon guarantee holds strictly.")]
+PrivacyUnitOpt = Annotated[str | None, typer.Option(
+    "--privacy-unit", help="What --epsilon protects: record (default) or identity (every "
+                           "record of one --sensitive value; the DP methods whose accounting "
+                           "covers it: dp-synthetic, dp-basis; in memory only).")]
+MaxPerIdentityOpt = Annotated[int | None, typer.Option(
+    "--max-records-per-identity", help="Records of one identity the DP statistics use "
+                                       "(--privacy-unit identity; default 10).")]
+DaskOpt = Annotated[bool, typer.Option(
+    "--dask", help="Certify on a stratified panel sample, then release bucket by bucket on a "
+                   "local dask cluster (Parquet in, a folder of Parquet parts out; the judge "
+                   "evaluates the bucketed rule; needs the 'scale' extra).")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="As --dask, on this dask scheduler, tcp://HOST:PORT (workers must "
+                        "share the output's file system).")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", help="Workers of the local dask cluster (default: one per core).")]
+BucketSizeOpt = Annotated[int, typer.Option(
+    "--bucket-size", help="Records per bucket on the dask path (sets are drawn within a "
+                          "bucket; the search judges this rule).")]
+SampleRecordsOpt = Annotated[int, typer.Option(
+    "--sample-records", help="Records of the stratified panel sample the dask path searches "
+                             "and confirms on.")]
+
+
+def json_input_errors(func: Any) -> Any:
+    """With ``--json``, an option refused by the checks every command shares (run by
+    :func:`~bioanon.cli.common.user_errors` before the command's body) is one document too."""
+    import functools
+
+    from .common import _check_common
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("as_json"):
+            try:
+                _check_common(kwargs)
+            except BioanonError as exc:  # said again, as one line, by user_errors
+                print_json(outcome_doc("input error", message=cli_message(exc)))
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@app.command("release", help=RELEASE_HELP)
+@json_input_errors
 @user_errors
+@judge_options("release")
 def release_command(
-    input: InputArg,
-    output: Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to write (with "
-                                                          "OUT.manifest.json and OUT.report/).")],
-    interest: Annotated[str, typer.Option(
-        "--interest", help="Column of the attribute whose utility (CAS) must survive.")],
-    sensitive: SensitiveOpt,
-    additional: AddOpt = None,
-    label: LabelOpt = None,
-    identifying: IdentOpt = None,
-    quasi: QuasiOpt = None,
-    keep: KeepOpt = None,
-    keep_as_feature: KeepAsFeatureOpt = None,
-    force: ForceOpt = False,
-    target_advantage: TargetOpt = 0.05,
-    level: LevelOpt = None,
-    target_membership: TargetMembershipOpt = None,
-    target_inference: TargetInferenceOpt = None,
-    accept_risk: AcceptRiskOpt = None,
-    reason: ReasonOpt = None,
-    methods: Annotated[str | None, typer.Option(
-        "--methods", help="Methods to search, comma-separated (default: every registered "
-                          "method that applies to the table; bioanon methods lists them).")]
-    = None,
-    budget_minutes: Annotated[float, typer.Option(
-        "--budget-minutes", help="Stop evaluating settings after this many minutes and "
-                                 "choose among those evaluated (the confirmation follows).")]
-    = 10.0,
-    exhaustive: Annotated[bool, typer.Option(
-        "--exhaustive/--no-exhaustive",
-        help="Judge every setting with the full recognition panel (slower). By default the "
-             "panel judges only the settings that pass utility, membership and inference, "
-             "most useful first, until one meets every target: the same choice.")] = False,
-    min_utility: Annotated[float | None, typer.Option(
-        "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
-                              "fraction of the clear accuracy, on the search's split and on the "
-                              "confirmation (e.g. 0.95). Default: CAS above chance.")] = None,
-    keep_sensitive: Annotated[bool, typer.Option(
-        "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
-                                 "auditor can attack it. UNFIT for a real release.")] = False,
-    seed: Annotated[int | None, typer.Option(
-        "--seed", help="Make the search and the release reproducible. A secret key: never "
-                       "written (the release's own seed is derived from it one way).")] = None,
-    dp_epsilon: Annotated[float | None, typer.Option(
-        "--epsilon", help="Declare a differential-privacy budget: search only the DP methods "
-                          "(dp-basis, dp-synthetic, dp-mix; dp-basis alone with --dask), every "
-                          "setting at exactly this epsilon; the "
-                          "manifest and report state it (strict only with --public-data). "
-                          "Every risk must still be met.")] = None,
-    dp_delta: Annotated[float | None, typer.Option(
-        "--delta", help="delta of the --epsilon budget (default 1/n^2, n the records, or "
-                        "the identities with --privacy-unit identity).")] = None,
-    public_data: Annotated[Path | None, typer.Option(
-        "--public-data", help="Table of people NOT in the release with the same feature "
-                              "columns (auxiliary/public data): the clipping box, centre and "
-                              "clip radius come from it, so the --epsilon guarantee holds "
-                              "strictly.")] = None,
-    privacy_unit: Annotated[str | None, typer.Option(
-        "--privacy-unit", help="What --epsilon protects: record (default) or identity "
-                               "(every record of one --sensitive value; dp-synthetic "
-                               "only).")] = None,
-    max_records_per_identity: Annotated[int | None, typer.Option(
-        "--max-records-per-identity", help="Records of one identity the DP statistics use "
-                                           "(--privacy-unit identity; default 10).")] = None,
-    group: Annotated[str | None, typer.Option(
-        "--group", help="Column of groups kept whole on one side of every split (an "
-                        "execution or session id; the identity for a person-level "
-                        "sensitive attribute).")] = None,
-    models: Annotated[str, typer.Option(
-        "--models", help="Attack recognizers, comma-separated, or 'all'.")] =
-    "forest,linear_svm,knn",
-    attackers: Annotated[str, typer.Option(
-        "--attackers", help="Attacker modes, comma-separated, or 'all'.")] = "all",
-    jobs: Annotated[int, typer.Option("--jobs", help="Parallel fits (-1: all cores).")] = -1,
-    as_json: JsonOpt = False,
-    dask: Annotated[bool, typer.Option(
-        "--dask", help="Certify on a stratified panel sample, then release bucket by bucket on "
-                       "a local dask cluster (Parquet in, a folder of Parquet parts out; the "
-                       "judge evaluates the bucketed rule; needs the 'scale' extra).")] = False,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", help="As --dask, on this dask scheduler, tcp://HOST:PORT (workers "
-                            "must share the output's file system).")] = None,
-    workers: Annotated[int | None, typer.Option(
-        "--workers", help="Workers of the local dask cluster (default: one per core).")] = None,
-    bucket_size: Annotated[int, typer.Option(
-        "--bucket-size", help="Records per bucket on the dask path (sets are drawn within a "
-                              "bucket; the search judges this rule).")] = 50_000,
-    sample_records: Annotated[int, typer.Option(
-        "--sample-records", help="Records of the stratified panel sample the dask path "
-                                 "searches and confirms on.")] = 50_000,
+    input: InputArg, output: OutputOpt, interest: InterestOpt, sensitive: SensitiveOpt,
+    additional: AddOpt = None, label: LabelOpt = None, identifying: IdentOpt = None,
+    quasi: QuasiOpt = None, keep: KeepOpt = None, keep_as_feature: KeepAsFeatureOpt = None,
+    force: ForceOpt = False, methods: MethodsOpt = None,
+    budget_minutes: BudgetMinutesOpt = 10.0, exhaustive: ExhaustiveOpt = False,
+    min_utility: MinUtilityOpt = None, keep_sensitive: KeepSensitiveOpt = False,
+    seed: SeedOpt = None, dp_epsilon: EpsilonOpt = None, dp_delta: DeltaOpt = None,
+    public_data: PublicDataOpt = None, privacy_unit: PrivacyUnitOpt = None,
+    max_records_per_identity: MaxPerIdentityOpt = None, as_json: JsonOpt = False,
+    dask: DaskOpt = False, scheduler: SchedulerOpt = None, workers: WorkersOpt = None,
+    bucket_size: BucketSizeOpt = 50_000, sample_records: SampleRecordsOpt = 50_000, *,
+    judge: dict[str, Any],
 ) -> None:
-    """Search methods and settings, certify one against every risk, and release.
-
-    First the plan, from the table's shape alone: which risks at which level this table can
-    show (the smallest membership advantage its sample can rule out); a level it cannot show
-    stops the run at once with one line naming the ways forward (more identities or records,
-    --epsilon E --privacy-unit identity with --public-data, or --accept-risk LEVEL-RISK
-    --reason "..."). Then every applicable method's settings are judged on a tuning split
-    against every risk (recognition: the upper 95% bound of the cross-fitted worst attack's
-    advantage over max(chance, control) within --target-advantage; membership and inference
-    on members: the upper 95% bound of their membership advantage TPR − FPR within the
-    --level's target at the record and identity levels, or covered by a strict DP guarantee
-    whose bound is within it; a level that cannot be shown is "inconclusive at this size"
-    and fails unless accepted; utility: CAS). The
-    most useful setting that meets every target is re-evaluated on a fresh split with a fresh
-    seed; only if that confirmation meets every target too is the whole table anonymized and
-    written with OUTPUT.manifest.json (certified) and OUTPUT.report/. Otherwise nothing is
-    written and the exit status is 1. Column roles work as in anonymize: label columns without
-    a role are dropped.
-
-    With --epsilon E the search considers only the DP methods, every setting at exactly E
-    (the budget is yours: never searched upwards; the other parameters vary). With
-    --public-data FILE (people not in the release, same feature columns) the clipping box,
-    centre and clip radius come from it and the guarantee is strict; without it the bounds
-    come from the data and the manifest, report and terminal say "not strict". The manifest
-    and report state epsilon, delta, the privacy unit and strict or not; the certificate's
-    empirical risks must be met all the same.
-
-    With --dask or --scheduler (Parquet in, a folder of Parquet parts out) the search and
-    the confirmation run on a stratified panel sample (--sample-records), judging the bucketed
-    rule the release uses (sets drawn within random buckets of --bucket-size records); only
-    methods that mix the records given can be bucketed (the others are skipped, with the
-    reason). The certified setting then releases every record bucket by bucket, out of core.
-
-    With --dask --epsilon E --public-data FILE the search considers the DP method whose
-    statistics are sums (dp-basis, record unit), each setting judged on the panel sample as
-    the stream applies it; the certified setting's statistics are then fitted on every record
-    in streaming passes over the Parquet partitions (one partition in memory at a time) and
-    each partition's records are sampled from the noisy model, written as one part in the
-    input's order. Without --public-data it is refused: the bounds must be public.
-    """
-    from ..attack import parse_models, parse_modes
-    from ..certification import REPORT_FILES, NotCertified, certify, report_dir
-    from ..evaluation.options import EvaluationOptions
-
+    """The ``release`` command (its help: :data:`RELEASE_HELP`)."""
     bucketed = dask or scheduler is not None
-    streamed = bucketed and dp_epsilon is not None  # the DP model streamed over partitions
-    refuse_unused({  # an option of the dask path on the in-memory path is an error, not ignored
+    path = "streamed" if bucketed and dp_epsilon is not None else (
+        "bucketed" if bucketed else "memory")
+    with json_outcome(as_json, output):
+        _refuse_unused(path, dask, scheduler)
+        _check_outputs(input, output, bucketed, public_data)
+        if bucketed and (keep or quasi or force):
+            raise BioanonError("--keep/--quasi/--force are not available on the dask path "
+                               "(the join check reads the labels in memory); release those "
+                               "columns with the in-memory path")
+        if bucketed and dp_epsilon is None:  # in memory, the library says the same
+            _no_budget(public_data, dp_delta, privacy_unit, max_records_per_identity)
+        roles = Roles(sensitive=sensitive, interest=interest,
+                      additional=parse_weighted(additional, 1.0, "--additional"),
+                      identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
+                      keep=keep or [])
+        roles.of()  # one role per column, before any work
+        options = _options(methods, seed, budget_minutes, exhaustive, min_utility,
+                           keep_sensitive, keep_as_feature, as_json)
+        options["options"] = EvaluationOptions.of(**judge)  # checked in one place
+        budget = dict(epsilon=dp_epsilon, delta=dp_delta, privacy_unit=privacy_unit,
+                      max_records_per_identity=max_records_per_identity)
+        if keep_sensitive:
+            _unfit_warning()
+        if path == "memory":
+            _release_in_memory(input, output, roles, options, budget, public_data,
+                               force=force, as_json=as_json)
+        else:
+            _release_on_dask(path, input, output, roles, options, budget, public_data,
+                             dict(scheduler=scheduler, local=dask, n_workers=workers,
+                                  bucket_size=bucket_size, sample_records=sample_records),
+                             as_json=as_json)
+
+
+# ---------------------------------------------------------------------- before any work
+def _refuse_unused(path: str, dask: bool, scheduler: str | None) -> None:
+    """An option of another path is an error, not ignored."""
+    streamed, bucketed = path == "streamed", path != "memory"
+    refuse_unused({
         "workers": (dask and not scheduler and not streamed,
                     "it sizes the local dask cluster of --dask (add --dask to use it; a "
                     "--scheduler brings its own workers; --epsilon on the dask path streams "
@@ -210,135 +252,64 @@ def release_command(
                                      "to use it)"),
         "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
     })
+
+
+def _check_outputs(input: Path, output: Path, bucketed: bool, public_data: Path | None) -> None:
+    """Every output checked before any work (never an input, never the public data)."""
+    from ..certification import REPORT_FILES, report_dir
+
     if not bucketed:
         format_of(output)
         check_output_file(output, [input])
-    man_path = manifest_path(output)
-    rep_dir = report_dir(output)
-    check_output_file(man_path, [input])
-    check_output_dir(rep_dir, [input], REPORT_FILES)
+    check_output_file(manifest_path(output), [input])
+    check_output_dir(report_dir(output), [input], REPORT_FILES)
     if public_data is not None:  # never written over
-        for out_path in ([] if bucketed else [output]) + [man_path]:
+        for out_path in ([] if bucketed else [output]) + [manifest_path(output)]:
             check_output_file(out_path, [public_data])
-        check_output_dir(rep_dir, [public_data], REPORT_FILES)
-    if bucketed and public_data is not None and dp_epsilon is None:
-        raise BioanonError("--public-data belongs to a declared privacy budget; add "
-                           "--epsilon E or drop it")
-    add = parse_weighted(additional, 1.0, "--additional")
-    accepted = parse_accept(accept_risk, reason)
-    lv = parse_level(level, target_membership, target_inference)
-    roles = Roles(sensitive=sensitive, interest=interest, additional=add,
-                  identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
-                  keep=keep or [])
-    roles.of()  # one role per column, before any work
-    method_list = ([m.strip() for m in methods.split(",") if m.strip()] if methods else None)
+        check_output_dir(report_dir(output), [public_data], REPORT_FILES)
+
+
+def _no_budget(*values: Any) -> None:
+    """Refuse the options of a declared budget without ``--epsilon``."""
+    flags = ("--public-data", "--delta", "--privacy-unit", "--max-records-per-identity")
+    given = [f for f, v in zip(flags, values, strict=True) if v is not None]
+    if given:
+        many = len(given) > 1
+        raise BioanonError(f"{', '.join(given)} {'belong' if many else 'belongs'} to a "
+                           f"declared privacy budget; add --epsilon E or drop "
+                           f"{'them' if many else 'it'}")
+
+
+def _options(methods: str | None, seed: int | None, budget_minutes: float, exhaustive: bool,
+             min_utility: float | None, keep_sensitive: bool, keep_as_feature: list[str] | None,
+             as_json: bool) -> dict[str, Any]:
+    """The library's release settings (:mod:`bioanon.certification.settings`) as typed."""
+    method_list = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     if methods is not None and not method_list:
         raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
-    model_list = parse_models(models) if models.strip() != "all" else "all"
-    modes = parse_modes(attackers)
-    judge = EvaluationOptions.of(models=model_list, attackers=modes, group=group, n_jobs=jobs,
-                                 target_advantage=target_advantage,
-                                 level=lv, accept_risks=accepted)
-    options: dict[str, Any] = dict(methods=method_list, random_state=seed,
-                                   budget_minutes=budget_minutes, exhaustive=exhaustive,
-                                   min_utility=min_utility,
-                                   keep_sensitive=keep_sensitive, options=judge,
-                                   report_closest=True)  # a refusal writes its report
-    if streamed:
-        assert dp_epsilon is not None
-        _release_streamed(input, output, roles, options, dp_epsilon, dp_delta, public_data,
-                          privacy_unit, max_records_per_identity,
-                          sample_records=sample_records, as_json=as_json, force=force)
-        return
-    if bucketed:
-        _release_bucketed(input, output, roles, options, force=force, scheduler=scheduler,
-                          local=dask, workers=workers, bucket_size=bucket_size,
-                          sample_records=sample_records, as_json=as_json)
-        return
-    table = read_release_input(input, [*roles.of(), group], keep_as_feature)
-    input_sha256 = file_sha256(input)
-    options.update(_budget_options(dp_epsilon, dp_delta, public_data, privacy_unit,
-                                   max_records_per_identity, input_sha256))
-    if keep_sensitive:
-        _unfit_warning()
-    _print_plan(table, roles, judge, options, as_json)  # before any setting is judged
-    try:
-        with progress_bar("certifying") as update, warnings.catch_warnings():
-            if dp_epsilon is not None:  # one statement line below instead of one per fit
-                warnings.simplefilter("ignore", PrivacyLeakWarning)
-            try:
-                out = certify(table, roles, force=force, input_name=input.name,
-                              input_sha256=input_sha256, progress=update, **options)
-            except PlanRefused as exc:  # the plan's line, in flags
-                raise BioanonError(exc.plan.refusal_line(cli=True)) from None
-    except NotCertified as exc:
-        print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json, output)
-    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
-    unnamed = [c["name"] for c in out.manifest["columns"]
-               if c["role"] == NO_ROLE and not c["released"]]
-    if unnamed:
-        err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
-                          "--keep to release it)", highlight=False, soft_wrap=True)
-    notes = notes_console(as_json)
-    out.write(output)  # the report first, the release pair last (together)
-    print_summary(out.report, as_json)
-    notes.print(f"certified: {out.setting}; wrote {output} ({out.table.n_records} records), "
-                f"{man_path.name} and {rep_dir.name}/", highlight=False, soft_wrap=True)
-    _print_budget(out.manifest.get("differential_privacy"), as_json)
+    return dict(methods=method_list, random_state=seed, budget_minutes=budget_minutes,
+                exhaustive=exhaustive, min_utility=min_utility, keep_sensitive=keep_sensitive,
+                keep_as_feature=list(keep_as_feature or []), report_closest=True,
+                on_plan=lambda plan: notes_console(as_json).print(
+                    plan.render(), highlight=False, soft_wrap=True))
 
 
-def _print_plan(table: Any, roles: Roles, judge: Any, options: dict[str, Any],
-                as_json: bool) -> None:
-    """The plan, from the table's shape alone, printed before the search (certify() refuses
-    a level it cannot show, in one line, right after)."""
-    from ..certification.memory import certification_plan, declared_budget
-
-    for column in dict.fromkeys([roles.interest, roles.sensitive, *roles.additional]):
-        table.label(column, min_classes=1)  # a missing or empty label: said before the plan
-    keys = ("epsilon", "delta", "public", "privacy_unit", "max_records_per_identity",
-            "public_name")
-    budget = declared_budget(table, roles.sensitive, **{k: options.get(k) for k in keys})
-    guarantee = budget.guarantee(table, roles.sensitive) if budget is not None else None
-    plan = certification_plan(table, roles, judge, guarantee)
-    notes_console(as_json).print(plan.render(), highlight=False, soft_wrap=True)
-
-
-def _budget_options(epsilon: float | None, delta: float | None, public_data: Path | None,
-                    privacy_unit: str | None, max_records: int | None,
-                    input_sha256: str) -> dict[str, Any]:
-    """certify()'s budget keywords; the public table read and checked (one-line errors)."""
+def _public_table(public_data: Path | None, epsilon: float | None,
+                  input_sha256: str | None = None) -> Any:
+    """The public table read and checked (one-line errors); as given without a budget (the
+    library refuses it then)."""
     from ..table import FeatureTable
 
-    public: FeatureTable | Path | None = None
-    if public_data is not None and epsilon is not None:
-        try:
-            public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
-        except BioanonError as exc:
-            raise BioanonError(f"--public-data: {exc}") from None
-        if public_data.is_file() and file_sha256(public_data) == input_sha256:
-            raise BioanonError("--public-data is the input itself; give a table of people NOT "
-                               "in the release (auxiliary or public data)")
-    elif public_data is not None:
-        public = public_data  # refused by certify() below: no budget declared
-    return dict(epsilon=epsilon, delta=delta, public=public, privacy_unit=privacy_unit,
-                max_records_per_identity=max_records,
-                public_name=None if public_data is None else public_data.name)
-
-
-def _print_budget(statement: dict[str, Any] | None, as_json: bool) -> None:
-    """The declared budget, strict or not, on the terminal (the manifest holds the same)."""
-    if not statement:
-        return
-    line = (f"differential privacy: epsilon {statement['epsilon']:g}, delta "
-            f"{statement['delta']:.3g} ({statement['delta_rule']}), privacy unit "
-            f"{statement['privacy_unit']}; ")
-    if statement["strict"]:
-        notes_console(as_json).print(line + statement["statement"], highlight=False,
-                                     soft_wrap=True)
-    else:
-        err_console.print("warning: " + line + statement["statement"], highlight=False,
-                          soft_wrap=True)
+    if public_data is None or epsilon is None:
+        return public_data
+    try:
+        public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
+    except BioanonError as exc:
+        raise BioanonError(f"--public-data: {exc}") from None
+    if input_sha256 and public_data.is_file() and file_sha256(public_data) == input_sha256:
+        raise BioanonError("--public-data is the input itself; give a table of people NOT "
+                           "in the release (auxiliary or public data)")
+    return public
 
 
 def _unfit_warning() -> None:
@@ -346,15 +317,185 @@ def _unfit_warning() -> None:
                       "auditor's attack only, unfit for a real release", highlight=False)
 
 
+# ---------------------------------------------------------------------- the three paths
+def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[str, Any],
+                       budget: dict[str, Any], public_data: Path | None, *, force: bool,
+                       as_json: bool) -> None:
+    """Read the table, certify it (:func:`bioanon.certify`), write the release unit."""
+    from ..certification import certify
+
+    group = options["options"].group
+    table = read_release_input(input, [*roles.of(), group], options["keep_as_feature"])
+    input_sha256 = file_sha256(input)
+    public = _public_table(public_data, budget["epsilon"], input_sha256)
+    with _certifying("certifying", budget["epsilon"] is not None, output, as_json) as update:
+        out = certify(table, roles, force=force, input_name=input.name,
+                      input_sha256=input_sha256, progress=update, public=public,
+                      public_name=None if public_data is None else public_data.name,
+                      **budget, **options)
+    unnamed = [c["name"] for c in out.manifest["columns"]
+               if c["role"] == NO_ROLE and not c["released"]]
+    if unnamed:
+        err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
+                          "--keep to release it)", highlight=False, soft_wrap=True)
+    out.write(output)  # the report first, the release pair last (together)
+    _certified(out, output, f"wrote {output} ({out.n_records} records)", as_json)
+
+
+def _release_on_dask(path: str, input: Path, output: Path, roles: Roles,
+                     options: dict[str, Any], budget: dict[str, Any],
+                     public_data: Path | None, dask: dict[str, Any], *,
+                     as_json: bool) -> None:
+    """``--dask``/``--scheduler`` (bucketed) or ``--dask --epsilon`` (streamed): certify on a
+    panel sample, then release out of core."""
+    from .._version import __version__
+
+    if path == "bucketed":
+        from ..certification.parquet import certify_parquet
+
+        with _certifying("certifying (panel sample), then releasing (dask)", False, output,
+                         as_json) as update:
+            out = certify_parquet(input, output, roles, version=__version__, progress=update,
+                                  **dask, **options)
+        _bucket_note(out)
+        r, how = out.written, "bucketed"
+        wrote = f"{r.n_records:,} records in {r.n_buckets} bucket parts"
+    else:
+        from ..certification.streamed import certify_streamed
+
+        public = _public_table(public_data, budget["epsilon"])
+        with _certifying("certifying (panel sample), then releasing (streamed)", True,
+                         output, as_json) as update:
+            out = certify_streamed(input, output, roles, public=public,
+                                   public_name=None if public_data is None
+                                   else public_data.name,
+                                   sample_records=dask["sample_records"], version=__version__,
+                                   progress=update, **budget, **options)
+        r, how = out.written, "as streamed"
+        wrote = f"{r.n_records:,} records in {r.n_parts} parts, {r.passes} passes over the input"
+    s = out.sample or {}
+    _certified(out, output, f"(judged {how} on a panel sample of {s['n_records']:,} of "
+                            f"{s['total_records']:,} records); wrote {output}/ ({wrote})",
+               as_json)
+
+
+def _bucket_note(out: Any) -> None:
+    """Say when a bucket's smallest class is too small a pool for the sets."""
+    from ..scale.bucketed import POOL_PER_SET
+
+    g = out.manifest.get("params", {}).get("g")
+    fewest = out.written.smallest_class_in_a_bucket
+    if isinstance(g, int) and fewest < POOL_PER_SET * g:
+        err_console.print(
+            f"note: a bucket holds only {fewest} records of its smallest interest class, fewer "
+            f"than {POOL_PER_SET} × g = {POOL_PER_SET * g}: sets drawn from so small a pool make "
+            "the release depart from the whole-class one; raise --bucket-size",
+            highlight=False, soft_wrap=True)
+
+
+# ---------------------------------------------------------------------- the outcome
+@contextmanager
+def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
+    """Run the library under a progress bar; a refusal (not certified) is printed, its
+    report written, and the command exits 1."""
+    from ..certification import NotCertified
+
+    try:
+        with progress_bar(text) as update, warnings.catch_warnings():
+            if dp:  # one statement line at the end instead of one per fit
+                warnings.simplefilter("ignore", PrivacyLeakWarning)
+            yield update
+    except NotCertified as exc:
+        print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
+        _refuse(exc, as_json, output)
+
+
+@contextmanager
+def json_outcome(as_json: bool, output: Path) -> Any:
+    """With ``--json``, a plan refusal or an input error is one document too (exit 2; the
+    error line goes to stderr as always)."""
+    try:
+        yield
+    except PlanRefused as exc:  # its parameters become flags (user_errors says the line)
+        if as_json:
+            print_json(outcome_doc("plan refused", message=cli_message(exc),
+                                   plan=exc.plan.to_dict()))
+        raise
+    except BioanonError as exc:
+        if as_json:
+            print_json(outcome_doc("input error", message=cli_message(exc)))
+        raise
+
+
+#: the outcomes of ``release`` and their exit status
+OUTCOMES = {"certified": 0, "not certified": 1, "plan refused": 2, "input error": 2}
+
+
+def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None = None,
+                short_of: str | None = None, table: Path | None = None,
+                manifest: Path | None = None, report: Path | None = None,
+                plan: Any = None, verdict: Any = None, summary: Any = None,
+                differential_privacy: Any = None) -> dict[str, Any]:
+    """The one ``--json`` document of ``release``, whatever the outcome
+    (``docs/release-json.md``): every key always present, null when it does not apply."""
+    return {"certified": outcome == "certified", "outcome": outcome,
+            "exit_code": OUTCOMES[outcome], "message": message, "setting": setting,
+            "short_of": short_of,
+            "output": {"table": None if table is None else str(table),
+                       "manifest": None if manifest is None else str(manifest),
+                       "report": None if report is None else str(report)},
+            "plan": plan, "verdict": verdict, "summary": summary,
+            "differential_privacy": differential_privacy}
+
+
+def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:
+    """The certified outcome: the search, the summary (one verdict), the final line."""
+    from ..certification import report_dir
+
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    dp = out.manifest.get("differential_privacy")
+    line = (f"certified: {out.setting} {wrote}, {manifest_path(output).name} and "
+            f"{report_dir(output).name}/" + _budget_clause(dp))
+    if as_json:
+        plan = out.search.plan
+        print_json(outcome_doc(
+            "certified", message=line, setting=out.setting, table=output,
+            manifest=manifest_path(output), report=report_dir(output),
+            plan=None if plan is None else plan.to_dict(), verdict=out.verdict,
+            summary=out.report.summary(), differential_privacy=dp))
+    else:
+        print_summary(out.report)
+    if dp and not dp["strict"]:
+        err_console.print("warning: " + _budget_line(dp) + dp["statement"], highlight=False,
+                          soft_wrap=True)
+    notes_console(as_json).print(line, highlight=False, soft_wrap=True)
+
+
+def _budget_line(statement: dict[str, Any]) -> str:
+    return (f"differential privacy: epsilon {statement['epsilon']:g}, delta "
+            f"{statement['delta']:.3g} ({statement['delta_rule']}), privacy unit "
+            f"{statement['privacy_unit']}; ")
+
+
+def _budget_clause(statement: dict[str, Any] | None) -> str:
+    """The final line's statement of a declared budget: ε and strict or NOT strict."""
+    if not statement:
+        return ""
+    how = "strict" if statement["strict"] else "NOT strict (bounds from the data; give " \
+                                               "--public-data)"
+    return "; " + _budget_line(statement) + how
+
+
 def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
-                  not_evaluated: list[str]) -> None:
-    """One line per evaluated setting, per skipped setting, and the budget's note."""
+                 not_evaluated: list[str], chosen: bool = True) -> None:
+    """One line per evaluated setting, per skipped setting, and the budget's note
+    (``chosen`` False: nothing was certified, the report is the closest setting's)."""
     from ..certification.search import row_line as search_row_line
 
+    whose = "the chosen setting's" if chosen else "the closest setting's"
     if rows:  # the tuning split's figures: the report and the verdict are the fresh split's
-        err_console.print("search, on the tuning split (the verdict and the report below are "
-                          "the chosen setting's, judged again on a fresh split):",
-                          highlight=False, soft_wrap=True)
+        err_console.print(f"search, on the tuning split (the report below is {whose}, judged "
+                          "again on a fresh split):", highlight=False, soft_wrap=True)
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
     for skip in skipped:  # every setting or method left out is named, with its reason
@@ -368,109 +509,18 @@ def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
 
 
 def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
-    """Print why nothing was certified, write the closest setting's report (NOT certified;
-    no table, no manifest) and exit 1 (not a user error)."""
+    """Say why nothing was certified (one verdict), write the closest setting's report (NOT
+    certified; no table, no manifest) and exit 1 (not a user error)."""
     written = exc.write_report(output)
     where = (f"the closest setting's report (NOT certified) is in {written}/; no table or "
              "manifest was written" if written is not None else "nothing was written")
     if as_json:
-        print_json({"certified": False, "message": str(exc), "closest": exc.setting,
-                    "short_of": exc.short_of, "confirmation": exc.confirmation,
-                    "report": None if written is None else str(written)})
-    elif exc.confirmation is not None:
-        console.print(exc.confirmation["sentence"], highlight=False, soft_wrap=True)
-    err_console.print(f"{exc}; {where}", highlight=False, soft_wrap=True)
+        plan = exc.search.plan
+        print_json(outcome_doc(
+            "not certified", message=str(exc), setting=exc.setting, short_of=exc.short_of,
+            report=written, plan=None if plan is None else plan.to_dict(),
+            verdict=exc.confirmation,
+            summary=None if exc.report is None else exc.report.summary()))
+    err_console.print(f"verdict: NOT certified — {exc}; {where}", highlight=False,
+                      soft_wrap=True)
     raise typer.Exit(1)
-
-
-def _release_bucketed(input: Path, output: Path, roles: Roles, options: dict[str, Any], *,
-                      force: bool, scheduler: str | None, local: bool, workers: int | None,
-                      bucket_size: int, sample_records: int, as_json: bool) -> None:
-    """``release --dask/--scheduler``: certify on a panel sample, release bucket by bucket."""
-    from .._version import __version__
-    from ..certification import NotCertified, report_dir
-    from ..certification.parquet import certify_parquet
-    from ..scale.bucketed import POOL_PER_SET
-
-    if roles.keep or roles.quasi or force:
-        raise BioanonError("--keep/--quasi/--force are not available on the dask path (the "
-                           "join check reads the labels in memory); release those columns "
-                           "with the in-memory path")
-    if options["keep_sensitive"]:
-        _unfit_warning()
-    try:
-        with progress_bar("certifying (panel sample), then releasing (dask)") as update:
-            out = certify_parquet(input, output, roles, scheduler=scheduler, local=local,
-                                  n_workers=workers, bucket_size=bucket_size,
-                                  sample_records=sample_records, version=__version__,
-                                  progress=update, **options)
-    except NotCertified as exc:
-        print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json, output)
-    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
-    notes = notes_console(as_json)
-    print_summary(out.report, as_json)
-    s = out.sample
-    g = out.manifest.get("params", {}).get("g")
-    fewest = out.bucketed.smallest_class_in_a_bucket
-    if isinstance(g, int) and fewest < POOL_PER_SET * g:
-        err_console.print(
-            f"note: a bucket holds only {fewest} records of its smallest interest class, fewer "
-            f"than {POOL_PER_SET} × g = {POOL_PER_SET * g}: sets drawn from so small a pool make "
-            "the release depart from the whole-class one; raise --bucket-size",
-            highlight=False, soft_wrap=True)
-    notes.print(f"certified: {out.setting} (judged bucketed on a panel sample of "
-                f"{s['n_records']:,} of {s['total_records']:,} records); wrote {output}/ "
-                f"({out.bucketed.n_records:,} records in {out.bucketed.n_buckets} bucket "
-                f"parts), {manifest_path(output).name} and {report_dir(output).name}/",
-                highlight=False, soft_wrap=True)
-
-
-def _release_streamed(input: Path, output: Path, roles: Roles, options: dict[str, Any],
-                      epsilon: float, delta: float | None, public_data: Path | None,
-                      privacy_unit: str | None, max_records: int | None, *,
-                      sample_records: int, as_json: bool, force: bool) -> None:
-    """``release --dask --epsilon E --public-data FILE``: certify a streamable DP method on a
-    panel sample, then release every partition in streaming passes."""
-    from .._version import __version__
-    from ..certification import NotCertified, report_dir
-    from ..certification.streamed import certify_streamed
-    from ..table import FeatureTable
-
-    if roles.keep or roles.quasi or force:
-        raise BioanonError("--keep/--quasi/--force are not available on the dask path (the "
-                           "join check reads the labels in memory); release those columns "
-                           "with the in-memory path")
-    public = None
-    if public_data is not None:
-        try:
-            public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
-        except BioanonError as exc:
-            raise BioanonError(f"--public-data: {exc}") from None
-    if options["keep_sensitive"]:
-        _unfit_warning()
-    try:
-        with progress_bar("certifying (panel sample), then releasing (streamed)") as update, \
-                warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyLeakWarning)  # bounds are public here
-            out = certify_streamed(input, output, roles, epsilon=epsilon, delta=delta,
-                                   public=public,
-                                   public_name=None if public_data is None else public_data.name,
-                                   privacy_unit=privacy_unit,
-                                   max_records_per_identity=max_records,
-                                   sample_records=sample_records, version=__version__,
-                                   progress=update, **options)
-    except NotCertified as exc:
-        print_search(exc.rows, exc.skipped, exc.not_evaluated)
-        _refuse(exc, as_json, output)
-    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
-    print_summary(out.report, as_json)
-    s, r = out.sample, out.streamed
-    notes_console(as_json).print(
-        f"certified: {out.setting} (judged as streamed on a panel sample of "
-        f"{s['n_records']:,} of {s['total_records']:,} records); wrote {output}/ "
-        f"({r.n_records:,} records in {r.n_parts} parts, {r.passes} passes over the input), "
-        f"{manifest_path(output).name} and {report_dir(output).name}/",
-        highlight=False, soft_wrap=True)
-    _print_budget(out.manifest.get("differential_privacy"), as_json)
-

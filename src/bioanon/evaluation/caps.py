@@ -42,15 +42,6 @@ def capped_rows(strata: np.ndarray, cap: int | None, seed: int, purpose: str
     return stratified_positions(strata.astype(str), int(cap), rng)
 
 
-def check_cap(value: int | None, name: str) -> None:
-    """Refuse a cap below 2 records (one line naming the option)."""
-    from ..errors import BioanonError
-
-    if value is not None and (isinstance(value, bool) or int(value) < 2):
-        raise BioanonError(f"{name}={value!r} must be at least 2 records (or None: no cap); "
-                           "e.g. 10000", parameter=name)
-
-
 def half_width(n: int) -> float:
     """The largest 95% half-width of a rate on ``n`` records (at rate 1/2): 1.96 / (2 √n).
 
@@ -67,7 +58,7 @@ def sizes(ev: Any) -> dict[str, Any]:
     and a sentence for the verdict (empty when no cap binds: every record was used).
     """
     n_train, n_test = int(ev.n_train_), int(ev.n_test_)
-    fit_cap, cand_cap = ev.max_fit_records, ev.max_candidates
+    fit_cap, cand_cap = ev.options.max_fit_records, ev.options.max_candidates
 
     def cut(n: int, cap: int | None) -> int:
         return n if cap is None else min(n, int(cap))
@@ -79,9 +70,13 @@ def sizes(ev: Any) -> dict[str, Any]:
             "non_members": cut(n_train, cand_cap), "non_members_total": n_train,
             "identity_level_records": cut(n_train, cand_cap),
             "identity_level_total": n_train}
-    widths = {"recognition": half_width(n_test)}
+    # a rate over the released records: the binomial half-width; a risk scoring candidates
+    # (members against non-members): its interval's own half-width, per level
+    specs = ev.risk_specs_  # the registered risks this evaluation ran
+    widths = {s.name: half_width(n_test) for s in specs if s.counts == "released"}
+    scored = tuple(s.name for s in specs if s.counts == "members")
     for r in ev.risks_:
-        if r.risk in ("membership", "inference") and np.all(np.isfinite(r.ci)):
+        if r.risk in scored and np.all(np.isfinite(r.ci)):
             widths[r.name] = float((r.ci[1] - r.ci[0]) / 2)
     binding = (any(u["n_fit"] < u["n_train"] for u in utility.values())
                or cand["members"] < n_test or cand["non_members"] < n_train)
@@ -91,8 +86,8 @@ def sizes(ev: Any) -> dict[str, Any]:
                         for c, u in utility.items())
         spread = ", ".join(f"{k} ±{v:.3f}" for k, v in widths.items())
         sentence = (f"Utility models trained on at most {fit_cap:,} records each ({fit} "
-                    f"training records, scored on all {n_test:,} test records); membership "
-                    f"and inference attackers scored {cand['members']:,} of {n_test:,} "
+                    f"training records, scored on all {n_test:,} test records); "
+                    f"{' and '.join(scored)} attackers scored {cand['members']:,} of {n_test:,} "
                     f"members and {cand['non_members']:,} of {n_train:,} non-members "
                     f"(identity level: {cand['identity_level_records']:,} of {n_train:,} "
                     f"clear records, every identity kept); 95% half-widths: CAS "
@@ -102,4 +97,4 @@ def sizes(ev: Any) -> dict[str, Any]:
             "sentence": sentence}
 
 
-__all__ = ["capped_rows", "check_cap", "half_width", "sizes"]
+__all__ = ["capped_rows", "half_width", "sizes"]

@@ -1,10 +1,18 @@
-"""The evaluation's options, declared once: :class:`EvaluationOptions`.
+"""The evaluation's options, declared once and validated once: :class:`EvaluationOptions`.
 
 :class:`~bioanon.evaluation.Evaluation`, :func:`bioanon.evaluate`,
 :func:`bioanon.certification.search.search`, :func:`bioanon.certify` and the command line all
 take their evaluation options from this one frozen dataclass. Their keyword arguments are a
 convenience derived from its fields (:meth:`EvaluationOptions.of`), so an option is added in
 one place and no signature can lose one.
+
+Each field carries its constraint beside it (scikit-learn's ``_parameter_constraints``, here
+the :class:`~bioanon.anonymize.params.Param` declarations the anonymizers use, or the
+library's own parser of that option): every construction (and every ``replace``) checks
+every field in one place, :meth:`EvaluationOptions.validate`, which raises one
+:class:`~bioanon.errors.BioanonError` per fault naming the parameter (``NAME=VALUE``, which
+the command line turns into its flag) and its valid range. Nothing downstream checks an
+option again.
 
 Examples
 --------
@@ -17,18 +25,31 @@ Examples
 Traceback (most recent call last):
 ...
 TypeError: unknown evaluation option 'modles' (did you mean 'models'?); the options are ...
+>>> EvaluationOptions.of(test_size=1.5)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+bioanon.errors.BioanonError: test_size=1.5 is out of range; use a number in (0, 1) (share ...
+>>> EvaluationOptions.constraint_text("target_advantage")
+'number in [0, 1]'
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..attack.recognizers import DEFAULT_MODELS
+from ..anonymize.params import Param
+from ..attack.recognizers import DEFAULT_MODELS, make_recognizer, parse_models
+from ..attack.selection import identity_counts, parse_strategies
+from ..attack.threat import parse_modes
 from ..errors import BioanonError
-from .verdict import DEFAULT_TARGET
+from ..levels import Level, resolve_level
+
+#: the default recognition target (``target_advantage``)
+DEFAULT_TARGET = 0.05
 
 #: options of earlier versions, refused with the way forward
 REMOVED = {
@@ -44,6 +65,87 @@ def refuse_removed(values: Mapping[str, Any]) -> None:
                 "are now both judged by the membership advantage (TPR − FPR) against one "
                 "target per level; pass level=NAME or a number instead, e.g. "
                 "level='standard' or level=0.1", parameter="level")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A constraint checked by the library's own parser of an option (its message names the
+    fault); ``range`` says the valid values in words."""
+
+    parse: Callable[[Any], Any]
+    range: str
+    none: bool = False
+
+    def check(self, name: str, value: Any) -> None:
+        if value is None and self.none:
+            return
+        self.parse(value)
+
+    def range_text(self) -> str:
+        return self.range + (" or none" if self.none else "")
+
+
+def _n_jobs(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value == 0:
+        raise BioanonError(f"n_jobs={value!r} is out of range; use a nonzero integer "
+                           "(-1: all cores) or none")
+
+
+def _accepted(value: Any) -> None:
+    from .risks import check_accepted
+
+    if not isinstance(value, Mapping):
+        raise BioanonError(f"accept_risks={value!r} must map each accepted risk "
+                           "(LEVEL-RISK) to its reason, e.g. accept_risks={'identity-"
+                           "membership': 'why'}")
+    check_accepted(value)
+
+
+def _identities(value: Any) -> None:
+    if not isinstance(value, str | Sequence):
+        raise BioanonError(f"identities={value!r} must be identity counts, e.g. [3, 6, 12] "
+                           "or '3,6,12'", parameter="identities")
+    identity_counts(2**31, value)  # the form; the table's size is checked by the evaluation
+
+
+def _columns(value: Any) -> None:
+    if (isinstance(value, str) or not isinstance(value, Sequence)
+            or not all(isinstance(c, str) for c in value)):
+        raise BioanonError("must be a list of label column names, e.g. ['age']")
+
+
+def _level(value: Any) -> None:
+    resolve_level(value)
+
+
+def option(default: Any, constraint: Param | Parsed) -> Any:
+    """A field of :class:`EvaluationOptions` with its constraint beside it."""
+    return field(default=default, metadata={"constraint": constraint})
+
+
+def _named(name: str, value: Any, exc: BioanonError) -> BioanonError:
+    """The fault of one option, its message naming the parameter (``NAME=VALUE``)."""
+    text = str(exc)
+    if not re.search(rf"(?<![\w-]){re.escape(name)}\b", text):
+        shown = repr(value) if isinstance(value, str) else str(value)
+        text = f"{name}={shown}: {text}"
+    return BioanonError(text, parameter=name)
+
+
+def check_option(name: str, value: Any) -> None:
+    """Check one option's value against its declared constraint, for a function that takes
+    it alone (e.g. :func:`~bioanon.evaluation.verdict.verdict`'s ``target_advantage``): the
+    same check and message as :class:`EvaluationOptions`.
+
+    >>> check_option("target_advantage", 2.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: target_advantage=2.0 is out of range; use a number in [0, 1] ...
+    """
+    try:
+        EvaluationOptions.constraint(name).check(name, value)
+    except BioanonError as exc:
+        raise _named(name, value, exc) from None
 
 
 @dataclass(frozen=True)
@@ -107,29 +209,69 @@ class EvaluationOptions:
         the intervals.
     """
 
-    models: str | Sequence[Any] = DEFAULT_MODELS
-    utility_model: Any = "forest"
-    test_size: float = 0.25
-    top_k: int = 5
-    attackers: str | Sequence[str] = "all"
-    selection: str | Sequence[str] | None = None
-    identities: Sequence[int] | str | None = None
-    n_random: int = 10
-    metadata: Sequence[str] | None = None
-    group: str | None = None
-    n_jobs: int | None = -1
-    released_labels: Sequence[str] | None = None
-    membership: bool = True
-    verification: bool = True
-    inference: bool = True
-    target_advantage: float = DEFAULT_TARGET
-    level: Any = None
-    guarantee: Any = None
-    accept_risks: Mapping[str, str] | None = None
-    preview: bool = False
-    max_records: int | None = 50_000
-    max_fit_records: int | None = 10_000
-    max_candidates: int | None = 10_000
+    models: str | Sequence[Any] = option(DEFAULT_MODELS, Parsed(
+        parse_models, "recognizer names (comma-separated), estimators or 'all'"))
+    utility_model: Any = option("forest", Parsed(
+        make_recognizer, "a recognizer name or a scikit-learn classifier"))
+    test_size: float = option(0.25, Param(
+        "float", low=0, high=1, low_open=True, high_open=True,
+        help="share of each identity's records held out"))
+    top_k: int = option(5, Param("int", low=1, help="k of the top-k recognition rate"))
+    attackers: str | Sequence[str] = option("all", Parsed(
+        parse_modes, "attacker modes (comma-separated) or 'all'"))
+    selection: str | Sequence[str] | None = option(None, Parsed(
+        parse_strategies, "selection strategies (comma-separated), 'auto', 'all' or 'none'"))
+    identities: Sequence[int] | str | None = option(None, Parsed(
+        _identities, "identity counts of at least 2, e.g. 3,6,12", none=True))
+    n_random: int = option(10, Param("int", low=1, help="repeats of the random selection"))
+    metadata: Sequence[str] | None = option(None, Parsed(
+        _columns, "per-identity label columns of the metadata selection", none=True))
+    group: str | None = option(None, Param(
+        "column", none=True, help="column of groups kept whole on one side of the split"))
+    n_jobs: int | None = option(-1, Parsed(_n_jobs, "a nonzero integer (-1: all cores)",
+                                           none=True))
+    released_labels: Sequence[str] | None = option(None, Parsed(
+        _columns, "label columns the release carries", none=True))
+    membership: bool = option(True, Param("bool", help="run the membership risk"))
+    verification: bool = option(True, Param("bool", help="run the verification view (EER)"))
+    inference: bool = option(True, Param("bool", help="run the inference risk"))
+    target_advantage: float = option(DEFAULT_TARGET, Param(
+        "float", low=0, high=1, help="recognition target: upper 95% bound of the worst "
+                                     "attack's advantage"))
+    level: str | float | Level | None = option(None, Parsed(
+        _level, "strict, standard, basic or a target advantage in (0, 1)", none=True))
+    guarantee: Any = option(None, Param("object", none=True))
+    accept_risks: Mapping[str, str] | None = option(None, Parsed(
+        _accepted, "{LEVEL-RISK: reason}", none=True))
+    preview: bool = option(False, Param("bool", help="keep a contact sheet"))
+    max_records: int | None = option(50_000, Param(
+        "int", low=2, none=True, help="records the judge samples from a larger table"))
+    max_fit_records: int | None = option(10_000, Param(
+        "int", low=2, none=True, help="records each utility model is trained on"))
+    max_candidates: int | None = option(10_000, Param(
+        "int", low=2, none=True, help="candidate records per side the membership and "
+                                      "inference attackers score"))
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every option against its declared constraint (the one place options are
+        checked): one :class:`~bioanon.errors.BioanonError` per fault, naming the parameter
+        and its valid range."""
+        for f in fields(self):
+            check_option(f.name, getattr(self, f.name))
+
+    @classmethod
+    def constraint(cls, name: str) -> Param | Parsed:
+        """The constraint option ``name`` declares."""
+        (f,) = (f for f in fields(cls) if f.name == name)
+        return f.metadata["constraint"]  # type: ignore[no-any-return]
+
+    @classmethod
+    def constraint_text(cls, name: str) -> str:
+        """The valid values of option ``name`` in words (for help texts)."""
+        return cls.constraint(name).range_text()
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
@@ -139,9 +281,10 @@ class EvaluationOptions:
     @classmethod
     def of(cls, options: EvaluationOptions | None = None, /,
            **values: Any) -> EvaluationOptions:
-        """``options`` (default: every default) with ``values`` replaced.
+        """``options`` (default: every default) with ``values`` replaced, checked.
 
-        Raises TypeError naming the closest option for a keyword that is not one.
+        Raises TypeError naming the closest option for a keyword that is not one, and
+        :class:`~bioanon.errors.BioanonError` for a value outside its option's range.
         """
         names = cls.names()
         refuse_removed(values)
@@ -161,5 +304,24 @@ class EvaluationOptions:
         rest = {k: v for k, v in values.items() if k not in names}
         return replace(self, **mine), rest
 
+    # ------------------------------------------------------------------ derived values
+    @property
+    def level_(self) -> Level:
+        """The privacy level (:class:`~bioanon.levels.Level`) ``level`` names."""
+        return resolve_level(self.level)
 
-__all__ = ["EvaluationOptions"]
+    @property
+    def accepted(self) -> dict[str, str]:
+        """The accepted risks, normalized (``{"LEVEL-RISK": reason}``)."""
+        from .risks import check_accepted
+
+        return check_accepted(self.accept_risks)
+
+    def target(self, option: str) -> Any:
+        """The target an option holds for the risks that name it (a registered risk's
+        ``target_option``): the resolved :class:`~bioanon.levels.Level` for ``level``, the
+        number otherwise."""
+        return self.level_ if option == "level" else getattr(self, option)
+
+
+__all__ = ["DEFAULT_TARGET", "EvaluationOptions", "check_option"]

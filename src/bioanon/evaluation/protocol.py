@@ -18,6 +18,7 @@ package turns it into ``report.json`` and ``report.html``; nothing here renders 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -51,18 +52,17 @@ from ..metrics.results import (
 )
 from ..progress import stages
 from ..table import FeatureTable
-from .caps import check_cap
 from .options import EvaluationOptions
 from .risks import (
     ADVANTAGE_METHOD,
-    REGISTRY,
     RiskContext,
     advantage_interval,
     apply_accepted,
-    check_accepted,
+    cover,
     not_covered,
+    registry,
 )
-from .risks.base import cover, target_at
+from .risks.base import target_at
 from .seeds import derive_seed
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
@@ -118,6 +118,70 @@ def _with_seed(anonymizer: Any, seed: int) -> Any:
     return anonymizer
 
 
+@dataclass(frozen=True)
+class JudgeCheck:
+    """What the judge's check of a table and options derives (:func:`check_judge`): the
+    attacker modes, the recognizers, the selection strategies (and whether strict), the
+    level, the accepted risks and the released label columns."""
+
+    modes: tuple[str, ...]
+    models: tuple[str, ...]
+    strategies: tuple[Any, ...]
+    strict: bool
+    level: Any
+    accept_risks: Mapping[str, str]
+    label_columns: tuple[str, ...]
+
+
+def check_judge(table: FeatureTable, interest: str, sensitive: str,
+                additional: Mapping[str, float] | None,
+                options: EvaluationOptions) -> JudgeCheck:
+    """Refuse (one line) a table and options the judge cannot run on, before any work: the
+    roles' label columns, the panel, the group, the caps, the level and the accepted risks.
+
+    A caller judging many settings of one table (the search) runs it once and hands the
+    result to every :class:`Evaluation` (``checked=``).
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=4, records_per_identity=10, n_features=32)
+    >>> check_judge(t, "expression", "identity", None, EvaluationOptions.of()).label_columns
+    ('expression',)
+    """
+    additional = dict(additional or {})
+    for col in [interest, sensitive, *additional]:
+        table.label(col)
+    if sensitive == interest or sensitive in additional:
+        raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
+    modes = parse_modes(options.attackers)
+    models = options.models
+    want_all = isinstance(models, str) and models.strip() == "all"
+    model_list = parse_models(models)
+    if want_all and "image_shape" in table.meta:
+        from ..attack.pretrained import available
+
+        side = int(round(np.sqrt(table.n_features)))
+        if side * side == table.n_features and available():
+            model_list.append("dlib_embedding")
+    strategies, strict = parse_strategies(options.selection)
+    group = options.group
+    if group is not None:
+        table.label(group)
+        if group in (sensitive, interest, *additional):
+            raise BioanonError(f"group '{group}' must differ from the sensitive and "
+                               "useful columns; pass the identity column")
+    released = options.released_labels
+    label_columns = list(released if released is not None else [interest, *additional])
+    for c in label_columns:
+        table.label(c, min_classes=1)
+    if sensitive in label_columns:
+        raise BioanonError(f"the release cannot carry the sensitive column '{sensitive}'; "
+                           "drop it from the released labels")
+    return JudgeCheck(tuple(modes), tuple(model_list), tuple(strategies), bool(strict),
+                      options.level_, options.accepted, tuple(label_columns))
+
+
 class Evaluation:
     """Anonymize a held-out split and measure utility and privacy (call :meth:`evaluate`).
 
@@ -141,6 +205,9 @@ class Evaluation:
     progress : callable (done, total, text), optional
     cache : ModelCache, optional
         Keeps clear-trained attack models across evaluations of the same table and seed.
+    checked : JudgeCheck, optional
+        :func:`check_judge` of this table, roles and options, run once by a caller that
+        judges many settings (the search); None: checked here.
     options : EvaluationOptions, optional
         The judge's options (:class:`~bioanon.evaluation.options.EvaluationOptions`: the
         attack panel, the split, the risks and their targets).
@@ -164,7 +231,7 @@ class Evaluation:
                  additional: Mapping[str, float] | None = None, anonymizer: Any = None, *,
                  random_state: int = 0, progress: Progress | None = None,
                  cache: ModelCache | None = None, options: EvaluationOptions | None = None,
-                 **option_values: Any) -> None:
+                 checked: JudgeCheck | None = None, **option_values: Any) -> None:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
@@ -173,73 +240,24 @@ class Evaluation:
         self.random_state = random_state
         self.progress = progress
         self.cache = cache
-        #: every option of the judge (:class:`~bioanon.evaluation.options.EvaluationOptions`)
-        self.options = opts = EvaluationOptions.of(options, **option_values)
-        self.models = opts.models
-        self.utility_model = opts.utility_model
-        self.test_size = opts.test_size
-        self.top_k = opts.top_k
-        self.attackers = opts.attackers
-        self.selection = opts.selection
-        self.identities = opts.identities
-        self.n_random = opts.n_random
-        self.metadata = opts.metadata
-        self.group = opts.group
-        self.n_jobs = opts.n_jobs
-        self.released_labels = opts.released_labels
-        self.run_membership = opts.membership
-        self.run_verification = opts.verification
-        self.run_inference = opts.inference
-        self.target_advantage = opts.target_advantage
-        self.level = opts.level
-        self.guarantee = opts.guarantee
-        self.accept_risks = opts.accept_risks
-        self.preview = opts.preview
-        self.max_records = opts.max_records
-        self.max_fit_records = opts.max_fit_records
-        self.max_candidates = opts.max_candidates
+        #: the judge's check of this table and these options, when the caller ran it
+        self.checked = checked
+        #: every option of the judge, checked once
+        #: (:class:`~bioanon.evaluation.options.EvaluationOptions`); read, never copied
+        self.options = EvaluationOptions.of(options, **option_values)
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> None:
-        table, interest, sensitive, additional = (self.table, self.interest, self.sensitive,
-                                                  self.additional)
-        for col in [interest, sensitive, *additional]:
-            table.label(col)
-        if sensitive == interest or sensitive in additional:
-            raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
-        self.modes = parse_modes(self.attackers)
-        want_all = isinstance(self.models, str) and self.models.strip() == "all"
-        self.model_list = parse_models(self.models)
-        if want_all and "image_shape" in table.meta:
-            from ..attack.pretrained import available
-
-            side = int(round(np.sqrt(table.n_features)))
-            if side * side == table.n_features and available():
-                self.model_list.append("dlib_embedding")
-        self.strategies, self.strict = parse_strategies(self.selection)
-        if self.group is not None:
-            table.label(self.group)
-            if self.group in (sensitive, interest, *additional):
-                raise BioanonError(f"group '{self.group}' must differ from the sensitive and "
-                                   "useful columns; pass the identity column")
-        check_cap(self.max_fit_records, "max_fit_records")
-        check_cap(self.max_candidates, "max_candidates")
-        if self.top_k < 1:
-            raise BioanonError(f"top_k={self.top_k} must be at least 1")
-        if not 0.0 <= self.target_advantage <= 1.0:
-            raise BioanonError(f"target advantage {self.target_advantage} must lie in [0, 1]; "
-                               "e.g. 0.05")
-        from ..levels import resolve_level
-
-        self.level_ = resolve_level(self.level)
-        self.accept_risks_ = check_accepted(self.accept_risks)
-        self.label_columns = list(self.released_labels if self.released_labels is not None
-                                  else [interest, *additional])
-        for c in self.label_columns:
-            table.label(c, min_classes=1)
-        if sensitive in self.label_columns:
-            raise BioanonError(f"the release cannot carry the sensitive column '{sensitive}'; "
-                               "drop it from the released labels")
+        """The judge's check (:func:`check_judge`), unless the caller ran it already for
+        this table and these options (``checked``: a search judges many settings)."""
+        c = self.checked
+        if c is None:
+            c = check_judge(self.table, self.interest, self.sensitive, self.additional,
+                            self.options)
+        self.modes, self.model_list = list(c.modes), list(c.models)
+        self.strategies, self.strict = list(c.strategies), c.strict
+        self.level_, self.accept_risks_ = c.level, dict(c.accept_risks)
+        self.label_columns = list(c.label_columns)
 
     # ------------------------------------------------------------------ the protocol
     def evaluate(self, recognition: bool = True) -> Evaluation:
@@ -259,17 +277,8 @@ class Evaluation:
         """
         self.recognition_run_ = recognition
         self._check()
-        self.panel_sample_: dict[str, Any] | None = None
-        if self.max_records is not None and self.table.n_records > self.max_records:
-            from ..sampling import panel_sample
-
-            ps = panel_sample(self.table.labels, sensitive=self.group or self.sensitive,
-                              stratify=self.interest, max_records=self.max_records,
-                              max_identities=None, random_state=self.random_state)
-            self.panel_sample_ = ps.describe()
-            self.table = self.table.subset(ps.index)
-        table, interest, sensitive = self.table, self.interest, self.sensitive
-        additional, seed = self.additional, self.random_state
+        self._sample()
+        interest, sensitive, seed = self.interest, self.sensitive, self.random_state
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
         anonymizer = self.anonymizer
         self.notes_: list[str] = []
@@ -289,37 +298,9 @@ class Evaluation:
                 progress(state["done"], state["total"], desc)
             state["done"] += 1
 
-        tick("splitting")
-        if self.group is None:
-            tr, te = split_table(table, interest, sensitive, self.test_size, seed)
-        else:
-            tr, te = group_split(table, self.group, sensitive, self.test_size, seed)
-        train, test = table.subset(tr), table.subset(te)
         mixing: list[Any] = []  # the secret mixing matrix: local, never stored or written
-        anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
-        anon_train = np.asarray(anon_train, dtype=np.float32)
-        anon_test = np.asarray(anon_test, dtype=np.float32)
-        if anon_train.shape != train.X.shape or anon_test.shape != test.X.shape:
-            raise BioanonError(
-                f"the anonymizer returned shape {anon_test.shape} for {test.X.shape} records × "
-                "features; the attack panel compares clear and anonymized records and needs one "
-                "anonymized record per record in the same feature space"
-            )
-        self.n_train_, self.n_test_ = train.n_records, test.n_records
-
-        # ------------------------------------------------------------ utility
-        tick("utility (CAS and the other views)")
-        columns = [interest, *additional]
-        util = utility_views(train, test, anon_train, anon_test, columns, self.utility_model,
-                             seed, self.n_jobs, cache=self.cache,
-                             max_fit_records=self.max_fit_records)
-        self.person_level_ = (person_level_columns(table.labels, sensitive, columns)
-                              if self.group is None else [])
-        self.utility_notes_: list[str] = []
-        if self.person_level_:
-            tick("utility of person-level attributes on unseen identities")
-            self._unseen_identity_utility(util, anonymizer)
-        self.utility_raw_ = util
+        train, test, anon_train, anon_test = self._split_and_anonymize(anonymizer, tick, mixing)
+        self._utility(train, test, anon_train, anon_test, anonymizer, tick)
 
         # ------------------------------------------------------------ privacy
         y_tr = train.labels[sensitive].astype(str).to_numpy()
@@ -337,8 +318,8 @@ class Evaluation:
         if not recognition:
             return self._cheap_risks(train, test, anon_test, anonymizer, y_te, progress)
         panel = run_panel(train.X, anon_train, y_tr, test.X, anon_test, y_te, self.chance_,
-                          self.modes, self.model_list, seed=seed, top_k=self.top_k,
-                          n_jobs=self.n_jobs, cache=self.cache, progress=panel_progress,
+                          self.modes, self.model_list, seed=seed, top_k=self.options.top_k,
+                          n_jobs=self.options.n_jobs, cache=self.cache, progress=panel_progress,
                           predictions=predictions)
         state["done"] = state["total"] - 3
         self.panel_ = panel
@@ -359,32 +340,14 @@ class Evaluation:
 
         # ------------------------------------------------------------ risks (registered)
         ctx = RiskContext(train, test, anon_test, anonymizer, interest, sensitive,
-                          self.label_columns, self.group, seed, predictions=predictions,
+                          self.label_columns, self.options.group, seed, predictions=predictions,
                           truth=y_te, chance=self.chance_, control=self.control_,
-                          max_candidates=self.max_candidates)
-        risks: list[RiskResult] = []
-        done: dict[str, Any] = {}
-        for spec in REGISTRY:
-            target = getattr(self, spec.target_option)
-            if spec.switch is not None and not getattr(self, f"run_{spec.switch}"):
-                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
-                                         target_at(target, ctx.level),
-                                         f"{spec.name} was not run ({spec.switch}=False)"))
-                continue
-            if spec.stage:
-                tick(spec.stage)
-            done[spec.name] = spec.evaluator(ctx, target).evaluate()
-            risks += done[spec.name].results()
-            if spec.name == "recognition":
-                predictions.clear()  # the panel's guesses are read by recognition only
-        self.crossfit_ = getattr(done.get("recognition"), "crossfit_", None)
-        self.membership_: list[MembershipResult] = (
-            done["membership"].legacy() if "membership" in done else [])
-        self.risks_ = apply_accepted(cover(risks, self.guarantee), self.accept_risks_)
+                          max_candidates=self.options.max_candidates)
+        self._run_risks(ctx, tick, panel=True)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
         self.verification_: list[VerificationResult] = []
-        if self.run_verification:
+        if self.options.verification:
             tick("verification (EER)")
             self.verification_ = [
                 verification(train.X, y_tr, anon_test, y_te, "naive", seed),
@@ -396,40 +359,78 @@ class Evaluation:
             note = (lambda d: progress(state["total"] - 1, state["total"], d)) if progress \
                 else (lambda d: None)
             self.selection_ = _selection_block(
-                train, test, sensitive, strategies, counts, skipped, meta_cols,
-                panel["attacks"], anon_train, anon_test, y_tr, y_te, self.chance_,
-                int(table.labels[sensitive].nunique()), self.n_random, seed, self.n_jobs, note)
+                train, test, (anon_train, anon_test), (y_tr, y_te), panel["attacks"],
+                (strategies, counts, skipped, meta_cols), self, note)
         if progress is not None:
             progress(state["total"], state["total"], "done")
         self.strategies_, self.counts_ = strategies, counts
-        self.preview_data_ = (test, anon_test) if self.preview else None
+        self.preview_data_ = (test, anon_test) if self.options.preview else None
         return self
+
+    def _sample(self) -> None:
+        """Judge a table of more than ``max_records`` records on a stratified sample of its
+        identities and records (described in ``panel_sample_``)."""
+        opts = self.options
+        self.panel_sample_: dict[str, Any] | None = None
+        if opts.max_records is not None and self.table.n_records > opts.max_records:
+            from ..sampling import panel_sample
+
+            ps = panel_sample(self.table.labels, sensitive=opts.group or self.sensitive,
+                              stratify=self.interest, max_records=opts.max_records,
+                              max_identities=None, random_state=self.random_state)
+            self.panel_sample_ = ps.describe()
+            self.table = self.table.subset(ps.index)
+
+    def _split_and_anonymize(self, anonymizer: Any, tick: Callable[[str], None],
+                             mixing: list[Any]
+                             ) -> tuple[FeatureTable, FeatureTable, np.ndarray, np.ndarray]:
+        """The split (closed set per identity, or whole groups) and both splits anonymized."""
+        table, opts, seed = self.table, self.options, self.random_state
+        tick("splitting")
+        if opts.group is None:
+            tr, te = split_table(table, self.interest, self.sensitive, opts.test_size, seed)
+        else:
+            tr, te = group_split(table, opts.group, self.sensitive, opts.test_size, seed)
+        train, test = table.subset(tr), table.subset(te)
+        anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
+        anon_train = np.asarray(anon_train, dtype=np.float32)
+        anon_test = np.asarray(anon_test, dtype=np.float32)
+        if anon_train.shape != train.X.shape or anon_test.shape != test.X.shape:
+            raise BioanonError(
+                f"the anonymizer returned shape {anon_test.shape} for {test.X.shape} records × "
+                "features; the attack panel compares clear and anonymized records and needs one "
+                "anonymized record per record in the same feature space"
+            )
+        self.n_train_, self.n_test_ = train.n_records, test.n_records
+        return train, test, anon_train, anon_test
+
+    def _utility(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
+                 anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None]) -> None:
+        """Utility per useful attribute (CAS first); person-level ones on unseen identities."""
+        tick("utility (CAS and the other views)")
+        opts = self.options
+        columns = [self.interest, *self.additional]
+        util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
+                             self.random_state, opts.n_jobs, cache=self.cache,
+                             max_fit_records=opts.max_fit_records)
+        self.person_level_ = (person_level_columns(self.table.labels, self.sensitive, columns)
+                              if opts.group is None else [])
+        self.utility_notes_: list[str] = []
+        if self.person_level_:
+            tick("utility of person-level attributes on unseen identities")
+            self._unseen_identity_utility(util, anonymizer)
+        self.utility_raw_ = util
 
     def _cheap_risks(self, train: FeatureTable, test: FeatureTable, anon_test: np.ndarray,
                      anonymizer: Any, y_te: np.ndarray, progress: Any) -> Evaluation:
-        """Every registered risk but recognition (no panel), as :meth:`evaluate` runs them."""
+        """Every registered risk that needs no attack panel, as :meth:`evaluate` runs them."""
         self.panel_ = None
         self.contributors_ = None
         ctx = RiskContext(train, test, anon_test, anonymizer, self.interest, self.sensitive,
-                          self.label_columns, self.group, self.random_state, predictions={},
-                          truth=y_te, chance=self.chance_, control=self.control_,
-                          max_candidates=self.max_candidates)
-        risks: list[RiskResult] = []
-        done: dict[str, Any] = {}
-        for spec in REGISTRY:
-            if spec.name == "recognition":
-                continue
-            target = getattr(self, spec.target_option)
-            if spec.switch is not None and not getattr(self, f"run_{spec.switch}"):
-                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
-                                         target_at(target, ctx.level),
-                                         f"{spec.name} was not run ({spec.switch}=False)"))
-                continue
-            done[spec.name] = spec.evaluator(ctx, target).evaluate()
-            risks += done[spec.name].results()
-        self.crossfit_ = None
-        self.membership_ = done["membership"].legacy() if "membership" in done else []
-        self.risks_ = apply_accepted(cover(risks, self.guarantee), self.accept_risks_)
+                          self.label_columns, self.options.group, self.random_state,
+                          predictions={}, truth=y_te, chance=self.chance_,
+                          control=self.control_, max_candidates=self.options.max_candidates)
+        self._run_risks(ctx, lambda _: None, panel=False)
         self.verification_ = []
         self.selection_ = None
         self.strategies_, self.counts_ = [], []
@@ -438,18 +439,46 @@ class Evaluation:
             progress(1, 1, "done")
         return self
 
+    def _run_risks(self, ctx: RiskContext, tick: Callable[[str], None], panel: bool) -> None:
+        """Run every registered risk (those reading the attack panel only with ``panel``),
+        each against the target its option holds; a risk switched off is reported "not
+        measured". Sets ``risks_`` (covered by the guarantee, accepted as named)."""
+        specs = [s for s in registry.REGISTRY if panel or not s.panel]
+        self.risk_specs_ = tuple(specs)  # the registry entries run (the caps' widths read them)
+        risks: list[RiskResult] = []
+        done: dict[str, Any] = {}
+        for i, spec in enumerate(specs):
+            target = self.options.target(spec.target_option)
+            if spec.switch is not None and not getattr(self.options, spec.switch):
+                risks.append(not_covered(spec.name, ctx.level, spec.statistic,
+                                         target_at(target, ctx.level),
+                                         f"{spec.name} was not run ({spec.switch}=False)"))
+                continue
+            if spec.stage:
+                tick(spec.stage)
+            done[spec.name] = spec.evaluator(ctx, target).evaluate()
+            risks += done[spec.name].results()
+            if (spec.panel and not any(s.panel for s in specs[i + 1:])
+                    and isinstance(ctx.predictions, dict)):
+                ctx.predictions.clear()  # the panel's guesses are read by these risks only
+        self.crossfit_ = next((d.crossfit_ for d in done.values()
+                               if getattr(d, "crossfit_", None) is not None), None)
+        self.membership_: list[MembershipResult] = next(
+            (d.legacy() for d in done.values() if hasattr(d, "legacy")), [])
+        self.risks_ = apply_accepted(cover(risks, self.options.guarantee), self.accept_risks_)
+
     def _selection_plan(self) -> tuple[list[str], list[int], list[str], dict[str, str]]:
         table, sensitive = self.table, self.sensitive
         strategies, strict = list(self.strategies), self.strict
         n_ids = int(table.labels[sensitive].nunique())
-        counts = identity_counts(n_ids, self.identities) if strategies else []
+        counts = identity_counts(n_ids, self.options.identities) if strategies else []
         meta_cols: list[str] = []
         skipped: dict[str, str] = {}
         if "metadata" in strategies:
-            if self.metadata is not None:
-                for c in self.metadata:
+            if self.options.metadata is not None:
+                for c in self.options.metadata:
                     table.label(c)
-                meta_cols = list(self.metadata)
+                meta_cols = list(self.options.metadata)
             else:
                 meta_cols = metadata_columns(table.labels, sensitive,
                                              exclude=[self.interest, *self.additional])
@@ -474,7 +503,7 @@ class Evaluation:
         seed = derive_seed(self.random_state, "unseen-identity split") % (2**31)
         for col in self.person_level_:
             try:
-                tr, te = group_split(self.table, self.sensitive, col, self.test_size, seed)
+                tr, te = group_split(self.table, self.sensitive, col, self.options.test_size, seed)
             except BioanonError as exc:
                 self.utility_notes_.append(f"'{col}' is constant per identity but could not be "
                                            f"scored on unseen identities ({exc}); closed-set "
@@ -483,9 +512,9 @@ class Evaluation:
             train, test = self.table.subset(tr), self.table.subset(te)
             a_tr, a_te = anonymize_splits(anonymizer, train, test)
             out = utility_views(train, test, np.asarray(a_tr, np.float32),
-                                np.asarray(a_te, np.float32), [col], self.utility_model,
-                                self.random_state, self.n_jobs,
-                                max_fit_records=self.max_fit_records)[col]
+                                np.asarray(a_te, np.float32), [col], self.options.utility_model,
+                                self.random_state, self.options.n_jobs,
+                                max_fit_records=self.options.max_fit_records)[col]
             out["split"] = "unseen identities"
             util[col] = out
             self.utility_notes_.append(
@@ -594,18 +623,21 @@ class Evaluation:
     def verdict(self, target_advantage: float | None = None) -> Any:
         """The verdict of every risk against this evaluation's targets (recognition's may be
         overridden)."""
-        return verdict(self, self.target_advantage if target_advantage is None
+        return verdict(self, self.options.target_advantage if target_advantage is None
                        else target_advantage, level=self.level_,
-                       accept_risks=self.accept_risks_, guarantee=self.guarantee)
+                       accept_risks=self.accept_risks_, guarantee=self.options.guarantee)
 
 
-def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
-                     strategies: list[str], counts: list[int], skipped: dict[str, str],
-                     meta_cols: list[str], attacks: list[dict[str, Any]],
-                     anon_train: np.ndarray, anon_test: np.ndarray, y_tr: np.ndarray,
-                     y_te: np.ndarray, chance: float, n_ids: int, n_random: int, seed: int,
-                     n_jobs: int | None, note: Callable[[str], Any]) -> dict[str, Any]:
+def _selection_block(train: FeatureTable, test: FeatureTable,
+                     anon: tuple[np.ndarray, np.ndarray], y: tuple[np.ndarray, np.ndarray],
+                     attacks: list[dict[str, Any]],
+                     plan: tuple[list[str], list[int], dict[str, str], list[str]],
+                     ev: Evaluation, note: Callable[[str], Any]) -> dict[str, Any]:
     """Identity-count curves of the strongest trained attacker of the panel."""
+    (anon_train, anon_test), (y_tr, y_te) = anon, y
+    strategies, counts, skipped, meta_cols = plan
+    sensitive, chance, seed = ev.sensitive, ev.chance_, ev.random_state
+    n_ids = int(ev.table.labels[sensitive].nunique())
     block: dict[str, Any] = {"strategies": {}, "skipped": skipped, "counts": counts}
     trained = [a for a in attacks if MODES[a["mode"]].anonymized_fraction is not None]
     if not strategies or not trained:
@@ -623,7 +655,8 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
         meta = _identity_matrix(labels, sensitive, meta_cols, ids)
     curves = selection_curves(X_fit, y_tr, X_probe, y_te, model=model, strategies=strategies,
                               counts=counts, anon_train=anon_train, metadata=meta,
-                              n_random=n_random, seed=seed, n_jobs=n_jobs)
+                              n_random=ev.options.n_random, seed=seed,
+                              n_jobs=ev.options.n_jobs)
     block.update({
         "attacker": {"mode": mode, "model": model, "train_data": best["train_data"]},
         "full": {"n_identities": n_ids, "accuracy": best["accuracy"], "chance": chance},
@@ -633,4 +666,5 @@ def _selection_block(train: FeatureTable, test: FeatureTable, sensitive: str,
     return block
 
 
-__all__ = ["Evaluation", "anonymize_splits", "model_name", "mixture", "utility"]
+__all__ = ["Evaluation", "JudgeCheck", "anonymize_splits", "check_judge", "model_name", "mixture",
+           "utility"]

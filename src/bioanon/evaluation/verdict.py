@@ -32,9 +32,10 @@ from typing import Any
 
 from ..errors import BioanonError
 from ..metrics.results import INCONCLUSIVE, RiskResult
-from .risks.base import apply_accepted, check_accepted, cover, not_covered, rejudge
+from .options import DEFAULT_TARGET, check_option
+from .risks.base import not_covered, rejudge
+from .risks.registry import apply_accepted, check_accepted, cover, spec_of
 
-DEFAULT_TARGET = 0.05
 #: how the verdict conjoins the risks (written in report.json)
 RISK_RULE = ("met only when every risk is within its target: recognition by the upper 95% "
              "bound of the cross-fitted worst case's advantage (target_advantage); membership "
@@ -215,8 +216,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
     >>> verdict(rep, 0.1, accept_risks=accept).met
     True
     """
-    if not 0.0 <= float(target_advantage) <= 1.0:
-        raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]; e.g. 0.05")
+    check_option("target_advantage", target_advantage)
     lv = _level_targets(level)
     accept = check_accepted(accept_risks)
     target = float(target_advantage)
@@ -278,8 +278,9 @@ def judge_risks(risks: Any, target: float, lv: Any, accept: dict[str, str],
         if r.status == "accepted" and r.name not in accept:
             reason = r.reason.split("accepted by the user: ", 1)[-1]
             accept[r.name] = reason.split(" (measured: ", 1)[0]
-        t = target if r.risk == "recognition" else (
-            lv.target(r.level) if r.risk in ("membership", "inference") else r.target)
+        spec = spec_of(r.risk)  # its target option: its own (target_advantage) or the level
+        t = r.target if spec is None else target if spec.target_option != "level" else \
+            lv.target(r.level)
         fresh.append(rejudge(_unaccepted(r), t))
     return apply_accepted(cover(fresh, guarantee), accept)
 

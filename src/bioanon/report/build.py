@@ -102,7 +102,7 @@ def build_report(ev: Any) -> Report:
     contributors = ev.contributors()
     privacy: dict[str, Any] = {
         "sensitive": ev.sensitive, "n_classes": ev.n_classes_, "chance": ev.chance(),
-        "top_k_chance": [min(1.0, k / ev.n_classes_) for k in range(1, ev.top_k + 1)],
+        "top_k_chance": [min(1.0, k / ev.n_classes_) for k in range(1, ev.options.top_k + 1)],
         "attacks": attacks, "clear": panel["clear"],
         "worst_case": {"accuracy": worst["accuracy"], "mode": worst["mode"],
                        "model": worst["model"], "train_data": worst["train_data"],
@@ -131,7 +131,7 @@ def build_report(ev: Any) -> Report:
     anonymizer = ev.anonymizer_
     params = anonymizer.public_params() if hasattr(anonymizer, "public_params") else {
         k: v for k, v in anonymizer.get_params(deep=False).items() if k != "random_state"}
-    table = ev.table
+    table, opts = ev.table, ev.options
     data: dict[str, Any] = {
         "bioanon_version": __version__,
         "dataset": {"n_records": table.n_records, "n_features": table.n_features,
@@ -142,17 +142,18 @@ def build_report(ev: Any) -> Report:
             "method": type(anonymizer).__name__,
             "anonymizer": _jsonable(params),
             "evaluation": {"interest": interest, "sensitive": ev.sensitive,
-                           "additional": additional, "test_size": ev.test_size,
-                           "split": ("closed set: per identity" if ev.group is None else
-                                     f"grouped by '{ev.group}' (each group on one side)"),
-                           "group": ev.group,
+                           "additional": additional, "test_size": opts.test_size,
+                           "split": ("closed set: per identity" if opts.group is None else
+                                     f"grouped by '{opts.group}' (each group on one side)"),
+                           "group": opts.group,
                            "attackers": ev.modes,
                            "models": [m if isinstance(m, str) else type(m).__name__
                                       for m in ev.model_list],
-                           "utility_model": (ev.utility_model if isinstance(ev.utility_model, str)
-                                             else type(ev.utility_model).__name__),
+                           "utility_model": (opts.utility_model
+                                             if isinstance(opts.utility_model, str)
+                                             else type(opts.utility_model).__name__),
                            "selection": ev.strategies_, "identities": ev.counts_,
-                           "n_random": ev.n_random, "top_k": ev.top_k,
+                           "n_random": opts.n_random, "top_k": opts.top_k,
                            "seed": ev.random_state,
                            "seed_note": "evaluation seed (split, recognizers, mixes); the "
                                         "anonymizer's seed is derived from it one way and is "

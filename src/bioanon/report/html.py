@@ -469,7 +469,7 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
             + "".join(body) + "</table></div>"
             "<p class='note'>Not covered: the level cannot be measured at this size (too few "
             "records or identities) and the certificate does not cover it; it passes only when "
-            "accepted by name (--accept-risk LEVEL-RISK --reason ...).</p>")
+            "accepted by name (LEVEL-RISK), with the reason.</p>")
 
 
 def utility_notes_section(u: Mapping[str, Any]) -> list[str]:

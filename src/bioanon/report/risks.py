@@ -5,7 +5,8 @@ inconclusive at this size / covered by the guarantee / accepted). Membership and
 read as a membership advantage (TPR − FPR); the AUC and the TPR at FPR 1% stand beside it.
 Built from the ``risks`` entries of a report (the typed
 :class:`~bioanon.metrics.results.RiskResult` as written by ``to_dict``), so the HTML page and
-the terminal print the same rows.
+the terminal print the same rows; what each risk asks comes from its registry entry
+(:data:`bioanon.evaluation.risks.registry.REGISTRY`).
 
 Examples
 --------
@@ -23,14 +24,20 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..evaluation.risks import registry
+
 COLUMNS = ("risk", "attacker", "figure", "baseline", "target", "status")
 
-#: what each risk asks, in the data owner's words
-QUESTIONS = {
-    "recognition": "is this released record X's?",
-    "membership": "is X in the release?",
-    "inference": "what does the release tell about X's labels beyond a non-member's?",
-}
+
+def question(risk: str) -> str:
+    """What a registered risk asks, in the data owner's words (its registry entry's
+    ``question``; empty for a risk no longer registered).
+
+    >>> question("membership")
+    'is X in the release?'
+    """
+    spec = registry.spec_of(risk)
+    return spec.question if spec is not None else ""
 
 
 def _num(v: Any, fmt: str = ".3f") -> str:
@@ -82,7 +89,7 @@ def risk_rows(report: Mapping[str, Any]) -> list[dict[str, str]]:
             "target_short": f"≤ {_num(r.get('target'), 'g')}",
             "statistic": stat,
             "risk": f"{r['level']} {r['risk']}",
-            "question": QUESTIONS.get(r["risk"], ""),
+            "question": question(r["risk"]),
             "attacker": str(r.get("attacker", "")),
             "figure": figure,
             "baseline": f"{_num(r.get('baseline'))} ({r.get('baseline_name', '')})"

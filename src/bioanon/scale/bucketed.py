@@ -163,14 +163,30 @@ def _release_bucket(anonymizer: MixingAnonymizer, spill: str, n_parts: int,
 
 
 # ---------------------------------------------------------------------- the release
+@dataclass(frozen=True)
+class BucketIO:
+    """Where a bucketed release spills and how it partitions its input.
+
+    Attributes
+    ----------
+    spill_dir : path, optional
+        Folder for the temporary bucket spill (deleted afterwards); on a cluster it must be
+        shared by every worker. Default: a temporary folder beside the output.
+    blocksize : int, optional
+        Bytes per input partition (default: one partition per Parquet row group).
+    """
+
+    spill_dir: str | os.PathLike | None = None
+    blocksize: int | None = None
+
+
 def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
                      anonymizer: MixingAnonymizer, *, interest: str,
                      label_columns: Sequence[str], released_columns: Sequence[str],
                      manifest: dict[str, Any], bucket_size: int = 50_000,
                      fit_sample: int = 20_000, random_state: int | None = None,
                      client: Any = None, num_workers: int | None = None,
-                     spill_dir: str | os.PathLike | None = None,
-                     blocksize: int | None = None,
+                     io: BucketIO | None = None,
                      progress: Callable[[int, int, str], None] | None = None,
                      report: Callable[[Path], Any] | None = None) -> BucketedResult:
     """Release a Parquet dataset bucket by bucket and write a partitioned Parquet release.
@@ -202,11 +218,8 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
         Fixes the bucket assignment, the sample and every bucket's release (a secret).
     client : dask.distributed.Client, optional
         Run on this cluster; otherwise the threaded scheduler with ``num_workers`` threads.
-    spill_dir : path, optional
-        Folder for the temporary bucket spill (deleted afterwards); on a cluster it must be
-        shared by every worker. Default: a temporary folder beside the output.
-    blocksize : int, optional
-        Bytes per input partition (default: one partition per Parquet row group).
+    io : BucketIO, optional
+        Where the spill goes and how the input is partitioned (:class:`BucketIO`).
     progress : callable ``(done, total, text)``, optional
         Called as partitions are spilled and buckets released (on a cluster, per task; on
         threads, per wave of tasks).
@@ -221,13 +234,14 @@ def bucketed_release(source: str | os.PathLike, output: str | os.PathLike,
     labels = list(dict.fromkeys(label_columns))
     released = list(dict.fromkeys(released_columns))
     _check_paths(out, src, labels, interest)
-    read = _Input.open(src, labels, released, blocksize)
+    io = io or BucketIO()
+    read = _Input.open(src, labels, released, io.blocksize)
     step = progress or (lambda done, total, text: None)
     runner = _Runner(client, num_workers, step)
     plan = _plan_buckets(read, interest, runner, bucket_size, fit_sample, random_state)
 
     spill = tempfile.mkdtemp(prefix=f".{out.name}.spill-",
-                             dir=str(spill_dir) if spill_dir else str(out.parent))
+                             dir=str(io.spill_dir) if io.spill_dir else str(out.parent))
     # the spill stays private (0700: clear records, removed at the end); the release folder
     # gets the umask's mode, like any folder the user creates
     tmp_out = str(make_temp_dir(out.parent, f".{out.name}.tmp-"))

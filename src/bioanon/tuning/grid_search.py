@@ -27,6 +27,7 @@ from sklearn.model_selection import ParameterGrid
 from ..certification.search import confirm
 from ..errors import BioanonError, suggest
 from ..evaluation import verdict
+from ..evaluation.options import check_option
 from ..metrics.pareto import pareto_front
 from ..progress import stages
 from ..report.build import evaluate
@@ -169,8 +170,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     >>> len(res.rows)
     2
     """
-    if not 0.0 <= target_advantage <= 1.0:
-        raise BioanonError(f"target advantage {target_advantage} must lie in [0, 1]")
+    check_option("target_advantage", target_advantage)
     known = anonymizer.get_params(deep=True)  # nested keys (method__g) for compositions
     for key in grid:
         if key not in known:

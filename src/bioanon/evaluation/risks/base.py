@@ -23,9 +23,6 @@ from ...table import FeatureTable
 from ..caps import capped_rows
 from ..seeds import derive_seed
 
-#: the risks and levels a verdict can name (``--accept-risk LEVEL-RISK``)
-RISKS = ("recognition", "membership", "inference")
-LEVELS = ("record", "identity", "group")
 #: identity-level releases: the held-out identities are split into this many folds and each
 #: release leaves one fold out, so every identity is a non-member once and a member otherwise
 IDENTITY_FOLDS = 3
@@ -207,59 +204,3 @@ def rejudge(r: RiskResult, target: float) -> RiskResult:
         return replace(r, target=float(target))
     return risk_result(r.risk, r.level, r.statistic, r.value, r.ci, r.attacker, r.baseline,
                        r.baseline_name, target, null, "", r.extras)
-
-
-def cover(results: list[RiskResult], guarantee: Any) -> list[RiskResult]:
-    """Membership and inference covered by a DP guarantee: at a level its unit covers (it
-    holding strictly) and with its proven advantage bound within the target, the status is
-    "covered by the guarantee (ε, δ, unit)" — the measured figure kept beside it. A measured
-    advantage whose lower 95% bound exceeds the proven bound raises
-    :class:`~bioanon.privacy_bounds.BoundExceeded` (a bug, never a finding).
-
-    >>> from bioanon.privacy_bounds import Guarantee
-    >>> r = risk_result("membership", "identity", "advantage", 0.02, (-0.2, 0.24), "x", 0.0,
-    ...                 "no signal", 0.14, 0.22, "")
-    >>> r.status, cover([r], Guarantee(1.0, 1e-6, "identity", mu=0.22))[0].status
-    ('inconclusive at this size', 'covered by the guarantee')
-    """
-    if guarantee is None:
-        return list(results)
-    from ...privacy_bounds import check_empirical
-
-    bound = guarantee.advantage_bound()
-    out = []
-    for r in results:
-        if (r.risk in ("membership", "inference") and r.statistic == "advantage"
-                and guarantee.covers(r.level)):  # strict, and its unit covers the level
-            check_empirical(r.ci[0], bound, f"{r.name} under {guarantee.words()}")
-            if bound <= r.target and r.status != "accepted":
-                extras = {**r.extras, "guarantee": {**guarantee.to_dict(),
-                                                    "words": guarantee.words()}}
-                r = replace(r, status=COVERED, extras=extras,
-                            reason=f"{COVERED} {guarantee.words()}: proven advantage bound "
-                                   f"{bound:.3f} ≤ target {r.target:g} (measured "
-                                   f"{r.value:+.3f}, upper 95% bound {r.ci[1]:.3f})")
-        out.append(r)
-    return out
-
-
-def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:
-    """Validate ``--accept-risk`` names (``LEVEL-RISK``) and their reasons."""
-    out: dict[str, str] = {}
-    for name, reason in dict(accept or {}).items():
-        level, _, risk = str(name).partition("-")
-        if level not in LEVELS or risk not in RISKS:
-            valid = ", ".join(f"{lv}-{rk}" for lv in LEVELS for rk in RISKS)
-            raise BioanonError(f"cannot accept unknown risk '{name}'; name one of {valid}")
-        if not str(reason or "").strip():
-            raise BioanonError(f"accepting the risk '{name}' needs a reason: "
-                               f"accept_risks={name} with its reason", parameter="accept_risks")
-        out[str(name)] = str(reason).strip()
-    return out
-
-
-def apply_accepted(results: list[RiskResult], accept: Mapping[str, str] | None
-                   ) -> list[RiskResult]:
-    """Mark the named risks accepted (their figures kept, the user's reason recorded)."""
-    acc = check_accepted(accept)
-    return [r.accepted(acc[r.name]) if r.name in acc else r for r in results]

@@ -1,0 +1,212 @@
+"""The one certification skeleton: check → plan → search → confirm → release, written once.
+
+:func:`certify_source` runs every certified release, whatever the path; the three public
+front doors wrap it thinly, each with a small *source* (:class:`Source`) carrying only what
+differs between them:
+
+========================  ===================  ========================  =====================
+                          in memory            bucketed on dask          streamed (DP, dask)
+========================  ===================  ========================  =====================
+module                    :mod:`.memory`       :mod:`.parquet`           :mod:`.streamed`
+the sample the judge sees the table            a panel sample            a panel sample
+how a candidate is judged as it is             bucket by bucket          streamed over blocks
+the methods allowed       every one            ``bucketable``            ``streamable`` DP
+its own refusals          join check           no kept/quasi columns     public bounds, record
+the writer                the table in memory  :mod:`bioanon.scale`      the partition stream
+========================  ===================  ========================  =====================
+
+The steps, each said once here:
+
+1. **check**, before any work: the roles, the settings (:mod:`.settings`), every method
+   named (an unknown name is said before the plan), the path's own refusals, the table's
+   columns (:func:`bioanon.release.check_columns`: metadata-looking features,
+   ``keep_as_feature`` naming no feature), its labels, the path's checks of the table (in
+   memory: the join check), a declared budget and the methods the path can release;
+2. **plan**, from the labels alone (:func:`certification_plan`): the caller is told it
+   through ``on_plan``; a level the table cannot show stops the run
+   (:class:`~bioanon.plan.PlanRefused`);
+3. **search** every setting on a tuning split, then **confirm** the chosen one on a fresh
+   split and seed (:func:`~bioanon.certification.search.run_search`); nothing certified
+   raises :class:`~bioanon.certification.certificate.NotCertified`;
+4. **release**: the source's writer, with the certificate
+   (:class:`~bioanon.certification.certificate.CertifiedRelease`, one class for the three).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..errors import BioanonError
+from ..evaluation.options import EvaluationOptions
+from ..plan import Plan, PlanRefused, make_plan
+from ..release import check_columns
+from ..table import FeatureTable
+from .certificate import CertifiedRelease, NotCertified
+from .search import SearchResult, SearchSpace, run_search, weights
+from .settings import ReleaseSettings
+
+
+@dataclass
+class Shape:
+    """What the checks and the plan read before any work.
+
+    Attributes
+    ----------
+    labels : FeatureTable
+        The records the judge will see, for their labels (in memory: the table; on dask:
+        the panel sample's labels, with a stand-in feature).
+    head : array (m, d)
+        Records of every feature column, for the column checks (in memory: the table's; on
+        dask: the first records of the input).
+    features : list of str
+        The feature columns' names.
+    declared : bool
+        The input records which columns are labels (a table in memory, a Parquet file
+        bioanon wrote); otherwise its numeric columns are checked for metadata.
+    name : str
+        How messages name the input.
+    """
+
+    labels: FeatureTable
+    head: np.ndarray
+    features: list[str]
+    declared: bool = True
+    name: str = "the table"
+
+
+class Source(Protocol):
+    """What differs between the release paths (see the module's table)."""
+
+    #: the front door's name, for messages
+    function: str
+    #: the :class:`~.settings.ReleaseSettings` fields the path takes
+    accepts: frozenset[str]
+
+    def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
+        """The path's own refusals, from the arguments alone (one line each)."""
+
+    def shape(self, roles: Any, settings: ReleaseSettings,
+              judge: EvaluationOptions) -> Shape:
+        """Read what the checks and the plan need (labels, the first records)."""
+
+    def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> Any:
+        """The path's checks that read the table (in memory: the join check), and the
+        declared DP budget, checked (None without one)."""
+
+    def methods(self, shape: Shape, settings: ReleaseSettings, budget: Any
+                ) -> tuple[list[str] | None, list[dict[str, Any]]]:
+        """The methods the path can release (None: every one that applies) and those left
+        out, each with its reason."""
+
+    def table(self, shape: Shape, roles: Any, budget: Any) -> FeatureTable:
+        """The records the search judges (the panel sample's rows on dask)."""
+
+    def judge_as(self, anonymizer: Any) -> Any:
+        """The estimator the judge evaluates for a candidate: what the path writes."""
+
+    def release(self, result: SearchResult, roles: Any, settings: ReleaseSettings,
+                budget: Any) -> CertifiedRelease:
+        """Write (or, in memory, build) the certified release."""
+
+
+def certification_plan(table: Any, roles: Any, options: EvaluationOptions,
+                       guarantee: Any = None) -> Plan:
+    """The plan of a certification of ``table`` (a FeatureTable or its labels) with these
+    roles and options, from the labels alone (:func:`bioanon.plan.make_plan`)."""
+    return make_plan(table, roles.interest, roles.sensitive, level=options.level,
+                     group=options.group, test_size=options.test_size,
+                     label_columns=[roles.interest, *weights(roles), *roles.quasi,
+                                    *roles.keep],
+                     target_recognition=options.target_advantage, guarantee=guarantee,
+                     accept=options.accept_risks)
+
+
+def check_method_names(methods: Sequence[str] | None) -> None:
+    """Refuse an unknown method name (one line, with a suggestion) before the plan."""
+    from ..anonymize.registry import get_method
+
+    for name in methods or ():
+        get_method(name)
+
+
+def check_labels(shape: Shape, roles: Any, judge: EvaluationOptions) -> None:
+    """The judged label columns: present, no empty value, two classes at least (the group:
+    one)."""
+    if not roles.interest:
+        raise BioanonError("a certified release needs the attribute of interest; pass "
+                           "interest=COL", parameter="interest")
+    for column in dict.fromkeys([roles.interest, roles.sensitive, *roles.additional]):
+        if column is not None:
+            shape.labels.label(column)
+    if judge.group is not None:
+        shape.labels.label(judge.group, min_classes=1)
+
+
+def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
+                   judge: EvaluationOptions) -> CertifiedRelease:
+    """Certify and release through ``source`` (see the module): check, plan, search and
+    confirm, release.
+
+    Raises
+    ------
+    BioanonError
+        A user error, before any work (one line).
+    bioanon.plan.PlanRefused
+        The level cannot be shown on this table and nothing accepts or covers it.
+    NotCertified
+        No setting meets every target (nothing is written).
+    """
+    # 1. check: every refusal the arguments and the table's shape allow, before any work
+    roles.of()
+    settings.check(judge)
+    check_method_names(settings.methods)
+    source.refuse(roles, settings, judge)
+    shape = source.shape(roles, settings, judge)
+    check_columns(shape.head, shape.features, settings.keep_as_feature,
+                  declared=shape.declared, source=shape.name)
+    check_labels(shape, roles, judge)
+    budget = source.prepare(shape, roles, settings)
+    methods, left_out = source.methods(shape, settings, budget)
+    # 2. plan, from the labels alone: said to the caller, refused in seconds
+    guarantee = None if budget is None else budget.guarantee(shape.labels, roles.sensitive)
+    plan = certification_plan(shape.labels, roles, judge, guarantee)
+    if settings.on_plan is not None:
+        settings.on_plan(plan)
+    if not plan.can_proceed:
+        raise PlanRefused(plan)
+    # 3. search every setting on a tuning split, then confirm the choice on a fresh one
+    table = source.table(shape, roles, budget)
+    del shape
+    result = run_search(table, roles, options=replace(judge, guarantee=guarantee),
+                        methods=methods, random_state=settings.random_state,
+                        budget_minutes=settings.budget_minutes, progress=settings.progress,
+                        report_closest=settings.report_closest,
+                        exhaustive=settings.exhaustive, min_utility=settings.min_utility,
+                        space=SearchSpace(settings.decoupler, budget, source.judge_as))
+    result.plan = plan
+    result.skipped[:0] = [s for s in left_out if s not in result.skipped]
+    del table
+    if not result.certified:
+        raise NotCertified(result, roles.sensitive, roles.interest)
+    # 4. release: the path's writer, with the certificate
+    return source.release(result, roles, settings, budget)
+
+
+def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:
+    """A public front door's body: its keywords checked (:func:`~.settings.settings_of`),
+    then :func:`certify_source`."""
+    from .settings import settings_of
+
+    settings, judge = settings_of(source.function, values, source.accepts)
+    return certify_source(source, roles, settings, judge)
+
+
+#: a callable the CLI passes as ``on_plan``
+PlanCallback = Callable[[Plan], None]
+
+__all__ = ["PlanCallback", "Shape", "Source", "certification_plan", "certify_source",
+           "check_labels", "check_method_names", "front_door"]
