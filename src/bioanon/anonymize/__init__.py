@@ -20,6 +20,7 @@ from .erasure import LeaceAnonymizer
 from .ksame import KSameAnonymizer, KSameSelectAnonymizer
 from .mixing import ClusterMixAnonymizer
 from .peer_sdv import SDVCopulaAnonymizer  # SDV is imported only when it is used
+from .release_model import ReleaseModel
 from .sanitizer import SanitizerAnonymizer  # torch is imported only when it is used
 from .selective_mean import SelectiveMeanAnonymizer
 from .synthetic import SyntheticAnonymizer
@@ -44,6 +45,7 @@ __all__ = [
     "LeaceAnonymizer",
     "MotionExtractAnonymizer",
     "PixelateAnonymizer",
+    "ReleaseModel",
     "SDVCopulaAnonymizer",
     "SanitizerAnonymizer",
     "SelectiveMeanAnonymizer",

@@ -34,6 +34,7 @@ from ..errors import BioanonError, missing_column
 from ..privacy import resolve_seed
 from ..table import FeatureTable, all_finite, as_feature_matrix
 from .params import Param, check_params
+from .release_model import ReleaseModel
 
 #: float32's relative precision: a change below ``FLOAT32_EPS × |x|`` does not survive storage
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
@@ -243,6 +244,26 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     dp: ClassVar[DPCapability | None] = None
     bucketable: ClassVar[bool] = False
     streamable: ClassVar[bool] = False
+
+    # ------------------------------------------------------------------ release model
+    # (read by the model-aware attackers; see :mod:`bioanon.anonymize.release_model`)
+    def release_model(self) -> ReleaseModel | None:
+        """The model this setting's release is a sample of, or None (no closed form).
+
+        A method whose release is a fresh sample of a fitted model overrides this and returns
+        a :class:`~bioanon.anonymize.release_model.ReleaseModel` built from its parameters
+        (public knowledge: family, covariance shape, the class column, rank, basis source).
+        The model-aware attacker refits that family on the release and on its reference
+        records; methods returning None are attacked by shadow models (the attacker runs
+        the method itself) and by the generic Gaussian families.
+
+        Examples
+        --------
+        >>> from bioanon.anonymize import GaussianNoiseAnonymizer
+        >>> GaussianNoiseAnonymizer(sigma=0.1).release_model() is None
+        True
+        """
+        return None
 
     # ------------------------------------------------------------------ hooks
     def _check_relations(self) -> None:
