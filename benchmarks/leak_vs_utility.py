@@ -48,6 +48,7 @@ from sklearn.covariance import ledoit_wolf_shrinkage
 from sklearn.ensemble import RandomForestClassifier
 
 from bioanon.anonymize.registry import build_method
+from bioanon.errors import BioanonError
 from bioanon.evaluation.seeds import derive_seed
 from bioanon.evaluation.split import group_split, split_table
 from bioanon.metrics.advantage import crossfit_advantage
@@ -161,6 +162,45 @@ class Gauss:
         return out
 
 
+class Cells:
+    """A mixture per class: the class cut into 2^b cells by the signs of the deviations
+    along b given within-class directions, a mean per cell, one pooled variance per feature;
+    the log-likelihood of the mixture (weights: the cells' shares)."""
+
+    def __init__(self, V: np.ndarray) -> None:
+        self.V = V
+
+    def fit(self, X: np.ndarray, y: np.ndarray, C: int) -> Cells:
+        b = self.V.shape[0]
+        K = 1 << b
+        cm = Gauss("diag").fit(X, y, C).means_
+        cell = y * K + ((X - cm[y]) @ self.V.T > 0).astype(int) @ (1 << np.arange(b))
+        cnt = np.bincount(cell, minlength=C * K).astype(float)
+        means = np.zeros((C * K, X.shape[1]))
+        np.add.at(means, cell, X)
+        means = np.where(cnt[:, None] > 0, means / np.maximum(cnt, 1)[:, None],
+                         np.repeat(cm, K, axis=0))
+        R = X - means[cell]
+        self.var_ = R.var(axis=0) + 1e-6
+        self.means_, self.K = means, K
+        self.logw_ = np.log((cnt + 0.5) / (np.repeat(np.bincount(y, minlength=C), K) + 0.5 * K))
+        return self
+
+    def loglik(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        K = self.K
+        idx = y[:, None] * K + np.arange(K)[None, :]
+        D = X[:, None, :] - self.means_[idx]
+        ll = -0.5 * np.sum(D * D / self.var_, axis=2) + self.logw_[idx]
+        top = ll.max(axis=1)
+        return top + np.log(np.exp(ll - top[:, None]).sum(axis=1))
+
+
+def _within_directions(X: np.ndarray, y: np.ndarray, C: int, b: int) -> np.ndarray:
+    R = X - Gauss("diag").fit(X, y, C).means_[y]
+    _, _, vt = np.linalg.svd(R, full_matrices=False)
+    return vt[:b]
+
+
 def _top_directions(X: np.ndarray, k: int) -> np.ndarray:
     Xc = np.asarray(X, dtype=np.float64) - X.mean(axis=0)
     _, _, vt = np.linalg.svd(Xc, full_matrices=False)
@@ -192,6 +232,20 @@ def model_aware_scores(cand: np.ndarray, cand_y: np.ndarray, released: np.ndarra
         B = np.asarray(basis, dtype=np.float64)
         views[f"stated basis k={B.shape[0]}, pooled"] = (B, "pooled")
     out: dict[str, np.ndarray] = {}
+    for b in (2, 3):  # mixtures of cells (the release's within-class sign cells)
+        for name, P in ((f"cells 2^{b}, all d", None),
+                        (f"cells 2^{b}, release PCs k=32", _top_directions(rz, 32)
+                         if d > 32 else None)):
+            if P is None and "k=32" in name:
+                continue
+            R_, C_, F_ = (rz, cz, fz) if P is None else (rz @ P.T, cz @ P.T, fz @ P.T)
+            V = _within_directions(R_, rel_y, C, b)
+            s = Cells(V).fit(R_, rel_y, C).loglik(C_, cand_y)
+            for f in np.unique(cand_fold):
+                rows = cand_fold == f
+                s[rows] -= Cells(V).fit(F_[ref_fold != f], ref_y[ref_fold != f], C).loglik(
+                    C_[rows], cand_y[rows])
+            out[name] = s
     for name, (P, kind) in views.items():
         def proj(A: np.ndarray, P: np.ndarray | None = P) -> np.ndarray:
             return A if P is None else A @ P.T
@@ -334,7 +388,10 @@ def build(data: Data, method: str, params: dict[str, str], table: FeatureTable
         table = table.subset(np.flatnonzero(~mask))
     basis = None
     if hasattr(est, "stated_basis"):
-        basis = est.stated_basis(table.X.shape[1])
+        try:
+            basis = est.stated_basis(table.X.shape[1])
+        except BioanonError:  # no stated form (a random basis is drawn from the seed)
+            basis = None
     return est, table, basis
 
 
