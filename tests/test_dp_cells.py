@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-from bioanon.anonymize.dp_cells import DPCellsAnonymizer, dct_basis, within_cells
+from bioanon.anonymize.dp_cells import (
+    DPCellsAnonymizer,
+    dct_basis,
+    trajectory_length,
+    within_cells,
+)
 from bioanon.anonymize.registry import build_method, describe, get_method
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
@@ -50,6 +55,22 @@ def test_dct_basis_is_orthonormal_and_per_trajectory() -> None:
 def test_dct_basis_refuses_a_block_that_does_not_divide() -> None:
     with pytest.raises(BioanonError, match="block=5 does not divide the 12 features"):
         dct_basis(12, block=5)
+
+
+def test_trajectories_come_from_the_feature_names(table: FeatureTable) -> None:
+    names = [f"c{c}_t{s}" for c in range(4) for s in range(8)]
+    assert trajectory_length(names) == 8
+    assert trajectory_length(names[:-1]) is None           # a run cut short
+    assert trajectory_length([*names[:8], *names[8:16][::-1]]) is None  # steps out of order
+    named = FeatureTable(table.X, table.labels, names)
+    est = DPCellsAnonymizer("expression", keep=3, bounds=(-10.0, 10.0), random_state=0)
+    est.fit(named, named.labels)
+    assert est.trajectory(32) == 8
+    assert est.stated_basis(32).shape == (12, 32)
+    assert np.allclose(est.stated_basis(32), dct_basis(32, 8, 3))
+    plain = DPCellsAnonymizer("expression", keep=3, bounds=(-10.0, 10.0)).fit(
+        table.X, table.labels)  # no names: the features as they are
+    assert plain.trajectory(32) is None and np.allclose(plain.stated_basis(32), np.eye(32))
 
 
 # ---------------------------------------------------------------------- the accounting

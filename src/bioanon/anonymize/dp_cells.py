@@ -11,8 +11,10 @@ Dong, Roth & Su 2019) at the record (or identity) unit, declared with μ, ρ, (�
    :class:`~bioanon.privacy.PrivacyLeakWarning`: not strict) and mapped to [−1, 1];
 2. **stated basis** ``P`` (k, d), chosen without the private records: ``"dct"`` — the
    temporal DCT of each trajectory of ``block`` consecutive features (e.g. an MFCC
-   coefficient over its time steps), its first ``keep`` coefficients; ``"identity"``; a
-   ``"random"`` projection; or the principal directions of ``public_data``;
+   coefficient over its time steps; by default the trajectories the feature names lay out,
+   and the features as they are where they lay out none), its first ``keep`` coefficients;
+   ``"identity"``; a ``"random"`` projection; or the principal directions of
+   ``public_data``;
 3. **variances** (share ``variance_share`` of ρ): the sum over records of each clipped
    coordinate squared, noisy; their square roots whiten the coordinates (post-processing);
 4. **cells** (``cells`` = b > 0, share ``direction_share``): noisy class sums, then the noisy
@@ -52,6 +54,7 @@ Examples
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -134,6 +137,38 @@ give the number of time steps of each trajectory (a divisor of 6) or block=none
     return P
 
 
+_STEP = re.compile(r"^(.+)_t(\d+)$")
+
+
+def trajectory_length(names: Sequence[str] | None) -> int | None:
+    """The number of time steps of the trajectories the feature names lay out, or None.
+
+    Trajectories are runs of consecutive features named ``PREFIX_t0 … PREFIX_t{L-1}`` (one
+    prefix per run, the same L for every run), as :mod:`bioanon.features.voice` names its
+    MFCC tracks; anything else has no trajectory layout.
+
+    Examples
+    --------
+    >>> trajectory_length(["c0_t0", "c0_t1", "c0_t2", "c1_t0", "c1_t1", "c1_t2"])
+    3
+    >>> trajectory_length(["a", "b"]) is None, trajectory_length(["c0_t0", "c0_t2"]) is None
+    (True, True)
+    """
+    if not names:
+        return None
+    parsed = [_STEP.match(str(n)) for n in names]
+    if not all(parsed):
+        return None
+    steps = np.array([int(m.group(2)) for m in parsed if m is not None])
+    prefixes = [m.group(1) for m in parsed if m is not None]
+    L = int(np.flatnonzero(steps == 0)[1]) if np.count_nonzero(steps == 0) > 1 else steps.size
+    if L < 2 or steps.size % L:
+        return None
+    runs = steps.reshape(-1, L)
+    same = all(len(set(prefixes[i * L:(i + 1) * L])) == 1 for i in range(runs.shape[0]))
+    return L if same and bool(np.all(runs == np.arange(L))) else None
+
+
 def within_cells(W: np.ndarray, cls: np.ndarray, V: np.ndarray, n_classes: int,
                  means: np.ndarray) -> np.ndarray:
     """Each record's cell code: the signs of its deviation from its class mean along the
@@ -185,8 +220,9 @@ class DPCellsAnonymizer(Anonymizer):
         coefficients each); all features as they are; a random projection of ``rank``
         directions; the top ``rank`` principal directions of ``public_data``.
     block : int or None, default None
-        Time steps per trajectory for ``basis="dct"`` (consecutive features); None: one DCT
-        over all features.
+        Time steps per trajectory for ``basis="dct"`` (consecutive features); None: the
+        length the feature names lay out (``NAME_t0 … NAME_t{L-1}``, as the voice extractor
+        names its tracks), and without such names the features as they are (identity).
     keep : int or None, default None
         DCT coefficients kept per trajectory (None: all; the others are the residual).
     rank : int, default 32
@@ -199,7 +235,7 @@ class DPCellsAnonymizer(Anonymizer):
         ``covariance="class"``: weight of the pooled covariance.
     clip : float, default 1.3
         L2 radius of a record's whitened coordinates, as a multiple of √k.
-    var_clip : float, default 0.5
+    var_clip : float, default 1.0
         L2 radius of a record's basis coordinates (box units) in the variance mechanism, as a
         multiple of √k.
     variance_share, direction_share, count_share, resid_share, cov_share : float
@@ -253,7 +289,8 @@ class DPCellsAnonymizer(Anonymizer):
         "basis": Param("str", options=BASES,
                        help="dct: temporal DCT per trajectory; identity; random; public PCA"),
         "block": Param("int", low=1, none=True,
-                       help="time steps per trajectory (basis=dct); none: one trajectory"),
+                       help="time steps per trajectory (basis=dct); none: from the feature "
+                            "names (NAME_t0..), else the features as they are"),
         "keep": Param("int", low=1, none=True,
                       help="DCT coefficients kept per trajectory (none: all)"),
         "rank": Param("int", low=1, help="k of basis=random or public"),
@@ -301,10 +338,12 @@ class DPCellsAnonymizer(Anonymizer):
     dp: ClassVar[DPCapability | None] = DPCapability(
         ("record", "identity"), "zCDP composition of Gaussian mechanisms (mu-GDP, "
         "mu = sqrt(2 rho)), converted to (epsilon, delta) by Canonne-Kamath-Steinke")
-    #: the settings ``bioanon release`` tries: a single Gaussian per class and 8 cells at two
-    #: noise levels (issue 35's frontier on FSDD); trajectories are found by ``block``
+    #: the settings ``bioanon release`` tries: 8 cells per class at two noise levels and one
+    #: Gaussian per class (issue 35's frontier on FSDD: mu 6 certified at 0.9 x clear); the
+    #: trajectories come from the feature names (4 temporal DCT coefficients of each kept)
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
-        {"cells": 3, "mu": 8.0}, {"cells": 3, "mu": 12.0}, {"cells": 0, "mu": 8.0},
+        {"cells": 3, "mu": 5.0, "keep": 4}, {"cells": 3, "mu": 6.0, "keep": 4},
+        {"cells": 0, "mu": 6.0, "keep": 4},
     )
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None,
@@ -312,7 +351,7 @@ class DPCellsAnonymizer(Anonymizer):
                  delta: float | None = None, cells: int = 3, basis: str = "dct",
                  block: int | None = None, keep: int | None = None, rank: int = 32,
                  covariance: str = "diag", pool: float = 0.5, clip: float = 1.3,
-                 var_clip: float = 0.5, variance_share: float = 0.3,
+                 var_clip: float = 1.0, variance_share: float = 0.3,
                  direction_share: float = 0.35, count_share: float = 0.02,
                  resid_share: float = 0.02, cov_share: float = 0.25,
                  public_data: Any = None, bounds: Any = None, privacy_unit: str = "record",
@@ -396,16 +435,29 @@ class DPCellsAnonymizer(Anonymizer):
         return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1
 
     # ------------------------------------------------------------------ the basis
+    def trajectory(self, d: int) -> int | None:
+        """``basis="dct"``: the trajectory length used — ``block`` when given, else the one
+        the fitted feature names lay out (:func:`trajectory_length`); None: no trajectory
+        layout, the features are kept as they are (the identity basis)."""
+        if self.block is not None:
+            return int(self.block)
+        names = getattr(self, "feature_names_in_", None)
+        L = trajectory_length(None if names is None else [str(n) for n in names])
+        return L if L is not None and d % L == 0 else None
+
     def stated_basis(self, d: int) -> np.ndarray:
         """The (k, d) basis of this setting for ``d`` features (public: a function of the
-        parameters and, for ``"public"``, of the public records; ``"random"`` is drawn from
-        the secret seed and not given here).
+        parameters, the feature names and, for ``"public"``, the public records; ``"random"``
+        is drawn from the secret seed and not given here).
 
         >>> DPCellsAnonymizer(block=2, keep=1).stated_basis(4).shape
         (2, 4)
+        >>> DPCellsAnonymizer().stated_basis(3).tolist()   # no trajectories: the identity
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
         """
         if self.basis == "dct":
-            return dct_basis(d, self.block, self.keep)
+            L = self.trajectory(d)
+            return np.eye(d) if L is None else dct_basis(d, L, self.keep)
         if self.basis == "identity":
             return np.eye(d)
         if self.basis == "public":
@@ -427,7 +479,7 @@ class DPCellsAnonymizer(Anonymizer):
         """Check the labels, the basis and the public data; set the public accounting."""
         n, d = X.shape
         strata(labels, self.interest, list(self.additional or []), n)
-        if self.basis == "dct":
+        if self.basis == "dct" and self.block is not None:
             dct_basis(d, self.block, self.keep)  # checks block against d
         if self.public_data is not None:
             self._public(d)
@@ -439,7 +491,9 @@ class DPCellsAnonymizer(Anonymizer):
 
     def _k(self, d: int) -> int:
         if self.basis == "dct":
-            L = d if self.block is None else int(self.block)
+            L = self.trajectory(d)
+            if L is None:
+                return d
             return (d // L) * (L if self.keep is None else min(int(self.keep), L))
         if self.basis == "identity":
             return d
