@@ -163,6 +163,33 @@ ISSUE20_KEY = ["synthetic(covariance=diag)", "synthetic(covariance=factor,rank=2
                "smartnoise-dp(public_data=aux,epsilon=4.0,epochs=30)"]
 
 
+#: issue 35: dp-cells (a few noisy Gaussian cells per class in a stated basis, mu-GDP) per
+#: dataset: FSDD's trajectories are 10 time steps (the temporal DCT keeps 4 of them), the other
+#: tables have no trajectory layout (the identity basis); the strict row takes its box from
+#: held-aside people (public_data=aux) at epsilon 4
+ISSUE35: dict[str, dict[str, list[dict[str, Any]]]] = {
+    "fsdd": {"dp-cells": [{"block": 10, "keep": 4, "cells": 3, "mu": 5.0},
+                          {"block": 10, "keep": 4, "cells": 3, "mu": 6.0},
+                          {"block": 10, "keep": 4, "cells": 0, "mu": 4.0},
+                          {"public_data": "aux", "block": 10, "keep": 4, "cells": 0,
+                           "epsilon": 4.0}]},
+    "har-subject": {"dp-cells": [{"basis": "identity", "cells": 2, "covariance": "class",
+                                  "pool": 0.0, "mu": 16.0},
+                                 {"basis": "identity", "cells": 0, "covariance": "class",
+                                  "pool": 0.0, "mu": 16.0}]},
+    "synthetic300": {"dp-cells": [{"basis": "identity", "cells": 0, "mu": 4.0},
+                                  {"basis": "identity", "cells": 0, "mu": 6.0},
+                                  {"basis": "identity", "cells": 2, "mu": 6.0}]},
+    "yale": {"dp-cells": [{"basis": "identity", "cells": 0, "mu": 2.0}]},
+}
+
+
+def _issue35_key(name: str) -> list[str]:
+    """The labels of a dataset's issue-35 rows (as :func:`label` writes them)."""
+    return [f"{m}({','.join(f'{k}={v}' for k, v in p.items())})"
+            for m, pts in ISSUE35.get(name, {}).items() for p in pts]
+
+
 def _synthetic300() -> FeatureTable:
     from bioanon.datasets import make_biometric
 
@@ -172,25 +199,28 @@ def _synthetic300() -> FeatureTable:
 
 DATASETS = {
     "fsdd": Dataset("fsdd", "digit", "speaker", None, _fsdd,
-                    _grid([8, 32, 64], 64, 5, g_leace=32, shrink=(64, [0.5, 0.9])),
+                    _grid([8, 32, 64], 64, 5, g_leace=32, shrink=(64, [0.5, 0.9]))
+                    | ISSUE35["fsdd"],
                     ["vp-mix(g=32)", "vp-mix(g=64)", "selective-mean(g=64,t=0.8,w=10.0,r_p=0.01)",
-                     "synthetic()", *ISSUE20_KEY]),
+                     "synthetic()", *ISSUE20_KEY, *_issue35_key("fsdd")]),
     "har-subject": Dataset("har-subject", "activity", "subject", "execution", _har,
-                           _grid([4, 8, 16], 16, 5, g_leace=8, shrink=(8, [0.5])),
+                           _grid([4, 8, 16], 16, 5, g_leace=8, shrink=(8, [0.5]))
+                           | ISSUE35["har-subject"],
                            ["vp-mix(g=4)", "vp-mix(g=8)",
                             "selective-mean(g=16,t=0.8,w=10.0,r_p=0.01)", "synthetic()",
-                            *ISSUE20_KEY]),
+                            *ISSUE20_KEY, *_issue35_key("har-subject")]),
     "har-gender": Dataset("har-gender", "activity", "gender", "subject", _har,
                           _grid([2, 3, 4, 8, 16], 16, 5, g_leace=8),
                           ["vp-mix(g=4)", "selective-mean(g=16,t=0.8,w=10.0,r_p=0.01)",
                            "synthetic()"]),
     "yale": Dataset("yale", "expression", "subject", None, _yale,
-                    _grid([2, 3, 8], 3, 2, small=True),
+                    _grid([2, 3, 8], 3, 2, small=True) | ISSUE35["yale"],
                     ["vp-mix(g=3)", "selective-mean(g=3,t=0.8,w=10.0,r_p=0.01)",
-                     "synthetic()", *ISSUE20_KEY]),
+                     "synthetic()", *ISSUE20_KEY, *_issue35_key("yale")]),
     "synthetic300": Dataset("synthetic300", "expression", "identity", None, _synthetic300,
-                            _grid([8, 64], 32, 5), ["vp-mix(g=8)", "vp-mix(g=64)", "synthetic()",
-                                                    *ISSUE20_KEY]),
+                            _grid([8, 64], 32, 5) | ISSUE35["synthetic300"],
+                            ["vp-mix(g=8)", "vp-mix(g=64)", "synthetic()", *ISSUE20_KEY,
+                             *_issue35_key("synthetic300")]),
 }
 
 
@@ -218,9 +248,31 @@ def build(ds: Dataset, method: str, point: dict[str, Any], public: Any = None) -
     return est
 
 
+def model_aware(table: FeatureTable, ds: Dataset, anon: Any, seed: int) -> dict[str, Any]:
+    """The model-aware record membership of :mod:`leak_vs_utility` on the judge's split and
+    release (same seed): label-aware Gaussian likelihood ratios (full d, the release's
+    principal directions, the method's stated basis, mixtures of cells), cross-fitted."""
+    from leak_vs_utility import Data
+    from leak_vs_utility import evaluate as leak_evaluate
+
+    from bioanon.errors import BioanonError
+
+    basis = None
+    if hasattr(anon, "stated_basis"):
+        try:
+            basis = anon.stated_basis(table.X.shape[1])
+        except BioanonError:
+            basis = None
+    data = Data(ds.name, ds.interest, ds.sensitive, ds.group, lambda: table)
+    r = leak_evaluate(table, data, anon, seed, basis=basis, cas=False)
+    return {"value": r["membership"], "ci": r["membership_ci"], "attacker": r["attacker"],
+            "per_attacker": r["per_attacker"], "unit": "groups" if ds.group else "records",
+            "seconds": r["seconds"]}
+
+
 def run_one(table: FeatureTable, ds: Dataset, method: str, point: dict[str, Any], seed: int,
             models: list[str], n_jobs: int, cache: ModelCache | None = None,
-            level: str = DEFAULT_LEVEL) -> dict[str, Any]:
+            level: str = DEFAULT_LEVEL, aware: bool = True) -> dict[str, Any]:
     public = None
     if point.get("public_data") == "aux":  # strict: evaluated on the people not held aside
         aux, table = split_auxiliary(table, ds.sensitive)
@@ -261,6 +313,12 @@ def run_one(table: FeatureTable, ds: Dataset, method: str, point: dict[str, Any]
                                  else None),
         "seconds": time.perf_counter() - t0, "load": os.getloadavg()[0],
     }
+    if aware:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a box from the data: said in the DP statement
+            row["model_aware"] = model_aware(table, ds, anon, seed)
     row["goal"] = goals(row)
     return row
 
@@ -291,10 +349,32 @@ def goals(row: dict[str, Any]) -> dict[str, bool]:
     """
     risks = row["risks"]
     member = [r["status"] for k, r in risks.items() if k.endswith("-membership")]
+    aware = aware_passed(row)
     return {"utility": row["cas_ratio"] >= 0.95, "attacks": row["worst_ratio"] <= 1.2,
-            "membership": bool(member) and all(s in PASSED for s in member),
-            "every_risk": all(r["status"] in PASSED for r in risks.values()),
-            "showable": all(r["status"] in (*PASSED, UNSHOWABLE) for r in risks.values())}
+            "membership": bool(member) and all(s in PASSED for s in member) and aware,
+            "every_risk": all(r["status"] in PASSED for r in risks.values()) and aware,
+            "showable": all(r["status"] in (*PASSED, UNSHOWABLE) for r in risks.values())
+            and aware}
+
+
+def aware_passed(row: dict[str, Any]) -> bool:
+    """The model-aware record membership (when measured) within the record (or group)
+    target: the upper 95% end ≤ the target, or a DP guarantee whose bound is within it.
+
+    >>> aware_passed({"level": {"record": 0.1}, "model_aware": {"ci": [0.0, 0.09]}})
+    True
+    >>> aware_passed({"level": {"record": 0.1}, "model_aware": {"ci": [0.0, 0.12]}})
+    False
+    """
+    ma = row.get("model_aware")
+    if not ma:
+        return True
+    target = (row.get("level") or {}).get("record")
+    if target is None:
+        return True
+    covered = any(r.get("status") == "covered by the guarantee"
+                  for k, r in row.get("risks", {}).items() if k.endswith("membership"))
+    return bool(covered or ma["ci"][1] <= target)
 
 
 def failures(row: dict[str, Any]) -> list[str]:
@@ -307,6 +387,9 @@ def failures(row: dict[str, Any]) -> list[str]:
     ['utility 0.900 < 0.95', 'record-membership 0.200 > 0.1 (not met)']
     """
     out = [] if row["cas_ratio"] >= 0.95 else [f"utility {row['cas_ratio']:.3f} < 0.95"]
+    if not aware_passed(row):
+        out.append(f"model-aware record membership {row['model_aware']['ci'][1]:.3f} > "
+                   f"{row['level']['record']:g}")
     for name, r in row["risks"].items():
         if r["status"] == UNSHOWABLE:
             out.append(f"{name} unshowable at this size (target {r['target']:g})")
@@ -375,6 +458,48 @@ def label(row: dict[str, Any]) -> str:
     return f"{row['method']}({params})"
 
 
+#: the name the model-aware figure takes beside the certificate's risks (tables, charts)
+AWARE = "model-aware record-membership"
+
+
+def risk_view(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The certificate's risks plus the model-aware record membership (when measured), each
+    with value, 95% interval, status and target: what the tables and charts show."""
+    out = dict(row.get("risks", {}))
+    ma = row.get("model_aware")
+    if ma:
+        target = (row.get("level") or {}).get("record")
+        out[AWARE] = {"statistic": "advantage", "value": ma["value"], "ci": list(ma["ci"]),
+                      "attacker": ma["attacker"], "target": target,
+                      "status": "met" if aware_passed(row) else "not met"}
+    return out
+
+
+def print_risks(rows: list[dict[str, Any]]) -> None:
+    """Each setting's CAS / clear against each risk, with 95% intervals and statuses (the
+    model-aware record membership beside the certificate's risks)."""
+    names = list(dict.fromkeys(k for r in rows for k in risk_view(r)))
+    short = {k: k.replace("-membership", "-MIA").replace("-recognition", "-rec")
+             .replace("-inference", "-inf").replace(AWARE, "model-aware") for k in names}
+    head = f"{'dataset':<12} {'setting':<58} {'CAS/clear [95% CI]':<21} " + " ".join(
+        f"{short[k]:<26}" for k in names)
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        lo, hi = (c / r["clear"] for c in r["cas_ci"])
+        cells = []
+        view = risk_view(r)
+        for k in names:
+            v = view.get(k)
+            if v is None or v["value"] != v["value"]:
+                cells.append(f"{'-':<26}")
+                continue
+            cells.append(f"{v['value']:+.3f} [{v['ci'][0]:+.2f},{v['ci'][1]:+.2f}] "
+                         f"{STATUS.get(v['status'], '?'):<3}"[:26].ljust(26))
+        print(f"{r['dataset']:<12} {label(r):<58.58} {r['cas_ratio']:.3f} [{lo:.3f},{hi:.3f}] "
+              + " ".join(cells))
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     head = (f"{'dataset':<11} {'method':<62} {'clear':>5} {'CAS':>5} {'/clr':>4} "
             f"{'worst [95% CI]':<19} {'attacker':<19} {'chnc':>5} {'ctrl':>5} "
@@ -417,7 +542,7 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(dict.fromkeys(k for r in rows for k in r.get("risks", {})))
+    names = list(dict.fromkeys(k for r in rows for k in risk_view(r)))
     panels = max(1, len(names))
     cols = min(3, panels)
     nrows = -(-panels // cols)
@@ -425,11 +550,11 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
     fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 4.2 * nrows + key_h),
                              squeeze=False)
     for ax, name in zip(axes.ravel(), names, strict=False):
-        target = next((r["risks"][name]["target"] for r in rows if name in r.get("risks", {})),
+        target = next((risk_view(r)[name]["target"] for r in rows if name in risk_view(r)),
                       None)
         drawn = 0
         for i, r in enumerate(rows, 1):
-            risk = r.get("risks", {}).get(name)
+            risk = risk_view(r).get(name)
             if risk is None or risk["value"] != risk["value"]:  # NaN: not measured
                 continue
             drawn += 1
@@ -447,7 +572,7 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
                 ax.plot(x, y, "o", mfc="none", mec="black", ms=13)
             ax.annotate(str(i), (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
         if not drawn:
-            why = next((r["risks"][name]["status"] for r in rows if name in r.get("risks", {})),
+            why = next((risk_view(r)[name]["status"] for r in rows if name in risk_view(r)),
                        "not measured")
             ax.text(0.5, 0.5, f"not measured on any row:\n{why}", ha="center", va="center",
                     transform=ax.transAxes, fontsize=8)
@@ -456,7 +581,7 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
             ax.axvline(target, ls="--", c="tab:red", lw=0.8)
             ax.annotate(f"target {target:g}", (target, ax.get_ylim()[0]), fontsize=6,
                         color="tab:red", xytext=(2, 2), textcoords="offset points")
-        stat = next((r["risks"][name]["statistic"] for r in rows if name in r.get("risks", {})),
+        stat = next((risk_view(r)[name]["statistic"] for r in rows if name in risk_view(r)),
                     "")
         ax.set_xlabel(f"{name} ({stat}; judged end of the 95% interval ≤ {target})",
                       fontsize=8)
@@ -496,6 +621,8 @@ def main() -> None:
                     help="the privacy level the risks are judged at (bioanon.levels; default "
                     f"{DEFAULT_LEVEL})")
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--no-model-aware", action="store_true",
+                    help="skip the model-aware record membership (leak_vs_utility's attacker)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "frontier")
     ap.add_argument("--from-json", type=Path, nargs="+", default=None,
                     help="no run: merge earlier frontier.json files, print, chart, write")
@@ -512,6 +639,7 @@ def main() -> None:
         for name in dict.fromkeys(r["dataset"] for r in rows):
             pareto_chart([r for r in rows if r["dataset"] == name], args.out / f"pareto_{name}.png")
         print_table(rows)
+        print_risks(rows)
         print_summary(rows)
         write_text_atomic(args.out / "frontier.json", json.dumps(rows, indent=2))
         write_text_atomic(args.out / "summary.json", json.dumps(summary(rows), indent=2))
@@ -544,7 +672,7 @@ def main() -> None:
                     continue
                 try:
                     row = run_one(table, ds, method, point, args.seed, models, args.n_jobs,
-                                  cache, args.level)
+                                  cache, args.level, not args.no_model_aware)
                 except Exception as exc:  # noqa: BLE001 - a failed setting is reported, not fatal
                     print(f"{name} {lab}: skipped ({exc})", flush=True)
                     continue
@@ -560,6 +688,7 @@ def main() -> None:
           f"{', '.join(models)}; seed {args.seed}")
     print_table(rows)
     if rows:
+        print_risks(rows)
         print_summary(rows)
         write_text_atomic(args.out / "summary.json", json.dumps(summary(rows), indent=2))
     write_text_atomic(args.out / "frontier.json", json.dumps(rows, indent=2))

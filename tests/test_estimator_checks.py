@@ -38,6 +38,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "dp-basis": {"interest": "y", "epsilon": 1.0, "bounds": (-100.0, 100.0), "rank": 2,
                  "random_state": 0},
     "basis-synthetic": {"interest": "y", "rank": 2, "random_state": 0},
+    "dp-cells": {"interest": "y", "bounds": (-100.0, 100.0), "cells": 1, "random_state": 0},
     "smartnoise-dp": {"interest": "y", "bounds": (-100.0, 100.0), "epochs": 1,
                       "random_state": 0},
     "sdv-copula": {"interest": "y", "random_state": 0},

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bioanon.anonymize.dp_basis import DPBasisAnonymizer
+from bioanon.anonymize.dp_cells import DPCellsAnonymizer
 from bioanon.anonymize.dp_mix import DPMixAnonymizer
 from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer
 from bioanon.certification import certify
@@ -109,7 +110,8 @@ def test_every_candidate_runs_at_exactly_the_declared_budget(tables) -> None:
     plain, _ = DPBudget(epsilon=0.5).candidates(private, None, "identity")
     assert [c.method for c in plain].count("dp-mix") == 1
     assert len(plain) == (len(DPSyntheticAnonymizer.search_space) + 1
-                          + len(DPBasisAnonymizer.search_space))
+                          + len(DPBasisAnonymizer.search_space)
+                          + len(DPCellsAnonymizer.search_space))
     assert all(c.params["epsilon"] == 0.5 and not c.hidden for c in plain)
 
 
@@ -118,7 +120,7 @@ def test_the_identity_unit_leaves_out_dp_mix_and_bounds_each_person(tables) -> N
     cands, skipped = DPBudget(epsilon=2.0, privacy_unit="identity",
                               max_records_per_identity=5).candidates(private, None,
                                                                       "identity")
-    assert {c.method for c in cands} == {"dp-synthetic", "dp-basis"}
+    assert {c.method for c in cands} == {"dp-synthetic", "dp-basis", "dp-cells"}
     why = {s["method"]: s["reason"] for s in skipped}  # every DP method, said why not
     assert sorted(why) == ["dp-mix", "smartnoise-dp"]  # both account for records only
     assert all(w.startswith("cannot hold privacy_unit=identity") for w in why.values())

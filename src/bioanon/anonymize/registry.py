@@ -38,6 +38,7 @@ def _discover() -> None:
         baselines,
         basis_synthetic,
         dp_basis,
+        dp_cells,
         dp_mix,
         dp_synthetic,
         erasure,
