@@ -78,5 +78,5 @@ def wave5_cases() -> list[Case]:
         "--identifying", "gender", "--identifying", "environment", "--epsilon", "1",
         "--public-data", str(paths[1])], says="cannot be shown on this table"))
     c.append(Case("release-help-all-says-the-refusal-writes-its-report", lambda d: [
-        "release", "--help-all"], "ok", (), says="the report of the setting that came closest"))
+        "release", "--help-all"], "ok", (), says="only the closest setting's report is written"))
     return c
