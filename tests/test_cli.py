@@ -139,10 +139,10 @@ def test_demo_writes_report(tmp_path):
     out = " ".join(res.output.split())
     assert ("verdict: certified" in out) == v["met"]
     assert ("verdict: NOT certified" in out) != v["met"]
-    if not v["met"]:  # the demo certifies (issues 27 and 34) once it searches a method
-        # that survives the model-aware attackers (issue 35); synthetic's settings do not
-        pytest.xfail("the demo's synthetic settings fail the model-aware attackers: "
-                     + v["sentence"][:300])
+    # the demo certifies a setting that survives the model-aware attackers (issues 34, 35);
+    # its search claims no epsilon, so no leak warning interrupts it
+    assert v["met"], v["sentence"]
+    assert "PrivacyLeakWarning" not in res.output
 
 
 def test_sanitizer_release_requires_a_decoupler(csv_input, tmp_path):
