@@ -1,4 +1,4 @@
-"""Figures of the attack panel on real data (the closing note of issue 3).
+"""How strong each attacker of the panel is on real data: accuracy per mode and recognizer.
 
 Runs the full panel (every attacker mode × every recognizer, identity selection) and writes a
 report folder per experiment under ``benchmarks/results/panel/`` plus ``panel_summary.json``,
@@ -14,7 +14,8 @@ Experiments:
 - ``har_gender``: the same windows with sensitive gender; whole subjects on one side (the
   dataset README's warning), so a recognizer cannot answer by recognizing the person.
 
-    BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/exp_attack_panel.py [fsdd har ...]
+    BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/attack_panel_strength.py \
+        [fsdd har har_gender]
 """
 
 from __future__ import annotations
