@@ -2,7 +2,7 @@
 
 Run from the repository root after a method, a parameter or a declaration changes::
 
-    .venv/bin/python docs/gen_methods.py
+    make docs        # or: .venv/bin/python docs/gen_methods.py
 
 ``tests/test_docs.py`` fails while docs/methods.md differs from what this script writes.
 """

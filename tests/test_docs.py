@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 import typer.main
+from docs_blocks import DOCS, README, REPO, Command, commands, inline_code, pages, snippets
 from typer.testing import CliRunner
 
 from bioanon.cli import app
-from docs_blocks import DOCS, README, REPO, Command, commands, inline_code, pages, snippets
 
 #: links to pages another branch adds (skipped while the file is missing, checked once it
 #: exists): the utility floor and the trade-off table per level
@@ -226,7 +226,7 @@ def test_the_methods_page_is_generated_from_bioanon_methods_json():
     assert res.exit_code == 0, res.output
     want = gen.render(json.loads(res.stdout))
     have = (DOCS / "methods.md").read_text(encoding="utf-8")
-    assert have == want, ("docs/methods.md is stale: run `.venv/bin/python docs/gen_methods.py` "
+    assert have == want, ("docs/methods.md is stale: run `make docs` (docs/gen_methods.py) "
                           "and commit the page")
     names = {m["name"] for m in json.loads(res.stdout)["methods"]}
     assert all(f"\n## {n}\n" in have for n in names)
