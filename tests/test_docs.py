@@ -247,3 +247,12 @@ def test_every_python_snippet_parses():
     for page in pages():
         for block in snippets(page):
             compile(block.body, block.where, "exec")
+
+
+def test_the_levels_table_is_the_code_s():
+    """docs/certification.md shows the levels as bioanon.levels defines them."""
+    from bioanon.levels import levels_table
+
+    assert levels_table() in (DOCS / "certification.md").read_text(encoding="utf-8"), (
+        "docs/certification.md's levels table differs from bioanon.levels.levels_table(): "
+        "paste its output there")
