@@ -20,8 +20,8 @@ Experiments:
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -79,7 +79,10 @@ def run(name: str, table, interest: str, sensitive: str, anon, cache: ModelCache
 
 
 def main() -> None:
-    which = sys.argv[1:] or ["fsdd", "har", "har_gender"]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("experiments", nargs="*", choices=["fsdd", "har", "har_gender"],
+                    help="experiments to run (default: all three)")
+    which = ap.parse_args().experiments or ["fsdd", "har", "har_gender"]
     OUT.mkdir(parents=True, exist_ok=True)
     summary_path = OUT / "panel_summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
