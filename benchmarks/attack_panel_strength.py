@@ -80,9 +80,12 @@ def run(name: str, table, interest: str, sensitive: str, anon, cache: ModelCache
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("experiments", nargs="*", choices=["fsdd", "har", "har_gender"],
-                    help="experiments to run (default: all three)")
-    which = ap.parse_args().experiments or ["fsdd", "har", "har_gender"]
+    every = ["fsdd", "har", "har_gender"]
+    ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                    help=f"experiments to run, of {', '.join(every)} (default: all)")
+    which = ap.parse_args().experiments or every
+    if unknown := sorted(set(which) - set(every)):
+        ap.error(f"unknown experiments {unknown}; choose from {', '.join(every)}")
     OUT.mkdir(parents=True, exist_ok=True)
     summary_path = OUT / "panel_summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
