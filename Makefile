@@ -1,6 +1,7 @@
 # bioanon: two commands on a fresh machine.
 #   make demo   virtual environment + install + the main job on the built-in synthetic dataset
 #   make test   install the test extras + ruff + mypy + the whole test suite
+#   make docs   regenerate docs/methods.md from `bioanon methods --json` (a test fails when stale)
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,7 @@ TORCH  := torch==2.13.0
 TEST_JOBS ?= auto
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 # each step says what it does; pip shows one line per package it collects and installs
 # (no -q: a silent install of a minute looks like a hang)
@@ -45,18 +46,21 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-core
 	$(STEP) "running the demo on the synthetic dataset (about a minute)"
 	$(BIN)/bioanon demo --out demo-report
-	$(STEP) "bioanon is installed in $(VENV): run 'source $(VENV)/bin/activate' to type bioanon"
+	$(STEP) "bioanon is installed in $(VENV), not on your PATH: run 'source $(VENV)/bin/activate' to type bioanon, or call $(BIN)/bioanon"
 
 test: $(VENV)/.installed-test
 	$(STEP) "ruff"
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs
 	$(BIN)/mypy
 	$(STEP) "the test suite ($(TEST_JOBS) pytest-xdist workers, one thread each)"
 	BIOANON_DATA=$${BIOANON_DATA:-$(abspath ../shared/datasets)} $(ONE_THREAD) \
 	  $(BIN)/python -m pytest -n $(TEST_JOBS)
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs
+
+docs: $(VENV)/.installed-core
+	$(BIN)/python docs/gen_methods.py
 
 bench: $(VENV)/.installed-core
 	$(BIN)/python benchmarks/bench_transform.py

@@ -14,7 +14,7 @@ subject, 49 statistics per 2 s window, executions kept whole, g=16, r_p=0.1), ea
 twice: the default panel (6 and 23 identities: below the threshold, nothing substituted) and
 with every recognizer substituted (threshold 1), to show the substitutes' worst case.
 
-    PYTHONPATH=src BIOANON_DATA=/work/shared/datasets .venv/bin/python \\
+    PYTHONPATH=src BIOANON_DATA=../shared/datasets .venv/bin/python \\
         benchmarks/bench_panel_identities.py synthetic --sizes 24 300 3000
     ... benchmarks/bench_panel_identities.py real
 

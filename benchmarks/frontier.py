@@ -228,7 +228,7 @@ DATASETS = {
 def split_auxiliary(table: FeatureTable, sensitive: str, seed: int = 0
                     ) -> tuple[FeatureTable, FeatureTable]:
     """(auxiliary people, the rest): a random sixth of the identities, at least one (as
-    benchmarks/dp_release.py: FSDD one speaker, SP-SW-HAR held-aside subjects)."""
+    benchmarks/dp_epsilon_sweep.py: FSDD one speaker, SP-SW-HAR held-aside subjects)."""
     ids = table.labels[sensitive].to_numpy()
     people = np.unique(ids)
     aux = np.random.default_rng(seed).choice(people, max(1, people.size // 6), replace=False)

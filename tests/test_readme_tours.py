@@ -1,15 +1,17 @@
-"""The README's tours are run: every ``bioanon …`` command in its code blocks.
+"""The tours of the README and docs/ are run: every ``bioanon …`` command of their code blocks.
 
-The commands are read from the README (so the documentation cannot drift from the tool), run
-in a temporary folder in the README's order, the extraction commands first (the others read
-their outputs). The dataset paths (``../shared/datasets``) become ``$BIOANON_DATA``. To keep the
-suite fast, the voice table the extraction writes is cut to 20 takes per speaker and digit
-(1,200 of 3,000 recordings; every label column kept), and flags that only make a command
-slower are swapped for their fast forms (``FAST``): the commands, flags and file names are the
-README's own. The dask tour's ``big.parquet`` is the voice table; a command with a placeholder
-(``...``, ``HOST``) cannot run as written and is only checked to be a known command; a
-``> FILE`` redirect writes the command's stdout to FILE. Then the README's Python snippets run
-as written, in order, on the whole voice table, with the judge's panel made small.
+The commands are read from the Markdown (``tests/docs_blocks.py``: so the documentation cannot
+drift from the tool), the README first and then the docs pages in name order, and run in a
+temporary folder in that order, the extraction commands first (the others read their
+outputs); blocks marked ``no-run`` are only parsed (``tests/test_docs.py`` checks their
+flags). ``$BIOANON_DATA`` (and ``../shared/datasets``) become the data home. To keep the suite
+fast, the voice table the extraction writes is cut to 20 takes per speaker and digit (1,200 of
+3,000 recordings; every label column kept), and flags that only make a command slower are
+swapped for their fast forms (``FAST``): the commands, flags and file names are the docs' own.
+The dask tour's ``big.parquet`` is the voice table; a command with a placeholder (``...``,
+``HOST``) cannot run as written and is only checked to be a known command; a ``> FILE``
+redirect writes the command's stdout to FILE. Then the Python snippets run as written, in the
+same order, on the whole voice table, with the judge's panel made small.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ import shlex
 from pathlib import Path
 
 import pytest
+from docs_blocks import README, commands, pages, snippets
 from typer.testing import CliRunner
 
 from bioanon.cli import app
 from bioanon.table import FeatureTable
-
-README = Path(__file__).resolve().parents[1] / "README.md"
 
 #: README flag -> fast flag (same meaning, smaller panel); README stand-in -> real file
 FAST = {"--models all": "--models knn", "--selection auto": "--selection none",
@@ -42,39 +43,31 @@ EXTRA = {"release": ["--models", "knn", "--attackers", "naive,parrot,reverse",
          "evaluate": ["--jobs", "1"]}
 
 
-def readme_commands(text: str) -> list[str]:
-    """Every ``bioanon …`` command of the README's plain code blocks (continuations joined,
-    trailing comments removed)."""
-    blocks, current, lang = [], None, ""
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if current is None:
-                current, lang = [], line[3:].strip()
-            else:
-                if lang in ("", "bash", "sh", "console"):
-                    blocks.append("\n".join(current))
-                current = None
-        elif current is not None:
-            current.append(line)
-    out = []
-    for block in blocks:
-        joined = re.sub(r"\\\n\s*", " ", block)
-        for line in joined.splitlines():
-            line = line.split("  #")[0].strip()
-            if line.startswith("bioanon "):
-                out.append(line)
-    return out
+def readme_commands(runnable: bool = True) -> list[str]:
+    """Every ``bioanon …`` command of the README's and docs' shell blocks, in order (with
+    ``runnable``, those of blocks not marked ``no-run``)."""
+    return [c.text for page in pages() for c in commands(page)
+            if c.kind == "bioanon" and (c.block.run or not runnable)]
 
 
-def test_the_readme_has_tours_for_every_main_command():
-    cmds = readme_commands(README.read_text())
-    kinds = {shlex.split(c)[1] for c in cmds}
-    assert {"release", "anonymize", "evaluate", "tune", "extract", "preview"} <= kinds
+def _expand(line: str, home: Path) -> str:
+    """The data home for ``$BIOANON_DATA``, ``${BIOANON_DATA:-…}`` and ``../shared/datasets``."""
+    line = re.sub(r"\$\{BIOANON_DATA(:-[^}]*)?\}|\$BIOANON_DATA", str(home), line)
+    return line.replace("../shared/datasets", str(home))
+
+
+def test_the_docs_have_tours_for_every_main_command():
+    kinds = {shlex.split(c)[1] for c in readme_commands()}
+    assert {"release", "anonymize", "evaluate", "tune", "extract", "preview", "methods",
+            "datasets"} <= kinds
+    readme = {shlex.split(c.text)[1] for c in commands(README) if c.kind == "bioanon"}
+    assert {"extract", "release"} <= readme  # the first five minutes
 
 
 @pytest.mark.slow
 def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
-    cmds = readme_commands(README.read_text())
+    monkeypatch.setenv("BIOANON_DATA", str(data_home))
+    cmds = readme_commands()
     cmds = sorted(cmds, key=lambda c: shlex.split(c)[1] != "extract")  # stable: extract first
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
@@ -86,7 +79,7 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
             assert shlex.split(cmd)[1] in known, cmd
             skipped += 1
             continue
-        line = cmd.replace("../shared/datasets", str(data_home))
+        line = _expand(cmd, data_home)
         for slow, fast in FAST.items():
             line = line.replace(slow, fast)
         line, _, redirect = line.partition(" > ")
@@ -99,7 +92,7 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
             json.loads(res.stdout)  # the redirected output is the one JSON document
         # release: 1 is its honest "nothing met the target" (no output); anything else fails
         ok = (0, 1) if args[0] == "release" else (0,)
-        assert res.exit_code in ok, f"README command failed: {cmd}\n{res.output}"
+        assert res.exit_code in ok, f"documented command failed: {cmd}\n{res.output}"
         assert res.exception is None or isinstance(res.exception, SystemExit), cmd
         if args[0] == "release" and res.exit_code == 1:  # nothing written at its output
             written = Path(args[args.index("-o") + 1])
@@ -109,7 +102,7 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
             Path("voice.parquet").replace("voice_full.parquet")  # for the Python snippets
             keep = (t.labels["take"].astype(int) < 20).to_numpy().nonzero()[0]
             t.subset(keep).write("voice.parquet")
-    # only the placeholders (a scheduler's HOST, a release needing side data) are not run
+    # only the placeholders (a scheduler's HOST) are not run
     assert ran == len(cmds) - skipped and skipped <= 2
     # then the Python snippets, in order, in one namespace, on the whole voice table (the
     # snippets' settings, g=64 with t=0.8, need FSDD's 300 records per digit)
@@ -117,15 +110,15 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
     run_python_snippets(monkeypatch)
 
 
-def readme_snippets(text: str) -> list[str]:
-    """The README's ``python`` code blocks, in order."""
-    return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+def readme_snippets() -> list[tuple[str, str]]:
+    """(where, code) of every Python block of the README and docs to run, in order."""
+    return [(b.where, b.body) for page in pages() for b in snippets(page) if b.run]
 
 
 def run_python_snippets(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run every Python snippet of the README as written, one after the other (a snippet
-    uses the names the ones before it defined, as a reader's session would); the judge's
-    panel is made small (as ``EXTRA`` does for the commands): the code is the README's."""
+    """Run every Python snippet of the README and docs as written, one after the other (a
+    snippet uses the names the ones before it defined, as a reader's session would); the
+    judge's panel is made small (as ``EXTRA`` does for the commands): the code is the docs'."""
     import bioanon
 
     certify, evaluate = bioanon.certify, bioanon.evaluate
@@ -134,14 +127,13 @@ def run_python_snippets(monkeypatch: pytest.MonkeyPatch) -> None:
         *a, **{**kw, **fast, "methods": ["selective-mean"], "budget_minutes": 1}))
     monkeypatch.setattr(bioanon, "evaluate", lambda *a, **kw: evaluate(*a, **{**kw, **fast}))
     namespace: dict[str, object] = {"__name__": "readme"}
-    snippets = readme_snippets(README.read_text())
-    assert len(snippets) >= 4
-    for k, code in enumerate(snippets):
+    found = readme_snippets()
+    assert len(found) >= 4
+    for where, code in found:
         try:
-            exec(compile(code, f"README.md python snippet {k + 1}", "exec"), namespace)
+            exec(compile(code, f"python snippet at {where}", "exec"), namespace)
         except Exception as exc:  # the snippet as a reader pastes it must run
-            raise AssertionError(f"README python snippet {k + 1} fails: {exc!r}\n{code}"
-                                 ) from exc
+            raise AssertionError(f"python snippet at {where} fails: {exc!r}\n{code}") from exc
 
 
 def test_the_readme_snippets_are_complete_programs():
@@ -151,12 +143,12 @@ def test_the_readme_snippets_are_complete_programs():
     import symtable
 
     defined: set[str] = set(dir(builtins))
-    for k, code in enumerate(readme_snippets(README.read_text())):
-        table = symtable.symtable(code, f"snippet {k + 1}", "exec")
+    for where, code in readme_snippets():
+        table = symtable.symtable(code, where, "exec")
         used = {s.get_name() for s in table.get_symbols() if s.is_referenced()}
         missing = sorted(used - defined - {s.get_name() for s in table.get_symbols()
                                             if s.is_assigned() or s.is_imported()})
-        assert not missing, f"README python snippet {k + 1} uses undefined {missing}"
+        assert not missing, f"python snippet at {where} uses undefined {missing}"
         defined |= {s.get_name() for s in table.get_symbols()
                     if s.is_assigned() or s.is_imported()}
 

@@ -140,7 +140,7 @@ def resolve_level(level: str | float | Level | None) -> Level:
 
 
 def levels_table() -> str:
-    """The levels table of the README (markdown)."""
+    """The levels table of docs/certification.md (markdown)."""
     rows = ["| level | target: record / identity | what it means (record level) | "
             "ε that proves it, record / identity: any mechanism (pure) | "
             "bioanon's Gaussian methods (δ = 1e-6) |",

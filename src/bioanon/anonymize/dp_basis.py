@@ -46,7 +46,7 @@ label columns, public) and the setting — never of a private statistic (:func:`
   (all a linear classifier of Gaussian classes with a shared covariance needs), and ⌈√d / 2⌉
   more the within-class shape; the covariance's noise grows as k², so k grows as √d, not d.
   At least 16 (below that the model, not the noise, loses: SP-SW-HAR at ε = 4 keeps 0.85 ×
-  clear without noise at k = 8 and 0.89 at k = 16; benchmarks/dp_release.py --diagnose), at
+  clear without noise at k = 8 and 0.89 at k = 16; benchmarks/dp_epsilon_sweep.py --diagnose), at
   most 32.
 - **ρ_i ∝ √N_i** over the mechanisms the setting runs, N_i the count of noisy numbers
   mechanism i releases (sums: S·d with ``means="full"``, S·k with ``"basis"``; moments:

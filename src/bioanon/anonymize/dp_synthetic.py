@@ -381,7 +381,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         {"covariance": "lowrank", "rank": 8, "clip": 0.3},
     )
     #: the settings ``bioanon release --epsilon E --public-data FILE`` searches (at E), tuned
-    #: on public information only (benchmarks/dp_release.py): "public" takes the box
+    #: on public information only (benchmarks/dp_epsilon_sweep.py): "public" takes the box
     #: (:func:`~bioanon.privacy.public_bounds`) and the centre (their mean) from the public
     #: records, "public:q" the clip as the q-quantile of their norms (:func:`public_clip`);
     #: resolved by :mod:`bioanon.certification.dp_budget`, at no privacy cost

@@ -72,7 +72,7 @@ def level_help() -> str:
     return (f"Privacy level of {_names(registry.risks_judged_by('level'))}, each judged by "
             "its membership advantage TPR − FPR (upper 95% bound): strict, standard "
             "(default), basic, or a number (the same target at the record and identity "
-            "levels). See the README's levels table.")
+            "levels). The levels: docs/certification.md.")
 
 
 def accept_help() -> str:

@@ -1,4 +1,4 @@
-"""Issue 20 (part B): mixing that does not trace, a better synthesizer, and the peer tool.
+"""Membership against CAS for the mixing and synthetic variants, and the peer tool (SDV).
 
 On synthetic-300 (``make_biometric(n_identities=300, records_per_identity=12, n_features=128,
 random_state=0)``, interest expression, sensitive identity) and FSDD (digit / speaker) it
@@ -24,10 +24,10 @@ like the full-covariance Gaussian (0.698 / 0.817 on synthetic-300, 0.864 on FSDD
 
 Usage::
 
-    BIOANON_DATA=../shared/datasets python benchmarks/issue20_mix.py [--datasets synth300 fsdd]
+    BIOANON_DATA=../shared/datasets python benchmarks/mix_membership.py [--datasets synth300 fsdd]
         [--only LABEL ...] [--seed 1] [--out DIR]
 
-Prints a table and writes ``issue20_mix.json`` (default benchmarks/results/issue20/).
+Prints a table and writes ``mix_membership.json`` (default benchmarks/results/mix_membership/).
 """
 
 from __future__ import annotations
@@ -149,10 +149,10 @@ def main() -> None:
                     help="run only variants whose label contains one of these strings")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path,
-                    default=Path(__file__).parent / "results" / "issue20")
+                    default=Path(__file__).parent / "results" / "mix_membership")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / "issue20_mix.json"
+    out = args.out / "mix_membership.json"
     print(f"load average at start {os.getloadavg()}", flush=True)
     rows: list[dict[str, Any]] = []
     for name in args.datasets:

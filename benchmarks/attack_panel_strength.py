@@ -1,4 +1,4 @@
-"""Figures of the attack panel on real data (the closing note of issue 3).
+"""How strong each attacker of the panel is on real data: accuracy per mode and recognizer.
 
 Runs the full panel (every attacker mode × every recognizer, identity selection) and writes a
 report folder per experiment under ``benchmarks/results/panel/`` plus ``panel_summary.json``,
@@ -14,13 +14,14 @@ Experiments:
 - ``har_gender``: the same windows with sensitive gender; whole subjects on one side (the
   dataset README's warning), so a recognizer cannot answer by recognizing the person.
 
-    BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/exp_attack_panel.py [fsdd har ...]
+    BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/attack_panel_strength.py \
+        [fsdd har har_gender]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -78,7 +79,13 @@ def run(name: str, table, interest: str, sensitive: str, anon, cache: ModelCache
 
 
 def main() -> None:
-    which = sys.argv[1:] or ["fsdd", "har", "har_gender"]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    every = ["fsdd", "har", "har_gender"]
+    ap.add_argument("experiments", nargs="*", metavar="EXPERIMENT",
+                    help=f"experiments to run, of {', '.join(every)} (default: all)")
+    which = ap.parse_args().experiments or every
+    if unknown := sorted(set(which) - set(every)):
+        ap.error(f"unknown experiments {unknown}; choose from {', '.join(every)}")
     OUT.mkdir(parents=True, exist_ok=True)
     summary_path = OUT / "panel_summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}

@@ -4,9 +4,9 @@ For each dataset × feature kind: records/s of the extraction; cross-validated c
 accuracy of the identity and of the interest attribute with a linear SVM and a random forest;
 and ``bioanon.evaluation.evaluate`` with the selective-mean anonymizer (naive and parrot
 attackers, forest + linear SVM, 30 % held out). Prints one Markdown table and writes
-``benchmarks/results/features_eval[_ONLY].json``.
+``benchmarks/results/feature_kinds[_ONLY].json``.
 
-Run:  BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/features_eval.py
+Run:  BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/feature_kinds.py
       (``--only yale`` / ``fsdd`` / ``sp_sw_har`` to run one dataset; ``--fsdd-takes N``)
 """
 
@@ -98,7 +98,7 @@ def main() -> None:
     rows = [run(*job) for job in jobs]
     RESULTS.mkdir(exist_ok=True)
     suffix = f"_{args.only}" if args.only else ""
-    (RESULTS / f"features_eval{suffix}.json").write_text(json.dumps(rows, indent=2))
+    (RESULTS / f"feature_kinds{suffix}.json").write_text(json.dumps(rows, indent=2))
     print("\n| dataset / features | n × d | rec/s | identity SVM / RF | interest SVM / RF "
           "| release: interest clear→anon | naive | parrot | chance |")
     print("|---|---|---|---|---|---|---|---|---|")

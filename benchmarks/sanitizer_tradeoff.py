@@ -19,9 +19,9 @@ released records are then split 50/50 (stratified by the sensitive attribute) to
 
 Usage::
 
-    python benchmarks/sanitizer_experiment.py [--data DIR] [--datasets har,fsdd] [--quick]
+    python benchmarks/sanitizer_tradeoff.py [--data DIR] [--datasets har,fsdd] [--quick]
 
-Prints one table per dataset and writes benchmarks/results/sanitizer_experiment.json.
+Prints one table per dataset and writes benchmarks/results/sanitizer_tradeoff.json.
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="decoupler epochs (default: 200 for har, 100 for fsdd)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    out: dict[str, Any] = {"command": "python benchmarks/sanitizer_experiment.py "
+    out: dict[str, Any] = {"command": "python benchmarks/sanitizer_tradeoff.py "
                                       + " ".join(sys.argv[1:] if argv is None else argv),
                            "results": [], "cpus": os.cpu_count(),
                            "load_average_start": os.getloadavg()}
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         out["results"].append(res)
     out["load_average_end"] = os.getloadavg()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / "sanitizer_experiment.json"
+    path = RESULTS / "sanitizer_tradeoff.json"
     path.write_text(json.dumps(out, indent=2, default=str))
     print(f"\nwrote {path}")
     return 0

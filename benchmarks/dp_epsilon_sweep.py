@@ -24,7 +24,7 @@ a group column, HAR's executions, the group level).
 (the model's loss: Gaussian per class, clipping, basis), noise on the means only, on the
 second moments only, and both (the release). ``--certificate`` adds, for the best setting at
 the largest ε per dataset, every risk of the certificate (recognition, membership, inference,
-each with its attacker, 95% interval and status), judged as ``benchmarks/risk_table.py``
+each with its attacker, 95% interval and status), judged as ``benchmarks/method_risks.py``
 judges a method.
 
 ``--method dp-basis`` measures the release modelled in a small basis instead
@@ -34,10 +34,10 @@ with the residual's noise only.
 
 Usage::
 
-    BIOANON_DATA=... python benchmarks/dp_release.py [--method dp-synthetic|dp-basis]
+    BIOANON_DATA=... python benchmarks/dp_epsilon_sweep.py [--method dp-synthetic|dp-basis]
         [--datasets fsdd har yale synthetic]
         [--epsilons 1 2 4] [--setting K=V,...] [--diagnose] [--certificate]
-        [--out benchmarks/results/dp_release.json]
+        [--out benchmarks/results/dp_epsilon_sweep.json]
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ BASIS_SETTINGS: tuple[dict[str, Any], ...] = (
 PEER_SETTINGS: tuple[dict[str, Any], ...] = ({"public_data": "aux", "epochs": 30},)
 DEFAULTS = {"dp-synthetic": SETTINGS, "dp-basis": BASIS_SETTINGS,
             "smartnoise-dp": PEER_SETTINGS}
-#: risks judged by --certificate (as benchmarks/risk_table.py)
+#: risks judged by --certificate (as benchmarks/method_risks.py)
 CERT_MODELS, CERT_ATTACKERS = "logreg,knn", "naive,parrot,reverse,linkage"
 
 
@@ -292,7 +292,7 @@ def diagnose(name: str, epsilons: list[float], settings: tuple[dict[str, Any], .
 
 def certificate(name: str, eps: float, setting: dict[str, Any], eval_seed: int = 1,
                 method: str = "dp-synthetic") -> dict[str, Any]:
-    """Every risk of the certificate for one setting (as benchmarks/risk_table.py)."""
+    """Every risk of the certificate for one setting (as benchmarks/method_risks.py)."""
     table, interest, sensitive, group = load(name)
     aux, main = split_auxiliary(table, sensitive)
     bounds = public_bounds(aux.X, quantile=0.01, margin=0.1)
@@ -347,7 +347,7 @@ def main() -> None:
                     help="the DP methods measured in this run, each at its strict settings "
                          "(dp-basis: BASIS_SETTINGS; smartnoise-dp, the peer: PEER_SETTINGS, "
                          "needs BIOANON_PEER_PYTHON)")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/dp_release.json"))
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/dp_epsilon_sweep.json"))
     args = ap.parse_args()
     custom = None if not args.setting else tuple(
         {k: _value(v) for k, v in (kv.split("=", 1) for kv in text.split(","))}

@@ -1,7 +1,7 @@
-"""Figures of issue 4: k-Same family vs blur/pixelation on Yale faces, and FSDD side by side.
+"""The k-Same family against blur and pixelation on Yale faces, and every method on FSDD.
 
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 BIOANON_DATA=/work/shared/datasets \
-        .venv/bin/python benchmarks/exp_kanon.py [--part yale|fsdd|all]
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 BIOANON_DATA=../shared/datasets \
+        .venv/bin/python benchmarks/ksame_vs_blur.py [--part yale|fsdd|all]
 
 (one BLAS thread: on the shared 2-core machine, threads oversubscribe and run 20× slower)
 
@@ -27,7 +27,7 @@ FSDD (3,000 recordings, 400 MFCC features): every method through bioanon.evaluat
 digit, sensitive speaker; attackers naive/parrot with forest, linear SVM, kNN, and linkage),
 next to the selective-mean anonymizer (g=64, t=0.8, w=10, r_p=0.01).
 
-Writes benchmarks/results/exp_kanon_{yale,fsdd}.json and a PNG of the Yale privacy figure.
+Writes benchmarks/results/ksame_vs_blur_{yale,fsdd}.json and a PNG of the Yale privacy figure.
 """
 
 from __future__ import annotations
@@ -277,11 +277,11 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     if args.part in ("yale", "all"):
         rows = run_yale(root)
-        (RESULTS / "exp_kanon_yale.json").write_text(json.dumps(rows, indent=2))
-        plot_yale(rows, RESULTS / "exp_kanon_yale.png")
+        (RESULTS / "ksame_vs_blur_yale.json").write_text(json.dumps(rows, indent=2))
+        plot_yale(rows, RESULTS / "ksame_vs_blur_yale.png")
     if args.part in ("fsdd", "all"):
         rows = run_fsdd(root)
-        (RESULTS / "exp_kanon_fsdd.json").write_text(json.dumps(rows, indent=2))
+        (RESULTS / "ksame_vs_blur_fsdd.json").write_text(json.dumps(rows, indent=2))
     print(f"wrote results to {RESULTS}")
 
 

@@ -5,10 +5,10 @@ named with ``--settings``) is judged by :class:`bioanon.evaluation.Evaluation` o
 (recognition, membership/tracing at record and identity level, inference on members); the
 method's best setting is the one meeting every risk with the highest CAS, else the one with
 the fewest failed risks (then the highest CAS). Prints a table (with the load average beside
-the timings) and writes ``benchmarks/results/risk_table_<dataset>.json``.
+the timings) and writes ``benchmarks/results/method_risks_<dataset>.json``.
 
-    PYTHONPATH=src python benchmarks/risk_table.py --dataset synthetic300
-    BIOANON_DATA=../shared/datasets PYTHONPATH=src python benchmarks/risk_table.py --dataset fsdd
+    PYTHONPATH=src python benchmarks/method_risks.py --dataset synthetic300
+    BIOANON_DATA=../shared/datasets PYTHONPATH=src python benchmarks/method_risks.py --dataset fsdd
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def main() -> None:
                           f"{c['status']} ({c['attacker']})" for k, c in r["risks"].items())
               + f" -> {'MET' if r['met'] else 'not met: ' + ', '.join(r['failed'])}")
     OUT.mkdir(parents=True, exist_ok=True)
-    out = OUT / f"risk_table_{args.dataset}.json"
+    out = OUT / f"method_risks_{args.dataset}.json"
     out.write_text(json.dumps({"dataset": args.dataset, "models": args.models,
                                "attackers": args.attackers, "seed": args.seed,
                                "rows": rows, "best": list(best.values())}, indent=2))

@@ -10,9 +10,9 @@
    (logistic regression) recovers the speaker far above chance, although distinct grouping
    bounds the naive and linkage attackers by 1/k.
 
-Prints a table (with the load average) and writes ``benchmarks/results/judge_sanity.json``.
+Prints a table (with the load average) and writes ``benchmarks/results/judge_known_cases.json``.
 
-    BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/judge_sanity.py
+    BIOANON_DATA=../shared/datasets .venv/bin/python benchmarks/judge_known_cases.py
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from bioanon.anonymize.base import AnonymizerMixin, label_values, split_input
 from bioanon.evaluation import Evaluation
 from bioanon.report.build import build_report
 
-OUT = Path(__file__).resolve().parent / "results" / "judge_sanity.json"
+OUT = Path(__file__).resolve().parent / "results" / "judge_known_cases.json"
 
 
 class IdentityRelease(AnonymizerMixin, TransformerMixin, BaseEstimator):
@@ -179,7 +179,7 @@ def main() -> None:
         for m, a in r["by_mode"].items():
             print(f"    {m:<10} {a['accuracy']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}] "
                   f"({a['model']})", flush=True)
-    out = OUT.with_name(f"judge_sanity_{args.only.replace(',', '_')}.json")
+    out = OUT.with_name(f"judge_known_cases_{args.only.replace(',', '_')}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"data": "FSDD MFCC 3000 × 400, digit / speaker",
                                "models": args.models, "load_average": os.getloadavg()[0],
