@@ -101,15 +101,19 @@ def read_head(source: Path, features: Sequence[str], rows: int = HEAD_ROWS) -> n
     """The first ``rows`` records of the feature columns of a Parquet input (float32), read
     a batch at a time without read-ahead: a column check costs no pass over the table."""
     import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
 
     from ..table import fill_rows
 
-    scan = ds.dataset(str(source), format="parquet").scanner(
-        columns=list(features), batch_size=rows, use_threads=False, batch_readahead=0,
-        fragment_readahead=0)
+    def batches() -> Any:  # file by file, a batch at a time: nothing read beyond the head
+        for path in ds.dataset(str(source), format="parquet").files:
+            pf = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
+            yield from pf.iter_batches(batch_size=rows, columns=list(features),
+                                       use_threads=False)
+
     parts: list[np.ndarray] = []
     n = 0
-    for batch in scan.to_batches():
+    for batch in batches():
         take = min(batch.num_rows, rows - n)
         X = np.empty((take, len(features)), dtype=np.float32)
         fill_rows(X, 0, [batch.column(f).to_numpy(zero_copy_only=False)[:take]
