@@ -21,10 +21,17 @@ covariances shrunk half-way to the pooled one; each either in all d features or 
 release's top k principal directions (k the declared rank, else :data:`GENERIC_RANK`), there
 optionally with the d − k other directions as per-feature variances (the basis model's
 residual), or in the release's top discriminant directions (classes − 1, or the declared
-``mean_rank``). Without a declaration the attacker still runs the generic families (diagonal
-and pooled in all d features, pooled in the top principal and discriminant directions): the
-threat model allows it to try them. Features are standardized by the reference (the same for
-every release of a game).
+``mean_rank``). Where the method declares a **public basis** (a rule of the feature names and
+d the attacker calls: e.g. dp-cells' temporal DCT of each trajectory), the declared covariance
+in that basis's kept coordinates (a diagonal one also tied over the classes), with and without
+one isotropic variance for the d − k other directions; where it declares a **mixture**, per
+class a mixture of its components with one tied diagonal covariance, started from the split a
+cells method makes and refined by :data:`EM_STEPS` EM steps. A rank left to a public rule
+(``rank_rule``) is the rule's k. A basis drawn from a secret seed, or from public records the
+attacker does not hold, declares no rule: the generic families read it. Without a declaration
+the attacker still runs the generic families (diagonal and pooled in all d features, pooled in
+the top principal and discriminant directions): the threat model allows it to try them.
+Features are standardized by the reference (the same for every release of a game).
 
 Inference on members (:func:`parametric_labels`): the label whose class model, fitted on the
 release, fits the candidate best (the release's own Bayes classifier under the declared
@@ -35,8 +42,10 @@ Cost: the reference is read once into sufficient statistics per fold and class (
 for the second moments); each of the K fold-left-out models is a sum of those and one
 Cholesky factor and its triangular inverse per covariance (d³; one per class for per-class
 covariances); scoring is n·d² per family. The reference models are kept for the game's level,
-so the membership and inference attackers and the identity level's K releases share them.
-Linear in the records, quadratic in the features (cubic in the factorizations).
+so the membership and inference attackers and the identity level's K releases share them
+(those in a stated basis too: the basis depends on no release). The mixture family costs
+:data:`FOLDS` + 1 EM fits of a few steps, each n·C·K·k per step. Linear in the records, quadratic in
+the features (cubic in the factorizations).
 
 Examples
 --------
