@@ -413,3 +413,8 @@ def test_game_scores_in_the_stated_basis() -> None:
     guesses = parametric.parametric_labels(Game(**{**game.__dict__, "targets": ("c",),
                                                    "candidate_labels": {}}))
     assert "model-aware LR (tied, stated basis), release model's best class, 'c'" in guesses
+    # without trajectory names the stated basis is the identity: only the mixture is new
+    plain = parametric.parametric_scores(Game(**{**game.__dict__, "reference_table": None,
+                                                 "cache": {}}))
+    assert "model-aware LR (mixture of 4 tied, all d)" in plain
+    assert not any("stated basis" in k for k in plain)

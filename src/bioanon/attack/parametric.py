@@ -736,7 +736,7 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
     ``stated`` (k, d): the method's public basis (orthonormal rows), applied after
     :func:`box_factor` (``scale``, ``bounds``) for the ``stated`` families; without it those
     families are skipped. A stated identity adds nothing but the mixture (the other
-    families already fit all d features).
+    families already fit all d features), named "all d".
     """
     n = len(candidates)
     ref_ids = (np.arange(len(reference)).astype(str) if reference_ids is None
@@ -774,7 +774,10 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
         ll_ref = _by_fold(ref_models, Xc, c_codes, st.f_cand)
         rel = _fitted(Xs, s_codes, st.n_classes, fam, B, one, 1)[0]
         lr = rel.loglik(Xc, c_codes) - ll_ref
-        out[fam.name] = np.where(np.isfinite(lr), lr, 0.0)
+        name = fam.name
+        if fam.stated and B is None:  # a stated identity: say so
+            name = name.replace("stated basis", "all d")
+        out[name] = np.where(np.isfinite(lr), lr, 0.0)
     return out
 
 
