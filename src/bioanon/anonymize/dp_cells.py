@@ -741,7 +741,7 @@ class DPCellsAnonymizer(Anonymizer):
             public = PublicBasis(
                 f"temporal DCT of each trajectory, {keep} coefficients each",
                 functools.partial(public_dct_basis, block=self.block, keep=self.keep),
-                bounds=self.bounds)
+                bounds=self.bounds, residual="none" if self.keep is None else "isotropic")
         return ReleaseModel(family, covariance, interest=self.interest,
                             additional=tuple(self.additional or ()), rank=rank, basis=basis,
                             components=1 << int(self.cells), noisy=True,
