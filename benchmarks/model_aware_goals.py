@@ -9,7 +9,14 @@
 2. **DP bounds**: strict ``dp-basis`` and ``dp-synthetic`` releases (box, centre and basis from
    held-aside people: ``public_data``) judged with their guarantee; a measured advantage whose
    lower 95% bound exceeds the proven bound raises ``BoundExceeded`` — reported, never hidden.
-3. **Cost** (``--baseline-src PATH``): one full evaluation on FSDD (default panel) with this
+3. **dp-cells** (``--dp-cells``): each setting of ``dp-cells``' ``search_space`` on FSDD
+   (interest digit, sensitive speaker) and on the demo's table: record and identity
+   membership and record inference (advantage, 95% interval, the attacker that wins) and CAS,
+   against the standard level's record target 0.10; with ``--dp-cells-only`` nothing else.
+   ``--families SEEDS`` adds, for the cells=3 setting, each model-aware family's own
+   record-membership figure (the same game and cross-fitting, that family alone) over the
+   given seeds: whether the mixture family reads more than the single Gaussian ones.
+4. **Cost** (``--baseline-src PATH``): one full evaluation on FSDD (default panel) with this
    tree's attackers and with the source tree at PATH (e.g. the main branch's ``src``), each in
    its own process with one BLAS thread, alternated; CPU and wall seconds and the load beside
    them. Goal: ≤ 1.3 × the baseline's CPU.
@@ -18,7 +25,8 @@ Prints a table and writes JSON (``benchmarks/results/model_aware_goals.json``)::
 
     PYTHONPATH=src python benchmarks/model_aware_goals.py [--seed 1]
         [--tables demo,synthetic300,fsdd] [--baseline-src ../main/src] [--repeats 2]
-        [--skip-figures] [--skip-dp]
+        [--skip-figures] [--skip-dp] [--dp-cells] [--dp-cells-only] [--families 1,2,3]
+        [--cost-methods default|dp-cells]
 """
 
 from __future__ import annotations
@@ -161,6 +169,93 @@ def dp_bounds(seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+#: the standard level's record target (membership and inference)
+STANDARD_TARGET = 0.10
+
+
+def dp_cells_rows(tables: list[str], seed: int) -> list[dict[str, Any]]:
+    """Every setting of dp-cells' ``search_space`` judged by the full evaluation (the
+    membership and inference risks as ``bioanon evaluate`` computes them)."""
+    import warnings
+
+    from bioanon.anonymize.dp_cells import DPCellsAnonymizer
+    from bioanon.evaluation import Evaluation
+
+    rows = []
+    for tname in tables:
+        table, interest, sensitive = load(tname)
+        for params in DPCellsAnonymizer.search_space:
+            anon = _method("dp-cells", params, interest, sensitive)
+            t0, c0 = time.perf_counter(), time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the box from the data: not strict
+                ev = Evaluation(table, interest, sensitive, anonymizer=anon,
+                                random_state=seed).evaluate(recognition=False)
+            row = {"table": tname, "setting": params, "seed": seed,
+                   "record_membership": _risk_row(ev, "record-membership"),
+                   "identity_membership": _risk_row(ev, "identity-membership"),
+                   "record_inference": _risk_row(ev, "record-inference"),
+                   "cas": ev.utility()[interest].cas.value,
+                   "clear": ev.utility()[interest].clear.value,
+                   "cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0,
+                   "load": os.getloadavg()[0]}
+            rows.append(row)
+            label = ",".join(f"{k}={v}" for k, v in params.items())
+            for risk in ("record_membership", "record_inference", "identity_membership"):
+                r = row[risk]
+                fails = r["value"] > STANDARD_TARGET
+                print(f"{tname:<6} dp-cells({label:<40}) {risk:<19} {r['value']:+.3f} "
+                      f"[{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}] "
+                      f"{'> 0.10 standard' if fails else '<= 0.10':<15} {r['status']:<9} "
+                      f"({(r['attacker'] or '')[:70]})", flush=True)
+            print(f"{tname:<6} dp-cells({label}) CAS {row['cas']:.3f} (clear "
+                  f"{row['clear']:.3f}); {row['cpu_s']:.0f} s CPU (load {row['load']:.1f})",
+                  flush=True)
+    return rows
+
+
+def family_rows(tables: list[str], seeds: list[int],
+                params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each model-aware family's own record-membership figure on dp-cells releases (the
+    evaluation's game and cross-fitting, one family at a time), per seed."""
+    import warnings
+
+    from bioanon.evaluation import Evaluation
+    from bioanon.evaluation.risks import membership as mrisk
+
+    params = params or {"cells": 3, "mu": 6.0, "keep": 4}
+    rows: list[dict[str, Any]] = []
+    original = mrisk.MembershipRisk._judge
+
+    def judge(self: Any, scores: dict[str, np.ndarray], member: np.ndarray, level: str,
+              purpose: str) -> Any:
+        if level == "record":
+            for key, value in scores.items():
+                if key.startswith("model-aware LR"):
+                    r = original(self, {key: value}, member, level, purpose)
+                    fam_rows.append({"family": key, "value": r.value, "ci": list(r.ci)})
+        return original(self, scores, member, level, purpose)
+
+    mrisk.MembershipRisk._judge = judge  # type: ignore[method-assign]
+    try:
+        for tname in tables:
+            table, interest, sensitive = load(tname)
+            for seed in seeds:
+                fam_rows: list[dict[str, Any]] = []
+                anon = _method("dp-cells", params, interest, sensitive)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    Evaluation(table, interest, sensitive, anonymizer=anon,
+                               random_state=seed).evaluate(recognition=False)
+                for r in fam_rows:
+                    rows.append({"table": tname, "seed": seed, "setting": params, **r})
+                    print(f"{tname:<6} seed {seed} {r['family']:<58} {r['value']:+.3f} "
+                          f"[{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]", flush=True)
+    finally:
+        mrisk.MembershipRisk._judge = original  # type: ignore[method-assign]
+    return rows
+
+
 def _time_one(spec: str) -> None:
     """Run in a child: one full evaluation on FSDD, print its JSON line."""
     method, params = json.loads(spec)
@@ -176,12 +271,18 @@ def _time_one(spec: str) -> None:
                       "record_membership": rec.value, "attacker": rec.attacker}), flush=True)
 
 
-def cost(baseline_src: str, repeats: int) -> list[dict[str, Any]]:
+#: the settings the cost comparison times (``--cost-methods dp-cells`` for dp-cells' first
+#: search setting, which the stated-basis and mixture families add to)
+COST_METHODS = {"default": (("synthetic", {"covariance": "diag"}), ("vp-mix", {"g": 8})),
+                "dp-cells": (("dp-cells", {"cells": 3, "mu": 6.0, "keep": 4}),)}
+
+
+def cost(baseline_src: str, repeats: int, which: str = "default") -> list[dict[str, Any]]:
     here = str(Path(__file__).resolve().parents[1] / "src")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1"}
+           "MKL_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     rows = []
-    for method, params in (("synthetic", {"covariance": "diag"}), ("vp-mix", {"g": 8})):
+    for method, params in COST_METHODS[which]:
         got: dict[str, list[dict[str, Any]]] = {"baseline": [], "this tree": []}
         for _ in range(repeats):
             for tag, src in (("baseline", baseline_src), ("this tree", here)):
@@ -211,8 +312,17 @@ def main() -> None:
     ap.add_argument("--baseline-src", default=None,
                     help="source tree of the baseline (e.g. the main branch's src)")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--cost-methods", default="default", choices=sorted(COST_METHODS))
     ap.add_argument("--skip-figures", action="store_true")
     ap.add_argument("--skip-dp", action="store_true")
+    ap.add_argument("--dp-cells", action="store_true",
+                    help="also judge dp-cells' search settings (fsdd and demo)")
+    ap.add_argument("--dp-cells-only", action="store_true",
+                    help="judge only dp-cells' search settings")
+    ap.add_argument("--dp-cells-tables", default="fsdd,demo")
+    ap.add_argument("--families", default=None,
+                    help="seeds (comma-separated): each model-aware family alone on "
+                         "dp-cells(cells=3, mu=6, keep=4), fsdd and demo")
     ap.add_argument("--time-one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
@@ -220,12 +330,20 @@ def main() -> None:
         _time_one(args.time_one)
         return
     result: dict[str, Any] = {"seed": args.seed}
+    if args.dp_cells or args.dp_cells_only:
+        result["dp_cells"] = dp_cells_rows(
+            [t for t in args.dp_cells_tables.split(",") if t], args.seed)
+    if args.families:
+        result["families"] = family_rows([t for t in args.dp_cells_tables.split(",") if t],
+                                         [int(x) for x in args.families.split(",")])
+    if args.dp_cells_only:
+        args.skip_figures = args.skip_dp = True
     if not args.skip_figures:
         result["figures"] = figures([t for t in args.tables.split(",") if t], args.seed)
     if not args.skip_dp:
         result["dp_bounds"] = dp_bounds(args.seed)
     if args.baseline_src:
-        result["cost"] = cost(args.baseline_src, args.repeats)
+        result["cost"] = cost(args.baseline_src, args.repeats, args.cost_methods)
     result["load_average"] = os.getloadavg()[0]
     from bioanon.io import write_text_atomic
 

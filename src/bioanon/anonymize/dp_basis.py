@@ -558,7 +558,8 @@ class DPBasisAnonymizer(Anonymizer):
 
     def release_model(self) -> ReleaseModel:
         """A class Gaussian in k basis directions (noisy statistics) plus an isotropic or
-        per-feature residual; k as declared, or the stated rule's once fitted.
+        per-feature residual; k as declared, or the stated rule's once fitted, else the rule
+        itself (:meth:`choose_rank`: d and the number of strata, public) for the attacker.
 
         >>> DPBasisAnonymizer("digit", rank=16).release_model().describe()
         'basis-gaussian (covariance pooled, per digit, rank 16, basis dp, noisy statistics)'
@@ -569,7 +570,8 @@ class DPBasisAnonymizer(Anonymizer):
         return ReleaseModel("basis-gaussian", self.covariance,
                             interest=self.interest, additional=tuple(self.additional or ()),
                             rank=None if rank is None else int(rank),
-                            basis=basis, noisy=True)
+                            basis=basis, noisy=True,
+                            rank_rule=self.choose_rank if rank is None else None)
     def _check_relations(self) -> None:
         if self.bounds is not None and len(self.bounds) != 2:
             raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")

@@ -53,6 +53,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
@@ -79,7 +80,7 @@ from .dp_basis import box_scaler, public_pca
 from .dp_synthetic import bound_contributions
 from .params import Param
 from .registration import register
-from .release_model import ReleaseModel
+from .release_model import PublicBasis, ReleaseModel
 from .vp_mix import strata
 
 BASES = ("dct", "identity", "random", "public")
@@ -167,6 +168,26 @@ def trajectory_length(names: Sequence[str] | None) -> int | None:
     runs = steps.reshape(-1, L)
     same = all(len(set(prefixes[i * L:(i + 1) * L])) == 1 for i in range(runs.shape[0]))
     return L if same and bool(np.all(runs == np.arange(L))) else None
+
+
+def public_dct_basis(feature_names: Sequence[str] | None, d: int, *, block: int | None = None,
+                     keep: int | None = None) -> np.ndarray:
+    """The (k, d) basis of ``basis="dct"`` from public knowledge alone — the feature names, d,
+    ``block`` and ``keep`` — as the attacker rebuilds it (:attr:`ReleaseModel.public_basis`):
+    the temporal DCT of the trajectories ``block`` (or the names) lay out, else the identity.
+
+    Examples
+    --------
+    >>> public_dct_basis(["a_t0", "a_t1", "a_t2", "b_t0", "b_t1", "b_t2"], 6, keep=2).shape
+    (4, 6)
+    >>> public_dct_basis(["x", "y"], 2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    L = int(block) if block is not None else trajectory_length(
+        None if feature_names is None else [str(n) for n in feature_names])
+    if L is None or d % L:
+        return np.eye(d)
+    return dct_basis(d, L, keep)
 
 
 def within_cells(W: np.ndarray, cls: np.ndarray, V: np.ndarray, n_classes: int,
@@ -714,9 +735,17 @@ class DPCellsAnonymizer(Anonymizer):
             int(self.rank) if self.basis in ("random", "public") else None)
         if family == "basis-gaussian" and basis == "none":
             family = "class-gaussian"
+        public = None
+        if self.basis == "dct":  # a function of the names, block and keep: the attacker's too
+            keep = "all" if self.keep is None else str(int(self.keep))
+            public = PublicBasis(
+                f"temporal DCT of each trajectory, {keep} coefficients each",
+                functools.partial(public_dct_basis, block=self.block, keep=self.keep),
+                bounds=self.bounds, residual="none" if self.keep is None else "isotropic")
         return ReleaseModel(family, covariance, interest=self.interest,
                             additional=tuple(self.additional or ()), rank=rank, basis=basis,
-                            components=1 << int(self.cells), noisy=True)
+                            components=1 << int(self.cells), noisy=True,
+                            public_basis=public)
 
     def privacy_statement(self) -> dict[str, Any]:
         """The guarantee and its accounting (no noise, no data-derived bound)."""
@@ -757,4 +786,5 @@ class DPCellsAnonymizer(Anonymizer):
         return {**params, "privacy": self.privacy_statement()}
 
 
-__all__ = ["BASES", "COVARIANCES", "DPCellsAnonymizer", "dct_basis", "within_cells"]
+__all__ = ["BASES", "COVARIANCES", "DPCellsAnonymizer", "dct_basis", "public_dct_basis",
+           "within_cells"]

@@ -11,7 +11,16 @@ likelihood ratio (:mod:`bioanon.attack.parametric`).
 
 A declaration states what a reader of the method's documentation knows; it never holds
 anything fitted (no means, no basis, no bounds): the attacker refits everything from the
-release.
+release. Two public **rules** may ride along, each a function of public quantities only:
+
+- :class:`PublicBasis` — a basis stated by the method (e.g. the temporal DCT of each feature
+  trajectory): a rule ``(feature names, d) -> (k, d)`` orthonormal rows that the attacker
+  calls to rotate into the very coordinates the release's model is diagonal in. A basis drawn
+  from a secret seed, or the principal directions of public records the attacker does not
+  hold, has no such rule: the method declares none and the attacker refits the generic
+  families;
+- ``rank_rule`` — the k a method picks by a stated rule when ``rank`` is None:
+  ``(d, number of classes) -> k``.
 
 Declaring a model on a new method (one method, a few lines)::
 
@@ -35,7 +44,8 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BioanonError
@@ -51,6 +61,59 @@ COVARIANCES = ("diag", "pooled", "class", "factor", "full", "spherical")
 #: so the records choose it), public records (people not released), random, a stated
 #: structure (e.g. a DCT), a DP computation on the released records, or none (all d features)
 BASES = ("released", "public", "random", "structured", "dp", "none")
+#: how each feature is scaled before a public basis applies: mapped to [-1, 1] by its
+#: clipping box (``"box"``: the declared bounds, else the attacker's reference records' 1% /
+#: 99% quantiles, the rule the methods use without public bounds) or as it is (``"none"``)
+SCALES = ("box", "none")
+#: the model of the d − k directions outside a public basis: one variance for all of them
+#: (``"isotropic"``) or nothing (``"none"``: the release carries no residual)
+RESIDUALS = ("isotropic", "none")
+
+
+@dataclass(frozen=True)
+class PublicBasis:
+    """A basis the attacker rebuilds from public knowledge alone (no seed, no records).
+
+    Parameters
+    ----------
+    rule : str
+        The rule in words (``bioanon methods``, the report).
+    build : callable ``(feature_names or None, d) -> (k, d) array``
+        Orthonormal rows: the coordinates the release's model lives in, the kept ones. A
+        function of the names, d and the method's public parameters only.
+    scale : {"box", "none"}
+        Per-feature scaling before the basis (:data:`SCALES`).
+    bounds : (lo, hi) or None
+        The public clipping box when the method declares one (scalars or per feature).
+    residual : {"isotropic", "none"}
+        How the release models the directions outside the basis (:data:`RESIDUALS`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> b = PublicBasis("the first 2 features", lambda names, d: np.eye(d)[:2])
+    >>> b.build(None, 5).shape, b.describe()
+    ((2, 5), 'the first 2 features (box-scaled, isotropic residual)')
+    """
+
+    rule: str
+    build: Callable[[Sequence[str] | None, int], Any] = field(compare=False)
+    scale: str = "box"
+    bounds: Any = field(default=None, compare=False)
+    residual: str = "isotropic"
+
+    def __post_init__(self) -> None:
+        for name, value, allowed in (("scale", self.scale, SCALES),
+                                     ("residual", self.residual, RESIDUALS)):
+            if value not in allowed:
+                raise BioanonError(f"public basis {name}={value!r} is not one of "
+                                   f"{', '.join(allowed)}; declare one of them")
+
+    def describe(self) -> str:
+        scale = "box-scaled" if self.scale == "box" else "unscaled"
+        resid = "isotropic residual" if self.residual == "isotropic" else "no residual"
+        return f"{self.rule} ({scale}, {resid})"
+
 
 @dataclass(frozen=True)
 class ReleaseModel:
@@ -81,6 +144,12 @@ class ReleaseModel:
     mean_rank : int or None
         The class means differ only in this many directions (a discriminant subspace, e.g.
         classes − 1); None: in every modelled direction.
+    public_basis : PublicBasis or None
+        The stated basis as a rule the attacker calls (None: the basis is released-, DP-,
+        secret-seed- or public-record-derived, or there is none).
+    rank_rule : callable ``(d, n_classes) -> k`` or None
+        The public rule that picks k when ``rank`` is None (d features, the number of
+        classes the model is stratified on).
     """
 
     family: str
@@ -92,6 +161,8 @@ class ReleaseModel:
     components: int = 1
     noisy: bool = False
     mean_rank: int | None = None
+    public_basis: PublicBasis | None = None
+    rank_rule: Callable[[int, int], int] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name, value, allowed in (("family", self.family, FAMILIES),
@@ -121,6 +192,10 @@ class ReleaseModel:
             parts.append(f"{self.components} components")
         if self.mean_rank is not None:
             parts.append(f"class means in {self.mean_rank} directions")
+        if self.rank is None and self.rank_rule is not None:
+            parts.append("rank by a public rule")
+        if self.public_basis is not None:
+            parts.append("public basis: " + self.public_basis.describe())
         if self.noisy:
             parts.append("noisy statistics")
         return f"{self.family} ({', '.join(parts)})"
@@ -130,7 +205,10 @@ class ReleaseModel:
         return {"family": self.family, "covariance": self.covariance,
                 "interest": self.interest, "additional": list(self.additional),
                 "rank": self.rank, "basis": self.basis, "components": self.components,
-                "noisy": self.noisy, "mean_rank": self.mean_rank}
+                "noisy": self.noisy, "mean_rank": self.mean_rank,
+                "public_basis": (None if self.public_basis is None
+                                 else self.public_basis.describe())}
 
 
-__all__ = ["BASES", "COVARIANCES", "FAMILIES", "ReleaseModel"]
+__all__ = ["BASES", "COVARIANCES", "FAMILIES", "RESIDUALS", "SCALES", "PublicBasis",
+           "ReleaseModel"]

@@ -98,6 +98,11 @@ class Game:
     reference_table: Any = None
     sensitive: str | None = None
 
+    def feature_names(self) -> list[str] | None:
+        """The feature names (public: the release carries them), from the reference table."""
+        names = getattr(self.reference_table, "feature_names", None)
+        return None if names is None else [str(n) for n in names]
+
     def rng(self, purpose: str) -> np.random.Generator:
         """A generator derived from the game's seed for one purpose (never the method's)."""
         digest = hashlib.blake2b(f"bioanon/attack/{purpose}/{int(self.seed)}".encode(),

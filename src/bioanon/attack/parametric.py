@@ -21,10 +21,17 @@ covariances shrunk half-way to the pooled one; each either in all d features or 
 release's top k principal directions (k the declared rank, else :data:`GENERIC_RANK`), there
 optionally with the d − k other directions as per-feature variances (the basis model's
 residual), or in the release's top discriminant directions (classes − 1, or the declared
-``mean_rank``). Without a declaration the attacker still runs the generic families (diagonal
-and pooled in all d features, pooled in the top principal and discriminant directions): the
-threat model allows it to try them. Features are standardized by the reference (the same for
-every release of a game).
+``mean_rank``). Where the method declares a **public basis** (a rule of the feature names and
+d the attacker calls: e.g. dp-cells' temporal DCT of each trajectory), the declared covariance
+in that basis's kept coordinates (a diagonal one also tied over the classes), with and without
+one isotropic variance for the d − k other directions; where it declares a **mixture**, per
+class a mixture of its components with one tied diagonal covariance, started from the split a
+cells method makes and refined by :data:`EM_STEPS` EM steps. A rank left to a public rule
+(``rank_rule``) is the rule's k. A basis drawn from a secret seed, or from public records the
+attacker does not hold, declares no rule: the generic families read it. Without a declaration
+the attacker still runs the generic families (diagonal and pooled in all d features, pooled in
+the top principal and discriminant directions): the threat model allows it to try them.
+Features are standardized by the reference (the same for every release of a game).
 
 Inference on members (:func:`parametric_labels`): the label whose class model, fitted on the
 release, fits the candidate best (the release's own Bayes classifier under the declared
@@ -35,8 +42,10 @@ Cost: the reference is read once into sufficient statistics per fold and class (
 for the second moments); each of the K fold-left-out models is a sum of those and one
 Cholesky factor and its triangular inverse per covariance (d³; one per class for per-class
 covariances); scoring is n·d² per family. The reference models are kept for the game's level,
-so the membership and inference attackers and the identity level's K releases share them.
-Linear in the records, quadratic in the features (cubic in the factorizations).
+so the membership and inference attackers and the identity level's K releases share them
+(those in a stated basis too: the basis depends on no release). The mixture family costs
+:data:`FOLDS` + 1 EM fits of a few steps, each n·C·K·k per step. Linear in the records, quadratic in
+the features (cubic in the factorizations).
 
 Examples
 --------
@@ -54,6 +63,7 @@ True
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +87,13 @@ MIN_VAR = 1e-6
 MIN_ID_FOLDS = 20
 #: the name every score of this attacker starts with
 PREFIX = "model-aware LR"
+#: EM steps of the mixture family (after the method's own sign-split initialisation)
+EM_STEPS = 5
+#: most components per class the mixture family fits (2^b cells: b <= 3)
+MAX_COMPONENTS = 8
+#: pseudo-count per component of the mixture weights (a component no record reaches keeps
+#: a small weight instead of -inf)
+MIX_PRIOR = 1.0
 
 
 @dataclass(frozen=True)
@@ -88,22 +105,35 @@ class Family:
     per-feature variances (the basis model's residual); ``discriminant`` m fits the release's
     top m discriminant directions instead (those separating its class means against its
     pooled within-class spread; 0: the number of classes − 1), where a model that keeps its
-    class structure in few directions carries its members' trace.
+    class structure in few directions carries its members' trace. ``stated`` fits the
+    method's declared public basis instead (:class:`~bioanon.anonymize.release_model.
+    PublicBasis`: its kept coordinates; ``residual`` then one isotropic variance for the
+    d − k others). ``covariance`` "tied" is one variance per coordinate pooled over the
+    classes (and the components). ``components`` > 1: per class, a mixture of that many
+    Gaussians with one tied diagonal covariance, fitted by :data:`EM_STEPS` EM steps from the
+    split a cells method makes (signs along the top within-class directions).
     """
 
     covariance: str
     rank: int | None = None
     residual: bool = False
     discriminant: int | None = None
+    stated: bool = False
+    components: int = 1
 
     @property
     def name(self) -> str:
         if self.discriminant is not None:
             m = "C-1" if self.discriminant == 0 else str(self.discriminant)
             return f"{PREFIX} ({self.covariance}, top {m} discriminant directions)"
-        where = "all d" if self.rank is None else f"top {self.rank} directions"
+        if self.stated:
+            where = "stated basis"
+        else:
+            where = "all d" if self.rank is None else f"top {self.rank} directions"
         extra = " + residual" if self.residual else ""
-        return f"{PREFIX} ({self.covariance}, {where}{extra})"
+        cov = (self.covariance if self.components == 1
+               else f"mixture of {self.components} {self.covariance}")
+        return f"{PREFIX} ({cov}, {where}{extra})"
 
 
 #: what every game tries, declared or not (the threat model allows an attacker to try them)
@@ -114,8 +144,16 @@ _COVARIANCE = {"diag": "diag", "spherical": "diag", "pooled": "pooled", "class":
                "factor": "class", "full": "class"}
 
 
-def families(model: Any, d: int) -> list[Family]:
+def families(model: Any, d: int, n_classes: int | None = None, stated: bool = True
+             ) -> list[Family]:
     """The families the attacker refits for a declared model (None: the generic ones only).
+
+    A declared public basis adds the declared covariance in its kept coordinates (a "diag"
+    one also tied over the classes), with and without the isotropic residual; a declared
+    mixture adds the mixture family (in the public basis where there is one, else in all d
+    features); a rank left to a public rule (``rank_rule``) is the rule's k for ``d`` features
+    and ``n_classes`` classes. ``stated`` False: the attacker could not rebuild the declared
+    public basis (its rule failed on these features); the mixture then runs in all d.
 
     Examples
     --------
@@ -133,6 +171,9 @@ def families(model: Any, d: int) -> list[Family]:
     if model is not None:
         cov = _COVARIANCE.get(str(getattr(model, "covariance", "")), "class")
         rank = getattr(model, "rank", None)
+        rule = getattr(model, "rank_rule", None)
+        if rank is None and callable(rule) and n_classes is not None:
+            rank = int(rule(int(d), int(n_classes)))
         if getattr(model, "family", "") == "basis-gaussian":
             k = int(rank or GENERIC_RANK)
             cov_b = "pooled" if cov == "diag" else cov
@@ -144,13 +185,25 @@ def families(model: Any, d: int) -> list[Family]:
         m = getattr(model, "mean_rank", None)
         if m:
             out.append(Family("pooled", discriminant=int(m)))
-    seen: dict[tuple[str, int | None, bool, int | None], Family] = {}
+        public = stated and getattr(model, "public_basis", None) is not None
+        if public:
+            first = ["tied", "diag"] if cov == "diag" else [cov]
+            out += [Family(c, stated=True) for c in first]
+            if getattr(model.public_basis, "residual", "none") == "isotropic":
+                out.append(Family(first[0], residual=True, stated=True))
+        comps = int(getattr(model, "components", 1) or 1)
+        if getattr(model, "family", "") == "mixture" and comps > 1:
+            out.append(Family("tied", stated=public,
+                              components=min(comps, MAX_COMPONENTS)))
+    seen: dict[tuple[Any, ...], Family] = {}
     for f in out:
         rk = None if f.rank is None or f.rank >= d else int(f.rank)
-        if rk is None and f.residual:
+        if rk is None and f.residual and not f.stated:
             continue
-        seen.setdefault((f.covariance, rk, f.residual, f.discriminant),
-                        Family(f.covariance, rk, f.residual, f.discriminant))
+        seen.setdefault((f.covariance, rk, f.residual, f.discriminant, f.stated,
+                         f.components),
+                        Family(f.covariance, rk, f.residual, f.discriminant, f.stated,
+                               f.components))
     return list(seen.values())
 
 
@@ -211,7 +264,7 @@ class _Model:
             return out
         rows = np.flatnonzero(ok)
         D = Z[rows] - self.means[codes[rows]]
-        if self.kind == "diag":
+        if self.kind in ("diag", "tied"):
             v = self.var[codes[rows]]  # type: ignore[index]
             out[rows] = -0.5 * (np.sum(D * D / v, axis=1) + np.sum(np.log(v), axis=1))
         elif self.kind == "pooled":
@@ -226,7 +279,7 @@ class _Model:
         return out
 
     def loglik_all(self, Z: np.ndarray) -> np.ndarray:
-        """``log p(z | c)`` for every row and class (n, C) (diag and pooled only)."""
+        """``log p(z | c)`` for every row and class (n, C) (diag, tied and pooled only)."""
         C = self.means.shape[0]
         out = np.full((Z.shape[0], C), np.nan)
         if self.kind == "pooled":
@@ -271,7 +324,7 @@ def _sums(Z: np.ndarray, codes: np.ndarray, n_classes: int, groups: np.ndarray,
     sums = np.asarray(onehot @ Z).reshape(n_groups, n_classes, d)
     sq = np.asarray(onehot @ (Z * Z)).reshape(n_groups, n_classes, d)
     out = _Sums(count, sums, sq)
-    if kind == "diag":
+    if kind in ("diag", "tied"):
         return out
     order = np.argsort(cell, kind="stable")
     bounds = np.searchsorted(cell[order], np.arange(K + 1))
@@ -302,13 +355,16 @@ def _model(s: _Sums, use: np.ndarray, kind: str) -> _Model:
         means = np.where(count[:, None] > 0, sums / count[:, None], np.nan)
     mu0 = np.nan_to_num(means)
     d = sums.shape[1]
-    if kind == "diag":
+    if kind in ("diag", "tied"):
         within = s.sq[use].sum(axis=0) - count[:, None] * mu0 * mu0
         n_pool = max(float(count.sum()) - float((count > 0).sum()), 1.0)
         pooled = within.sum(axis=0) / n_pool
-        var = within / np.maximum(count - 1.0, 1.0)[:, None]
+        if kind == "tied":  # one variance per coordinate, pooled over the classes
+            var = np.broadcast_to(pooled, within.shape).copy()
+        else:
+            var = within / np.maximum(count - 1.0, 1.0)[:, None]
         var = np.maximum(var, max(VAR_FLOOR * float(pooled.mean()), MIN_VAR))
-        return _Model("diag", means, seen, var=var)
+        return _Model(kind, means, seen, var=var)
     outer = np.einsum("c,ci,cj->ij", count, mu0, mu0)
     scatter = s.second[use].sum(axis=0) - outer  # type: ignore[index]
     n_eff = max(float(count.sum()) - float((count > 0).sum()), 1.0)
@@ -327,7 +383,8 @@ def _model(s: _Sums, use: np.ndarray, kind: str) -> _Model:
 
 
 def fit_class_gaussian(Z: np.ndarray, codes: np.ndarray, n_classes: int, kind: str) -> _Model:
-    """Fit a class-conditional Gaussian of ``kind`` ("diag", "pooled", "class") to rows ``Z``
+    """Fit a class-conditional Gaussian of ``kind`` ("diag", "tied", "pooled", "class") to rows
+    ``Z``
     with class ``codes`` (loops over classes only).
 
     Examples
@@ -371,11 +428,18 @@ class _BasisModel:
     B: np.ndarray
     res_mean: np.ndarray | None = None
     res_var: np.ndarray | None = None
+    #: one variance for the d − k residual directions (a stated basis's isotropic residual)
+    res_iso: float | None = None
 
     def loglik(self, Z: np.ndarray, codes: np.ndarray) -> np.ndarray:
         Y = Z @ self.B
         out = self.inner.loglik(Y, codes)
-        if self.res_var is not None:
+        if self.res_iso is not None:
+            E = Z - Y @ self.B.T - self.res_mean
+            dim = max(self.B.shape[0] - self.B.shape[1], 1)
+            out = out - 0.5 * (np.sum(E * E, axis=1) / self.res_iso
+                               + dim * float(np.log(self.res_iso)))
+        elif self.res_var is not None:
             E = Z - Y @ self.B.T - self.res_mean
             out = out - 0.5 * (np.sum(E * E / self.res_var, axis=1)
                                + float(np.sum(np.log(self.res_var))))
@@ -394,11 +458,16 @@ def _fitted(Z: np.ndarray, codes: np.ndarray, n_classes: int, fam: Family,
     """The family fitted once per left-out group (``n_groups`` = 1: once on every row)."""
     cov = fam.covariance
     Y = Z if B is None else Z @ B
+    out: list[Any] = []
+    if fam.components > 1:
+        for g in range(n_groups):  # K EM fits, one per left-out group
+            rows = np.flatnonzero(groups != g) if n_groups > 1 else np.arange(Z.shape[0])
+            out.append(_fit_mixture(Y[rows], codes[rows], n_classes, fam.components, B))
+        return out
     stats = _sums(Y, codes, n_classes, groups, n_groups, cov)
     res = None
     if B is not None and fam.residual:
         res = _sums(Z - Y @ B.T, np.zeros(Z.shape[0], np.int64), 1, groups, n_groups, "diag")
-    out = []
     for g in range(n_groups):
         use = (np.arange(n_groups) != g) if n_groups > 1 else np.ones(1, bool)
         inner = _model(stats, use, cov)
@@ -406,9 +475,101 @@ def _fitted(Z: np.ndarray, codes: np.ndarray, n_classes: int, fam: Family,
             out.append(inner)
         elif res is None:
             out.append(_BasisModel(inner, B))
+        elif fam.stated:  # the stated basis's residual: one variance for its d − k others
+            m, v = _residual(res, use)
+            dim = max(B.shape[0] - B.shape[1], 1)
+            out.append(_BasisModel(inner, B, m, None, max(float(v.sum()) / dim, MIN_VAR)))
         else:
             out.append(_BasisModel(inner, B, *_residual(res, use)))
     return out
+
+
+# ---------------------------------------------------------------------- mixture
+@dataclass
+class _Mixture:
+    """Per class, a mixture of K Gaussians with one diagonal covariance tied over every class
+    and component (in the coordinates ``B``; None: all d features)."""
+
+    means: np.ndarray  # (C, K, k)
+    logw: np.ndarray  # (C, K)
+    var: np.ndarray  # (k,)
+    seen: np.ndarray  # (C,) bool
+    B: np.ndarray | None = None
+
+    def _components(self, Y: np.ndarray) -> np.ndarray:
+        """``log w_ck + log N(y; m_ck, diag var)`` up to a constant, (n, C, K): three matrix
+        products, never a loop over records."""
+        C, K, k = self.means.shape
+        M = np.nan_to_num(self.means.reshape(C * K, k))
+        iv = 1.0 / self.var
+        quad = ((Y * Y) @ iv)[:, None] - 2.0 * (Y * iv) @ M.T + ((M * M) @ iv)[None, :]
+        return (-0.5 * (quad + float(np.sum(np.log(self.var))))).reshape(-1, C, K) \
+            + self.logw[None]
+
+    def loglik(self, Z: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        from scipy.special import logsumexp
+
+        Y = Z if self.B is None else Z @ self.B
+        out = np.full(Z.shape[0], np.nan)
+        rows = np.flatnonzero(self.seen[codes])
+        if rows.size:
+            L = self._components(Y[rows])
+            out[rows] = logsumexp(L[np.arange(rows.size), codes[rows]], axis=1)
+        return out
+
+
+def _split_cells(Y: np.ndarray, codes: np.ndarray, n_classes: int, K: int) -> np.ndarray:
+    """The cells a cells method cuts its classes into, as the attacker redraws them from a
+    set of records: the signs of each record's deviation from its class mean, each
+    coordinate scaled by its overall spread (the method's whitening), along the top log2 K
+    eigenvectors of the pooled within-class second moment (deterministic; a cell's number
+    only names it)."""
+    import scipy.sparse as sp
+
+    b = max(int(np.log2(K)), 1)
+    n = Y.shape[0]
+    onehot = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(n_classes, n))
+    cnt = np.maximum(np.bincount(codes, minlength=n_classes), 1).astype(np.float64)
+    D = Y - (np.asarray(onehot @ Y) / cnt[:, None])[codes]
+    D = D / np.maximum(Y.std(axis=0), np.sqrt(MIN_VAR))
+    vals, vecs = np.linalg.eigh(D.T @ D)
+    V = vecs[:, np.argsort(vals)[::-1][:b]]
+    bits = (D @ V > 0).astype(np.int64) @ (1 << np.arange(V.shape[1], dtype=np.int64))
+    return np.asarray(bits % K, np.int64)
+
+
+def _fit_mixture(Y: np.ndarray, codes: np.ndarray, n_classes: int, K: int,
+                 B: np.ndarray | None, steps: int = EM_STEPS) -> _Mixture:
+    """Per class, K tied-diagonal Gaussian components: hard start from :func:`_split_cells`,
+    then ``steps`` EM steps (whole-array: responsibilities (n, K), sums by sparse one-hot
+    products; loops over components and steps only)."""
+    import scipy.sparse as sp
+    from scipy.special import logsumexp
+
+    n, k = Y.shape
+    count = np.bincount(codes, minlength=n_classes).astype(np.float64)
+    seen = count >= 2
+    onehot = sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(n_classes, n))
+    R = np.zeros((n, K))
+    R[np.arange(n), _split_cells(Y, codes, n_classes, K)] = 1.0
+    class_mean = np.asarray(onehot @ Y) / np.maximum(count, 1.0)[:, None]
+    total_sq = (Y * Y).sum(axis=0)
+    model = _Mixture(np.zeros((n_classes, K, k)), np.zeros((n_classes, K)), np.ones(k), seen, B)
+    for step in range(steps + 1):
+        Nk = np.asarray(onehot @ R)  # (C, K)
+        sums = np.stack([np.asarray(onehot @ (Y * R[:, j:j + 1])) for j in range(K)], axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(Nk[..., None] >= 1.0, sums / Nk[..., None],
+                             class_mean[:, None, :])
+        var = (total_sq - np.einsum("ck,ckj->j", Nk, means * means)) / max(float(n), 1.0)
+        var = np.maximum(var, max(VAR_FLOOR * float(np.mean(np.abs(var))), MIN_VAR))
+        logw = np.log((Nk + MIX_PRIOR) / (count[:, None] + K * MIX_PRIOR))
+        model = _Mixture(means, logw, var, seen, B)
+        if step == steps:
+            break
+        L = model._components(Y)[np.arange(n), codes]  # (n, K): the record's own class
+        R = np.exp(L - logsumexp(L, axis=1, keepdims=True))
+    return model
 
 
 # ---------------------------------------------------------------------- folds
@@ -449,13 +610,14 @@ def reference_folds(reference_ids: np.ndarray, candidate_ids: np.ndarray,
 
 def _reference_models(cache: dict[str, Any], key: str, Zr: np.ndarray, r_codes: np.ndarray,
                       n_classes: int, fam: Family, B: np.ndarray | None,
-                      f_ref: np.ndarray) -> list[Any]:
+                      f_ref: np.ndarray, keep: bool = False) -> list[Any]:
     """The reference model leaving out each fold (kept in ``cache`` for families in all d
-    features: they depend on the reference and the folds only)."""
-    if B is None and key in cache:
+    features, and with ``keep`` for those in a stated basis: they depend on the reference,
+    the folds and that public basis only, never on a release)."""
+    if (B is None or keep) and key in cache:
         return cache[key]  # type: ignore[no-any-return]
     models = _fitted(Zr, r_codes, n_classes, fam, B, f_ref, FOLDS)
-    if B is None:
+    if B is None or keep:
         cache[key] = models
     return models
 
@@ -528,6 +690,31 @@ def _setup(cache: dict[str, Any], reference: np.ndarray, reference_labels: np.nd
     return made
 
 
+def box_factor(reference: np.ndarray, sd: np.ndarray, scale: str = "box",
+               bounds: Any = None) -> np.ndarray:
+    """Per-feature factor from reference-standardized units to the units a public basis
+    applies in: ``"box"`` maps each feature to [−1, 1] by its box — the declared ``bounds``,
+    else the reference's 1% / 99% quantiles (the rule the methods use without public
+    bounds); ``"none"`` keeps the features as they are (centred). Centring does not matter:
+    every family fits its own means.
+
+    Examples
+    --------
+    >>> R = np.c_[np.linspace(-1, 1, 101), np.linspace(-10, 10, 101)]
+    >>> (box_factor(R, R.std(axis=0)) / R.std(axis=0)).round(2).tolist()
+    [1.02, 0.1]
+    """
+    if scale == "none":
+        return np.asarray(sd, np.float64)
+    d = np.asarray(reference).shape[1]
+    if bounds is not None:
+        lo, hi = (np.broadcast_to(np.asarray(b, np.float64), (d,)) for b in bounds)
+    else:
+        lo, hi = np.quantile(np.asarray(reference, np.float64), [0.01, 0.99], axis=0)
+    half = (np.asarray(hi, np.float64) - np.asarray(lo, np.float64)) / 2.0
+    return np.asarray(sd, np.float64) / np.where(half > 0, half, 1.0)
+
+
 def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
                       released: np.ndarray, released_labels: np.ndarray,
                       reference: np.ndarray, reference_labels: np.ndarray,
@@ -535,14 +722,21 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
                       candidate_ids: np.ndarray | None = None,
                       in_reference: np.ndarray | None = None,
                       rng: np.random.Generator | None = None,
-                      cache: dict[str, Any] | None = None) -> Scores:
+                      cache: dict[str, Any] | None = None,
+                      stated: np.ndarray | None = None, scale: str = "box",
+                      bounds: Any = None) -> Scores:
     """``log p_release(x | y) − log p_reference(x | y)`` per candidate for every family.
 
     Labels are the class column the model conditions on (strings; an interest × additional
     stratum joined into one value). The reference side is cross-fitted
     (:func:`reference_folds`); ``cache`` keeps it between calls with the same candidates and
-    reference (the families in all d features). A candidate of a class the release or the
-    reference lacks scores 0 (no evidence either way).
+    reference (the families in all d features and in the stated basis). A candidate of a
+    class the release or the reference lacks scores 0 (no evidence either way).
+
+    ``stated`` (k, d): the method's public basis (orthonormal rows), applied after
+    :func:`box_factor` (``scale``, ``bounds``) for the ``stated`` families; without it those
+    families are skipped. A stated identity adds nothing but the mixture (the other
+    families already fit all d features), named "all d".
     """
     n = len(candidates)
     ref_ids = (np.arange(len(reference)).astype(str) if reference_ids is None
@@ -556,22 +750,52 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
     Zc, Zs = st.z(candidates), st.z(released)
     one = np.zeros(len(released), np.int64)
     bases: dict[int, np.ndarray] = {}
+    frame = _stated_frame(st, reference, stated, scale, bounds, any(f.stated for f in fams))
     out: Scores = {}
     for fam in fams:
         B = None
-        if fam.discriminant is not None:
+        Xc, Xs, Xr, key = Zc, Zs, st.Zr, fam.name
+        if fam.stated:
+            if frame is None:
+                continue
+            else:
+                factor, B, tag = frame
+                if B is None and fam.components == 1:
+                    continue  # a stated identity: the all-d families already fit it
+                Xc, Xs, Xr, key = Zc * factor, Zs * factor, st.Zr * factor, fam.name + tag
+        elif fam.discriminant is not None:
             B = _discriminant(Zs, s_codes, st.n_classes, fam.discriminant)
             if B.shape[1] == 0:
                 continue
         elif fam.rank is not None:
             B = bases.setdefault(fam.rank, _basis(Zs, fam.rank))
-        ref_models = _reference_models(st.models, fam.name, st.Zr, st.r_codes, st.n_classes,
-                                       fam, B, st.f_ref)
-        ll_ref = _by_fold(ref_models, Zc, c_codes, st.f_cand)
-        rel = _fitted(Zs, s_codes, st.n_classes, fam, B, one, 1)[0]
-        lr = rel.loglik(Zc, c_codes) - ll_ref
-        out[fam.name] = np.where(np.isfinite(lr), lr, 0.0)
+        ref_models = _reference_models(st.models, key, Xr, st.r_codes, st.n_classes,
+                                       fam, B, st.f_ref, keep=fam.stated)
+        ll_ref = _by_fold(ref_models, Xc, c_codes, st.f_cand)
+        rel = _fitted(Xs, s_codes, st.n_classes, fam, B, one, 1)[0]
+        lr = rel.loglik(Xc, c_codes) - ll_ref
+        name = fam.name
+        if fam.stated and B is None:  # a stated identity: say so
+            name = name.replace("stated basis", "all d")
+        out[name] = np.where(np.isfinite(lr), lr, 0.0)
     return out
+
+
+def _stated_frame(st: _Setup, reference: np.ndarray, stated: np.ndarray | None, scale: str,
+                  bounds: Any, wanted: bool) -> tuple[np.ndarray, np.ndarray | None, str] | None:
+    """``(factor, B, tag)`` of a stated basis: the per-feature factor to its units, its kept
+    directions as columns (None: the identity) and a tag naming it in the cache; None when
+    no stated family runs or no basis was given."""
+    if not wanted or stated is None:
+        return None
+    P = np.asarray(stated, np.float64)
+    d = st.mu.size
+    if P.ndim != 2 or P.shape[1] != d or P.shape[0] < 1:
+        return None
+    factor = box_factor(reference, st.sd, scale, bounds)
+    identity = P.shape[0] == d and bool(np.allclose(P, np.eye(d)))
+    tag = "|" + hashlib.blake2b(P.tobytes() + factor.tobytes(), digest_size=8).hexdigest()
+    return factor, None if identity else P.T.copy(), tag
 
 
 def _model_of(anonymizer: Any) -> Any:
@@ -600,21 +824,40 @@ def _columns(game: Game, model: Any) -> list[str]:
             and c in game.reference_labels] or [game.interest]
 
 
+def public_basis(model: Any, game: Game) -> tuple[np.ndarray | None, str, Any]:
+    """``(P, scale, bounds)`` of the declared public basis, rebuilt by the attacker from the
+    feature names and d (P None: none declared, or its rule fails on these features)."""
+    pb = getattr(model, "public_basis", None)
+    if pb is None:
+        return None, "box", None
+    d = game.candidates.shape[1]
+    try:
+        P = np.asarray(pb.build(game.feature_names(), d), np.float64)
+    except Exception:  # noqa: BLE001 - a rule that fails here is no basis for this table
+        return None, "box", None
+    if P.ndim != 2 or P.shape[1] != d or not np.all(np.isfinite(P)):
+        return None, "box", None
+    return P, str(getattr(pb, "scale", "box")), getattr(pb, "bounds", None)
+
+
 def parametric_scores(game: Game) -> Scores:
     """The model-aware membership scores of a game (one per family, per unit)."""
     model = _model_of(game.anonymizer)
     cols = _columns(game, model)
     n = len(game.candidates)
-    fams = families(model, game.candidates.shape[1])
+    rel_strata = _stratum(game.released_labels, cols, len(game.released))
+    P, scale, bounds = public_basis(model, game)
+    fams = families(model, game.candidates.shape[1], int(np.unique(rel_strata).size),
+                    stated=P is not None)
     cache = game.cache.setdefault("parametric/" + "|".join(cols), {})  # shared with inference
     lr = likelihood_ratios(game.candidates, _stratum(game.candidate_labels, cols, n),
-                           game.released, _stratum(game.released_labels, cols,
-                                                   len(game.released)),
+                           game.released, rel_strata,
                            game.reference, _stratum(game.reference_labels, cols,
                                                     len(game.reference)),
                            fams, reference_ids=game.reference_ids,
                            candidate_ids=game.candidate_ids, in_reference=game.in_reference,
-                           rng=game.rng("parametric/folds"), cache=cache)
+                           rng=game.rng("parametric/folds"), cache=cache, stated=P,
+                           scale=scale, bounds=bounds)
     return {k: game.per_unit(v) for k, v in lr.items()}
 
 
@@ -623,8 +866,11 @@ def parametric_labels(game: Game) -> Scores:
     """Model-aware inference on members, for every released label column the attacker holds
     for its candidates: the release's best class under the refitted family, and the best
     class relative to the reference (diag and pooled families, all d features). One guess
-    per candidate (the inference risk judges records, with identities as units)."""
+    per candidate (the inference risk judges records, with identities as units). Where the
+    method declares a public basis, the same in its kept coordinates (per-class and tied
+    diagonal: the Bayes classifier of a model diagonal there)."""
     out: Scores = {}
+    P, scale, bounds = public_basis(_model_of(game.anonymizer), game)
     for col in game.targets:
         if col not in game.released_labels or col not in game.reference_labels:
             continue
@@ -635,19 +881,29 @@ def parametric_labels(game: Game) -> Scores:
         Zc, Zs = st.z(game.candidates), st.z(game.released)
         s_codes = st.codes(game.released_labels[col])
         one = np.zeros(len(game.released), np.int64)
-        for kind in ("diag", "pooled"):
-            fam = Family(kind)
-            rel = _fitted(Zs, s_codes, st.n_classes, fam, None, one, 1)[0].loglik_all(Zc)
-            models = _reference_models(st.models, fam.name, st.Zr, st.r_codes,
-                                       st.n_classes, fam, None, st.f_ref)
+        runs: list[tuple[str, Family, np.ndarray, np.ndarray, np.ndarray, str]] = [
+            (kind, Family(kind), Zc, Zs, st.Zr, Family(kind).name) for kind in ("diag", "pooled")]
+        frame = _stated_frame(st, game.reference, P, scale, bounds, True)
+        if frame is not None and frame[1] is not None:
+            factor, B, tag = frame  # coordinates of the stated basis (k of them)
+            runs += [(f"{kind}, stated basis", Family(kind, stated=True), Zc * factor @ B,
+                      Zs * factor @ B, st.Zr * factor @ B,
+                      Family(kind, stated=True).name + tag + "/coordinates")
+                     for kind in ("diag", "tied")]
+        for label_kind, fam, Xc, Xs, Xr, key in runs:
+            plain = Family(fam.covariance)  # the coordinates are already the basis's
+            rel = _fitted(Xs, s_codes, st.n_classes, plain, None, one, 1)[0].loglik_all(Xc)
+            models = _reference_models(st.models, key, Xr, st.r_codes,
+                                       st.n_classes, plain, None, st.f_ref)
             ref = np.full(rel.shape, np.nan)
             for k in np.unique(st.f_cand):  # K models, never one per record
                 rows = np.flatnonzero(st.f_cand == k)
-                ref[rows] = models[k].loglik_all(Zc[rows])
+                ref[rows] = models[k].loglik_all(Xc[rows])
             for label, table in (("release model's best class", rel),
                                  ("best class relative to the reference", rel - ref)):
                 t = np.nan_to_num(table[:, :known], nan=-np.inf)
-                out[f"{PREFIX} ({kind}), {label}, '{col}'"] = st.classes[t.argmax(axis=1)]
+                out[f"{PREFIX} ({label_kind}), {label}, '{col}'"] = \
+                    st.classes[t.argmax(axis=1)]
     return out
 
 
@@ -665,6 +921,7 @@ INFERENCE = Attacker(
     "best, alone and relative to the reference",
     parametric_labels)
 
-__all__ = ["FOLDS", "Family", "GENERIC", "INFERENCE", "MEMBERSHIP", "families",
+__all__ = ["FOLDS", "Family", "GENERIC", "INFERENCE", "MEMBERSHIP", "box_factor", "families",
            "fit_class_gaussian", "likelihood_ratios", "parametric_labels", "parametric_scores",
+           "public_basis",
            "reference_folds"]
