@@ -87,8 +87,21 @@ def test_substitute_only_above_the_threshold():
     assert substitute(est, 10_000) is est  # estimators given as objects are the user's call
 
 
-def _panel(many, **kw):
+def _panel(many, scale_classes=100, **kw):
+    """The panel with the substitution threshold at ``scale_classes`` (the module's
+    SCALE_CLASSES, which run_panel reads when it runs; a huge one never substitutes)."""
+    import bioanon.attack.scalable as scalable
+
     X_tr, y_tr, X_te, y_te = many
+    saved = scalable.SCALE_CLASSES
+    scalable.SCALE_CLASSES = 10**9 if scale_classes is None else scale_classes
+    try:
+        return _run(X_tr, y_tr, X_te, y_te, **kw)
+    finally:
+        scalable.SCALE_CLASSES = saved
+
+
+def _run(X_tr, y_tr, X_te, y_te, **kw):
     rng = np.random.default_rng(0)
     A_tr = X_tr + rng.normal(size=X_tr.shape)
     A_te = X_te + rng.normal(size=X_te.shape)

@@ -272,8 +272,7 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
               seed: int = 0, top_k: int = 5, n_jobs: int | None = -1,
               cache: ModelCache | None = None,
               progress: Progress | None = None,
-              predictions: dict[str, np.ndarray] | None = None,
-              scale_classes: int | str | None = "auto") -> dict[str, Any]:
+              predictions: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Run every attacker mode × recognizer on one closed-set split.
 
     Parameters
@@ -301,12 +300,12 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         Filled in place with each attacker's guesses for the test records (in their order;
         the reverse attacker's come from clear probes), keyed ``"mode / recognizer"`` (kept
         in process: contributor disclosure and the cross-fitted worst case read them).
-    scale_classes : int, "auto" or None
-        With more identities than this in ``y_train`` (``"auto"``:
-        :data:`~bioanon.attack.scalable.SCALE_CLASSES`, 100), recognizers whose cost grows with the
-        number of classes (forest, SVMs, ...) are replaced by one-pass recognizers
-        (:data:`~bioanon.attack.scalable.SCALED_SUBSTITUTES`); the output names every
-        substitution. None keeps every recognizer whatever the size.
+
+    With more identities in ``y_train`` than :data:`~bioanon.attack.scalable.SCALE_CLASSES`
+    (100, or as :func:`~bioanon.attack.scalable.resolve_scale_classes` reads it),
+    recognizers whose cost grows with the number of classes (forest, SVMs, ...) are replaced
+    by one-pass recognizers (:data:`~bioanon.attack.scalable.SCALED_SUBSTITUTES`); the output
+    names every substitution.
 
     Returns
     -------
@@ -316,7 +315,7 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     """
     modes = parse_modes(modes)
     n_classes = int(np.unique(y_train).size)
-    models, substitutions = _panel_models(list(models), n_classes, scale_classes)
+    models, substitutions = _panel_models(list(models), n_classes, "auto")
     fractions = sorted({MODES[m].anonymized_fraction for m in modes} - {None} | {0.0})
     train_sets = {f: training_set(X_train, A_train, y_train, f, seed) for f in fractions}
     test = _TestSets(X_test, A_test, y_test)
