@@ -83,7 +83,7 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         #: the report of what fell short, once :meth:`write_report` wrote it
         self.report: Any = None
         self._roles = (sensitive, interest)
-        super().__init__(result.failure_line())
+        super().__init__(result.refusal_line())
 
     def report_and_chart(self) -> tuple[Any, bytes]:
         """The report of what fell short (the failed confirmation, or the closest setting

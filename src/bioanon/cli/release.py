@@ -125,7 +125,9 @@ ExhaustiveOpt = Annotated[bool, typer.Option(
 MinUtilityOpt = Annotated[float | None, typer.Option(
     "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
                           "fraction of the clear accuracy, on the search's split and on the "
-                          "confirmation (e.g. 0.95). Default: CAS above chance.")]
+                          "confirmation. Default 0.8 (below it a consumer does better on a "
+                          "small clear sample: docs/levels-and-floor.md); 0 sets no floor "
+                          "(CAS above chance is enough).")]
 KeepSensitiveOpt = Annotated[bool, typer.Option(
     "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
                              "auditor can attack it. UNFIT for a real release.")]
@@ -290,8 +292,9 @@ def _options(methods: str | None, seed: int | None, budget_minutes: float, exhau
     method_list = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     if methods is not None and not method_list:
         raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
+    floor = {} if min_utility is None else {"min_utility": min_utility}  # else the library's
     return dict(methods=method_list, random_state=seed, budget_minutes=budget_minutes,
-                exhaustive=exhaustive, min_utility=min_utility, keep_sensitive=keep_sensitive,
+                exhaustive=exhaustive, **floor, keep_sensitive=keep_sensitive,
                 keep_as_feature=list(keep_as_feature or []), report_closest=True,
                 on_plan=lambda plan: notes_console(as_json).print(
                     plan.render(), highlight=False, soft_wrap=True))
