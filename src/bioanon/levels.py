@@ -114,8 +114,9 @@ DEFAULT_LEVEL = "standard"
 #: the utility floor of a certified release by default: its CAS must reach this fraction of
 #: the clear accuracy (``min_utility``; 0 sets none). Why 0.80 (docs/levels-and-floor.md):
 #: below it a data consumer does better training on a small clear sample than on the
-#: release — on FSDD a forest trained on a tenth of the clear training records already keeps
-#: about 0.8 × of the full-data accuracy —, and the releases bioanon certified below it were
+#: release — on FSDD the utility model trained on a twentieth of the clear training records
+#: (112 records, ~19 per digit) keeps 0.80 × of the full-data accuracy, a tenth 0.90 × —, and
+#: the releases bioanon certified below it were
 #: releases no one would use (FSDD at the default level: dp-synthetic at 0.34 ×, a forest on
 #: it 0.52 on clear digits). It is low enough that every usable release measured lies above
 #: it (FSDD dp-cells 0.9–0.99 ×, SP-SW-HAR and the 300-person population ≥ 0.95 ×), and the
