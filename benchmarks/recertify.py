@@ -116,15 +116,34 @@ def accepts_from_plan(plan: dict[str, Any] | None) -> list[str]:
 
 
 def summarise(doc: dict[str, Any]) -> dict[str, Any]:
-    """The figures of a --json document: setting, CAS / clear, risks, trade-off table."""
+    """The figures of a --json document: setting, CAS / clear with the CAS interval (the
+    confirmation's, or the closest setting's on a fresh split), every risk (estimate, upper
+    bound, target, attacker), the trade-off table and the refusal."""
     verdict = doc.get("verdict") or {}
     summary = doc.get("summary") or {}
-    util = summary.get("utility") or {}
+    cas = (summary.get("cas") or {})
+    clear = (summary.get("utility") or {}).get("clear")
     risks = [{k: r.get(k) for k in ("name", "value", "ci", "target", "status", "attacker")}
              for r in verdict.get("risks", [])]
+    rows = []
+    report = (doc.get("output") or {}).get("report")
+    if report and (Path(report) / "report.json").exists():
+        rep = json.loads((Path(report) / "report.json").read_text())
+        rows = [{"setting": r["setting"], "fraction": r["cas"] / r["clear"],
+                 "judged_by": r.get("judged_by"), "met": r["met"],
+                 "failed": [(x["name"], x["value"], x["ci"][1], x["target"])
+                            for x in r["risks"] if x["name"] in r.get("failed_risks", [])]}
+                for r in rep["search"]["rows"]]
+        if not risks:
+            risks = [{k: r.get(k) for k in ("name", "value", "ci", "target", "status",
+                                             "attacker")}
+                     for r in rep.get("verdict", {}).get("risks", [])]
     return {"outcome": doc.get("outcome"), "setting": doc.get("setting"),
             "message": doc.get("message"), "refusal": doc.get("refusal"),
-            "utility": util, "risks": risks, "tradeoff": doc.get("tradeoff")}
+            "cas": cas.get("value"), "cas_ci": cas.get("ci"), "clear": clear,
+            "fraction": None if cas.get("value") is None or not clear
+            else cas["value"] / clear, "risks": risks, "tradeoff": doc.get("tradeoff"),
+            "search_rows": sorted(rows, key=lambda r: -r["fraction"])}
 
 
 def one(case: Case, table: Path, work: Path, seed: int, extra: list[str]) -> dict[str, Any]:
@@ -142,10 +161,9 @@ def one(case: Case, table: Path, work: Path, seed: int, extra: list[str]) -> dic
 
 
 def line(r: dict[str, Any]) -> str:
-    u = r["utility"] or {}
-    cas = (u.get("cas") or {}).get("value")
-    clear = (u.get("interest") or {}).get("clear")
-    frac = f"{cas / clear:.3f}×" if cas is not None and clear else "—"
+    frac = "—" if r["fraction"] is None else (
+        f"{r['fraction']:.3f}× (CAS {r['cas']:.3f} [{r['cas_ci'][0]:.3f}, "
+        f"{r['cas_ci'][1]:.3f}] / clear {r['clear']:.3f})")
     risks = "; ".join(f"{x['name']} {x['value']:.3f} [ub {x['ci'][1]:.3f}] /{x['target']} "
                       f"({x.get('attacker')})" for x in r["risks"]
                       if isinstance(x.get("value"), float) and x.get("ci"))

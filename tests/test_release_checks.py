@@ -27,7 +27,7 @@ ROLES = ["--interest", "expression", "--sensitive", "identity", "--label", "gend
 PATHS = ["memory", "bucketed", "streamed"]
 #: the keys of ``release --json`` (docs/release-json.md), for every outcome
 SCHEMA = {"certified", "outcome", "exit_code", "message", "setting", "short_of", "output",
-          "plan", "verdict", "summary", "differential_privacy"}
+          "plan", "verdict", "summary", "differential_privacy", "tradeoff", "refusal"}
 METADATA = ["n_samples", "sample_rate", "rec_id", "duration"]
 
 

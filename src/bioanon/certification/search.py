@@ -878,7 +878,8 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
         r = result.rows[j]
         c = Candidate(r["method"], dict(r["_params"]), dict(r.get("_hidden", {})))
         say(f"trade-off: judging {c.label()} with the recognition panel")
-        panel_setting(judge, result, j, c, None)
+        if panel_setting(judge, result, j, c, None):
+            result.rows[j]["tradeoff_judged"] = True
     result.tradeoff = result.tradeoff_table()
 
 
