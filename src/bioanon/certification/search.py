@@ -761,12 +761,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     The answer depends on the table, the options and the seed only, not on the machine's
     load or cores: stage 1 judges every setting whatever the time; the time budget bounds
     stage 2 only, from its start (its first group is always judged), and when it runs out
-    before a choice
-    the search is cut short: nothing is certified, the settings left are named in
+    before a choice the search is cut short: nothing is certified, the settings left are named in
     ``not_evaluated`` and :meth:`SearchResult.cut_short` says so — never a different
-    choice. Each step is a named function of the search's :class:`Judge` and one candidate
-    (:func:`judge_setting`, :func:`resume_setting`, :func:`panel_row`, :func:`stage1_row`,
-    :func:`fresh_report`).
+    choice. Each step is a function of the search's :class:`Judge` and one candidate.
 
     Parameters
     ----------
@@ -779,8 +776,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         the panel, ``group``, ``released_labels``, ``test_size``, the targets —
         ``target_advantage`` 0.05 (recognition) and ``level`` (membership and inference, one
         membership-advantage target per level; default "standard") — and ``accept_risks``);
-        a setting is chosen only when every risk is met. The search always judges
-        membership, not verification, and draws no selection curves.
+        a setting is chosen only when every risk is met (membership, not verification).
     **option_values
         Any field of :class:`~bioanon.evaluation.options.EvaluationOptions`, replacing the
         one in ``options``.
@@ -796,18 +792,13 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         settings left. None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
-    min_utility : float in (0, 1], optional
-        The user's utility floor: a setting is useful only when its CAS also reaches
-        ``min_utility`` × the clear accuracy (point estimates on the same held-out clear
-        records), on the tuning split and again on the confirmation. None (default): CAS
-        above the interest's chance is enough. (:func:`bioanon.certify` and ``bioanon
-        release`` set a floor by default: :data:`bioanon.levels.DEFAULT_MIN_UTILITY`.)
+    min_utility : float in [0, 1], optional
+        The utility floor: CAS ≥ ``min_utility`` × clear (point estimates), on the tuning
+        split and on the confirmation. None or 0 (here the default; a release's:
+        :data:`bioanon.levels.DEFAULT_MIN_UTILITY`): CAS above chance is enough.
     tradeoff_panels : int
-        After the choice, the recognition panel judges up to this many more settings: those
-        behind the trade-off table's rows that stage 1 alone judged (the most useful setting
-        meeting each level's targets; the chosen level's first), so that the table rests on
-        every risk (:func:`judge_levels`). 0 (default): such rows say "stage 1: recognition
-        not judged". The choice and its certificate never change.
+        Settings the panel may judge after the choice, for the trade-off table
+        (:func:`judge_levels`; the choice never changes). 0: none.
     progress : callable (done, total, text), optional
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
@@ -849,9 +840,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     progress = stages(progress, "searching", "bioanon.search")
     steps = exhaustive_search if exhaustive else staged_search
     total = steps(judge, result, cands, clock, progress)
-    if result.rows:
-        judge_levels(judge, result, 0 if exhaustive else int(tradeoff_panels),
-                     lambda text: progress(total - 1, total, text))
+    judge_levels(judge, result, 0 if exhaustive else int(tradeoff_panels),
+                 lambda text: progress(total - 1, total, text))
     if report_closest and result.confirmation is None and result.rows:
         _report_closest(result, judge, lambda text: progress(total - 1, total, text))
     result.wall_s = clock.elapsed()
@@ -868,6 +858,8 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
     the next setting, which may take the next panel. The choice is made before: it, its
     confirmation and the chosen level's verdict do not change (a row judged here is the
     exhaustive search's row). Nothing is judged when the search was cut short."""
+    if not result.rows:
+        return
     tried: set[int] = set()
     for _ in range(max(0, panels) if not result.not_evaluated else 0):
         todo = [j for j in stage1_only(result.tradeoff_table()) if j not in tried]

@@ -191,7 +191,7 @@ def table_lines(table: Sequence[Mapping[str, Any]]) -> list[str]:
         if e.get("below_floor"):
             notes.append("below the utility floor")
         if e.get("accepts"):
-            notes.append("needs --accept-risk " + ", ".join(e["accepts"]))
+            notes.append("accepting " + ", ".join(e["accepts"]) + ": not showable here")
         out.append(head + f"{_frac(e)} {e['setting']}"
                    + (f" [{'; '.join(notes)}]" if notes else ""))
     return out

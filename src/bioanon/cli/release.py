@@ -124,10 +124,7 @@ ExhaustiveOpt = Annotated[bool, typer.Option(
          "first, until one meets every target: the same choice.")]
 MinUtilityOpt = Annotated[float | None, typer.Option(
     "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
-                          "fraction of the clear accuracy, on the search's split and on the "
-                          "confirmation. Default 0.8 (below it a consumer does better on a "
-                          "small clear sample: docs/levels-and-floor.md); 0 sets no floor "
-                          "(CAS above chance is enough).")]
+                          "fraction of the clear accuracy (default 0.8; 0: no floor).")]
 KeepSensitiveOpt = Annotated[bool, typer.Option(
     "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
                              "auditor can attack it. UNFIT for a real release.")]
