@@ -159,3 +159,15 @@ def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> 
     assert n_panel[1] == n_panel[0] + 1  # one more setting judged, no more
     _check(judged)
     assert "stage 1: recognition not judged" in " ".join(table_lines(plain.tradeoff))
+
+
+def test_the_report_s_first_screen_shows_the_table(judged: SearchResult) -> None:
+    from bioanon.certification.tradeoff import public
+    from bioanon.report.html import SECTIONS, headline_section, tradeoff_section
+
+    assert SECTIONS.index(tradeoff_section) == SECTIONS.index(headline_section) + 1
+    page = tradeoff_section({"tradeoff": public(judged.tradeoff)})
+    assert "id='tradeoff-table'" in page and "(chosen)" in page
+    for e in judged.tradeoff:
+        assert e["level"] in page and (e["setting"] or "none") in page
+    assert tradeoff_section({}) == ""
