@@ -247,3 +247,11 @@ def test_the_refusal_says_when_no_level_is_more_useful() -> None:
     res.rows = [_row("a()", 0.95, 0.30)]
     res.tradeoff = res.tradeoff_table()
     assert "no setting met every target at level standard" in res.refusal_line()
+
+
+def test_no_trade_off_is_named_when_utility_cannot_be_measured() -> None:
+    res = synthetic_result()
+    for r in res.rows:
+        r["clear_useful"] = False
+    assert res.refusal_line() == res.failure_line()
+    assert "utility cannot be measured" in res.refusal_line()

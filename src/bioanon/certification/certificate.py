@@ -84,7 +84,7 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         #: the trade-off a refusal names, as data (:func:`.tradeoff.refusal_facts` and the
         #: line): None when no setting was judged
         self.refusal: dict[str, Any] | None = None
-        if result.rows:
+        if any(r.get("clear_useful", True) for r in result.rows):
             from .tradeoff import refusal_facts, tradeoff_line
 
             table = result.tradeoff or result.tradeoff_table()

@@ -483,8 +483,8 @@ class SearchResult:
         from .tradeoff import tradeoff_line
 
         line = self.failure_line()
-        if not self.rows:
-            return line
+        if not any(r.get("clear_useful", True) for r in self.rows):
+            return line  # utility cannot be measured: no trade-off to name
         table = self.tradeoff or self.tradeoff_table()
         return f"{line} — trade-off: {tradeoff_line(table, self.rows, self.min_utility)}"
 
@@ -853,7 +853,7 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
                  say: Callable[[str], None]) -> None:
     """Fill ``result.tradeoff`` (:mod:`.tradeoff`), first judging with the recognition panel
     up to ``panels`` settings behind rows of the table that stage 1 alone judged (the chosen
-    level's first, then the others strictest first; a setting whose panel cannot run is not
+    level's first, then the others by decreasing CAS; a setting whose panel cannot run is not
     tried again). A panel that finds a setting failing recognition moves the level's row to
     the next setting, which may take the next panel. The choice is made before: it, its
     confirmation and the chosen level's verdict do not change (a row judged here is the

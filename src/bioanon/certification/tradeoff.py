@@ -151,9 +151,10 @@ def _has_recognition(row: Mapping[str, Any]) -> bool:
 
 
 def stage1_only(table: Sequence[Mapping[str, Any]]) -> list[int]:
-    """The search rows behind the table's rows that the recognition panel never judged
-    (the chosen level's first), each once."""
-    order = sorted(table, key=lambda e: not e["chosen"])
+    """The search rows behind the table's rows that the recognition panel never judged,
+    each once: the chosen level's first, then the others by decreasing CAS (the more useful
+    release a refusal points to before a less useful one)."""
+    order = sorted(table, key=lambda e: (not e["chosen"], -float(e["cas"] or 0.0)))
     return list(dict.fromkeys(e["_row"] for e in order
                               if e["judged_by"] == STAGE1_ONLY and "_row" in e))
 
