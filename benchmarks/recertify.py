@@ -18,8 +18,9 @@ Usage::
     BIOANON_DATA=../shared/datasets nice -n 10 python benchmarks/recertify.py \
         [--datasets fsdd har synthetic300 yale] [--strict] [--seed 0] [--out DIR]
 
-Prints a table and writes ``DIR/recertify.json`` (one entry per run, appended as each run
-ends, so a long session keeps the runs done).
+Prints a line per run and writes ``DIR/recertify.json`` (default DIR:
+benchmarks/results/recertify; one entry per run, appended as each run ends, so a long session
+keeps the runs done).
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def main() -> None:
     ap.add_argument("--strict", action="store_true", help="also --epsilon 4 --public-data")
     ap.add_argument("--strict-only", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/out/recertify"))
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/recertify"))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "recertify.json"
