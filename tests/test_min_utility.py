@@ -230,8 +230,8 @@ def test_the_refusal_line_names_the_best_cas_the_looser_level_and_the_shortfall(
     assert res.chosen is None and not res.certified
     line = res.refusal_line()
     assert "\n" not in line
-    assert ("best CAS meeting every target at level standard: 0.60 × clear (c(), below the "
-            "floor 0.8 × clear)") in line
+    assert ("best CAS meeting every target at level standard (tuning split): 0.60 × clear "
+            "(c(), below the floor 0.8 × clear)") in line
     assert "a more useful release meets every target at level basic: 0.90 × clear (b())" in line
     assert ("the most useful setting, a() (0.95 × clear), fell short on record-membership "
             "advantage 0.120 (upper bound 0.160) > target 0.1") in line

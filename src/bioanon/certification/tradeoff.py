@@ -275,9 +275,9 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     ...                     "value": 0.16, "ci": [0.1, 0.21], "target": 0.1,
     ...                     "status": "not met"}]}]
     >>> print(tradeoff_line(t, rows, 0.8))  # doctest: +NORMALIZE_WHITESPACE
-    best CAS meeting every target at level standard: 0.50 × clear (a(), below the floor
-    0.8 × clear); a more useful release meets every target at level basic: 0.90 × clear
-    (b()); the most useful setting, c() (0.95 × clear), fell short on record-membership
+    best CAS meeting every target at level standard (tuning split): 0.50 × clear (a(),
+    below the floor 0.8 × clear); a more useful release meets every target at level basic:
+    0.90 × clear (b()); the most useful setting, c() (0.95 × clear), fell short on record-membership
     advantage 0.160 (upper bound 0.210) > target 0.1
     """
     facts = refusal_facts(table, rows)
@@ -286,8 +286,8 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
         parts = [f"no setting met every target at level "
                  f"{mine['level'] if mine else 'chosen'}"]
     else:
-        parts = [f"best CAS meeting every target at level {mine['level']}: {_frac(mine)} "
-                 f"({', '.join([mine['setting'], *_notes(mine, min_utility)])})"]
+        parts = [f"best CAS meeting every target at level {mine['level']} (tuning split): "
+                 f"{_frac(mine)} ({', '.join([mine['setting'], *_notes(mine, min_utility)])})"]
     if looser is not None:
         parts.append(f"a more useful release meets every target at level {looser['level']}: "
                      f"{_frac(looser)} ({', '.join([looser['setting'], *_notes(looser, None)])})")
