@@ -1,5 +1,6 @@
 """The utility floor (``min_utility``): a setting is useful only when its CAS reaches the
-floor × the clear accuracy, on the tuning split and again on the confirmation."""
+floor × the clear accuracy, on the tuning split and again on the confirmation; a certified
+release has one by default (0 sets none), and a refusal names the trade-off in one line."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_a_confirmation_below_the_floor_is_not_certified() -> None:
     assert res.certified
 
 
-@pytest.mark.parametrize("bad", [0, 0.0, -0.2, 1.5, float("nan"), "x"])
+@pytest.mark.parametrize("bad", [-0.2, 1.5, float("nan"), "x", True])
 def test_a_floor_outside_0_1_is_refused_naming_its_parameter(bad: Any) -> None:
     with pytest.raises(BioanonError, match="min_utility=") as info:
         check_min_utility(bad)
@@ -100,3 +101,157 @@ def test_a_floor_outside_0_1_is_refused_naming_its_parameter(bad: Any) -> None:
 def test_floor_met_compares_point_estimates() -> None:
     assert floor_met(0.95, 1.0, 0.95) and not floor_met(0.9499, 1.0, 0.95)
     assert floor_met(0.1, 0.9, None)
+
+
+def test_zero_sets_no_floor() -> None:
+    assert check_min_utility(0) is None and check_min_utility(0.0) is None
+    assert check_min_utility(1) == 1.0 and check_min_utility(0.8) == 0.8
+
+
+# ---------------------------------------------------------------------- the default floor
+def test_a_certified_release_has_the_default_floor() -> None:
+    from bioanon.certification.settings import ReleaseSettings, settings_of
+    from bioanon.levels import DEFAULT_MIN_UTILITY
+
+    assert 0.5 <= DEFAULT_MIN_UTILITY < 1.0
+    assert ReleaseSettings().min_utility == DEFAULT_MIN_UTILITY
+    s, _ = settings_of("certify", {})
+    assert s.min_utility == DEFAULT_MIN_UTILITY
+    s, _ = settings_of("certify", {"min_utility": 0})
+    assert s.min_utility == 0  # checked, then no floor: the search gets None
+    with pytest.raises(BioanonError, match="min_utility="):
+        settings_of("certify", {"min_utility": 1.2})[0].check(settings_of("certify", {})[1])
+
+
+def test_the_command_line_leaves_the_default_to_the_library() -> None:
+    from bioanon.cli.release import _options
+
+    args: tuple[Any, ...] = (None, 0, 10.0, False)
+    rest: tuple[Any, ...] = (False, None, False)
+    assert "min_utility" not in _options(*args, None, *rest)
+    assert _options(*args, 0.0, *rest)["min_utility"] == 0.0
+    assert _options(*args, 0.9, *rest)["min_utility"] == 0.9
+
+
+CERT_KW = {k: v for k, v in KW.items() if k not in ("random_state",)}
+
+
+@pytest.fixture(scope="module")
+def certified(table: FeatureTable) -> Any:
+    from bioanon.certification import certify
+    from bioanon.release import Roles
+
+    return certify(table, Roles(sensitive="identity", interest="expression"),
+                   random_state=424242, **CERT_KW)
+
+
+def test_certify_applies_the_default_floor(certified: Any) -> None:
+    from bioanon.levels import DEFAULT_MIN_UTILITY
+
+    res = certified.search
+    assert res.min_utility == DEFAULT_MIN_UTILITY
+    assert certified.manifest["certification"]["min_utility"] == DEFAULT_MIN_UTILITY
+    row = res.rows[res.chosen]
+    assert row["cas"] >= DEFAULT_MIN_UTILITY * row["clear"]
+    # the settings below the floor are not useful, whatever their privacy
+    for r in res.rows:
+        if r["cas"] < DEFAULT_MIN_UTILITY * r["clear"]:
+            assert not r["met_utility"] and not r["met"]
+    assert f"{DEFAULT_MIN_UTILITY:g} × the clear accuracy" in res.rule()
+
+
+def test_a_floor_above_every_setting_refuses_naming_the_trade_off(table: FeatureTable,
+                                                                  certified: Any) -> None:
+    from bioanon.certification import NotCertified, certify
+    from bioanon.release import Roles
+
+    best = max(r["cas"] / r["clear"] for r in certified.search.rows)
+    with pytest.raises(NotCertified) as info:
+        certify(table, Roles(sensitive="identity", interest="expression"),
+                random_state=424242, min_utility=min(1.0, best + 0.001), **CERT_KW)
+    exc = info.value
+    line = str(exc)
+    assert "\n" not in line and "trade-off: " in line
+    facts = exc.refusal
+    assert facts is not None and facts["line"] in line
+    # the best CAS that met every target (below the floor), judged by the panel
+    mine = facts["best_met"]
+    assert mine["chosen"] and mine["setting"] is not None and mine["below_floor"]
+    assert mine["judged_by"] == "the full panel"
+    assert f"{mine['fraction']:.2f} × clear ({mine['setting']}, below the floor" in line
+    # it is the certified setting of the same search without the floor's bite
+    assert mine["setting"] == certified.setting
+    top = facts["most_useful"]
+    assert top["fraction"] == pytest.approx(best)
+    assert f"the most useful setting, {top['setting']}" in line
+
+
+# ---------------------------------------------------------------------- the refusal line
+def _risk(risk: str, level: str, value: float, half: float, target: float) -> Any:
+    from bioanon.evaluation.risks.base import risk_result
+
+    return risk_result(risk, level, "advantage", value, (value - half, value + half),
+                       "model-aware", 0.0, "no membership signal", target, 0.03, "")
+
+
+def _row(setting: str, cas: float, membership: float) -> dict[str, Any]:
+    """A search row judged by the full panel at level standard (record 0.10, identity 0.14),
+    its record membership ``membership`` ± 0.04."""
+    from bioanon.evaluation.verdict import judge_risks
+    from bioanon.levels import resolve_level
+
+    raw = [_risk("recognition", "record", 0.0, 0.02, 0.05),
+           _risk("membership", "record", membership, 0.04, 0.10),
+           _risk("inference", "record", 0.0, 0.03, 0.10),
+           _risk("membership", "identity", 0.0, 0.05, 0.14)]
+    risks = judge_risks(raw, 0.05, resolve_level("standard"), {})
+    ok = all(r.passes for r in risks)
+    useful = cas >= 0.8
+    return {"method": setting.split("(")[0], "_params": {}, "setting": setting, "cas": cas,
+            "cas_ci": [cas - 0.02, cas + 0.02], "clear": 1.0, "clear_ci": [0.98, 1.0],
+            "interest_chance": 0.1, "clear_useful": True,
+            "risks": [r.to_dict() for r in risks], "met_privacy": ok, "met_utility": useful,
+            "met": ok and useful, "advantage_ci": [-0.02, 0.02], "judged_by": "the full panel",
+            "_risks": raw}
+
+
+def synthetic_result() -> SearchResult:
+    """Three settings: the most useful leaks (record membership 0.12 ± 0.04: fails standard
+    and basic), a middle one meets basic only (0.08 ± 0.04), the least useful meets strict
+    (0.01 ± 0.03: upper bound 0.05) but lies below the floor."""
+    rows = [_row("a()", 0.95, 0.12), _row("b()", 0.90, 0.08), _row("c()", 0.60, 0.01)]
+    res = SearchResult(rows, 0.05, level="standard", min_utility=0.8, interest="x")
+    res.tradeoff = res.tradeoff_table()
+    return res
+
+
+def test_the_refusal_line_names_the_best_cas_the_looser_level_and_the_shortfall() -> None:
+    res = synthetic_result()
+    assert res.chosen is None and not res.certified
+    line = res.refusal_line()
+    assert "\n" not in line
+    assert ("best CAS meeting every target at level standard (tuning split): 0.60 × clear "
+            "(c(), below the floor 0.8 × clear)") in line
+    assert "a more useful release meets every target at level basic: 0.90 × clear (b())" in line
+    assert ("the most useful setting, a() (0.95 × clear), fell short on record-membership "
+            "advantage 0.120 (upper bound 0.160) > target 0.1") in line
+
+
+def test_the_refusal_says_when_no_level_is_more_useful() -> None:
+    res = synthetic_result()
+    res.rows = [_row("a()", 0.95, 0.30), _row("c()", 0.60, 0.01)]  # a() fails every level
+    res.tradeoff = res.tradeoff_table()
+    line = res.refusal_line()
+    assert "no named level gives a more useful release" in line
+    assert "record-membership advantage 0.300 (upper bound 0.340) > target 0.1" in line
+    res.rows = [_row("a()", 0.95, 0.30)]
+    res.tradeoff = res.tradeoff_table()
+    assert "no setting met every target at level standard" in res.refusal_line()
+
+
+def test_no_trade_off_is_named_when_utility_cannot_be_measured() -> None:
+    res = synthetic_result()
+    for r in res.rows:
+        r["clear_useful"] = False
+    assert res.refusal_line() == res.failure_line()
+    assert "utility cannot be measured" in res.refusal_line()

@@ -218,6 +218,7 @@ def test_release_epsilon_public_data_writes_the_statement(tables, tmp_path: Path
         "release", str(src), "-o", str(out), "--interest", "expression", "--sensitive",
         "identity", "--identifying", "gender", "--identifying", "environment",
         "--epsilon", "2", "--delta", "1e-6", "--public-data", str(pub), "--seed", "5",
+        "--min-utility", "0",  # epsilon 2 on 300 records keeps ~0.6 x clear: no floor here
         *FAST_CLI, *LOOSE_CLI])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())

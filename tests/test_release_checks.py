@@ -27,7 +27,7 @@ ROLES = ["--interest", "expression", "--sensitive", "identity", "--label", "gend
 PATHS = ["memory", "bucketed", "streamed"]
 #: the keys of ``release --json`` (docs/release-json.md), for every outcome
 SCHEMA = {"certified", "outcome", "exit_code", "message", "setting", "short_of", "output",
-          "plan", "verdict", "summary", "differential_privacy"}
+          "plan", "verdict", "summary", "differential_privacy", "tradeoff", "refusal"}
 METADATA = ["n_samples", "sample_rate", "rec_id", "duration"]
 
 
@@ -188,6 +188,10 @@ def test_json_of_a_refused_run_and_its_one_verdict(data, tmp_path) -> None:
     assert doc["summary"] and doc["plan"]["can_proceed"] is True
     verdicts = [ln for ln in res.output.splitlines() if ln.startswith("verdict:")]
     assert len(verdicts) == 1 and verdicts[0].startswith("verdict: NOT certified")
+    # the trade-off: the table in the terminal and the document, the refusal's line
+    assert [e["level"] for e in doc["tradeoff"]][:3] == ["strict", "standard", "basic"]
+    assert doc["refusal"]["line"] in doc["message"] and "trade-off: " in doc["message"]
+    assert "trade-off on the tuning split" in res.output
 
 
 def test_json_of_a_certified_run_and_a_not_strict_budget_s_final_line(data, tmp_path) -> None:
@@ -202,6 +206,7 @@ def test_json_of_a_certified_run_and_a_not_strict_budget_s_final_line(data, tmp_
                              "report": str(out) + ".report"}
     assert all(Path(p).exists() for p in doc["output"].values())
     assert doc["verdict"]["met"] and doc["differential_privacy"]["strict"] is False
+    assert doc["refusal"] is None and any(e["chosen"] for e in doc["tradeoff"])
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     last = " ".join(lines[-1].split())
     assert last.startswith("certified: dp-synthetic(") and "epsilon 4" in last

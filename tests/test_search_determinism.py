@@ -146,9 +146,11 @@ def test_stage_2_resumes_stage_1(quiet: Any, calls: dict[str, int]) -> None:
     failed = [s for s in quiet.search.skipped if "setting" in s]  # a class smaller than g
     assert panel and len(panel) < len(rows)
     # stage 1 anonymized and scored every setting once; stage 2 ran the panel only; the
-    # confirmation (a fresh split) is one full evaluation
-    assert calls == {"anonymize_splits": len(rows) + len(failed) + 1,
-                     "utility_views": len(rows) + 1, "run_panel": len(panel) + 1}
+    # confirmation (a fresh split) is one full evaluation; a setting the trade-off table
+    # had judged by the panel after the choice is one full evaluation too
+    extra = sum(bool(r.get("tradeoff_judged")) for r in rows)
+    assert calls == {"anonymize_splits": len(rows) + len(failed) + 1 + extra,
+                     "utility_views": len(rows) + 1 + extra, "run_panel": len(panel) + 1}
 
 
 def _report(ev: Evaluation) -> str:

@@ -368,7 +368,8 @@ def option_cases() -> list[Case]:
     add("release-no-exhaustive-level-above-1", lambda d: rl(d, "--no-exhaustive", "--level",
                                                             "1.5"))
     add("release-min-utility-above-1", lambda d: rl(d, "--min-utility", "1.5"))
-    add("release-min-utility-zero", lambda d: rl(d, "--min-utility", "0"))
+    add("release-min-utility-negative", lambda d: rl(d, "--min-utility", "-0.1"))
+    add("release-min-utility-nan", lambda d: rl(d, "--min-utility", "nan"))
     # --- release on the dask path (certified on a panel sample, released bucket by bucket)
     rd = lambda d, *extra: ["release", str(_csv(d, "t.parquet")), "-o", str(d / "rel"),  # noqa: E731
                             *REL_ROLES, *extra]

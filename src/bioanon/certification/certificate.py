@@ -22,6 +22,7 @@ from ..release_unit import write_unit
 from ..table import FeatureTable
 from .chart import figure_html, search_figure
 from .search import SearchResult
+from .tradeoff import public as public_table
 
 #: the files of ``OUTPUT.report/``
 REPORT_FILES = ("report.json", "report.html", "search.png")
@@ -80,10 +81,19 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         self.skipped = list(result.skipped)
         self.not_evaluated = list(result.not_evaluated)
         self.search = result
+        #: the trade-off a refusal names, as data (:func:`.tradeoff.refusal_facts` and the
+        #: line): None when no setting was judged
+        self.refusal: dict[str, Any] | None = None
+        if any(r.get("clear_useful", True) for r in result.rows):
+            from .tradeoff import refusal_facts, tradeoff_line
+
+            table = result.tradeoff or result.tradeoff_table()
+            self.refusal = {**refusal_facts(table, result.rows),
+                            "line": tradeoff_line(table, result.rows, result.min_utility)}
         #: the report of what fell short, once :meth:`write_report` wrote it
         self.report: Any = None
         self._roles = (sensitive, interest)
-        super().__init__(result.failure_line())
+        super().__init__(result.refusal_line())
 
     def report_and_chart(self) -> tuple[Any, bytes]:
         """The report of what fell short (the failed confirmation, or the closest setting
@@ -247,7 +257,9 @@ def certified_report(result: SearchResult, sensitive: str, interest: str) -> tup
                    "the closest setting on a fresh split (NOT certified)"}
         rest = dict(data)
         data.clear()
-        data.update({"plan": plan, "setting": setting, **rest, "search": result.to_dict()})
+        data.update({"plan": plan, "setting": setting,
+                     "tradeoff": public_table(getattr(result, "tradeoff", None) or []),
+                     **rest, "search": result.to_dict()})
 
     report = conf.amended(add, {"Search: CAS against each risk":
                                 figure_html(fig, "search Pareto chart")})

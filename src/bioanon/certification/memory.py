@@ -96,10 +96,16 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         exhaustive : bool
             Judge every setting with the full recognition panel (slower; the same choice as
             the default staged search, :func:`bioanon.certification.search.search`).
-        min_utility : float in (0, 1], optional
+        min_utility : float in [0, 1], optional
             The utility floor: a setting is certified only when its CAS reaches
-            ``min_utility`` × the clear accuracy on the tuning split and on the confirmation
-            (e.g. 0.95). None (default): CAS above the interest's chance.
+            ``min_utility`` × the clear accuracy on the tuning split and on the confirmation.
+            Default :data:`~bioanon.levels.DEFAULT_MIN_UTILITY` (0.80: below it a consumer
+            does better on a small clear sample; docs/levels-and-floor.md); 0 or None: no
+            floor (CAS above the interest's chance is enough).
+        tradeoff_panels : int
+            How many more settings the recognition panel judges after the choice, for the
+            trade-off table (per level, the most useful setting meeting its targets); default
+            2, 0: rows judged at stage 1 only say "stage 1: recognition not judged".
         keep_sensitive, force
             As for :func:`bioanon.release.release` (keeping the sensitive column is unfit for
             a real release; ``force`` releases despite a failed join check).

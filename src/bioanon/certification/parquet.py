@@ -168,7 +168,7 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
 #: the settings the dask paths take (the join check, the decoupler and the input's
 #: provenance are the in-memory path's)
 DASK_SETTINGS = frozenset({"methods", "random_state", "budget_minutes", "exhaustive",
-                           "min_utility", "report_closest", "keep_sensitive",
+                           "min_utility", "tradeoff_panels", "report_closest", "keep_sensitive",
                            "keep_as_feature", "progress", "on_plan"})
 
 

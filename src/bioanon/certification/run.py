@@ -186,6 +186,7 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
                         budget_minutes=settings.budget_minutes, progress=settings.progress,
                         report_closest=settings.report_closest,
                         exhaustive=settings.exhaustive, min_utility=settings.min_utility,
+                        tradeoff_panels=settings.tradeoff_panels,
                         space=SearchSpace(settings.decoupler, budget, source.judge_as))
     result.plan = plan
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]

@@ -75,6 +75,8 @@ from ..metrics.results import INCONCLUSIVE, PASSING
 from ..progress import stages
 from ..report.build import build_report
 from ..table import FeatureTable
+from .tradeoff import public as public_table
+from .tradeoff import stage1_only
 
 Progress = Callable[[int, int, str], None]
 
@@ -91,8 +93,8 @@ FLOOR_RULE = ("; utility floor: the CAS must also reach {floor:g} × the clear a
 
 
 def floor_met(cas: float, clear: float, min_utility: float | None) -> bool:
-    """Whether a CAS reaches the user's floor, ``min_utility`` × the clear accuracy (True
-    when no floor is set).
+    """Whether a CAS reaches the utility floor, ``min_utility`` × the clear accuracy (True
+    when no floor is set: None or 0).
 
     Examples
     --------
@@ -103,18 +105,28 @@ def floor_met(cas: float, clear: float, min_utility: float | None) -> bool:
 
 
 def check_min_utility(min_utility: float | None) -> float | None:
-    """``min_utility`` checked: a fraction of the clear accuracy in (0, 1], or None."""
-    if min_utility is None:
-        return None
-    try:
-        value = float(min_utility)
-    except (TypeError, ValueError):
+    """``min_utility`` checked: a fraction of the clear accuracy in [0, 1]; 0 or None: no
+    floor (None returned).
+
+    Examples
+    --------
+    >>> check_min_utility(0.8), check_min_utility(0), check_min_utility(None)
+    (0.8, None, None)
+    """
+    if min_utility is None or isinstance(min_utility, bool):
+        if min_utility is None:
+            return None
         value = float("nan")
-    if not 0.0 < value <= 1.0:
+    else:
+        try:
+            value = float(min_utility)
+        except (TypeError, ValueError):
+            value = float("nan")
+    if not 0.0 <= value <= 1.0:
         raise BioanonError(f"min_utility={min_utility!r} must be a fraction of the clear "
-                           "accuracy in (0, 1], e.g. 0.9 (the CAS must reach 0.9 × clear)",
-                           parameter="min_utility")
-    return value
+                           "accuracy in [0, 1], e.g. 0.9 (the CAS must reach 0.9 × clear); "
+                           "0 sets no floor", parameter="min_utility")
+    return value or None
 
 
 @dataclass(frozen=True)
@@ -237,6 +249,7 @@ def _row(c: Candidate, ev: Evaluation, target: float, *, min_utility: float | No
         "failed_risks": [r.name for r in v.failed()],
         "met_recognition": v.recognition_met,
         "met_privacy": v.met, "met_utility": bool(useful), "met": bool(v.met and useful),
+        "_risks": list(ev.risks()),
     }
 
 
@@ -275,6 +288,7 @@ def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
         "met_recognition": None, "met_privacy": False if failed else None,
         "met_utility": useful, "met": False, "judged_by": STAGE1,
         "passed_stage1": bool(useful and not failed),
+        "_risks": [r for r in ev.risks() if r.risk != "recognition"],
     }
 
 
@@ -357,7 +371,10 @@ class SearchResult:
     interest: str | None = None
     closest_report: Any = None  # the closest setting's report when nothing was chosen
     plan: Any = None  # the plan (bioanon.plan.Plan) the certification ran under
-    min_utility: float | None = None  # the user's floor: CAS >= min_utility x clear
+    min_utility: float | None = None  # the utility floor: CAS >= min_utility x clear
+    #: the trade-off table (:mod:`.tradeoff`): per level, the most useful setting meeting it
+    tradeoff: list[dict[str, Any]] = field(default_factory=list)
+    guarantee: Any = None  # a declared DP guarantee (covers the risks its unit covers)
 
     @property
     def candidate(self) -> Candidate | None:
@@ -451,6 +468,26 @@ class SearchResult:
         return (f"no setting meets every target; closest: {row['setting']} (CAS "
                 f"{row['cas']:.3f}, clear {row['clear']:.3f}); fell short on {why}")
 
+    def tradeoff_table(self) -> list[dict[str, Any]]:
+        """The trade-off table from the rows as they stand (:func:`.tradeoff.level_rows`)."""
+        from .tradeoff import level_rows
+
+        return level_rows(self.rows, self.level, self.target_advantage, self.accept_risks,
+                          self.guarantee, self.min_utility)
+
+    def refusal_line(self) -> str:
+        """The refusal in one line: :meth:`failure_line`, then the trade-off
+        (:func:`.tradeoff.tradeoff_line`): the best CAS that met every target, the level at
+        which a more useful release meets every target, how far the most useful setting
+        fell short and on which risk."""
+        from .tradeoff import tradeoff_line
+
+        line = self.failure_line()
+        if not any(r.get("clear_useful", True) for r in self.rows):
+            return line  # utility cannot be measured: no trade-off to name
+        table = self.tradeoff or self.tradeoff_table()
+        return f"{line} — trade-off: {tradeoff_line(table, self.rows, self.min_utility)}"
+
     def cut_short(self) -> str | None:
         """Why nothing was certified when the time budget ran out before the search could
         choose (None when it did not): the budget and the settings it left. A search cut
@@ -483,6 +520,7 @@ class SearchResult:
                 "level": resolve_level(self.level).to_dict(),
                 "accepted_risks": dict(self.accept_risks), "rule": self.rule(),
                 "min_utility": self.min_utility,
+                "tradeoff": public_table(self.tradeoff),
                 "rows": rows, "chosen": self.chosen, "certified": self.certified,
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
@@ -695,7 +733,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            progress: Progress | None = None, random_state: int | None = None,
            report_closest: bool = False, exhaustive: bool = False,
            min_utility: float | None = None, space: SearchSpace | None = None,
-           options: EvaluationOptions | None = None,
+           options: EvaluationOptions | None = None, tradeoff_panels: int = 0,
            **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
@@ -723,12 +761,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     The answer depends on the table, the options and the seed only, not on the machine's
     load or cores: stage 1 judges every setting whatever the time; the time budget bounds
     stage 2 only, from its start (its first group is always judged), and when it runs out
-    before a choice
-    the search is cut short: nothing is certified, the settings left are named in
+    before a choice the search is cut short: nothing is certified, the settings left are named in
     ``not_evaluated`` and :meth:`SearchResult.cut_short` says so — never a different
-    choice. Each step is a named function of the search's :class:`Judge` and one candidate
-    (:func:`judge_setting`, :func:`resume_setting`, :func:`panel_row`, :func:`stage1_row`,
-    :func:`fresh_report`).
+    choice. Each step is a function of the search's :class:`Judge` and one candidate.
 
     Parameters
     ----------
@@ -741,8 +776,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         the panel, ``group``, ``released_labels``, ``test_size``, the targets —
         ``target_advantage`` 0.05 (recognition) and ``level`` (membership and inference, one
         membership-advantage target per level; default "standard") — and ``accept_risks``);
-        a setting is chosen only when every risk is met. The search always judges
-        membership, not verification, and draws no selection curves.
+        a setting is chosen only when every risk is met (membership, not verification).
     **option_values
         Any field of :class:`~bioanon.evaluation.options.EvaluationOptions`, replacing the
         one in ``options``.
@@ -758,11 +792,13 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         settings left. None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
-    min_utility : float in (0, 1], optional
-        The user's utility floor: a setting is useful only when its CAS also reaches
-        ``min_utility`` × the clear accuracy (point estimates on the same held-out clear
-        records), on the tuning split and again on the confirmation. None (default): CAS
-        above the interest's chance is enough.
+    min_utility : float in [0, 1], optional
+        The utility floor: CAS ≥ ``min_utility`` × clear (point estimates), on the tuning
+        split and on the confirmation. None or 0 (here the default; a release's:
+        :data:`bioanon.levels.DEFAULT_MIN_UTILITY`): CAS above chance is enough.
+    tradeoff_panels : int
+        Settings the panel may judge after the choice, for the trade-off table
+        (:func:`judge_levels`; the choice never changes). 0: none.
     progress : callable (done, total, text), optional
     random_state : int, optional
         Makes the search reproducible; None draws fresh entropy. Never written: the
@@ -799,16 +835,44 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     result = SearchResult([], float(opts.target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,
-                          min_utility=floor)
+                          min_utility=floor, guarantee=opts.guarantee)
     clock = Clock(budget_minutes)
     progress = stages(progress, "searching", "bioanon.search")
     steps = exhaustive_search if exhaustive else staged_search
     total = steps(judge, result, cands, clock, progress)
+    judge_levels(judge, result, 0 if exhaustive else int(tradeoff_panels),
+                 lambda text: progress(total - 1, total, text))
     if report_closest and result.confirmation is None and result.rows:
         _report_closest(result, judge, lambda text: progress(total - 1, total, text))
     result.wall_s = clock.elapsed()
     progress(total, total, "done")
     return result
+
+
+def judge_levels(judge: Judge, result: SearchResult, panels: int,
+                 say: Callable[[str], None]) -> None:
+    """Fill ``result.tradeoff`` (:mod:`.tradeoff`), first judging with the recognition panel
+    up to ``panels`` settings behind rows of the table that stage 1 alone judged (the chosen
+    level's first, then the others by decreasing CAS; a setting whose panel cannot run is not
+    tried again). A panel that finds a setting failing recognition moves the level's row to
+    the next setting, which may take the next panel. The choice is made before: it, its
+    confirmation and the chosen level's verdict do not change (a row judged here is the
+    exhaustive search's row). Nothing is judged when the search was cut short."""
+    if not result.rows:
+        return
+    tried: set[int] = set()
+    for _ in range(max(0, panels) if not result.not_evaluated else 0):
+        todo = [j for j in stage1_only(result.tradeoff_table()) if j not in tried]
+        if not todo:
+            break
+        j = todo[0]
+        tried.add(j)
+        r = result.rows[j]
+        c = Candidate(r["method"], dict(r["_params"]), dict(r.get("_hidden", {})))
+        say(f"trade-off: judging {c.label()} with the recognition panel")
+        if panel_setting(judge, result, j, c, None):
+            result.rows[j]["tradeoff_judged"] = True
+    result.tradeoff = result.tradeoff_table()
 
 
 def exhaustive_search(judge: Judge, result: SearchResult, cands: list[Candidate],
@@ -1224,7 +1288,7 @@ def run_search(table: FeatureTable, roles: Any, *, options: EvaluationOptions | 
 __all__ = ["CHOICE_RULE", "Candidate", "Clock", "Judge", "SearchResult", "SearchSpace",
            "build_candidate", "candidates", "check_judgeable", "check_min_utility",
            "check_search_args", "closeness", "confirm", "confirmation_seed",
-           "exhaustive_search", "floor_met", "fresh_report", "judge_on_fresh_split",
+           "exhaustive_search", "floor_met", "fresh_report", "judge_levels", "judge_on_fresh_split",
            "judge_anonymizer", "judge_options", "judge_setting", "keep_setting",
            "one_thread", "panel_row", "panel_setting", "picklable", "resume_setting",
            "row_line", "run_search", "search", "secret_free_report", "stage1",

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
+from ..levels import DEFAULT_MIN_UTILITY
 from .search import check_search_args
 
 Progress = Callable[[int, int, str], None]
@@ -43,7 +44,10 @@ class ReleaseSettings:
 
     The search
         ``methods`` (default: every method the path can release), ``random_state`` (a
-        secret key, never written), ``budget_minutes``, ``exhaustive``, ``min_utility``,
+        secret key, never written), ``budget_minutes``, ``exhaustive``, ``min_utility``
+        (the utility floor, a fraction of the clear CAS: by default
+        :data:`~bioanon.levels.DEFAULT_MIN_UTILITY`, 0 sets none), ``tradeoff_panels`` (how
+        many more settings the recognition panel may judge for the trade-off table),
         ``report_closest``, ``decoupler`` (:func:`~bioanon.certification.search.search`).
     The release policy
         ``keep_sensitive``, ``force`` (:func:`bioanon.release.release`), ``keep_as_feature``
@@ -62,7 +66,8 @@ class ReleaseSettings:
     random_state: int | None = None
     budget_minutes: float | None = 10.0
     exhaustive: bool = False
-    min_utility: float | None = None
+    min_utility: float | None = DEFAULT_MIN_UTILITY
+    tradeoff_panels: int = 2
     report_closest: bool = False
     decoupler: Any = None
     keep_sensitive: bool = False
@@ -87,6 +92,11 @@ class ReleaseSettings:
     def check(self, judge: EvaluationOptions) -> None:
         """Refuse bad settings (one line each, naming the parameter) before any work."""
         check_search_args(self.budget_minutes, self.min_utility)
+        if isinstance(self.tradeoff_panels, bool) or not isinstance(self.tradeoff_panels, int) \
+                or self.tradeoff_panels < 0:
+            raise BioanonError(f"tradeoff_panels={self.tradeoff_panels!r} must be a whole "
+                               "number ≥ 0, e.g. 2 (0: the trade-off table's rows judged at "
+                               "stage 1 only say so)", parameter="tradeoff_panels")
         if self.methods is not None and not self.methods:
             raise BioanonError("methods= is empty; name methods, e.g. methods=selective-mean",
                                parameter="methods")

@@ -60,8 +60,8 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 #: by the constraint :class:`~bioanon.evaluation.options.EvaluationOptions` declares.
 OPTION_RANGES: dict[str, Param] = {
     "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
-    "min_utility": Param("float", low=0, high=1, low_open=True, none=True,
-                         help="a fraction of the clear accuracy, e.g. 0.95"),
+    "min_utility": Param("float", low=0, high=1, none=True,
+                         help="a fraction of the clear accuracy, e.g. 0.9; 0 sets no floor"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
     "sample_records": Param("int", low=100, help="records of the panel sample, e.g. 50000"),

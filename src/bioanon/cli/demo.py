@@ -78,7 +78,8 @@ def demo(
     except NotCertified as exc:  # the safe path: the report says why, no release is written
         _not_certified(exc, out)
         return
-    print_search(rel.rows, rel.search.skipped, rel.search.not_evaluated)
+    print_search(rel.rows, rel.search.skipped, rel.search.not_evaluated,
+                 tradeoff=rel.search.tradeoff)
     write_report(rel.report, rel.search_png, out)
     print_summary(rel.report, verdict=False)
     assert rel.table is not None  # in memory: the table comes back to be written
@@ -94,9 +95,10 @@ def _not_certified(exc: Any, out: Path) -> None:
     from .release import print_search
 
     result = exc.search
-    print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
+    print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False,
+                 tradeoff=result.tradeoff)
     if result.confirmation is None and result.closest_report is None:
-        err_console.print(f"verdict: NOT certified — {result.failure_line()}; nothing was "
+        err_console.print(f"verdict: NOT certified — {exc}; nothing was "
                           "written", highlight=False)
         raise typer.Exit(1) from None
     report, png = exc.report_and_chart()
@@ -104,6 +106,6 @@ def _not_certified(exc: Any, out: Path) -> None:
     print_summary(report, verdict=False)  # the closest setting's figures; one verdict below
     judged = ("the confirmation run." if result.confirmation is not None else
               "the closest setting on a fresh split.")
-    console.print(f"verdict: NOT certified — {result.failure_line()}. No release was "
+    console.print(f"verdict: NOT certified — {exc}. No release was "
                   f"written; {out / 'report.html'} shows every risk of {judged}",
                   highlight=False, soft_wrap=True)

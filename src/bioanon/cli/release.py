@@ -124,8 +124,7 @@ ExhaustiveOpt = Annotated[bool, typer.Option(
          "first, until one meets every target: the same choice.")]
 MinUtilityOpt = Annotated[float | None, typer.Option(
     "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
-                          "fraction of the clear accuracy, on the search's split and on the "
-                          "confirmation (e.g. 0.95). Default: CAS above chance.")]
+                          "fraction of the clear accuracy (default 0.8; 0: no floor).")]
 KeepSensitiveOpt = Annotated[bool, typer.Option(
     "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
                              "auditor can attack it. UNFIT for a real release.")]
@@ -290,8 +289,9 @@ def _options(methods: str | None, seed: int | None, budget_minutes: float, exhau
     method_list = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
     if methods is not None and not method_list:
         raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
+    floor = {} if min_utility is None else {"min_utility": min_utility}  # else the library's
     return dict(methods=method_list, random_state=seed, budget_minutes=budget_minutes,
-                exhaustive=exhaustive, min_utility=min_utility, keep_sensitive=keep_sensitive,
+                exhaustive=exhaustive, **floor, keep_sensitive=keep_sensitive,
                 keep_as_feature=list(keep_as_feature or []), report_closest=True,
                 on_plan=lambda plan: notes_console(as_json).print(
                     plan.render(), highlight=False, soft_wrap=True))
@@ -411,7 +411,8 @@ def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
         with progress_bar(text) as update, leak_warnings_silenced():
             yield update
     except NotCertified as exc:
-        print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False)
+        print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False,
+                     tradeoff=exc.search.tradeoff)
         _refuse(exc, as_json, output)
 
 
@@ -440,7 +441,8 @@ def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None
                 short_of: str | None = None, table: Path | None = None,
                 manifest: Path | None = None, report: Path | None = None,
                 plan: Any = None, verdict: Any = None, summary: Any = None,
-                differential_privacy: Any = None) -> dict[str, Any]:
+                differential_privacy: Any = None, tradeoff: Any = None,
+                refusal: Any = None) -> dict[str, Any]:
     """The one ``--json`` document of ``release``, whatever the outcome
     (``docs/release-json.md``): every key always present, null when it does not apply."""
     return {"certified": outcome == "certified", "outcome": outcome,
@@ -450,14 +452,16 @@ def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None
                        "manifest": None if manifest is None else str(manifest),
                        "report": None if report is None else str(report)},
             "plan": plan, "verdict": verdict, "summary": summary,
-            "differential_privacy": differential_privacy}
+            "differential_privacy": differential_privacy, "tradeoff": tradeoff,
+            "refusal": refusal}
 
 
 def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:
     """The certified outcome: the search, the summary (one verdict), the final line."""
     from ..certification import report_dir
 
-    print_search(out.rows, out.search.skipped, out.search.not_evaluated)
+    print_search(out.rows, out.search.skipped, out.search.not_evaluated,
+                 tradeoff=out.search.tradeoff)
     dp = out.manifest.get("differential_privacy")
     line = (f"certified: {out.setting} {wrote}, {manifest_path(output).name} and "
             f"{report_dir(output).name}/" + _budget_clause(dp))
@@ -467,7 +471,8 @@ def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:
             "certified", message=line, setting=out.setting, table=output,
             manifest=manifest_path(output), report=report_dir(output),
             plan=None if plan is None else plan.to_dict(), verdict=out.verdict,
-            summary=out.report.summary(), differential_privacy=dp))
+            summary=out.report.summary(), differential_privacy=dp,
+            tradeoff=_tradeoff_json(out.search.tradeoff)))
     else:
         print_summary(out.report)
     if dp and not dp["strict"]:
@@ -475,6 +480,13 @@ def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:
                           soft_wrap=True)
     notes_console(as_json).print(line, highlight=False, soft_wrap=True)
     undeclared_epsilon_note(out.manifest, as_json)
+
+
+def _tradeoff_json(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The trade-off table for ``--json`` (no in-process field)."""
+    from ..certification.tradeoff import public
+
+    return public(table)
 
 
 def _budget_line(statement: dict[str, Any]) -> str:
@@ -493,10 +505,13 @@ def _budget_clause(statement: dict[str, Any] | None) -> str:
 
 
 def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
-                 not_evaluated: list[str], chosen: bool = True) -> None:
-    """One line per evaluated setting, per skipped setting, and the budget's note
-    (``chosen`` False: nothing was certified, the report is the closest setting's)."""
+                 not_evaluated: list[str], chosen: bool = True,
+                 tradeoff: list[dict[str, Any]] | None = None) -> None:
+    """One line per evaluated setting, per skipped setting, the budget's note (``chosen``
+    False: nothing was certified, the report is the closest setting's), then the trade-off
+    table (per level, the best CAS meeting its targets: :mod:`bioanon.certification.tradeoff`)."""
     from ..certification.search import row_line as search_row_line
+    from ..certification.tradeoff import table_lines
 
     whose = "the chosen setting's" if chosen else "the closest setting's"
     if rows:  # the tuning split's figures: the report and the verdict are the fresh split's
@@ -512,6 +527,8 @@ def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
         err_console.print(f"budget reached: {len(not_evaluated)} setting(s) not judged by "
                           f"the panel: {', '.join(not_evaluated)}", highlight=False,
                           soft_wrap=True)
+    for line in table_lines(tradeoff) if tradeoff else ():
+        err_console.print(line, highlight=False, soft_wrap=True)
 
 
 def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
@@ -525,7 +542,8 @@ def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
             "not certified", message=str(exc), setting=exc.setting, short_of=exc.short_of,
             report=written, plan=None if plan is None else plan.to_dict(),
             verdict=exc.confirmation,
-            summary=None if exc.report is None else exc.report.summary()))
+            summary=None if exc.report is None else exc.report.summary(),
+            tradeoff=_tradeoff_json(exc.search.tradeoff), refusal=exc.refusal))
     err_console.print(f"verdict: NOT certified — {exc}; {where}", highlight=False,
                       soft_wrap=True)
     raise typer.Exit(1)

@@ -521,6 +521,43 @@ def headline_section(report: Mapping[str, Any]) -> str:
     return f"<div id='headline' class='{'passes' if ok else 'fails'}'>{''.join(lines)}</div>"
 
 
+def tradeoff_section(report: Mapping[str, Any]) -> str:
+    """The trade-off before the choice, on the first screen: per level (strict, standard,
+    basic), the best CAS the search found meeting that level's targets and its setting, with
+    what the row rests on (report.json's ``tradeoff``; figures of the tuning split)."""
+    table = report.get("tradeoff") or []
+    if not table:
+        return ""
+    body = []
+    for e in table:
+        name = html.escape(str(e["level"])) + (" <b>(chosen)</b>" if e.get("chosen") else "")
+        targets = f"{e['record_target']:g} / {e['identity_target']:g}"
+        if e.get("setting") is None:
+            body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td><td>none</td>"
+                        f"<td class='text'>{NA}</td><td class='text'>no setting met every "
+                        "target</td></tr>")
+            continue
+        notes = [str(e["judged_by"])]
+        if e.get("below_floor"):
+            notes.append("below the utility floor")
+        if e.get("accepts"):
+            notes.append("accepts " + ", ".join(e["accepts"]) + " (not showable at this level)")
+        frac = NA if e.get("fraction") is None else f"{e['fraction']:.2f} ×"
+        ci = e.get("cas_ci") or [float("nan")] * 2
+        body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td>"
+                    f"<td>{frac} <span class='ci'>CAS {e['cas']:.3f} [{ci[0]:.3f}, "
+                    f"{ci[1]:.3f}] / clear {e['clear']:.3f}</span></td>"
+                    f"<td class='text'><code>{html.escape(str(e['setting']))}</code></td>"
+                    f"<td class='text'>{html.escape('; '.join(notes))}</td></tr>")
+    return ("<h2 id='tradeoff'>Trade-off: the best CAS found at each level</h2>"
+            "<p class='note'>On the search's tuning split: for each level, the most useful "
+            "setting whose every judged risk meets that level's targets (record / identity "
+            "membership advantage). A row judged at stage 1 only has no recognition figure."
+            "</p><div class='wide'><table id='tradeoff-table'><tr><th class='text'>level"
+            "</th><th>targets</th><th>CAS / clear</th><th class='text'>setting</th>"
+            "<th class='text'>rests on</th></tr>" + "".join(body) + "</table></div>")
+
+
 def risk_table_section(report: Mapping[str, Any]) -> str:
     """Every risk on one line each, on the first screen: the risk, its attacker, the figure
     with its 95% interval, the target and the status (the details follow further down)."""
@@ -739,7 +776,8 @@ def plan_section(report: Mapping[str, Any]) -> str:
 
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    headline_section, risk_table_section, verdict_block, plan_section, risk_details_section,
+    headline_section, tradeoff_section, risk_table_section, verdict_block, plan_section,
+    risk_details_section,
     dp_block, data_section, summary_section, utility_section, utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,
     clear_section, top_k_section, selection_section, disclosure_block, linkage_section,

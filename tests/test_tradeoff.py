@@ -1,0 +1,173 @@
+"""The trade-off table: per level (strict, standard, basic), the most useful setting the
+search found meeting that level's targets — consistent with the judged rows and the targets,
+shown in the terminal, report.json and report.html, and never changing the choice."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from bioanon.certification.search import SearchResult, search
+from bioanon.certification.tradeoff import (
+    PANEL,
+    STAGE1_ONLY,
+    TABLE_LEVELS,
+    table_lines,
+)
+from bioanon.datasets import make_biometric
+from bioanon.levels import resolve_level
+from bioanon.table import FeatureTable
+from tests.test_min_utility import _row, synthetic_result
+
+WHY = "test of the trade-off table"
+KW: dict[str, Any] = {"methods": ["selective-mean", "noise"], "target_advantage": 0.5,
+                      "models": ["knn"], "attackers": "naive,parrot", "n_jobs": 1,
+                      "accept_risks": {"identity-membership": WHY, "identity-inference": WHY,
+                                       "record-membership": WHY, "record-inference": WHY},
+                      "random_state": 626262, "budget_minutes": None, "level": "standard"}
+
+
+@pytest.fixture(scope="module")
+def table() -> FeatureTable:
+    return make_biometric(n_identities=10, records_per_identity=60, n_features=32,
+                          random_state=2)
+
+
+@pytest.fixture(scope="module")
+def plain(table: FeatureTable) -> SearchResult:
+    return search(table, "expression", "identity", **KW)
+
+
+@pytest.fixture(scope="module")
+def judged(table: FeatureTable) -> SearchResult:
+    return search(table, "expression", "identity", tradeoff_panels=2, **KW)
+
+
+def _meets(row: dict[str, Any], level: str, target: float, accepted: set[str]) -> bool:
+    """Whether a row's public figures meet a level's targets, read here from the figures:
+    every risk's upper bound within its target (an accepted one: its estimate, or no
+    estimate at all), CAS above chance."""
+    lv = resolve_level(level)
+    if not row["cas_ci"][0] > row["interest_chance"]:
+        return False
+    for r in row["risks"]:
+        t = target if r["risk"] == "recognition" else lv.target(r["level"])
+        if r["name"] in accepted:
+            if math.isfinite(r["value"]) and r["value"] > t:
+                return False
+        elif not (math.isfinite(r["ci"][1]) and r["ci"][1] <= t):
+            return False
+    return True
+
+
+def _check(res: SearchResult) -> None:
+    table = res.tradeoff
+    assert [e["level"] for e in table][:3] == list(TABLE_LEVELS)
+    assert sum(e["chosen"] for e in table) == 1
+    for e in table:
+        lv = resolve_level(e["level"])
+        assert (e["record_target"], e["identity_target"]) == (lv.record, lv.identity)
+        accepted = set(res.accept_risks) | set(e["accepts"])
+        ok = [r for r in res.rows if _meets(r, e["level"], res.target_advantage, accepted)]
+        if e["setting"] is None:
+            assert not ok
+            continue
+        row = next(r for r in res.rows if r["setting"] == e["setting"])
+        assert row["cas"] == e["cas"] and e["fraction"] == pytest.approx(
+            row["cas"] / row["clear"])
+        assert _meets(row, e["level"], res.target_advantage, accepted)
+        assert e["cas"] == max(r["cas"] for r in ok)  # none more useful meets the level
+        has_rec = any(r["risk"] == "recognition" for r in row["risks"])
+        assert e["judged_by"] == (PANEL if has_rec else STAGE1_ONLY)
+    # stricter levels never find a more useful setting than looser ones
+    cas = [e["cas"] if e["cas"] is not None else -1.0 for e in table[:3]]
+    assert cas == sorted(cas)
+
+
+def test_the_table_is_consistent_with_the_rows_and_the_targets(plain: SearchResult,
+                                                               judged: SearchResult) -> None:
+    for res in (plain, judged):
+        _check(res)
+    mine = next(e for e in plain.tradeoff if e["chosen"])
+    if plain.certified:  # the chosen level's row is the search's choice
+        assert mine["setting"] == plain.rows[plain.chosen]["setting"]
+
+
+def test_judging_the_table_never_changes_the_choice(plain: SearchResult,
+                                                    judged: SearchResult) -> None:
+    assert plain.certified, "the table must certify a setting for this test to bite"
+    assert plain.chosen == judged.chosen and plain.certified == judged.certified
+    assert json.dumps(plain.confirmation["verdict"], sort_keys=True, default=str) == \
+        json.dumps(judged.confirmation["verdict"], sort_keys=True, default=str)
+    # judging with the panel only adds figures: a row stage 1 judged may become a panel row
+    assert sum(r["judged_by"] == PANEL for r in judged.rows) >= \
+        sum(r["judged_by"] == PANEL for r in plain.rows)
+    stage1_rows = [e for e in judged.tradeoff if e["judged_by"] == STAGE1_ONLY]
+    assert len(stage1_rows) <= len([e for e in plain.tradeoff
+                                    if e["judged_by"] == STAGE1_ONLY])
+
+
+def test_the_table_is_written_to_the_result_and_the_terminal(judged: SearchResult) -> None:
+    d = json.loads(json.dumps(judged.to_dict(), default=str))
+    assert [e["level"] for e in d["tradeoff"]] == list(TABLE_LEVELS)
+    assert not any(k.startswith("_") for e in d["tradeoff"] for k in e)
+    lines = table_lines(judged.tradeoff)
+    assert len(lines) == 1 + len(TABLE_LEVELS)
+    for e, line in zip(judged.tradeoff, lines[1:], strict=True):
+        assert line.strip().startswith(e["level"])
+        assert (e["setting"] or "none") in line
+
+
+def test_a_synthetic_table_gives_each_level_its_setting() -> None:
+    res = synthetic_result()
+    by = {e["level"]: e for e in res.tradeoff}
+    assert by["strict"]["setting"] == "c()" and by["standard"]["setting"] == "c()"
+    assert by["basic"]["setting"] == "b()" and by["standard"]["chosen"]
+    assert by["standard"]["below_floor"] and not by["basic"]["below_floor"]
+    assert all(e["judged_by"] == PANEL for e in res.tradeoff)
+    # a row without recognition (stage 1 only) is marked so, never passed off as judged
+    row = _row("d()", 0.99, 0.0)
+    row["_risks"] = [r for r in row["_risks"] if r.risk != "recognition"]
+    row["risks"] = [r for r in row["risks"] if r["risk"] != "recognition"]
+    res.rows.append(row)
+    table = res.tradeoff_table()
+    assert all(e["setting"] == "d()" and e["judged_by"] == STAGE1_ONLY for e in table)
+    assert "stage 1: recognition not judged" in table_lines(table)[1]
+
+
+def test_a_numeric_level_adds_its_own_row() -> None:
+    res = synthetic_result()
+    res.level = 0.09
+    names = [e["level"] for e in res.tradeoff_table()]
+    assert names == [*TABLE_LEVELS, "0.09"]
+
+
+def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> None:
+    # a chosen level no setting meets: every row passes no stage 1, so the named levels'
+    # best settings were never judged by the panel — until tradeoff_panels lets it
+    kw = {**KW, "level": 0.001}
+    plain = search(table, "expression", "identity", **kw)
+    assert plain.chosen is None
+    before = [e for e in plain.tradeoff if e["judged_by"] == STAGE1_ONLY]
+    assert before, "the table must hold a stage-1 row for this test to bite"
+    judged = search(table, "expression", "identity", tradeoff_panels=1, **kw)
+    assert judged.chosen is None
+    n_panel = [sum(r["judged_by"] == PANEL for r in res.rows) for res in (plain, judged)]
+    assert n_panel[1] == n_panel[0] + 1  # one more setting judged, no more
+    _check(judged)
+    assert "stage 1: recognition not judged" in " ".join(table_lines(plain.tradeoff))
+
+
+def test_the_report_s_first_screen_shows_the_table(judged: SearchResult) -> None:
+    from bioanon.certification.tradeoff import public
+    from bioanon.report.html import SECTIONS, headline_section, tradeoff_section
+
+    assert SECTIONS.index(tradeoff_section) == SECTIONS.index(headline_section) + 1
+    page = tradeoff_section({"tradeoff": public(judged.tradeoff)})
+    assert "id='tradeoff-table'" in page and "(chosen)" in page
+    for e in judged.tradeoff:
+        assert e["level"] in page and (e["setting"] or "none") in page
+    assert tradeoff_section({}) == ""
