@@ -357,7 +357,10 @@ def main() -> None:
                "--sensitive", "id", "--models", "knn",
                "--attackers", "naive,parrot,reverse", "--jobs", "1", "--target-advantage",
                "0.05", "--seed", "1", "--dask", "--sample-records",
-               str(args.sample_records), "--budget-minutes", str(args.budget_minutes)]
+               str(args.sample_records), "--budget-minutes", str(args.budget_minutes),
+               # the generated table's classes are barely separable (clear CAS ~0.32): the
+               # run times the release path, so no utility floor is asked of it
+               "--min-utility", "0"]
         if args.epsilon is None:
             cmd += ["--methods", "selective-mean", "--workers", str(args.workers),
                     "--bucket-size", str(args.bucket_size)]
