@@ -226,6 +226,30 @@ def box_scaler(lo: np.ndarray, hi: np.ndarray, mid: np.ndarray
 
     return scale
 
+def release_inputs(est: Any, X: np.ndarray, labels: Any, seed: int) -> tuple[
+        np.ndarray, tuple[Any, Any, Any], np.ndarray,
+        tuple[np.ndarray, np.ndarray, np.ndarray], Any]:
+    """What a DP method of the basis family (dp-basis, dp-cells) fits from, before any
+    statistic: the strata of the interest (× the additional columns), the seed streams of the
+    noise, the draws and the basis, the records used (the identity unit keeps at most
+    ``max_records_per_identity`` of each person's), the box ``(lo, hi, mid)`` and its scaler.
+
+    ``est`` carries ``interest``, ``additional``, ``privacy_unit``, ``sensitive``,
+    ``max_records_per_identity`` and ``_scaling(X)``.
+    """
+    n = X.shape[0]
+    _, strat = strata(labels, est.interest, list(est.additional or []), n)
+    noise_seq, draw_seq, drop_seq, basis_seq = np.random.SeedSequence(seed).spawn(4)
+    used = np.ones(n, dtype=bool)
+    if est.privacy_unit == "identity":
+        assert est.sensitive is not None
+        used = bound_contributions(label_values(labels, est.sensitive, n),
+                                   int(est.max_records_per_identity),
+                                   np.random.default_rng(drop_seq))
+    lo, hi, mid = est._scaling(X)
+    return strat, (noise_seq, draw_seq, basis_seq), used, (lo, hi, mid), box_scaler(lo, hi, mid)
+
+
 
 #: the smallest and the largest k the rule picks
 MIN_RULE_RANK, MAX_RULE_RANK = 16, 32
@@ -840,18 +864,9 @@ class DPBasisAnonymizer(Anonymizer):
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> Release:
         """The noisy statistics of ``X`` in the basis, then one fresh sample per record."""
-        n, d = X.shape
-        _, strat = strata(labels, self.interest, list(self.additional or []), n)
-        noise_seq, draw_seq, drop_seq, basis_seq = np.random.SeedSequence(seed).spawn(4)
-        used = np.ones(n, dtype=bool)
-        if self.privacy_unit == "identity":
-            assert self.sensitive is not None
-            used = bound_contributions(label_values(labels, self.sensitive, n),
-                                       int(self.max_records_per_identity),
-                                       np.random.default_rng(drop_seq))
-        lo, hi, mid = self._scaling(X)
-        scale = box_scaler(lo, hi, mid)
-
+        d = X.shape[1]
+        strat, (noise_seq, draw_seq, basis_seq), used, (lo, hi, mid), scale = \
+            release_inputs(self, X, labels, seed)
         Xu, su = (X, strat) if used.all() else (X[used], strat[used])
         model, P = self.model_from(lambda: [(Xu, su)], int(strat.max()) + 1, d, scale,
                                    np.random.default_rng(noise_seq),

@@ -76,8 +76,7 @@ from ..privacy import (
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .basis_model import clip_rows, random_basis
-from .dp_basis import box_scaler, public_pca
-from .dp_synthetic import bound_contributions
+from .dp_basis import box_scaler, public_pca, release_inputs
 from .params import Param
 from .registration import register
 from .release_model import PublicBasis, ReleaseModel
@@ -600,17 +599,9 @@ class DPCellsAnonymizer(Anonymizer):
     # ------------------------------------------------------------------ the mechanism
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> Release:
-        n, d = X.shape
-        cls, strat = strata(labels, self.interest, list(self.additional or []), n)
-        noise_seq, draw_seq, drop_seq, basis_seq = np.random.SeedSequence(seed).spawn(4)
-        used = np.ones(n, dtype=bool)
-        if self.privacy_unit == "identity":
-            assert self.sensitive is not None
-            used = bound_contributions(label_values(labels, self.sensitive, n),
-                                       int(self.max_records_per_identity),
-                                       np.random.default_rng(drop_seq))
-        lo, hi, mid = self._scaling(X)
-        scale = box_scaler(lo, hi, mid)
+        d = X.shape[1]
+        strat, (noise_seq, draw_seq, basis_seq), used, (lo, hi, mid), scale = \
+            release_inputs(self, X, labels, seed)
         P = self._basis(d, basis_seq, scale)
         U = scale(np.asarray(X[used], dtype=np.float64))
         model = self._model(U @ P.T, U, P, strat[used], int(strat.max()) + 1,
