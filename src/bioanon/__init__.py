@@ -10,9 +10,10 @@ low-level estimators and the judge are for those who know they are not certified
 
 >>> from bioanon import FeatureTable, SelectiveMeanAnonymizer, evaluate
 
-``certify``, ``evaluate`` and the rest are imported on first use, only to keep ``import
-bioanon`` light (the evaluation stack brings scikit-learn's models and the report's
-matplotlib); no module of the package imports the package root, so this is no import circle
+Every name but the version and the error is imported on first use, only to keep ``import
+bioanon`` (and so ``bioanon --help``) light: the table brings pandas, the methods
+scikit-learn and SciPy, the evaluation stack scikit-learn's models and the report's
+matplotlib; no module of the package imports the package root, so this is no import circle
 (``tests/test_import_graph.py`` checks it).
 """
 
@@ -22,19 +23,20 @@ from typing import TYPE_CHECKING, Any
 
 from . import progress as _progress  # noqa: F401  (the bioanon logger, silent)
 from ._version import __version__
-from .anonymize import SelectiveMeanAnonymizer
 from .errors import BioanonError
-from .table import FeatureTable
 
 if TYPE_CHECKING:
+    from .anonymize import SelectiveMeanAnonymizer
     from .certification import CertifiedRelease, NotCertified, certify
     from .release import Roles
     from .report.build import evaluate
+    from .table import FeatureTable
 
 #: lazily imported names and the module holding each
 _LAZY = {"evaluate": "report.build", "certify": "certification",
          "CertifiedRelease": "certification",
-         "NotCertified": "certification", "Roles": "release"}
+         "NotCertified": "certification", "Roles": "release",
+         "FeatureTable": "table", "SelectiveMeanAnonymizer": "anonymize"}
 
 
 def __getattr__(name: str) -> Any:

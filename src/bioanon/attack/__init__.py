@@ -1,10 +1,46 @@
 """Attacks on released data: threat models, the recognizer zoo, the attack panel and identity
-selection."""
+selection.
 
-from .attackers import LinkageAttacker, ModelCache, run_panel, training_set
-from .recognizers import RECOGNIZERS, make_recognizer, parse_models, register_recognizer
-from .selection import STRATEGIES, identity_counts, selection_curves
-from .threat import MODES, ThreatModel, parse_modes
+Every name is imported on first use (the threat model or the recognizers' names alone do not
+bring scikit-learn).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .attackers import LinkageAttacker, ModelCache, run_panel, training_set
+    from .recognizers import RECOGNIZERS, make_recognizer, parse_models, register_recognizer
+    from .selection import STRATEGIES, identity_counts, selection_curves
+    from .threat import MODES, ThreatModel, parse_modes
+
+#: each public name and the module (under this package) that defines it
+_LAZY = {
+    "LinkageAttacker": "attackers",
+    "MODES": "threat",
+    "ModelCache": "attackers",
+    "RECOGNIZERS": "recognizers",
+    "STRATEGIES": "selection",
+    "ThreatModel": "threat",
+    "identity_counts": "selection",
+    "make_recognizer": "recognizers",
+    "parse_models": "recognizers",
+    "parse_modes": "threat",
+    "register_recognizer": "recognizers",
+    "run_panel": "attackers",
+    "selection_curves": "selection",
+    "training_set": "attackers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["MODES", "RECOGNIZERS", "STRATEGIES", "LinkageAttacker", "ModelCache", "ThreatModel",
            "identity_counts", "make_recognizer", "parse_models", "parse_modes",

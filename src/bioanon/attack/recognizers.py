@@ -12,57 +12,81 @@ scaling (``CalibratedClassifierCV(..., method="temperature")``), the others nati
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-from sklearn.base import ClassifierMixin, clone
-from sklearn.calibration import CalibratedClassifierCV
-from sklearn.decomposition import PCA
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC, LinearSVC
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BioanonError, suggest
-from .scalable import cosine_knn, lda, metric_knn
+
+if TYPE_CHECKING:
+    from sklearn.base import ClassifierMixin
+    from sklearn.pipeline import Pipeline
+
+# scikit-learn is imported inside each factory: naming or checking a recognizer (the options,
+# the plan) does not bring it
 
 
 def _forest(seed: int | None) -> Any:
+    from sklearn.ensemble import RandomForestClassifier
+
     return RandomForestClassifier(n_estimators=100, n_jobs=-1, random_state=seed)
 
 
 def _calibrated(svm: Any) -> Any:
+    from sklearn.calibration import CalibratedClassifierCV
+
     return CalibratedClassifierCV(svm, method="temperature", cv=2, ensemble=False)
 
 
 def _linear_svm(seed: int | None) -> Any:
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
     svm = LinearSVC(C=0.01, dual=False, max_iter=2000, random_state=seed)
     return make_pipeline(StandardScaler(), _calibrated(svm))
 
 
 def _rbf_svm(seed: int | None) -> Any:
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
     return make_pipeline(StandardScaler(),
                          _calibrated(SVC(C=10.0, gamma="scale", random_state=seed)))
 
 
 def _knn(seed: int | None) -> Any:
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     return make_pipeline(StandardScaler(),
                          KNeighborsClassifier(n_neighbors=5, metric="cosine", weights="distance"))
 
 
 def _mlp(seed: int | None) -> Any:
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(128,), alpha=1e-3,
                                                          max_iter=200, early_stopping=True,
                                                          random_state=seed))
 
 
 def _logreg(seed: int | None) -> Any:
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     return make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000))
 
 
 def _pca_svm(seed: int | None) -> Any:
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
     # eigen-style: whitened principal components keeping 95% of the variance, then an SVM
     return make_pipeline(StandardScaler(),
                          PCA(n_components=0.95, whiten=True, svd_solver="full"),
@@ -70,6 +94,8 @@ def _pca_svm(seed: int | None) -> Any:
 
 
 def _hgb(seed: int | None) -> Any:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
     # histogram gradient boosting: few bins and shallow trees keep it a few seconds per fit
     return HistGradientBoostingClassifier(max_iter=60, learning_rate=0.2, max_leaf_nodes=15,
                                           max_bins=32, early_stopping=False,
@@ -77,10 +103,32 @@ def _hgb(seed: int | None) -> Any:
 
 
 def _dlib_embedding(seed: int | None) -> Any:
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+
     from .pretrained import DlibEmbedding
 
     return make_pipeline(DlibEmbedding(), StandardScaler(),
                          _calibrated(LinearSVC(C=0.1, dual=False, random_state=seed)))
+
+
+def _lda(seed: int | None) -> Any:
+    from .scalable import lda
+
+    return lda(seed)
+
+
+def _metric_knn(seed: int | None) -> Any:
+    from .scalable import metric_knn
+
+    return metric_knn(seed)
+
+
+def _cosine_knn(seed: int | None) -> Any:
+    from .scalable import cosine_knn
+
+    return cosine_knn(seed)
 
 
 RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
@@ -98,9 +146,9 @@ OPTIONAL_RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     "dlib_embedding": _dlib_embedding,
     # one-pass recognizers for many identities (the panel substitutes them above
     # SCALE_CLASSES identities; see bioanon.attack.scalable)
-    "lda": lda,
-    "metric_knn": metric_knn,
-    "cosine_knn": cosine_knn,
+    "lda": _lda,
+    "metric_knn": _metric_knn,
+    "cosine_knn": _cosine_knn,
 }
 DEFAULT_MODELS = ("forest", "linear_svm", "knn")
 
@@ -128,6 +176,8 @@ def register_recognizer(name: str, recognizer: Callable[[int | None], Any] | Any
         raise BioanonError(f"recognizer {recognizer!r} is not a classifier (no fit/predict)")
 
     def factory(seed: int | None) -> Any:
+        from sklearn.base import clone
+
         est = clone(recognizer)
         if "random_state" in est.get_params(deep=False):
             est.set_params(random_state=seed)
@@ -151,19 +201,27 @@ def make_recognizer(model: str | ClassifierMixin | Pipeline,
     >>> make_recognizer("knn").steps[-1][0]
     'kneighborsclassifier'
     """
+    check_recognizer(model)
+    if isinstance(model, str):
+        if model in OPTIONAL_RECOGNIZERS:
+            return OPTIONAL_RECOGNIZERS[model](random_state)
+        return RECOGNIZERS[model](random_state)
+    from sklearn.base import clone
+
+    return clone(model)
+
+
+def check_recognizer(model: Any) -> None:
+    """Refuse an unknown recognizer name or an object that is no classifier (one line)."""
     if isinstance(model, str):
         if model not in RECOGNIZERS and model not in OPTIONAL_RECOGNIZERS:
             raise BioanonError(
                 f"unknown recognizer '{model}'{suggest(model, RECOGNIZERS)}; choose from "
                 f"{', '.join(RECOGNIZERS)} or all"
             )
-        if model in OPTIONAL_RECOGNIZERS:
-            return OPTIONAL_RECOGNIZERS[model](random_state)
-        return RECOGNIZERS[model](random_state)
-    if not hasattr(model, "fit") or not hasattr(model, "predict"):
+    elif not hasattr(model, "fit") or not hasattr(model, "predict"):
         raise BioanonError(f"recognizer {model!r} is not a classifier (no fit/predict); pass a "
                            "scikit-learn classifier or one of " + ", ".join(RECOGNIZERS))
-    return clone(model)
 
 
 def single_threaded(est: Any) -> Any:
@@ -208,7 +266,7 @@ def parse_models(models: str | Any) -> list[Any]:
                     seen.add(name)
                     out.append(name)
             continue
-        make_recognizer(m)  # validates names and objects
+        check_recognizer(m)  # validates names and objects (building none)
         key = model_name(m) if isinstance(m, str) else f"{model_name(m)}@{id(m)}"
         if key not in seen:
             seen.add(key)

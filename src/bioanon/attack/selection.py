@@ -24,9 +24,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.decomposition import PCA
-from sklearn.model_selection import StratifiedKFold
-from sklearn.preprocessing import StandardScaler
 
 from ..errors import BioanonError, suggest
 from ..metrics import accuracy, chance_level, wilson_interval
@@ -141,6 +138,9 @@ def farthest_first(points: np.ndarray, n: int) -> np.ndarray:
 
 def embed(X: np.ndarray, n_components: int = 10, seed: int = 0) -> np.ndarray:
     """Standardized records projected on their first principal components."""
+    from sklearn.decomposition import PCA
+    from sklearn.preprocessing import StandardScaler
+
     Z = StandardScaler().fit_transform(np.asarray(X, dtype=np.float64))
     k = max(1, min(n_components, Z.shape[0] - 1, Z.shape[1]))
     return PCA(n_components=k, random_state=seed).fit_transform(Z)
@@ -203,6 +203,8 @@ def per_identity_accuracy(model: Any, X: np.ndarray, y: np.ndarray, ids: np.ndar
     if folds < 2:
         raise BioanonError("the classification strategy needs at least 2 training records per "
                            "identity; drop rare identities")
+    from sklearn.model_selection import StratifiedKFold
+
     cv = StratifiedKFold(folds, shuffle=True, random_state=seed)
     splits = list(cv.split(X, y))
     single = is_parallel(n_jobs, len(splits))

@@ -27,13 +27,38 @@ The package is ``certification``, not ``certify``: the package root exports the 
 ``bioanon.certify``, which a subpackage of that name would shadow. For the same reason this
 package exports no function named like one of its modules (``search`` is
 :func:`bioanon.certification.search.search`).
+
+Every name is imported on first use (the command line's checks of its outputs do not bring
+the search's stack).
 """
 
 from __future__ import annotations
 
-from .certificate import REPORT_FILES, CertifiedRelease, NotCertified, report_dir
-from .memory import certify
-from .search import SearchResult
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .certificate import REPORT_FILES, CertifiedRelease, NotCertified, report_dir
+    from .memory import certify
+    from .search import SearchResult
+
+#: each public name and the module (under this package) that defines it
+_LAZY = {
+    "CertifiedRelease": "certificate",
+    "NotCertified": "certificate",
+    "REPORT_FILES": "certificate",
+    "SearchResult": "search",
+    "certify": "memory",
+    "report_dir": "certificate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "SearchResult", "certify",
            "report_dir"]

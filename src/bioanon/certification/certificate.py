@@ -12,7 +12,7 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
@@ -21,8 +21,10 @@ from ..release import write_release
 from ..release_unit import write_unit
 from ..table import FeatureTable
 from .chart import figure_html, search_figure
-from .search import SearchResult
 from .tradeoff import public as public_table
+
+if TYPE_CHECKING:
+    from .search import SearchResult
 
 #: the files of ``OUTPUT.report/``
 REPORT_FILES = ("report.json", "report.html", "search.png")

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
@@ -61,8 +61,10 @@ from .certificate import (
 )
 from .dp_budget import DPBudget
 from .run import Shape, certification_plan, front_door
-from .search import SearchResult, build_candidate
 from .settings import ReleaseSettings
+
+if TYPE_CHECKING:
+    from .search import SearchResult
 
 Progress = Callable[[int, int, str], None]
 
@@ -256,6 +258,8 @@ def certified_release(table: FeatureTable, result: SearchResult, roles: Any,
     :class:`~bioanon.release.ReleaseResult` with its manifest marked ``certified`` and
     holding the confirmation's verdict.
     """
+    from .search import build_candidate
+
     s = settings if settings is not None else ReleaseSettings(**policy)
     c = result.candidate
     if not result.certified or c is None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -46,8 +46,10 @@ from ..plan import Plan, PlanRefused, make_plan
 from ..release import check_columns
 from ..table import FeatureTable
 from .certificate import CertifiedRelease, NotCertified
-from .search import SearchResult, SearchSpace, run_search, weights
 from .settings import ReleaseSettings
+
+if TYPE_CHECKING:
+    from .search import SearchResult
 
 
 @dataclass
@@ -119,7 +121,7 @@ def certification_plan(table: Any, roles: Any, options: EvaluationOptions,
     roles and options, from the labels alone (:func:`bioanon.plan.make_plan`)."""
     return make_plan(table, roles.interest, roles.sensitive, level=options.level,
                      group=options.group, test_size=options.test_size,
-                     label_columns=[roles.interest, *weights(roles), *roles.quasi,
+                     label_columns=[roles.interest, *map(str, roles.additional), *roles.quasi,
                                     *roles.keep],
                      target_recognition=options.target_advantage, guarantee=guarantee,
                      accept=options.accept_risks)
@@ -179,6 +181,8 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
     if not plan.can_proceed:
         raise PlanRefused(plan)
     # 3. search every setting on a tuning split, then confirm the choice on a fresh one
+    from .search import SearchSpace, run_search
+
     table = source.table(shape, roles, budget)
     del shape
     result = run_search(table, roles, options=replace(judge, guarantee=guarantee),

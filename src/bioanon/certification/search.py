@@ -75,6 +75,7 @@ from ..metrics.results import INCONCLUSIVE, PASSING
 from ..progress import stages
 from ..report.build import build_report
 from ..table import FeatureTable
+from .settings import check_min_utility, check_search_args
 from .tradeoff import public as public_table
 from .tradeoff import stage1_only
 
@@ -102,31 +103,6 @@ def floor_met(cas: float, clear: float, min_utility: float | None) -> bool:
     (False, True, True)
     """
     return min_utility is None or float(cas) >= float(min_utility) * float(clear)
-
-
-def check_min_utility(min_utility: float | None) -> float | None:
-    """``min_utility`` checked: a fraction of the clear accuracy in [0, 1]; 0 or None: no
-    floor (None returned).
-
-    Examples
-    --------
-    >>> check_min_utility(0.8), check_min_utility(0), check_min_utility(None)
-    (0.8, None, None)
-    """
-    if min_utility is None or isinstance(min_utility, bool):
-        if min_utility is None:
-            return None
-        value = float("nan")
-    else:
-        try:
-            value = float(min_utility)
-        except (TypeError, ValueError):
-            value = float("nan")
-    if not 0.0 <= value <= 1.0:
-        raise BioanonError(f"min_utility={min_utility!r} must be a fraction of the clear "
-                           "accuracy in [0, 1], e.g. 0.9 (the CAS must reach 0.9 × clear); "
-                           "0 sets no floor", parameter="min_utility")
-    return value or None
 
 
 @dataclass(frozen=True)
@@ -714,17 +690,6 @@ class Clock:
         """Whether the budget has run out."""
         return (self.budget_minutes is not None
                 and type(self).now() - self.since > 60 * self.budget_minutes)
-
-
-def check_search_args(budget_minutes: float | None,
-                      min_utility: float | None) -> float | None:
-    """The search's own arguments checked (one line each; the target advantage is checked
-    with the evaluation options); returns the utility floor."""
-    floor = check_min_utility(min_utility)
-    if budget_minutes is not None and budget_minutes <= 0:
-        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
-                           parameter="budget_minutes")
-    return floor
 
 
 def search(table: FeatureTable, interest: str, sensitive: str,

@@ -33,9 +33,44 @@ from typing import Any
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..levels import DEFAULT_MIN_UTILITY
-from .search import check_search_args
 
 Progress = Callable[[int, int, str], None]
+
+
+def check_min_utility(min_utility: float | None) -> float | None:
+    """``min_utility`` checked: a fraction of the clear accuracy in [0, 1]; 0 or None: no
+    floor (None returned).
+
+    Examples
+    --------
+    >>> check_min_utility(0.8), check_min_utility(0), check_min_utility(None)
+    (0.8, None, None)
+    """
+    if min_utility is None or isinstance(min_utility, bool):
+        if min_utility is None:
+            return None
+        value = float("nan")
+    else:
+        try:
+            value = float(min_utility)
+        except (TypeError, ValueError):
+            value = float("nan")
+    if not 0.0 <= value <= 1.0:
+        raise BioanonError(f"min_utility={min_utility!r} must be a fraction of the clear "
+                           "accuracy in [0, 1], e.g. 0.9 (the CAS must reach 0.9 × clear); "
+                           "0 sets no floor", parameter="min_utility")
+    return value or None
+
+
+def check_search_args(budget_minutes: float | None,
+                      min_utility: float | None) -> float | None:
+    """The search's own arguments checked (one line each; the target advantage is checked
+    with the evaluation options); returns the utility floor."""
+    floor = check_min_utility(min_utility)
+    if budget_minutes is not None and budget_minutes <= 0:
+        raise BioanonError(f"budget_minutes={budget_minutes} must be positive; e.g. 10",
+                           parameter="budget_minutes")
+    return floor
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -24,18 +24,19 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from ..anonymize.base import Anonymizer
 from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..progress import StageLog
 from ..table import FeatureTable
+from .app import app  # noqa: F401  (the commands register on it)
 from .console import _fail, console, err_console
 from .logs import cli_logger, show_bar
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="Release biometric datasets with the sensitive attribute hidden.")
+if TYPE_CHECKING:
+    from ..anonymize.base import Anonymizer
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -211,6 +211,17 @@ class VerbosityGroup(TyperGroup):
 
     console: Console | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from .app import LazyCommands
+
+        # every command listed; a command's module is imported when it is looked up
+        self.commands = LazyCommands(self.commands)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """Every command's name, in the order of ``--help``, without importing any."""
+        return list(self.commands)
+
     def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
                      **extra: Any) -> Any:
         with usage_errors_as_lines():
@@ -231,6 +242,10 @@ class VerbosityGroup(TyperGroup):
         shows the first sentence of its help, wrapped, never clipped with "...")."""
         rows = []
         for name in self.list_commands(ctx):
+            loaded = getattr(self.commands, "loaded", lambda _: True)(name)
+            if name in SUMMARIES and not loaded:  # no import of the command's module
+                rows.append((name, SUMMARIES[name]))
+                continue
             cmd = self.get_command(ctx, name)
             if cmd is None or getattr(cmd, "hidden", False):
                 continue

@@ -9,14 +9,45 @@
 
 The confirmation of a chosen setting on a fresh split and seed lives with the search that
 chooses it (:func:`bioanon.certification.search.confirm`).
+
+Every name is imported on first use (the options alone do not bring the protocol's stack).
 """
 
-from .options import EvaluationOptions
-from .protocol import Evaluation, anonymize_splits
-from .seeds import derive_seed
-from .split import group_split, person_level_columns, split_table
-from .utility import utility_views
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+# imported at once: the function ``verdict`` shares its module's name, which importing the
+# module would otherwise bind here in its place
 from .verdict import DEFAULT_TARGET, Verdict, verdict
+
+if TYPE_CHECKING:
+    from .options import EvaluationOptions
+    from .protocol import Evaluation, anonymize_splits
+    from .seeds import derive_seed
+    from .split import group_split, person_level_columns, split_table
+    from .utility import utility_views
+
+#: each public name and the module (under this package) that defines it
+_LAZY = {
+    "Evaluation": "protocol",
+    "EvaluationOptions": "options",
+    "anonymize_splits": "protocol",
+    "derive_seed": "seeds",
+    "group_split": "split",
+    "person_level_columns": "split",
+    "split_table": "split",
+    "utility_views": "utility",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["DEFAULT_TARGET", "Evaluation", "EvaluationOptions", "Verdict", "anonymize_splits",
            "derive_seed", "group_split",

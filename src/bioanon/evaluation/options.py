@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..anonymize.params import Param
-from ..attack.recognizers import DEFAULT_MODELS, make_recognizer, parse_models
+from ..attack.recognizers import DEFAULT_MODELS, check_recognizer, parse_models
 from ..attack.selection import identity_counts, parse_strategies
 from ..attack.threat import parse_modes
 from ..errors import BioanonError
@@ -212,7 +212,7 @@ class EvaluationOptions:
     models: str | Sequence[Any] = option(DEFAULT_MODELS, Parsed(
         parse_models, "recognizer names (comma-separated), estimators or 'all'"))
     utility_model: Any = option("forest", Parsed(
-        make_recognizer, "a recognizer name or a scikit-learn classifier"))
+        check_recognizer, "a recognizer name or a scikit-learn classifier"))
     test_size: float = option(0.25, Param(
         "float", low=0, high=1, low_open=True, high_open=True,
         help="share of each identity's records held out"))

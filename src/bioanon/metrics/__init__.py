@@ -3,6 +3,9 @@
 One module per kind of measure; everything public is re-exported here.
 """
 
+# the module ``advantage`` is loaded before the function of that name is bound below, so that
+# ``bioanon.metrics.advantage`` is the function whatever order the modules are imported in
+from . import advantage as _advantage_module  # noqa: F401
 from .disclosure import (
     anonymity_sets,
     homogeneity,

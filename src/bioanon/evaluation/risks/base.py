@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from ...errors import BioanonError
 from ...metrics.results import COVERED, INCONCLUSIVE, RiskResult
@@ -141,6 +140,8 @@ class RiskContext:
                     f"(the identity level needs {MIN_IDENTITY_LEVEL} or more)")
         te_ids = test.labels[self.sensitive].astype(str).to_numpy()
         tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
+        from sklearn.base import clone
+
         out = []
         for ctrl in folds:
             keep = np.flatnonzero(~np.isin(te_ids, ctrl))

@@ -1,0 +1,73 @@
+"""Start-up: a command imports what it needs, and no more.
+
+``bioanon --help`` lists every command without importing one (no pandas, no scikit-learn);
+a release whose plan is refused reads the table and says so without the search's stack
+(scikit-learn's models, torch, dask, matplotlib). Asserted on the modules a fresh
+interpreter holds after the command, never on time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bioanon.datasets import make_biometric
+
+#: imported by no command's start-up
+HEAVY = ("torch", "dask", "distributed", "matplotlib")
+
+PROBE = """
+import json, sys
+from bioanon.cli import app
+try:
+    app(sys.argv[1:], prog_name="bioanon")
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def _run(*args: str) -> tuple[int, set[str]]:
+    src = Path(__file__).resolve().parents[1] / "src"
+    out = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(src)}, check=False,
+                         timeout=300)
+    last = out.stdout.strip().splitlines()[-1]
+    doc = json.loads(last)
+    return doc["code"], set(doc["modules"])
+
+
+def test_help_imports_no_command_and_no_heavy_stack() -> None:
+    code, modules = _run("--help")
+    assert code == 0
+    assert not modules & {*HEAVY, "sklearn", "pandas", "scipy"}, modules & {
+        *HEAVY, "sklearn", "pandas", "scipy"}
+
+
+def test_a_command_help_imports_only_its_own_stack() -> None:
+    code, modules = _run("release", "--help")
+    assert code == 0
+    assert not modules & {*HEAVY, "sklearn"}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    t = make_biometric(n_identities=10, records_per_identity=60, n_features=32,
+                       random_state=0)
+    path = tmp_path_factory.mktemp("startup") / "tiny.parquet"
+    t.write(path)
+    return path
+
+
+def test_a_refused_plan_stops_before_the_search_stack(tiny: Path) -> None:
+    out = tiny.with_name("out.parquet")
+    code, modules = _run("release", str(tiny), "--sensitive", "identity", "--interest",
+                         "expression", "-o", str(out))
+    assert code == 2  # the plan refuses: 600 records of 10 people cannot show the level
+    assert not out.exists()
+    assert not modules & {*HEAVY, "sklearn"}, modules & {*HEAVY, "sklearn"}
