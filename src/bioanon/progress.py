@@ -25,7 +25,7 @@ import logging
 import time
 from collections.abc import Callable
 
-__all__ = ["HEARTBEAT", "Progress", "StageLog", "format_elapsed", "logger", "stages"]
+__all__ = ["HEARTBEAT", "Progress", "StageLog", "Steps", "format_elapsed", "logger", "stages"]
 
 #: the library's root logger; applications attach handlers, the library never does
 logger = logging.getLogger("bioanon")
@@ -143,6 +143,68 @@ class StageLog:
 
         return StageLog(f"{self.name} {label}", forward, self.logger, logging.DEBUG,
                         self.clock)
+
+
+class Steps:
+    """A call's steps said through a hook as ``(done, total, text)``: ``done`` never goes back
+    and never passes ``total``. A planned total that ran short grows with the steps taken
+    (never the other way), and a sub-task that counts its own steps (the attack panel's fits)
+    takes the place of its one planned step (:meth:`sub`).
+
+    Parameters
+    ----------
+    hook : callable (done, total, text) or None
+        Where the steps are said (None: nowhere).
+    total : int
+        The steps planned.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> s = Steps(lambda d, t, text: calls.append((d, t)), 2)
+    >>> s.tick("a"); s.tick("b"); s.tick("c"); s.finish()
+    >>> calls
+    [(0, 2), (1, 2), (2, 3), (3, 3)]
+    >>> calls.clear(); s = Steps(lambda d, t, text: calls.append((d, t)), 3)
+    >>> s.tick("a"); fits = s.sub("panel: "); fits(0, 4, "x"); fits(4, 4, "y"); s.tick("b")
+    >>> s.finish(); calls
+    [(0, 3), (1, 6), (5, 6), (5, 6), (6, 6)]
+    """
+
+    def __init__(self, hook: Progress | None, total: int) -> None:
+        self.hook = hook
+        self.done = 0
+        self.total = max(1, int(total))
+
+    def say(self, text: str) -> None:
+        """Say ``text`` at the current step (no step taken)."""
+        self.total = max(self.total, self.done)
+        if self.hook is not None:
+            self.hook(self.done, self.total, text)
+
+    def tick(self, text: str) -> None:
+        """Say ``text`` as the next step begins, then count it."""
+        self.total = max(self.total, self.done + 1)
+        self.say(text)
+        self.done += 1
+
+    def sub(self, prefix: str = "") -> Progress:
+        """A hook for a sub-task counting its own ``(done, total)``: its ``total`` steps take
+        the place of the one step planned for it (the steps planned after it stay)."""
+        base, after = self.done, max(self.total - self.done - 1, 0)
+
+        def hook(done: int, total: int, text: str) -> None:
+            self.done = max(self.done, base + max(0, min(int(done), int(total))))
+            self.total = max(self.total, base + int(total) + after)
+            self.say(prefix + text)
+
+        return hook
+
+    def finish(self, text: str = "done") -> None:
+        """Say the last step (``done == total``)."""
+        self.done = self.total = max(self.total, self.done)
+        if self.hook is not None:
+            self.hook(self.done, self.total, text)
 
 
 def stages(progress: Progress | None, name: str, logger: str = "bioanon") -> StageLog:

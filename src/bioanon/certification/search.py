@@ -870,12 +870,13 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
     """Stage 1 on every setting (:func:`stage1`, whatever the time budget), then stage 2
     (:func:`_stage2`) on the survivors, resuming each one's stage-1 state; returns the
     number of progress steps."""
-    total = 2 * len(cands) + 1
+    # the steps: stage 1's settings, stage 2's (one until their count is known), the end
+    total = [len(cands) + 2]
     n_skipped = len(result.skipped)
     judged: list[Candidate] = []
     kept: list[Evaluation | None] = []  # stage 1's evaluation of the settings that passed it
     held = 0  # bytes of stage-1 state kept in this process
-    outcomes = stage1(judge, cands, progress, total)
+    outcomes = stage1(judge, cands, progress, total[0])
     for c, outcome in zip(cands, outcomes, strict=True):
         if isinstance(outcome, BioanonError):
             skip_setting(result, c, outcome)
@@ -889,13 +890,14 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
     nothing_judged(result, n_skipped)
 
     def panel(j: int, k: int, n: int) -> bool:
-        progress(len(cands) + k, total, f"stage 2: {judged[j].label()} ({k + 1}/{n})")
+        total[0] = max(total[0], len(cands) + n + 1)
+        progress(len(cands) + k, total[0], f"stage 2: {judged[j].label()} ({k + 1}/{n})")
         ev, kept[j] = kept[j], None
         return panel_setting(judge, result, j, judged[j], progress, ev)
 
     clock.start_budget()  # the budget bounds the panel's stage only
-    _stage2(result, judge, panel, clock, lambda text: progress(total - 1, total, text))
-    return total
+    _stage2(result, judge, panel, clock, lambda text: progress(total[0] - 1, total[0], text))
+    return total[0]
 
 
 #: the most stage-1 state (anonymized splits) a search keeps in memory for stage 2; beyond

@@ -50,7 +50,7 @@ from ..metrics.results import (
     UtilityResult,
     VerificationResult,
 )
-from ..progress import stages
+from ..progress import Steps, stages
 from ..table import FeatureTable
 from .options import EvaluationOptions
 from .risks import (
@@ -326,12 +326,8 @@ class Evaluation:
         self.anonymizer_ = anonymizer
         strategies = self._selection_plan()[0]  # refuses a selection it cannot run, first
 
-        state = {"done": 0, "total": 7 + (1 if strategies else 0)}
-
-        def tick(desc: str) -> None:
-            if progress is not None:
-                progress(state["done"], state["total"], desc)
-            state["done"] += 1
+        state = Steps(progress, 7 + (1 if strategies else 0))
+        tick = state.tick
 
         mixing: list[Any] = []  # the secret mixing matrix: in process only, never written
         train, test, anon_train, anon_test = self._split_and_anonymize(anonymizer, tick, mixing)
@@ -341,8 +337,7 @@ class Evaluation:
         if not recognition:
             #: for resume(): in process only (dropped when pickled; None: derive it again)
             self.stage_: StageState | None = stage
-            if progress is not None:
-                progress(state["total"], state["total"], "done")
+            state.finish()
             return self
         return self._panel_stage(stage, progress, state)
 
@@ -364,7 +359,7 @@ class Evaluation:
         self.recognition_run_ = True
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
         total = 4 + (1 if self._selection_plan()[0] else 0)
-        return self._panel_stage(stage, progress, {"done": 0, "total": total})
+        return self._panel_stage(stage, progress, Steps(progress, total))
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without stage 1's state: its secrets never leave the process
@@ -394,31 +389,23 @@ class Evaluation:
                                          self.label_columns)
         return StageState(train, test, anon_train, anon_test, y_tr, y_te, mixing)
 
-    def _panel_stage(self, stage: StageState, progress: Any, state: dict[str, int]
-                     ) -> Evaluation:
+    def _panel_stage(self, stage: StageState, progress: Any, state: Steps) -> Evaluation:
         """The attack panel, contributor disclosure, the risks reading the panel (with
         stage 1's figures of the others), verification and identity selection."""
         train, test, anon_train, anon_test = (stage.train, stage.test, stage.anon_train,
                                               stage.anon_test)
         y_tr, y_te, seed, mixing = stage.y_tr, stage.y_te, self.random_state, stage.mixing
         strategies, counts, meta_cols, skipped = self._selection_plan()
-        base = state["done"]
-
-        def tick(desc: str) -> None:
-            if progress is not None:
-                progress(state["done"], state["total"], desc)
-            state["done"] += 1
-
-        def panel_progress(done: int, total: int, desc: str) -> None:
-            if progress is not None:
-                progress(base + done, state["total"] - 3 + total, f"attack panel: {desc}")
+        tick = state.tick
+        base = state.done
+        panel_progress = state.sub("attack panel: ")  # its fits take the panel's step
 
         predictions: dict[str, np.ndarray] = {}
         panel = run_panel(train.X, anon_train, y_tr, test.X, anon_test, y_te, self.chance_,
                           self.modes, self.model_list, seed=seed, top_k=self.options.top_k,
                           n_jobs=self.options.n_jobs, cache=self.cache, progress=panel_progress,
                           predictions=predictions)
-        state["done"] = max(state["done"], state["total"] - 3)
+        state.done = max(state.done, base + 1)
         self.panel_ = panel
         self._baseline()
         for rec in panel["attacks"]:
@@ -453,13 +440,11 @@ class Evaluation:
         # ------------------------------------------------------------ identity selection
         self.selection_ = None
         if strategies or skipped:
-            note = (lambda d: progress(state["total"] - 1, state["total"], d)) if progress \
-                else (lambda d: None)
+            note = state.say
             self.selection_ = _selection_block(
                 train, test, (anon_train, anon_test), (y_tr, y_te), panel["attacks"],
                 (strategies, counts, skipped, meta_cols), self, note)
-        if progress is not None:
-            progress(state["total"], state["total"], "done")
+        state.finish()
         self.strategies_, self.counts_ = strategies, counts
         self.preview_data_ = (test, anon_test) if self.options.preview else None
         return self
