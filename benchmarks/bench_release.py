@@ -1,6 +1,12 @@
 """Time the certified release on FSDD, SP-SW-HAR and the demo with 1 and 2 workers, stage by
 stage, with CPU time and the load average beside every figure.
 
+Every run's phases (the checks and the plan, stage 1, stage 2, the confirmation, the
+trade-off, the closest report, the release, the writing) are given in wall and CPU seconds with
+the 1-minute load average when each began, in a table and in the JSON (``phases``,
+``phase_table``), beside the expected time the release said after its plan
+(:mod:`bioanon.certification.estimate`; ``expected``).
+
 Each in-memory table is released once per worker count (``--workers 1,2``: ``n_jobs``, the
 processes stage 1 judges the settings in), each in a fresh process so that no worker or
 cache carries over. The run times its stages from the search's own progress (stage 1: every
@@ -62,7 +68,11 @@ README_WHY = "6 speakers: too few to show the identity level"
 LINE = re.compile(r"^(\d\d):(\d\d):(\d\d) (?:[^:]*: )?(.*?)(?: \[\d+/\d+, [^\]]*\])?$")
 #: the search's phases, by the first words of its progress text
 PHASES = (("stage 1", "stage 1"), ("stage 2", "stage 2"), ("confirming", "confirmation"),
-          ("reporting the closest", "closest report"), ("done", "release"))
+          ("trade-off", "trade-off"), ("reporting the closest", "closest report"),
+          ("done", "release"))
+#: every phase of a release, in order: the checks and the plan (until the search's first
+#: step), the search's phases, the release (the whole table anonymized) and its writing
+ALL_PHASES = ("plan", *dict.fromkeys(p for _, p in PHASES), "write")
 
 
 def load() -> float:
@@ -159,10 +169,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
     load0, t0, c0 = load(), time.perf_counter(), cpu_seconds()
     out: dict[str, Any] = {"table": spec["table"], "workers": spec["jobs"], "load_before": load0}
+    plans: list[Any] = []
     for _ in range(2):  # a level the plan cannot show is accepted as the README says
-        marks.clear()
+        marks[:] = [("plan", time.perf_counter(), cpu_seconds(), load())]
         try:
-            rel = certify(table, roles, progress=hook, **options)
+            rel = certify(table, roles, progress=hook, on_plan=plans.append, **options)
         except PlanRefused as exc:
             accept = dict(options.get("accept_risks") or {})
             accept.update({r.name: WHY for r in exc.plan.blocked})
@@ -186,6 +197,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     out["phases"] = [{"phase": a[0], "wall_s": round(b[1] - a[1], 2),
                       "cpu_s": round(b[2] - a[2], 2), "load": a[3]}
                      for a, b in zip(marks, marks[1:], strict=False)]
+    # the expected time the release said after its plan, beside the measured one
+    out["expected"] = plans[-1].expected if plans else None
     # stage 1's critical path: the busiest worker's CPU seconds (each runs on its own core
     # on an idle machine), beside the CPU seconds of the whole stage
     after = next((workers_at[p] for p in ("stage 2", "confirmation", "closest report",
@@ -490,8 +503,29 @@ def bench_in_memory(name: str, workers: list[int], args: Any, work: Path,
         entry["cli"] = c
 
 
+def phase_table(r: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """A run's wall and CPU seconds per phase (:data:`ALL_PHASES`; a phase that did not run
+    is absent), with the 1-minute load average when it began.
+
+    Examples
+    --------
+    >>> phase_table({"phases": [{"phase": "plan", "wall_s": 1.0, "cpu_s": 0.9, "load": 0.5},
+    ...                         {"phase": "stage 1", "wall_s": 9.0, "cpu_s": 8.0, "load": 1}]})
+    {'plan': {'wall_s': 1.0, 'cpu_s': 0.9, 'load': 0.5}, 'stage 1': {'wall_s': 9.0, \
+'cpu_s': 8.0, 'load': 1}}
+    """
+    out: dict[str, dict[str, float]] = {}
+    for p in r.get("phases", []):
+        if p["phase"] in ALL_PHASES:
+            prev = out.setdefault(p["phase"], {"wall_s": 0.0, "cpu_s": 0.0, "load": p["load"]})
+            prev["wall_s"] = round(prev["wall_s"] + p["wall_s"], 2)
+            prev["cpu_s"] = round(prev["cpu_s"] + p["cpu_s"], 2)
+    return out
+
+
 def summary(doc: dict[str, Any]) -> None:
-    """One line per run: the table the JSON holds."""
+    """One line per run, then each run's phases (wall / CPU seconds, the load when each
+    began): the tables the JSON holds."""
     print(f"\n{'table':<22}{'workers':>8}{'wall s':>9}{'CPU s':>9}{'stage 1 s':>11}"
           f"{'load':>13}  setting")
     for r in doc["runs"]:
@@ -501,6 +535,21 @@ def summary(doc: dict[str, Any]) -> None:
         print(f"{r['table']:<22}{r['workers']:>8}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}"
               f"{s1:>11.1f}{r['load_before']:>6.2f}→{r['load_after']:<6.2f} "
               f"{(r.get('setting') or '-')[:60]}")
+    cols = [p for p in ALL_PHASES if any(p in phase_table(r) for r in doc["runs"])]
+    if not cols:
+        return
+    print(f"\nper phase: wall s / CPU s (load when it began)\n{'table':<22}{'workers':>8}"
+          + "".join(f"{c:>22}" for c in cols))
+    for r in doc["runs"]:
+        table = phase_table(r)
+        if not table:
+            continue
+        r["phase_table"] = table
+        cells = [f"{t['wall_s']:.1f} / {t['cpu_s']:.1f} ({t['load']:.1f})" if (t := table.get(c))
+                 else "-" for c in cols]
+        print(f"{r['table']:<22}{r['workers']:>8}" + "".join(f"{x:>22}" for x in cells))
+        if r.get("expected"):
+            print(f"{'':<30}said after the plan: {r['expected']}; measured {r['wall_s']:.0f} s")
 
 
 if __name__ == "__main__":

@@ -114,6 +114,9 @@ class Plan:
     n_records: int
     n_identities: int
     guarantee: Guarantee | None = None
+    #: the expected time of the search, said after the plan when it proceeds
+    #: (:mod:`bioanon.certification.estimate`)
+    expected: str | None = None
 
     @property
     def blocked(self) -> list[PlanRow]:
@@ -170,6 +173,8 @@ class Plan:
             lines.append(f"  {r.name:<22} target {r.target:<5g} can rule out "
                          f"{_fmt(r.smallest):<6} -> {r.status}"
                          + (f" ({r.why})" if r.why else ""))
+        if self.expected:
+            lines.append(self.expected)
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

@@ -22,10 +22,13 @@ stage keeps reporting), then forwards the call to the caller's own hook (a progr
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
+from typing import TextIO
 
-__all__ = ["HEARTBEAT", "Progress", "StageLog", "Steps", "format_elapsed", "logger", "stages"]
+__all__ = ["HEARTBEAT", "Progress", "StageLog", "Steps", "format_elapsed", "logger", "printer",
+           "stages"]
 
 #: the library's root logger; applications attach handlers, the library never does
 logger = logging.getLogger("bioanon")
@@ -205,6 +208,32 @@ class Steps:
         self.done = self.total = max(self.total, self.done)
         if self.hook is not None:
             self.hook(self.done, self.total, text)
+
+
+def printer(name: str = "certifying", stream: TextIO | None = None) -> StageLog:
+    """A progress hook that prints the command line's stage lines (``HH:MM:SS name: stage
+    [done/total, elapsed]``, one per stage) on ``stream`` (stderr by default), for a script or
+    a notebook: ``bioanon.certify(table, roles, progress=printer())``.
+
+    Its lines go to a logger of its own (not the ``bioanon`` logger, not the root logger): the
+    application's logging configuration is left as it is.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> hook = printer("searching", out)
+    >>> hook(0, 2, "stage 1: noise(sigma=1)")
+    >>> out.getvalue().split(" ", 1)[1].rstrip()  # after the clock time
+    'searching: stage 1: noise(sigma=1) [0/2, 0.0 s]'
+
+    """
+    log = logging.Logger(f"bioanon.printer.{name}", logging.INFO)  # not registered globally
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
+    log.addHandler(handler)
+    log.propagate = False
+    return StageLog(name, logger=log)
 
 
 def stages(progress: Progress | None, name: str, logger: str = "bioanon") -> StageLog:

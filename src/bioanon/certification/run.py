@@ -23,7 +23,8 @@ The steps, each said once here:
    ``keep_as_feature`` naming no feature), its labels, the path's checks of the table (in
    memory: the join check), a declared budget and the methods the path can release;
 2. **plan**, from the labels alone (:func:`certification_plan`): the caller is told it
-   through ``on_plan``; a level the table cannot show stops the run
+   through ``on_plan`` (when it proceeds, with the search's expected time,
+   :mod:`.estimate`); a level the table cannot show stops the run
    (:class:`~bioanon.plan.PlanRefused`);
 3. **search** every setting on a tuning split, then **confirm** the chosen one on a fresh
    split and seed (:func:`~bioanon.certification.search.run_search`); nothing certified
@@ -34,7 +35,8 @@ The steps, each said once here:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -148,6 +150,45 @@ def check_labels(shape: Shape, roles: Any, judge: EvaluationOptions) -> None:
         shape.labels.label(judge.group, min_classes=1)
 
 
+def expected_line(table: FeatureTable, methods: Sequence[str] | None,
+                  settings: ReleaseSettings, judge: EvaluationOptions) -> str | None:
+    """The expected time of the search of ``table`` (:mod:`.estimate`) as the line said after
+    the plan; None when the settings cannot be counted (the search says why)."""
+    from .estimate import estimate
+    from .search import candidates
+
+    try:
+        n_settings = len(candidates(table, methods, settings.decoupler)[0])
+    except BioanonError:
+        return None
+    n = table.n_records if judge.max_records is None else min(table.n_records,
+                                                              judge.max_records)
+    return estimate(n, table.n_features, n_settings, judge.n_jobs).line()
+
+
+@contextmanager
+def leak_warnings_ignored(ignored: bool = True) -> Iterator[None]:
+    """The search and the release without the DP methods' leak warnings
+    (:class:`~bioanon.privacy.PrivacyLeakWarning`) when ``ignored``.
+
+    The search fits every candidate, the DP methods among them, with clipping bounds taken
+    from the data: each would warn that its ε does not hold strictly. Without a declared
+    budget a certified release claims no ε (the certificate rests on the measured risks; a DP
+    setting that wins states its own ε in the manifest): the warnings are noise there,
+    printed with their source lines to a library user, once per fit. With a budget they are
+    kept (its statement says whether it holds strictly). ``evaluate`` and an estimator's own
+    ``fit`` still warn.
+    """
+    import warnings
+
+    from ..privacy import PrivacyLeakWarning
+
+    with warnings.catch_warnings():
+        if ignored:
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+        yield
+
+
 def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
                    judge: EvaluationOptions) -> CertifiedRelease:
     """Certify and release through ``source`` (see the module): check, plan, search and
@@ -176,29 +217,34 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
     # 2. plan, from the labels alone: said to the caller, refused in seconds
     guarantee = None if budget is None else budget.guarantee(shape.labels, roles.sensitive)
     plan = certification_plan(shape.labels, roles, judge, guarantee)
-    if settings.on_plan is not None:
-        settings.on_plan(plan)
     if not plan.can_proceed:
+        if settings.on_plan is not None:
+            settings.on_plan(plan)
         raise PlanRefused(plan)
-    # 3. search every setting on a tuning split, then confirm the choice on a fresh one
+    # 3. search every setting on a tuning split, then confirm the choice on a fresh one,
+    # without the DP methods' leak warnings when no budget is declared (no ε is claimed)
     from .search import SearchSpace, run_search
 
-    table = source.table(shape, roles, budget)
-    del shape
-    result = run_search(table, roles, options=replace(judge, guarantee=guarantee),
-                        methods=methods, random_state=settings.random_state,
-                        budget_minutes=settings.budget_minutes, progress=settings.progress,
-                        report_closest=settings.report_closest,
-                        exhaustive=settings.exhaustive, min_utility=settings.min_utility,
-                        tradeoff_panels=settings.tradeoff_panels,
-                        space=SearchSpace(settings.decoupler, budget, source.judge_as))
-    result.plan = plan
-    result.skipped[:0] = [s for s in left_out if s not in result.skipped]
-    del table
-    if not result.certified:
-        raise NotCertified(result, roles.sensitive, roles.interest)
-    # 4. release: the path's writer, with the certificate
-    return source.release(result, roles, settings, budget)
+    with leak_warnings_ignored(budget is None):
+        table = source.table(shape, roles, budget)
+        del shape
+        plan = replace(plan, expected=expected_line(table, methods, settings, judge))
+        if settings.on_plan is not None:  # the plan, with the expected time of the search
+            settings.on_plan(plan)
+        result = run_search(table, roles, options=replace(judge, guarantee=guarantee),
+                            methods=methods, random_state=settings.random_state,
+                            budget_minutes=settings.budget_minutes, progress=settings.progress,
+                            report_closest=settings.report_closest,
+                            exhaustive=settings.exhaustive, min_utility=settings.min_utility,
+                            tradeoff_panels=settings.tradeoff_panels,
+                            space=SearchSpace(settings.decoupler, budget, source.judge_as))
+        result.plan = plan
+        result.skipped[:0] = [s for s in left_out if s not in result.skipped]
+        del table
+        if not result.certified:
+            raise NotCertified(result, roles.sensitive, roles.interest)
+        # 4. release: the path's writer, with the certificate
+        return source.release(result, roles, settings, budget)
 
 
 def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:

@@ -1,0 +1,143 @@
+"""The expected time of a certified release, said after the plan, before any setting is judged.
+
+A simple cost model calibrated on this machine class (2 quiet cores): the search's cost grows
+with the settings it judges and with the records and features each judgement reads; the
+panel's stage, the confirmation and the trade-off add a few full evaluations on top::
+
+    seconds ≈ (n_settings + FULL_EVALUATIONS) × SECONDS_PER_SETTING_PER_1K
+              × (n_records / 1000) × (n_features / REFERENCE_FEATURES) ** FEATURE_EXPONENT
+              / speed-up of the workers + START_SECONDS
+
+It is an order of magnitude for the user to plan around ("about 2 min"), not a promise: a
+loaded machine is slower, and ``benchmarks/bench_release.py`` prints the estimate beside the
+measured wall time of each table so that the constants can be calibrated again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+#: CPU seconds one setting's judgement costs per 1,000 records at REFERENCE_FEATURES features
+#: (fitted to two releases on 2 quiet cores with 2 workers: FSDD, 3,000 × 400, 33 settings,
+#: 126 s; the demo, 5,200 × 128, 8 settings, 38.7 s)
+SECONDS_PER_SETTING_PER_1K = 0.65
+#: the features at which SECONDS_PER_SETTING_PER_1K was measured, and how the cost grows
+#: with the features (the models' fits grow less than linearly with them)
+REFERENCE_FEATURES = 128
+FEATURE_EXPONENT = 0.85
+#: the panel's stage, the confirmation on a fresh split and the trade-off's extra panels, in
+#: settings' worth of work
+FULL_EVALUATIONS = 6.0
+#: start-up, the split and the release itself
+START_SECONDS = 3.0
+#: the share of a second worker's time stage 1 gains (1.8 × on 2 workers)
+PARALLEL_EFFICIENCY = 0.8
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The expected time of one certified release.
+
+    Attributes
+    ----------
+    seconds : float
+        The expected wall time.
+    n_settings, n_records, n_features, workers : int
+        What it was computed from (the judged records: a panel sample when the table is
+        larger than the judge reads).
+    """
+
+    seconds: float
+    n_settings: int
+    n_records: int
+    n_features: int
+    workers: int
+
+    def text(self) -> str:
+        """The time in words, rounded as a user plans with it.
+
+        Examples
+        --------
+        >>> [Estimate(s, 1, 1, 1, 1).text() for s in (4, 42, 95, 600, 4000)]
+        ['about 5 s', 'about 40 s', 'about 2 min', 'about 10 min', 'about 1 h 07 min']
+        """
+        s = float(self.seconds)
+        if s < 10:
+            return "about 5 s" if s <= 7 else "about 10 s"
+        if s < 90:
+            return f"about {int(round(s / 10.0)) * 10} s"
+        minutes = int(round(s / 60.0))
+        if minutes < 60:
+            return f"about {minutes} min"
+        return f"about {minutes // 60} h {minutes % 60:02d} min"
+
+    def line(self) -> str:
+        """What ``release`` prints after its plan.
+
+        Examples
+        --------
+        >>> print(Estimate(95.0, 33, 3000, 400, 2).line())  # doctest: +NORMALIZE_WHITESPACE
+        expected time: about 2 min (33 settings judged on 3000 records × 400 features,
+        2 workers; more on a loaded machine)
+        """
+        workers = f"{self.workers} worker{'s' if self.workers != 1 else ''}"
+        return (f"expected time: {self.text()} ({self.n_settings} settings judged on "
+                f"{self.n_records} records × {self.n_features} features, {workers}; more "
+                "on a loaded machine)")
+
+
+def workers_of(n_jobs: int | None, n_settings: int) -> int:
+    """The worker processes stage 1 uses for ``n_jobs`` (-1: every core), at most one per
+    setting.
+
+    Examples
+    --------
+    >>> workers_of(1, 33), workers_of(4, 2)
+    (1, 2)
+    """
+    cores = os.cpu_count() or 1
+    n = cores if n_jobs is None or n_jobs < 0 else int(n_jobs)
+    return max(1, min(n, cores, max(1, n_settings)))
+
+
+def expected_seconds(n_records: int, n_features: int, n_settings: int,
+                     workers: int = 1) -> float:
+    """The expected wall seconds of a certified release (see the module's model).
+
+    Examples
+    --------
+    >>> round(expected_seconds(3000, 400, 33, workers=2))  # FSDD: 126 s measured
+    128
+    >>> expected_seconds(600, 32, 0) == START_SECONDS
+    True
+    """
+    if n_settings <= 0:
+        return START_SECONDS
+    scale = (max(n_records, 1) / 1000.0) * (max(n_features, 1) / REFERENCE_FEATURES
+                                            ) ** FEATURE_EXPONENT
+    speedup = 1.0 + PARALLEL_EFFICIENCY * (max(1, workers) - 1)
+    stage1 = n_settings * SECONDS_PER_SETTING_PER_1K * scale / speedup
+    rest = FULL_EVALUATIONS * SECONDS_PER_SETTING_PER_1K * scale
+    return START_SECONDS + stage1 + rest
+
+
+def estimate(n_records: int, n_features: int, n_settings: int,
+             n_jobs: int | None = 1) -> Estimate:
+    """The :class:`Estimate` of a release judging ``n_settings`` settings on ``n_records`` ×
+    ``n_features`` records with ``n_jobs`` workers.
+
+    Examples
+    --------
+    >>> estimate(5200, 128, 8, n_jobs=1).text()
+    'about 50 s'
+    """
+    workers = workers_of(n_jobs, n_settings)
+    seconds = expected_seconds(n_records, n_features, n_settings, workers)
+    if not math.isfinite(seconds):  # pragma: no cover - the inputs are counts
+        seconds = START_SECONDS
+    return Estimate(seconds, int(n_settings), int(n_records), int(n_features), workers)
+
+
+__all__ = ["Estimate", "estimate", "expected_seconds", "workers_of"]
