@@ -75,6 +75,7 @@ from ..metrics.results import INCONCLUSIVE, PASSING
 from ..progress import stages
 from ..report.build import build_report
 from ..table import FeatureTable
+from .judge_seed import judged_inputs, judged_statement, root_seed
 from .tradeoff import public as public_table
 from .tradeoff import stage1_only
 
@@ -375,6 +376,9 @@ class SearchResult:
     #: the trade-off table (:mod:`.tradeoff`): per level, the most useful setting meeting it
     tradeoff: list[dict[str, Any]] = field(default_factory=list)
     guarantee: Any = None  # a declared DP guarantee (covers the risks its unit covers)
+    #: what was judged (:func:`.judge_seed.judged_statement`): a fingerprint a second run
+    #: can be checked against, and where the judge's randomness came from (no seed)
+    judged: dict[str, Any] = field(default_factory=dict)
 
     @property
     def candidate(self) -> Candidate | None:
@@ -525,7 +529,7 @@ class SearchResult:
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
                 "plan": self.plan.to_dict() if self.plan is not None else None,
-                "budget_minutes": self.budget_minutes}
+                "budget_minutes": self.budget_minutes, "judged": dict(self.judged)}
 
 
 @dataclass(frozen=True)
@@ -801,8 +805,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         (:func:`judge_levels`; the choice never changes). 0: none.
     progress : callable (done, total, text), optional
     random_state : int, optional
-        Makes the search reproducible; None draws fresh entropy. Never written: the
-        evaluation seeds are derived from it one way and kept out of every result.
+        Asks for a different, reproducible evaluation. None (the default): the judge's
+        randomness is derived from the table and the options (:mod:`.judge_seed`), so the
+        same command on the same table gives the same verdict and setting — re-running does
+        not re-roll it. Never written: the evaluation seeds are derived from it one way and
+        kept out of every result (the result's ``judged`` holds a fingerprint instead).
     space : SearchSpace, optional
         Where the candidates come from (a declared DP budget, a decoupler) and how each is
         judged (``judge_as``: the rule a dask release applies).
@@ -827,8 +834,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     opts = replace(opts, selection=None, membership=True, verification=False,
                    accept_risks=check_accepted(opts.accept_risks))
     checked = check_judgeable(table, interest, sensitive, add, opts)
-    root = (int(np.random.default_rng().integers(2**31)) if random_state is None
-            else int(random_state))
+    inputs = judged_inputs(table, {
+        "interest": interest, "sensitive": sensitive, "additional": add,
+        "settings": [c.label() for c in cands], "options": opts, "min_utility": floor,
+        "tradeoff_panels": tradeoff_panels})
+    root = root_seed(inputs) if random_state is None else int(random_state)
     seed = derive_seed(root, "search/tuning split") % (2**31)
     judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
                   ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0])
@@ -836,6 +846,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,
                           min_utility=floor, guarantee=opts.guarantee)
+    result.judged = judged_statement(inputs, random_state)
     clock = Clock(budget_minutes)
     progress = stages(progress, "searching", "bioanon.search")
     steps = exhaustive_search if exhaustive else staged_search
