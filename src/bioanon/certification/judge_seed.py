@@ -73,7 +73,7 @@ def table_digest(table: Any) -> bytes:
     h = hashlib.sha256()
     X = np.ascontiguousarray(np.asarray(table.X, dtype=np.float32))
     h.update(str(X.shape).encode())
-    h.update(memoryview(X).cast("B"))
+    h.update(X.tobytes())
     h.update(json.dumps(list(table.feature_names or [])).encode())
     labels: pd.DataFrame = table.labels
     h.update(json.dumps([str(c) for c in labels.columns]).encode())
