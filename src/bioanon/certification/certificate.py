@@ -235,6 +235,8 @@ def certification_block(result: SearchResult, **judged: Any) -> dict[str, Any]:
                 "min_utility": result.min_utility,
                 "search": {"settings_evaluated": len(result.rows), "chosen": c.label(),
                            "wall_s": round(result.wall_s, 1)},
+                # what was judged: a second run of the same command can be checked against it
+                "evaluation": dict(getattr(result, "judged", {}) or {}),
                 **judged}}
 
 

@@ -211,6 +211,7 @@ class ParquetSample:
         the panel sample (no pass over the features yet)."""
         from ..evaluation.seeds import derive_seed
         from ..scale.run import declares_labels, parquet_source_name, read_head
+        from .judge_seed import labels_seed
 
         group, self.interest = judge.group, str(roles.interest)
         self.judged = list(dict.fromkeys([roles.interest, *roles.additional, roles.sensitive,
@@ -227,8 +228,9 @@ class ParquetSample:
         ps = panel_sample(labels, sensitive=group or roles.sensitive, stratify=roles.interest,
                           max_records=self.sample_records,
                           max_identities=self.sample_identities,
-                          random_state=None if seed is None else derive_seed(
-                              int(seed), "release/panel sample"))
+                          random_state=derive_seed(
+                              labels_seed(labels, roles) if seed is None else int(seed),
+                              "release/panel sample"))
         self.index, self.sizes = ps.index, ps.describe()
         sample = labels.iloc[ps.index].reset_index(drop=True)
         stand_in = FeatureTable(np.zeros((len(sample), 1), dtype=np.float32), sample, ["_"])

@@ -55,6 +55,7 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
     """Whether ``row`` meets level ``lv``'s targets (utility: CAS above chance), its risks
     re-judged, and the risks counted as accepted because the table cannot show them."""
     from ..evaluation.verdict import judge_risks
+    from .margin import has_margin
 
     raw = row.get("_risks")
     if raw is None:
@@ -68,7 +69,7 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
             shown = sorted(extra)
             risks = judge_risks(list(raw), float(target), lv, {**accept, **extra}, guarantee)
     useful = float(row["cas_ci"][0]) > float(row["interest_chance"])
-    return useful and all(r.passes for r in risks), risks, shown
+    return useful and all(r.passes for r in risks) and has_margin(risks), risks, shown
 
 
 def _recognition_ub(risks: Sequence[Any]) -> float:
