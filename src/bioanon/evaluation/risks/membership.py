@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from scipy.stats import rankdata
 
 from ...attack import registry as attackers
 from ...attack.game import Game, run_attackers
@@ -251,8 +252,6 @@ class MembershipRisk:
         """Identity level: every identity scored against each of the K releases (a member of
         K − 1, a non-member of one), pooled, with the identity as the unit of the halves and
         of the interval."""
-        from scipy.stats import rankdata
-
         n = members[0].size
         # each release's scores as their rank within it (a threshold then flags the same
         # share of identities in every release, whatever the scale a release gives)
