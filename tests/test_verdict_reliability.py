@@ -158,6 +158,8 @@ def test_the_record_level_pools_two_games():
     assert r.level == "record" and r.extras["n_games"] == 2
     assert r.extras["n_members"] == 2 * test.n_records
     assert r.value > 0.9  # a copy: every member found in both games
+    # each game's own figure is kept, and the interval covers their spread
+    assert len(r.extras["per_game"]) == 2 and min(r.extras["per_game"]) > 0.9
 
 
 # ---------------------------------------------------------------------- the margin
