@@ -545,7 +545,9 @@ def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
             report=written, plan=None if plan is None else plan.to_dict(),
             verdict=exc.confirmation,
             summary=None if exc.report is None else exc.report.summary(),
-            tradeoff=_tradeoff_json(exc.search.tradeoff), refusal=exc.refusal))
+            tradeoff=_tradeoff_json(exc.search.tradeoff),
+            refusal=None if exc.refusal is None else
+            {**exc.refusal, "line": flag_words(exc.refusal["line"])}))
     err_console.print(f"verdict: NOT certified — {flag_words(str(exc))}; {where}",
                       highlight=False, soft_wrap=True)
     raise typer.Exit(1)
