@@ -34,6 +34,7 @@ from .common import (
     app,
     cli_message,
     err_console,
+    flag_words,
     leak_warnings_silenced,
     notes_console,
     parse_weighted,
@@ -528,7 +529,7 @@ def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                           f"the panel: {', '.join(not_evaluated)}", highlight=False,
                           soft_wrap=True)
     for line in table_lines(tradeoff) if tradeoff else ():
-        err_console.print(line, highlight=False, soft_wrap=True)
+        err_console.print(flag_words(line), highlight=False, soft_wrap=True)
 
 
 def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
@@ -539,11 +540,14 @@ def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
     if as_json:
         plan = exc.search.plan
         print_json(outcome_doc(
-            "not certified", message=str(exc), setting=exc.setting, short_of=exc.short_of,
+            "not certified", message=flag_words(str(exc)), setting=exc.setting,
+            short_of=exc.short_of,
             report=written, plan=None if plan is None else plan.to_dict(),
             verdict=exc.confirmation,
             summary=None if exc.report is None else exc.report.summary(),
-            tradeoff=_tradeoff_json(exc.search.tradeoff), refusal=exc.refusal))
-    err_console.print(f"verdict: NOT certified — {exc}; {where}", highlight=False,
-                      soft_wrap=True)
+            tradeoff=_tradeoff_json(exc.search.tradeoff),
+            refusal=None if exc.refusal is None else
+            {**exc.refusal, "line": flag_words(exc.refusal["line"])}))
+    err_console.print(f"verdict: NOT certified — {flag_words(str(exc))}; {where}",
+                      highlight=False, soft_wrap=True)
     raise typer.Exit(1)
