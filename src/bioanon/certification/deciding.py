@@ -123,6 +123,27 @@ def _utility(split: str, setting: str | None, cas: float, ci: Sequence[float], c
             "risks": [dict(x) for x in risks]}
 
 
+def _margin(row: Mapping[str, Any], risks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The deciding object when every risk met its target on the tuning split but without
+    the margin the choice needs (:mod:`.margin`): the least certain risk decides."""
+    from .margin import CONFIRM_PROBABILITY
+
+    name = str(row["short_of_margin"][0])
+    r = next((x for x in risks if x.get("name") == name), {})
+    p = _num(row.get("pass_probability"))
+    text = (f"decided by {SPLITS['tuning']}: {row['setting']} met {name} ({_risk_text(r)}) "
+            f"without margin: the chance that a fresh evaluation passes is {p:.2f} < "
+            f"{CONFIRM_PROBABILITY:g}")
+    return {"split": "tuning", "split_label": SPLITS["tuning"], "setting": row["setting"],
+            "name": name, "risk": r.get("risk"), "level": r.get("level"),
+            "statistic": r.get("statistic"), "value": _num(r.get("value")),
+            "ci": [_num(x) for x in (r.get("ci") or [math.nan, math.nan])],
+            "target": _num(r.get("target")),
+            "judged": f"probability ≥ {CONFIRM_PROBABILITY:g} that a fresh evaluation passes",
+            "attacker": r.get("attacker"), "status": "no margin", "pass_probability": p,
+            "text": text, "risks": [dict(x) for x in risks]}
+
+
 def deciding(result: Any) -> dict[str, Any] | None:
     """What decided a refused search (a :class:`~.search.SearchResult`), as data: ``split``
     (``tuning`` or ``confirmation``) and ``split_label``, ``setting``, ``name`` (the risk as
@@ -164,6 +185,8 @@ def deciding(result: Any) -> dict[str, Any] | None:
         out = _utility("tuning", row["setting"], _num(row["cas"]), row.get("cas_ci") or [],
                        _num(row["clear"]), row.get("interest_chance"), result.min_utility,
                        risks)
+    if out is None and row.get("short_of_margin"):
+        out = _margin(row, risks)
     if out is None:  # useful, every judged risk met: recognition was never judged
         out = {"split": "tuning", "split_label": SPLITS["tuning"], "setting": row["setting"],
                "name": "record-recognition", "risk": "recognition", "level": "record",
