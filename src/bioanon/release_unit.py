@@ -305,8 +305,8 @@ class _Staged:
     report: Path | None
     manifest: Path
     journal: Path
-    #: the identities of the staged table and report (:func:`~.release_journal.identity`)
-    identities: dict[str, Any]
+    #: the SHA-256 of the table file (None for a folder), recorded with its identity
+    digest: str | None
 
 
 def _stage(out: Path, table: TableWriter, manifest: Mapping[str, Any],
@@ -328,19 +328,19 @@ def _stage(out: Path, table: TableWriter, manifest: Mapping[str, Any],
         "name": rep.name, "sha256": _report_digests(rep_tmp)}
     man_tmp = new_temp_path(manifest_path(out))
     man_tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    identities = {"table": identity(table_tmp, None if table_is_dir else digest),
-                  "report": None if rep_tmp is None else identity(rep_tmp)}
     return _Staged(table_tmp, rep_tmp, man_tmp, new_temp_path(journal_path(out), ".json"),
-                   identities)
+                   None if table_is_dir else digest)
 
 
 def _switch(out: Path, staged: _Staged) -> None:
-    """Switch the staged unit into place under the journal; the manifest's rename commits."""
+    """Switch the staged unit into place under the journal; the manifest's rename commits.
+    The journal names what is staged and what is there by their identities, taken now."""
     man, rep, journal = manifest_path(out), report_path(out), journal_path(out)
     with signals_deferred(), _rolled_back_on_error(out):
         staged.journal.write_text(json.dumps({
             "version": VERSION, **writer(), "manifest_sha256": file_sha256(staged.manifest),
-            "staged": staged.identities,
+            "staged": {"table": identity(staged.table, staged.digest),
+                       "report": None if staged.report is None else identity(staged.report)},
             "previous": {"table": identity(out), "report": identity(rep)}}), encoding="utf-8")
         os.replace(staged.journal, journal)
         _step("journal-written")
