@@ -373,3 +373,44 @@ def test_a_left_over_aside_of_a_dead_run_is_removed_read_only_or_not(tmp_path, n
     _write(out, "v1")
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "rel.csv", "rel.csv.manifest.json", "rel.csv.report"]
+
+
+def test_a_read_only_aside_is_removed_by_its_owner_not_root(tmp_path):
+    """The permissions that stop a plain user's removal (root ignores them): the next run of
+    the aside's owner opens the read-only folders and removes it. As root, the run is a child
+    that becomes ``nobody`` over a folder it owns."""
+    import pwd
+    import tempfile
+
+    uid = os.geteuid()
+    if uid == 0:
+        try:
+            uid = pwd.getpwnam("nobody").pw_uid
+        except KeyError:
+            pytest.skip("no unprivileged user to run as")
+    base = Path(tempfile.mkdtemp(prefix="bioanon-ro-"))
+    try:
+        os.chmod(base, 0o777)
+        out = base / "rel.csv"
+        aside = base / f".{out.name}.refused-report.{_dead_pid()}.0a1b2c3d.tmp-old"
+        (aside / "inner").mkdir(parents=True)
+        (aside / "inner" / "report.json").write_text("{}")
+        if os.geteuid() == 0:
+            for p in (aside / "inner" / "report.json", aside / "inner", aside):
+                os.chown(p, uid, -1)
+        os.chmod(aside / "inner", 0o555)
+        os.chmod(aside, 0o555)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                if os.geteuid() == 0:
+                    os.setuid(uid)
+                remove_stale_temporaries(refused_report_path(out))
+                code = 0 if not aside.exists() else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

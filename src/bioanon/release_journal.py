@@ -36,7 +36,6 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import stat
@@ -46,6 +45,11 @@ from typing import Any
 
 from .errors import BioanonError
 from .io import aside_name, file_sha256, remove_tree, signals_deferred
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: recoveries are not serialized
+    fcntl = None  # type: ignore[assignment]
 
 #: the journal's format (a journal of another format records no identities: not acted on)
 VERSION = 2
@@ -203,11 +207,13 @@ def _drop(prev: Path, kept: Any) -> list[Action]:
 
 def remove_path(path: Path) -> None:
     """Remove a file or a folder (a folder is moved aside first, so that it disappears from
-    its name at once)."""
+    its name at once; an aside that cannot be removed is left to the next run, as a
+    temporary of a process that no longer runs)."""
     if os.path.isdir(path) and not os.path.islink(path):
         aside = aside_name(path)
         os.replace(path, aside)
-        remove_tree(aside)
+        with contextlib.suppress(OSError):
+            remove_tree(aside)
     elif exists(path):
         path.unlink()
 
@@ -311,7 +317,7 @@ def recover(path: str | os.PathLike, *, act: bool = True) -> str | None:
     if fd is None:
         return None
     try:
-        if act:
+        if act and fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # one recovery at a time
             now = identity(journal_path(out))
             st = os.fstat(fd)

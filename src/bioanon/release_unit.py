@@ -225,10 +225,16 @@ def _keep_previous(path: Path) -> None:
     os.replace(path, prev)
 
 
-def _drop_previous(path: Path) -> None:
+def _drop_previous(path: Path) -> bool:
+    """Remove the previous of ``path`` once the new unit is committed; False when it could
+    not be removed (a later run removes it: the commit stands)."""
     prev = previous_path(path)
-    if exists(prev):
-        remove_path(prev)
+    try:
+        if exists(prev):
+            remove_path(prev)
+    except OSError:
+        return False
+    return True
 
 
 def _remove_refused_report(out: Path) -> None:
@@ -276,7 +282,8 @@ def write_unit(path: str | os.PathLike, *, table: TableWriter | None,
     if recover(out) == "running":
         raise BioanonError(running_line(out, "write it again"))
     check_unit_paths(out)
-    for target in (out, man, rep, refused_report_path(out), journal_path(out)):
+    for target in (out, man, rep, refused_report_path(out), journal_path(out),
+                   previous_path(out), previous_path(rep)):
         remove_stale_temporaries(target)
     if table is None:
         assert report is not None
@@ -358,10 +365,10 @@ def _switch(out: Path, staged: _Staged) -> None:
         os.replace(staged.manifest, man)  # 3. the commit: the new manifest over the old one
         COMMITTED.append(out)
         _step("manifest-written")
-        for target in (out, rep):
-            _drop_previous(target)
+        dropped = [_drop_previous(target) for target in (out, rep)]
         _step("previous-removed")
-        journal.unlink()
+        if all(dropped):  # else the journal stays: the next run removes what is left
+            journal.unlink()
         _remove_refused_report(out)  # an earlier refusal's report: superseded
 
 
