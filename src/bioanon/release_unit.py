@@ -293,8 +293,9 @@ def write_unit(path: str | os.PathLike, *, table: TableWriter | None,
         written = _write_report_alone(rep, out, report)
         _remove_refused_report(out)  # an earlier refusal's report: superseded
         return UnitPaths(None, None, written)
+    assert manifest is not None  # filled by the table's writer on the streamed path: not copied
     try:
-        staged = _stage(out, table, manifest or {}, report, table_is_dir)
+        staged = _stage(out, table, manifest, report, table_is_dir)
         _step("staged")
         check_unit_paths(out)  # again: nothing at the output changed while staging
         _switch(out, staged)
