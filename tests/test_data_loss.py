@@ -414,3 +414,55 @@ def test_a_read_only_aside_is_removed_by_its_owner_not_root(tmp_path):
         assert os.waitstatus_to_exitcode(status) == 0
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _write_folder(out: Path, version: str) -> None:
+    """A unit whose table is a folder of parts (the dask path)."""
+    def table(tmp: Path) -> None:
+        (tmp / "part.0.parquet").write_text(f"{version} part")
+
+    write_unit(out, table=table, manifest={"version": version},
+               report=lambda d: (d / "report.json").write_text(version), table_is_dir=True)
+
+
+def test_a_folder_table_is_put_back_only_over_the_folder_the_writer_staged(tmp_path):
+    out = tmp_path / "rel"
+    _write_folder(out, "v1")
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            ru._step_hook = lambda name: os._exit(0) if name == "table-replaced" else None
+            _write_folder(out, "v2")
+        finally:
+            os._exit(1)
+    os.waitpid(pid, 0)
+    staged = out.stat().st_ino
+    assert (out / "part.0.parquet").read_text() == "v2 part"
+    # a folder of the user's in its place: nothing changed
+    os.rename(out, tmp_path / "staged")
+    out.mkdir()
+    (out / "mine.txt").write_text("my own")
+    before = _files(tmp_path)
+    with pytest.raises(BioanonError, match="is not what that write left there"):
+        _write_folder(out, "v3")
+    assert _files(tmp_path) == before
+    # the staged folder back: proven, the previous is put back
+    (out / "mine.txt").unlink()
+    out.rmdir()
+    os.rename(tmp_path / "staged", out)
+    assert out.stat().st_ino == staged
+    assert settle(out) == "previous"
+    assert (out / "part.0.parquet").read_text() == "v1 part" and verify_release(out)
+
+
+def test_the_dask_front_door_checks_the_refused_report_before_work(src, tmp_path):
+    pytest.importorskip("distributed")
+    from bioanon.certification.parquet import certify_parquet
+    from bioanon.release import Roles
+
+    out = tmp_path / "rel"
+    refused_report_path(out).write_text("my notes")
+    with pytest.raises(BioanonError, match="remove it or choose another output"):
+        certify_parquet(src, out, Roles(sensitive="identity", interest="expression",
+                                        identifying=["gender", "environment"]))
+    assert refused_report_path(out).read_text() == "my notes" and not out.exists()
