@@ -258,14 +258,18 @@ def _refuse_unused(path: str, dask: bool, scheduler: str | None) -> None:
 
 
 def _check_outputs(input: Path, output: Path, bucketed: bool, public_data: Path | None) -> None:
-    """Every output checked before any work (never an input, never the public data)."""
+    """Every output checked before any work (never an input, never the public data, never a
+    file, link or folder of the user's that the unit would replace: OUTPUT.report,
+    OUTPUT.refused-report)."""
     from ..certification import REPORT_FILES, report_dir
+    from ..release_unit import check_unit_paths
 
     if not bucketed:
         format_of(output)
         check_output_file(output, [input])
     check_output_file(manifest_path(output), [input])
     check_output_dir(report_dir(output), [input], REPORT_FILES)
+    check_unit_paths(output)  # the reports' folders, the journal: nothing of the user's lost
     if public_data is not None:  # never written over
         for out_path in ([] if bucketed else [output]) + [manifest_path(output)]:
             check_output_file(out_path, [public_data])
