@@ -4,7 +4,7 @@ INPUT holds the records given to the release process (the members), HOLDOUT reco
 population that were not (the non-members, and the clear test set of utility), RELEASED the
 file judged. Every table is read the same way (:meth:`bioanon.table.FeatureTable.read`, any
 format bioanon reads); a label column the file stores as numbers is taken as a label when it
-is named (``--interest``, ``--sensitive``, ``--label``), and label values are compared as text
+is named (the interest, the sensitive column, the kept labels), and label values are compared as text
 (an integral number ``3.0`` reads as ``3``), so a release written by another tool matches
 INPUT's labels. Features are matched by name.
 
@@ -148,7 +148,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     kept = list(dict.fromkeys([interest, *labels]))
     if sensitive in kept:
         raise BioanonError(f"the sensitive column '{sensitive}' cannot be a kept label "
-                           "(--label); drop it from the labels")
+                           "; drop it from the kept labels")
     for what, t in (("INPUT", members), ("HOLDOUT", holdout)):
         for c in [interest, sensitive, *kept]:
             if c not in t.labels.columns:
@@ -157,7 +157,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     for c in kept:
         if c not in released.labels.columns:
             raise BioanonError(f"RELEASED lacks the label '{c}'; judge only the labels the "
-                               "release carries (drop it from --label), or pass the release "
+                               "release carries (drop it from the kept labels), or pass the release "
                                "with that column")
     f_in, f_ho = list(members.feature_names or []), list(holdout.feature_names or [])
     if set(f_in) != set(f_ho):

@@ -24,6 +24,9 @@ from ..metrics.advantage import Z95, Z_PASS, smallest_showable
 from ..plan import MIN_IDENTITIES, Plan, PlanRow, _fixed, _row
 from .inputs import AuditTables, HoldoutSplit
 
+#: fewest HOLDOUT records (of two sensitive values or more) recognition is measured on
+MIN_PROBES = 10
+
 
 def _capped(n: int, cap: int | None) -> int:
     return n if cap is None else min(n, int(cap))
@@ -31,9 +34,12 @@ def _capped(n: int, cap: int | None) -> int:
 
 def identity_sides(tables: AuditTables, split: HoldoutSplit) -> tuple[np.ndarray, np.ndarray]:
     """The member people (INPUT's) and the non-member people (HOLDOUT candidates' absent
-    from INPUT)."""
+    from INPUT; none when HOLDOUT was split by record: their other records would then be in
+    the attacker's reference, and members' people would not be alike)."""
     s = tables.sensitive
     mem = np.unique(tables.members.labels[s].to_numpy(str))
+    if split.by != "identity":  # their other records are in the reference: not alike
+        return mem, np.zeros(0, str)
     cand = np.unique(tables.holdout.labels[s].to_numpy(str)[split.candidates])
     return mem, cand[~np.isin(cand, mem)]
 
@@ -65,16 +71,19 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit, level: Level,
     common: dict[str, Any] = {"guarantee": None, "accept": {}, "n_rec": n_rec, "n_id": n_id,
                               "guarantee_applies": False}
     probes = recognition_probes(tables)
-    if probes.size:
-        y = tables.holdout.labels[tables.sensitive].to_numpy(str)[probes]
-        p = float(np.unique(y, return_counts=True)[1].max() / y.size)
+    y = tables.holdout.labels[tables.sensitive].to_numpy(str)[probes]
+    counts = np.unique(y, return_counts=True)[1]
+    if probes.size >= MIN_PROBES and counts.size >= 2:
+        p = float(counts.max() / y.size)
         small = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / probes.size)
         rows.append(_row("recognition", "record", target_recognition, small,
                          int(probes.size), 0, "records", **common))
     else:
         why = (f"RELEASED carries no '{tables.sensitive}' column: no recognizer can be "
                "trained on it" if not tables.released_has_sensitive else
-               f"no HOLDOUT record has a '{tables.sensitive}' value the release carries")
+               f"{probes.size} HOLDOUT records of {counts.size} '{tables.sensitive}' values "
+               f"the release carries (recognition needs {MIN_PROBES} or more, of 2 values "
+               "or more)")
         rows.append(_fixed("recognition", "record", target_recognition, why, {}))
     rows.append(_row("membership", "record", level.record, smallest_showable(n1, n0), n1, n0,
                      "records", **common))
@@ -89,8 +98,8 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit, level: Level,
         rows.append(_fixed("membership", "identity", level.identity,
                            f"{mem_ids.size} people in INPUT and {non_ids.size} HOLDOUT "
                            f"candidates' people absent from INPUT; who is in the release "
-                           f"needs {MIN_IDENTITIES} or more on each side (a HOLDOUT of "
-                           "other people)", {}))
+                           f"needs {MIN_IDENTITIES} or more on each side (a HOLDOUT whose "
+                           "records are mostly of other people)", {}))
     plan = Plan(level, tuple(rows), n_rec, n_id)
     if all(not math.isfinite(r.smallest) or r.smallest >= 1.0 for r in plan.rows):
         raise BioanonError(

@@ -31,7 +31,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 from .inputs import read_table
 
-#: seconds one run of a ``--reproduce`` command may take
+#: seconds one run of a reproduce command may take
 TIMEOUT = 600
 
 

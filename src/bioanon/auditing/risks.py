@@ -42,11 +42,27 @@ from ..metrics.scores import wilson_interval
 from ..release import JOIN_FACTOR, join_rate
 from ..table import FeatureTable
 from .inputs import AuditTables, HoldoutSplit
-from .plan import identity_sides, recognition_probes
+from .plan import MIN_PROBES, identity_sides, recognition_probes
 
 #: candidates per side the membership and inference attackers score at most (stratified by
 #: the sensitive column; the same records for every attacker)
 MAX_CANDIDATES = 2000
+
+
+def reference_records(tables: AuditTables, split: HoldoutSplit) -> FeatureTable:
+    """The attacker's reference population: HOLDOUT's reference half; split by identity,
+    without INPUT's people (so that neither side's people are in it: a member whose person
+    sits in the reference would look less like a member to a density attacker, a bias the
+    non-members, whole people on the other side, never get). Split by record, every person
+    is on both sides alike."""
+    ref = split.reference
+    if split.by == "identity":
+        s = tables.sensitive
+        ids = tables.holdout.labels[s].to_numpy(str)[ref]
+        other = ~np.isin(ids, tables.members.labels[s].to_numpy(str))
+        if other.sum() >= 2:
+            ref = ref[other]
+    return tables.holdout.subset(ref)
 
 
 @dataclass
@@ -63,7 +79,7 @@ class AuditGame:
 
     def __post_init__(self) -> None:
         t = self.tables
-        self.reference = t.holdout.subset(self.split.reference)
+        self.reference = reference_records(t, self.split)
         self.nonmembers = t.holdout.subset(self.split.candidates)
         s = t.sensitive
         mem = capped_rows(t.members.labels[s].to_numpy(str), self.max_candidates, self.seed,
@@ -155,11 +171,13 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
     t = g.tables
     s = t.sensitive
     probes = recognition_probes(t)
-    if probes.size < 2:
+    y_all = t.holdout.labels[s].to_numpy(str)[probes]
+    if probes.size < MIN_PROBES or np.unique(y_all).size < 2:
         why = (f"RELEASED carries no '{s}' column: no recognizer can be trained on released "
                f"records labelled with it (the risk cannot be measured on this release)"
                if not t.released_has_sensitive else
-               f"no HOLDOUT record has a '{s}' value the release carries")
+               f"too few HOLDOUT records ({probes.size}) of the '{s}' values the release "
+               f"carries (recognition needs {MIN_PROBES} or more, of 2 values or more)")
         return not_covered("recognition", "record", "advantage", target, why), {}
     P = t.holdout.subset(probes)
     y = P.labels[s].to_numpy(str)

@@ -59,7 +59,7 @@ THREAT_MODEL = (
     "The attacker holds the release, clear records of the people it asks about (a member's "
     "own records, as given to the release process; a non-member's held-out records) and a "
     "clear reference population of the same kind (HOLDOUT's other half). It knows the "
-    "features' names and, with --reproduce, the release process itself (it can re-run it). "
+    "features' names and, when a way to re-run it is given, the release process itself (it can re-run it). "
     "It does not know which records were given to the process.")
 
 
@@ -187,8 +187,8 @@ class AuditJob:
             "recognition": "forest, linear SVM and k-NN trained on RELEASED (cross-fitted "
                            "choice)",
             "not_run": [] if shadow else [
-                "shadow model (needs --reproduce: the release process re-run on reference "
-                "records, to learn which attackers separate its members)",
+                "shadow model (needs a way to re-run the release process, reproduce: it "
+                "releases reference records to learn which attackers separate its members)",
                 "the method's declared release model (a release made elsewhere declares "
                 "none: the model-aware attacker fits the generic Gaussian families)"],
             "reproduce": "shadow releases of reference records by the given process; a "
