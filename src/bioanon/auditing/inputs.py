@@ -4,8 +4,8 @@ INPUT holds the records given to the release process (the members), HOLDOUT reco
 population that were not (the non-members, and the clear test set of utility), RELEASED the
 file judged. Every table is read the same way (:meth:`bioanon.table.FeatureTable.read`, any
 format bioanon reads); a label column the file stores as numbers is taken as a label when it
-is named (the interest, the sensitive column, the kept labels), and label values are compared as text
-(an integral number ``3.0`` reads as ``3``), so a release written by another tool matches
+is named (the interest, the sensitive column, the kept labels), and label values are compared
+as text (an integral number ``3.0`` reads as ``3``), so a release written by another tool matches
 INPUT's labels. Features are matched by name.
 
 Bad input is refused in one line (:class:`~bioanon.errors.BioanonError`): HOLDOUT rows that
@@ -157,8 +157,8 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     for c in kept:
         if c not in released.labels.columns:
             raise BioanonError(f"RELEASED lacks the label '{c}'; judge only the labels the "
-                               "release carries (drop it from the kept labels), or pass the release "
-                               "with that column")
+                               "release carries (drop it from the kept labels), or pass the "
+                               "release with that column")
     f_in, f_ho = list(members.feature_names or []), list(holdout.feature_names or [])
     if set(f_in) != set(f_ho):
         only = sorted(set(f_in) ^ set(f_ho))[:3]

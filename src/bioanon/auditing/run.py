@@ -59,7 +59,7 @@ THREAT_MODEL = (
     "The attacker holds the release, clear records of the people it asks about (a member's "
     "own records, as given to the release process; a non-member's held-out records) and a "
     "clear reference population of the same kind (HOLDOUT's other half). It knows the "
-    "features' names and, when a way to re-run it is given, the release process itself (it can re-run it). "
+    "features' names and, when a way to re-run it is given, the release process itself. "
     "It does not know which records were given to the process.")
 
 
