@@ -255,5 +255,48 @@ def table_of(source: Any) -> str:
     return os.path.basename(os.fspath(source).rstrip("/" + os.sep)) or "a table"
 
 
-__all__ = ["AuditTables", "HoldoutSplit", "check_tables", "read_table", "row_hashes",
-           "split_holdout", "table_of"]
+
+
+def _per_person(ids: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted rows keeping at most ``k`` records of each person (drawn at random)."""
+    _, codes = np.unique(ids, return_inverse=True)
+    order = rng.permutation(ids.size)
+    order = order[np.argsort(codes[order], kind="stable")]
+    sc = codes[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sc)) + 1]
+    counts = np.diff(np.r_[starts, sc.size])
+    rank = np.arange(sc.size) - np.repeat(starts, counts)
+    return np.sort(order[rank < k])
+
+
+def candidate_rows(tables: AuditTables, split: HoldoutSplit, rng: np.random.Generator
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of INPUT (members) and of HOLDOUT (non-members) the attackers score, before the
+    ``max_candidates`` cap, from the labels alone.
+
+    Split by record (a closed set), every INPUT record against HOLDOUT's candidate half:
+    each person's records sit on both sides alike. Split by identity (an open set), INPUT's
+    records against the candidate half's records of people absent from INPUT, with as many
+    records per person on both sides (the median of either side, the smaller): a person's
+    other records among the candidates change what a nearest-neighbour attacker reads
+    (the calibrated score compares a candidate with its nearest other candidate), so the two
+    sides must hold people alike.
+    """
+    s = tables.sensitive
+    m_ids = tables.members.labels[s].to_numpy(str)
+    n_ids = tables.holdout.labels[s].to_numpy(str)[split.candidates]
+    if split.by != "identity":
+        return np.arange(m_ids.size), split.candidates
+    new = ~np.isin(n_ids, m_ids)
+    if new.sum() < 2:
+        return np.arange(m_ids.size), split.candidates
+    n_ids = n_ids[new]
+    k = int(min(np.median(np.unique(m_ids, return_counts=True)[1]),
+                np.median(np.unique(n_ids, return_counts=True)[1])))
+    mem = _per_person(m_ids, max(k, 1), rng)
+    non = split.candidates[new][_per_person(n_ids, max(k, 1), rng)]
+    return mem, non
+
+
+__all__ = ["AuditTables", "HoldoutSplit", "candidate_rows", "check_tables", "read_table",
+           "row_hashes", "split_holdout", "table_of"]

@@ -1,8 +1,8 @@
 """The audit's plan: from the sizes alone, which risks this audit can show at the level.
 
 The same rows and words as ``release``'s plan (:mod:`bioanon.plan`), counted the audit's way:
-record membership and inference on members compare INPUT's records (members, at most
-``max_candidates``) with HOLDOUT's non-member candidates (:func:`~.inputs.split_holdout`);
+record membership and inference on members compare INPUT's records (members) with HOLDOUT's
+non-member candidates (:func:`~.inputs.candidate_rows`, at most ``max_candidates`` a side);
 identity membership compares INPUT's people with the people of HOLDOUT's candidates who are
 absent from INPUT (20 or more on each side); recognition counts the HOLDOUT records whose
 sensitive value the release carries (the probes of a recognizer trained on the release). The
@@ -53,7 +53,8 @@ def recognition_probes(tables: AuditTables) -> np.ndarray:
     return np.flatnonzero(np.isin(tables.holdout.labels[s].to_numpy(str), known))
 
 
-def audit_plan(tables: AuditTables, split: HoldoutSplit, level: Level,
+def audit_plan(tables: AuditTables, split: HoldoutSplit,
+               candidates: tuple[np.ndarray, np.ndarray], level: Level,
                target_recognition: float, max_candidates: int | None) -> Plan:
     """The plan of one audit (see the module's text).
 
@@ -62,8 +63,8 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit, level: Level,
     BioanonError
         When the sizes can show nothing at all (no risk can rule out any advantage below 1).
     """
-    n1 = _capped(tables.members.n_records, max_candidates)
-    n0 = _capped(int(split.candidates.size), max_candidates)
+    n1 = _capped(int(candidates[0].size), max_candidates)
+    n0 = _capped(int(candidates[1].size), max_candidates)
     rows: list[PlanRow] = []
     n_rec = tables.members.n_records + tables.holdout.n_records
     n_id = int(np.unique(np.r_[tables.members.labels[tables.sensitive].to_numpy(str),
@@ -103,8 +104,8 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit, level: Level,
     plan = Plan(level, tuple(rows), n_rec, n_id)
     if all(not math.isfinite(r.smallest) or r.smallest >= 1.0 for r in plan.rows):
         raise BioanonError(
-            f"the sizes are too small to show anything: {tables.members.n_records} INPUT "
-            f"records against {split.candidates.size} HOLDOUT non-member candidates can rule "
+            f"the sizes are too small to show anything: {n1} INPUT records against {n0} "
+            "HOLDOUT non-member candidates can rule "
             "out no advantage below 1; pass more records (a few hundred on each side)")
     return plan
 

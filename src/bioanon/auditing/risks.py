@@ -71,6 +71,8 @@ class AuditGame:
 
     tables: AuditTables
     split: HoldoutSplit
+    #: INPUT's and HOLDOUT's candidate rows (:func:`~.inputs.candidate_rows`)
+    rows: tuple[np.ndarray, np.ndarray]
     level: Level
     seed: int
     method: Any = None
@@ -80,14 +82,14 @@ class AuditGame:
     def __post_init__(self) -> None:
         t = self.tables
         self.reference = reference_records(t, self.split)
-        self.nonmembers = t.holdout.subset(self.split.candidates)
+        members, nonmembers = t.members.subset(self.rows[0]), t.holdout.subset(self.rows[1])
         s = t.sensitive
-        mem = capped_rows(t.members.labels[s].to_numpy(str), self.max_candidates, self.seed,
+        mem = capped_rows(members.labels[s].to_numpy(str), self.max_candidates, self.seed,
                           "audit/members")
-        non = capped_rows(self.nonmembers.labels[s].to_numpy(str), self.max_candidates,
+        non = capped_rows(nonmembers.labels[s].to_numpy(str), self.max_candidates,
                           self.seed, "audit/non-members")
-        self.mem = t.members if mem is None else t.members.subset(mem)
-        self.non = self.nonmembers if non is None else self.nonmembers.subset(non)
+        self.mem = members if mem is None else members.subset(mem)
+        self.non = nonmembers if non is None else nonmembers.subset(non)
         #: the evaluators' shared context: the reference as the "training split" (the
         #: attacker's population), INPUT as the records behind the release
         self.ctx = RiskContext(self.reference, t.members, t.released.X, self.method,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BioanonError
+from ..evaluation.seeds import derive_seed
 from ..levels import Level, resolve_level
 from ..metrics.results import RiskResult
 from ..plan import Plan
@@ -24,6 +25,7 @@ from .inputs import (
     AuditTables,
     HoldoutSplit,
     Source,
+    candidate_rows,
     check_tables,
     read_table,
     row_hashes,
@@ -200,7 +202,13 @@ class AuditJob:
                 "sensitive": t.sensitive, "kept_labels": list(t.kept),
                 "holdout_split": self.split.words(t.sensitive),
                 "n_reference": int(self.split.reference.size),
-                "n_nonmember_candidates": int(self.split.candidates.size),
+                "n_member_candidates": int(g.mem.n_records),
+                "n_nonmember_candidates": int(g.non.n_records),
+                "candidates": "INPUT's records against HOLDOUT's candidate half"
+                              if self.split.by != "identity" else
+                              "INPUT's records against the records of HOLDOUT's candidate "
+                              "people absent from INPUT, as many records per person on both "
+                              "sides; the reference holds none of INPUT's people",
                 "max_candidates": g.max_candidates,
                 "seed": "given (not written)" if self.seed_given else
                         "derived from the tables (a keyed digest: re-running gives the same "
@@ -239,14 +247,16 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
     split = split_holdout(tabs.members.labels[sensitive].to_numpy(str),
                           tabs.holdout.labels[sensitive].to_numpy(str),
                           np.random.default_rng(seed))
-    plan = audit_plan(tabs, split, lv, target_recognition, max_candidates)
+    rows = candidate_rows(tabs, split, np.random.default_rng(derive_seed(seed, "audit/rows")
+                                                              % (2**31)))
+    plan = audit_plan(tabs, split, rows, lv, target_recognition, max_candidates)
     method = None
     if reproduce is not None:
         method = ReproducedMethod(command=reproduce if isinstance(reproduce, str) else None,
                                   function=None if isinstance(reproduce, str) else reproduce,
                                   features=list(tabs.features),
                                   labels=[*tabs.kept, sensitive])
-    game = AuditGame(tabs, split, lv, seed, method, max_candidates)
+    game = AuditGame(tabs, split, rows, lv, seed, method, max_candidates)
     sources = {"input": table_of(input), "released": table_of(released),
                "holdout": table_of(control)}
     return AuditJob(tabs, split, plan, game, sources, target_recognition,
