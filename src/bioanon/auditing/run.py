@@ -257,6 +257,9 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
                                   features=list(tabs.features),
                                   labels=[*tabs.kept, sensitive])
     game = AuditGame(tabs, split, rows, lv, seed, method, max_candidates)
+    if method is not None:  # tried once on a few reference records, before any attack
+        method.fit_transform(game.reference.subset(np.arange(min(50,
+                                                                 game.reference.n_records))))
     sources = {"input": table_of(input), "released": table_of(released),
                "holdout": table_of(control)}
     return AuditJob(tabs, split, plan, game, sources, target_recognition,
