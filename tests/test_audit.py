@@ -269,3 +269,21 @@ def test_labels_stored_as_numbers_match_text_labels(closed, tmp_path):
     frame.to_csv(tmp_path / "rel.csv", index=False)
     res = bioanon.audit(numeric(m), tmp_path / "rel.csv", numeric(h), **ROLES, random_state=0)
     assert res.findings["copied_rows"] == m.n_records
+
+
+def test_a_risk_the_sizes_cannot_show_can_be_accepted_by_name(closed):
+    """Closed set: identity membership cannot be measured; accepted with a reason, the rest
+    met, the verdict is met (the CLI's --accept-risk / --reason reach the same)."""
+    m, h, aux = closed
+    rel = class_gaussian(aux, m, 2)
+    rel.labels["identity"] = np.random.default_rng(1).permutation(
+        m.labels["identity"].to_numpy())
+    res = bioanon.audit(m, rel, h, **ROLES, level=0.5, random_state=0)
+    assert res.verdict.per_risk["identity-membership"] == "not showable at this size"
+    assert res.verdict.status == "not showable at this size"
+    res = bioanon.audit(m, rel, h, **ROLES, level=0.5, random_state=0,
+                        accept_risks={"identity-membership": "every person is in INPUT"})
+    assert res.verdict.per_risk["identity-membership"] == "accepted"
+    assert res.verdict.status == "met", res.verdict.per_risk
+    with pytest.raises(BioanonError, match="unknown risk"):
+        bioanon.audit(m, rel, h, **ROLES, accept_risks={"identity-nothing": "x"})

@@ -103,6 +103,10 @@ def audit_cases() -> list[Case]:
     add("seed-out-of-range", lambda d: au(d, "--seed", "-1", "--json"), "out of range")
     add("quiet-bad-input", lambda d: ["-q", *au(d, "--label", "gender", "--no-quiet")],
         "lacks the label")
+    add("accept-unknown-risk", lambda d: au(d, "--accept-risk", "record-nothing", "--reason",
+                                            "x"), "cannot accept unknown risk")
+    add("accept-without-reason", lambda d: au(d, "--accept-risk", "identity-membership"),
+        "--reason")
     add("verbose-bad-input", lambda d: [*au(d, "--level", "0", "--no-verbose"), "-v"])
     return c
 

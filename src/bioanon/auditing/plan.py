@@ -14,6 +14,7 @@ Nothing here reads a feature value: it runs before any attack, in milliseconds.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,8 @@ def recognition_probes(tables: AuditTables) -> np.ndarray:
 
 def audit_plan(tables: AuditTables, split: HoldoutSplit,
                candidates: tuple[np.ndarray, np.ndarray], level: Level,
-               target_recognition: float, max_candidates: int | None) -> Plan:
+               target_recognition: float, max_candidates: int | None,
+               accept: Mapping[str, str] | None = None) -> Plan:
     """The plan of one audit (see the module's text).
 
     Raises
@@ -69,7 +71,8 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
     n_rec = tables.members.n_records + tables.holdout.n_records
     n_id = int(np.unique(np.r_[tables.members.labels[tables.sensitive].to_numpy(str),
                                tables.holdout.labels[tables.sensitive].to_numpy(str)]).size)
-    common: dict[str, Any] = {"guarantee": None, "accept": {}, "n_rec": n_rec, "n_id": n_id,
+    acc = dict(accept or {})
+    common: dict[str, Any] = {"guarantee": None, "accept": acc, "n_rec": n_rec, "n_id": n_id,
                               "guarantee_applies": False}
     probes = recognition_probes(tables)
     y = tables.holdout.labels[tables.sensitive].to_numpy(str)[probes]
@@ -85,7 +88,7 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
                f"{probes.size} HOLDOUT records of {counts.size} '{tables.sensitive}' values "
                f"the release carries (recognition needs {MIN_PROBES} or more, of 2 values "
                "or more)")
-        rows.append(_fixed("recognition", "record", target_recognition, why, {}))
+        rows.append(_fixed("recognition", "record", target_recognition, why, acc))
     rows.append(_row("membership", "record", level.record, smallest_showable(n1, n0), n1, n0,
                      "records", **common))
     rows.append(_row("inference", "record", level.record, smallest_showable(n1, n0), n1, n0,
@@ -100,7 +103,7 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
                            f"{mem_ids.size} people in INPUT and {non_ids.size} HOLDOUT "
                            f"candidates' people absent from INPUT; who is in the release "
                            f"needs {MIN_IDENTITIES} or more on each side (a HOLDOUT whose "
-                           "records are mostly of other people)", {}))
+                           "records are mostly of other people)", acc))
     plan = Plan(level, tuple(rows), n_rec, n_id)
     if all(not math.isfinite(r.smallest) or r.smallest >= 1.0 for r in plan.rows):
         raise BioanonError(

@@ -247,9 +247,12 @@ def utility(g: AuditGame, model: str = "forest") -> dict[str, Any]:
 
 
 def verdict_status(r: RiskResult) -> str:
-    """A risk's status in the audit's verdict words: met / not met / not showable."""
+    """A risk's status in the audit's verdict words: met / not met / not showable /
+    accepted (by name, its estimate within the target)."""
     if r.status == INCONCLUSIVE:
         return "not showable at this size"
+    if r.status == "accepted":
+        return "accepted"
     return "met" if r.passes else "not met"
 
 

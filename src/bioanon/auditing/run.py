@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import BioanonError
+from ..evaluation.risks.registry import apply_accepted, check_accepted
 from ..evaluation.seeds import derive_seed
 from ..levels import Level, resolve_level
 from ..metrics.results import RiskResult
@@ -55,7 +56,8 @@ RULE = ("the release meets the level when every risk is met: membership and infe
         "TPR − FPR against the level's target (record, identity), recognition by the upper "
         "95% bound of the cross-fitted worst recognizer's advantage over max(chance, "
         "label-only control), the label join by its rate against the release's limit; a "
-        "risk this audit cannot show at these sizes is 'not showable', never met")
+        "risk this audit cannot show at these sizes is 'not showable', never met, unless "
+        "accepted by name with a reason (and its estimate within the target)")
 #: what the audit's attacker holds (the threat model, written in the report)
 THREAT_MODEL = (
     "The attacker holds the release, clear records of the people it asks about (a member's "
@@ -142,6 +144,7 @@ class AuditJob:
     sources: dict[str, str]
     target_recognition: float
     seed_given: bool
+    accepted: dict[str, str] = field(default_factory=dict)
 
     def run(self, progress: Progress | None = None) -> AuditResult:
         """Play every risk; return the result."""
@@ -167,10 +170,10 @@ class AuditJob:
         tick(5)
         util = utility(g)
         tick(len(steps))
-        risks = [rec, mem, inf, ident, join]
+        risks = apply_accepted([rec, mem, inf, ident, join], self.accepted)
         per = {r.name: verdict_status(r) for r in risks}
         status = ("not met" if "not met" in per.values() else
-                  "met" if all(v == "met" for v in per.values()) else
+                  "met" if all(v in ("met", "accepted") for v in per.values()) else
                   "not showable at this size")
         n_rel = t.released.n_records
         findings = {
@@ -223,7 +226,8 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
                   random_state: int | None = None,
                   reproduce: str | Callable[[Any], Any] | None = None,
                   target_recognition: float = TARGET_RECOGNITION,
-                  max_candidates: int | None = MAX_CANDIDATES) -> AuditJob:
+                  max_candidates: int | None = MAX_CANDIDATES,
+                  accept_risks: Mapping[str, str] | None = None) -> AuditJob:
     """Read and check the tables, split HOLDOUT and make the plan (no attack runs).
 
     Raises
@@ -233,6 +237,7 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
         a reproduce command without its placeholders.
     """
     lv = resolve_level(level)
+    accepted = check_accepted(accept_risks)
     if isinstance(reproduce, str):
         check_command(reproduce)
     elif reproduce is not None and not callable(reproduce):
@@ -249,7 +254,7 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
                           np.random.default_rng(seed))
     rows = candidate_rows(tabs, split, np.random.default_rng(derive_seed(seed, "audit/rows")
                                                               % (2**31)))
-    plan = audit_plan(tabs, split, rows, lv, target_recognition, max_candidates)
+    plan = audit_plan(tabs, split, rows, lv, target_recognition, max_candidates, accepted)
     method = None
     if reproduce is not None:
         method = ReproducedMethod(command=reproduce if isinstance(reproduce, str) else None,
@@ -263,7 +268,7 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
     sources = {"input": table_of(input), "released": table_of(released),
                "holdout": table_of(control)}
     return AuditJob(tabs, split, plan, game, sources, target_recognition,
-                    random_state is not None)
+                    random_state is not None, accepted)
 
 
 def audit(input: Source, released: Source, control: Source, *, interest: str,
@@ -272,6 +277,7 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
           reproduce: str | Callable[[Any], Any] | None = None,
           target_recognition: float = TARGET_RECOGNITION,
           max_candidates: int | None = MAX_CANDIDATES,
+          accept_risks: Mapping[str, str] | None = None,
           progress: Progress | None = None) -> AuditResult:
     """Judge a release made by anything with the certificate's attackers, intervals and level.
 
@@ -302,6 +308,9 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
         The bound on recognition's advantage over max(chance, control).
     max_candidates : int or None
         Candidates per side the membership and inference attackers score at most.
+    accept_risks : mapping {LEVEL-RISK: reason}, optional
+        Risks accepted by name, with the reason (as ``release``'s): an accepted risk passes
+        only where its estimate is within its target.
     progress : callable (done, total, text), optional
 
     Returns
@@ -322,7 +331,7 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
     job = prepare_audit(input, released, control, interest=interest, sensitive=sensitive,
                         labels=labels, level=level, random_state=random_state,
                         reproduce=reproduce, target_recognition=target_recognition,
-                        max_candidates=max_candidates)
+                        max_candidates=max_candidates, accept_risks=accept_risks)
     return job.run(progress)
 
 

@@ -24,7 +24,7 @@ from .common import (
     progress_bar,
     user_errors,
 )
-from .options import LevelOpt, parse_level
+from .options import AcceptRiskOpt, LevelOpt, ReasonOpt, parse_accept, parse_level
 
 ReleasedArg = Annotated[Path, input_argument(
     "The release to judge (any format bioanon reads; features matched by name).")]
@@ -69,6 +69,8 @@ def audit(
     out: AuditOutOpt = None,
     seed: SeedOpt = None,
     reproduce: ReproduceOpt = None,
+    accept_risk: AcceptRiskOpt = None,
+    reason: ReasonOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Judge a release made by anything (SDV, a script, an earlier bioanon) against INPUT
@@ -79,12 +81,13 @@ def audit(
     from ..auditing.report import write_report
 
     lv = parse_level(level)
+    accepted = parse_accept(accept_risk, reason)
     if out is not None:
         _check_out(out, [input, released, control])
     notes = notes_console(as_json)
     job = prepare_audit(input, released, control, interest=interest, sensitive=sensitive,
                         labels=list(label or []), level=lv, random_state=seed,
-                        reproduce=reproduce)
+                        reproduce=reproduce, accept_risks=accepted)
     notes.print(job.plan.render(), highlight=False, markup=False, soft_wrap=True)
     notes.print(job.split.words(sensitive), highlight=False, markup=False, soft_wrap=True)
     with progress_bar("auditing") as update:
