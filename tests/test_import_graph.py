@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     # the plan derives its rows from the evaluation's risk registry
     ("bioanon.evaluation", "bioanon.plan"),
     ("bioanon.report",),
+    ("bioanon.auditing",),  # judges a release made elsewhere with the evaluation's pieces
     ("bioanon.scale",),  # the execution engine the certification's Parquet adapter drives
     ("bioanon.certification",),
     ("bioanon.tuning",),  # sweeps; they confirm with the certification's engine
