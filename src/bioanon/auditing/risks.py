@@ -30,7 +30,7 @@ import numpy as np
 from ..attack.control import control_rate
 from ..attack.recognizers import DEFAULT_MODELS, make_recognizer, model_name
 from ..evaluation.caps import capped_rows
-from ..evaluation.risks.base import RiskContext, not_covered
+from ..evaluation.risks.base import MIN_IDENTITY_LEVEL, RiskContext, not_covered
 from ..evaluation.risks.inference import InferenceRisk, _hits
 from ..evaluation.risks.membership import BASELINE_NAME, MembershipRisk, _by_group, attack_scores
 from ..evaluation.risks.recognition import RecognitionRisk
@@ -118,8 +118,9 @@ def record_membership(g: AuditGame) -> RiskResult:
                            g.ctx.attack_cache.setdefault("record", {}), cand_ids=people,
                            level="record")
     risk = MembershipRisk(g.ctx, g.level)
-    risk.people_ = people
-    return risk._judge(scores, member, "record", "membership/record")
+    risk.people_ = people  # folds and interval by identity where 20 or more people
+    units = people if np.unique(people).size >= MIN_IDENTITY_LEVEL else None
+    return risk._judge(scores, member, "record", risk.people_ if units is not None else None)
 
 
 def identity_membership(g: AuditGame) -> RiskResult:
@@ -144,8 +145,7 @@ def identity_membership(g: AuditGame) -> RiskResult:
     uniq, codes = np.unique(people, return_inverse=True)
     unit_member = _by_group(member.astype(float), codes, uniq.size) > 0.5
     rng = g.ctx.rng("membership/identity")
-    half = rng.permutation(uniq.size) < uniq.size // 2
-    adv = crossfit_advantage(scores, unit_member, half, None, rng, "identities")
+    adv = crossfit_advantage(scores, unit_member, None, None, rng, "identities")
     r = MembershipRisk(g.ctx, g.level)._result(adv, "identity", scores, unit_member, None)
     r.extras.update({"n_identities": int(uniq.size),
                      "method": "each person scored by the mean of its records' scores; "
