@@ -158,6 +158,8 @@ def test_the_record_level_pools_two_games():
     assert r.level == "record" and r.extras["n_games"] == 2
     assert r.extras["n_members"] == 2 * test.n_records
     assert r.value > 0.9  # a copy: every member found in both games
+    # each game's own figure is kept, and the interval covers their spread
+    assert len(r.extras["per_game"]) == 2 and min(r.extras["per_game"]) > 0.9
 
 
 # ---------------------------------------------------------------------- the margin
@@ -193,3 +195,22 @@ def test_margin_counts_measured_risks_only():
     assert pass_probability([near, far]) < CONFIRM_PROBABILITY
     assert short_of_margin([near, far, accepted]) == ["record-membership"]
     assert pass_probability([risk("record-membership", 0.2, 0.3, "not met")]) == 0.0
+
+
+def test_a_refusal_for_margin_says_so():
+    from bioanon.certification.deciding import deciding
+    from bioanon.certification.search import SearchResult
+
+    risk = {"name": "record-membership", "risk": "membership", "level": "record",
+            "statistic": "advantage", "value": 0.06, "ci": [0.02, 0.098], "target": 0.1,
+            "attacker": "model-aware", "status": "met", "reason": ""}
+    row = {"setting": "dp-cells(cells=0, mu=4)", "method": "dp-cells", "cas": 0.9,
+           "cas_ci": [0.88, 0.92], "clear": 0.95, "interest_chance": 0.1,
+           "clear_useful": True, "met": False, "met_utility": True, "met_privacy": True,
+           "risks": [risk], "short_of_margin": ["record-membership"],
+           "pass_probability": pass_probability_of(0.06, 0.098, 0.1), "_params": {}}
+    res = SearchResult([row], 0.05)
+    d = deciding(res)
+    assert d is not None and d["status"] == "no margin" and d["name"] == "record-membership"
+    assert "without margin" in d["text"] and f"{row['pass_probability']:.2f}" in d["text"]
+    assert "margin" in res.closest()[1]

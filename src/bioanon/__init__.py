@@ -26,14 +26,18 @@ from ._version import __version__
 from .errors import BioanonError
 
 if TYPE_CHECKING:
+<<<<<<< HEAD
     from .anonymize import SelectiveMeanAnonymizer
+=======
+    from .auditing import audit
+>>>>>>> main
     from .certification import CertifiedRelease, NotCertified, certify
     from .release import Roles
     from .report.build import evaluate
     from .table import FeatureTable
 
 #: lazily imported names and the module holding each
-_LAZY = {"evaluate": "report.build", "certify": "certification",
+_LAZY = {"evaluate": "report.build", "audit": "auditing", "certify": "certification",
          "CertifiedRelease": "certification",
          "NotCertified": "certification", "Roles": "release",
          "FeatureTable": "table", "SelectiveMeanAnonymizer": "anonymize"}
@@ -47,5 +51,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'bioanon' has no attribute {name!r}")
 
 
-__all__ = ["BioanonError", "CertifiedRelease", "FeatureTable", "NotCertified", "Roles",
+__all__ = ["BioanonError", "audit", "CertifiedRelease", "FeatureTable", "NotCertified", "Roles",
            "SelectiveMeanAnonymizer", "__version__", "certify", "evaluate"]

@@ -210,6 +210,7 @@ class ParquetSample:
         """Check the output and columns, read the first records, the judged labels, and draw
         the panel sample (no pass over the features yet)."""
         from ..evaluation.seeds import derive_seed
+        from ..release_unit import check_unit_paths
         from ..scale.run import declares_labels, parquet_source_name, read_head
         from .judge_seed import labels_seed
 
@@ -218,6 +219,7 @@ class ParquetSample:
                                           *([group] if group else [])]))
         self.features, self.label_cols = parquet_columns(
             self.src, self.out, [*self.judged, *roles.identifying], self.kind)
+        check_unit_paths(self.out)  # OUTPUT.report, OUTPUT.refused-report, the journal
         self.check_features(settings)
         step = settings.progress or (lambda done, total, text: None)
         step(0, 1, "reading the label columns")

@@ -16,9 +16,9 @@ What each row rests on is said beside it (``judged_by``):
   ``tradeoff_panels`` > 0 judges the best such setting per level with the panel too).
 
 A level whose plan cannot show one of its risks on this table (a stricter target than the
-sample can rule out) counts that risk as accepted, on its estimate (an estimate above the
-target is still not met), and names it in ``accepts`` — it is what the user would have to
-accept at that level.
+sample can rule out) judges that risk on its estimate (an estimate above the target is still
+not met) and names it in ``accepts``: the row **needs** it accepted by name (the user did not
+accept it; the table says so, :func:`needs_text`, and never counts it as accepted).
 
 The refusal's trade-off line (:func:`tradeoff_line`) reads the same rows: the best CAS that
 met every target of the chosen level (even below the utility floor), the strictest other
@@ -165,6 +165,16 @@ def public(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if not k.startswith("_")} for e in table]
 
 
+def needs_text(accepts: Sequence[str]) -> str:
+    """What a row of the table needs that the user did not accept: the risks this table
+    cannot show at that level, each to be accepted by name (the row never accepts them).
+
+    >>> needs_text(["record-inference"])
+    'needs accept_risks=record-inference'
+    """
+    return "needs " + " and ".join(f"accept_risks={name}" for name in accepts)
+
+
 def _frac(e: Mapping[str, Any]) -> str:
     f = e.get("fraction")
     return "—" if f is None else f"{f:.2f} × clear"
@@ -193,7 +203,7 @@ def table_lines(table: Sequence[Mapping[str, Any]]) -> list[str]:
         if e.get("below_floor"):
             notes.append("below the utility floor")
         if e.get("accepts"):
-            notes.append("accepting " + ", ".join(e["accepts"]) + ": not showable here")
+            notes.append(needs_text(e["accepts"]) + " (not showable here)")
         out.append(head + f"{_frac(e)} {e['setting']}"
                    + (f" [{'; '.join(notes)}]" if notes else ""))
     return out
@@ -255,7 +265,7 @@ def _notes(e: Mapping[str, Any], floor: float | None) -> list[str]:
     if e.get("below_floor"):
         notes.append(f"below the floor {float(floor or 0):g} × clear")
     if e.get("accepts"):
-        notes.append("accepting " + ", ".join(e["accepts"]))
+        notes.append(needs_text(e["accepts"]))
     return notes
 
 
@@ -300,5 +310,5 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     return "; ".join(parts)
 
 
-__all__ = ["PANEL", "STAGE1_ONLY", "TABLE_LEVELS", "best_at", "level_rows", "public",
-           "refusal_facts", "stage1_only", "table_lines", "tradeoff_line"]
+__all__ = ["PANEL", "STAGE1_ONLY", "TABLE_LEVELS", "best_at", "level_rows", "needs_text",
+           "public", "refusal_facts", "stage1_only", "table_lines", "tradeoff_line"]

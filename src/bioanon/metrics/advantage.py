@@ -33,7 +33,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -378,6 +378,33 @@ def crossfit_advantage(scores: Mapping[str, np.ndarray], member: np.ndarray,
                                    "nonmember_units": n_n, "folds": k,
                                    "rule_tpr": tpr_rule, "rule_fpr": fpr_rule,
                                    "method": METHOD})
+
+
+def with_game_spread(adv: AdvantageResult, per_game: list[float],
+                     confidence: float = 0.95) -> AdvantageResult:
+    """The pooled figure of several games (each its own release) with an interval that also
+    covers the spread between releases: the standard error is the larger of the pooled one
+    and the games' own spread (their standard deviation over √games). A release's draw (its
+    noise, its donors) moves the advantage from one release to the next; the linearized error
+    of one evaluation does not see that, two games do (``extras['per_game']``).
+
+    >>> r = crossfit_advantage({"s": np.r_[np.ones(50), np.zeros(50)]},
+    ...                        np.r_[np.ones(50, bool), np.zeros(50, bool)])
+    >>> w = with_game_spread(r, [0.8, 1.0])
+    >>> round(w.se, 3), w.extras["per_game"]
+    (0.1, [0.8, 1.0])
+    """
+    vals = np.asarray([v for v in per_game if np.isfinite(v)], np.float64)
+    extras = {**adv.extras, "per_game": [float(v) for v in per_game]}
+    if vals.size < 2 or not np.isfinite(adv.value):
+        return replace(adv, extras=extras)
+    spread = float(vals.std(ddof=1) / np.sqrt(vals.size))
+    extras["se_between_games"] = spread
+    if spread <= adv.se:
+        return replace(adv, extras=extras)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    ci = (max(-1.0, adv.value - z * spread), min(1.0, adv.value + z * spread))
+    return replace(adv, se=spread, ci=ci, extras=extras)
 
 
 def _unit_counts(member: np.ndarray, unit_of: np.ndarray, n_units: int) -> tuple[float, float]:

@@ -29,7 +29,7 @@ import numpy as np
 from ...attack import registry as attackers
 from ...attack.game import run_attackers
 from ...attack.inference_labels import centroid_labels, nearest_labels
-from ...metrics.advantage import METHOD, AdvantageResult, inference_advantage
+from ...metrics.advantage import METHOD, AdvantageResult, inference_advantage, with_game_spread
 from ...metrics.results import RiskResult
 from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, target_at
 
@@ -119,10 +119,11 @@ class InferenceRisk:
         names = sorted(set.intersection(*(set(h) for h in hits_parts)))
         hits = {k: np.concatenate([h[k] for h in hits_parts]) for k in names}
         member = np.concatenate(members)
+        self.n_games_ = len(hits_parts)
+        self.game_of_ = np.repeat(np.arange(len(members)), [m.size for m in members])
         out.append(self._judge(hits, member,
                                np.concatenate(group_parts) if group_parts else None, level,
                                np.concatenate(people), np.concatenate(keys) if keys else None))
-        self.n_games_ = len(hits_parts)
         idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
@@ -155,9 +156,18 @@ class InferenceRisk:
             units, unit = people, "records (folds and interval by identity)"
         adv = inference_advantage(hits, member, None, units, ctx.rng(f"inference/{level}"),
                                   unit)
+        games = getattr(self, "game_of_", None)
+        if level == "record" and games is not None and games.max() > 0:
+            adv = with_game_spread(adv, [inference_advantage(
+                {k: v[games == g] for k, v in hits.items()}, member[games == g], None,
+                None if units is None else units[games == g],
+                ctx.rng(f"inference/{level}/{g}")).value for g in range(int(games.max()) + 1)])
         r = self._result(adv, level, hits, member)
         if level == "record":
             r.extras["n_games"] = getattr(self, "n_games_", 1)
+            for key in ("per_game", "se_between_games"):
+                if key in adv.extras:
+                    r.extras[key] = adv.extras[key]
         return r
 
     def _result(self, adv: AdvantageResult, level: str, hits: dict[str, np.ndarray],

@@ -38,7 +38,13 @@ from scipy.stats import rankdata
 from ...attack import registry as attackers
 from ...attack.game import Game, run_attackers
 from ...attack.membership import membership_auc
-from ...metrics.advantage import METHOD, AdvantageResult, advantage_from_auc, crossfit_advantage
+from ...metrics.advantage import (
+    METHOD,
+    AdvantageResult,
+    advantage_from_auc,
+    crossfit_advantage,
+    with_game_spread,
+)
 from ...metrics.intervals import auc_interval
 from ...metrics.results import MembershipResult, RiskResult
 from ...metrics.risk_stats import crossfit_auc
@@ -129,7 +135,7 @@ class MembershipRisk:
         # ---------------------------------------------------------------- record / group
         if ctx.group is None:
             scores, member, units = self._record_games()
-            out.append(self._judge(scores, member, "record", units))
+            out.append(self._judge(scores, member, "record", units, self.game_of_))
             self.legacy_.append(membership_auc(scores, member, "record"))
         else:
             mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
@@ -204,26 +210,38 @@ class MembershipRisk:
         scores = {k: np.concatenate([p[k] for p in parts]) for k in names}
         self.people_ = np.concatenate(people)
         self.n_games_ = len(parts)
+        self.game_of_ = np.repeat(np.arange(len(parts)), [m.size for m in members])
         units = (self.people_ if np.unique(self.people_).size >= MIN_IDENTITY_LEVEL
                  else np.concatenate(keys))
         return scores, np.concatenate(members), units
 
     def _judge(self, scores: dict[str, np.ndarray], member: np.ndarray, level: str,
-               units: np.ndarray | None = None) -> RiskResult:
+               units: np.ndarray | None = None, games: np.ndarray | None = None
+               ) -> RiskResult:
         """Record (or group) level: the attacker and threshold chosen on k − 1 folds of the
-        units and applied to the held-out fold (:func:`crossfit_advantage`)."""
+        units and applied to the held-out fold (:func:`crossfit_advantage`); with several
+        games, the interval covers the spread between their releases too
+        (:func:`with_game_spread`)."""
         ctx = self.ctx
         unit = "groups" if level == "group" else "records"
         if level == "record" and units is not None and units is self.people_:
             unit = "records (folds and interval by identity)"
         purpose = "membership/" + level
         adv = crossfit_advantage(scores, member, None, units, ctx.rng(purpose), unit)
+        if games is not None and games.max() > 0:
+            adv = with_game_spread(adv, [crossfit_advantage(
+                {k: v[games == g] for k, v in scores.items()}, member[games == g], None,
+                None if units is None else units[games == g], ctx.rng(f"{purpose}/{g}")).value
+                for g in range(int(games.max()) + 1)])
         n = member.size
         cf: dict[str, Any] = crossfit_auc(scores, member, ctx.rng(purpose + "/auc")
                                           .permutation(n) < n // 2)
         r = self._result(adv, level, scores, member, cf)
         if level == "record":
             r.extras["n_games"] = getattr(self, "n_games_", 1)
+            for key in ("per_game", "se_between_games"):
+                if key in adv.extras:
+                    r.extras[key] = adv.extras[key]
         return r
 
     def _result(self, adv: AdvantageResult, level: str, scores: dict[str, np.ndarray],
