@@ -26,11 +26,8 @@ from ._version import __version__
 from .errors import BioanonError
 
 if TYPE_CHECKING:
-<<<<<<< HEAD
     from .anonymize import SelectiveMeanAnonymizer
-=======
     from .auditing import audit
->>>>>>> main
     from .certification import CertifiedRelease, NotCertified, certify
     from .release import Roles
     from .report.build import evaluate

@@ -16,28 +16,8 @@ from typing import Annotated
 import typer
 
 from .._version import __version__
-<<<<<<< HEAD
 from .app import app
 from .console import console, err_console
-=======
-
-# each module registers its command on the app when imported, in the order of --help
-# isort: off
-from . import anonymize as _anonymize  # noqa: F401  (anonymize)
-from . import evaluate as _evaluate  # noqa: F401  (evaluate)
-from . import demo as _demo  # noqa: F401  (demo)
-from . import release as _release  # noqa: F401  (release)
-from . import audit as _audit  # noqa: F401  (audit)
-from . import datasets as _datasets  # noqa: F401  (datasets)
-from . import extract as _extract  # noqa: F401  (extract)
-from . import methods as _methods  # noqa: F401  (methods)
-from . import preview as _preview  # noqa: F401  (preview)
-from . import train_decoupler as _train_decoupler  # noqa: F401  (train-decoupler)
-from . import tune as _tune  # noqa: F401  (tune)
-from . import tune_k as _tune_k  # noqa: F401  (tune-k)
-# isort: on
-from .common import app, console, err_console
->>>>>>> main
 from .logs import VerbosityGroup, configure
 
 # every command also takes -v/--verbose and -q/--quiet (no command signature changes)

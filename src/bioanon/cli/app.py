@@ -26,6 +26,7 @@ COMMANDS = {
     "evaluate": "evaluate",
     "demo": "demo",
     "release": "release",
+    "audit": "audit",
     "datasets": "datasets",
     "extract": "extract",
     "methods": "methods",
