@@ -14,8 +14,8 @@ passes when it stays ``1.96·ŝ`` under the target::
 A setting's probability is the product over its measured risks (accepted and covered ones
 pass whatever is measured). The search chooses only among settings whose probability reaches
 :data:`CONFIRM_PROBABILITY`; where none has that margin at the level asked, it refuses, at
-every seed alike, and names the margin. ``benchmarks/margin_calibration.py`` checks the stated
-probability against repeated confirmations.
+every seed alike, and names the margin. ``tests/test_verdict_reliability.py`` checks the stated
+probability against repeated evaluations.
 
 Examples
 --------

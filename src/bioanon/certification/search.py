@@ -788,11 +788,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         (:func:`judge_levels`; the choice never changes). 0: none.
     progress : callable (done, total, text), optional
     random_state : int, optional
-        Asks for a different, reproducible evaluation. None (the default): the judge's
-        randomness is derived from the table and the options (:mod:`.judge_seed`), so the
-        same command on the same table gives the same verdict and setting — re-running does
-        not re-roll it. Never written: the evaluation seeds are derived from it one way and
-        kept out of every result (the result's ``judged`` holds a fingerprint instead).
+        Asks for another reproducible evaluation. None: the judge's randomness is derived
+        from the table and the options (:mod:`.judge_seed`): re-running does not re-roll the
+        verdict. Never written (the result's ``judged`` holds a fingerprint instead).
     space : SearchSpace, optional
         Where the candidates come from (a declared DP budget, a decoupler) and how each is
         judged (``judge_as``: the rule a dask release applies).
@@ -804,14 +802,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     opts = EvaluationOptions.of(options, **option_values)
     floor = check_search_args(budget_minutes, min_utility)
     space = space or SearchSpace()
-    cands, skipped = space.candidates(table, methods, sensitive)
-    if not cands:
-        raise BioanonError("no registered method applies to this table; name one with "
-                           "methods= or check the table's labels and meta",
-                           parameter="methods")
     add = dict(additional or {})
-    for c in cands:  # refuse an impossible setting before any work
-        build_candidate(c, interest, sensitive, list(add), None)
+    cands, skipped = _checked_candidates(space, table, methods, interest, sensitive, add)
     from ..evaluation.risks import check_accepted
 
     opts = replace(opts, selection=None, membership=True, verification=False,
@@ -821,8 +813,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         "interest": interest, "sensitive": sensitive, "additional": add,
         "settings": [c.label() for c in cands], "options": opts, "min_utility": floor,
         "tradeoff_panels": tradeoff_panels})
-    root = root_seed(inputs) if random_state is None else int(random_state)
-    seed = derive_seed(root, "search/tuning split") % (2**31)
+    seed = derive_seed(root_seed(inputs) if random_state is None else int(random_state),
+                       "search/tuning split") % (2**31)
     judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
                   ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0])
     result = SearchResult([], float(opts.target_advantage), skipped=skipped,
@@ -841,6 +833,22 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     result.wall_s = clock.elapsed()
     progress(total, total, "done")
     return result
+
+
+def _checked_candidates(space: SearchSpace, table: FeatureTable,
+                        methods: Sequence[str] | None, interest: str, sensitive: str,
+                        add: Mapping[str, float]
+                        ) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """The search's candidates and the settings skipped, each candidate built once (checked,
+    not fitted) so that an impossible setting is refused before any work."""
+    cands, skipped = space.candidates(table, methods, sensitive)
+    if not cands:
+        raise BioanonError("no registered method applies to this table; name one with "
+                           "methods= or check the table's labels and meta",
+                           parameter="methods")
+    for c in cands:
+        build_candidate(c, interest, sensitive, list(add), None)
+    return cands, skipped
 
 
 def judge_levels(judge: Judge, result: SearchResult, panels: int,
