@@ -430,8 +430,9 @@ def _image_folder(d: Path) -> Path:
 def _all_cases() -> list[Case]:
     from .options import option_cases
     from .wave5 import wave5_cases
+    from .wave6 import wave6_cases
 
-    return [*_cases(), *option_cases(), *wave5_cases()]
+    return [*_cases(), *option_cases(), *wave5_cases(), *wave6_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -106,7 +106,7 @@ from .basis_model import (
     top_eigenvectors,
 )
 from .dp_synthetic import bound_contributions
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
 from .vp_mix import strata
@@ -431,7 +431,7 @@ class DPBasisAnonymizer(Anonymizer):
         "interest": Param("column", role="interest", help="attribute modelled per class"),
         "additional": Param("items", none=True, role="additional",
                             help="additional attributes: one model per interest x additional"),
-        "epsilon": Param("float", low=0, low_open=True, help="privacy budget epsilon"),
+        "epsilon": epsilon_param(),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "public_data": Param("object", none=True,

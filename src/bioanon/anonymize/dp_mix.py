@@ -41,7 +41,7 @@ from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .bounded_design import circulant_sets
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .selective_mean import mixing_matrix
 from .vp_mix import apply_vp_mix, strata, sums_by
@@ -115,8 +115,7 @@ class DPMixAnonymizer(Anonymizer):
         "sensitive": Param("column", none=True, role="sensitive",
                            help="identity column (for the identity-level epsilon only)"),
         "g": Param("int", low=2, help="donors per record; each record donates exactly g times"),
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="record-level privacy loss (replace-one)"),
+        "epsilon": epsilon_param("record-level privacy loss (replace-one)"),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True,
                        help="delta of the Gaussian mechanism"),
         "clip": Param("float", low=0, low_open=True, none=True,

@@ -70,7 +70,7 @@ from ..privacy import (
 )
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
 from .vp_mix import strata
@@ -327,8 +327,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         "interest": Param("column", role="interest", help="attribute modelled per class"),
         "additional": Param("items", none=True, role="additional",
                             help="additional attributes: one model per interest x additional"),
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="privacy budget epsilon; inf would add no noise"),
+        "epsilon": epsilon_param(),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "bounds": Param("floats", none=True,

@@ -35,7 +35,6 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BioanonError
+from ..privacy import check_epsilon
 from ..table import FeatureTable
 
 #: what ε protects
@@ -99,14 +99,10 @@ class DPBudget:
     # ------------------------------------------------------------------ checks
     def check(self, table: FeatureTable, sensitive: str | None) -> None:
         """Refuse a bad budget (one line naming the fix) before any work."""
-        try:
-            eps = float(self.epsilon)
-        except (TypeError, ValueError):
-            eps = float("nan")
-        if not math.isfinite(eps) or eps <= 0:
-            raise BioanonError(f"epsilon={self.epsilon} must be a positive finite number "
-                               "(the privacy budget you declare); e.g. epsilon=1",
-                               parameter="epsilon")
+        try:  # the range every DP method honours (bioanon.privacy.EPSILON_RANGE)
+            check_epsilon(self.epsilon)
+        except BioanonError as exc:
+            raise BioanonError(str(exc), parameter="epsilon") from None
         if self.delta is not None:
             try:
                 d = float(self.delta)

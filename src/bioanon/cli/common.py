@@ -29,6 +29,7 @@ from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
+from ..privacy import EPSILON_RANGE
 from ..progress import StageLog
 from ..table import FeatureTable
 from .console import _fail, console, err_console
@@ -90,7 +91,7 @@ OPTION_RANGES: dict[str, Param] = {
     "batch_size": Param("int", low=1, help="records, e.g. 256"),
     "lr": Param("float", low=0, low_open=True, help="e.g. 0.002"),
     "hidden": Param("int", low=1, help="units, e.g. 256"),
-    "dp_epsilon": Param("float", low=0, low_open=True, none=True,
+    "dp_epsilon": Param("float", low=EPSILON_RANGE[0], high=EPSILON_RANGE[1], none=True,
                         help="a privacy budget, e.g. 1"),
     "dp_delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                       help="e.g. 1e-6"),

@@ -1,0 +1,37 @@
+"""Cases of issue 46 (reliability, round six): each one a defect found there, so that the
+held-out corpus keeps it fixed (0 tracebacks, 0 wrong exits, 0 silent accepts).
+
+``says`` names the refusal a case must end in: the defect was often an internal error or a
+refusal naming something the user never typed.
+"""
+
+from __future__ import annotations
+
+from .cases import ROLES, Case, _csv, anon
+
+
+def _release(d, *extra: str) -> list[str]:
+    return ["release", str(_csv(d)), "-o", str(d / "o.parquet"), *ROLES, *extra]
+
+
+def wave6_cases() -> list[Case]:
+    c: list[Case] = []
+    # extreme budgets: refused before any work, naming the option and the range it can take
+    for method, value in (("dp-cells", "1e308"), ("dp-basis", "1e308"),
+                          ("dp-synthetic", "1e-308"), ("laplace", "1e-308")):
+        c.append(Case(f"anonymize-{method}-epsilon-{value}-is-out-of-range", lambda d, m=method,
+                      v=value: anon(_csv(d), d, "--method", m, "--param", f"epsilon={v}"),
+                      says="is out of range; use a number in [1e-06, 1000000]"))
+    c.append(Case("anonymize-dp-cells-mu-1e308-is-out-of-range", lambda d: anon(
+        _csv(d), d, "--method", "dp-cells", "--param", "mu=1e308"),
+        says="mu=1e+308 is out of range; use a number in [1e-06, 1000]"))
+    c.append(Case("anonymize-dp-cells-mu-1e-308-names-mu-not-rho", lambda d: anon(
+        _csv(d), d, "--method", "dp-cells", "--param", "mu=1e-308"),
+        says="mu=1e-308 is out of range"))
+    for value, extra in (("1e308", ()), ("1e-308", ()), ("1e308", ("--dask",)),
+                         ("1e308", ("--methods", "dp-cells"))):
+        c.append(Case(f"release-epsilon-{value}{''.join(extra)}-is-out-of-range",
+                      lambda d, v=value, e=extra: _release(d, "--epsilon", v, *e),
+                      says=f"--epsilon {float(value):g} is out of range; use a number in "
+                           "[1e-06, 1000000]"))
+    return c
