@@ -33,7 +33,7 @@ from ..privacy import EPSILON_RANGE
 from ..progress import StageLog
 from ..table import FeatureTable
 from .console import _fail, console, err_console
-from .logs import cli_logger, show_bar
+from .logs import cli_logger, json_error, show_bar, state
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Release biometric datasets with the sensitive attribute hidden.")
@@ -249,6 +249,12 @@ def cli_message(exc: BioanonError) -> str:
     return text
 
 
+def _refused(message: str) -> typer.Exit:
+    """The one ``error:`` line of a user error (exit 2), and under ``--json`` its document."""
+    json_error(message, "input", 2)
+    return _fail(message)
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -261,29 +267,31 @@ def user_errors(func: F) -> F:
         from ..release_unit import COMMITTED
 
         committed_before = len(COMMITTED)
+        state.json = bool(kwargs.get("as_json"))
         try:
             with _sigterm_as_interrupt():
                 _check_common(kwargs)
                 return func(*args, **kwargs)
         except BioanonError as exc:
-            raise _fail(cli_message(exc)) from None
+            raise _refused(cli_message(exc)) from None
         except (FileNotFoundError, PermissionError, IsADirectoryError,
                 NotADirectoryError) as exc:
-            raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
+            raise _refused(f"{exc.strerror}: '{exc.filename}'; check the path") from None
         except MemoryError:
-            raise _fail("out of memory; release the table in parts (--dask), reduce its "
-                        "features (e.g. PCA), or choose a lighter method or setting") from None
+            raise _refused("out of memory; release the table in parts (--dask), reduce its "
+                           "features (e.g. PCA), or choose a lighter method or "
+                           "setting") from None
         except OSError as exc:  # disk full, read-only file system ...
             where = f": '{exc.filename}'" if exc.filename else ""
-            raise _fail(f"{exc.strerror or exc}{where}; free space or choose another "
-                        "output") from None
+            raise _refused(f"{exc.strerror or exc}{where}; free space or choose another "
+                           "output") from None
         except KeyboardInterrupt:
             done = COMMITTED[committed_before:]
-            if done:  # the signal was held until the release's switch was complete
-                err_console.print(f"interrupted after {done[-1]} was written whole (with its "
-                                  "manifest)", highlight=False, soft_wrap=True)
-            else:
-                err_console.print("interrupted: no output was written", highlight=False)
+            said = (f"interrupted after {done[-1]} was written whole (with its manifest)"
+                    if done  # the signal was held until the release's switch was complete
+                    else "interrupted: no output was written")
+            json_error(said, "interrupted", 130)
+            err_console.print(said, highlight=False, soft_wrap=True)
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
@@ -688,6 +696,7 @@ def _json_safe(obj: Any) -> Any:
 def print_json(doc: Any) -> None:
     """Print ``doc`` as the one JSON document on stdout (``--json``; NaN becomes null)."""
     typer.echo(json.dumps(_json_safe(doc), indent=2, default=str))
+    state.json_printed = True
 
 
 def notes_console(as_json: bool) -> Console:

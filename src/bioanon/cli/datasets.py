@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from .common import app, console, user_errors
+from .common import app, console, print_json, user_errors
 
 
 @app.command("datasets")
@@ -28,7 +27,7 @@ def datasets_command(
 
     found = list_datasets(home)
     if as_json:
-        typer.echo(json.dumps({"datasets": found}, indent=2))
+        print_json({"datasets": found})
         return
     root = data_home(home)
     if not found:

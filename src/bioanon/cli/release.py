@@ -46,6 +46,7 @@ from .common import (
     undeclared_epsilon_note,
     user_errors,
 )
+from .logs import JSON_ERROR_DOCS
 from .options import (
     ForceOpt,
     IdentOpt,
@@ -434,7 +435,8 @@ def json_outcome(as_json: bool, output: Path) -> Any:
 
 
 #: the outcomes of ``release`` and their exit status
-OUTCOMES = {"certified": 0, "not certified": 1, "plan refused": 2, "input error": 2}
+OUTCOMES = {"certified": 0, "not certified": 1, "plan refused": 2, "input error": 2,
+            "internal error": 1, "interrupted": 130}
 
 
 def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None = None,
@@ -454,6 +456,17 @@ def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None
             "plan": plan, "verdict": verdict, "summary": summary,
             "differential_privacy": differential_privacy, "tradeoff": tradeoff,
             "refusal": refusal}
+
+
+def _error_doc(message: str, kind: str, exit_code: int) -> dict[str, Any]:
+    """``release``'s document of an error the command line catches around it (a usage error,
+    an interruption, a bug): the schema of every outcome."""
+    outcome = {"internal": "internal error", "interrupted": "interrupted"}.get(kind,
+                                                                              "input error")
+    return outcome_doc(outcome, message=message)
+
+
+JSON_ERROR_DOCS["release"] = _error_doc
 
 
 def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:
