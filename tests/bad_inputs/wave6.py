@@ -7,11 +7,13 @@ refusal naming something the user never typed.
 
 from __future__ import annotations
 
-from .cases import ROLES, Case, _csv, anon
+from pathlib import Path
+
+from .cases import FAST, ROLES, Case, _csv, anon
 
 
-def _release(d, *extra: str) -> list[str]:
-    return ["release", str(_csv(d)), "-o", str(d / "o.parquet"), *ROLES, *extra]
+def _release(d: Path, *extra: str, name: str = "t.csv") -> list[str]:
+    return ["release", str(_csv(d, name)), "-o", str(d / "o.parquet"), *ROLES, *extra]
 
 
 def wave6_cases() -> list[Case]:
@@ -34,4 +36,25 @@ def wave6_cases() -> list[Case]:
                       lambda d, v=value, e=extra: _release(d, "--epsilon", v, *e),
                       says=f"--epsilon {float(value):g} is out of range; use a number in "
                            "[1e-06, 1000000]"))
+    # a typo in --workers must not fork-storm the machine; an unreachable scheduler is named
+    # before the search
+    c.append(Case("release-dask-workers-4096-is-refused-by-the-cores-and-memory",
+                  lambda d: _release(d, "--dask", "--workers", "4096", name="t.parquet"),
+                  says="--workers 4096 is more than this machine can run: at most"))
+    c.append(Case("anonymize-dask-workers-4096-is-refused-by-the-cores-and-memory",
+                  lambda d: anon(_csv(d, "t.parquet"), d, *FAST, "--dask", "--workers", "4096",
+                                 out="o"),
+                  says="--workers 4096 is more than this machine can run: at most"))
+    c.append(Case("release-scheduler-inproc-nowhere-is-named-before-the-search",
+                  lambda d: _release(d, "--scheduler", "inproc://nowhere", name="t.parquet"),
+                  says="cannot reach the dask scheduler at inproc://nowhere"))
+    c.append(Case("release-streamed-scheduler-inproc-nowhere-is-named-before-the-search",
+                  lambda d: _release(d, "--scheduler", "inproc://nowhere", "--epsilon", "1",
+                                     "--public-data", str(_csv(d, "pub.parquet", seed=1)),
+                                     name="t.parquet"),
+                  says="cannot reach the dask scheduler at inproc://nowhere"))
+    c.append(Case("anonymize-scheduler-inproc-nowhere-is-named",
+                  lambda d: anon(_csv(d, "t.parquet"), d, *FAST, "--scheduler",
+                                 "inproc://nowhere", out="o"),
+                  says="cannot reach the dask scheduler at inproc://nowhere"))
     return c

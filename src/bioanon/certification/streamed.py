@@ -192,13 +192,15 @@ class Streamed(ParquetSample):
             raise BioanonError(f"partition_rows={rows} must be a positive integer; "
                                "e.g. 100000", parameter="partition_rows")
         _checked_methods(settings.methods)  # a method that cannot stream: said now
-        scheduler, local, _ = self.where
+        scheduler, local, n_workers = self.where
         if scheduler is not None or local:  # before the search: the cluster comes after it
-            from ..scale.cluster import check_scheduler_reachable, require_dask
+            from ..scale.cluster import check_scheduler_reachable, check_workers, require_dask
 
             require_dask()
             if scheduler is not None:
                 check_scheduler_reachable(scheduler)
+            else:
+                check_workers(n_workers)
 
     def check_features(self, settings: Any) -> None:
         """The public table's feature columns are the input's (before any pass)."""

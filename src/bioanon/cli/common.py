@@ -53,6 +53,10 @@ def _check_common(kwargs: dict[str, Any]) -> None:
     for name, value in kwargs.items():
         if name not in LEGACY_FLAGS:  # method parameters: checked by their declared range
             check_option(name, value)
+    if isinstance(kwargs.get("workers"), int) and kwargs["workers"] >= 1:
+        from ..scale.cluster import check_workers
+
+        check_workers(kwargs["workers"])  # the cores and memory bound the local workers
 
 
 #: the meaningful range of every numeric option, by its Python name (one line to add an
@@ -193,7 +197,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 #: value leaves the bare flag (a switch). A method parameter, named ``params.NAME`` in the
 #: error, is typed ``--param NAME=VALUE``.
 FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
-           "max_records": "--sample-records", "epsilon": "--epsilon",
+           "max_records": "--sample-records", "epsilon": "--epsilon", "n_workers": "--workers",
            "labels": "--label", "label_columns": "--label", "random_state": "--seed",
            "image_shape": "--param image_shape=HxW", "shape": "--shape HxW",
            "accept_risks": "--accept-risk {value} --reason \"...\""}
