@@ -41,3 +41,35 @@ def test_an_inproc_address_with_no_scheduler_is_named_at_once() -> None:
     for address in ("inproc://nowhere", "inproc://192.0.2.2/1/1"):
         with pytest.raises(BioanonError, match=f"dask scheduler at {address} "):
             check_reachable(address)
+
+
+def test_the_plan_says_up_front_when_utility_cannot_be_measured() -> None:
+    from bioanon.plan import make_plan
+
+    accept = {f"{lv}-{r}": "a test" for lv, rs in (("record", ("recognition", "membership",
+                                                                "inference")),
+                                                    ("identity", ("membership", "inference")))
+              for r in rs}
+    tiny = make_biometric(n_identities=5, records_per_identity=2, n_features=32,
+                          random_state=0)
+    plan = make_plan(tiny, "expression", "identity", accept=accept)
+    assert not plan.blocked and not plan.can_proceed  # every risk accepted: utility stops it
+    assert plan.refusal_line().startswith("utility cannot be measured at this size")
+    assert plan.to_dict()["utility"] == plan.utility
+    assert "more data: about" in plan.render().splitlines()[-1]
+    usual = make_biometric(n_identities=4, records_per_identity=12, n_features=32,
+                           random_state=0)
+    assert make_plan(usual, "expression", "identity", accept=accept).can_proceed
+
+
+def test_a_class_conditional_method_refuses_one_interest_class() -> None:
+    from bioanon.anonymize.registry import build_method
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32, random_state=0)
+    labels = t.labels.assign(expression="same")
+    for method in ("dp-cells", "dp-basis", "dp-synthetic", "dp-mix", "synthetic",
+                   "basis-synthetic", "selective-mean", "vp-mix"):
+        est = build_method(method, {}, interest="expression", sensitive="identity",
+                           random_state=0)
+        with pytest.raises(BioanonError, match="interest column 'expression' has one class"):
+            est.fit(t.X, labels)

@@ -114,6 +114,9 @@ class Plan:
     n_records: int
     n_identities: int
     guarantee: Guarantee | None = None
+    #: why the utility (CAS against chance) cannot be measured at this size, or "" (no
+    #: guarantee covers and no acceptance accepts it: a release must be useful)
+    utility: str = ""
 
     @property
     def blocked(self) -> list[PlanRow]:
@@ -122,7 +125,7 @@ class Plan:
 
     @property
     def can_proceed(self) -> bool:
-        return not self.blocked
+        return not self.blocked and not self.utility
 
     def row(self, name: str) -> PlanRow | None:
         return next((r for r in self.rows if r.name == name), None)
@@ -139,6 +142,8 @@ class Plan:
         >>> "accept_risks={'record-recognition': '...', 'record-membership': '...'," in line
         True
         """
+        if self.utility:
+            return self.utility
         b = self.blocked
         if not b:
             return ""
@@ -170,6 +175,8 @@ class Plan:
             lines.append(f"  {r.name:<22} target {r.target:<5g} can rule out "
                          f"{_fmt(r.smallest):<6} -> {r.status}"
                          + (f" ({r.why})" if r.why else ""))
+        if self.utility:
+            lines.append(f"  {self.utility}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -177,6 +184,7 @@ class Plan:
                 "n_identities": self.n_identities, "can_proceed": self.can_proceed,
                 "guarantee": self.guarantee.to_dict() if self.guarantee else None,
                 "rows": [r.to_dict() for r in self.rows],
+                "utility": self.utility or None,
                 "refusal": self.refusal_line() or None}
 
 
@@ -280,7 +288,42 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
                 continue
             rows.append(_spec_row(spec, lvl, target, shape, members,
                                   guarantee if spec.dp_bounded else None, dict(accept or {})))
-    return Plan(lv, tuple(rows), n_rec, n_id, guarantee)
+    return Plan(lv, tuple(rows), n_rec, n_id, guarantee,
+                utility_unmeasurable(labels, interest, shape.released))
+
+
+def utility_unmeasurable(labels: pd.DataFrame, interest: str, held_out: int) -> str:
+    """Why no setting's utility can be told from chance at this size, or "".
+
+    The search keeps a setting only when its CAS (on the ``held_out`` records the evaluation
+    releases, the same closed-set split the risks count) reads above the chance of the
+    interest ``p`` (its majority share). As for recognition, a rate can be told from ``p``
+    with probability ≥ 95% only about (1.96 + 1.645)·√(p(1 − p)/n) above it: when that lies
+    above 1, not even a model that predicts every record right can pass, and the search
+    would end "utility cannot be measured at this size" after judging every setting.
+
+    >>> frame = pd.DataFrame({"y": ["a", "a", "a", "a", "b", "b", "c", "c", "d", "d"]})
+    >>> utility_unmeasurable(frame, "y", 5).split(":")[0]
+    'utility cannot be measured at this size'
+    >>> utility_unmeasurable(pd.concat([frame] * 10), "y", 50)
+    ''
+    """
+    if interest not in labels or held_out < 1:
+        return ""
+    p = float(labels[interest].astype(str).value_counts(normalize=True).max())
+    if p >= 1.0:  # one class: refused by the label checks
+        return ""
+    z = Z95 + Z_PASS
+    above = p + z * math.sqrt(p * (1.0 - p) / held_out)
+    if above < 1.0:
+        return ""
+    need = math.floor(z * z * p / (1.0 - p)) + 1  # held-out records where p + margin < 1
+    records = math.ceil(need * len(labels) / held_out)
+    return (f"utility cannot be measured at this size: on the {held_out} records the "
+            f"evaluation holds out, a CAS can be told from the chance of '{interest}' "
+            f"({p:.3f}) only above {min(above, 9.99):.3f}, which not even a perfect model "
+            f"reaches; more data: about {records} records (now {len(labels)}), or an "
+            "attribute of interest with fewer records in its largest class")
 
 
 @dataclass(frozen=True)

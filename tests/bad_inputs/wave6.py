@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cases import FAST, ROLES, Case, _csv, anon
+from .cases import FAST, ROLES, Case, _csv, _frame_csv, anon
 
 
 def _release(d: Path, *extra: str, name: str = "t.csv") -> list[str]:
@@ -57,4 +57,17 @@ def wave6_cases() -> list[Case]:
                   lambda d: anon(_csv(d, "t.parquet"), d, *FAST, "--scheduler",
                                  "inproc://nowhere", out="o"),
                   says="cannot reach the dask scheduler at inproc://nowhere"))
+    # a class-conditional method on a table of one interest class: refused as the selective
+    # mean and release refuse it
+    for method in ("dp-cells", "dp-synthetic", "synthetic"):
+        c.append(Case(f"anonymize-{method}-one-interest-class-is-refused", lambda d, m=method:
+                      anon(_frame_csv(d, lambda f: f.assign(expression="same")), d, "--method",
+                           m), says="interest column 'expression' has one class"))
+    # a table too small to measure utility is refused by the plan, before the search
+    accept = [a for r in ("record-recognition", "record-membership", "record-inference",
+                          "identity-membership", "identity-inference")
+              for a in ("--accept-risk", r)]
+    c.append(Case("release-10-records-utility-is-refused-by-the-plan", lambda d: [
+        "release", str(_csv(d, n_id=5, per=2)), "-o", str(d / "o.parquet"), *ROLES, *accept,
+        "--reason", "a test"], says="utility cannot be measured at this size: on the 5 records"))
     return c

@@ -109,7 +109,7 @@ from .dp_synthetic import bound_contributions
 from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata, strata
 
 UNITS = ("record", "identity")
 MEANS = ("full", "basis")
@@ -668,7 +668,7 @@ class DPBasisAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels and public data; set the public accounting."""
         n = X.shape[0]
-        strata(labels, self.interest, list(self.additional or []), n)
+        check_strata(labels, self.interest, list(self.additional or []), n)
         if self.public_data is not None:
             self._public(X.shape[1])
         units = n

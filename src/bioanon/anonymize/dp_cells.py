@@ -81,7 +81,7 @@ from .dp_basis import box_scaler, public_pca, release_inputs
 from .params import Param, epsilon_param, mu_param
 from .registration import register
 from .release_model import PublicBasis, ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata
 
 BASES = ("dct", "identity", "random", "public")
 COVARIANCES = ("diag", "pooled", "class")
@@ -501,7 +501,7 @@ class DPCellsAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels, the basis and the public data; set the public accounting."""
         n, d = X.shape
-        strata(labels, self.interest, list(self.additional or []), n)
+        check_strata(labels, self.interest, list(self.additional or []), n)
         if self.basis == "dct" and self.block is not None:
             dct_basis(d, self.block, self.keep)  # checks block against d
         if self.public_data is not None:

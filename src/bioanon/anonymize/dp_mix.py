@@ -44,7 +44,7 @@ from .bounded_design import circulant_sets
 from .params import Param, epsilon_param
 from .registration import register
 from .selective_mean import mixing_matrix
-from .vp_mix import apply_vp_mix, strata, sums_by
+from .vp_mix import apply_vp_mix, check_strata, strata, sums_by
 
 
 # ---------------------------------------------------------------------- the accounting
@@ -169,7 +169,7 @@ class DPMixAnonymizer(Anonymizer):
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is computed from its own records)."""
-        strata(labels, self.interest, [], X.shape[0])
+        check_strata(labels, self.interest, [], X.shape[0])
 
     def noise_scale(self, d: int) -> float:
         """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this

@@ -73,7 +73,7 @@ from .base import Anonymizer, DPCapability, Release, label_values
 from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata, strata
 
 UNITS = ("record", "identity")
 COVARIANCES = ("lowrank", "class", "diag", "class-diag")
@@ -463,7 +463,7 @@ class DPSyntheticAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels; set the public accounting (ε, δ, ρ, privacy unit)."""
         n = X.shape[0]
-        strata(labels, self.interest, list(self.additional or []), n)
+        check_strata(labels, self.interest, list(self.additional or []), n)
         eps = check_epsilon(self.epsilon)
         units = n
         if self.privacy_unit == "identity":
