@@ -9,11 +9,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cases import FAST, ROLES, Case, _csv, _frame_csv, anon
+import numpy as np
+
+from .cases import FAST, ROLES, Case, _csv, _frame_csv, _table, anon
 
 
 def _release(d: Path, *extra: str, name: str = "t.csv") -> list[str]:
     return ["release", str(_csv(d, name)), "-o", str(d / "o.parquet"), *ROLES, *extra]
+
+
+def _public_with_a_text_feature(d: Path, suffix: str) -> tuple[Path, Path]:
+    """A private table and public data of another person whose feature 'f3' is text."""
+    t = _table(n_id=6)
+    ids = t.labels["identity"].to_numpy()
+    src, pub = d / f"in{suffix}", d / "pub.csv"
+    t.subset(np.flatnonzero(ids != ids[0])).write(src)
+    frame = t.subset(np.flatnonzero(ids == ids[0])).to_frame()
+    frame["f3"] = frame["f3"].astype(str) + "x"
+    frame.to_csv(pub, index=False)
+    return src, pub
 
 
 def wave6_cases() -> list[Case]:
@@ -32,7 +46,8 @@ def wave6_cases() -> list[Case]:
         says="mu=1e-308 is out of range"))
     for value, extra in (("1e308", ()), ("1e-308", ()), ("1e308", ("--dask",)),
                          ("1e308", ("--methods", "dp-cells"))):
-        c.append(Case(f"release-epsilon-{value}{''.join(extra)}-is-out-of-range",
+        tail = "".join("-" + x.strip("-") for x in extra)
+        c.append(Case(f"release-epsilon-{value}{tail}-is-out-of-range",
                       lambda d, v=value, e=extra: _release(d, "--epsilon", v, *e),
                       says=f"--epsilon {float(value):g} is out of range; use a number in "
                            "[1e-06, 1000000]"))
@@ -70,4 +85,14 @@ def wave6_cases() -> list[Case]:
     c.append(Case("release-10-records-utility-is-refused-by-the-plan", lambda d: [
         "release", str(_csv(d, n_id=5, per=2)), "-o", str(d / "o.parquet"), *ROLES, *accept,
         "--reason", "a test"], says="utility cannot be measured at this size: on the 5 records"))
+    # a text-typed feature of the public data is a wrong type, not a missing column
+    for suffix, extra in ((".csv", ()), (".parquet", ("--dask",))):
+        path = "-dask" if extra else ""
+        c.append(Case(f"release{path}-public-data-text-feature-is-named-by-its-type",
+                      lambda d, s=suffix, e=extra: [
+                          "release", str((p := _public_with_a_text_feature(d, s))[0]), "-o",
+                          str(d / ("o" if e else "o.parquet")), *ROLES, "--epsilon", "1",
+                          "--public-data", str(p[1]),
+                          *e],
+                      says="--public-data column 'f3' holds text (dtype "))
     return c
