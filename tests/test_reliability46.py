@@ -73,3 +73,36 @@ def test_a_class_conditional_method_refuses_one_interest_class() -> None:
                            random_state=0)
         with pytest.raises(BioanonError, match="interest column 'expression' has one class"):
             est.fit(t.X, labels)
+
+
+def test_a_refused_demo_exits_1_as_release_does(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's refusal (the closest setting's report written, no release) is exit 1."""
+    from types import SimpleNamespace
+
+    from typer.testing import CliRunner
+
+    import bioanon.certification as certification
+    import bioanon.certification.certificate as certificate
+    import bioanon.cli.demo as demo
+    import bioanon.cli.release as release
+    from bioanon.certification import NotCertified
+    from bioanon.cli import app
+
+    refusal = NotCertified.__new__(NotCertified)
+    Exception.__init__(refusal, "no setting met every target at level standard")
+    refusal.rows, refusal.skipped, refusal.not_evaluated = [], [], []
+    refusal.search = SimpleNamespace(tradeoff=None, confirmation=None, closest_report=object())
+    refusal.report_and_chart = lambda: (None, b"")  # type: ignore[method-assign]
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise refusal
+
+    monkeypatch.setattr(certification, "certify", refuse)
+    monkeypatch.setattr(certificate, "write_report", lambda *a, **k: None)
+    monkeypatch.setattr(release, "print_search", lambda *a, **k: None)
+    monkeypatch.setattr(demo, "print_summary", lambda *a, **k: None)
+    monkeypatch.setattr(demo, "DEMO_IDENTITIES", 20)
+    res = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d")])
+    assert res.exit_code == 1, res.output
+    assert "verdict: NOT certified" in res.output

@@ -95,4 +95,7 @@ def wave6_cases() -> list[Case]:
                           "--public-data", str(p[1]),
                           *e],
                       says="--public-data column 'f3' holds text (dtype "))
+    # demo takes --level (its refusal names the level at which a release would pass)
+    c.append(Case("demo-level-bogus-is-refused-before-the-data-are-drawn", lambda d: [
+        "demo", "--out", str(d / "rep"), "--level", "bogus"], says="--level 'bogus'"))
     return c

@@ -18,6 +18,7 @@ from .common import (
     progress_bar,
     user_errors,
 )
+from .options import LevelOpt, parse_level
 
 #: what the demo searches: dp-cells (few parameters, every one noisy: it survives the
 #: model-aware attackers) beside synthetic (a per-class Gaussian fitted without noise: the
@@ -42,6 +43,7 @@ def demo(
                                            "release (never written).")] = 0,
     budget_minutes: Annotated[float, typer.Option(
         "--budget-minutes", help="Time budget of the search.")] = 2.0,
+    level: LevelOpt = None,
 ) -> None:
     """Walk the release path on the built-in SYNTHETIC dataset: search, certify, release.
 
@@ -49,8 +51,9 @@ def demo(
     every risk (recognition, membership, inference on members), the most useful one meeting
     every target confirmed on a fresh split and seed, then the whole table released
     (OUT/release.parquet, its manifest) with the report (OUT/report.json, OUT/report.html,
-    OUT/search.png). When no setting meets every target the demo still writes the report of
-    the closest one, says which risk fell short, writes no release, and exits 0.
+    OUT/search.png). When no setting meets every target the demo, like `bioanon release`,
+    writes the report of the closest one, says which risk fell short (and at which --level a
+    more useful release would pass), writes no release, and exits 1.
     """
     from ..certification import NotCertified, certify
     from ..certification.certificate import write_report
@@ -61,6 +64,7 @@ def demo(
     files = ["report.json", "report.html", "search.png", "release.parquet",
              "release.parquet.manifest.json"]
     check_output_dir(out, [], files)
+    parse_level(level)  # before the data are drawn
     table = make_biometric(n_identities=DEMO_IDENTITIES,
                            records_per_identity=DEMO_RECORDS_PER_IDENTITY, random_state=seed)
     console.print(f"synthetic dataset (no real people): {table.n_records} records × "
@@ -71,7 +75,7 @@ def demo(
     try:
         with progress_bar("certifying") as update, leak_warnings_silenced():
             rel = certify(table, roles, methods=DEMO_METHODS, models=DEMO_MODELS,
-                          budget_minutes=budget_minutes, random_state=seed,
+                          budget_minutes=budget_minutes, random_state=seed, level=level,
                           report_closest=True, progress=update,
                           on_plan=lambda plan: console.print(plan.render(), highlight=False,
                                                              soft_wrap=True))
@@ -109,3 +113,4 @@ def _not_certified(exc: Any, out: Path) -> None:
     console.print(f"verdict: NOT certified — {exc}. No release was "
                   f"written; {out / 'report.html'} shows every risk of {judged}",
                   highlight=False, soft_wrap=True)
+    raise typer.Exit(1)  # as release: not certified
