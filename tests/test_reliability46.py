@@ -106,3 +106,22 @@ def test_a_refused_demo_exits_1_as_release_does(tmp_path: Path,
     res = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d")])
     assert res.exit_code == 1, res.output
     assert "verdict: NOT certified" in res.output
+
+
+def test_the_terminal_names_one_headline_utility_and_labels_the_rest_secondary() -> None:
+    from bioanon.report.summary import of_clear, summary_rows
+
+    s = {"interest": "expression", "sensitive": "identity", "chance": 0.1, "control": None,
+         "cas": {"value": 0.872, "ci": [0.85, 0.89]},
+         "utility": {"clear": 0.963, "anonymized": 0.8, "U": 0.451, "U_clear": 0.5,
+                     "additional": {"gender": {"alpha": 1.0, "clear": 0.9, "anonymized": 0.7}},
+                     "anonymized_to_clear": 0.872, "anonymized_to_anonymized": 0.9},
+         "attacks": [], "worst_case": {"accuracy": 0.1, "mode": "naive", "model": "knn"},
+         "worst_case_crossfit": None, "advantage": None, "membership": [],
+         "contributors": None, "verification": [], "selection": {}}
+    rows = summary_rows(s)
+    utility = rows[:next(i for i, (k, _) in enumerate(rows) if k.startswith("chance"))]
+    assert utility[0] == ("headline utility: expression CAS (trained on release, scored on "
+                          "clear)", "0.872 [0.850, 0.890] (0.91 × clear 0.963)")
+    assert all(k.startswith("secondary: ") for k, _ in utility[1:]) and len(utility) == 5
+    assert of_clear(0.5, None) == ""
