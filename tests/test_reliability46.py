@@ -125,3 +125,19 @@ def test_the_terminal_names_one_headline_utility_and_labels_the_rest_secondary()
                           "clear)", "0.872 [0.850, 0.890] (0.91 × clear 0.963)")
     assert all(k.startswith("secondary: ") for k, _ in utility[1:]) and len(utility) == 5
     assert of_clear(0.5, None) == ""
+
+
+def test_the_identity_threshold_is_said_one_way_everywhere() -> None:
+    """README, the plan and evaluate say the identity rule from one constant."""
+    from bioanon.evaluation.risks.base import MIN_IDENTITY_LEVEL
+    from bioanon.levels import MIN_IDENTITIES, identities_needed, identity_rule
+    from bioanon.plan import make_plan
+
+    assert MIN_IDENTITY_LEVEL == MIN_IDENTITIES
+    need = identities_needed(0.14)
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert identity_rule() in readme and f"fewer than about {need} identities" in readme
+    assert "500 people" not in readme
+    t = make_biometric(n_identities=6, records_per_identity=12, n_features=32, random_state=0)
+    assert f"about {need} identities (now 6)" in make_plan(t, "expression",
+                                                          "identity").refusal_line()

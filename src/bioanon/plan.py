@@ -53,7 +53,7 @@ import pandas as pd
 from .errors import BioanonError
 from .evaluation.risks import registry
 from .evaluation.risks.base import target_at
-from .levels import Level, resolve_level
+from .levels import MIN_IDENTITIES, Level, identities_needed, resolve_level
 from .metrics.advantage import Z95, Z_PASS, smallest_showable
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
 
@@ -64,8 +64,6 @@ ACCEPTED = "accepted"
 INCONCLUSIVE = "inconclusive at this size"
 #: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
 PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
-#: identity-level figures need at least this many identities (as the evaluation does)
-MIN_IDENTITIES = 20
 IDENTITY_FOLDS = 3
 
 
@@ -404,7 +402,7 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
                  else math.inf)
         if level == "identity" or unit.startswith("identities"):
             if target > 0 and (level == "identity" or math.isfinite(scale)):
-                need = (max(MIN_IDENTITIES, math.ceil(_inv(target))) if level == "identity"
+                need = (identities_needed(target) if level == "identity"
                         else math.ceil(n_id * scale))
                 needed["identities"] = int(need)
                 ways.append(f"about {need} identities (now {n_id})")
@@ -423,9 +421,3 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
         ways.append(f"accept {name}")
     return PlanRow(risk, level, target, smallest, status, int(n1), int(n0), unit, why,
                    tuple(ways), needed)
-
-
-def _inv(target: float) -> float:
-    """Identities at which the identity-level figure can show ``target`` (each identity a
-    member and a non-member: 2.2·√(2/n) ≤ target)."""
-    return float(smallest_showable(1, 1) / target) ** 2

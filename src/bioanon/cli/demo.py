@@ -28,8 +28,9 @@ from .options import LevelOpt, parse_level
 DEMO_METHODS = ["dp-cells", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
 #: the demo's synthetic population, sized so that the plan can show every risk at the default
-#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 500) with 6
-#: records each (3,120 records: the record level's 0.10 needs about 2,600)
+#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 494:
+#: :func:`bioanon.levels.identity_rule`) with 6 records each (3,120 records: the record
+#: level's 0.10 needs about 2,600)
 DEMO_IDENTITIES = 520
 DEMO_RECORDS_PER_IDENTITY = 10
 
