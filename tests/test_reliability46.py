@@ -141,3 +141,36 @@ def test_the_identity_threshold_is_said_one_way_everywhere() -> None:
     t = make_biometric(n_identities=6, records_per_identity=12, n_features=32, random_state=0)
     assert f"about {need} identities (now 6)" in make_plan(t, "expression",
                                                           "identity").refusal_line()
+
+
+def test_tables_are_never_clipped_when_piped(tmp_path: Path) -> None:
+    """Not a terminal: the risk table prints at its full width, the datasets table folds;
+    no cell ends in "…" (rich's default width there is 80 columns)."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+    from bioanon.cli.console import print_table
+
+    out = Console(file=io.StringIO(), width=80, markup=False)
+    tab = Table()
+    for name in ("risk", "advantage [95% CI]", "target", "status", "attacker"):
+        tab.add_column(name, no_wrap=True)
+    tab.add_row("identity membership", "+0.750 [+0.287, +1.000]", "≤ 0.14",
+                "inconclusive at this size", "A1 a long attacker name")
+    print_table(tab, out)
+    text = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "…" not in text and "≤ 0.14" in text and "inconclusive at this size" in text
+    assert out.width == 80  # the console is left as it was
+
+    home = tmp_path / "home"
+    (home / "faces").mkdir(parents=True)
+    (home / "faces" / "README.md").write_text(
+        "# Faces\n\n- Licence: **research use only; not for redistribution**\n")
+    (home / "faces" / "labels.csv").write_text("file,subject\na.png,1\nb.png,2\n")
+    res = CliRunner().invoke(app, ["datasets", "--home", str(home)])
+    assert res.exit_code == 0 and "…" not in res.output
+    assert "redistribution" in res.output

@@ -32,7 +32,7 @@ from ..evaluation.options import EvaluationOptions
 from ..privacy import EPSILON_RANGE
 from ..progress import StageLog
 from ..table import FeatureTable
-from .console import _fail, console, err_console
+from .console import _fail, console, err_console, print_table
 from .logs import cli_logger, json_error, show_bar, state
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -747,7 +747,7 @@ def print_risks(report: Any) -> None:
                     Text(SHORT_STATUS.get(r["status"], r["status"]),
                          style=style.get(r["status"], "")),
                     keys.get(r["attacker"], "—") if r["value"] != "—" else "—")
-    console.print(tab)
+    print_table(tab)  # never clipped ("targ…") when piped
     if keys:
         key_tab = Table.grid(padding=(0, 1))
         key_tab.add_column(no_wrap=True, style="bold")
@@ -782,7 +782,7 @@ def print_summary(report: Any, as_json: bool = False, verdict: bool = True) -> N
     tab.add_column("value", justify="right")
     for key, value in report.summary_rows():
         tab.add_row(key, value)
-    console.print(tab)
+    print_table(tab)
     if verdict and "verdict" in report:  # False: the caller says the run's one verdict
         from ..report.verdict_points import verdict_points
 
