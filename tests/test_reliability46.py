@@ -174,3 +174,35 @@ def test_tables_are_never_clipped_when_piped(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["datasets", "--home", str(home)])
     assert res.exit_code == 0 and "…" not in res.output
     assert "redistribution" in res.output
+
+
+def test_the_library_certify_does_not_warn_of_leaks_it_does_not_claim() -> None:
+    """bioanon.certify without a budget: its DP candidates take their bounds from the data,
+    but no epsilon is claimed, so no PrivacyLeakWarning reaches the caller."""
+    import warnings
+
+    import bioanon
+    from bioanon.certification import NotCertified
+    from bioanon.privacy import PrivacyLeakWarning
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32, random_state=0)
+    why = "a test of the warnings"
+    accept = {f"{lv}-{r}": why for lv, rs in (("record", ("recognition", "membership",
+                                                           "inference")),
+                                               ("identity", ("membership", "inference")))
+              for r in rs}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            bioanon.certify(t, Roles(sensitive="identity", interest="expression"),
+                            methods=["laplace"], models=["knn"], attackers="naive", n_jobs=1,
+                            level=0.99, target_advantage=0.99, min_utility=0,
+                            random_state=1, accept_risks=accept)
+        except NotCertified:
+            pass
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert leaks == []
+    from bioanon.anonymize import LaplaceAnonymizer
+
+    with pytest.warns(PrivacyLeakWarning):  # fitting a DP method directly still warns
+        LaplaceAnonymizer(epsilon=10.0, random_state=0).fit_transform(t.X, t.labels)

@@ -43,6 +43,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..plan import Plan, PlanRefused, make_plan
+from ..privacy import leak_warnings_silenced
 from ..release import check_columns
 from ..table import FeatureTable
 from .certificate import CertifiedRelease, NotCertified
@@ -179,22 +180,33 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
     if not plan.can_proceed:
         raise PlanRefused(plan)
     # 3. search every setting on a tuning split, then confirm the choice on a fresh one
+    #    (without the DP candidates' leak warnings: a declared budget's statement says strict
+    #    or not once; without one no epsilon is claimed)
     table = source.table(shape, roles, budget)
     del shape
-    result = run_search(table, roles, options=replace(judge, guarantee=guarantee),
-                        methods=methods, random_state=settings.random_state,
-                        budget_minutes=settings.budget_minutes, progress=settings.progress,
-                        report_closest=settings.report_closest,
-                        exhaustive=settings.exhaustive, min_utility=settings.min_utility,
-                        tradeoff_panels=settings.tradeoff_panels,
-                        space=SearchSpace(settings.decoupler, budget, source.judge_as))
+    with leak_warnings_silenced():
+        result = _search(source, table, roles, settings, judge, guarantee, budget, methods)
     result.plan = plan
     result.skipped[:0] = [s for s in left_out if s not in result.skipped]
     del table
     if not result.certified:
         raise NotCertified(result, roles.sensitive, roles.interest)
     # 4. release: the path's writer, with the certificate
-    return source.release(result, roles, settings, budget)
+    with leak_warnings_silenced():
+        return source.release(result, roles, settings, budget)
+
+
+def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSettings,
+            judge: EvaluationOptions, guarantee: Any, budget: Any,
+            methods: Any) -> SearchResult:
+    """The search of :func:`certify_source`'s step 3."""
+    return run_search(table, roles, options=replace(judge, guarantee=guarantee),
+                      methods=methods, random_state=settings.random_state,
+                      budget_minutes=settings.budget_minutes, progress=settings.progress,
+                      report_closest=settings.report_closest,
+                      exhaustive=settings.exhaustive, min_utility=settings.min_utility,
+                      tradeoff_panels=settings.tradeoff_panels,
+                      space=SearchSpace(settings.decoupler, budget, source.judge_as))
 
 
 def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:

@@ -626,26 +626,6 @@ def read_release_input(path: Path, label_columns: list[str | None],
     return table
 
 
-@contextmanager
-def leak_warnings_silenced() -> Iterator[None]:
-    """The search of ``release`` without the DP methods' leak warnings.
-
-    The search fits every candidate, the DP methods among them, with clipping bounds taken
-    from the data: each would warn that its ε does not hold strictly. With a declared budget
-    the one statement of the budget says so (strict or not); without one no ε is claimed —
-    the certificate rests on the measured risks, and a DP setting that wins carries its own
-    statement in the manifest (``params.privacy``; see :func:`undeclared_epsilon_note`) — so
-    the warnings are noise there. ``anonymize`` and ``evaluate`` of a DP method still warn.
-    """
-    import warnings
-
-    from ..privacy import PrivacyLeakWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        yield
-
-
 def undeclared_epsilon_note(manifest: dict[str, Any], as_json: bool) -> None:
     """One note when the certified setting has an epsilon but no budget was declared: its ε is
     a setting of the method, not a guarantee the release states."""

@@ -8,12 +8,12 @@ from typing import Annotated, Any
 import typer
 
 from ..io import check_output_dir
+from ..privacy import leak_warnings_silenced
 from ..release import write_release
 from .common import (
     app,
     console,
     err_console,
-    leak_warnings_silenced,
     print_summary,
     progress_bar,
     user_errors,

@@ -22,6 +22,7 @@ from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..io import check_output_dir, check_output_file, file_sha256
 from ..plan import PlanRefused
+from ..privacy import leak_warnings_silenced
 from ..release import NO_ROLE, Roles, manifest_path
 from ..table import format_of
 from .common import (
@@ -34,7 +35,6 @@ from .common import (
     app,
     cli_message,
     err_console,
-    leak_warnings_silenced,
     notes_console,
     parse_weighted,
     print_json,
@@ -404,7 +404,7 @@ def _bucket_note(out: Any) -> None:
 def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
     """Run the library under a progress bar, without the DP methods' leak warnings (with a
     budget, one statement at the end says strict or not; without one, no epsilon is
-    claimed: :func:`~bioanon.cli.common.leak_warnings_silenced`); a refusal (not certified)
+    claimed: :func:`~bioanon.privacy.leak_warnings_silenced`); a refusal (not certified)
     is printed, its report written, and the command exits 1."""
     from ..certification import NotCertified
 
