@@ -191,9 +191,18 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
     del table
     if not result.certified:
         raise NotCertified(result, roles.sensitive, roles.interest)
-    # 4. release: the path's writer, with the certificate
+    # 4. release: the path's writer, with the certificate; a declared budget that is not
+    #    strict is said once (the search's candidates each would have warned)
     with leak_warnings_silenced():
-        return source.release(result, roles, settings, budget)
+        released = source.release(result, roles, settings, budget)
+    if budget is not None and not getattr(budget, "strict", True):
+        import warnings
+
+        from ..privacy import PrivacyLeakWarning
+        from .dp_budget import NOT_STRICT_TEXT
+
+        warnings.warn(NOT_STRICT_TEXT, PrivacyLeakWarning, stacklevel=4)
+    return released
 
 
 def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSettings,
