@@ -713,7 +713,7 @@ def print_risks(report: Any) -> None:
         if r["value"] != "—" and r["attacker"] not in keys:
             keys[r["attacker"]] = f"A{len(keys) + 1}"
     tab = Table(title="risks: every one must be met", box=box.SIMPLE_HEAD, pad_edge=False,
-                title_justify="left")
+                title_justify="left", collapse_padding=True)
     tab.add_column("risk", no_wrap=True)
     tab.add_column(f"{single or 'figure'} [95% CI]", no_wrap=True, justify="right")
     tab.add_column("target", no_wrap=True)
@@ -727,7 +727,7 @@ def print_risks(report: Any) -> None:
                     Text(SHORT_STATUS.get(r["status"], r["status"]),
                          style=style.get(r["status"], "")),
                     keys.get(r["attacker"], "—") if r["value"] != "—" else "—")
-    print_table(tab)  # never clipped ("targ…") when piped
+    print_table(tab, console)  # never clipped ("targ…") when piped
     if keys:
         key_tab = Table.grid(padding=(0, 1))
         key_tab.add_column(no_wrap=True, style="bold")
@@ -762,7 +762,7 @@ def print_summary(report: Any, as_json: bool = False, verdict: bool = True) -> N
     tab.add_column("value", justify="right")
     for key, value in report.summary_rows():
         tab.add_row(key, value)
-    print_table(tab)
+    console.print(tab)  # its cells wrap: nothing is clipped at 80 columns
     if verdict and "verdict" in report:  # False: the caller says the run's one verdict
         from ..report.verdict_points import verdict_points
 
