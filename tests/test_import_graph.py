@@ -24,12 +24,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("bioanon._version", "bioanon.errors"),
     ("bioanon.progress", "bioanon.io", "bioanon.privacy", "bioanon.table", "bioanon.metrics",
      "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels",
-     "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_unit"),
+     "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_journal",
+     "bioanon.release_unit"),
     ("bioanon.features", "bioanon.datasets", "bioanon.anonymize", "bioanon.attack",
      "bioanon.pipeline", "bioanon.release"),
     # the plan derives its rows from the evaluation's risk registry
     ("bioanon.evaluation", "bioanon.plan"),
     ("bioanon.report",),
+    ("bioanon.auditing",),  # judges a release made elsewhere with the evaluation's pieces
     ("bioanon.scale",),  # the execution engine the certification's Parquet adapter drives
     ("bioanon.certification",),
     ("bioanon.tuning",),  # sweeps; they confirm with the certification's engine

@@ -5,8 +5,10 @@ without its manifest — and a refused ``release`` never touches the previous re
 One command runs in a subprocess up to the moment its release unit is staged
 (:data:`bioanon.release_unit.STEPS`); there the step hook snapshots the output folder and,
 for each step in turn, puts the snapshot back and forks a writer that goes on with the switch
-and kills itself at that step; each killed writer's folder is copied aside for this test to
-read (the search runs once per command, not once per step).
+and kills itself at that step; each killed writer's folder is moved aside for this test to
+read (the search runs once per command, not once per step). Moved, not copied: the journal
+recognises what the writer staged and kept by device and inode, as a recovery after a real
+kill finds them.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ HARNESS = textwrap.dedent("""
         if name != "staged":
             return
         shutil.copytree(work, snapshot, symlinks=True)
+        results.mkdir(parents=True)
         for step in steps:
-            shutil.rmtree(work)
+            if work.exists():
+                shutil.rmtree(work)
             shutil.copytree(snapshot, work, symlinks=True)
             pid = os.fork()
             if pid == 0:  # the writer: goes on with the switch, killed at its step
@@ -61,7 +65,7 @@ HARNESS = textwrap.dedent("""
                 hook(name)
                 return
             os.waitpid(pid, 0)
-            shutil.copytree(work, results / step, symlinks=True)
+            os.rename(work, results / step)  # moved, not copied: the journal names inodes
         os._exit(0)
 
     ru._step_hook = hook

@@ -41,8 +41,8 @@ def test_a_refusal_writes_its_report_alone(tmp_path):
     assert verify_release(out) and out.read_bytes() == b"an older release"
     assert (report_path(out) / "report.json").read_text() == "{}"  # the release's own
     refused = refused_report_path(out)
-    assert sorted(p.name for p in refused.iterdir()) == [
-        "report.html", "report.json", "search.png"]
+    assert sorted(p.name for p in refused.iterdir()) == [  # the marker: bioanon wrote it
+        ".bioanon-report", "report.html", "report.json", "search.png"]
     doc = json.loads((refused / "report.json").read_text())
     assert doc["release"]["certified"] is False and doc["release"]["written"] is False
     assert doc["release"]["setting"].startswith("noise(")

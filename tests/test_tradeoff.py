@@ -163,9 +163,16 @@ def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> 
 
 def test_the_report_s_first_screen_shows_the_table(judged: SearchResult) -> None:
     from bioanon.certification.tradeoff import public
-    from bioanon.report.html import SECTIONS, headline_section, tradeoff_section
+    from bioanon.report.html import (
+        SECTIONS,
+        deciding_section,
+        headline_section,
+        tradeoff_section,
+    )
 
-    assert SECTIONS.index(tradeoff_section) == SECTIONS.index(headline_section) + 1
+    # right after the headline (a refusal decided on the tuning split shows that row between)
+    between = SECTIONS[SECTIONS.index(headline_section) + 1:SECTIONS.index(tradeoff_section)]
+    assert between == [deciding_section]
     page = tradeoff_section({"tradeoff": public(judged.tradeoff)})
     assert "id='tradeoff-table'" in page and "(chosen)" in page
     for e in judged.tradeoff:

@@ -27,12 +27,13 @@ from .errors import BioanonError
 from .table import FeatureTable
 
 if TYPE_CHECKING:
+    from .auditing import audit
     from .certification import CertifiedRelease, NotCertified, certify
     from .release import Roles
     from .report.build import evaluate
 
 #: lazily imported names and the module holding each
-_LAZY = {"evaluate": "report.build", "certify": "certification",
+_LAZY = {"evaluate": "report.build", "audit": "auditing", "certify": "certification",
          "CertifiedRelease": "certification",
          "NotCertified": "certification", "Roles": "release"}
 
@@ -45,5 +46,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'bioanon' has no attribute {name!r}")
 
 
-__all__ = ["BioanonError", "CertifiedRelease", "FeatureTable", "NotCertified", "Roles",
+__all__ = ["BioanonError", "audit", "CertifiedRelease", "FeatureTable", "NotCertified", "Roles",
            "SelectiveMeanAnonymizer", "__version__", "certify", "evaluate"]

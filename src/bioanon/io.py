@@ -17,6 +17,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -137,12 +138,14 @@ def make_temp_dir(folder: str | os.PathLike, prefix: str) -> Path:
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
     except PermissionError:
         return True
+    except (OverflowError, ValueError, OSError):  # no such process; a pid out of range
+        return False
     return True
 
 
@@ -170,11 +173,42 @@ def remove_stale_temporaries(target: str | os.PathLike, own: bool = False) -> li
         if m and (pid == os.getpid() if own else not _pid_alive(pid)):
             with contextlib.suppress(OSError):
                 if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
+                    remove_tree(entry)
                 else:
                     entry.unlink()
                 removed.append(entry)
     return removed
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Remove a folder bioanon wrote or moved aside, read-only folders in it included (their
+    modes are opened to their owner first); a folder that cannot be removed raises OSError.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "old"
+    >>> (d / "inner").mkdir(parents=True); _ = (d / "inner" / "f").write_text("x")
+    >>> os.chmod(d / "inner", 0o555); os.chmod(d, 0o555)
+    >>> remove_tree(d); d.exists()
+    False
+    """
+    p = Path(path)
+    try:
+        shutil.rmtree(p)
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
+    def opened(where: str) -> None:
+        with contextlib.suppress(OSError):
+            if not os.path.islink(where):
+                os.chmod(where, stat.S_IMODE(os.lstat(where).st_mode) | stat.S_IRWXU)
+
+    opened(str(p))
+    for root, dirs, _ in os.walk(p):  # each folder's mode opened before it is listed
+        for name in dirs:
+            opened(os.path.join(root, name))
+    shutil.rmtree(p)
 
 
 def new_temp_path(path: str | os.PathLike, suffix: str | None = None) -> Path:

@@ -20,9 +20,9 @@ Why the default (``standard``) is what it is:
   identity level 0.14;
 - showable where the data allow: a leak-free release passes a target t with probability
   ≥ 95% once t ≥ 2.2·√(1/n₁ + 1/n₀) (:func:`~bioanon.metrics.advantage.smallest_showable`),
-  i.e. 0.10 at about 2,600 records (25% released) and 0.14 at about 494 identities at the
-  identity level (:func:`identity_rule`; its three releases each leave a third of the
-  identities out); a stricter
+  i.e. 0.10 at about 1,400 records (two record games of 25% released each, pooled) and
+  0.14 at about 494 identities at the identity level (:func:`identity_rule`; its three
+  releases each leave a third of the identities out); a stricter
   default would be unshowable on every real table tried (FSDD 3,000 records, 6 speakers);
 - calibrated by ``benchmarks/judge_calibration.py --levels``: at sizes the plan calls
   showable, leak-free releases pass in ≥ 95% of seeds and an identity copy and vp-mix g=8

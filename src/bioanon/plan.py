@@ -52,7 +52,7 @@ import pandas as pd
 
 from .errors import BioanonError
 from .evaluation.risks import registry
-from .evaluation.risks.base import target_at
+from .evaluation.risks.base import record_game_counts, target_at
 from .levels import MIN_IDENTITIES, Level, identities_needed, resolve_level
 from .metrics.advantage import Z95, Z_PASS, smallest_showable
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
@@ -261,7 +261,7 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
     shape = _Shape(n_rec, n_id, int(released_counts(per_id, test_size).sum()),
                    float(per_id.max() / per_id.sum()) if n_id else 1.0)
     if group is None:
-        members = (shape.released, n_rec - shape.released, "records")
+        members = (*record_game_counts(shape.released, n_rec, test_size), "records")
     else:
         n1, n0 = _group_counts(labels, group, sensitive, test_size)
         members = (n1, n0, "groups")

@@ -5,7 +5,15 @@ A release ``OUTPUT`` is three things beside each other, at the paths the user na
 * ``OUTPUT`` — the table (a file, or a folder of Parquet parts on the dask path);
 * ``OUTPUT.manifest.json`` — what was released, naming the SHA-256 of the table and of every
   file of the report;
-* ``OUTPUT.report/`` — the report (``report.json``, ``report.html``, ``search.png``).
+* ``OUTPUT.report/`` — the report (``report.json``, ``report.html``, ``search.png``, and the
+  hidden :data:`REPORT_MARKER` that says bioanon wrote the folder).
+
+Every path a unit may replace or remove is checked before any work
+(:func:`check_unit_paths`, called by the commands before they read the input, by the dask
+paths' front doors, and by :func:`write_unit` itself): a file, a symbolic link or a folder
+bioanon did not write at ``OUTPUT.report`` or ``OUTPUT.refused-report`` is refused with one
+line, never removed; so is anything but a file at the journal's path, a journal that proves
+nothing, and a previous version left without its journal.
 
 Three paths cannot be switched by one rename, so :func:`write_unit` keeps a journal and lets
 the manifest's rename be the one moment the new unit takes over (its *commit*):
@@ -13,10 +21,11 @@ the manifest's rename be the one moment the new unit takes over (its *commit*):
 1. everything new is written beside the output first, as temporaries (``.NAME.PID.X.tmp...``);
    a kill here leaves the previous unit untouched, and the next run removes the temporaries;
 2. then, with SIGINT and SIGTERM held (a SIGTERM is handled after the switch, never half-way):
-   a journal ``.NAME.switch.json`` is written, the previous table and report are kept beside
-   under fixed names (``.NAME.previous``, the table as a second hard link where the file
-   system allows, so that ``OUTPUT`` never disappears), and the new table and report are
-   renamed into place;
+   a journal ``.NAME.switch.json`` is written, recording the writer (pid, start time, boot)
+   and the identity of what it staged and of what was there (:mod:`bioanon.release_journal`);
+   the previous table and report are kept beside under fixed names (``.NAME.previous``, the
+   table as a second hard link where the file system allows, so that ``OUTPUT`` never
+   disappears), and the new table and report are renamed into place;
 3. the new manifest is renamed over the old one **last**: the commit. The previous table and
    report, then the journal, are removed.
 
@@ -27,13 +36,16 @@ touches the release (:func:`write_unit`, :func:`check_release`, :func:`verify_re
 puts the previous table and report back (:func:`recover`); one killed after the commit leaves
 the new unit whole, and the recovery only removes what the writer had left to remove. So after
 any kill the release is the previous unit or the new one, whole — never a table without its
-manifest. Folders and files get the modes the umask gives.
+manifest. The recovery removes or replaces only what it proves, by identity, to be what the
+writer staged or kept: a file of the user's at the output is never removed (a writer stops
+with one line naming the journal and the previous version to inspect; a reader reads what is
+there). Folders and files get the modes the umask gives.
 
 A refused release (nothing certified) has no table and no manifest; it never touches a
 previous release: the report of the setting that came closest goes to ``OUTPUT.report/`` when
 no release is at ``OUTPUT`` (no manifest there), else to ``OUTPUT.refused-report/``, beside the
 previous release, which stays until a new one replaces it. A certified unit written later
-removes a ``OUTPUT.refused-report/`` left by an earlier refusal.
+removes a ``OUTPUT.refused-report/`` left by an earlier refusal (a report bioanon wrote only).
 
 Examples
 --------
@@ -54,7 +66,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +79,21 @@ from .io import (
     new_temp_dir,
     new_temp_path,
     remove_stale_temporaries,
+    remove_tree,
     signals_deferred,
+)
+from .release_journal import (
+    VERSION,
+    exists,
+    identity,
+    journal_path,
+    manifest_path,
+    previous_path,
+    recover,
+    remove_path,
+    report_path,
+    running_line,
+    writer,
 )
 
 #: writes the table at a temporary path (a file, or into an existing empty folder when the
@@ -90,17 +115,9 @@ COMMITTED: list[Path] = []
 #: the steps of a refused unit's report (no table, no manifest)
 REFUSED_STEPS = ("staged", "report-moved-aside", "report-replaced")
 
-
-def manifest_path(path: str | os.PathLike) -> Path:
-    """Where the manifest of the release ``path`` goes: ``PATH.manifest.json``."""
-    p = Path(path)
-    return p.with_name(p.name + ".manifest.json")
-
-
-def report_path(path: str | os.PathLike) -> Path:
-    """Where the report of the release ``path`` goes: ``PATH.report/``."""
-    p = Path(path)
-    return p.with_name(p.name + ".report")
+#: the hidden file in every report folder bioanon writes: a folder at a report's path is
+#: replaced only when bioanon wrote it (not listed in the manifest)
+REPORT_MARKER = ".bioanon-report"
 
 
 def refused_report_path(path: str | os.PathLike) -> Path:
@@ -108,18 +125,6 @@ def refused_report_path(path: str | os.PathLike) -> Path:
     ``PATH.refused-report/``."""
     p = Path(path)
     return p.with_name(p.name + ".refused-report")
-
-
-def journal_path(path: str | os.PathLike) -> Path:
-    """The journal of a switch in progress at ``path``: ``.PATH.switch.json``."""
-    p = Path(path)
-    return p.with_name(f".{p.name}.switch.json")
-
-
-def previous_path(path: str | os.PathLike) -> Path:
-    """Where a switch keeps the previous table or report of ``path`` until its commit."""
-    p = Path(path)
-    return p.with_name(f".{p.name}.previous")
 
 
 @dataclass(frozen=True)
@@ -136,114 +141,109 @@ def _step(name: str) -> None:
         _step_hook(name)
 
 
-def _remove(path: Path) -> None:
-    """Remove a file or a folder (a folder is moved aside first, so that it disappears from
-    its name at once)."""
-    if path.is_dir() and not path.is_symlink():
-        aside = aside_name(path)
-        os.replace(path, aside)
-        shutil.rmtree(aside, ignore_errors=True)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-
-
-def _exists(path: Path) -> bool:
-    return path.exists() or path.is_symlink()
-
-
 def _report_digests(folder: Path) -> dict[str, str]:
     return {f.relative_to(folder).as_posix(): file_sha256(f)
-            for f in sorted(folder.rglob("*")) if f.is_file()}
+            for f in sorted(folder.rglob("*")) if f.is_file() and f.name != REPORT_MARKER}
+
+
+def _mark(folder: Path) -> None:
+    """Mark ``folder`` as a report bioanon wrote (:data:`REPORT_MARKER`)."""
+    marker = folder / REPORT_MARKER
+    marker.write_text("a report written by bioanon: the next release or refusal at this "
+                      "output replaces this folder whole\n", encoding="utf-8")
+    os.chmod(marker, file_mode())
+
+
+def is_bioanon_report(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is a report folder bioanon may replace: a real folder (no symbolic
+    link) that is empty, holds :data:`REPORT_MARKER`, or whose ``report.json`` is a bioanon
+    report (one written before the marker)."""
+    f = Path(folder)
+    if f.is_symlink() or not f.is_dir():
+        return False
+    marker, doc = f / REPORT_MARKER, f / "report.json"
+    if marker.is_file() and not marker.is_symlink():
+        return True
+    if doc.is_file() and not doc.is_symlink():
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(doc.read_text(encoding="utf-8"))
+            return isinstance(data, dict) and "bioanon_version" in data
+        return False
+    with contextlib.suppress(OSError):
+        return not any(f.iterdir())
+    return False
+
+
+def _check_report_folder(folder: Path, out: Path, what: str) -> None:
+    """Refuse anything at ``folder`` a unit at ``out`` could not replace without loss."""
+    if not exists(folder):
+        return
+    kind = ("a symbolic link" if folder.is_symlink() else
+            None if folder.is_dir() else "a file")
+    if kind is None:
+        if is_bioanon_report(folder):
+            return
+        kind = "a folder bioanon did not write (no bioanon report in it)"
+    raise BioanonError(f"'{folder}' is {kind}, where bioanon writes {what} of '{out}'; remove "
+                       "it or choose another output")
+
+
+def check_unit_paths(path: str | os.PathLike) -> None:
+    """Check, before any work, that a release unit can be written at ``path`` without loss.
+
+    Refuses (one line each, naming the path and the fix) a file, a symbolic link or a folder
+    bioanon did not write at ``PATH.report`` or ``PATH.refused-report``; anything but a file
+    at the journal's path, a damaged journal, one whose writer still runs and one whose
+    recovery could not prove what it would change (:func:`recover`); a previous version
+    (``.PATH.previous``) left without its journal.
+    """
+    out = Path(path)
+    if recover(out, act=False) == "running":
+        raise BioanonError(running_line(out, "run again"))
+    if not exists(journal_path(out)):
+        for target in (out, report_path(out)):
+            prev = previous_path(target)
+            if exists(prev):
+                raise BioanonError(f"'{prev}' is a previous version of '{target}' left by an "
+                                   "interrupted write (no journal names it); inspect it, keep "
+                                   "what you need, then remove it")
+    _check_report_folder(report_path(out), out, "the report")
+    _check_report_folder(refused_report_path(out), out, "a refused run's report")
 
 
 def _keep_previous(path: Path) -> None:
-    """Keep what is at ``path`` as :func:`previous_path` until the commit: a file as a second
-    hard link (``path`` stays in place), a folder (or a file on a file system without hard
-    links) renamed."""
+    """Keep what is at ``path`` as :func:`previous_path` until the commit: a file (or link) as
+    a second hard link (``path`` stays in place), a folder (or a file on a file system
+    without hard links) renamed."""
     prev = previous_path(path)
-    if path.is_file() and not path.is_symlink():
+    if not path.is_dir() or path.is_symlink():
         try:
-            os.link(path, prev)
+            os.link(path, prev, follow_symlinks=False)
             return
         except OSError:
             pass
     os.replace(path, prev)
 
 
-def _put_back(path: Path) -> None:
-    """Put :func:`previous_path` back at ``path`` (whatever a killed switch left there)."""
+def _drop_previous(path: Path) -> bool:
+    """Remove the previous of ``path`` once the new unit is committed; False when it could
+    not be removed (a later run removes it: the commit stands)."""
     prev = previous_path(path)
-    if not _exists(prev):
-        return
-    if path.is_dir() and not path.is_symlink():
-        _remove(path)
-    os.replace(prev, path)  # a file: replaces the new one (or is the same file already)
-    if _exists(prev):  # rename() of two links to one file does nothing
-        prev.unlink()
-
-
-def _drop_previous(path: Path) -> None:
-    prev = previous_path(path)
-    if prev.is_dir() and not prev.is_symlink():
-        shutil.rmtree(prev, ignore_errors=True)
-    elif _exists(prev):
-        prev.unlink()
-
-
-def _writer_alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if pid == os.getpid():
-        return False  # this process is not switching this output now (it would not ask)
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        if exists(prev):
+            remove_path(prev)
+    except OSError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
-def recover(path: str | os.PathLike) -> str | None:
-    """Finish what a writer killed in the middle of a switch at ``path`` left.
-
-    Without a journal (no switch was under way) nothing changes. With the journal of a writer
-    that no longer runs: before its commit (the manifest on disk is not the one it was
-    writing) the previous table and report are put back and what it renamed into place is
-    removed, so the previous unit is whole again; after its commit only the previous table
-    and report it kept are removed. A journal whose writer still runs is left alone.
-
-    Returns
-    -------
-    str or None
-        ``"previous"`` or ``"new"`` (which unit the interrupted switch leaves), ``"running"``
-        (another process is switching), or None (no switch was under way).
-    """
-    out = Path(path)
-    journal = journal_path(out)
-    if not _exists(journal):
-        return None
-    try:
-        doc = json.loads(journal.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # written atomically: unreadable only if damaged; nothing to act on
-    if not isinstance(doc, dict):
-        return None
-    if _writer_alive(doc.get("pid")):
-        return "running"
-    man, rep = manifest_path(out), report_path(out)
-    committed = (man.is_file() and file_sha256(man) == doc.get("manifest_sha256"))
-    with signals_deferred():
-        if not committed:
-            for target, had in ((out, doc.get("table")), (rep, doc.get("report"))):
-                if had:
-                    _put_back(target)
-                elif _exists(target):
-                    _remove(target)  # nothing was there before this switch: its own
-        for target in (out, rep):
-            _drop_previous(target)
-        journal.unlink()
-    return "new" if committed else "previous"
+def _remove_refused_report(out: Path) -> None:
+    """Remove an earlier refusal's report at ``out``, superseded (a report bioanon wrote
+    only; one that cannot be removed stays)."""
+    refused = refused_report_path(out)
+    if is_bioanon_report(refused):
+        with contextlib.suppress(OSError):
+            remove_path(refused)
 
 
 def write_unit(path: str | os.PathLike, *, table: TableWriter | None,
@@ -280,66 +280,97 @@ def write_unit(path: str | os.PathLike, *, table: TableWriter | None,
         raise ValueError("a refused release unit needs its report")
     man, rep = manifest_path(out), report_path(out)
     if recover(out) == "running":
-        raise BioanonError(f"another bioanon process is writing the release '{out}'; wait "
-                           "for it to end, or choose another output")
-    for target in (out, man, rep, refused_report_path(out), journal_path(out)):
+        raise BioanonError(running_line(out, "write it again"))
+    check_unit_paths(out)
+    for target in (out, man, rep, refused_report_path(out), journal_path(out),
+                   previous_path(out), previous_path(rep)):
         remove_stale_temporaries(target)
     if table is None:
         assert report is not None
-        if _exists(man):  # a release is there: it stays, the refusal's report goes beside
-            return UnitPaths(None, None, _write_report_alone(refused_report_path(out), report))
-        written = _write_report_alone(rep, report)
-        _remove(refused_report_path(out))  # an earlier refusal's report: superseded
+        if exists(man):  # a release is there: it stays, the refusal's report goes beside
+            return UnitPaths(None, None, _write_report_alone(refused_report_path(out), out,
+                                                             report))
+        written = _write_report_alone(rep, out, report)
+        _remove_refused_report(out)  # an earlier refusal's report: superseded
         return UnitPaths(None, None, written)
-    journal = journal_path(out)
+    assert manifest is not None  # filled by the table's writer on the streamed path: not copied
     try:
-        # 1. stage everything beside the output
-        table_tmp = new_temp_dir(out) if table_is_dir else new_temp_path(out)
-        digest = table(table_tmp) or file_sha256(table_tmp)
-        if not table_is_dir:
-            os.chmod(table_tmp, file_mode())  # a writer may have replaced the file
-        rep_tmp = None
-        if report is not None:
-            rep_tmp = new_temp_dir(rep)
-            report(rep_tmp)
-        doc = json.loads(json.dumps(manifest, default=str))
-        doc["output"] = {**doc.get("output", {}), "name": out.name, "sha256": digest}
-        doc["report"] = None if rep_tmp is None else {
-            "name": rep.name, "sha256": _report_digests(rep_tmp)}
-        man_tmp = new_temp_path(man)
-        man_tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        journal_tmp = new_temp_path(journal, ".json")
+        staged = _stage(out, table, manifest, report, table_is_dir)
         _step("staged")
-        # 2. the switch: journal, previous kept, new table and report in place
-        with signals_deferred(), _rolled_back_on_error(out):
-            journal_tmp.write_text(json.dumps({
-                "pid": os.getpid(), "manifest_sha256": file_sha256(man_tmp),
-                "table": _exists(out), "report": _exists(rep)}), encoding="utf-8")
-            os.replace(journal_tmp, journal)
-            _step("journal-written")
-            if _exists(out):
-                _keep_previous(out)
-            _step("table-kept")
-            os.replace(table_tmp, out)
-            _step("table-replaced")
-            if _exists(rep):
-                _keep_previous(rep)
-            _step("report-moved-aside")
-            if rep_tmp is not None:
-                os.replace(rep_tmp, rep)
-            _step("report-replaced")
-            os.replace(man_tmp, man)  # 3. the commit: the new manifest over the old one
-            COMMITTED.append(out)
-            _step("manifest-written")
-            for target in (out, rep):
-                _drop_previous(target)
-            _step("previous-removed")
-            journal.unlink()
-            _remove(refused_report_path(out))  # an earlier refusal's report: superseded
+        check_unit_paths(out)  # again: nothing at the output changed while staging
+        _switch(out, staged)
     finally:  # an interrupt while staging: this run's temporaries go, the old unit stays
-        for target in (out, man, rep, journal):
+        for target in (out, man, rep, journal_path(out)):
             remove_stale_temporaries(target, own=True)
     return UnitPaths(out, man, rep if report is not None else None)
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """What :func:`write_unit` staged beside the output: temporaries and their identities."""
+
+    table: Path
+    report: Path | None
+    manifest: Path
+    journal: Path
+    #: the SHA-256 of the table file (None for a folder), recorded with its identity
+    digest: str | None
+
+
+def _stage(out: Path, table: TableWriter, manifest: Mapping[str, Any],
+           report: ReportWriter | None, table_is_dir: bool) -> _Staged:
+    """Write the table, the report and the manifest as temporaries beside the output."""
+    rep = report_path(out)
+    table_tmp = new_temp_dir(out) if table_is_dir else new_temp_path(out)
+    digest = table(table_tmp) or file_sha256(table_tmp)
+    if not table_is_dir:
+        os.chmod(table_tmp, file_mode())  # a writer may have replaced the file
+    rep_tmp = None
+    if report is not None:
+        rep_tmp = new_temp_dir(rep)
+        report(rep_tmp)
+        _mark(rep_tmp)
+    doc = json.loads(json.dumps(manifest, default=str))
+    doc["output"] = {**doc.get("output", {}), "name": out.name, "sha256": digest}
+    doc["report"] = None if rep_tmp is None else {
+        "name": rep.name, "sha256": _report_digests(rep_tmp)}
+    man_tmp = new_temp_path(manifest_path(out))
+    man_tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    return _Staged(table_tmp, rep_tmp, man_tmp, new_temp_path(journal_path(out), ".json"),
+                   None if table_is_dir else digest)
+
+
+def _switch(out: Path, staged: _Staged) -> None:
+    """Switch the staged unit into place under the journal; the manifest's rename commits.
+    The journal names what is staged and what is there by their identities, taken now."""
+    man, rep, journal = manifest_path(out), report_path(out), journal_path(out)
+    with signals_deferred(), _rolled_back_on_error(out):
+        staged.journal.write_text(json.dumps({
+            "version": VERSION, **writer(), "manifest_sha256": file_sha256(staged.manifest),
+            "staged": {"table": identity(staged.table, staged.digest),
+                       "report": None if staged.report is None else identity(staged.report)},
+            "previous": {"table": identity(out), "report": identity(rep)}}), encoding="utf-8")
+        os.replace(staged.journal, journal)
+        _step("journal-written")
+        if exists(out):
+            _keep_previous(out)
+        _step("table-kept")
+        os.replace(staged.table, out)
+        _step("table-replaced")
+        if exists(rep):
+            _keep_previous(rep)
+        _step("report-moved-aside")
+        if staged.report is not None:
+            os.replace(staged.report, rep)
+        _step("report-replaced")
+        os.replace(staged.manifest, man)  # 3. the commit: the new manifest over the old one
+        COMMITTED.append(out)
+        _step("manifest-written")
+        dropped = [_drop_previous(target) for target in (out, rep)]
+        _step("previous-removed")
+        if all(dropped):  # else the journal stays: the next run removes what is left
+            journal.unlink()
+        _remove_refused_report(out)  # an earlier refusal's report: superseded
 
 
 @contextlib.contextmanager
@@ -349,27 +380,31 @@ def _rolled_back_on_error(out: Path) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, BioanonError):
             recover(out)
         raise
 
 
-def _write_report_alone(where: Path, report: ReportWriter) -> Path:
+def _write_report_alone(where: Path, out: Path, report: ReportWriter) -> Path:
     """A refused run's report at ``where`` (a folder, replaced whole; no release touched)."""
+    what = "the report" if where == report_path(out) else "a refused run's report"
     try:
         rep_tmp = new_temp_dir(where)
         report(rep_tmp)
+        _mark(rep_tmp)
         _step("staged")
+        _check_report_folder(where, out, what)  # again: nothing changed while staging
         with signals_deferred():
             aside = None
-            if _exists(where):
+            if exists(where):
                 aside = aside_name(where)
                 os.replace(where, aside)
             _step("report-moved-aside")
             os.replace(rep_tmp, where)
             _step("report-replaced")
             if aside is not None:
-                shutil.rmtree(aside, ignore_errors=True)
+                with contextlib.suppress(OSError):  # left: the next run removes it
+                    remove_tree(aside)
     finally:
         remove_stale_temporaries(where, own=True)
     return where
@@ -385,9 +420,12 @@ def check_release(path: str | os.PathLike) -> dict[str, Any]:
         table or a report file differs from what the manifest names.
     """
     p = Path(path)
-    if recover(p) == "running":
-        raise BioanonError(f"'{p}' is being written by another bioanon process; check it "
-                           "once that process has ended")
+    try:
+        state = recover(p)  # what it proves only: the previous unit put back, or the new one
+    except OSError:  # a folder bioanon cannot change: the unit is checked as it is
+        state = None
+    if state == "running":
+        raise BioanonError(running_line(p, "check it"))
     try:
         doc = json.loads(manifest_path(p).read_text(encoding="utf-8"))
         named = doc["output"]["sha256"]
@@ -420,5 +458,7 @@ def verify_release(path: str | os.PathLike) -> bool:
     return False
 
 
-__all__ = ["REFUSED_STEPS", "STEPS", "UnitPaths", "check_release", "manifest_path", "recover",
-           "refused_report_path", "report_path", "verify_release", "write_unit"]
+__all__ = ["REFUSED_STEPS", "REPORT_MARKER", "STEPS", "UnitPaths", "check_release",
+           "check_unit_paths", "is_bioanon_report", "journal_path", "manifest_path",
+           "previous_path", "recover", "refused_report_path", "report_path", "verify_release",
+           "write_unit"]

@@ -303,10 +303,10 @@ class FeatureTable:
             default) checks nothing: for tables that are not released.
         """
         p = Path(path)
-        from .release_unit import journal_path, recover
+        from .release_journal import journal_path, settle
 
-        if journal_path(p).exists():  # a release whose writer was killed mid-switch
-            recover(p)
+        if os.path.lexists(journal_path(p)):  # a release whose writer was killed mid-switch:
+            settle(p)  # what it proves it staged is replaced by what it kept; nothing else
         if p.is_dir():
             return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)

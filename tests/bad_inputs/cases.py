@@ -428,11 +428,12 @@ def _image_folder(d: Path) -> Path:
 
 
 def _all_cases() -> list[Case]:
+    from .audit import audit_cases
     from .options import option_cases
     from .wave5 import wave5_cases
     from .wave6 import wave6_cases
 
-    return [*_cases(), *option_cases(), *wave5_cases(), *wave6_cases()]
+    return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -21,6 +21,7 @@ from ..release import write_release
 from ..release_unit import write_unit
 from ..table import FeatureTable
 from .chart import figure_html, search_figure
+from .deciding import FIGURES_OF, deciding
 from .search import SearchResult
 from .tradeoff import public as public_table
 
@@ -81,6 +82,9 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
         self.skipped = list(result.skipped)
         self.not_evaluated = list(result.not_evaluated)
         self.search = result
+        #: what decided the refusal (:func:`.deciding.deciding`): the split, the risk, its
+        #: value and 95% interval against its target; None when no setting was judged
+        self.deciding: dict[str, Any] | None = _public_deciding(deciding(result))
         #: the trade-off a refusal names, as data (:func:`.tradeoff.refusal_facts` and the
         #: line): None when no setting was judged
         self.refusal: dict[str, Any] | None = None
@@ -89,11 +93,15 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
 
             table = result.tradeoff or result.tradeoff_table()
             self.refusal = {**refusal_facts(table, result.rows),
-                            "line": tradeoff_line(table, result.rows, result.min_utility)}
+                            "line": tradeoff_line(table, result.rows, result.min_utility),
+                            "deciding": self.deciding}
         #: the report of what fell short, once :meth:`write_report` wrote it
         self.report: Any = None
         self._roles = (sensitive, interest)
-        super().__init__(result.refusal_line())
+        line = result.refusal_line()
+        if self.deciding is not None and result.cut_short() is None:  # the figure first
+            line = f"{self.deciding['text']}; {line}"
+        super().__init__(line)
 
     def report_and_chart(self) -> tuple[Any, bytes]:
         """The report of what fell short (the failed confirmation, or the closest setting
@@ -233,6 +241,8 @@ def certification_block(result: SearchResult, **judged: Any) -> dict[str, Any]:
                 "min_utility": result.min_utility,
                 "search": {"settings_evaluated": len(result.rows), "chosen": c.label(),
                            "wall_s": round(result.wall_s, 1)},
+                # what was judged: a second run of the same command can be checked against it
+                "evaluation": dict(getattr(result, "judged", {}) or {}),
                 **judged}}
 
 
@@ -257,13 +267,46 @@ def certified_report(result: SearchResult, sensitive: str, interest: str) -> tup
                    "the closest setting on a fresh split (NOT certified)"}
         rest = dict(data)
         data.clear()
+        decided = None if result.certified else _public_deciding(deciding(result))
         data.update({"plan": plan, "setting": setting,
+                     **({"deciding": decided} if decided is not None else {}),
                      "tradeoff": public_table(getattr(result, "tradeoff", None) or []),
                      **rest, "search": result.to_dict()})
+        if decided is not None and data.get("verdict"):
+            refused_verdict(data["verdict"], decided)
+        data.pop("summary", None)  # drawn again from what was added (plan, setting, deciding)
 
     report = conf.amended(add, {"Search: CAS against each risk":
                                 figure_html(fig, "search Pareto chart")})
     return report, fig
+
+
+def _public_deciding(d: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The deciding object as written (a copy; nothing in it is secret)."""
+    if d is None:
+        return None
+    return {**d, "figures_of": FIGURES_OF.get(d["split"], "the closest setting on a fresh split"),
+            "risks": [dict(r) for r in d.get("risks") or []]}
+
+
+def refused_verdict(verdict: dict[str, Any], decided: dict[str, Any]) -> None:
+    """The verdict of a refused run's report, in place: ``refused`` (what decided and what the
+    report's figures are) and a sentence that opens with NOT certified and the deciding
+    figure. The figures below may all pass (the closest setting judged again on a fresh
+    split): they are labelled as such, never said to be within their targets."""
+    figures_of = str(decided.get("figures_of") or FIGURES_OF.get(decided["split"], ""))
+    verdict["refused"] = {"decided": decided["text"], "split": decided["split"],
+                          "figures_of": figures_of}
+    lead = str(verdict.get("risk_sentence") or "")
+    sentence = str(verdict.get("sentence") or "")
+    rest = sentence[len(lead):].strip() if lead and sentence.startswith(lead) else ""
+    own = lead
+    if verdict.get("met"):
+        own = ("its risks pass; its utility fell short (above)."
+               if str(decided.get("risk", "")).startswith("utility") else
+               "on their own they would pass, but they did not decide.")
+    verdict["sentence"] = (f"NOT certified — {decided['text']}. The figures below are "
+                           f"{figures_of}: {own}" + (f" {rest}" if rest else ""))
 
 
 def write_report(report: Any, search_png: bytes, folder: Path) -> None:
@@ -297,5 +340,5 @@ def state_budget(manifest: dict[str, Any], report: Any, budget: Any, result: Any
 
 
 __all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "certification_block",
-           "certified_report", "public_rows", "release_seed", "report_and_chart", "report_dir",
-           "state_budget", "write_report"]
+           "certified_report", "public_rows", "refused_verdict", "release_seed",
+           "report_and_chart", "report_dir", "state_budget", "write_report"]

@@ -210,13 +210,16 @@ class ParquetSample:
         """Check the output and columns, read the first records, the judged labels, and draw
         the panel sample (no pass over the features yet)."""
         from ..evaluation.seeds import derive_seed
+        from ..release_unit import check_unit_paths
         from ..scale.run import declares_labels, parquet_source_name, read_head
+        from .judge_seed import labels_seed
 
         group, self.interest = judge.group, str(roles.interest)
         self.judged = list(dict.fromkeys([roles.interest, *roles.additional, roles.sensitive,
                                           *([group] if group else [])]))
         self.features, self.label_cols = parquet_columns(
             self.src, self.out, [*self.judged, *roles.identifying], self.kind)
+        check_unit_paths(self.out)  # OUTPUT.report, OUTPUT.refused-report, the journal
         self.check_features(settings)
         step = settings.progress or (lambda done, total, text: None)
         step(0, 1, "reading the label columns")
@@ -227,8 +230,9 @@ class ParquetSample:
         ps = panel_sample(labels, sensitive=group or roles.sensitive, stratify=roles.interest,
                           max_records=self.sample_records,
                           max_identities=self.sample_identities,
-                          random_state=None if seed is None else derive_seed(
-                              int(seed), "release/panel sample"))
+                          random_state=derive_seed(
+                              labels_seed(labels, roles) if seed is None else int(seed),
+                              "release/panel sample"))
         self.index, self.sizes = ps.index, ps.describe()
         sample = labels.iloc[ps.index].reset_index(drop=True)
         stand_in = FeatureTable(np.zeros((len(sample), 1), dtype=np.float32), sample, ["_"])

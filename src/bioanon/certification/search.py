@@ -75,6 +75,8 @@ from ..metrics.results import INCONCLUSIVE, PASSING
 from ..progress import stages
 from ..report.build import build_report
 from ..table import FeatureTable
+from .judge_seed import judged_inputs, judged_statement, root_seed
+from .margin import CONFIRM_PROBABILITY, has_margin, pass_probability, short_of_margin
 from .tradeoff import public as public_table
 from .tradeoff import stage1_only
 
@@ -82,9 +84,10 @@ Progress = Callable[[int, int, str], None]
 
 #: how the search chooses (written in report.json)
 CHOICE_RULE = ("privacy: " + RISK_RULE + "; utility: CAS above the interest's chance; chosen: "
-               "the highest CAS among the settings meeting both on the tuning split; "
-               "certified only when a re-evaluation on a fresh split with a fresh evaluation "
-               "seed meets every target too")
+               "the highest CAS among the settings meeting both on the tuning split with "
+               "margin (a probability of at least 0.8 that a fresh evaluation meets every "
+               "measured target too); certified only when a re-evaluation on a fresh "
+               "split with a fresh evaluation seed meets every target too")
 
 #: the rule's utility clause when the user sets a floor (``min_utility``)
 FLOOR_RULE = ("; utility floor: the CAS must also reach {floor:g} × the clear accuracy (point "
@@ -248,9 +251,18 @@ def _row(c: Candidate, ev: Evaluation, target: float, *, min_utility: float | No
         "risks": [r.to_dict() for r in v.risks],
         "failed_risks": [r.name for r in v.failed()],
         "met_recognition": v.recognition_met,
-        "met_privacy": v.met, "met_utility": bool(useful), "met": bool(v.met and useful),
+        **_margin(v.risks),
+        "met_privacy": v.met, "met_utility": bool(useful),
+        "met": bool(v.met and useful and has_margin(v.risks)),
         "_risks": list(ev.risks()),
     }
+
+
+def _margin(risks: Sequence[Any]) -> dict[str, Any]:
+    """A row's margin (:mod:`.margin`): the probability that its measured risks pass a fresh
+    evaluation, and the risks whose own chance is under the required one."""
+    return {"pass_probability": pass_probability(risks),
+            "short_of_margin": short_of_margin(risks)}
 
 
 #: how a row was judged (its ``judged_by``), and why a row that passed stage 1 was not
@@ -286,8 +298,8 @@ def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
         "control": ev.control_.value, "baseline": None,
         "risks": [r.to_dict() for r in risks], "failed_risks": failed,
         "met_recognition": None, "met_privacy": False if failed else None,
-        "met_utility": useful, "met": False, "judged_by": STAGE1,
-        "passed_stage1": bool(useful and not failed),
+        "met_utility": useful, "met": False, "judged_by": STAGE1, **_margin(risks),
+        "passed_stage1": bool(useful and not failed and has_margin(risks)),
         "_risks": [r for r in ev.risks() if r.risk != "recognition"],
     }
 
@@ -311,8 +323,9 @@ def row_line(row: Mapping[str, Any]) -> str:
                else f"{v:.3f} (upper bound {r['ci'][1]:.3f}{limit})")
         parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
     failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
+    margin = [f"{name}: margin" for name in row.get("short_of_margin", [])]
     verdict_ = "meets every target" if row["met"] else (
-        f"fails ({', '.join(failed)})" if failed else "fails (utility)")
+        f"fails ({', '.join(failed or margin)})" if failed or margin else "fails (utility)")
     if row.get("not_judged"):
         verdict_ = str(row["not_judged"])
     elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
@@ -332,6 +345,11 @@ def _risk_text(row: Mapping[str, Any]) -> str:
         else:
             parts.append(f"{r['name']} {r['statistic']} upper bound {r['ci'][1]:.3f} > target "
                          f"{r['target']:g}")
+    if not parts and row.get("short_of_margin"):
+        return (f"margin: {', '.join(row['short_of_margin'])} within target on the tuning "
+                f"split, but the chance that a fresh evaluation passes is "
+                f"{float(row.get('pass_probability', 0)):.2f} < {CONFIRM_PROBABILITY:g} (the "
+                "search chooses with margin, so the verdict does not hang on the split)")
     return "; ".join(parts) or "privacy"
 
 
@@ -347,7 +365,8 @@ def closeness(row: Mapping[str, Any]) -> tuple[int, float, float]:
     risks = row.get("risks", [])
     held = {r.get("risk", r["name"]) for r in risks}
     missing = sum(1 for spec in REGISTRY if spec.name not in held)
-    failed = [r for r in risks if r["status"] not in PASSING]
+    failed = [r for r in risks if r["status"] not in PASSING
+              or r["name"] in row.get("short_of_margin", [])]
     excess = sum(max(0.0, float(r["ci"][1]) - float(r["target"])) for r in failed
                  if r.get("target") is not None and np.isfinite(r["ci"][1])
                  and np.isfinite(r["target"]))
@@ -375,6 +394,9 @@ class SearchResult:
     #: the trade-off table (:mod:`.tradeoff`): per level, the most useful setting meeting it
     tradeoff: list[dict[str, Any]] = field(default_factory=list)
     guarantee: Any = None  # a declared DP guarantee (covers the risks its unit covers)
+    #: what was judged (:func:`.judge_seed.judged_statement`): a fingerprint a second run
+    #: can be checked against, and where the judge's randomness came from (no seed)
+    judged: dict[str, Any] = field(default_factory=dict)
 
     @property
     def candidate(self) -> Candidate | None:
@@ -525,7 +547,7 @@ class SearchResult:
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
                 "plan": self.plan.to_dict() if self.plan is not None else None,
-                "budget_minutes": self.budget_minutes}
+                "budget_minutes": self.budget_minutes, "judged": dict(self.judged)}
 
 
 @dataclass(frozen=True)
@@ -801,8 +823,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         (:func:`judge_levels`; the choice never changes). 0: none.
     progress : callable (done, total, text), optional
     random_state : int, optional
-        Makes the search reproducible; None draws fresh entropy. Never written: the
-        evaluation seeds are derived from it one way and kept out of every result.
+        Asks for a different, reproducible evaluation. None (the default): the judge's
+        randomness is derived from the table and the options (:mod:`.judge_seed`), so the
+        same command on the same table gives the same verdict and setting — re-running does
+        not re-roll it. Never written: the evaluation seeds are derived from it one way and
+        kept out of every result (the result's ``judged`` holds a fingerprint instead).
     space : SearchSpace, optional
         Where the candidates come from (a declared DP budget, a decoupler) and how each is
         judged (``judge_as``: the rule a dask release applies).
@@ -827,8 +852,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     opts = replace(opts, selection=None, membership=True, verification=False,
                    accept_risks=check_accepted(opts.accept_risks))
     checked = check_judgeable(table, interest, sensitive, add, opts)
-    root = (int(np.random.default_rng().integers(2**31)) if random_state is None
-            else int(random_state))
+    inputs = judged_inputs(table, {
+        "interest": interest, "sensitive": sensitive, "additional": add,
+        "settings": [c.label() for c in cands], "options": opts, "min_utility": floor,
+        "tradeoff_panels": tradeoff_panels})
+    root = root_seed(inputs) if random_state is None else int(random_state)
     seed = derive_seed(root, "search/tuning split") % (2**31)
     judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
                   ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0])
@@ -836,6 +864,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,
                           min_utility=floor, guarantee=opts.guarantee)
+    result.judged = judged_statement(inputs, random_state)
     clock = Clock(budget_minutes)
     progress = stages(progress, "searching", "bioanon.search")
     steps = exhaustive_search if exhaustive else staged_search

@@ -16,9 +16,9 @@ What each row rests on is said beside it (``judged_by``):
   ``tradeoff_panels`` > 0 judges the best such setting per level with the panel too).
 
 A level whose plan cannot show one of its risks on this table (a stricter target than the
-sample can rule out) counts that risk as accepted, on its estimate (an estimate above the
-target is still not met), and names it in ``accepts`` — it is what the user would have to
-accept at that level.
+sample can rule out) judges that risk on its estimate (an estimate above the target is still
+not met) and names it in ``accepts``: the row **needs** it accepted by name (the user did not
+accept it; the table says so, :func:`needs_text`, and never counts it as accepted).
 
 The refusal's trade-off line (:func:`tradeoff_line`) reads the same rows: the best CAS that
 met every target of the chosen level (even below the utility floor), the strictest other
@@ -55,6 +55,7 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
     """Whether ``row`` meets level ``lv``'s targets (utility: CAS above chance), its risks
     re-judged, and the risks counted as accepted because the table cannot show them."""
     from ..evaluation.verdict import judge_risks
+    from .margin import has_margin
 
     raw = row.get("_risks")
     if raw is None:
@@ -68,7 +69,7 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
             shown = sorted(extra)
             risks = judge_risks(list(raw), float(target), lv, {**accept, **extra}, guarantee)
     useful = float(row["cas_ci"][0]) > float(row["interest_chance"])
-    return useful and all(r.passes for r in risks), risks, shown
+    return useful and all(r.passes for r in risks) and has_margin(risks), risks, shown
 
 
 def _recognition_ub(risks: Sequence[Any]) -> float:
@@ -164,6 +165,16 @@ def public(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in e.items() if not k.startswith("_")} for e in table]
 
 
+def needs_text(accepts: Sequence[str]) -> str:
+    """What a row of the table needs that the user did not accept: the risks this table
+    cannot show at that level, each to be accepted by name (the row never accepts them).
+
+    >>> needs_text(["record-inference"])
+    'needs accept_risks=record-inference'
+    """
+    return "needs " + " and ".join(f"accept_risks={name}" for name in accepts)
+
+
 def _frac(e: Mapping[str, Any]) -> str:
     f = e.get("fraction")
     return "—" if f is None else f"{f:.2f} × clear"
@@ -192,7 +203,7 @@ def table_lines(table: Sequence[Mapping[str, Any]]) -> list[str]:
         if e.get("below_floor"):
             notes.append("below the utility floor")
         if e.get("accepts"):
-            notes.append("accepting " + ", ".join(e["accepts"]) + ": not showable here")
+            notes.append(needs_text(e["accepts"]) + " (not showable here)")
         out.append(head + f"{_frac(e)} {e['setting']}"
                    + (f" [{'; '.join(notes)}]" if notes else ""))
     return out
@@ -254,7 +265,7 @@ def _notes(e: Mapping[str, Any], floor: float | None) -> list[str]:
     if e.get("below_floor"):
         notes.append(f"below the floor {float(floor or 0):g} × clear")
     if e.get("accepts"):
-        notes.append("accepting " + ", ".join(e["accepts"]))
+        notes.append(needs_text(e["accepts"]))
     return notes
 
 
@@ -299,5 +310,5 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     return "; ".join(parts)
 
 
-__all__ = ["PANEL", "STAGE1_ONLY", "TABLE_LEVELS", "best_at", "level_rows", "public",
-           "refusal_facts", "stage1_only", "table_lines", "tradeoff_line"]
+__all__ = ["PANEL", "STAGE1_ONLY", "TABLE_LEVELS", "best_at", "level_rows", "needs_text",
+           "public", "refusal_facts", "stage1_only", "table_lines", "tradeoff_line"]

@@ -12,6 +12,7 @@ from ..anonymize.relevance import relevance_sample_size
 from ..errors import BioanonError
 from ..io import check_output_file, sha256_in_background
 from ..release import NO_ROLE, Roles, manifest_path, release, write_release
+from ..release_unit import check_unit_paths
 from ..table import format_of
 from .common import (
     OUT_FLAGS,
@@ -108,6 +109,7 @@ def anonymize(
     man_path = manifest_path(output)
     check_output_file(output, [input])
     check_output_file(man_path, [input])
+    check_unit_paths(output)  # OUTPUT.report, OUTPUT.refused-report, the journal
     add = parse_weighted(additional, 1.0, "--additional")
     roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
                   identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],

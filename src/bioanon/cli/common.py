@@ -253,6 +253,13 @@ def cli_message(exc: BioanonError) -> str:
     return text
 
 
+def flag_words(text: str) -> str:
+    """A library line naming the risks a row needs accepted (``accept_risks=NAME``: the
+    refusal's and the trade-off's words) as the command line types them
+    (``--accept-risk NAME --reason "..."``)."""
+    return cli_message(BioanonError(text, parameter="accept_risks"))
+
+
 def _refused(message: str) -> typer.Exit:
     """The one ``error:`` line of a user error (exit 2), and under ``--json`` its document."""
     json_error(message, "input", 2)
@@ -712,8 +719,11 @@ def print_risks(report: Any) -> None:
     for r in rows:
         if r["value"] != "—" and r["attacker"] not in keys:
             keys[r["attacker"]] = f"A{len(keys) + 1}"
-    tab = Table(title="risks: every one must be met", box=box.SIMPLE_HEAD, pad_edge=False,
-                title_justify="left", collapse_padding=True)
+    decided = report.get("deciding")
+    title = ("risks: every one must be met" if not decided else
+             f"risks of {decided.get('figures_of') or 'the closest setting on a fresh split'}")
+    tab = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
+                collapse_padding=True)
     tab.add_column("risk", no_wrap=True)
     tab.add_column(f"{single or 'figure'} [95% CI]", no_wrap=True, justify="right")
     tab.add_column("target", no_wrap=True)

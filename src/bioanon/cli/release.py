@@ -35,6 +35,7 @@ from .common import (
     app,
     cli_message,
     err_console,
+    flag_words,
     notes_console,
     parse_weighted,
     print_json,
@@ -258,14 +259,18 @@ def _refuse_unused(path: str, dask: bool, scheduler: str | None) -> None:
 
 
 def _check_outputs(input: Path, output: Path, bucketed: bool, public_data: Path | None) -> None:
-    """Every output checked before any work (never an input, never the public data)."""
+    """Every output checked before any work (never an input, never the public data, never a
+    file, link or folder of the user's that the unit would replace: OUTPUT.report,
+    OUTPUT.refused-report)."""
     from ..certification import REPORT_FILES, report_dir
+    from ..release_unit import check_unit_paths
 
     if not bucketed:
         format_of(output)
         check_output_file(output, [input])
     check_output_file(manifest_path(output), [input])
     check_output_dir(report_dir(output), [input], REPORT_FILES)
+    check_unit_paths(output)  # the reports' folders, the journal: nothing of the user's lost
     if public_data is not None:  # never written over
         for out_path in ([] if bucketed else [output]) + [manifest_path(output)]:
             check_output_file(out_path, [public_data])
@@ -541,7 +546,7 @@ def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                           f"the panel: {', '.join(not_evaluated)}", highlight=False,
                           soft_wrap=True)
     for line in table_lines(tradeoff) if tradeoff else ():
-        err_console.print(line, highlight=False, soft_wrap=True)
+        err_console.print(flag_words(line), highlight=False, soft_wrap=True)
 
 
 def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
@@ -552,11 +557,14 @@ def _refuse(exc: Any, as_json: bool, output: Path) -> NoReturn:
     if as_json:
         plan = exc.search.plan
         print_json(outcome_doc(
-            "not certified", message=str(exc), setting=exc.setting, short_of=exc.short_of,
+            "not certified", message=flag_words(str(exc)), setting=exc.setting,
+            short_of=exc.short_of,
             report=written, plan=None if plan is None else plan.to_dict(),
             verdict=exc.confirmation,
             summary=None if exc.report is None else exc.report.summary(),
-            tradeoff=_tradeoff_json(exc.search.tradeoff), refusal=exc.refusal))
-    err_console.print(f"verdict: NOT certified — {exc}; {where}", highlight=False,
-                      soft_wrap=True)
+            tradeoff=_tradeoff_json(exc.search.tradeoff),
+            refusal=None if exc.refusal is None else
+            {**exc.refusal, "line": flag_words(exc.refusal["line"])}))
+    err_console.print(f"verdict: NOT certified — {flag_words(str(exc))}; {where}",
+                      highlight=False, soft_wrap=True)
     raise typer.Exit(1)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BioanonError
-from ..metrics.results import INCONCLUSIVE, RiskResult
+from ..metrics.results import INCONCLUSIVE, RiskResult, passing_words
 from .options import DEFAULT_TARGET, check_option
 from .risks.base import not_covered, rejudge
 from .risks.registry import apply_accepted, check_accepted, cover, spec_of
@@ -127,17 +127,15 @@ class Verdict:
                               "ci": list(self.max_advantage_ci or ()),
                               "over": self.baseline_name}}
         out["sentence"] = self.sentence()
+        out["risk_sentence"] = self.risk_sentence()  # the sentence's opening, on its own
         return out
 
     def risk_sentence(self) -> str:
         """Which risks hold, which fail, which are inconclusive at this size (one sentence)."""
         if not self.risks:
             return ""
-        if self.met:
-            acc = [r.name for r in self.risks if r.status == "accepted"]
-            return ("Every risk is within its target" +
-                    (f" (accepted by the user, each with its estimate within its target: "
-                     f"{', '.join(acc)})" if acc else "") + ".")
+        if self.met:  # an accepted risk is counted as accepted, never as within its target
+            return f"Privacy target met: {passing_words(self.risks, names=True)}."
         parts = []
         for r in self.failed():
             if r.status == INCONCLUSIVE:
@@ -150,7 +148,7 @@ class Verdict:
     def sentence(self) -> str:
         """One sentence for the top of report.html and the terminal."""
         lead = self.risk_sentence()
-        head = "Recognition within its target" if self.recognition_met else \
+        head = "Recognition target met" if self.recognition_met else \
             "Recognition target NOT met"
         if not self.risks:
             head = "Privacy target met" if self.met else "Privacy target NOT met"

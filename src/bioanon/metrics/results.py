@@ -183,6 +183,70 @@ def accepted_text(measured: str, value: float) -> str:
     return f"{ACCEPTED} ({measured}, {est})"
 
 
+def _measured(value: Any) -> bool:
+    """A figure that was measured (a finite number; NaN or null: not measured)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def passing_counts(risks: Any) -> dict[str, list[str]]:
+    """The risks that pass the verdict, by what each rests on: ``met`` (measured, its bound
+    within the target), ``covered`` (by a DP guarantee), ``accepted_estimate`` (accepted by
+    the user, its estimate within the target) and ``accepted_unmeasured`` (accepted by the
+    user, never measured); each a list of names. ``risks``: RiskResult or their dicts.
+
+    >>> passing_counts([{"name": "a", "status": "met", "value": 0.1},
+    ...                 {"name": "b", "status": "accepted", "value": None}])["accepted_unmeasured"]
+    ['b']
+    """
+    out: dict[str, list[str]] = {"met": [], "covered": [], "accepted_estimate": [],
+                                 "accepted_unmeasured": []}
+    for r in risks:
+        d = r.to_dict() if isinstance(r, RiskResult) else r
+        status, name = d.get("status"), str(d.get("name", ""))
+        if status == "met":
+            out["met"].append(name)
+        elif status == COVERED:
+            out["covered"].append(name)
+        elif status == ACCEPTED:
+            key = "accepted_estimate" if _measured(d.get("value")) else "accepted_unmeasured"
+            out[key].append(name)
+    return out
+
+
+def passing_words(risks: Any, names: bool = False) -> str:
+    """The risks that pass, counted by what each rests on, in words: a risk accepted and not
+    measured is never counted as within its target. ``names``: the accepted ones named.
+
+    >>> rs = [{"name": f"r{i}", "status": "met", "value": 0.0} for i in range(3)] + [
+    ...     {"name": "identity-membership", "status": "accepted", "value": None},
+    ...     {"name": "identity-inference", "status": "accepted", "value": None}]
+    >>> passing_words(rs)
+    '3 risks within their targets; 2 accepted by you, not measured'
+    >>> passing_words(rs[:1] + rs[3:4], names=True)
+    '1 risk within its target; 1 accepted by you, not measured (identity-membership)'
+    """
+    c = passing_counts(risks)
+
+    def n(k: str) -> str:
+        return f"{len(c[k])} risk{'' if len(c[k]) == 1 else 's'}"
+
+    def named(k: str) -> str:
+        return f" ({', '.join(c[k])})" if names and c[k] else ""
+
+    parts = []
+    if c["met"]:
+        parts.append(f"{n('met')} within {'its target' if len(c['met']) == 1 else 'their targets'}")
+    if c["covered"]:
+        parts.append(f"{len(c['covered'])} covered by the DP guarantee{named('covered')}")
+    if c["accepted_estimate"]:
+        parts.append(f"{len(c['accepted_estimate'])} accepted by you, estimate within the "
+                     f"target{named('accepted_estimate')}")
+    if c["accepted_unmeasured"]:
+        parts.append(f"{len(c['accepted_unmeasured'])} accepted by you, not measured"
+                     f"{named('accepted_unmeasured')}")
+    return "; ".join(parts) or "no risk judged"
+
+
 @dataclass(frozen=True)
 class RiskResult:
     """One risk a data owner answers for, at one level, judged against its target.

@@ -429,7 +429,7 @@ def verdict_section(report: Mapping[str, Any]) -> list[str]:
         return []
     from .verdict_points import verdict_points
 
-    cls = "ok" if v["met"] else "bad"
+    cls = "ok" if v["met"] and not v.get("refused") else "bad"
     head, points = verdict_points(v)
     items = "".join(f"<li>{html.escape(p)}</li>" for p in points)
     return [f"<div class='{cls}' id='verdict'><b>{html.escape(head)}</b><ul>{items}</ul>"
@@ -462,6 +462,17 @@ def _status_line(report: Mapping[str, Any]) -> tuple[bool, str]:
         head, _ = verdict_points(v)
         return bool(v.get("met")), f"<b>Verdict: {html.escape(head)}.</b>"
     return True, ""
+
+
+def _deciding_line(report: Mapping[str, Any]) -> str:
+    """A refused run's deciding figure, in red, second on the page: the split, the risk, its
+    value and 95% interval against its target (report.json's ``deciding``)."""
+    d = report.get("deciding")
+    if not d:
+        return ""
+    text = str(d.get("text", ""))
+    return (f"<p class='bad' id='deciding'><b>{html.escape(text[:1].upper() + text[1:])}."
+            "</b></p>")
 
 
 def _setting_line(report: Mapping[str, Any]) -> str:
@@ -498,8 +509,13 @@ def _utility_line(report: Mapping[str, Any]) -> str:
 def _dp_line(report: Mapping[str, Any]) -> str:
     dp = report.get("differential_privacy")
     if not dp:
-        return ("<p id='headline-dp'>Formal guarantee: none declared (no ε): every risk "
-                "below is measured.</p>")
+        from ..metrics.results import passing_counts
+
+        unmeasured = passing_counts(report.get("risks") or [])["accepted_unmeasured"]
+        which = ("every risk below is measured" if not unmeasured else
+                 f"the risks below are measured, but for {len(unmeasured)} accepted by you, "
+                 f"not measured ({', '.join(unmeasured)})")
+        return f"<p id='headline-dp'>Formal guarantee: none declared (no ε): {which}.</p>"
     unit = "per identity" if dp.get("privacy_unit") == "identity" else "per record"
     head = (f"ε = {dp['epsilon']:g}, δ = {dp['delta']:.2g} {unit}")
     if dp.get("strict"):
@@ -522,7 +538,8 @@ def headline_section(report: Mapping[str, Any]) -> str:
     :func:`risk_table_section`)."""
     ok, status = _status_line(report)
     lines = [f"<p class='status {'ok' if ok else 'bad'}' id='release'>{status}</p>"
-             if status else "", _setting_line(report), _utility_line(report), _dp_line(report)]
+             if status else "", _deciding_line(report), _setting_line(report),
+             _utility_line(report), _dp_line(report)]
     return f"<div id='headline' class='{'passes' if ok else 'fails'}'>{''.join(lines)}</div>"
 
 
@@ -545,8 +562,9 @@ def tradeoff_section(report: Mapping[str, Any]) -> str:
         notes = [str(e["judged_by"])]
         if e.get("below_floor"):
             notes.append("below the utility floor")
-        if e.get("accepts"):
-            notes.append("accepts " + ", ".join(e["accepts"]) + " (not showable at this level)")
+        if e.get("accepts"):  # the user did not accept them: the row needs them accepted
+            notes.append("needs " + ", ".join(e["accepts"]) + " accepted by name (not "
+                         "showable at this level)")
         frac = NA if e.get("fraction") is None else f"{e['fraction']:.2f} ×"
         ci = e.get("cas_ci") or [float("nan")] * 2
         body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td>"
@@ -571,8 +589,22 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
     rows = risk_rows(report)
     if not rows:
         return ""
-    colour = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok", "not met": "bad",
-              "inconclusive at this size": "bad"}
+    d = report.get("deciding")
+    title = "Risks: every one must be met"
+    if d:  # a refused run: say whose figures these are (they may all pass)
+        title = f"Risks of {d.get('figures_of') or 'the closest setting on a fresh split'}"
+    return (f"<h2 id='risks'>{html.escape(title)}</h2>"
+            + _risk_table(rows, "risk-table"))
+
+
+#: a risk's status, coloured
+STATUS_CLASS = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok",
+                "not met": "bad", "inconclusive at this size": "bad"}
+
+
+def _risk_table(rows: Sequence[Mapping[str, str]], table_id: str) -> str:
+    """The one-line-per-risk table (:func:`bioanon.report.risks.risk_rows`' rows)."""
+    colour = STATUS_CLASS
     body = []
     for r in rows:
         value = NA if r["value"] == "—" else f"{r['statistic']} {r['value']}"
@@ -585,10 +617,22 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
             f"<td>{html.escape(value)}</td><td>{html.escape(r['target_short'])}</td>"
             f"<td class='text'><span class='{colour.get(r['status'], '')}'>"
             f"{html.escape(r['status'])}</span>{why}</td></tr>")
-    return ("<h2 id='risks'>Risks: every one must be met</h2>"
-            "<div class='wide'><table id='risk-table'><tr><th class='text'>risk</th>"
+    return (f"<div class='wide'><table id='{table_id}'><tr><th class='text'>risk</th>"
             "<th class='text'>attacker</th><th>figure [95% CI]</th><th>target</th>"
             "<th class='text'>status</th></tr>" + "".join(body) + "</table></div>")
+
+
+def deciding_section(report: Mapping[str, Any]) -> str:
+    """A refusal decided on the tuning split: that split's row of the setting (every risk, the
+    one that decided among them), before the fresh split's table, which did not decide."""
+    from .risks import risk_rows
+
+    d = report.get("deciding") or {}
+    if d.get("split") != "tuning" or not d.get("risks"):
+        return ""
+    return (f"<h2 id='deciding-row'>What decided: {html.escape(str(d.get('setting')))} on "
+            "the tuning split</h2>" + _risk_table(risk_rows({"risks": d["risks"]}),
+                                                   "deciding-table"))
 
 
 def risk_details_section(report: Mapping[str, Any]) -> str:
@@ -781,7 +825,8 @@ def plan_section(report: Mapping[str, Any]) -> str:
 
 #: the page, in order; add a section by inserting its function
 SECTIONS: list[Section] = [
-    headline_section, tradeoff_section, risk_table_section, verdict_block, plan_section,
+    headline_section, deciding_section, tradeoff_section, risk_table_section, verdict_block,
+    plan_section,
     risk_details_section,
     dp_block, data_section, summary_section, utility_section, utility_notes_block,
     threat_model_section, bounds_block, privacy_section, baseline_block, attacks_section,

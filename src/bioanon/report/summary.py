@@ -72,6 +72,10 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
         **({"plan": [_pick(r, "name", "target", "smallest_showable", "status")
                      for r in data["plan"]["rows"]]} if data.get("plan") else {}),
         **({"setting": data["setting"]} if data.get("setting") else {}),
+        # a refused run: the figure that decided (split, risk, value, 95% CI, target)
+        **({"deciding": _pick(data["deciding"], "split", "setting", "name", "risk", "level",
+                              "statistic", "value", "ci", "target", "attacker", "text")}
+           if data.get("deciding") else {}),
         # a declared budget (release --epsilon): stated beside the risks, strict or not
         **({"differential_privacy": _pick(data["differential_privacy"], "epsilon", "delta",
                                           "privacy_unit", "strict")}

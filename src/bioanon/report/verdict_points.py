@@ -12,6 +12,8 @@ Examples
 >>> head, points = verdict_points(v)
 >>> head
 'target NOT met: 1 of 2 risks fell short'
+>>> verdict_points({**v, "met": True, "risks": v["risks"][1:]})[0]
+'target met: 1 risk within its target'
 >>> points[0]
 'record-recognition: not met — advantage 0.500 (upper bound 0.660, target 0.05)'
 """
@@ -35,15 +37,20 @@ def _figure(r: Mapping[str, Any]) -> str:
 
 def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
     """A headline and one short point per risk that fell short, then the utility."""
+    from ..metrics.results import passing_words
+
     risks = list(verdict.get("risks") or [])
     short = [r for r in risks if r.get("status") not in PASSING]
-    if verdict.get("met"):
-        head = f"every risk within its target ({len(risks)} risks)"
+    refused = verdict.get("refused")
+    if refused:  # a refused run's report: what decided comes first, never "met"
+        head = f"NOT certified — {refused['decided']}"
+    elif verdict.get("met"):  # accepted risks counted as accepted, never as within target
+        head = f"target met: {passing_words(risks)}"
     elif short:
         head = f"target NOT met: {len(short)} of {len(risks)} risks fell short"
     else:
         head = "target NOT met: the utility fell short"
-    points = []
+    points = [f"the figures below: {refused['figures_of']}"] if refused else []
     for r in short:
         if r.get("status") in ("not met",):
             points.append(f"{r['name']}: not met — {_figure(r)}")

@@ -218,6 +218,7 @@ def _bucketed_columns(source: Path, output: Path, roles: Any) -> tuple[list[str]
     """The input's label columns and all its columns, every path and column checked."""
     from ..io import check_output_file
     from ..release import manifest_path
+    from ..release_unit import check_unit_paths
 
     if not roles.interest:
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
@@ -226,6 +227,7 @@ def _bucketed_columns(source: Path, output: Path, roles: Any) -> tuple[list[str]
     if output.resolve() == source.resolve():
         raise BioanonError(f"output '{output}' is the input; choose another output path")
     check_output_file(manifest_path(output), [source])  # written last: checked first
+    check_unit_paths(output)  # OUTPUT.report, OUTPUT.refused-report, the journal
     names, numeric, known = parquet_schema(source)
     named = list(dict.fromkeys([roles.interest, *roles.additional, roles.sensitive,
                                 *roles.identifying]))

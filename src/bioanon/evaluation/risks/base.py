@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 
 from ...errors import BioanonError
@@ -27,6 +28,12 @@ from ..seeds import derive_seed
 #: identity-level releases: the held-out identities are split into this many folds and each
 #: release leaves one fold out, so every identity is a non-member once and a member otherwise
 IDENTITY_FOLDS = 3
+#: record-level games pooled for the membership and inference figures: the release of the
+#: held-out split against the training split (the evaluation's own), and one more release of
+#: as many training records against the rest (the held-out split among them), so twice as
+#: many records are members and every record is a non-member somewhere: the smallest
+#: advantage a table can rule out falls by about a fifth (:func:`record_game_counts`)
+RECORD_GAMES = 2
 #: fewest identities for an identity-level figure at all: its interval comes from the spread
 #: over identities (a bootstrap, paired differences), which is not to be trusted below this
 #: (one constant with the plan: :data:`bioanon.levels.MIN_IDENTITIES`)
@@ -45,6 +52,32 @@ class IdentityRelease:
     labels: Any
     member: np.ndarray
     ids: np.ndarray
+
+
+@dataclass
+class RecordGame:
+    """One record-level game: ``ctx.test`` holds its members (``ctx.anon_test`` their
+    release), ``ctx.train`` the attacker's reference and the non-member candidates; ``keys``
+    name each row of ``ctx.train`` and ``ctx.test`` across the games (a record is one unit
+    wherever it appears)."""
+
+    ctx: RiskContext
+    train_keys: np.ndarray
+    test_keys: np.ndarray
+
+
+def record_game_counts(released: int, n_records: int, test_size: float
+                       ) -> tuple[int, int]:
+    """(member, non-member) records of the pooled record-level games: ``released`` members in
+    each game, every record a non-member in one game at least.
+
+    >>> record_game_counts(750, 3000, 0.25)
+    (1500, 3000)
+    """
+    games = RECORD_GAMES if 0 < test_size <= 0.5 else 1
+    if games == 1:
+        return released, n_records - released
+    return games * released, n_records
 
 
 @dataclass
@@ -71,6 +104,7 @@ class RiskContext:
     #: :class:`~bioanon.evaluation.options.EvaluationOptions`' ``max_candidates``)
     max_candidates: int | None = None
     _identity: Any = field(default=None, repr=False)
+    _games: Any = field(default=None, repr=False)
     #: what the membership and inference attackers keep between the games of one level
     #: (reference-side statistics and models, learnt shadow scores): in process only
     attack_cache: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -101,6 +135,53 @@ class RiskContext:
         members = self.test if te is None else self.test.subset(te)
         others = self.train if tr is None else self.train.subset(tr)
         return members, others, np.arange(self.train.n_records) if tr is None else tr
+
+    def candidate_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``test`` (members) and ``train`` (non-members) :meth:`candidates`
+        takes."""
+        key = self.group or self.sensitive
+        te = capped_rows(self.test.labels[key].to_numpy(), self.max_candidates, self.seed,
+                         "candidates/members")
+        tr = capped_rows(self.train.labels[key].to_numpy(), self.max_candidates, self.seed,
+                         "candidates/non-members")
+        return (np.arange(self.test.n_records) if te is None else te,
+                np.arange(self.train.n_records) if tr is None else tr)
+
+    def record_games(self) -> list[RecordGame]:
+        """The record-level games (:data:`RECORD_GAMES`; cached): this evaluation's, and a
+        release of as many training records (stratified by identity and interest) judged
+        against the rest. One game only with a group split, a held-out share above one
+        half, or a method that cannot release the second part (said nowhere else: the
+        figure then has the first game's power, as the plan's counts assume otherwise)."""
+        if self._games is None:
+            self._games = self._make_record_games()
+        return self._games  # type: ignore[no-any-return]
+
+    def _make_record_games(self) -> list[RecordGame]:
+        train, test = self.train, self.test
+        n_tr, n_te = train.n_records, test.n_records
+        first = RecordGame(self, np.arange(n_tr), n_tr + np.arange(n_te))
+        if self.group is not None or RECORD_GAMES < 2 or n_te * 2 > n_tr + n_te:
+            return [first]
+        from ..split import split_table
+
+        try:
+            rest, part = split_table(train, self.interest, self.sensitive, n_te / n_tr,
+                                     derive_seed(self.seed, "record game") % (2**31))
+            members = train.subset(part)
+            rel = clone(self.anonymizer).fit_transform(members, members.labels)
+        except (BioanonError, ValueError):
+            return [first]
+        X = np.asarray(rel.X if isinstance(rel, FeatureTable) else rel, dtype=np.float32)
+        others = train.subset(rest)
+        reference = FeatureTable(np.vstack([others.X, test.X]),
+                                 pd.concat([others.labels, test.labels], ignore_index=True),
+                                 list(train.feature_names or []), dict(train.meta))
+        ctx = replace(self, train=reference, test=members, anon_test=X,
+                      seed=derive_seed(self.seed, "record game/2") % (2**31),
+                      _identity="", _games=[], attack_cache={})
+        second = RecordGame(ctx, np.r_[rest, n_tr + np.arange(n_te)], np.asarray(part))
+        return [first, second]
 
     def identity_candidates(self) -> np.ndarray:
         """Rows of the training split the identity-level attackers hold as clear records

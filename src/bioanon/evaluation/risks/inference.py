@@ -29,7 +29,7 @@ import numpy as np
 from ...attack import registry as attackers
 from ...attack.game import run_attackers
 from ...attack.inference_labels import centroid_labels, nearest_labels
-from ...metrics.advantage import METHOD, AdvantageResult, inference_advantage
+from ...metrics.advantage import METHOD, AdvantageResult, inference_advantage, with_game_spread
 from ...metrics.results import RiskResult
 from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, target_at
 
@@ -82,7 +82,7 @@ class InferenceRisk:
 
     def evaluate(self) -> InferenceRisk:
         ctx = self.ctx
-        train, test = ctx.train, ctx.test
+        train = ctx.train
         cols = list(ctx.label_columns)
         out: list[RiskResult] = []
         if not cols:
@@ -91,23 +91,39 @@ class InferenceRisk:
                                    "the release carries no label column"))
             self.results_ = out
             return self
-        mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
-        cand = np.vstack([mem.X, non.X])
-        member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
-        truth = {c: np.r_[mem.labels[c].astype(str).to_numpy(),
-                          non.labels[c].astype(str).to_numpy()] for c in cols}
-        level = "record" if ctx.group is None else "group"
-        groups = None
-        if ctx.group is not None:
-            groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
-                           non.labels[ctx.group].astype(str).to_numpy()]
-        people = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
-                       non.labels[ctx.sensitive].astype(str).to_numpy()]
-        in_ref = np.r_[-np.ones(mem.n_records, np.int64), non_rows]
-        hits = _hits(ctx, cand, truth, ctx.anon_test, test.labels,
-                     people if groups is None else groups, in_ref,
-                     ctx.attack_cache.setdefault(level, {}), level)
-        out.append(self._judge(hits, member, groups, level, people))
+        games = ctx.record_games() if ctx.group is None else [None]
+        hits_parts, members, people, keys, group_parts = [], [], [], [], []
+        for game in games:
+            g = ctx if game is None else game.ctx
+            te, tr = g.candidate_rows()
+            mem, non = g.test.subset(te), g.train.subset(tr)
+            cand = np.vstack([mem.X, non.X])
+            members.append(np.r_[np.ones(te.size, bool), np.zeros(tr.size, bool)])
+            truth = {c: np.r_[mem.labels[c].astype(str).to_numpy(),
+                              non.labels[c].astype(str).to_numpy()] for c in cols}
+            who = np.r_[mem.labels[g.sensitive].astype(str).to_numpy(),
+                        non.labels[g.sensitive].astype(str).to_numpy()]
+            groups = None
+            if ctx.group is not None:
+                groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
+                               non.labels[ctx.group].astype(str).to_numpy()]
+                group_parts.append(groups)
+            level = "record" if ctx.group is None else "group"
+            in_ref = np.r_[-np.ones(te.size, np.int64), tr]
+            hits_parts.append(_hits(g, cand, truth, g.anon_test, g.test.labels,
+                                    who if groups is None else groups, in_ref,
+                                    g.attack_cache.setdefault(level, {}), level))
+            people.append(who)
+            if game is not None:
+                keys.append(np.r_[game.test_keys[te], game.train_keys[tr]])
+        names = sorted(set.intersection(*(set(h) for h in hits_parts)))
+        hits = {k: np.concatenate([h[k] for h in hits_parts]) for k in names}
+        member = np.concatenate(members)
+        self.n_games_ = len(hits_parts)
+        self.game_of_ = np.repeat(np.arange(len(members)), [m.size for m in members])
+        out.append(self._judge(hits, member,
+                               np.concatenate(group_parts) if group_parts else None, level,
+                               np.concatenate(people), np.concatenate(keys) if keys else None))
         idr = ctx.identity_releases()
         if isinstance(idr, str):
             # said in words, never silent (also when a group split leaves it unmeasured)
@@ -126,20 +142,33 @@ class InferenceRisk:
 
     def _judge(self, hits: dict[str, np.ndarray], member: np.ndarray,
                groups: np.ndarray | None, level: str,
-               people: np.ndarray | None = None) -> RiskResult:
+               people: np.ndarray | None = None, keys: np.ndarray | None = None
+               ) -> RiskResult:
         """Record (or group) level: every (attack, column) is a membership test (flag
-        "member" when the inference is right), the strongest chosen on one half."""
+        "member" when the inference is right), the strongest chosen on k − 1 folds of the
+        units and applied to the held-out fold; the record games pooled (a record is one
+        unit wherever it appears: ``keys``)."""
         ctx = self.ctx
-        units, unit = None, "records"
+        units, unit = keys, "records"
         if groups is not None:
             units, unit = groups, "groups"
         elif people is not None and np.unique(people).size >= MIN_IDENTITY_LEVEL:
-            units, unit = people, "records (halves and interval by identity)"
-        half = (None if units is not None else
-                ctx.rng(f"inference/{level}").permutation(member.size) < member.size // 2)
-        adv = inference_advantage(hits, member, half, units, ctx.rng(f"inference/{level}"),
+            units, unit = people, "records (folds and interval by identity)"
+        adv = inference_advantage(hits, member, None, units, ctx.rng(f"inference/{level}"),
                                   unit)
-        return self._result(adv, level, hits, member)
+        games = getattr(self, "game_of_", None)
+        if level == "record" and games is not None and games.max() > 0:
+            adv = with_game_spread(adv, [inference_advantage(
+                {k: v[games == g] for k, v in hits.items()}, member[games == g], None,
+                None if units is None else units[games == g],
+                ctx.rng(f"inference/{level}/{g}")).value for g in range(int(games.max()) + 1)])
+        r = self._result(adv, level, hits, member)
+        if level == "record":
+            r.extras["n_games"] = getattr(self, "n_games_", 1)
+            for key in ("per_game", "se_between_games"):
+                if key in adv.extras:
+                    r.extras[key] = adv.extras[key]
+        return r
 
     def _result(self, adv: AdvantageResult, level: str, hits: dict[str, np.ndarray],
                 member: np.ndarray) -> RiskResult:
@@ -171,8 +200,7 @@ class InferenceRisk:
         member = np.concatenate([f[1] for f in folds])
         units = np.tile(codes, len(folds))
         rng = self.ctx.rng("inference/identity")
-        half = rng.permutation(n) < n // 2
-        adv = inference_advantage(hits, member, half, units, rng, "identities")
+        adv = inference_advantage(hits, member, None, units, rng, "identities")
         r = self._result(adv, "identity", hits, member)
         r.extras.update({"n_identities": n, "n_folds": len(folds),
                          "method": f"{len(folds)} releases, each leaving one fold of the "

@@ -38,7 +38,13 @@ from scipy.stats import rankdata
 from ...attack import registry as attackers
 from ...attack.game import Game, run_attackers
 from ...attack.membership import membership_auc
-from ...metrics.advantage import METHOD, AdvantageResult, advantage_from_auc, crossfit_advantage
+from ...metrics.advantage import (
+    METHOD,
+    AdvantageResult,
+    advantage_from_auc,
+    crossfit_advantage,
+    with_game_spread,
+)
 from ...metrics.intervals import auc_interval
 from ...metrics.results import MembershipResult, RiskResult
 from ...metrics.risk_stats import crossfit_auc
@@ -127,31 +133,26 @@ class MembershipRisk:
         self.legacy_: list[MembershipResult] = []
         out: list[RiskResult] = []
         # ---------------------------------------------------------------- record / group
-        mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
-        self.people_ = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
-                             non.labels[ctx.sensitive].astype(str).to_numpy()]
-        cand = np.vstack([mem.X, non.X])
-        member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
-        lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
-                    non.labels[ctx.interest].astype(str).to_numpy()]
-        in_ref = np.r_[-np.ones(mem.n_records, int), non_rows]
-        groups = None
-        level = "record"
-        if ctx.group is not None:
-            level = "group"
+        if ctx.group is None:
+            scores, member, units = self._record_games()
+            out.append(self._judge(scores, member, "record", units, self.game_of_))
+            self.legacy_.append(membership_auc(scores, member, "record"))
+        else:
+            mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
+            cand = np.vstack([mem.X, non.X])
+            member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
+            lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
+                        non.labels[ctx.interest].astype(str).to_numpy()]
+            in_ref = np.r_[-np.ones(mem.n_records, int), non_rows]
             groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
                            non.labels[ctx.group].astype(str).to_numpy()]
-        scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
-                               groups, ctx.attack_cache.setdefault(level, {}),
-                               cand_ids=self.people_ if groups is None else groups,
-                               level=level)
-        if groups is not None:
+            scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
+                                   groups, ctx.attack_cache.setdefault("group", {}),
+                                   cand_ids=groups, level="group")
             uniq, codes = np.unique(groups, return_inverse=True)
             member = _by_group(member.astype(float), codes, uniq.size) > 0.5
-        out.append(self._judge(scores, member, level, "membership/" + level))
-        self.legacy_.append(membership_auc(scores, member,
-                                           level if groups is None else
-                                           f"group ('{ctx.group}')"))
+            out.append(self._judge(scores, member, "group", uniq))
+            self.legacy_.append(membership_auc(scores, member, f"group ('{ctx.group}')"))
         # ---------------------------------------------------------------- identity
         idr = ctx.identity_releases()
         if isinstance(idr, str):
@@ -179,21 +180,69 @@ class MembershipRisk:
     def _target(self, level: str) -> float:
         return target_at(self.target, level)
 
+    def _record_games(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """Every record-level game's candidates scored by every attacker
+        (:meth:`~.base.RiskContext.record_games`), pooled: each game's scores as their rank
+        within it (a threshold then flags the same share in every game), the member flags,
+        and the unit of each candidate (its identity where 20 or more people hold the
+        candidates, else its record: a record is a member in one game and a non-member in
+        another)."""
+        parts, members, keys, people = [], [], [], []
+        for game in self.ctx.record_games():
+            g = game.ctx
+            te, tr = g.candidate_rows()
+            mem, non = g.test.subset(te), g.train.subset(tr)
+            cand = np.vstack([mem.X, non.X])
+            lab = np.r_[mem.labels[g.interest].astype(str).to_numpy(),
+                        non.labels[g.interest].astype(str).to_numpy()]
+            who = np.r_[mem.labels[g.sensitive].astype(str).to_numpy(),
+                        non.labels[g.sensitive].astype(str).to_numpy()]
+            in_ref = np.r_[-np.ones(te.size, int), tr]
+            s = attack_scores(g, cand, lab, g.anon_test, g.test.labels, g.train.X, in_ref,
+                              None, g.attack_cache.setdefault("record", {}), cand_ids=who,
+                              level="record")
+            parts.append({k: rankdata(np.nan_to_num(v, nan=-np.inf)) / v.size
+                          for k, v in s.items()})
+            members.append(np.r_[np.ones(te.size, bool), np.zeros(tr.size, bool)])
+            keys.append(np.r_[game.test_keys[te], game.train_keys[tr]])
+            people.append(who)
+        names = sorted(set.intersection(*(set(p) for p in parts)))
+        scores = {k: np.concatenate([p[k] for p in parts]) for k in names}
+        self.people_ = np.concatenate(people)
+        self.n_games_ = len(parts)
+        self.game_of_ = np.repeat(np.arange(len(parts)), [m.size for m in members])
+        units = (self.people_ if np.unique(self.people_).size >= MIN_IDENTITY_LEVEL
+                 else np.concatenate(keys))
+        return scores, np.concatenate(members), units
+
     def _judge(self, scores: dict[str, np.ndarray], member: np.ndarray, level: str,
-               purpose: str) -> RiskResult:
+               units: np.ndarray | None = None, games: np.ndarray | None = None
+               ) -> RiskResult:
+        """Record (or group) level: the attacker and threshold chosen on k − 1 folds of the
+        units and applied to the held-out fold (:func:`crossfit_advantage`); with several
+        games, the interval covers the spread between their releases too
+        (:func:`with_game_spread`)."""
         ctx = self.ctx
-        n = member.size
         unit = "groups" if level == "group" else "records"
-        units = None
-        if level == "record":
-            people = self.people_  # the candidates' identities
-            if np.unique(people).size >= MIN_IDENTITY_LEVEL:  # records cluster by person
-                units, unit = people, "records (halves and interval by identity)"
-        half = None if units is not None else ctx.rng(purpose).permutation(n) < n // 2
-        adv = crossfit_advantage(scores, member, half, units, ctx.rng(purpose), unit)
+        if level == "record" and units is not None and units is self.people_:
+            unit = "records (folds and interval by identity)"
+        purpose = "membership/" + level
+        adv = crossfit_advantage(scores, member, None, units, ctx.rng(purpose), unit)
+        if games is not None and games.max() > 0:
+            adv = with_game_spread(adv, [crossfit_advantage(
+                {k: v[games == g] for k, v in scores.items()}, member[games == g], None,
+                None if units is None else units[games == g], ctx.rng(f"{purpose}/{g}")).value
+                for g in range(int(games.max()) + 1)])
+        n = member.size
         cf: dict[str, Any] = crossfit_auc(scores, member, ctx.rng(purpose + "/auc")
                                           .permutation(n) < n // 2)
-        return self._result(adv, level, scores, member, cf)
+        r = self._result(adv, level, scores, member, cf)
+        if level == "record":
+            r.extras["n_games"] = getattr(self, "n_games_", 1)
+            for key in ("per_game", "se_between_games"):
+                if key in adv.extras:
+                    r.extras[key] = adv.extras[key]
+        return r
 
     def _result(self, adv: AdvantageResult, level: str, scores: dict[str, np.ndarray],
                 member: np.ndarray, cf: dict[str, Any] | None) -> RiskResult:
@@ -229,8 +278,7 @@ class MembershipRisk:
         member = np.concatenate(members)
         ids = np.tile(np.arange(n), len(members))
         rng = self.ctx.rng("membership/identity")
-        half = rng.permutation(n) < n // 2
-        adv = crossfit_advantage(pooled, member, half, ids, rng, "identities")
+        adv = crossfit_advantage(pooled, member, None, ids, rng, "identities")
         r = self._result(adv, "identity", pooled, member, None)
         r.extras.update({"n_identities": n, "n_folds": len(members), "tpr_at_fpr": {},
                          "tpr_note": "TPR at a fixed FPR is not computed at identity level",

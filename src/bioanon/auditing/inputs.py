@@ -1,0 +1,302 @@
+"""The audit's three tables, read and checked before any work.
+
+INPUT holds the records given to the release process (the members), HOLDOUT records of the same
+population that were not (the non-members, and the clear test set of utility), RELEASED the
+file judged. Every table is read the same way (:meth:`bioanon.table.FeatureTable.read`, any
+format bioanon reads); a label column the file stores as numbers is taken as a label when it
+is named (the interest, the sensitive column, the kept labels), and label values are compared
+as text (an integral number ``3.0`` reads as ``3``), so a release written by another tool matches
+INPUT's labels. Features are matched by name.
+
+Bad input is refused in one line (:class:`~bioanon.errors.BioanonError`): HOLDOUT rows that
+are in INPUT (exact duplicates), no common feature, a label the release lacks, a HOLDOUT of
+another population (other features, label values INPUT never has). A RELEASED row
+byte-identical to an INPUT row is not an error: it is counted and reported
+(:attr:`AuditTables.copied_rows`).
+
+HOLDOUT is then split in two (:func:`split_holdout`): the attacker's **reference** records
+(the clear population it holds to calibrate its attacks) and the **non-member candidates**.
+By identity (whole people on one side) when most HOLDOUT records are of people absent from
+INPUT (an open set), else by record within each value of the sensitive column (a closed set:
+other records of the same people). The split reads only the labels, never feature values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import BioanonError
+from ..table import FeatureTable
+
+#: where a table comes from: a FeatureTable or a path bioanon reads
+Source = FeatureTable | str | os.PathLike[str]
+
+
+def _text(values: pd.Series) -> pd.Series:
+    """Label values as text; integral numbers without their ``.0`` (``3.0`` → ``"3"``)."""
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        v = values.to_numpy(np.float64)
+        if np.all(np.isfinite(v)) and np.all(v == np.round(v)):
+            return pd.Series(v.astype(np.int64).astype(str), index=values.index)
+    return values.astype(str)
+
+
+def read_table(source: Source, wanted: Sequence[str], what: str) -> FeatureTable:
+    """``source`` as a table whose ``wanted`` columns (those present) are labels, as text.
+
+    A file is read with the label columns it records (a bioanon Parquet file, an NPZ's
+    arrays, a CSV's text columns); a numeric column named in ``wanted`` is moved from the
+    features to the labels.
+    """
+    if isinstance(source, FeatureTable):
+        table = source
+    else:
+        path = os.fspath(source)
+        if not os.path.exists(path):
+            raise BioanonError(f"{what} '{path}' does not exist; check the path")
+        table = FeatureTable.read(path)
+    names = list(table.feature_names or [])
+    move = [c for c in dict.fromkeys(wanted) if c in names and c not in table.labels.columns]
+    X, labels = table.X, table.labels.copy()
+    if move:
+        idx = [names.index(c) for c in move]
+        for c, j in zip(move, idx, strict=True):
+            labels[c] = pd.Series(X[:, j]).to_numpy()
+        keep = [j for j in range(len(names)) if j not in set(idx)]
+        X = np.ascontiguousarray(X[:, keep])
+        names = [names[j] for j in keep]
+    for c in wanted:
+        if c in labels.columns:
+            labels[c] = _text(labels[c])
+    if X.shape[1] == 0:
+        raise BioanonError(f"{what} has no feature column; pass a table of numeric features "
+                           "with its label columns")
+    return FeatureTable._of_checked(np.asarray(X, np.float32), labels.reset_index(drop=True),
+                                    names, dict(table.meta))
+
+
+def row_hashes(X: np.ndarray) -> np.ndarray:
+    """One 64-bit hash per row of its bytes (whole-array, no loop per record)."""
+    frame = pd.DataFrame(np.ascontiguousarray(X, np.float32).view(np.uint32))
+    return pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
+
+
+def _same_rows(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Whether each row of ``A`` is byte-identical to some row of ``B`` (hashes, then the
+    candidates compared exactly)."""
+    ha, hb = row_hashes(A), row_hashes(B)
+    hit = np.flatnonzero(np.isin(ha, hb))
+    out = np.zeros(len(A), bool)
+    if hit.size:
+        order = np.argsort(hb, kind="stable")
+        pos = order[np.searchsorted(hb[order], ha[hit])]
+        out[hit] = np.all(A[hit] == B[pos], axis=1)
+    return out
+
+
+@dataclass
+class AuditTables:
+    """The three tables, checked, on the features they share (INPUT's order).
+
+    ``members`` is INPUT, ``holdout`` HOLDOUT and ``released`` RELEASED, each restricted to
+    :attr:`features`; ``kept`` the label columns the release carries and the audit judges
+    (the interest first); ``copied_rows`` how many RELEASED rows are byte-identical to an
+    INPUT row (on the shared features); ``notes`` what was matched or left out, in words.
+    """
+
+    members: FeatureTable
+    holdout: FeatureTable
+    released: FeatureTable
+    interest: str
+    sensitive: str
+    kept: list[str]
+    features: list[str]
+    copied_rows: int
+    released_has_sensitive: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def _restrict(table: FeatureTable, names: list[str], labels: list[str]) -> FeatureTable:
+    pos = {n: j for j, n in enumerate(table.feature_names or [])}
+    idx = [pos[n] for n in names]
+    X = table.X if idx == list(range(table.n_features)) else np.ascontiguousarray(
+        table.X[:, idx])
+    cols = [c for c in dict.fromkeys(labels) if c in table.labels.columns]
+    return FeatureTable._of_checked(X, table.labels[cols].reset_index(drop=True), list(names),
+                                    dict(table.meta))
+
+
+def check_tables(members: FeatureTable, released: FeatureTable, holdout: FeatureTable,
+                 interest: str, sensitive: str, labels: Sequence[str] = ()) -> AuditTables:
+    """Refuse (one line) tables the audit cannot judge; return them on shared features.
+
+    Raises
+    ------
+    BioanonError
+        A missing column, HOLDOUT rows that are in INPUT, no common feature, a label the
+        release lacks, a HOLDOUT of another population.
+    """
+    if interest == sensitive:
+        raise BioanonError(f"'{sensitive}' cannot be both the interest and the sensitive "
+                           "column; pick one role")
+    kept = list(dict.fromkeys([interest, *labels]))
+    if sensitive in kept:
+        raise BioanonError(f"the sensitive column '{sensitive}' cannot be a kept label "
+                           "; drop it from the kept labels")
+    for what, t in (("INPUT", members), ("HOLDOUT", holdout)):
+        for c in [interest, sensitive, *kept]:
+            if c not in t.labels.columns:
+                raise BioanonError(f"{what} has no column '{c}'; name a label column it "
+                                   f"holds (it has {sorted(map(str, t.labels.columns))})")
+    for c in kept:
+        if c not in released.labels.columns:
+            raise BioanonError(f"RELEASED lacks the label '{c}'; judge only the labels the "
+                               "release carries (drop it from the kept labels), or pass the "
+                               "release with that column")
+    f_in, f_ho = list(members.feature_names or []), list(holdout.feature_names or [])
+    if set(f_in) != set(f_ho):
+        only = sorted(set(f_in) ^ set(f_ho))[:3]
+        raise BioanonError(f"HOLDOUT is not of INPUT's population: its features differ "
+                           f"(e.g. {only}); pass held-out records of the same table")
+    for c in kept:
+        extra = sorted(set(holdout.labels[c]) - set(members.labels[c]))
+        if extra:
+            raise BioanonError(f"HOLDOUT is not of INPUT's population: its '{c}' has values "
+                               f"INPUT never has ({extra[:3]}); pass held-out records of "
+                               "the same table")
+    rel_names = set(released.feature_names or [])
+    common = [f for f in f_in if f in rel_names]
+    if not common:
+        raise BioanonError("RELEASED shares no feature column with INPUT; features are "
+                           "matched by name: release the same feature columns")
+    wanted = [interest, sensitive, *kept]
+    m = _restrict(members, common, wanted)
+    h = _restrict(holdout, common, wanted)
+    r = _restrict(released, common, wanted)
+    for c in kept:
+        extra = sorted(set(r.labels[c]) - set(m.labels[c]))
+        if extra:
+            raise BioanonError(f"RELEASED's '{c}' has values INPUT never has ({extra[:3]}); "
+                               "pass the release of this INPUT")
+    dup = int(_same_rows(h.X, m.X).sum())
+    if dup:
+        raise BioanonError(f"{dup} HOLDOUT rows are also in INPUT (identical features); "
+                           "HOLDOUT must hold records that were not given to the release")
+    notes = []
+    if len(common) < len(f_in):
+        notes.append(f"RELEASED carries {len(common)} of INPUT's {len(f_in)} features; "
+                     "the audit judges those")
+    extra_f = sorted(rel_names - set(f_in))
+    if extra_f:
+        notes.append(f"RELEASED's {len(extra_f)} feature columns not in INPUT are left "
+                     f"out (e.g. {extra_f[:3]})")
+    copied = int(_same_rows(r.X, m.X).sum())
+    return AuditTables(m, h, r, interest, sensitive, kept, common, copied,
+                       sensitive in released.labels.columns, notes)
+
+
+@dataclass(frozen=True)
+class HoldoutSplit:
+    """HOLDOUT's rows held by the attacker as reference and those scored as non-members."""
+
+    reference: np.ndarray
+    candidates: np.ndarray
+    by: str  # "identity" or "record"
+
+    def words(self, sensitive: str) -> str:
+        unit = (f"whole '{sensitive}' values (people) on one side" if self.by == "identity"
+                else f"half the records of each '{sensitive}' value on each side")
+        return (f"HOLDOUT split in two, {unit}: {self.reference.size} records are the "
+                f"attacker's reference population (clear records it holds), "
+                f"{self.candidates.size} are the non-member candidates")
+
+
+def split_holdout(members_ids: np.ndarray, holdout_ids: np.ndarray,
+                  rng: np.random.Generator) -> HoldoutSplit:
+    """Split HOLDOUT's rows in two from the identities alone (see the module's text).
+
+    Examples
+    --------
+    >>> ids = np.repeat(list("abcd"), 4)
+    >>> s = split_holdout(np.array(["x"]), ids, np.random.default_rng(0))
+    >>> s.by, s.reference.size, s.candidates.size
+    ('identity', 8, 8)
+    >>> split_holdout(ids, ids, np.random.default_rng(0)).by
+    'record'
+    """
+    ids = np.asarray(holdout_ids).astype(str)
+    new = ~np.isin(ids, np.asarray(members_ids).astype(str))
+    people, codes = np.unique(ids, return_inverse=True)
+    if new.mean() >= 0.5 and people.size >= 4:
+        ref_people = rng.permutation(people.size) < people.size // 2
+        ref = ref_people[codes]
+        return HoldoutSplit(np.flatnonzero(ref), np.flatnonzero(~ref), "identity")
+    order = rng.permutation(ids.size)
+    order = order[np.argsort(codes[order], kind="stable")]
+    sc = codes[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sc)) + 1]
+    counts = np.diff(np.r_[starts, sc.size])
+    rank = np.arange(sc.size) - np.repeat(starts, counts)
+    ref = np.zeros(ids.size, bool)
+    ref[order] = rank < np.repeat(counts // 2, counts)
+    return HoldoutSplit(np.flatnonzero(ref), np.flatnonzero(~ref), "record")
+
+
+def table_of(source: Any) -> str:
+    """A table's name for the report: a file name (never a folder path), or "a table"."""
+    if isinstance(source, FeatureTable):
+        return "a table"
+    return os.path.basename(os.fspath(source).rstrip("/" + os.sep)) or "a table"
+
+
+
+
+def _per_person(ids: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted rows keeping at most ``k`` records of each person (drawn at random)."""
+    _, codes = np.unique(ids, return_inverse=True)
+    order = rng.permutation(ids.size)
+    order = order[np.argsort(codes[order], kind="stable")]
+    sc = codes[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sc)) + 1]
+    counts = np.diff(np.r_[starts, sc.size])
+    rank = np.arange(sc.size) - np.repeat(starts, counts)
+    return np.sort(order[rank < k])
+
+
+def candidate_rows(tables: AuditTables, split: HoldoutSplit, rng: np.random.Generator
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of INPUT (members) and of HOLDOUT (non-members) the attackers score, before the
+    ``max_candidates`` cap, from the labels alone.
+
+    Split by record (a closed set), every INPUT record against HOLDOUT's candidate half:
+    each person's records sit on both sides alike. Split by identity (an open set), INPUT's
+    records against the candidate half's records of people absent from INPUT, with as many
+    records per person on both sides (the median of either side, the smaller): a person's
+    other records among the candidates change what a nearest-neighbour attacker reads
+    (the calibrated score compares a candidate with its nearest other candidate), so the two
+    sides must hold people alike.
+    """
+    s = tables.sensitive
+    m_ids = tables.members.labels[s].to_numpy(str)
+    n_ids = tables.holdout.labels[s].to_numpy(str)[split.candidates]
+    if split.by != "identity":
+        return np.arange(m_ids.size), split.candidates
+    new = ~np.isin(n_ids, m_ids)
+    if new.sum() < 2:
+        return np.arange(m_ids.size), split.candidates
+    n_ids = n_ids[new]
+    k = int(min(np.median(np.unique(m_ids, return_counts=True)[1]),
+                np.median(np.unique(n_ids, return_counts=True)[1])))
+    mem = _per_person(m_ids, max(k, 1), rng)
+    non = split.candidates[new][_per_person(n_ids, max(k, 1), rng)]
+    return mem, non
+
+
+__all__ = ["AuditTables", "HoldoutSplit", "candidate_rows", "check_tables", "read_table",
+           "row_hashes", "split_holdout", "table_of"]

@@ -1,0 +1,261 @@
+"""The audit's risks: the certificate's evaluators, played on a release made by anything.
+
+The judge's own pieces are reused as they are: the membership and inference attackers of the
+registry (:data:`bioanon.attack.registry.MEMBERSHIP`, :data:`~bioanon.attack.registry.INFERENCE`:
+tracing, density ratio, nearest released, the model-aware likelihood ratio in all features and
+in principal directions, the shadow model when the method can be re-run), the cross-fitted
+advantage (:func:`bioanon.metrics.advantage.crossfit_advantage`, through the membership and
+inference evaluators), the recognition evaluator's cross-fitted worst case over recognizers
+with its label-only control, and the release's label-join rule. What differs is the game:
+
+- **members** are INPUT's records (the release's clear originals), **non-members** HOLDOUT's
+  candidate half, and the attacker's **reference population** HOLDOUT's other half
+  (:func:`~.inputs.split_holdout`): no candidate is ever in the reference;
+- **identity membership** compares INPUT's people with HOLDOUT candidates' people absent from
+  INPUT (a person's score: the mean over the records the attacker holds);
+- **recognition** trains each recognizer on RELEASED with its sensitive labels and probes
+  HOLDOUT's records of the people the release carries (the clear level, the same recognizers
+  trained on INPUT, stands beside it);
+- **utility** is CAS as a consumer meets it: trained on RELEASED, scored on HOLDOUT, against
+  the same model trained on INPUT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..attack.control import control_rate
+from ..attack.recognizers import DEFAULT_MODELS, make_recognizer, model_name
+from ..evaluation.caps import capped_rows
+from ..evaluation.risks.base import MIN_IDENTITY_LEVEL, RiskContext, not_covered
+from ..evaluation.risks.inference import InferenceRisk, _hits
+from ..evaluation.risks.membership import BASELINE_NAME, MembershipRisk, _by_group, attack_scores
+from ..evaluation.risks.recognition import RecognitionRisk
+from ..levels import Level
+from ..metrics import chance_level
+from ..metrics.advantage import crossfit_advantage
+from ..metrics.results import INCONCLUSIVE, Rate, RiskResult
+from ..metrics.scores import wilson_interval
+from ..release import JOIN_FACTOR, join_rate
+from ..table import FeatureTable
+from .inputs import AuditTables, HoldoutSplit
+from .plan import MIN_PROBES, identity_sides, recognition_probes
+
+#: candidates per side the membership and inference attackers score at most (stratified by
+#: the sensitive column; the same records for every attacker)
+MAX_CANDIDATES = 2000
+
+
+def reference_records(tables: AuditTables, split: HoldoutSplit) -> FeatureTable:
+    """The attacker's reference population: HOLDOUT's reference half; split by identity,
+    without INPUT's people (so that neither side's people are in it: a member whose person
+    sits in the reference would look less like a member to a density attacker, a bias the
+    non-members, whole people on the other side, never get). Split by record, every person
+    is on both sides alike."""
+    ref = split.reference
+    if split.by == "identity":
+        s = tables.sensitive
+        ids = tables.holdout.labels[s].to_numpy(str)[ref]
+        other = ~np.isin(ids, tables.members.labels[s].to_numpy(str))
+        if other.sum() >= 2:
+            ref = ref[other]
+    return tables.holdout.subset(ref)
+
+
+@dataclass
+class AuditGame:
+    """What every risk of one audit reads (in process only)."""
+
+    tables: AuditTables
+    split: HoldoutSplit
+    #: INPUT's and HOLDOUT's candidate rows (:func:`~.inputs.candidate_rows`)
+    rows: tuple[np.ndarray, np.ndarray]
+    level: Level
+    seed: int
+    method: Any = None
+    max_candidates: int | None = MAX_CANDIDATES
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        t = self.tables
+        self.reference = reference_records(t, self.split)
+        members, nonmembers = t.members.subset(self.rows[0]), t.holdout.subset(self.rows[1])
+        s = t.sensitive
+        mem = capped_rows(members.labels[s].to_numpy(str), self.max_candidates, self.seed,
+                          "audit/members")
+        non = capped_rows(nonmembers.labels[s].to_numpy(str), self.max_candidates,
+                          self.seed, "audit/non-members")
+        self.mem = members if mem is None else members.subset(mem)
+        self.non = nonmembers if non is None else nonmembers.subset(non)
+        #: the evaluators' shared context: the reference as the "training split" (the
+        #: attacker's population), INPUT as the records behind the release
+        self.ctx = RiskContext(self.reference, t.members, t.released.X, self.method,
+                               t.interest, s, list(t.kept), None, self.seed,
+                               max_candidates=self.max_candidates)
+
+    def candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(features, member flag, person) of the record-level candidates."""
+        s = self.tables.sensitive
+        X = np.vstack([self.mem.X, self.non.X])
+        member = np.r_[np.ones(self.mem.n_records, bool), np.zeros(self.non.n_records, bool)]
+        people = np.r_[self.mem.labels[s].to_numpy(str), self.non.labels[s].to_numpy(str)]
+        return X, member, people
+
+    def labels_of(self, column: str) -> np.ndarray:
+        return np.r_[self.mem.labels[column].to_numpy(str),
+                     self.non.labels[column].to_numpy(str)]
+
+
+def record_membership(g: AuditGame) -> RiskResult:
+    """Record membership: every registered membership attacker, cross-fitted."""
+    X, member, people = g.candidates()
+    t = g.tables
+    scores = attack_scores(g.ctx, X, g.labels_of(t.interest), t.released.X, t.released.labels,
+                           g.reference.X, -np.ones(member.size, np.int64), None,
+                           g.ctx.attack_cache.setdefault("record", {}), cand_ids=people,
+                           level="record")
+    risk = MembershipRisk(g.ctx, g.level)
+    risk.people_ = people  # folds and interval by identity where 20 or more people
+    units = people if np.unique(people).size >= MIN_IDENTITY_LEVEL else None
+    return risk._judge(scores, member, "record", risk.people_ if units is not None else None)
+
+
+def identity_membership(g: AuditGame) -> RiskResult:
+    """Identity membership: INPUT's people against HOLDOUT candidates' people absent from
+    INPUT, each scored by the mean of its records' scores (20 or more on each side)."""
+    t = g.tables
+    mem_ids, non_ids = identity_sides(t, g.split)
+    target = g.level.identity
+    if mem_ids.size < 20 or non_ids.size < 20:
+        return not_covered("membership", "identity", "advantage", target,
+                           f"{mem_ids.size} people in INPUT, {non_ids.size} non-member "
+                           "people in HOLDOUT: who is in the release needs 20 or more on each "
+                           "side (HOLDOUT records of other people)", 0.0, BASELINE_NAME)
+    X, member, people = g.candidates()
+    keep = member | np.isin(people, non_ids)
+    X, member, people = X[keep], member[keep], people[keep]
+    lab = g.labels_of(t.interest)[keep]
+    scores = attack_scores(g.ctx, X, lab, t.released.X, t.released.labels, g.reference.X,
+                           -np.ones(member.size, np.int64), people,
+                           g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
+                           level="group")
+    uniq, codes = np.unique(people, return_inverse=True)
+    unit_member = _by_group(member.astype(float), codes, uniq.size) > 0.5
+    rng = g.ctx.rng("membership/identity")
+    adv = crossfit_advantage(scores, unit_member, None, None, rng, "identities")
+    r = MembershipRisk(g.ctx, g.level)._result(adv, "identity", scores, unit_member, None)
+    r.extras.update({"n_identities": int(uniq.size),
+                     "method": "each person scored by the mean of its records' scores; "
+                               "INPUT's people against HOLDOUT's people absent from INPUT; "
+                               + str(r.extras.get("method", ""))})
+    return r
+
+
+def record_inference(g: AuditGame) -> RiskResult:
+    """Inference on members: every registered inference attacker on the kept labels."""
+    X, member, people = g.candidates()
+    t = g.tables
+    truth = {c: g.labels_of(c) for c in t.kept}
+    hits = _hits(g.ctx, X, truth, t.released.X, t.released.labels, people,
+                 -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("record", {}),
+                 "record")
+    return InferenceRisk(g.ctx, g.level)._judge(hits, member, None, "record", people)
+
+
+def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_MODELS
+                ) -> tuple[RiskResult, dict[str, Any]]:
+    """Recognition of the sensitive attribute: recognizers trained on RELEASED with its
+    sensitive labels, probing HOLDOUT's records; the same trained on INPUT give the clear
+    level beside it. Not measured (said) when the release carries no sensitive column."""
+    t = g.tables
+    s = t.sensitive
+    probes = recognition_probes(t)
+    y_all = t.holdout.labels[s].to_numpy(str)[probes]
+    if probes.size < MIN_PROBES or np.unique(y_all).size < 2:
+        why = (f"RELEASED carries no '{s}' column: no recognizer can be trained on released "
+               f"records labelled with it (the risk cannot be measured on this release)"
+               if not t.released_has_sensitive else
+               f"too few HOLDOUT records ({probes.size}) of the '{s}' values the release "
+               f"carries (recognition needs {MIN_PROBES} or more, of 2 values or more)")
+        return not_covered("recognition", "record", "advantage", target, why), {}
+    P = t.holdout.subset(probes)
+    y = P.labels[s].to_numpy(str)
+    y_rel = t.released.labels[s].to_numpy(str)
+    y_in = t.members.labels[s].to_numpy(str)
+    preds, clear = {}, {}
+    for m in models:
+        name = f"trained on RELEASED / {model_name(m)}"
+        preds[name] = np.asarray(make_recognizer(m, g.seed).fit(t.released.X, y_rel)
+                                 .predict(P.X)).astype(str)
+        clear[model_name(m)] = float(np.mean(
+            np.asarray(make_recognizer(m, g.seed).fit(t.members.X, y_in).predict(P.X))
+            .astype(str) == y))
+    ctrl = control_rate(t.released.labels, y_rel, P.labels, y, list(t.kept))
+    ctx = RiskContext(None, None, None, None, t.interest, s,  # type: ignore[arg-type]
+                      list(t.kept), None, g.seed, predictions=preds, truth=y,
+                      chance=chance_level(y), control=ctrl)
+    res = RecognitionRisk(ctx, target).evaluate().results()[0]
+    res.extras.update({"clear_accuracy": clear, "n_probes": int(probes.size),
+                       "control": ctrl.to_dict(),
+                       "probes": f"HOLDOUT records whose '{s}' the release carries"})
+    return res, {"accuracy": res.extras.get("accuracy"), "clear": clear}
+
+
+def label_join(g: AuditGame) -> RiskResult:
+    """The release's join check on the kept labels: the share of INPUT's records whose
+    sensitive value a join of their kept label values on INPUT's labels names (commonest
+    value per combination), against the larger of chance and the interest alone, times
+    :data:`bioanon.release.JOIN_FACTOR`."""
+    t = g.tables
+    labels = t.members.labels
+    rate = join_rate(labels, list(t.kept), t.sensitive)
+    reference = max(join_rate(labels, [], t.sensitive),
+                    join_rate(labels, [t.interest], t.sensitive))
+    limit = min(1.0, JOIN_FACTOR * reference)
+    n = int(len(labels))
+    ci = wilson_interval(int(round(rate * n)), n)
+    ok = rate <= limit + 1e-12
+    return RiskResult(
+        "label-join", "record", "rate", rate, (float(ci[0]), float(ci[1])),
+        f"join of the kept labels {list(t.kept)} on INPUT's labels", reference,
+        "the interest alone or chance", limit, "met" if ok else "not met",
+        f"rate {rate:.3f} {'≤' if ok else '>'} limit {limit:.3f} ({JOIN_FACTOR} × "
+        f"{reference:.3f})", {"columns": list(t.kept), "n": n})
+
+
+def utility(g: AuditGame, model: str = "forest") -> dict[str, Any]:
+    """CAS of the interest: a model trained on RELEASED scored on HOLDOUT, beside the same
+    trained on INPUT (the clear level) and chance."""
+    t = g.tables
+    col = t.interest
+    y = t.holdout.labels[col].to_numpy(str)
+
+    def rate(train: FeatureTable) -> Rate:
+        est = make_recognizer(model, g.seed).fit(train.X, train.labels[col].to_numpy(str))
+        hits = int(np.sum(np.asarray(est.predict(t.holdout.X)).astype(str) == y))
+        return Rate.from_counts(hits, y.size)
+
+    cas, clear = rate(t.released), rate(t.members)
+    return {"column": col, "model": model_name(model), "cas": cas.to_dict(),
+            "clear": clear.to_dict(), "chance": chance_level(y), "n": int(y.size),
+            "ratio": cas.value / clear.value if clear.value else float("nan"),
+            "method": "trained on RELEASED, scored on every HOLDOUT record (CAS); the same "
+                      "model trained on INPUT beside it (clear)"}
+
+
+def verdict_status(r: RiskResult) -> str:
+    """A risk's status in the audit's verdict words: met / not met / not showable /
+    accepted (by name, its estimate within the target)."""
+    if r.status == INCONCLUSIVE:
+        return "not showable at this size"
+    if r.status == "accepted":
+        return "accepted"
+    return "met" if r.passes else "not met"
+
+
+__all__ = ["MAX_CANDIDATES", "AuditGame", "identity_membership", "label_join",
+           "recognition", "record_inference", "record_membership", "utility",
+           "verdict_status"]

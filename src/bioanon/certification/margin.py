@@ -1,0 +1,76 @@
+"""Margin in the choice: the most useful setting that passes its confirmation with high
+probability, not the one that barely clears the tuning split.
+
+A setting whose upper bound sits just under its target on the tuning split passes the
+confirmation (a fresh split, a fresh evaluation) about half the time: the verdict at the edge
+is a coin. For each measured risk the confirmation's estimate is predicted from the tuning
+split's, ``v̂`` with standard error ``ŝ`` (read off its 95% interval): the true value is
+uncertain by ``ŝ`` and the confirmation adds its own noise of the same size, so the
+confirmation's estimate is about normal around ``v̂`` with standard deviation ``√2·ŝ``, and it
+passes when it stays ``1.96·ŝ`` under the target::
+
+    P(pass) = Φ((target − 1.96·ŝ − v̂) / (√2·ŝ))
+
+A setting's probability is the product over its measured risks (accepted and covered ones
+pass whatever is measured). The search chooses only among settings whose probability reaches
+:data:`CONFIRM_PROBABILITY`; where none has that margin at the level asked, it refuses, at
+every seed alike, and names the margin. ``benchmarks/margin_calibration.py`` checks the stated
+probability against repeated confirmations.
+
+Examples
+--------
+>>> round(pass_probability_of(0.02, 0.02 + 1.96 * 0.02, 0.10), 2)   # far under the target
+0.93
+>>> round(pass_probability_of(0.061, 0.10, 0.10), 2)                 # upper bound on it
+0.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from scipy.stats import norm
+
+#: the least probability of passing the confirmation a chosen setting must have
+CONFIRM_PROBABILITY = 0.8
+_Z95 = float(norm.ppf(0.975))
+
+
+def pass_probability_of(value: float, upper: float, target: float) -> float:
+    """The probability that a fresh evaluation's upper bound stays within ``target``, from
+    one evaluation's estimate ``value`` and its upper 95% bound ``upper``."""
+    if not all(math.isfinite(x) for x in (value, upper, target)):
+        return 1.0 if math.isfinite(target) and math.isfinite(upper) and upper <= target \
+            else 0.0
+    se = max((upper - value) / _Z95, 1e-12)
+    return float(norm.cdf((target - _Z95 * se - value) / (math.sqrt(2.0) * se)))
+
+
+def pass_probability(risks: Iterable[Any]) -> float:
+    """The product of :func:`pass_probability_of` over the measured risks that met their
+    target (a risk not met has probability 0; accepted, covered or not measured: 1)."""
+    p = 1.0
+    for r in risks:
+        if r.status == "met":
+            p *= pass_probability_of(float(r.value), float(r.ci[1]), float(r.target))
+        elif r.status == "not met":
+            return 0.0
+    return p
+
+
+def short_of_margin(risks: Iterable[Any]) -> list[str]:
+    """The met risks whose own probability falls under :data:`CONFIRM_PROBABILITY` (what a
+    refusal for margin names)."""
+    return [r.name for r in risks if r.status == "met" and pass_probability_of(
+        float(r.value), float(r.ci[1]), float(r.target)) < CONFIRM_PROBABILITY]
+
+
+def has_margin(risks: Iterable[Any]) -> bool:
+    """Whether the risks pass their confirmation with probability ≥ the required one."""
+    return pass_probability(risks) >= CONFIRM_PROBABILITY
+
+
+__all__ = ["CONFIRM_PROBABILITY", "has_margin", "pass_probability", "pass_probability_of",
+           "short_of_margin"]

@@ -1,0 +1,216 @@
+"""A verdict to rely on: no re-roll, an estimate that does not dilute, power, margin.
+
+- without a seed the judge's randomness is derived from the table and the options: two
+  searches of the same table give the same rows, figures, choice and fingerprint; another
+  seed, or another option, gives another fingerprint; options that change only the time
+  (``n_jobs``) do not;
+- the membership advantage's choice among many attackers (by AUC on k − 1 folds, scored on
+  the held-out fold) reads a planted leak close to its size, and a leak-free draw reads 0;
+- the record level pools two games (every record a member once), and the plan counts them;
+- the margin's stated probability of passing a fresh evaluation holds against repeated
+  evaluations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from bioanon.certification.judge_seed import (
+    DERIVED,
+    SEEDED,
+    judged_inputs,
+    labels_seed,
+    root_seed,
+)
+from bioanon.certification.margin import (
+    CONFIRM_PROBABILITY,
+    pass_probability,
+    pass_probability_of,
+    short_of_margin,
+)
+from bioanon.certification.search import search
+from bioanon.datasets import make_biometric
+from bioanon.evaluation.risks.base import RiskContext
+from bioanon.evaluation.risks.membership import MembershipRisk
+from bioanon.evaluation.split import split_table
+from bioanon.metrics.advantage import crossfit_advantage
+from bioanon.metrics.results import RiskResult
+from bioanon.release import Roles
+
+SMALL = {"methods": ["noise"], "target_advantage": 0.5, "models": ["knn"],
+         "attackers": "naive,parrot", "n_jobs": 1}
+
+
+@pytest.fixture(scope="module")
+def table():
+    return make_biometric(n_identities=6, records_per_identity=30, n_features=32,
+                          random_state=0)
+
+
+def _figures(res):
+    """Every row's setting, CAS and risk figures, as text (NaN equals NaN there)."""
+    return repr([(r["setting"], r["cas"], [(k["name"], k["value"], tuple(k["ci"]))
+                                           for k in r["risks"]]) for r in res.rows])
+
+
+def test_the_same_search_without_a_seed_is_the_same_evaluation(table):
+    a = search(table, "expression", "identity", **SMALL)
+    b = search(table, "expression", "identity", **SMALL)
+    assert _figures(a) == _figures(b) and a.chosen == b.chosen
+    assert a.judged["fingerprint"] == b.judged["fingerprint"]
+    assert a.judged["randomness"] == DERIVED
+    # the fingerprint is in the search's public form; no seed is
+    d = a.to_dict()
+    assert d["judged"]["fingerprint"] == a.judged["fingerprint"]
+    assert "random_state" not in str(d) and "seed\"" not in str(d)
+
+
+def test_a_seed_asks_for_another_reproducible_evaluation(table):
+    a = search(table, "expression", "identity", random_state=3, **SMALL)
+    b = search(table, "expression", "identity", random_state=3, **SMALL)
+    c = search(table, "expression", "identity", **SMALL)
+    assert _figures(a) == _figures(b)
+    assert a.judged["randomness"] == SEEDED
+    assert a.judged["fingerprint"] == b.judged["fingerprint"] != c.judged["fingerprint"]
+
+
+def test_the_derived_seed_follows_what_changes_a_figure_only(table):
+    base = {"interest": "expression", "sensitive": "identity", "options": {"level": "standard"}}
+    seed = root_seed(judged_inputs(table, base))
+    # the number of cores changes only the time
+    assert root_seed(judged_inputs(table, {**base, "n_jobs": 4})) == seed
+    # another level, another table: another evaluation
+    assert root_seed(judged_inputs(table, {**base, "options": {"level": "basic"}})) != seed
+    other = table.with_features(table.X + np.float32(1e-3))
+    assert root_seed(judged_inputs(other, base)) != seed
+    # the dask path's panel sample: from the labels and roles alone
+    roles = Roles(sensitive="identity", interest="expression")
+    assert labels_seed(table.labels, roles) == labels_seed(table.labels.copy(), roles)
+    assert labels_seed(table.labels, roles) != labels_seed(table.labels.iloc[::-1], roles)
+
+
+# ---------------------------------------------------------------------- the estimate
+def _leak(rng, n1, n0, size, noise):
+    member = np.r_[np.ones(n1, bool), np.zeros(n0, bool)]
+    d = 2 * norm.ppf((1 + size) / 2)  # equal-variance normals: largest TPR − FPR = size
+    scores = {f"noise{k:02d}": rng.normal(size=n1 + n0) for k in range(noise)}
+    scores["leak"] = rng.normal(size=n1 + n0) + d * member
+    return scores, member
+
+
+def test_many_attackers_do_not_dilute_the_strongest():
+    """A planted leak of 0.15 among 45 noise attackers reads close to 0.15 on average (the
+    choice by the best TPR − FPR on one half read 0.143 at 0.15 and 0.067 at 0.087)."""
+    rng = np.random.default_rng(7)
+    values, covered = [], 0
+    for _ in range(40):
+        scores, member = _leak(rng, 750, 2250, 0.15, 45)
+        r = crossfit_advantage(scores, member, rng=rng)
+        values.append(r.value)
+        covered += r.ci[0] <= 0.15 <= r.ci[1]
+        assert set(r.attackers) <= set(scores) and len(r.attackers) == 5
+    assert np.mean(values) > 0.135
+    assert covered >= 34  # about 95% of 40
+
+
+def test_a_leak_free_release_reads_no_advantage():
+    rng = np.random.default_rng(8)
+    member = np.r_[np.ones(300, bool), np.zeros(900, bool)]
+    values = [crossfit_advantage({f"a{k}": rng.normal(size=1200) for k in range(45)},
+                                 member, rng=rng).value for _ in range(40)]
+    assert abs(np.mean(values)) < 0.01
+
+
+def test_folds_keep_a_unit_together():
+    """A record scored in two games is one unit: both its candidates fall in one fold."""
+    rng = np.random.default_rng(0)
+    keys = np.tile(np.arange(200), 2)
+    member = np.r_[np.ones(200, bool), np.zeros(200, bool)]
+    s = {"copy": member.astype(float) + rng.normal(0, 0.01, 400)}
+    r = crossfit_advantage(s, member, units=keys)
+    assert r.value > 0.98 and r.n_units == 200 and r.extras["folds"] == 5
+
+
+# ---------------------------------------------------------------------- the record games
+def test_the_record_level_pools_two_games():
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32,
+                       random_state=1)
+    tr, te = split_table(t, "expression", "identity", 0.25, 0)
+    train, test = t.subset(tr), t.subset(te)
+
+    class Copy:  # releases the records themselves
+        def get_params(self, deep=False):
+            return {}
+
+        def fit_transform(self, X, y=None):
+            return X.X.copy()
+
+    ctx = RiskContext(train, test, test.X.copy(), Copy(), "expression", "identity",
+                      ["expression"], None, 0)
+    games = ctx.record_games()
+    assert len(games) == 2
+    second = games[1].ctx
+    assert second.test.n_records == test.n_records  # as many members as the first
+    assert second.train.n_records == train.n_records  # the rest: the held-out split among them
+    r = MembershipRisk(ctx, "standard").evaluate().results()[0]
+    assert r.level == "record" and r.extras["n_games"] == 2
+    assert r.extras["n_members"] == 2 * test.n_records
+    assert r.value > 0.9  # a copy: every member found in both games
+    # each game's own figure is kept, and the interval covers their spread
+    assert len(r.extras["per_game"]) == 2 and min(r.extras["per_game"]) > 0.9
+
+
+# ---------------------------------------------------------------------- the margin
+def test_the_stated_probability_holds_against_repeated_evaluations():
+    """Settings of true advantage spread around the target, each judged once (the tuning
+    split) and once more (the confirmation), with the judge's noise: among those the margin
+    lets through, at least the stated share passes the second evaluation."""
+    rng = np.random.default_rng(11)
+    se, target = 0.02, 0.10
+    true = rng.uniform(0.0, 0.12, 20000)
+    first = true + rng.normal(0, se, true.size)
+    second = true + rng.normal(0, se, true.size)
+    p = np.array([pass_probability_of(v, v + 1.96 * se, target) for v in first])
+    chosen = p >= CONFIRM_PROBABILITY
+    passes = second + 1.96 * se <= target
+    assert chosen.sum() > 1000
+    assert passes[chosen].mean() >= CONFIRM_PROBABILITY
+    # at the edge (upper bound on the target) a fresh evaluation passes about half the time
+    edge = np.abs(first + 1.96 * se - target) < 0.002
+    assert 0.35 < passes[edge].mean() < 0.65
+
+
+def test_margin_counts_measured_risks_only():
+    def risk(name, value, upper, status):
+        level, kind = name.split("-")
+        return RiskResult(kind, level, "advantage", value, (value - 0.05, upper), "x", 0.0,
+                          "no signal", 0.10, status)
+
+    near = risk("record-membership", 0.06, 0.098, "met")
+    far = risk("record-inference", 0.0, 0.04, "met")
+    accepted = risk("identity-membership", 0.5, 0.6, "accepted")
+    assert pass_probability([far, accepted]) > 0.95
+    assert pass_probability([near, far]) < CONFIRM_PROBABILITY
+    assert short_of_margin([near, far, accepted]) == ["record-membership"]
+    assert pass_probability([risk("record-membership", 0.2, 0.3, "not met")]) == 0.0
+
+
+def test_a_refusal_for_margin_says_so():
+    from bioanon.certification.deciding import deciding
+    from bioanon.certification.search import SearchResult
+
+    risk = {"name": "record-membership", "risk": "membership", "level": "record",
+            "statistic": "advantage", "value": 0.06, "ci": [0.02, 0.098], "target": 0.1,
+            "attacker": "model-aware", "status": "met", "reason": ""}
+    row = {"setting": "dp-cells(cells=0, mu=4)", "method": "dp-cells", "cas": 0.9,
+           "cas_ci": [0.88, 0.92], "clear": 0.95, "interest_chance": 0.1,
+           "clear_useful": True, "met": False, "met_utility": True, "met_privacy": True,
+           "risks": [risk], "short_of_margin": ["record-membership"],
+           "pass_probability": pass_probability_of(0.06, 0.098, 0.1), "_params": {}}
+    res = SearchResult([row], 0.05)
+    d = deciding(res)
+    assert d is not None and d["status"] == "no margin" and d["name"] == "record-membership"
+    assert "without margin" in d["text"] and f"{row['pass_probability']:.2f}" in d["text"]
+    assert "margin" in res.closest()[1]
