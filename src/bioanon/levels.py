@@ -21,7 +21,7 @@ Why the default (``standard``) is what it is:
 - showable where the data allow: a leak-free release passes a target t with probability
   ≥ 95% once t ≥ 2.2·√(1/n₁ + 1/n₀) (:func:`~bioanon.metrics.advantage.smallest_showable`),
   i.e. 0.10 at about 1,400 records (two record games of 25% released each, pooled) and
-  0.14 at about 494 identities at the identity level (:func:`identity_rule`; its three
+  0.14 at about 501 identities at the identity level (:func:`identity_rule`; its three
   releases each leave a third of the identities out); a stricter
   default would be unshowable on every real table tried (FSDD 3,000 records, 6 speakers);
 - calibrated by ``benchmarks/judge_calibration.py --levels``: at sizes the plan calls
@@ -164,7 +164,7 @@ def identities_needed(target: float) -> int:
     members and n non-members is within ``target``), never fewer than :data:`MIN_IDENTITIES`.
 
     >>> identities_needed(resolve_level(None).identity)
-    494
+    501
     """
     from .metrics.advantage import smallest_showable
 
@@ -177,7 +177,7 @@ def identity_rule(level: str | float | Level | None = None) -> str:
 
     >>> identity_rule()  # doctest: +NORMALIZE_WHITESPACE
     'the identity level is measured from 20 identities and can show its target 0.14 (level
-    standard) from about 494'
+    standard) from about 501'
     """
     lv = resolve_level(level)
     return (f"the identity level is measured from {MIN_IDENTITIES} identities and can show its "

@@ -28,7 +28,7 @@ from .options import LevelOpt, parse_level
 DEMO_METHODS = ["dp-cells", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
 #: the demo's synthetic population, sized so that the plan can show every risk at the default
-#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 494:
+#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 501:
 #: :func:`bioanon.levels.identity_rule`) with 10 records each (5,200 records: the record
 #: level's 0.10 needs about 1,400)
 DEMO_IDENTITIES = 520
