@@ -206,3 +206,13 @@ def test_the_library_certify_does_not_warn_of_leaks_it_does_not_claim() -> None:
 
     with pytest.warns(PrivacyLeakWarning):  # fitting a DP method directly still warns
         LaplaceAnonymizer(epsilon=10.0, random_state=0).fit_transform(t.X, t.labels)
+
+
+def test_a_plan_that_refuses_risks_and_utility_says_both() -> None:
+    from bioanon.plan import make_plan
+
+    tiny = make_biometric(n_identities=5, records_per_identity=2, n_features=32,
+                          random_state=0)
+    line = make_plan(tiny, "expression", "identity").refusal_line()
+    assert line.startswith("level 'standard' cannot be shown on this table")
+    assert "; and utility cannot be measured at this size" in line

@@ -140,11 +140,9 @@ class Plan:
         >>> "accept_risks={'record-recognition': '...', 'record-membership': '...'," in line
         True
         """
-        if self.utility:
-            return self.utility
         b = self.blocked
         if not b:
-            return ""
+            return self.utility
         what = ", ".join(f"{r.name} (can rule out {_fmt(r.smallest)}, target {r.target:g})"
                          for r in b)
         ways = []
@@ -162,7 +160,8 @@ class Plan:
         names = ", ".join(f"'{r.name}': '...'" for r in b)
         ways.append(f"accept by name (accept_risks={{{names}}})")
         return (f"level '{self.level.name}' cannot be shown on this table, "
-                f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}")
+                f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}"
+                + (f"; and {self.utility}" if self.utility else ""))
 
     def render(self) -> str:
         """The plan as plain text (what ``release`` prints first)."""
