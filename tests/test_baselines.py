@@ -185,7 +185,8 @@ def test_registry_errors() -> None:
 
 @pytest.mark.parametrize("method,params,message", [
     ("noise", {"sigma": "0"}, "sigma=0.0 is out of range; use a number > 0"),
-    ("laplace", {"epsilon": "inf"}, "epsilon=inf is out of range; use a number > 0"),
+    ("laplace", {"epsilon": "inf"},
+     "epsilon=inf is out of range; use a number in \\[1e-06, 1000000\\]"),
     ("selective-mean", {"w": "nan"}, "w=nan is out of range; use a number >= 1"),
     ("selective-mean", {"g": "1"}, "g=1 is out of range; use an integer >= 2"),
     ("pixelate", {"block": "1"}, "block=1 is out of range; use an integer >= 2"),

@@ -22,6 +22,38 @@ def test_epsilon_check_refuses_zero_nan_and_inf() -> None:
             check_epsilon(bad)
 
 
+def test_budgets_outside_the_honoured_range_are_refused_naming_the_range() -> None:
+    from bioanon.privacy import EPSILON_RANGE, MU_RANGE, check_mu
+
+    lo, hi = EPSILON_RANGE
+    assert check_epsilon(lo) == lo and check_epsilon(hi) == hi
+    for bad in (1e308, 1e-308, hi * 2, lo / 2):
+        with pytest.raises(BioanonError, match=r"epsilon=.* from 1e-06 to 1e\+06"):
+            check_epsilon(bad)
+    for bad in (1e308, 1e-308):
+        with pytest.raises(BioanonError, match=r"^mu=") as err:
+            check_mu(bad)
+        assert "rho" not in str(err.value)
+    assert check_mu(MU_RANGE[1]) == MU_RANGE[1]
+
+
+@pytest.mark.parametrize("method", ["dp-cells", "dp-basis", "dp-synthetic"])
+def test_every_zcdp_method_states_the_budget_it_was_given_across_the_range(method) -> None:
+    """The range is what the methods honour: at both ends each states (nearly) the ε it was
+    given, and releases finite records."""
+    from bioanon.anonymize.registry import build_method
+    from bioanon.datasets import make_biometric
+    from bioanon.privacy import EPSILON_RANGE
+
+    t = make_biometric(n_identities=6, records_per_identity=8, n_features=32, random_state=0)
+    for eps in EPSILON_RANGE:
+        est = build_method(method, {"epsilon": str(eps), "bounds": "-10,10"},
+                           interest="expression", sensitive="identity", random_state=0)
+        out = np.asarray(est.fit_transform(t.X, t.labels), dtype=float)
+        assert np.all(np.isfinite(out))
+        assert est.epsilon_ == pytest.approx(eps, rel=1e-3)
+
+
 def test_seed_is_fresh_without_random_state() -> None:
     assert resolve_seed(7) == 7
     assert resolve_seed(None) != resolve_seed(None)

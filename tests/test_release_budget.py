@@ -85,9 +85,11 @@ def test_certify_with_a_budget_and_public_data_is_strict_at_that_epsilon(tables)
 
 def test_without_public_data_the_statement_says_not_strict(tables) -> None:
     private, _ = tables
-    with pytest.warns(PrivacyLeakWarning):
+    with pytest.warns(PrivacyLeakWarning) as said:
         out = certify(private, ROLES, epsilon=4.0, methods=["dp-synthetic"],
                       random_state=3, **FAST, **LOOSE)
+    # said once, not once per candidate the search fitted (issue 46)
+    assert sum(issubclass(w.category, PrivacyLeakWarning) for w in said) == 1
     dp = out.manifest["differential_privacy"]
     assert dp["strict"] is False and dp["statement"] == NOT_STRICT_TEXT
     assert "NOT STRICT" in dp["statement"] and dp["public_data"] is None

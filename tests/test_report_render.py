@@ -185,7 +185,11 @@ def test_the_first_screen_answers_certified_setting_cas_risks_and_epsilon(report
     assert "Setting: <b>noise(sigma=3)</b>" in first
     cas = doc["utility"]["cas"]
     assert f"CAS <b>{cas['value']:.3f}" in first and f"{cas['ci'][0]:.3f}" in first
-    assert f"against clear data {doc['utility']['interest']['clear']:.3f}" in first
+    clear = doc["utility"]["interest"]["clear"]
+    assert f"clear data {clear:.3f}" in first
+    # the banner's headline: CAS with its ratio to clear (issue 46)
+    assert f"Headline utility: CAS <b>{cas['value']:.3f}" in first
+    assert f"({cas['value'] / clear:.2f} × clear {clear:.3f})" in first
     assert "ε = 4, δ = 7.7e-06 per record" in first and "NOT STRICT" in first
     table = first[first.index("id='risk-table'"):]
     for risk in doc["risks"]:

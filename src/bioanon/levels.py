@@ -21,8 +21,8 @@ Why the default (``standard``) is what it is:
 - showable where the data allow: a leak-free release passes a target t with probability
   ≥ 95% once t ≥ 2.2·√(1/n₁ + 1/n₀) (:func:`~bioanon.metrics.advantage.smallest_showable`),
   i.e. 0.10 at about 1,400 records (two record games of 25% released each, pooled) and
-  0.14 at about 500 identities at the
-  identity level (its three releases each leave a third of the identities out); a stricter
+  0.14 at about 501 identities at the identity level (:func:`identity_rule`; its three
+  releases each leave a third of the identities out); a stricter
   default would be unshowable on every real table tried (FSDD 3,000 records, 6 speakers);
 - calibrated by ``benchmarks/judge_calibration.py --levels``: at sizes the plan calls
   showable, leak-free releases pass in ≥ 95% of seeds and an identity copy and vp-mix g=8
@@ -151,6 +151,38 @@ def resolve_level(level: str | float | Level | None) -> Level:
         raise BioanonError(f"level={level!r}: a target advantage must lie strictly between 0 "
                            "and 1, e.g. level=0.1")
     return Level(f"{t:g}", t, t, "a number: the same target advantage at both levels")
+
+
+#: the fewest identities at which the identity-level figures are measured at all (below it
+#: the evaluation leaves that level unmeasured and the plan never counts it as showable)
+MIN_IDENTITIES = 20
+
+
+def identities_needed(target: float) -> int:
+    """Identities at which the identity-level figure can show ``target`` (each identity a
+    member in one release and a non-member in another: the smallest showable advantage at n
+    members and n non-members is within ``target``), never fewer than :data:`MIN_IDENTITIES`.
+
+    >>> identities_needed(resolve_level(None).identity)
+    501
+    """
+    from .metrics.advantage import smallest_showable
+
+    return max(MIN_IDENTITIES, math.ceil((smallest_showable(1, 1) / float(target)) ** 2))
+
+
+def identity_rule(level: str | float | Level | None = None) -> str:
+    """The identity threshold in words, said the same way everywhere (the plan, ``evaluate``,
+    the README): from :data:`MIN_IDENTITIES` and :func:`identities_needed`.
+
+    >>> identity_rule()  # doctest: +NORMALIZE_WHITESPACE
+    'the identity level is measured from 20 identities and can show its target 0.14 (level
+    standard) from about 501'
+    """
+    lv = resolve_level(level)
+    return (f"the identity level is measured from {MIN_IDENTITIES} identities and can show its "
+            f"target {lv.identity:g} (level {lv.name}) from about "
+            f"{identities_needed(lv.identity)}")
 
 
 def levels_table() -> str:

@@ -53,7 +53,7 @@ import pandas as pd
 from .errors import BioanonError
 from .evaluation.risks import registry
 from .evaluation.risks.base import record_game_counts, target_at
-from .levels import Level, resolve_level
+from .levels import MIN_IDENTITIES, Level, identities_needed, resolve_level
 from .metrics.advantage import Z95, Z_PASS, smallest_showable
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
 
@@ -64,8 +64,6 @@ ACCEPTED = "accepted"
 INCONCLUSIVE = "inconclusive at this size"
 #: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
 PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
-#: identity-level figures need at least this many identities (as the evaluation does)
-MIN_IDENTITIES = 20
 IDENTITY_FOLDS = 3
 
 
@@ -117,6 +115,9 @@ class Plan:
     #: the expected time of the search, said after the plan when it proceeds
     #: (:mod:`bioanon.certification.estimate`)
     expected: str | None = None
+    #: why the utility (CAS against chance) cannot be measured at this size, or "" (no
+    #: guarantee covers and no acceptance accepts it: a release must be useful)
+    utility: str = ""
 
     @property
     def blocked(self) -> list[PlanRow]:
@@ -125,7 +126,7 @@ class Plan:
 
     @property
     def can_proceed(self) -> bool:
-        return not self.blocked
+        return not self.blocked and not self.utility
 
     def row(self, name: str) -> PlanRow | None:
         return next((r for r in self.rows if r.name == name), None)
@@ -144,7 +145,7 @@ class Plan:
         """
         b = self.blocked
         if not b:
-            return ""
+            return self.utility
         what = ", ".join(f"{r.name} (can rule out {_fmt(r.smallest)}, target {r.target:g})"
                          for r in b)
         ways = []
@@ -162,7 +163,8 @@ class Plan:
         names = ", ".join(f"'{r.name}': '...'" for r in b)
         ways.append(f"accept by name (accept_risks={{{names}}})")
         return (f"level '{self.level.name}' cannot be shown on this table, "
-                f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}")
+                f"{INCONCLUSIVE}: {what}; ways forward: {'; or '.join(ways)}"
+                + (f"; and {self.utility}" if self.utility else ""))
 
     def render(self) -> str:
         """The plan as plain text (what ``release`` prints first)."""
@@ -173,6 +175,8 @@ class Plan:
             lines.append(f"  {r.name:<22} target {r.target:<5g} can rule out "
                          f"{_fmt(r.smallest):<6} -> {r.status}"
                          + (f" ({r.why})" if r.why else ""))
+        if self.utility:
+            lines.append(f"  {self.utility}")
         if self.expected:
             lines.append(self.expected)
         return "\n".join(lines)
@@ -182,6 +186,7 @@ class Plan:
                 "n_identities": self.n_identities, "can_proceed": self.can_proceed,
                 "guarantee": self.guarantee.to_dict() if self.guarantee else None,
                 "rows": [r.to_dict() for r in self.rows],
+                "utility": self.utility or None,
                 "refusal": self.refusal_line() or None}
 
 
@@ -285,7 +290,42 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
                 continue
             rows.append(_spec_row(spec, lvl, target, shape, members,
                                   guarantee if spec.dp_bounded else None, dict(accept or {})))
-    return Plan(lv, tuple(rows), n_rec, n_id, guarantee)
+    return Plan(lv, tuple(rows), n_rec, n_id, guarantee,
+                utility_unmeasurable(labels, interest, shape.released))
+
+
+def utility_unmeasurable(labels: pd.DataFrame, interest: str, held_out: int) -> str:
+    """Why no setting's utility can be told from chance at this size, or "".
+
+    The search keeps a setting only when its CAS (on the ``held_out`` records the evaluation
+    releases, the same closed-set split the risks count) reads above the chance of the
+    interest ``p`` (its majority share). As for recognition, a rate can be told from ``p``
+    with probability ≥ 95% only about (1.96 + 1.645)·√(p(1 − p)/n) above it: when that lies
+    above 1, not even a model that predicts every record right can pass, and the search
+    would end "utility cannot be measured at this size" after judging every setting.
+
+    >>> frame = pd.DataFrame({"y": ["a", "a", "a", "a", "b", "b", "c", "c", "d", "d"]})
+    >>> utility_unmeasurable(frame, "y", 5).split(":")[0]
+    'utility cannot be measured at this size'
+    >>> utility_unmeasurable(pd.concat([frame] * 10), "y", 50)
+    ''
+    """
+    if interest not in labels or held_out < 1:
+        return ""
+    p = float(labels[interest].astype(str).value_counts(normalize=True).max())
+    if p >= 1.0:  # one class: refused by the label checks
+        return ""
+    z = Z95 + Z_PASS
+    above = p + z * math.sqrt(p * (1.0 - p) / held_out)
+    if above < 1.0:
+        return ""
+    need = math.floor(z * z * p / (1.0 - p)) + 1  # held-out records where p + margin < 1
+    records = math.ceil(need * len(labels) / held_out)
+    return (f"utility cannot be measured at this size: on the {held_out} records the "
+            f"evaluation holds out, a CAS can be told from the chance of '{interest}' "
+            f"({p:.3f}) only above {min(above, 9.99):.3f}, which not even a perfect model "
+            f"reaches; more data: about {records} records (now {len(labels)}), or an "
+            "attribute of interest with fewer records in its largest class")
 
 
 @dataclass(frozen=True)
@@ -366,7 +406,7 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
                  else math.inf)
         if level == "identity" or unit.startswith("identities"):
             if target > 0 and (level == "identity" or math.isfinite(scale)):
-                need = (max(MIN_IDENTITIES, math.ceil(_inv(target))) if level == "identity"
+                need = (identities_needed(target) if level == "identity"
                         else math.ceil(n_id * scale))
                 needed["identities"] = int(need)
                 ways.append(f"about {need} identities (now {n_id})")
@@ -385,9 +425,3 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
         ways.append(f"accept {name}")
     return PlanRow(risk, level, target, smallest, status, int(n1), int(n0), unit, why,
                    tuple(ways), needed)
-
-
-def _inv(target: float) -> float:
-    """Identities at which the identity-level figure can show ``target`` (each identity a
-    member and a non-member: 2.2·√(2/n) ≤ target)."""
-    return float(smallest_showable(1, 1) / target) ** 2

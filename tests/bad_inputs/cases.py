@@ -431,8 +431,9 @@ def _all_cases() -> list[Case]:
     from .audit import audit_cases
     from .options import option_cases
     from .wave5 import wave5_cases
+    from .wave6 import wave6_cases
 
-    return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases()]
+    return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -25,7 +25,7 @@ from ..privacy import PrivacyLeakWarning, check_epsilon, laplace
 from ..table import FeatureTable
 from . import image_ops
 from .base import FLOAT32_EPS, Anonymizer, below_resolution
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 
 _SEED = Param("int", low=0, none=True, help="secret seed; None draws fresh OS entropy")
@@ -130,8 +130,7 @@ class LaplaceAnonymizer(_RecordwiseBase):
         self.random_state = random_state
 
     params: ClassVar[dict[str, Param]] = {
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="privacy budget; inf would add no noise"),
+        "epsilon": epsilon_param("privacy budget"),
         "bounds": Param("floats", none=True, help="clipping bounds lo,hi fixed in advance"),
         "clip_quantile": Param("float", low=0, high=0.5, high_open=True,
                                help="data-derived bounds when none are given"),
@@ -346,8 +345,7 @@ class DPPixAnonymizer(_ImageBase):
 
     params: ClassVar[dict[str, Param]] = {
         "block": Param("int", low=1, help="cell size in pixels"),
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="privacy budget; inf would add no noise"),
+        "epsilon": epsilon_param("privacy budget"),
         "m": Param("int", low=1, help="pixels in which neighbouring images differ"),
         "value_range": Param("float", low=0, low_open=True, none=True,
                              help="pixel range (none: the table's meta, else 255)"),

@@ -35,7 +35,7 @@ from .dp_basis import public_pca
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata, strata
 
 BASES = ("pca", "public", "random")
 
@@ -147,7 +147,7 @@ class BasisSyntheticAnonymizer(Anonymizer):
                             rank=int(self.rank), basis=basis)
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
-        strata(labels, self.interest, list(self.additional or []), X.shape[0])
+        check_strata(labels, self.interest, list(self.additional or []), X.shape[0])
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> np.ndarray:

@@ -106,10 +106,10 @@ from .basis_model import (
     top_eigenvectors,
 )
 from .dp_synthetic import bound_contributions
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata, strata
 
 UNITS = ("record", "identity")
 MEANS = ("full", "basis")
@@ -431,7 +431,7 @@ class DPBasisAnonymizer(Anonymizer):
         "interest": Param("column", role="interest", help="attribute modelled per class"),
         "additional": Param("items", none=True, role="additional",
                             help="additional attributes: one model per interest x additional"),
-        "epsilon": Param("float", low=0, low_open=True, help="privacy budget epsilon"),
+        "epsilon": epsilon_param(),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "public_data": Param("object", none=True,
@@ -668,7 +668,7 @@ class DPBasisAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels and public data; set the public accounting."""
         n = X.shape[0]
-        strata(labels, self.interest, list(self.additional or []), n)
+        check_strata(labels, self.interest, list(self.additional or []), n)
         if self.public_data is not None:
             self._public(X.shape[1])
         units = n

@@ -67,6 +67,7 @@ from ..privacy import (
     PrivacyLeakWarning,
     check_delta,
     check_epsilon,
+    check_mu,
     gaussian,
     gaussian_sigma,
     public_bounds,
@@ -77,10 +78,10 @@ from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .basis_model import clip_rows, random_basis
 from .dp_basis import box_scaler, public_pca, release_inputs
-from .params import Param
+from .params import Param, epsilon_param, mu_param
 from .registration import register
 from .release_model import PublicBasis, ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata
 
 BASES = ("dct", "identity", "random", "public")
 COVARIANCES = ("diag", "pooled", "class")
@@ -298,11 +299,9 @@ class DPCellsAnonymizer(Anonymizer):
         "interest": Param("column", role="interest", help="attribute modelled per class"),
         "additional": Param("items", none=True, role="additional",
                             help="additional attributes: one model per interest x additional"),
-        "mu": Param("float", low=0, low_open=True,
-                    help="Gaussian-DP parameter of the whole release (rho = mu^2/2); "
-                         "ignored when epsilon is given"),
-        "epsilon": Param("float", low=0, low_open=True, none=True,
-                         help="(epsilon, delta) instead of mu"),
+        "mu": mu_param("Gaussian-DP parameter of the whole release (rho = mu^2/2); "
+                       "ignored when epsilon is given"),
+        "epsilon": epsilon_param("(epsilon, delta) instead of mu", none=True),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "cells": Param("int", low=0, high=6, help="b: 2^b cells per class (0: one Gaussian)"),
@@ -506,7 +505,7 @@ class DPCellsAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels, the basis and the public data; set the public accounting."""
         n, d = X.shape
-        strata(labels, self.interest, list(self.additional or []), n)
+        check_strata(labels, self.interest, list(self.additional or []), n)
         if self.basis == "dct" and self.block is not None:
             dct_basis(d, self.block, self.keep)  # checks block against d
         if self.public_data is not None:
@@ -535,7 +534,7 @@ class DPCellsAnonymizer(Anonymizer):
         if self.epsilon is not None:
             self.rho_ = zcdp_rho(check_epsilon(self.epsilon), self.delta_)
         else:
-            self.rho_ = float(self.mu) ** 2 / 2.0
+            self.rho_ = check_mu(self.mu) ** 2 / 2.0
         shares = self._declared_shares(self._k(d), d)
         shares["sums"] = 1.0 - sum(shares.values())
         self.rho_split_ = {k: v * self.rho_ for k, v in shares.items()}

@@ -41,10 +41,10 @@ from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .bounded_design import circulant_sets
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .selective_mean import mixing_matrix
-from .vp_mix import apply_vp_mix, strata, sums_by
+from .vp_mix import apply_vp_mix, check_strata, strata, sums_by
 
 
 # ---------------------------------------------------------------------- the accounting
@@ -115,8 +115,7 @@ class DPMixAnonymizer(Anonymizer):
         "sensitive": Param("column", none=True, role="sensitive",
                            help="identity column (for the identity-level epsilon only)"),
         "g": Param("int", low=2, help="donors per record; each record donates exactly g times"),
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="record-level privacy loss (replace-one)"),
+        "epsilon": epsilon_param("record-level privacy loss (replace-one)"),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True,
                        help="delta of the Gaussian mechanism"),
         "clip": Param("float", low=0, low_open=True, none=True,
@@ -170,7 +169,7 @@ class DPMixAnonymizer(Anonymizer):
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is computed from its own records)."""
-        strata(labels, self.interest, [], X.shape[0])
+        check_strata(labels, self.interest, [], X.shape[0])
 
     def noise_scale(self, d: int) -> float:
         """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this

@@ -70,10 +70,10 @@ from ..privacy import (
 )
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata, strata
 
 UNITS = ("record", "identity")
 COVARIANCES = ("lowrank", "class", "diag", "class-diag")
@@ -327,8 +327,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         "interest": Param("column", role="interest", help="attribute modelled per class"),
         "additional": Param("items", none=True, role="additional",
                             help="additional attributes: one model per interest x additional"),
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="privacy budget epsilon; inf would add no noise"),
+        "epsilon": epsilon_param(),
         "delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "bounds": Param("floats", none=True,
@@ -464,7 +463,7 @@ class DPSyntheticAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels; set the public accounting (ε, δ, ρ, privacy unit)."""
         n = X.shape[0]
-        strata(labels, self.interest, list(self.additional or []), n)
+        check_strata(labels, self.interest, list(self.additional or []), n)
         eps = check_epsilon(self.epsilon)
         units = n
         if self.privacy_unit == "identity":

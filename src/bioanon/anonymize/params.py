@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import BioanonError, suggest
+from ..privacy import EPSILON_RANGE, MU_RANGE
 
 Kind = Literal["int", "float", "weights", "bool", "str", "column", "floats", "items", "shape",
                "path", "object"]
@@ -237,6 +238,17 @@ def _a(text: str) -> str:
     if text.startswith(("one of", "true or")):
         return text
     return ("an " if text[0] in "aeiou" else "a ") + text
+
+
+def epsilon_param(help: str = "privacy budget epsilon", none: bool = False) -> Param:
+    """The ``epsilon`` of every DP method: the range it can honour
+    (:data:`bioanon.privacy.EPSILON_RANGE`), declared once."""
+    return Param("float", low=EPSILON_RANGE[0], high=EPSILON_RANGE[1], none=none, help=help)
+
+
+def mu_param(help: str) -> Param:
+    """The ``mu`` (Gaussian DP) of a μ-budgeted method (:data:`bioanon.privacy.MU_RANGE`)."""
+    return Param("float", low=MU_RANGE[0], high=MU_RANGE[1], help=help)
 
 
 def _num(x: float) -> str:

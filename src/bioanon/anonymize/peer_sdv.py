@@ -24,7 +24,7 @@ from .base import Anonymizer
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata
+from .vp_mix import check_strata, strata
 
 DISTRIBUTIONS = ("norm", "beta", "truncnorm", "uniform", "gamma", "gaussian_kde")
 
@@ -111,7 +111,7 @@ default "norm"
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is modelled on its own records)."""
-        strata(labels, self.interest, [], X.shape[0])
+        check_strata(labels, self.interest, [], X.shape[0])
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> np.ndarray:

@@ -39,7 +39,7 @@ from ..errors import BioanonError
 from ..privacy import check_epsilon, public_bounds
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability
-from .params import Param
+from .params import Param, epsilon_param
 from .registration import register
 from .vp_mix import strata
 
@@ -126,7 +126,7 @@ class SmartNoiseAnonymizer(Anonymizer):
     params: ClassVar[dict[str, Param]] = {
         "interest": Param("column", role="interest", help="label column kept"),
         "synthesizer": Param("str", options=SYNTHESIZERS, help="SmartNoise synthesizer"),
-        "epsilon": Param("float", low=0, low_open=True, help="privacy budget epsilon"),
+        "epsilon": epsilon_param(),
         "bounds": Param("floats", none=True, help="public clipping box lo,hi"),
         "public_data": Param("object", none=True, help="public records (the box)"),
         "epochs": Param("int", low=1, help="DP-CTGAN training epochs"),

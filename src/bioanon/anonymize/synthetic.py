@@ -34,7 +34,7 @@ from .base import Anonymizer
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import strata, sums_by
+from .vp_mix import check_strata, strata, sums_by
 
 COVARIANCES = ("full", "diag", "tied", "spherical", "ledoit-wolf", "factor", "pooled")
 #: covariances with a closed form (one component, no EM)
@@ -282,7 +282,7 @@ default "full"
 
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels (each release is modelled on its own records)."""
-        strata(labels, self.interest, list(self.additional or []), X.shape[0])
+        check_strata(labels, self.interest, list(self.additional or []), X.shape[0])
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> np.ndarray:

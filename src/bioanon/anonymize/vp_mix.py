@@ -75,6 +75,24 @@ def strata(labels: Any, interest: str, additional: Sequence[str], n: int
     return codes, pd.factorize(joint, sort=True)[0].astype(np.int64)
 
 
+def check_strata(labels: Any, interest: str, additional: Sequence[str], n: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`strata`, refusing an interest column of one class: every method that models or
+    mixes by interest class says it the same way (its utility could not be measured).
+
+    Examples
+    --------
+    >>> check_strata({"p": [0, 0, 0]}, "p", [], 3)
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: interest column 'p' has one class; it needs at least two
+    """
+    classes, strat = strata(labels, interest, additional, n)
+    if classes.size and classes.max() < 1:
+        raise BioanonError(f"interest column '{interest}' has one class; it needs at least two")
+    return classes, strat
+
+
 def donor_sets(classes: np.ndarray, strat: np.ndarray, g: int, t: float,
                rng: np.random.Generator, allow_replacement: bool = False) -> np.ndarray:
     """Donors of every record: ``g`` others of its interest class, ``round(t·g)`` of its stratum.
@@ -389,10 +407,7 @@ class VarianceMixAnonymizer(Anonymizer):
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
         """Check the labels; learn the retention mask when ``r_p`` or ``r_q`` > 0."""
         n, d = X.shape
-        classes, _ = strata(labels, self.interest, self._additional(), n)
-        if classes.max() < 1:
-            raise BioanonError(f"interest column '{self.interest}' has one class; it "
-                               "needs at least two")
+        classes, _ = check_strata(labels, self.interest, self._additional(), n)
         mask = np.zeros(d, dtype=bool)
         r_q = self._retention_q()
         if self.r_p > 0 or any(r > 0 for r in r_q.values()):

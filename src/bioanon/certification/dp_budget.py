@@ -35,7 +35,6 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BioanonError
+from ..privacy import check_epsilon
 from ..table import FeatureTable
 
 #: what ε protects
@@ -59,6 +59,35 @@ NOT_STRICT_TEXT = ("NOT STRICT: the clipping bounds (dp-synthetic) or the standa
                    "people not in the release) for the bounds to come from")
 BESIDE_TEXT = ("the certificate's risks are empirical figures and each must be met too; this "
                "guarantee is stated beside them, not instead of them")
+
+
+def public_columns_problem(public: FeatureTable, features: Sequence[str],
+                           labels: Sequence[str] = ()) -> str | None:
+    """What is wrong with the public table's feature columns against the input's, in words
+    (``None``: nothing): a feature of the input the public table holds as text (its type
+    named, not "missing"), one it lacks, or one of its own the input lacks. A label column of
+    the input that the public table holds as a number is a label there too."""
+    theirs = list(public.feature_names or [])
+    have, want, known = set(theirs), set(features), {str(c) for c in labels}
+    missing = [c for c in features if c not in have]
+    typed = [c for c in missing if c in public.labels.columns]
+    if typed:
+        col = typed[0]
+        dtype = public.labels[col].dtype
+        kind = ("text" if dtype.kind in "OSU" or str(dtype) in ("str", "string")
+                else f"{dtype} values")
+        more = f" (and {len(typed) - 1} more such column(s))" if len(typed) > 1 else ""
+        return (f"column '{col}' holds {kind} (dtype {dtype}){more}, but it is a numeric "
+                "feature of the input; give the public table numbers in that column")
+    if missing:
+        return (f"lacks {len(missing)} feature column(s) of the input, e.g. {missing[:5]}; "
+                "give a table of people not in the release with the same feature columns")
+    extra = [c for c in theirs if c not in want and c not in known]
+    if extra:  # never ignored: a column the bounds would silently skip
+        return (f"has {len(extra)} feature column(s) the input lacks, e.g. {extra[:5]}; give "
+                "a table with the same feature columns (drop those, or store them as label "
+                "columns)")
+    return None
 
 
 @dataclass(frozen=True)
@@ -99,14 +128,10 @@ class DPBudget:
     # ------------------------------------------------------------------ checks
     def check(self, table: FeatureTable, sensitive: str | None) -> None:
         """Refuse a bad budget (one line naming the fix) before any work."""
-        try:
-            eps = float(self.epsilon)
-        except (TypeError, ValueError):
-            eps = float("nan")
-        if not math.isfinite(eps) or eps <= 0:
-            raise BioanonError(f"epsilon={self.epsilon} must be a positive finite number "
-                               "(the privacy budget you declare); e.g. epsilon=1",
-                               parameter="epsilon")
+        try:  # the range every DP method honours (bioanon.privacy.EPSILON_RANGE)
+            check_epsilon(self.epsilon)
+        except BioanonError as exc:
+            raise BioanonError(str(exc), parameter="epsilon") from None
         if self.delta is not None:
             try:
                 d = float(self.delta)
@@ -155,22 +180,11 @@ class DPBudget:
         if isinstance(pub, FeatureTable):
             theirs = list(pub.feature_names or [])
             if names and theirs:
-                have, want = set(theirs), set(names)
-                missing = [c for c in names if c not in have]
-                if missing:
-                    raise BioanonError(
-                        f"public= lacks {len(missing)} feature column(s) of the input, "
-                        f"e.g. {missing[:5]}; give a table of people not in the release with "
-                        "the same feature columns", parameter="public")
                 # a label column of the input read as a feature of the public table (a
                 # numeric label such as 'digit': a table read alone cannot tell) is a label
-                labels = {str(c) for c in table.labels.columns}
-                extra = [c for c in theirs if c not in want and c not in labels]
-                if extra:  # never ignored: a column the bounds would silently skip
-                    raise BioanonError(
-                        f"public= has {len(extra)} feature column(s) the input lacks, e.g. "
-                        f"{extra[:5]}; give a table with the same feature columns (drop "
-                        "those, or store them as label columns)", parameter="public")
+                problem = public_columns_problem(pub, names, list(table.labels.columns))
+                if problem:
+                    raise BioanonError(f"public= {problem}", parameter="public")
                 where = {c: j for j, c in enumerate(theirs)}
                 X = np.asarray(pub.X, dtype=np.float64)[:, [where[c] for c in names]]
             else:

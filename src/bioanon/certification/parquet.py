@@ -271,10 +271,12 @@ class Bucketed(ParquetSample):
     def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
         """The cluster is contacted first (the search comes before it), then the dask
         paths' refusals."""
-        from ..scale.cluster import check_scheduler_reachable
+        from ..scale.cluster import check_scheduler_reachable, check_workers
 
         if self.run.scheduler is not None:
             check_scheduler_reachable(self.run.scheduler)
+        elif self.run.local:
+            check_workers(self.run.n_workers)
         super().refuse(roles, settings, judge)
 
     def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> None:

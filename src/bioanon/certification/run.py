@@ -35,8 +35,7 @@ The steps, each said once here:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -45,6 +44,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..plan import Plan, PlanRefused, make_plan
+from ..privacy import leak_warnings_silenced
 from ..release import check_columns
 from ..table import FeatureTable
 from .certificate import CertifiedRelease, NotCertified
@@ -166,29 +166,6 @@ def expected_line(table: FeatureTable, methods: Sequence[str] | None,
     return estimate(n, table.n_features, n_settings, judge.n_jobs).line()
 
 
-@contextmanager
-def leak_warnings_ignored(ignored: bool = True) -> Iterator[None]:
-    """The search and the release without the DP methods' leak warnings
-    (:class:`~bioanon.privacy.PrivacyLeakWarning`) when ``ignored``.
-
-    The search fits every candidate, the DP methods among them, with clipping bounds taken
-    from the data: each would warn that its ε does not hold strictly. Without a declared
-    budget a certified release claims no ε (the certificate rests on the measured risks; a DP
-    setting that wins states its own ε in the manifest): the warnings are noise there,
-    printed with their source lines to a library user, once per fit. With a budget they are
-    kept (its statement says whether it holds strictly). ``evaluate`` and an estimator's own
-    ``fit`` still warn.
-    """
-    import warnings
-
-    from ..privacy import PrivacyLeakWarning
-
-    with warnings.catch_warnings():
-        if ignored:
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-        yield
-
-
 def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
                    judge: EvaluationOptions) -> CertifiedRelease:
     """Certify and release through ``source`` (see the module): check, plan, search and
@@ -221,30 +198,49 @@ def certify_source(source: Source, roles: Any, settings: ReleaseSettings,
         if settings.on_plan is not None:
             settings.on_plan(plan)
         raise PlanRefused(plan)
-    # 3. search every setting on a tuning split, then confirm the choice on a fresh one,
-    # without the DP methods' leak warnings when no budget is declared (no ε is claimed)
+    # 3. search every setting on a tuning split, then confirm the choice on a fresh one
+    #    (without the DP candidates' leak warnings: a declared budget's statement says strict
+    #    or not once; without one no epsilon is claimed)
+    table = source.table(shape, roles, budget)
+    del shape
+    plan = replace(plan, expected=expected_line(table, methods, settings, judge))
+    if settings.on_plan is not None:  # the plan, with the expected time of the search
+        settings.on_plan(plan)
+    with leak_warnings_silenced():
+        result = _search(source, table, roles, settings, judge, guarantee, budget, methods)
+    result.plan = plan
+    result.skipped[:0] = [s for s in left_out if s not in result.skipped]
+    del table
+    if not result.certified:
+        raise NotCertified(result, roles.sensitive, roles.interest)
+    # 4. release: the path's writer, with the certificate; a declared budget that is not
+    #    strict is said once (the search's candidates each would have warned)
+    with leak_warnings_silenced():
+        released = source.release(result, roles, settings, budget)
+    if budget is not None and not getattr(budget, "strict", True):
+        import warnings
+
+        from ..privacy import PrivacyLeakWarning
+        from .dp_budget import NOT_STRICT_TEXT
+
+        warnings.warn(NOT_STRICT_TEXT, PrivacyLeakWarning, stacklevel=4)
+    return released
+
+
+def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSettings,
+            judge: EvaluationOptions, guarantee: Any, budget: Any,
+            methods: Any) -> Any:
+    """The search of :func:`certify_source`'s step 3 (its module imported here, after the
+    plan: a refused plan never loads it)."""
     from .search import SearchSpace, run_search
 
-    with leak_warnings_ignored(budget is None):
-        table = source.table(shape, roles, budget)
-        del shape
-        plan = replace(plan, expected=expected_line(table, methods, settings, judge))
-        if settings.on_plan is not None:  # the plan, with the expected time of the search
-            settings.on_plan(plan)
-        result = run_search(table, roles, options=replace(judge, guarantee=guarantee),
-                            methods=methods, random_state=settings.random_state,
-                            budget_minutes=settings.budget_minutes, progress=settings.progress,
-                            report_closest=settings.report_closest,
-                            exhaustive=settings.exhaustive, min_utility=settings.min_utility,
-                            tradeoff_panels=settings.tradeoff_panels,
-                            space=SearchSpace(settings.decoupler, budget, source.judge_as))
-        result.plan = plan
-        result.skipped[:0] = [s for s in left_out if s not in result.skipped]
-        del table
-        if not result.certified:
-            raise NotCertified(result, roles.sensitive, roles.interest)
-        # 4. release: the path's writer, with the certificate
-        return source.release(result, roles, settings, budget)
+    return run_search(table, roles, options=replace(judge, guarantee=guarantee),
+                      methods=methods, random_state=settings.random_state,
+                      budget_minutes=settings.budget_minutes, progress=settings.progress,
+                      report_closest=settings.report_closest,
+                      exhaustive=settings.exhaustive, min_utility=settings.min_utility,
+                      tradeoff_panels=settings.tradeoff_panels,
+                      space=SearchSpace(settings.decoupler, budget, source.judge_as))
 
 
 def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:

@@ -192,13 +192,15 @@ class Streamed(ParquetSample):
             raise BioanonError(f"partition_rows={rows} must be a positive integer; "
                                "e.g. 100000", parameter="partition_rows")
         _checked_methods(settings.methods)  # a method that cannot stream: said now
-        scheduler, local, _ = self.where
+        scheduler, local, n_workers = self.where
         if scheduler is not None or local:  # before the search: the cluster comes after it
-            from ..scale.cluster import check_scheduler_reachable, require_dask
+            from ..scale.cluster import check_scheduler_reachable, check_workers, require_dask
 
             require_dask()
             if scheduler is not None:
                 check_scheduler_reachable(scheduler)
+            else:
+                check_workers(n_workers)
 
     def check_features(self, settings: Any) -> None:
         """The public table's feature columns are the input's (before any pass)."""
@@ -362,16 +364,11 @@ def _check_public_columns(public: Any, features: Sequence[str],
     pass; the values are checked on the sample and on every partition later). A label
     column of the input that the public table holds as a number is a label there too."""
     if isinstance(public, FeatureTable) and public.feature_names:
-        theirs = list(public.feature_names)
-        have, want, known = set(theirs), set(features), {str(c) for c in labels}
-        missing = [c for c in features if c not in have]
-        extra = [c for c in theirs if c not in want and c not in known]
-        if missing or extra:
-            what = (f"lacks {len(missing)} feature column(s) of the input, e.g. {missing[:5]}"
-                    if missing else f"has {len(extra)} feature column(s) the input lacks, "
-                                    f"e.g. {extra[:5]}")
-            raise BioanonError(f"public= {what}; give a table of people not in the release "
-                               "with the same feature columns", parameter="public")
+        from .dp_budget import public_columns_problem
+
+        problem = public_columns_problem(public, features, labels)
+        if problem:
+            raise BioanonError(f"public= {problem}", parameter="public")
         return
     shape = np.shape(public)
     if len(shape) != 2 or shape[1] != len(features):

@@ -28,11 +28,12 @@ from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
+from ..privacy import EPSILON_RANGE
 from ..progress import StageLog
 from ..table import FeatureTable
 from .app import app  # noqa: F401  (the commands register on it)
-from .console import _fail, console, err_console
-from .logs import cli_logger, show_bar
+from .console import _fail, console, err_console, print_table
+from .logs import cli_logger, json_error, show_bar, state
 
 if TYPE_CHECKING:
     from ..anonymize.base import Anonymizer
@@ -53,6 +54,10 @@ def _check_common(kwargs: dict[str, Any]) -> None:
     for name, value in kwargs.items():
         if name not in LEGACY_FLAGS:  # method parameters: checked by their declared range
             check_option(name, value)
+    if isinstance(kwargs.get("workers"), int) and kwargs["workers"] >= 1:
+        from ..scale.cluster import check_workers
+
+        check_workers(kwargs["workers"])  # the cores and memory bound the local workers
 
 
 #: the meaningful range of every numeric option, by its Python name (one line to add an
@@ -91,7 +96,7 @@ OPTION_RANGES: dict[str, Param] = {
     "batch_size": Param("int", low=1, help="records, e.g. 256"),
     "lr": Param("float", low=0, low_open=True, help="e.g. 0.002"),
     "hidden": Param("int", low=1, help="units, e.g. 256"),
-    "dp_epsilon": Param("float", low=0, low_open=True, none=True,
+    "dp_epsilon": Param("float", low=EPSILON_RANGE[0], high=EPSILON_RANGE[1], none=True,
                         help="a privacy budget, e.g. 1"),
     "dp_delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                       help="e.g. 1e-6"),
@@ -193,7 +198,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 #: value leaves the bare flag (a switch). A method parameter, named ``params.NAME`` in the
 #: error, is typed ``--param NAME=VALUE``.
 FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
-           "max_records": "--sample-records", "epsilon": "--epsilon",
+           "max_records": "--sample-records", "epsilon": "--epsilon", "n_workers": "--workers",
            "labels": "--label", "label_columns": "--label", "random_state": "--seed",
            "image_shape": "--param image_shape=HxW", "shape": "--shape HxW",
            "accept_risks": "--accept-risk {value} --reason \"...\""}
@@ -256,6 +261,12 @@ def flag_words(text: str) -> str:
     return cli_message(BioanonError(text, parameter="accept_risks"))
 
 
+def _refused(message: str) -> typer.Exit:
+    """The one ``error:`` line of a user error (exit 2), and under ``--json`` its document."""
+    json_error(message, "input", 2)
+    return _fail(message)
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -268,29 +279,31 @@ def user_errors(func: F) -> F:
         from ..release_unit import COMMITTED
 
         committed_before = len(COMMITTED)
+        state.json = bool(kwargs.get("as_json"))
         try:
             with _sigterm_as_interrupt():
                 _check_common(kwargs)
                 return func(*args, **kwargs)
         except BioanonError as exc:
-            raise _fail(cli_message(exc)) from None
+            raise _refused(cli_message(exc)) from None
         except (FileNotFoundError, PermissionError, IsADirectoryError,
                 NotADirectoryError) as exc:
-            raise _fail(f"{exc.strerror}: '{exc.filename}'; check the path") from None
+            raise _refused(f"{exc.strerror}: '{exc.filename}'; check the path") from None
         except MemoryError:
-            raise _fail("out of memory; release the table in parts (--dask), reduce its "
-                        "features (e.g. PCA), or choose a lighter method or setting") from None
+            raise _refused("out of memory; release the table in parts (--dask), reduce its "
+                           "features (e.g. PCA), or choose a lighter method or "
+                           "setting") from None
         except OSError as exc:  # disk full, read-only file system ...
             where = f": '{exc.filename}'" if exc.filename else ""
-            raise _fail(f"{exc.strerror or exc}{where}; free space or choose another "
-                        "output") from None
+            raise _refused(f"{exc.strerror or exc}{where}; free space or choose another "
+                           "output") from None
         except KeyboardInterrupt:
             done = COMMITTED[committed_before:]
-            if done:  # the signal was held until the release's switch was complete
-                err_console.print(f"interrupted after {done[-1]} was written whole (with its "
-                                  "manifest)", highlight=False, soft_wrap=True)
-            else:
-                err_console.print("interrupted: no output was written", highlight=False)
+            said = (f"interrupted after {done[-1]} was written whole (with its manifest)"
+                    if done  # the signal was held until the release's switch was complete
+                    else "interrupted: no output was written")
+            json_error(said, "interrupted", 130)
+            err_console.print(said, highlight=False, soft_wrap=True)
             raise typer.Exit(130) from None
 
     return wrapper  # type: ignore[return-value]
@@ -621,26 +634,6 @@ def read_release_input(path: Path, label_columns: list[str | None],
     return table
 
 
-@contextmanager
-def leak_warnings_silenced() -> Iterator[None]:
-    """The search of ``release`` without the DP methods' leak warnings.
-
-    The search fits every candidate, the DP methods among them, with clipping bounds taken
-    from the data: each would warn that its ε does not hold strictly. With a declared budget
-    the one statement of the budget says so (strict or not); without one no ε is claimed —
-    the certificate rests on the measured risks, and a DP setting that wins carries its own
-    statement in the manifest (``params.privacy``; see :func:`undeclared_epsilon_note`) — so
-    the warnings are noise there. ``anonymize`` and ``evaluate`` of a DP method still warn.
-    """
-    import warnings
-
-    from ..privacy import PrivacyLeakWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        yield
-
-
 def undeclared_epsilon_note(manifest: dict[str, Any], as_json: bool) -> None:
     """One note when the certified setting has an epsilon but no budget was declared: its ε is
     a setting of the method, not a guarantee the release states."""
@@ -695,6 +688,7 @@ def _json_safe(obj: Any) -> Any:
 def print_json(doc: Any) -> None:
     """Print ``doc`` as the one JSON document on stdout (``--json``; NaN becomes null)."""
     typer.echo(json.dumps(_json_safe(doc), indent=2, default=str))
+    state.json_printed = True
 
 
 def notes_console(as_json: bool) -> Console:
@@ -729,7 +723,8 @@ def print_risks(report: Any) -> None:
     decided = report.get("deciding")
     title = ("risks: every one must be met" if not decided else
              f"risks of {decided.get('figures_of') or 'the closest setting on a fresh split'}")
-    tab = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    tab = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
+                collapse_padding=True)
     tab.add_column("risk", no_wrap=True)
     tab.add_column(f"{single or 'figure'} [95% CI]", no_wrap=True, justify="right")
     tab.add_column("target", no_wrap=True)
@@ -743,7 +738,7 @@ def print_risks(report: Any) -> None:
                     Text(SHORT_STATUS.get(r["status"], r["status"]),
                          style=style.get(r["status"], "")),
                     keys.get(r["attacker"], "—") if r["value"] != "—" else "—")
-    console.print(tab)
+    print_table(tab, console)  # never clipped ("targ…") when piped
     if keys:
         key_tab = Table.grid(padding=(0, 1))
         key_tab.add_column(no_wrap=True, style="bold")
@@ -778,7 +773,7 @@ def print_summary(report: Any, as_json: bool = False, verdict: bool = True) -> N
     tab.add_column("value", justify="right")
     for key, value in report.summary_rows():
         tab.add_row(key, value)
-    console.print(tab)
+    console.print(tab)  # its cells wrap: nothing is clipped at 80 columns
     if verdict and "verdict" in report:  # False: the caller says the run's one verdict
         from ..report.verdict_points import verdict_points
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from .common import app, console, user_errors
+from .common import app, console, print_json, user_errors
 
 
 @app.command("datasets")
@@ -28,7 +27,7 @@ def datasets_command(
 
     found = list_datasets(home)
     if as_json:
-        typer.echo(json.dumps({"datasets": found}, indent=2))
+        print_json({"datasets": found})
         return
     root = data_home(home)
     if not found:
@@ -38,8 +37,11 @@ def datasets_command(
     tab = Table(title=f"datasets in {root}", expand=True)
     tab.add_column("name", no_wrap=True)
     tab.add_column("records", justify="right", no_wrap=True)
-    tab.add_column("labels (distinct values)", ratio=3)
-    tab.add_column("licence", ratio=1)
+    tab.add_column("labels (distinct values)", ratio=1, overflow="fold")
+    licences = [d["licence"] or "not stated: read its README" for d in found]
+    longest = max((len(w) for lic in licences for w in lic.split()), default=7)
+    tab.add_column("licence", overflow="fold", min_width=min(longest, 30),
+                   max_width=max(min(longest, 30), 16))  # whole words, never "resear…"
     tab.add_column("loader", overflow="fold")
     for d in found:
         labels = ", ".join(f"{c} {n}" for c, n in d["labels"].items())
@@ -49,4 +51,4 @@ def datasets_command(
         tab.add_row(d["name"], "" if d["records"] is None else f"{d['records']:,}", labels,
                     d["licence"] or "not stated: read its README",
                     (d["loader"] or "bioanon extract").rsplit(".", 1)[-1])
-    console.print(tab)
+    console.print(tab)  # every text column folds: nothing ends in "…" at 80 columns

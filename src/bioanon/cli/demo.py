@@ -8,16 +8,17 @@ from typing import Annotated, Any
 import typer
 
 from ..io import check_output_dir
+from ..privacy import leak_warnings_silenced
 from ..release import write_release
 from .common import (
     app,
     console,
     err_console,
-    leak_warnings_silenced,
     print_summary,
     progress_bar,
     user_errors,
 )
+from .options import LevelOpt, parse_level
 
 #: what the demo searches: dp-cells (few parameters, every one noisy: it survives the
 #: model-aware attackers) beside synthetic (a per-class Gaussian fitted without noise: the
@@ -27,8 +28,9 @@ from .common import (
 DEMO_METHODS = ["dp-cells", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
 #: the demo's synthetic population, sized so that the plan can show every risk at the default
-#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 500) with 6
-#: records each (5,200 records: the record level's 0.10 needs about 1,400)
+#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 501:
+#: :func:`bioanon.levels.identity_rule`) with 10 records each (5,200 records: the record
+#: level's 0.10 needs about 1,400)
 DEMO_IDENTITIES = 520
 DEMO_RECORDS_PER_IDENTITY = 10
 
@@ -42,6 +44,7 @@ def demo(
                                            "release (never written).")] = 0,
     budget_minutes: Annotated[float, typer.Option(
         "--budget-minutes", help="Time budget of the search.")] = 2.0,
+    level: LevelOpt = None,
 ) -> None:
     """Walk the release path on the built-in SYNTHETIC dataset: search, certify, release.
 
@@ -49,8 +52,9 @@ def demo(
     every risk (recognition, membership, inference on members), the most useful one meeting
     every target confirmed on a fresh split and seed, then the whole table released
     (OUT/release.parquet, its manifest) with the report (OUT/report.json, OUT/report.html,
-    OUT/search.png). When no setting meets every target the demo still writes the report of
-    the closest one, says which risk fell short, writes no release, and exits 0.
+    OUT/search.png). When no setting meets every target the demo, like `bioanon release`,
+    writes the report of the closest one, says which risk fell short (and at which --level a
+    more useful release would pass), writes no release, and exits 1.
     """
     from ..certification import NotCertified, certify
     from ..certification.certificate import write_report
@@ -63,6 +67,7 @@ def demo(
              "release.parquet.manifest.json"]
     check_output_dir(out, [], files)
     check_unit_paths(out / "release.parquet")  # its reports' folders, its journal
+    parse_level(level)  # before the data are drawn
     table = make_biometric(n_identities=DEMO_IDENTITIES,
                            records_per_identity=DEMO_RECORDS_PER_IDENTITY, random_state=seed)
     console.print(f"synthetic dataset (no real people): {table.n_records} records × "
@@ -73,7 +78,7 @@ def demo(
     try:
         with progress_bar("certifying") as update, leak_warnings_silenced():
             rel = certify(table, roles, methods=DEMO_METHODS, models=DEMO_MODELS,
-                          budget_minutes=budget_minutes, random_state=seed,
+                          budget_minutes=budget_minutes, random_state=seed, level=level,
                           report_closest=True, progress=update,
                           on_plan=lambda plan: console.print(plan.render(), highlight=False,
                                                              soft_wrap=True))
@@ -113,3 +118,4 @@ def _not_certified(exc: Any, out: Path) -> None:
     console.print(f"verdict: NOT certified — {exc}. No release was "
                   f"written; {out / 'report.html'} shows every risk of {judged}",
                   highlight=False, soft_wrap=True)
+    raise typer.Exit(1)  # as release: not certified

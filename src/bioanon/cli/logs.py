@@ -10,9 +10,10 @@ after it (``bioanon evaluate ... -v``).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import typer
@@ -28,6 +29,16 @@ cli_logger = logging.getLogger("bioanon.cli")
 class _State:
     verbose = False
     quiet = False
+    #: the running command was given ``--json`` (stdout holds one JSON document, whatever
+    #: happens), and whether that document has been printed
+    json = False
+    json_printed = False
+    command = ""
+
+
+#: a command's own ``--json`` document of an error, by command name (``release`` keeps one
+#: schema for every outcome): ``(message, kind, exit_code) -> document``
+JSON_ERROR_DOCS: dict[str, Callable[[str, str, int], dict[str, Any]]] = {}
 
 
 state = _State()
@@ -143,6 +154,18 @@ def _click_exception() -> type[Exception]:
     return module.ClickException
 
 
+def json_error(message: str, kind: str, exit_code: int) -> None:
+    """Under ``--json``, the one document on stdout of a run that ends in an error (``kind``:
+    ``"usage"``, ``"input"``, ``"internal"`` or ``"interrupted"``), unless the command printed
+    its own: stdout holds exactly one JSON document, whatever happens."""
+    if state.json and not state.json_printed:
+        own = JSON_ERROR_DOCS.get(state.command)
+        doc = (own(message, kind, exit_code) if own is not None
+               else {"error": message, "kind": kind, "exit_code": exit_code})
+        typer.echo(json.dumps(doc, indent=2))
+        state.json_printed = True
+
+
 @contextlib.contextmanager
 def usage_errors_as_lines() -> Iterator[None]:
     """A usage error (unknown option, missing or invalid value) as the one ``error:`` line
@@ -159,6 +182,7 @@ def usage_errors_as_lines() -> Iterator[None]:
         ctx = getattr(exc, "ctx", None)
         where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+        json_error(f"{message}{where}", "usage", 2)
         raise _fail(f"{message}{where}") from None
 
 
@@ -182,17 +206,29 @@ SUMMARIES = {
 }
 
 
+def internal_message(exc: BaseException) -> str | None:
+    """The ``error:`` line of a bug (an exception that is not a user error, a usage error or
+    an exit), or None for click's and typer's own exceptions (exits included)."""
+    if type(exc).__module__.split(".")[0] in ("click", "typer") or isinstance(
+            exc, _click_exception()) or not isinstance(exc, Exception):
+        return None
+    line = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    return (f"internal error ({line}); this is a bug in bioanon, not in the input (an output "
+            "is written whole or not at all): rerun with -v for the traceback and report it")
+
+
 @contextlib.contextmanager
 def internal_errors_as_lines() -> Iterator[None]:
     """A bug (any exception that is not a user error, a usage error or an exit) as one
-    ``error:`` line naming it as bioanon's fault, exit status 1, never a traceback; with
-    ``-v`` the traceback follows on stderr for the report. Temporaries are already removed
-    by the writers' own cleanup as the exception passes."""
+    ``error:`` line naming it as bioanon's fault, exit status 1, never a traceback (under
+    ``--json``, one document too); with ``-v`` the traceback follows on stderr for the
+    report. Temporaries are already removed by the writers' own cleanup as the exception
+    passes."""
     try:
         yield
     except Exception as exc:
-        if type(exc).__module__.split(".")[0] in ("click", "typer") or isinstance(
-                exc, _click_exception()):
+        message = internal_message(exc)
+        if message is None:
             raise
         import sys
 
@@ -200,10 +236,8 @@ def internal_errors_as_lines() -> Iterator[None]:
             import traceback
 
             traceback.print_exception(exc, file=sys.stderr)
-        line = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        err = _fail(f"internal error ({line}); this is a bug in bioanon, not in the input "
-                    "(an output is written whole or not at all): rerun with -v for the "
-                    "traceback and report it")
+        json_error(message, "internal", 1)
+        err = _fail(message)
         raise typer.Exit(1) from err
 
 
@@ -231,6 +265,12 @@ class VerbosityGroup(TyperGroup):
             return super().make_context(info_name, args, parent=parent, **extra)
 
     def invoke(self, ctx: Any) -> Any:
+        # each command starts with no document printed; --json among its arguments (a usage
+        # error is said before the command's own options are parsed)
+        args = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        state.json_printed = False
+        state.json = "--json" in args
+        state.command = str(args[0]) if args else ""
         with usage_errors_as_lines(), internal_errors_as_lines():
             return super().invoke(ctx)
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from ..anonymize.registry import describe, methods
-from .common import app, console, user_errors
+from .common import app, console, print_json, user_errors
 
 
 def _with_guarantee(doc: dict[str, Any], cls: Any) -> dict[str, Any]:
@@ -45,9 +44,7 @@ def methods_command(
                f"(e.g. vp-mix+{posts[0] if posts else 'leace'}); --param KEY=V goes to METHOD, "
                "--param POST.KEY=V to the post-step")
     if as_json:
-        typer.echo(json.dumps({"methods": docs, "composition": {"post_steps": posts,
-                                                                "usage": compose}},
-                              indent=2, default=str))
+        print_json({"methods": docs, "composition": {"post_steps": posts, "usage": compose}})
         return
     for doc in docs:
         tab = Table(title=f"{doc['name']}: {doc['summary']}", title_justify="left",

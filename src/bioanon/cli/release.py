@@ -22,6 +22,7 @@ from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
 from ..io import check_output_dir, check_output_file, file_sha256
 from ..plan import PlanRefused
+from ..privacy import leak_warnings_silenced
 from ..release import NO_ROLE, Roles, manifest_path
 from ..table import format_of
 from .common import (
@@ -35,7 +36,6 @@ from .common import (
     cli_message,
     err_console,
     flag_words,
-    leak_warnings_silenced,
     notes_console,
     parse_weighted,
     print_json,
@@ -47,6 +47,7 @@ from .common import (
     undeclared_epsilon_note,
     user_errors,
 )
+from .logs import JSON_ERROR_DOCS
 from .options import (
     ForceOpt,
     IdentOpt,
@@ -408,7 +409,7 @@ def _bucket_note(out: Any) -> None:
 def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
     """Run the library under a progress bar, without the DP methods' leak warnings (with a
     budget, one statement at the end says strict or not; without one, no epsilon is
-    claimed: :func:`~bioanon.cli.common.leak_warnings_silenced`); a refusal (not certified)
+    claimed: :func:`~bioanon.privacy.leak_warnings_silenced`); a refusal (not certified)
     is printed, its report written, and the command exits 1."""
     from ..certification import NotCertified
 
@@ -439,7 +440,8 @@ def json_outcome(as_json: bool, output: Path) -> Any:
 
 
 #: the outcomes of ``release`` and their exit status
-OUTCOMES = {"certified": 0, "not certified": 1, "plan refused": 2, "input error": 2}
+OUTCOMES = {"certified": 0, "not certified": 1, "plan refused": 2, "input error": 2,
+            "internal error": 1, "interrupted": 130}
 
 
 def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None = None,
@@ -459,6 +461,17 @@ def outcome_doc(outcome: str, *, message: str | None = None, setting: str | None
             "plan": plan, "verdict": verdict, "summary": summary,
             "differential_privacy": differential_privacy, "tradeoff": tradeoff,
             "refusal": refusal}
+
+
+def _error_doc(message: str, kind: str, exit_code: int) -> dict[str, Any]:
+    """``release``'s document of an error the command line catches around it (a usage error,
+    an interruption, a bug): the schema of every outcome."""
+    outcome = {"internal": "internal error", "interrupted": "interrupted"}.get(kind,
+                                                                              "input error")
+    return outcome_doc(outcome, message=message)
+
+
+JSON_ERROR_DOCS["release"] = _error_doc
 
 
 def _certified(out: Any, output: Path, wrote: str, as_json: bool) -> None:

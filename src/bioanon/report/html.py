@@ -169,7 +169,8 @@ def summary_section(report: Mapping[str, Any]) -> str:
                f" (clear data: {_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}). ")
     return (
         "<h2>Summary</h2>"
-        f"<p>Utility: {cas}U = <b>{u['U']:.3f}</b> (clear data: {u['U_clear']:.3f}). "
+        f"<p>Headline utility: {cas}Secondary: U = {u['U']:.3f} (clear data: "
+        f"{u['U_clear']:.3f}), the weighted utility over the kept attributes. "
         f"Sensitive attribute <code>{html.escape(str(p['sensitive']))}</code>: chance "
         f"{p['chance']:.3f}; the strongest attack reached "
         f"<span class='{verdict_cls}'>{w['accuracy']:.3f}</span> "
@@ -495,10 +496,14 @@ def _utility_line(report: Mapping[str, Any]) -> str:
         return ""
     chance = (f"; chance {i['chance']:.3f}" if isinstance(i.get("chance"), int | float)
               else "")
-    return (f"<p id='headline-utility'>Utility: CAS <b>{_rate(cas['value'], cas.get('ci'))}"
-            f"</b> for <code>{html.escape(str(i.get('column')))}</code> (trained on the release, "
-            f"scored on clear held-out data) against clear data "
-            f"{_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}{chance}.</p>")
+    from .summary import of_clear
+
+    return (f"<p id='headline-utility'>Headline utility: CAS "
+            f"<b>{_rate(cas['value'], cas.get('ci'))}</b> "
+            f"<b>{html.escape(of_clear(cas['value'], i['clear']))}</b> for "
+            f"<code>{html.escape(str(i.get('column')))}</code> (trained on the release, "
+            f"scored on clear held-out data; clear data "
+            f"{_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}{chance}).</p>")
 
 
 def _dp_line(report: Mapping[str, Any]) -> str:

@@ -58,9 +58,11 @@ def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
             points.append(f"{r['name']}: {r.get('status')} — {r.get('reason', '')}")
     u = verdict.get("utility") or {}
     if isinstance(u, Mapping) and isinstance(u.get("cas"), int | float):
-        clear = u.get("clear")
-        points.append(f"utility: CAS {u['cas']:.3f} for '{u.get('column', 'the interest')}'"
-                      + ("" if clear is None else f" (clear {clear:.3f})"))
+        from .summary import HEADLINE, of_clear
+
+        ratio = of_clear(u["cas"], u.get("clear"))
+        points.append(f"{HEADLINE}: CAS {u['cas']:.3f} {ratio}".rstrip()
+                      + f" for '{u.get('column', 'the interest')}'")
     return head, points
 
 

@@ -14,9 +14,69 @@ from ..errors import BioanonError, install_hint
 CONNECT_TIMEOUT_S = 5
 
 
+#: the memory limit of each worker of a local cluster
+WORKER_MEMORY = "2GiB"
+_WORKER_BYTES = 2 * 2**30
+#: local workers per core at most (each runs one task at a time; a few more than the cores
+#: overlap reading with computing, thousands fork-storm the machine)
+WORKERS_PER_CORE = 2
+
+
+def _memory_bytes() -> int:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except ImportError:  # pragma: no cover - distributed depends on psutil
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def max_workers() -> int:
+    """The most workers a local cluster may start here: :data:`WORKERS_PER_CORE` per core,
+    and no more than the memory holds at :data:`WORKER_MEMORY` each (at least one).
+
+    Examples
+    --------
+    >>> 1 <= max_workers() <= WORKERS_PER_CORE * (os.cpu_count() or 1)
+    True
+    """
+    cores = os.cpu_count() or 1
+    return max(1, min(WORKERS_PER_CORE * cores, _memory_bytes() // _WORKER_BYTES))
+
+
+def check_workers(n_workers: int | None) -> None:
+    """Refuse, before any work, more local workers than this machine can run
+    (:func:`max_workers`), naming the allowed maximum.
+
+    Examples
+    --------
+    >>> check_workers(None); check_workers(1)
+    >>> try:
+    ...     check_workers(10**6)
+    ... except BioanonError as exc:
+    ...     print(str(exc).split(" is ")[0])
+    n_workers=1000000
+    """
+    if n_workers is None:
+        return
+    if isinstance(n_workers, bool) or int(n_workers) < 1:
+        raise BioanonError(f"n_workers={n_workers} is out of range; use a positive number of "
+                           "worker processes, e.g. n_workers=2", parameter="n_workers")
+    most = max_workers()
+    if int(n_workers) > most:
+        cores, memory = os.cpu_count() or 1, _memory_bytes() / 2**30
+        raise BioanonError(
+            f"n_workers={n_workers} is more than this machine can run: at most {most} "
+            f"({WORKERS_PER_CORE} per core on {cores} cores, {WORKER_MEMORY} each within "
+            f"{memory:.0f} GiB of memory); use n_workers={most} or fewer",
+            parameter="n_workers")
+
+
 def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
-    """Refuse, within ``timeout`` seconds, a ``tcp://HOST:PORT`` scheduler address that does
-    not parse or where nothing listens (before dask's own connection retries).
+    """Refuse, within ``timeout`` seconds, a scheduler address that does not parse or where
+    no dask scheduler can be reached (before dask's own connection retries, and before any
+    work): ``tcp://``/``tls://`` where nothing listens, an
+    ``inproc://`` address with no scheduler in this process, ``ucx://`` without UCX.
 
     Examples
     --------
@@ -25,13 +85,39 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     ... except BioanonError as exc:
     ...     print(str(exc).split(" must")[0])
     scheduler address 'tcp://127.0.0.1:notaport'
+    >>> try:
+    ...     check_reachable("inproc://nowhere")
+    ... except BioanonError as exc:
+    ...     print(str(exc).split(" (")[0])
+    cannot reach the dask scheduler at inproc://nowhere
     """
     import socket
     from urllib.parse import urlsplit
 
+    check_scheduler_address(address)
     scheme, _, rest = address.partition("://")
-    if scheme not in ("tcp", "tls"):
-        return  # inproc:// and ucx:// are not plain sockets: dask checks them
+    fix = "check the address and that the scheduler runs"
+    if scheme == "inproc":
+        from distributed.comm.inproc import global_manager
+
+        try:  # an address of another process or host is refused by dask with ValueError
+            listener = global_manager.get_listener_for(address)
+        except ValueError:
+            listener = None
+        if listener is None:
+            raise BioanonError(f"cannot reach the dask scheduler at {address} (no scheduler "
+                               "runs at this in-process address); an inproc:// scheduler "
+                               "lives in the same Python process: give a tcp://HOST:PORT "
+                               "address, or leave --scheduler out for a local cluster")
+        return
+    if scheme == "ucx":
+        try:
+            import ucp  # noqa: F401
+        except ImportError:
+            raise BioanonError(f"cannot reach the dask scheduler at {address} (ucx:// needs "
+                               "ucx-py, not installed); give a tcp://HOST:PORT address"
+                               ) from None
+        return
     try:
         parts = urlsplit(f"//{rest}")
         host, port = parts.hostname, parts.port
@@ -46,13 +132,13 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     except OSError as exc:
         why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise BioanonError(f"cannot reach the dask scheduler at {address} ({why} within "
-                           f"{timeout:g} s); check the address and that the scheduler "
-                           "runs") from None
+                           f"{timeout:g} s); {fix}") from None
 
 
 @contextlib.contextmanager
 def dask_client(scheduler: str | None = None, local: bool = False,
-                n_workers: int | None = None, memory_limit: str = "2GiB") -> Iterator[Any]:
+                n_workers: int | None = None, memory_limit: str = WORKER_MEMORY
+                ) -> Iterator[Any]:
     """Yield a ``dask.distributed.Client`` (or None for the threaded scheduler).
 
     Parameters
@@ -75,7 +161,6 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         raise BioanonError(f"the dask path needs the 'scale' extra; {install_hint('scale')}"
                            ) from None
     if scheduler is not None:
-        check_scheduler_address(scheduler)
         check_reachable(scheduler)
         try:
             client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
@@ -88,6 +173,7 @@ def dask_client(scheduler: str | None = None, local: bool = False,
         with client:
             yield client
         return
+    check_workers(n_workers)
     workers = n_workers or os.cpu_count() or 1
     # silence_logs: a task that fails on bad input is re-raised here as one clear error; the
     # workers' own log of it (with a traceback) would only repeat it
@@ -148,41 +234,11 @@ def check_scheduler_address(scheduler: str) -> None:
         raise BioanonError(f"scheduler address '{scheduler}' must look like tcp://HOST:PORT")
 
 
-def check_scheduler_reachable(scheduler: str, timeout: float = 5.0) -> None:
-    """Refuse, before any work, a ``tcp://`` scheduler that accepts no connection.
-
-    A run that uses the scheduler only after a long search (``release``: after the search
-    and the confirmation; and only if a setting is certified) would otherwise report a wrong
-    address late or never. Only whether the address accepts a TCP connection is checked (in
-    at most ``timeout`` seconds); other protocols are left to dask.
-
-    Examples
-    --------
-    >>> import socket
-    >>> with socket.create_server(("127.0.0.1", 0)) as server:
-    ...     check_scheduler_reachable(f"tcp://127.0.0.1:{server.getsockname()[1]}")
-    """
-    import socket
-    from urllib.parse import urlsplit
-
-    check_scheduler_address(scheduler)
-    if not scheduler.startswith("tcp://"):
-        return
-    parts = urlsplit(scheduler)
-    try:
-        host, port = parts.hostname, parts.port or 8786
-    except ValueError:
-        host, port = None, None
-    if not host or port is None:
-        raise BioanonError(f"scheduler address '{scheduler}' must look like tcp://HOST:PORT")
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise BioanonError(f"dask scheduler={scheduler} cannot be reached ({reason}); start "
-                           "it or check the address (without a scheduler, a local cluster "
-                           "is started)", parameter="scheduler") from None
+def check_scheduler_reachable(scheduler: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Refuse, before any work, a scheduler that cannot be reached (:func:`check_reachable`):
+    a run that uses the scheduler only after a long search (``release``: after the search
+    and the confirmation) would otherwise report a wrong address late or never."""
+    check_reachable(scheduler, timeout)
 
 
 def worker_threads_env(n_workers: int) -> dict[str, str]:

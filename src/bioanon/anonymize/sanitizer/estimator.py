@@ -17,7 +17,7 @@ from ...errors import BioanonError
 from ...privacy import check_epsilon, os_rng
 from ...table import FeatureTable
 from ..base import Anonymizer, Release, label_values
-from ..params import Param
+from ..params import Param, epsilon_param
 from ..registration import register
 from .decoupler import DEFAULT_CONFIG, Decoupler, check_config, train_decoupler
 from .dp import MEAN_SHARE, PROTECTS, RonGaussSampler, dp_obfuscate, suppress
@@ -82,8 +82,7 @@ class SanitizerAnonymizer(Anonymizer):
     params: ClassVar[dict[str, Param]] = {
         "sensitive": Param("column", role="sensitive", help="sensitive label column"),
         "sampler": Param("str", options=SAMPLERS, help="how z_S is replaced"),
-        "epsilon": Param("float", low=0, low_open=True,
-                         help="DP budget of the dp-* samplers; inf would add no noise"),
+        "epsilon": epsilon_param("DP budget of the dp-* samplers"),
         "decoupler": Param("path", none=True, help="trained decoupler file"),
         "latent_dim": _pos_int(help="latent size m"),
         "sensitive_dim": _pos_int(help="sensitive latent size k, below latent_dim"),

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import BioanonError
+from ...levels import MIN_IDENTITIES, identity_rule
 from ...metrics.results import COVERED, INCONCLUSIVE, RiskResult
 from ...metrics.risk_stats import judge
 from ...table import FeatureTable
@@ -34,7 +35,8 @@ IDENTITY_FOLDS = 3
 RECORD_GAMES = 2
 #: fewest identities for an identity-level figure at all: its interval comes from the spread
 #: over identities (a bootstrap, paired differences), which is not to be trusted below this
-MIN_IDENTITY_LEVEL = 20
+#: (one constant with the plan: :data:`bioanon.levels.MIN_IDENTITIES`)
+MIN_IDENTITY_LEVEL = MIN_IDENTITIES
 
 
 @dataclass
@@ -220,7 +222,7 @@ class RiskContext:
         folds = np.array_split(self.rng("membership").permutation(ids), IDENTITY_FOLDS)
         if ids.size < MIN_IDENTITY_LEVEL:
             return (f"only {ids.size} identities: too few to judge who is in the release "
-                    f"(the identity level needs {MIN_IDENTITY_LEVEL} or more)")
+                    f"({identity_rule()})")
         te_ids = test.labels[self.sensitive].astype(str).to_numpy()
         tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
         from sklearn.base import clone

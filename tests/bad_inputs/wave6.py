@@ -1,0 +1,101 @@
+"""Cases of issue 46 (reliability, round six): each one a defect found there, so that the
+held-out corpus keeps it fixed (0 tracebacks, 0 wrong exits, 0 silent accepts).
+
+``says`` names the refusal a case must end in: the defect was often an internal error or a
+refusal naming something the user never typed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .cases import FAST, ROLES, Case, _csv, _frame_csv, _table, anon
+
+
+def _release(d: Path, *extra: str, name: str = "t.csv") -> list[str]:
+    return ["release", str(_csv(d, name)), "-o", str(d / "o.parquet"), *ROLES, *extra]
+
+
+def _public_with_a_text_feature(d: Path, suffix: str) -> tuple[Path, Path]:
+    """A private table and public data of another person whose feature 'f3' is text."""
+    t = _table(n_id=6)
+    ids = t.labels["identity"].to_numpy()
+    src, pub = d / f"in{suffix}", d / "pub.csv"
+    t.subset(np.flatnonzero(ids != ids[0])).write(src)
+    frame = t.subset(np.flatnonzero(ids == ids[0])).to_frame()
+    frame["f3"] = frame["f3"].astype(str) + "x"
+    frame.to_csv(pub, index=False)
+    return src, pub
+
+
+def wave6_cases() -> list[Case]:
+    c: list[Case] = []
+    # extreme budgets: refused before any work, naming the option and the range it can take
+    for method, value in (("dp-cells", "1e308"), ("dp-basis", "1e308"),
+                          ("dp-synthetic", "1e-308"), ("laplace", "1e-308")):
+        c.append(Case(f"anonymize-{method}-epsilon-{value}-is-out-of-range", lambda d, m=method,
+                      v=value: anon(_csv(d), d, "--method", m, "--param", f"epsilon={v}"),
+                      says="is out of range; use a number in [1e-06, 1000000]"))
+    c.append(Case("anonymize-dp-cells-mu-1e308-is-out-of-range", lambda d: anon(
+        _csv(d), d, "--method", "dp-cells", "--param", "mu=1e308"),
+        says="mu=1e+308 is out of range; use a number in [1e-06, 1000]"))
+    c.append(Case("anonymize-dp-cells-mu-1e-308-names-mu-not-rho", lambda d: anon(
+        _csv(d), d, "--method", "dp-cells", "--param", "mu=1e-308"),
+        says="mu=1e-308 is out of range"))
+    for value, extra in (("1e308", ()), ("1e-308", ()), ("1e308", ("--dask",)),
+                         ("1e308", ("--methods", "dp-cells"))):
+        tail = "".join("-" + x.strip("-") for x in extra)
+        c.append(Case(f"release-epsilon-{value}{tail}-is-out-of-range",
+                      lambda d, v=value, e=extra: _release(d, "--epsilon", v, *e),
+                      says=f"--epsilon {float(value):g} is out of range; use a number in "
+                           "[1e-06, 1000000]"))
+    # a typo in --workers must not fork-storm the machine; an unreachable scheduler is named
+    # before the search
+    c.append(Case("release-dask-workers-4096-is-refused-by-the-cores-and-memory",
+                  lambda d: _release(d, "--dask", "--workers", "4096", name="t.parquet"),
+                  says="--workers 4096 is more than this machine can run: at most"))
+    c.append(Case("anonymize-dask-workers-4096-is-refused-by-the-cores-and-memory",
+                  lambda d: anon(_csv(d, "t.parquet"), d, *FAST, "--dask", "--workers", "4096",
+                                 out="o"),
+                  says="--workers 4096 is more than this machine can run: at most"))
+    c.append(Case("release-scheduler-inproc-nowhere-is-named-before-the-search",
+                  lambda d: _release(d, "--scheduler", "inproc://nowhere", name="t.parquet"),
+                  says="cannot reach the dask scheduler at inproc://nowhere"))
+    c.append(Case("release-streamed-scheduler-inproc-nowhere-is-named-before-the-search",
+                  lambda d: _release(d, "--scheduler", "inproc://nowhere", "--epsilon", "1",
+                                     "--public-data", str(_csv(d, "pub.parquet", seed=1)),
+                                     name="t.parquet"),
+                  says="cannot reach the dask scheduler at inproc://nowhere"))
+    c.append(Case("anonymize-scheduler-inproc-nowhere-is-named",
+                  lambda d: anon(_csv(d, "t.parquet"), d, *FAST, "--scheduler",
+                                 "inproc://nowhere", out="o"),
+                  says="cannot reach the dask scheduler at inproc://nowhere"))
+    # a class-conditional method on a table of one interest class: refused as the selective
+    # mean and release refuse it
+    for method in ("dp-cells", "dp-synthetic", "synthetic"):
+        c.append(Case(f"anonymize-{method}-one-interest-class-is-refused", lambda d, m=method:
+                      anon(_frame_csv(d, lambda f: f.assign(expression="same")), d, "--method",
+                           m), says="interest column 'expression' has one class"))
+    # a table too small to measure utility is refused by the plan, before the search
+    accept = [a for r in ("record-recognition", "record-membership", "record-inference",
+                          "identity-membership", "identity-inference")
+              for a in ("--accept-risk", r)]
+    c.append(Case("release-10-records-utility-is-refused-by-the-plan", lambda d: [
+        "release", str(_csv(d, n_id=5, per=2)), "-o", str(d / "o.parquet"), *ROLES, *accept,
+        "--reason", "a test"], says="utility cannot be measured at this size: on the 5 records"))
+    # a text-typed feature of the public data is a wrong type, not a missing column
+    for suffix, extra in ((".csv", ()), (".parquet", ("--dask",))):
+        path = "-dask" if extra else ""
+        c.append(Case(f"release{path}-public-data-text-feature-is-named-by-its-type",
+                      lambda d, s=suffix, e=extra: [
+                          "release", str((p := _public_with_a_text_feature(d, s))[0]), "-o",
+                          str(d / ("o" if e else "o.parquet")), *ROLES, "--epsilon", "1",
+                          "--public-data", str(p[1]),
+                          *e],
+                      says="--public-data column 'f3' holds text (dtype "))
+    # demo takes --level (its refusal names the level at which a release would pass)
+    c.append(Case("demo-level-bogus-is-refused-before-the-data-are-drawn", lambda d: [
+        "demo", "--out", str(d / "rep"), "--level", "bogus"], says="--level 'bogus'"))
+    return c
