@@ -291,7 +291,7 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
             rows.append(_spec_row(spec, lvl, target, shape, members,
                                   guarantee if spec.dp_bounded else None, dict(accept or {})))
     return Plan(lv, tuple(rows), n_rec, n_id, guarantee,
-                utility_unmeasurable(labels, interest, shape.released))
+                utility=utility_unmeasurable(labels, interest, shape.released))
 
 
 def utility_unmeasurable(labels: pd.DataFrame, interest: str, held_out: int) -> str:
