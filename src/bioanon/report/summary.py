@@ -108,8 +108,8 @@ def summary_rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
                      + (f", its pick: {c['clear_pick']})" if c else ")")))
     for m in (s.get("consumer") or {}).get("models", []):
         rc, cc = m["release_to_clear"], m["clear_to_clear"]
-        rows.append((f"  consumer panel: {m['model']} (release → clear / clear → clear)",
-                     f"{rc['value']:.3f}{_ci(rc['ci'])} / {cc['value']:.3f}"))
+        rows.append((f"  panel: {m['model']}",
+                     f"{rc['value']:.3f}{_ci(rc['ci'])} (clear {cc['value']:.3f})"))
     rows.append((f"utility: {col} (clear → anonymized)",
                  f"{u['clear']:.3f} → {u['anonymized']:.3f}"))
     for name, a in u["additional"].items():
