@@ -60,7 +60,7 @@ def main() -> None:
     for m in panel["models"]:
         print(f"  {m['model']:7s} release→clear {m['release_to_clear']['value']:.3f}  "
               f"clear→clear {m['clear_to_clear']['value']:.3f}  CV release "
-              f"{m['release_cv']:.3f}  CV clear {m['clear_cv']:.3f}")
+              f"{m['release_cv']['value']:.3f}  CV clear {m['clear_cv']['value']:.3f}")
     print(f"  pick {panel['pick']} (clear's pick {panel['clear_pick']})")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(rows, indent=2))

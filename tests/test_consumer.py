@@ -45,9 +45,12 @@ def test_the_pick_reads_the_release_alone(table: FeatureTable) -> None:
     other = consumer_panel(X[::-1].copy(), y, release, Xt[:40], yt[:40], seed=0, models=FAST)
     assert out["pick"] == other["pick"]
     rows = {m["model"]: m for m in out["models"]}
-    best_cv = max(m["release_cv"] for m in out["models"])
-    assert rows[out["pick"]]["release_cv"] == best_cv
-    assert rows[out["clear_pick"]]["clear_cv"] == max(m["clear_cv"] for m in out["models"])
+    best_cv = max(m["release_cv"]["value"] for m in out["models"])
+    assert rows[out["pick"]]["release_cv"]["value"] == best_cv
+    assert rows[out["clear_pick"]]["clear_cv"]["value"] == max(
+        m["clear_cv"]["value"] for m in out["models"])
+    cv = rows[out["pick"]]["release_cv"]  # every rate with its Wilson interval
+    assert cv["ci"][0] <= cv["value"] <= cv["ci"][1] and cv["n"] == y.size
     # the headline is the pick's release -> clear score, the baseline the clear pick's
     assert out["cas"] == rows[out["pick"]]["release_to_clear"]
     assert out["clear"] == rows[out["clear_pick"]]["clear_to_clear"]

@@ -63,19 +63,19 @@ RULE = (f"the consumer's pick: the model of the panel with the highest {FOLDS}-f
 
 
 def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.ndarray,
-              folds: int) -> tuple[float | None, np.ndarray]:
-    """(cross-validated accuracy on ``X`` or None without folds, predictions on ``probe``
-    of the model trained on all of ``X``); one thread."""
+              folds: int) -> tuple[int | None, np.ndarray]:
+    """(cross-validated hits on ``X`` — records predicted right by the model of the other
+    folds — or None without folds, predictions on ``probe`` of the model trained on all of
+    ``X``); one thread."""
     est = single_threaded(make_recognizer(model, seed))
-    cv_acc: float | None = None
+    hits: int | None = None
     if folds >= 2:
         hits = 0
         split = StratifiedKFold(folds, shuffle=True, random_state=seed)
         for tr, te in split.split(X, y):
             fitted = clone(est).fit(X[tr], y[tr])
             hits += int(np.count_nonzero(fitted.predict(X[te]) == y[te]))
-        cv_acc = hits / y.size
-    return cv_acc, est.fit(X, y).predict(probe)
+    return hits, est.fit(X, y).predict(probe)
 
 
 def folds_for(y: np.ndarray) -> int:
@@ -90,9 +90,9 @@ def folds_for(y: np.ndarray) -> int:
     return k if k >= 2 else 0
 
 
-def _pick(names: Sequence[str], cv: Sequence[float | None]) -> str:
+def _pick(names: Sequence[str], cv: Sequence[dict[str, Any] | None]) -> str:
     """The highest cross-validated accuracy (ties: the panel's order)."""
-    scored = [(c, -i) for i, c in enumerate(cv) if c is not None]
+    scored = [(c["value"], -i) for i, c in enumerate(cv) if c is not None]
     if not scored:
         return names[0]
     return names[-max(scored)[1]]
@@ -133,8 +133,11 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
     def rate(pred: np.ndarray) -> dict[str, Any]:
         return Rate.from_counts(int(np.count_nonzero(pred == y_test)), n).to_dict()
 
-    rows = [{"model": name, "release_cv": r_cv, "release_to_clear": rate(r_pred),
-             "clear_cv": c_cv, "clear_to_clear": rate(c_pred)}
+    def cv_rate(hits: int | None) -> dict[str, Any] | None:
+        return None if hits is None else Rate.from_counts(hits, int(y.size)).to_dict()
+
+    rows = [{"model": name, "release_cv": cv_rate(r_cv), "release_to_clear": rate(r_pred),
+             "clear_cv": cv_rate(c_cv), "clear_to_clear": rate(c_pred)}
             for name, (r_cv, r_pred), (c_cv, c_pred)
             in zip(names, release_side, clear_side, strict=True)]
     pick = _pick(names, [r["release_cv"] for r in rows])

@@ -224,7 +224,8 @@ def consumer_section(panel: Mapping[str, Any] | None) -> str:
         rc, cc = m["release_to_clear"], m["clear_to_clear"]
         marks = [w for w, name in (("release's pick", panel["pick"]),
                                    ("clear's pick", panel["clear_pick"])) if name == m["model"]]
-        cv = [f"{v:.3f}" if v is not None else NA for v in (m["release_cv"], m["clear_cv"])]
+        cv = [_Cell(_rate(v["value"], v["ci"])) if v is not None else NA
+              for v in (m["release_cv"], m["clear_cv"])]
         rows.append({"model": m["model"], "rc": _Cell(_rate(rc["value"], rc["ci"])),
                      "cc": _Cell(_rate(cc["value"], cc["ci"])), "rcv": cv[0], "ccv": cv[1],
                      "pick": ", ".join(marks)})
