@@ -65,12 +65,12 @@ def test_trajectories_come_from_the_feature_names(table: FeatureTable) -> None:
     named = FeatureTable(table.X, table.labels, names)
     est = DPCellsAnonymizer("expression", keep=3, bounds=(-10.0, 10.0), random_state=0)
     est.fit(named, named.labels)
-    assert est.trajectory(32) == 8
+    assert est.trajectories(32).text == "4x8"
     assert est.stated_basis(32).shape == (12, 32)
     assert np.allclose(est.stated_basis(32), dct_basis(32, 8, 3))
     plain = DPCellsAnonymizer("expression", keep=3, bounds=(-10.0, 10.0)).fit(
         table.X, table.labels)  # no names: the features as they are
-    assert plain.trajectory(32) is None and np.allclose(plain.stated_basis(32), np.eye(32))
+    assert plain.trajectories(32) is None and np.allclose(plain.stated_basis(32), np.eye(32))
 
 
 # ---------------------------------------------------------------------- the accounting

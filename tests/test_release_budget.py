@@ -29,12 +29,14 @@ FAST: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot", "n_jobs"
                         "budget_minutes": 1e-6, "target": 0.5}
 FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot", "--jobs", "1",
             "--budget-minutes", "0.000001", "--target-advantage", "0.5"]
-#: these tests are about the stated guarantee; the risks' own tests are in test_risks.py
+#: these tests are about the stated guarantee; the risks' own tests are in test_risks.py,
+#: the utility floor's in test_min_utility.py (on this small table the consumer's pick on
+#: the fresh split can sit under 0.8 x the clear data's pick)
 WHY = "test of the declared budget"
-LOOSE: dict[str, Any] = {"level": 0.99,
+LOOSE: dict[str, Any] = {"level": 0.99, "min_utility": 0,
                          "accept_risks": {"identity-membership": WHY,
                                           "identity-inference": WHY}}
-LOOSE_CLI = ["--level", "0.99",
+LOOSE_CLI = ["--level", "0.99", "--min-utility", "0",
              "--accept-risk", "identity-membership", "--reason", WHY,
              "--accept-risk", "identity-inference", "--reason", WHY]
 ROLES = Roles(sensitive="identity", interest="expression")

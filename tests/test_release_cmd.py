@@ -30,7 +30,9 @@ FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", 
 WHY = "test of the recognition path"
 LOOSE = {"level": 0.99,
          "accept_risks": {"identity-membership": WHY, "identity-inference": WHY}}
-LOOSE_CLI = ["--level", "0.99",
+#: (and no utility floor: on this small table the consumer's pick on the fresh split can sit
+#: under 0.8 x the clear data's pick, which is the floor's own test, not these)
+LOOSE_CLI = ["--level", "0.99", "--min-utility", "0",
              "--accept-risk", "identity-membership", "--reason", WHY,
              "--accept-risk", "identity-inference", "--reason", WHY]
 SEED = 424242

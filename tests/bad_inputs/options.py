@@ -150,6 +150,7 @@ def option_cases() -> list[Case]:
     add("anonymize-allow-replacement-noise",
         lambda d: anon(_csv(d), d, "--method", "noise", "--sigma", "1", "--allow-replacement"))
     add("anonymize-block-on-selective-mean", lambda d: anon(_csv(d), d, *FAST, "--block", "4"))
+    add("anonymize-layout-wrong-count", lambda d: anon(_csv(d), d, *FAST, "--layout", "4x4"))
     add("anonymize-pixelate-block-0",
         lambda d: anon(_pixels(d, "p.parquet", n=12), d, "--method", "pixelate", "--block", "0",
                        roles=["--sensitive", "who"]))
@@ -283,6 +284,7 @@ def option_cases() -> list[Case]:
     add("evaluate-target-membership-below-half", lambda d: ev(d, "--target-membership", "0.3"))
     add("evaluate-target-inference-nan", lambda d: ev(d, "--target-inference", "nan"))
     add("evaluate-level-unknown", lambda d: ev(d, "--level", "loose"))
+    add("evaluate-layout-not-a-layout", lambda d: ev(d, "--layout", "4by8"))
     add("evaluate-accept-risk-unknown", lambda d: ev(d, "--accept-risk", "record-magic",
                                                      "--reason", "why"))
     add("evaluate-reason-without-accept-risk", lambda d: ev(d, "--reason", "why"))
@@ -332,6 +334,7 @@ def option_cases() -> list[Case]:
     rl = lambda d, *extra, out="o.parquet": [  # noqa: E731
         "release", str(_csv(d)), "-o", str(d / out), *REL_ROLES, *extra]
     add("release-output-unknown-extension", lambda d: rl(d, out="o.txt"))
+    add("release-layout-too-many-features", lambda d: rl(d, "--layout", "4x8+1"))
     add("release-output-equals-input", lambda d: rl(d, out="t.csv"))
     add("release-report-folder-is-a-file", lambda d: rl(
         d, out=_write_text(d / "o.parquet.report", "x").name[: -len(".report")]))

@@ -240,6 +240,13 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     fit_on_auxiliary: ClassVar[bool] = False
     search_space: ClassVar[tuple[dict[str, Any], ...]] = ()
 
+    @classmethod
+    def setting_for(cls, params: dict[str, Any], table: Any) -> dict[str, Any]:
+        """A searched setting ``params`` as it acts on ``table``: a parameter with no effect
+        there is dropped (so that no setting is searched twice or labelled with it), one the
+        table states (e.g. a declared layout) is filled in. Default: unchanged."""
+        return dict(params)
+
     # ------------------------------------------------------------------ what it can do
     dp: ClassVar[DPCapability | None] = None
     bucketable: ClassVar[bool] = False

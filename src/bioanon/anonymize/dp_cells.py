@@ -63,6 +63,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import BioanonError
+from ..layout import META_KEY, Layout, layout_dct_basis, parse_layout
 from ..privacy import (
     PrivacyLeakWarning,
     check_delta,
@@ -101,6 +102,28 @@ NEIGHBOURING = {"record": "the features of one record change arbitrarily (labels
                 "identity": "the features of all records of one identity change (at most "
                             "max_records_per_identity of them are used; labels, record count "
                             "and class sizes are public)"}
+
+
+#: each basis in words, before a fit says which was used (the privacy statement)
+BASIS_WORDS = {
+    "dct": "temporal DCT of each trajectory the layout or the feature names state (stated, "
+           "no privacy cost); the features as they are where they state none",
+    "identity": "the features as they are",
+    "random": "data-independent random projection (no privacy cost)",
+    "public": "principal directions of the public records (no privacy cost)"}
+
+
+def _basis_words(basis: str, lay: Layout | None, keep: int | None) -> str:
+    """The basis a fit used, in words."""
+    if basis != "dct":
+        return BASIS_WORDS[basis]
+    if lay is None:
+        return ("the features as they are (identity): the table lays out no trajectory (no "
+                "NAME_tK feature names, no declared layout), so the temporal DCT and keep "
+                "had nothing to act on")
+    kept = "all coefficients" if keep is None else f"the first {int(keep)} coefficients"
+    return (f"temporal DCT of each trajectory: {lay.describe()}, {kept} of each "
+            "(stated, no privacy cost)")
 
 
 def dct_basis(d: int, block: int | None = None, keep: int | None = None) -> np.ndarray:
@@ -171,10 +194,11 @@ def trajectory_length(names: Sequence[str] | None) -> int | None:
 
 
 def public_dct_basis(feature_names: Sequence[str] | None, d: int, *, block: int | None = None,
-                     keep: int | None = None) -> np.ndarray:
+                     keep: int | None = None, layout: str | None = None) -> np.ndarray:
     """The (k, d) basis of ``basis="dct"`` from public knowledge alone — the feature names, d,
-    ``block`` and ``keep`` — as the attacker rebuilds it (:attr:`ReleaseModel.public_basis`):
-    the temporal DCT of the trajectories ``block`` (or the names) lay out, else the identity.
+    ``block``, the declared ``layout`` (:mod:`bioanon.layout`) and ``keep`` — as the attacker
+    rebuilds it (:attr:`ReleaseModel.public_basis`): the temporal DCT of the trajectories
+    ``block``, the layout or the names lay out, else the identity.
 
     Examples
     --------
@@ -182,12 +206,33 @@ def public_dct_basis(feature_names: Sequence[str] | None, d: int, *, block: int 
     (4, 6)
     >>> public_dct_basis(["x", "y"], 2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
+    >>> public_dct_basis(["f0", "f1", "f2", "f3", "f4"], 5, keep=1, layout="2x2+1").shape
+    (3, 5)
     """
-    L = int(block) if block is not None else trajectory_length(
-        None if feature_names is None else [str(n) for n in feature_names])
-    if L is None or d % L:
-        return np.eye(d)
-    return dct_basis(d, L, keep)
+    lay = resolve_layout(feature_names, d, block=block, layout=layout)
+    return np.eye(d) if lay is None else layout_dct_basis(lay, keep)
+
+
+def resolve_layout(feature_names: Sequence[str] | None, d: int, *, block: int | None = None,
+                   layout: Any = None) -> Layout | None:
+    """The trajectories ``basis="dct"`` acts on: ``block`` (every feature, runs of ``block``),
+    else the declared ``layout``, else the one the feature names lay out (``NAME_tK``); None
+    when there is no trajectory of two steps or more (the identity basis is used).
+
+    >>> resolve_layout(["f0", "f1", "f2", "f3"], 4) is None
+    True
+    >>> resolve_layout(["f0", "f1", "f2", "f3"], 4, layout="2x2").text
+    '2x2'
+    """
+    if block is not None:
+        lay: Layout | None = Layout(((d // int(block), int(block)),)) if d % int(block) == 0 \
+            else None
+    elif layout is not None:
+        lay = parse_layout(layout, d)
+    else:
+        L = trajectory_length(None if feature_names is None else [str(n) for n in feature_names])
+        lay = None if L is None or d % L else Layout(((d // L, L),))
+    return lay if lay is not None and lay.n_trajectories else None
 
 
 def within_cells(W: np.ndarray, cls: np.ndarray, V: np.ndarray, n_classes: int,
@@ -246,6 +291,10 @@ class DPCellsAnonymizer(Anonymizer):
         names its tracks), and without such names the features as they are (identity).
     keep : int or None, default None
         DCT coefficients kept per trajectory (None: all; the others are the residual).
+    layout : str or None, default None
+        The declared trajectories (:mod:`bioanon.layout`, e.g. ``"20x16+80"``: 20 tracks of
+        16 steps, then 80 features outside any trajectory, which the basis keeps as they
+        are); None: the layout the table declares (``--layout``), else the feature names'.
     rank : int, default 32
         k of ``basis="random"`` or ``"public"``.
     covariance : {"diag", "pooled", "class"}, default "diag"
@@ -312,6 +361,10 @@ class DPCellsAnonymizer(Anonymizer):
                             "names (NAME_t0..), else the features as they are"),
         "keep": Param("int", low=1, none=True,
                       help="DCT coefficients kept per trajectory (none: all)"),
+        "layout": Param("str", none=True,
+                        help="declared trajectories (basis=dct), e.g. 20x16+80: TRACKSxSTEPS "
+                             "groups and lone-feature counts joined by '+', in column order; "
+                             "none: the table's declared layout, else the feature names"),
         "rank": Param("int", low=1, help="k of basis=random or public"),
         "covariance": Param("str", options=COVARIANCES,
                             help="diag: a variance per coordinate; pooled / class: a "
@@ -376,7 +429,8 @@ class DPCellsAnonymizer(Anonymizer):
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None,
                  *, mu: float = 8.0, epsilon: float | None = None,
                  delta: float | None = None, cells: int = 3, basis: str = "dct",
-                 block: int | None = None, keep: int | None = None, rank: int = 32,
+                 block: int | None = None, keep: int | None = None,
+                 layout: str | None = None, rank: int = 32,
                  covariance: str = "diag", pool: float = 0.5, clip: float = 1.3,
                  var_clip: float = 1.0, variance_share: float = 0.3,
                  direction_share: float = 0.35, count_share: float = 0.02,
@@ -393,6 +447,7 @@ class DPCellsAnonymizer(Anonymizer):
         self.basis = basis
         self.block = block
         self.keep = keep
+        self.layout = layout
         self.rank = rank
         self.covariance = covariance
         self.pool = pool
@@ -412,12 +467,32 @@ class DPCellsAnonymizer(Anonymizer):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
+    @classmethod
+    def setting_for(cls, params: dict[str, Any], table: Any) -> dict[str, Any]:
+        """With ``basis="dct"``: the table's declared layout filled in (``layout``, stated in
+        the setting: the attacker rebuilds the basis from it); ``keep`` dropped where neither
+        the layout nor the feature names lay out a trajectory (it would have no effect)."""
+        out = dict(params)
+        if out.get("basis", "dct") != "dct" or table is None:
+            return out
+        d = int(table.X.shape[1])
+        declared = (table.meta or {}).get(META_KEY)
+        if out.get("layout") is None and out.get("block") is None and declared is not None:
+            out["layout"] = parse_layout(declared, d).text
+        lay = resolve_layout(table.feature_names, d, block=out.get("block"),
+                             layout=out.get("layout"))
+        if lay is None:
+            out.pop("keep", None)
+        return out
+
     def _check_relations(self) -> None:
         if self.bounds is not None and len(self.bounds) != 2:
             raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")
         if self.privacy_unit == "identity" and self.sensitive is None:
             raise BioanonError("privacy_unit=identity needs the identity column; pass "
                                "sensitive='COLUMN'")
+        if self.layout is not None:
+            parse_layout(self.layout)
         if self.basis == "public" and self.public_data is None:
             raise BioanonError("basis='public' needs public_data (records of people not in "
                                "the release); pass public_data= or use basis='dct'")
@@ -433,6 +508,7 @@ class DPCellsAnonymizer(Anonymizer):
         if self.basis != "dct":
             out["block"] = "applies to basis='dct'"
             out["keep"] = "applies to basis='dct'"
+            out["layout"] = "applies to basis='dct'"
         if self.basis not in ("random", "public"):
             out["rank"] = "applies to basis='random' or 'public'"
         if self.covariance != "class":
@@ -462,15 +538,14 @@ class DPCellsAnonymizer(Anonymizer):
         return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1
 
     # ------------------------------------------------------------------ the basis
-    def trajectory(self, d: int) -> int | None:
-        """``basis="dct"``: the trajectory length used — ``block`` when given, else the one
-        the fitted feature names lay out (:func:`trajectory_length`); None: no trajectory
-        layout, the features are kept as they are (the identity basis)."""
-        if self.block is not None:
-            return int(self.block)
+    def trajectories(self, d: int) -> Layout | None:
+        """``basis="dct"``: the trajectories used (:func:`resolve_layout`) — ``block``, else
+        ``layout``, else the layout the fitted table declared, else the fitted feature names';
+        None: no trajectory, the features are kept as they are (the identity basis)."""
         names = getattr(self, "feature_names_in_", None)
-        L = trajectory_length(None if names is None else [str(n) for n in names])
-        return L if L is not None and d % L == 0 else None
+        layout = self.layout if self.layout is not None else getattr(self, "table_layout_",
+                                                                     None)
+        return resolve_layout(names, d, block=self.block, layout=layout)
 
     def stated_basis(self, d: int) -> np.ndarray:
         """The (k, d) basis of this setting for ``d`` features (public: a function of the
@@ -483,8 +558,8 @@ class DPCellsAnonymizer(Anonymizer):
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
         """
         if self.basis == "dct":
-            L = self.trajectory(d)
-            return np.eye(d) if L is None else dct_basis(d, L, self.keep)
+            lay = self.trajectories(d)
+            return np.eye(d) if lay is None else layout_dct_basis(lay, self.keep)
         if self.basis == "identity":
             return np.eye(d)
         if self.basis == "public":
@@ -508,6 +583,13 @@ class DPCellsAnonymizer(Anonymizer):
         check_strata(labels, self.interest, list(self.additional or []), n)
         if self.basis == "dct" and self.block is not None:
             dct_basis(d, self.block, self.keep)  # checks block against d
+        declared = None if table is None else table.meta.get(META_KEY)
+        self.table_layout_ = None if declared is None else parse_layout(declared, d).text
+        if self.layout is not None:
+            parse_layout(self.layout, d)  # checks the layout against d
+        lay = self.trajectories(d) if self.basis == "dct" else None
+        #: the basis actually used, in words (the privacy statement, the manifest)
+        self.basis_used_ = _basis_words(self.basis, lay, self.keep)
         if self.public_data is not None:
             self._public(d)
         units = n
@@ -518,10 +600,10 @@ class DPCellsAnonymizer(Anonymizer):
 
     def _k(self, d: int) -> int:
         if self.basis == "dct":
-            L = self.trajectory(d)
-            if L is None:
+            lay = self.trajectories(d)
+            if lay is None or self.keep is None:
                 return d
-            return (d // L) * (L if self.keep is None else min(int(self.keep), L))
+            return int(sum(min(int(self.keep), steps) for _, steps in lay.segments()))
         if self.basis == "identity":
             return d
         return min(int(self.rank), d)
@@ -733,8 +815,10 @@ class DPCellsAnonymizer(Anonymizer):
         if self.basis == "dct":  # a function of the names, block and keep: the attacker's too
             keep = "all" if self.keep is None else str(int(self.keep))
             public = PublicBasis(
-                f"temporal DCT of each trajectory, {keep} coefficients each",
-                functools.partial(public_dct_basis, block=self.block, keep=self.keep),
+                f"temporal DCT of each trajectory the block, the layout or the feature names "
+                f"state, {keep} coefficients each (the identity where they state none)",
+                functools.partial(public_dct_basis, block=self.block, keep=self.keep,
+                                  layout=self.layout),
                 bounds=self.bounds, residual="none" if self.keep is None else "isotropic")
         return ReleaseModel(family, covariance, interest=self.interest,
                             additional=tuple(self.additional or ()), rank=rank, basis=basis,
@@ -749,11 +833,7 @@ class DPCellsAnonymizer(Anonymizer):
             "mechanism": MECHANISM,
             "privacy_unit": self.privacy_unit,
             "neighbouring": NEIGHBOURING.get(self.privacy_unit, ""),
-            "basis": {"dct": "temporal DCT of each trajectory (stated, no privacy cost)",
-                      "identity": "the features as they are",
-                      "random": "data-independent random projection (no privacy cost)",
-                      "public": "principal directions of the public records (no privacy "
-                                "cost)"}[self.basis],
+            "basis": getattr(self, "basis_used_", None) or BASIS_WORDS[self.basis],
             "accountant": "zCDP composition of Gaussian mechanisms: mu-GDP with "
                           "mu = sqrt(2 rho); (epsilon, delta) by Canonne-Kamath-Steinke",
             "bounds": "declared (public)" if self.bounds is not None else
@@ -780,5 +860,5 @@ class DPCellsAnonymizer(Anonymizer):
         return {**params, "privacy": self.privacy_statement()}
 
 
-__all__ = ["BASES", "COVARIANCES", "DPCellsAnonymizer", "dct_basis", "public_dct_basis",
-           "within_cells"]
+__all__ = ["BASES", "BASIS_WORDS", "COVARIANCES", "DPCellsAnonymizer", "dct_basis",
+           "public_dct_basis", "resolve_layout", "within_cells"]

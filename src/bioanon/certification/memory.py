@@ -151,6 +151,10 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
             targets, ``accept_risks``); any of its fields (``models=``, ``attackers=``,
             ``level=``, ...) may be given as a keyword too, replacing the one in
             ``options``.
+        layout : str, optional
+            The table's feature layout (:mod:`bioanon.layout`, e.g. ``"20x16+80"``: which
+            columns form which trajectories), checked against the features: methods with a
+            temporal basis (``dp-cells``) use it, and the manifest states it.
 
     Returns
     -------
@@ -169,7 +173,10 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
     TypeError
         For a keyword that is no option.
     """
-    return front_door(InMemory(table), roles, options)
+    from ..layout import with_layout
+
+    return front_door(InMemory(with_layout(table, options.pop("layout", None))), roles,
+                      options)
 
 
 class InMemory:

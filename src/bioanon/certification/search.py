@@ -185,13 +185,26 @@ def candidates(table: FeatureTable, methods: Sequence[str] | None = None,
                 spaces_of[name] = cls.search_space
             else:
                 skipped.append({"method": name, "reason": why})
-    spaces = [[Candidate(n, dict(p)) for p in spaces_of[n]] for n in chosen]
+    spaces = [_settings(n, spaces_of[n], table, known) for n in chosen]
     out = [c for depth in range(max((len(s) for s in spaces), default=0))
            for s in spaces if depth < len(s) for c in s[depth:depth + 1]]
     if decoupler is not None:
         out = [Candidate(c.method, {**c.params, "decoupler": decoupler})
                if known[_parts(c.method, known)[0]].fit_on_auxiliary else c for c in out]
     return out, skipped
+
+
+def _settings(name: str, space: Sequence[Mapping[str, Any]], table: FeatureTable,
+              known: Mapping[str, Any]) -> list[Candidate]:
+    """Method ``name``'s settings as they act on ``table`` (the method's ``setting_for``: a
+    parameter with no effect there dropped, a stated layout filled in), each once."""
+    cls = known.get(_parts(name, known)[0])
+    out: list[Candidate] = []
+    for p in space:
+        params = cls.setting_for(dict(p), table) if cls is not None else dict(p)
+        if all(params != c.params for c in out):
+            out.append(Candidate(name, params))
+    return out
 
 
 def build_candidate(c: Candidate, interest: str, sensitive: str,
@@ -613,7 +626,8 @@ def judge_anonymizer(judge: Judge, anonymizer: Any, recognition: bool,
         with one_thread():
             return Evaluation(judge.tuning_table, judge.interest, judge.sensitive,
                               judge.additional, anonymizer, random_state=judge.seed,
-                              cache=judge.cache, progress=nested, options=judge.options,
+                              cache=judge.cache, progress=nested,
+                              options=judge.options.for_tuning(),
                               checked=judge.checked).evaluate(recognition=recognition)
     except MemoryError:
         raise BioanonError(f"out of memory on {judge.tuning_table.n_features} features (a "
@@ -626,7 +640,7 @@ def resume_setting(judge: Judge, ev: Evaluation, progress: Any) -> Evaluation:
     (:meth:`~bioanon.evaluation.Evaluation.resume`; an evaluation that came from a worker
     process gets the table, the cache and the options' ``n_jobs`` of this one back)."""
     ev.table = judge.tuning_table
-    ev.cache, ev.options = judge.cache, judge.options
+    ev.cache, ev.options = judge.cache, judge.options.for_tuning()
     ev.progress = None if progress is None else progress.nested(progress.stage or "")
     with one_thread():
         return ev.resume()

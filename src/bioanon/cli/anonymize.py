@@ -11,6 +11,7 @@ from .._version import __version__
 from ..anonymize.relevance import relevance_sample_size
 from ..errors import BioanonError
 from ..io import check_output_file, sha256_in_background
+from ..layout import parse_layout, with_layout
 from ..release import NO_ROLE, Roles, manifest_path, release, write_release
 from ..release_unit import check_unit_paths
 from ..table import format_of
@@ -33,7 +34,7 @@ from .common import (
     refuse_weights,
     user_errors,
 )
-from .options import ForceOpt, IdentOpt, KeepAsFeatureOpt, KeepOpt, QuasiOpt
+from .options import ForceOpt, IdentOpt, KeepAsFeatureOpt, KeepOpt, LayoutOpt, QuasiOpt
 
 
 @app.command()
@@ -51,6 +52,7 @@ def anonymize(
     keep: KeepOpt = None,
     keep_as_feature: KeepAsFeatureOpt = None,
     force: ForceOpt = False,
+    layout: LayoutOpt = None,
     *,
     choice: MethodChoice,
     keep_sensitive: Annotated[bool, typer.Option(
@@ -91,7 +93,10 @@ def anonymize(
         "workers": (dask and not scheduler, "it sizes the local dask cluster of --dask (a "
                     "--scheduler brings its own workers)"),
         "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
+        "layout": (not on_dask, "it declares the trajectories of the in-memory release"),
     })
+    if layout is not None:
+        parse_layout(layout)  # the grammar, before any work
     refuse_weights(additional, "anonymize")
     if on_dask:
         if keep_order:
@@ -122,7 +127,8 @@ def anonymize(
             "releasing with the sanitizer needs --decoupler: its DP accounting assumes a "
             "decoupler trained on auxiliary data (bioanon train-decoupler AUX -o decoupler.pt)")
     with sha256_in_background(input) as input_sha256:  # hashed while read and released
-        table = read_release_input(input, list(roles.of()), keep_as_feature)
+        table = with_layout(read_release_input(input, list(roles.of()), keep_as_feature),
+                            layout)
         anon.check_changes(table)  # a setting that leaves the records as they are: refused
         if choice.seed is not None:
             err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep "

@@ -29,7 +29,7 @@ from .common import (
     refuse_unused,
     user_errors,
 )
-from .options import EvalSeedOpt, judge_options
+from .options import EvalSeedOpt, LayoutOpt, judge_options
 
 
 @app.command()
@@ -43,6 +43,7 @@ def evaluate(
     interest: InterestOpt = None,
     additional: AddOpt = None,
     label: LabelOpt = None,
+    layout: LayoutOpt = None,
     *,
     choice: MethodChoice,
     judge: dict[str, Any],
@@ -71,8 +72,12 @@ def evaluate(
     })
     if interest is None:
         raise BioanonError("evaluate needs --interest (the attribute whose utility is measured)")
-    table = read_input(input, [interest, *add, sensitive, options.group,
-                               *(options.metadata or []), *(label or [])])
+    from ..layout import parse_layout, with_layout
+
+    if layout is not None:
+        parse_layout(layout)  # the grammar, before reading
+    table = with_layout(read_input(input, [interest, *add, sensitive, options.group,
+                                           *(options.metadata or []), *(label or [])]), layout)
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
                                 random_state=eval_seed, progress=update, options=options)

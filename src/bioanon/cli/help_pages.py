@@ -30,15 +30,15 @@ DETAILS: dict[str, frozenset[str]] = {
     "release": frozenset({
         "--workers", "--bucket-size", "--sample-records", "--max-records-per-identity",
         "--delta", "--privacy-unit", "--budget-minutes", "--keep-sensitive", "--label",
-        "--quasi", "--force", "--keep-as-feature", "--exhaustive"}),
+        "--quasi", "--force", "--keep-as-feature", "--exhaustive", "--layout"}),
     "evaluate": frozenset({
         "--rq", "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon",
-        "--sigma", "--block", "--decoupler"}),
+        "--sigma", "--block", "--decoupler", "--layout"}),
     "anonymize": frozenset({
         "--bucket-size", "--fit-sample", "--workers", "--scheduler", "--rq",
         "--allow-replacement", "--k", "--g", "--t", "--w", "--rp", "--epsilon", "--sigma",
         "--block", "--keep-order", "--label", "--quasi", "--force", "--decoupler",
-        "--keep-as-feature"}),
+        "--keep-as-feature", "--layout"}),
     "tune": frozenset({"--models", "--attackers", "--target-advantage"}),
 }
 

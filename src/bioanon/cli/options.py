@@ -42,6 +42,13 @@ KeepAsFeatureOpt = Annotated[list[str] | None, typer.Option(
 AttackersOpt = Annotated[str, typer.Option(
     help="Attacker modes, comma-separated, or 'all': naive, parrot, parrot25, parrot50, "
          "parrot75, reverse, linkage.")]
+LayoutOpt = Annotated[str | None, typer.Option(
+    "--layout", metavar="LAYOUT",
+    help="Which feature columns form which trajectories, in column order: groups joined by "
+         "'+', each TRACKSxSTEPS (trajectories of STEPS consecutive features) or COUNT "
+         "(features outside any trajectory), covering every feature, e.g. 20x16+80. Methods "
+         "with a temporal basis (dp-cells) use it; without it they read NAME_tK feature "
+         "names, else keep the features as they are.")]
 ForceOpt = Annotated[bool, typer.Option(
     "--force/--no-force", help="Release even when kept columns single out identities (recorded).")]
 
@@ -167,6 +174,13 @@ JUDGE_FLAGS: dict[str, JudgeFlag] = {
         detail=False, bad=("nope",)),
     "jobs": JudgeFlag("n_jobs", "--jobs", int, -1, "Parallel fits (-1: all cores).",
                       bad=("0",)),
+    "consumer_panel": JudgeFlag(
+        "consumer_panel", "--consumer-panel", str, "final",
+        "Where the consumer's panel (forest, logistic regression, shrunk LDA, gradient "
+        "boosting, k-NN; the pick by 3-fold cross-validation on the release alone, against "
+        "the clear data's own pick) makes the headline CAS: final (an evaluation, a "
+        "release's confirmation; the search's tuning split uses the forest alone), always "
+        "(the tuning split too) or off.", bad=("sometimes",)),
     "test_size": JudgeFlag("test_size", "--test-size", float, 0.25,
                            "Share of each identity's records held out (closed set).",
                            commands=("evaluate",), bad=("1.5",)),

@@ -53,6 +53,7 @@ from .options import (
     IdentOpt,
     KeepAsFeatureOpt,
     KeepOpt,
+    LayoutOpt,
     QuasiOpt,
     judge_options,
 )
@@ -203,7 +204,8 @@ def release_command(
     public_data: PublicDataOpt = None, privacy_unit: PrivacyUnitOpt = None,
     max_records_per_identity: MaxPerIdentityOpt = None, as_json: JsonOpt = False,
     dask: DaskOpt = False, scheduler: SchedulerOpt = None, workers: WorkersOpt = None,
-    bucket_size: BucketSizeOpt = 50_000, sample_records: SampleRecordsOpt = 50_000, *,
+    bucket_size: BucketSizeOpt = 50_000, sample_records: SampleRecordsOpt = 50_000,
+    layout: LayoutOpt = None, *,
     judge: dict[str, Any],
 ) -> None:
     """The ``release`` command (its help: :data:`RELEASE_HELP`)."""
@@ -212,6 +214,10 @@ def release_command(
         "bucketed" if bucketed else "memory")
     with json_outcome(as_json, output):
         _refuse_unused(path, dask, scheduler)
+        if layout is not None:
+            from ..layout import parse_layout
+
+            parse_layout(layout)  # the grammar, before any work
         _check_outputs(input, output, bucketed, public_data)
         if bucketed and (keep or quasi or force):
             raise BioanonError("--keep/--quasi/--force are not available on the dask path "
@@ -233,7 +239,7 @@ def release_command(
             _unfit_warning()
         if path == "memory":
             _release_in_memory(input, output, roles, options, budget, public_data,
-                               force=force, as_json=as_json)
+                               force=force, as_json=as_json, layout=layout)
         else:
             _release_on_dask(path, input, output, roles, options, budget, public_data,
                              dict(scheduler=scheduler, local=dask, n_workers=workers,
@@ -255,6 +261,8 @@ def _refuse_unused(path: str, dask: bool, scheduler: str | None) -> None:
         "sample_records": (bucketed, "it sets the panel sample of the dask path (add --dask "
                                      "to use it)"),
         "dask": (not scheduler, "--scheduler already runs the dask path on that cluster"),
+        "layout": (not bucketed, "it declares the trajectories of the in-memory release (the "
+                                 "dask path judges its methods without a temporal basis)"),
     })
 
 
@@ -329,12 +337,15 @@ def _unfit_warning() -> None:
 # ---------------------------------------------------------------------- the three paths
 def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[str, Any],
                        budget: dict[str, Any], public_data: Path | None, *, force: bool,
-                       as_json: bool) -> None:
+                       as_json: bool, layout: str | None = None) -> None:
     """Read the table, certify it (:func:`bioanon.certify`), write the release unit."""
     from ..certification import certify
 
     group = options["options"].group
     table = read_release_input(input, [*roles.of(), group], options["keep_as_feature"])
+    from ..layout import with_layout
+
+    table = with_layout(table, layout)
     input_sha256 = file_sha256(input)
     public = _public_table(public_data, budget["epsilon"], input_sha256)
     with _certifying("certifying", budget["epsilon"] is not None, output, as_json) as update:

@@ -47,6 +47,7 @@ from ..attack.selection import identity_counts, parse_strategies
 from ..attack.threat import parse_modes
 from ..errors import BioanonError
 from ..levels import Level, resolve_level
+from .consumer import PANEL_MODES
 
 #: the default recognition target (``target_advantage``)
 DEFAULT_TARGET = 0.05
@@ -157,7 +158,14 @@ class EvaluationOptions:
     models : str or sequence
         Attack recognizers (names, estimators, or ``"all"``).
     utility_model : str or estimator
-        The model of the utility (CAS) views.
+        The model of the utility views (the paper's view, release → release) and of the CAS
+        where the consumer's panel does not run.
+    consumer_panel : {"final", "always", "off"}
+        Where the consumer's panel (:mod:`bioanon.evaluation.consumer`) makes the headline
+        CAS of the interest — its pick by cross-validation on the release alone, against the
+        clear data's own pick: ``final`` (default) in every single evaluation and a search's
+        confirmation (the search's tuning split judges by ``utility_model`` alone: cheap);
+        ``always`` on the tuning split too; ``off`` never.
     test_size : float
         Share of each identity's records held out (closed set).
     top_k : int
@@ -213,6 +221,10 @@ class EvaluationOptions:
         parse_models, "recognizer names (comma-separated), estimators or 'all'"))
     utility_model: Any = option("forest", Parsed(
         check_recognizer, "a recognizer name or a scikit-learn classifier"))
+    consumer_panel: str = option("final", Param(
+        "str", options=PANEL_MODES,
+        help="where the consumer's panel makes the headline CAS: final (an evaluation, a "
+             "search's confirmation), always (the tuning split too) or off"))
     test_size: float = option(0.25, Param(
         "float", low=0, high=1, low_open=True, high_open=True,
         help="share of each identity's records held out"))
@@ -316,6 +328,18 @@ class EvaluationOptions:
         from .risks import check_accepted
 
         return check_accepted(self.accept_risks)
+
+    def runs_consumer_panel(self, tuning: bool = False) -> bool:
+        """Whether the consumer's panel makes the headline CAS (``tuning``: on a search's
+        tuning split, where only ``always`` runs it)."""
+        return self.consumer_panel == "always" or (self.consumer_panel == "final"
+                                                   and not tuning)
+
+    def for_tuning(self) -> EvaluationOptions:
+        """These options as a search's tuning split runs them: the consumer's panel off
+        unless ``always`` (the confirmation keeps ``final``)."""
+        return self if self.runs_consumer_panel(tuning=True) else replace(
+            self, consumer_panel="off")
 
     def target(self, option: str) -> Any:
         """The target an option holds for the risks that name it (a registered risk's

@@ -52,6 +52,8 @@ from ..metrics.results import (
 )
 from ..progress import Steps, stages
 from ..table import FeatureTable
+from .caps import capped_rows
+from .consumer import apply_pick, consumer_panel
 from .options import EvaluationOptions
 from .risks import (
     ADVANTAGE_METHOD,
@@ -116,6 +118,20 @@ def _with_seed(anonymizer: Any, seed: int) -> Any:
     if "random_state" in params and params["random_state"] is None:
         return clone(anonymizer).set_params(random_state=derive_seed(seed, "anonymizer"))
     return anonymizer
+
+
+def _with_layout(anonymizer: Any, table: FeatureTable) -> Any:
+    """A clone stating the table's declared layout (``--layout``) when the method takes one
+    and does not set it: the judge's model-aware attacker rebuilds the basis from it."""
+    from ..layout import META_KEY
+
+    declared = (table.meta or {}).get(META_KEY)
+    params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
+    if declared is None or "layout" not in params or params["layout"] is not None:
+        return anonymizer
+    if params.get("block") is not None:
+        return anonymizer
+    return clone(anonymizer).set_params(layout=str(declared))
 
 
 @dataclass
@@ -322,7 +338,7 @@ class Evaluation:
                 "no anonymizer was given: pass the method to judge (anonymizer=...), e.g. the "
                 "setting bioanon.certify() chose; the seed method's default setting is never "
                 "judged in its place")
-        anonymizer = _with_seed(anonymizer, self.random_state)
+        anonymizer = _with_layout(_with_seed(anonymizer, self.random_state), self.table)
         self.anonymizer_ = anonymizer
         strategies = self._selection_plan()[0]  # refuses a selection it cannot run, first
 
@@ -370,7 +386,7 @@ class Evaluation:
         """Stage 1's split and anonymized splits derived again from the seed (the same
         records: same split, same anonymizer seed)."""
         mixing: list[Any] = []
-        parts = self._split_and_anonymize(_with_seed(self.anonymizer, self.random_state),
+        parts = self._split_and_anonymize(self.anonymizer_,
                                           lambda _: None, mixing)
         return self._privacy_inputs(*parts, mixing, stage1=False)
 
@@ -482,7 +498,9 @@ class Evaluation:
     def _utility(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
                  anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None]) -> None:
         """Utility per useful attribute (CAS first); person-level ones on unseen identities."""
-        tick("utility (CAS and the other views)")
+        tick("utility (CAS and the other views" + (", the consumer's panel)"
+                                                   if self.options.runs_consumer_panel()
+                                                   else ")"))
         opts = self.options
         columns = [self.interest, *self.additional]
         util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
@@ -491,10 +509,29 @@ class Evaluation:
         self.person_level_ = (person_level_columns(self.table.labels, self.sensitive, columns)
                               if opts.group is None else [])
         self.utility_notes_: list[str] = []
+        if self.interest not in self.person_level_:
+            self._consumer(util[self.interest], train, test, anon_train)
         if self.person_level_:
             tick("utility of person-level attributes on unseen identities")
             self._unseen_identity_utility(util, anonymizer)
         self.utility_raw_ = util
+
+    def _consumer(self, entry: dict[str, Any], train: FeatureTable, test: FeatureTable,
+                  anon_train: np.ndarray) -> None:
+        """The consumer's panel on the interest (:mod:`.consumer`), when the options run it
+        here: its pick becomes the headline CAS and the clear pick the clear accuracy."""
+        opts = self.options
+        if not opts.runs_consumer_panel():
+            return
+        col = self.interest
+        y = train.labels[col].to_numpy()
+        rows = capped_rows(y, opts.max_fit_records, self.random_state, f"utility/{col}")
+        X_clear, X_anon = train.X, anon_train
+        if rows is not None:
+            X_clear, X_anon, y = train.X[rows], anon_train[rows], y[rows]
+        apply_pick(entry, consumer_panel(X_clear, y, X_anon, test.X,
+                                         test.labels[col].to_numpy(), seed=self.random_state,
+                                         n_jobs=opts.n_jobs, cache=self.cache))
 
     def _cheap_risks(self, stage: StageState, tick: Callable[[str], None]) -> None:
         """Every registered risk that needs no attack panel (stage 1), as the full
@@ -601,6 +638,8 @@ class Evaluation:
                                 self.random_state, self.options.n_jobs,
                                 max_fit_records=self.options.max_fit_records)[col]
             out["split"] = "unseen identities"
+            if col == self.interest:
+                self._consumer(out, train, test, np.asarray(a_tr, np.float32))
             util[col] = out
             self.utility_notes_.append(
                 f"'{col}' is constant within each '{self.sensitive}': its utility is scored on "

@@ -90,6 +90,9 @@ def build_report(ev: Any) -> Report:
         "U_anonymized_to_anonymized": u_of("anonymized_to_anonymized"),
         "cas": typed[interest].cas.to_dict(),
         "headline": "cas",
+        # the consumer's panel (each model release -> clear beside clear -> clear, the
+        # picks by cross-validation); None where it did not run (consumer_panel)
+        "consumer": util[interest].get("consumer"),
         "person_level": ev.person_level_,
         "notes": ev.utility_notes_,
     }
@@ -152,6 +155,7 @@ def build_report(ev: Any) -> Report:
                            "utility_model": (opts.utility_model
                                              if isinstance(opts.utility_model, str)
                                              else type(opts.utility_model).__name__),
+                           "consumer_panel": opts.consumer_panel,
                            "selection": ev.strategies_, "identities": ev.counts_,
                            "n_random": opts.n_random, "top_k": opts.top_k,
                            "seed": ev.random_state,
@@ -189,14 +193,17 @@ def build_report(ev: Any) -> Report:
 def evaluate(table: Any, interest: str, sensitive: str,
              additional: Mapping[str, float] | None = None, anonymizer: Any = None, *,
              random_state: int = 0, progress: Any = None, cache: Any = None,
-             options: Any = None, **option_values: Any) -> Report:
+             options: Any = None, layout: str | None = None,
+             **option_values: Any) -> Report:
     """Run :class:`~bioanon.evaluation.Evaluation` and return its :class:`Report`
     (``bioanon.evaluate``).
 
     Parameters are those of :class:`~bioanon.evaluation.Evaluation`: the evaluation's
     options as ``options=`` (:class:`~bioanon.evaluation.options.EvaluationOptions`) and/or
     as keywords named by its fields (``models=``, ``attackers=``, ``selection=``, ``group=``,
-    ``n_jobs=``, ``max_records=``, ``inference=``, the targets, ...).
+    ``n_jobs=``, ``max_records=``, ``inference=``, the targets, ...). ``layout``: the
+    table's feature layout (:mod:`bioanon.layout`, e.g. ``"20x16+80"``), checked against
+    its features.
 
     Examples
     --------
@@ -213,7 +220,9 @@ def evaluate(table: Any, interest: str, sensitive: str,
     ['record-recognition', 'record-membership']
     """
     from ..evaluation import Evaluation
+    from ..layout import with_layout
 
+    table = with_layout(table, layout)
     return build_report(Evaluation(table, interest, sensitive, additional, anonymizer,
                                    random_state=random_state, progress=progress, cache=cache,
                                    options=options, **option_values).evaluate())

@@ -195,7 +195,11 @@ def utility_section(report: Mapping[str, Any]) -> str:
     views = [(k, h) for k, h in UTILITY_VIEWS if all(k in i for i in items)]
     rows = []
     for i in items:
-        row: dict[str, Any] = {"column": i["column"], "model": i.get("model"),
+        model = i.get("model")
+        if i.get("consumer"):
+            model = (f"CAS: the consumer's pick {i['cas_model']} (clear: its pick "
+                     f"{i['clear_model']}); other views: {model}")
+        row: dict[str, Any] = {"column": i["column"], "model": model,
                                "chance": i.get("chance"), "alpha": i.get("alpha")}
         for key, _ in views:
             row[key] = _Cell(_rate(i[key], view_interval(i, key, n)))
@@ -208,7 +212,32 @@ def utility_section(report: Mapping[str, Any]) -> str:
               "interval. <i>release → clear</i> (the classification accuracy score, CAS) is what "
               "a consumer who trains on the release gets on real data; <i>clear → release</i> "
               "is the paper's view; alpha weighs an additional attribute in U = P + Σ alpha·Q "
-              "(— for the attribute of interest).</p>")
+              "(— for the attribute of interest).</p>"
+            + consumer_section(u.get("consumer")))
+
+
+def consumer_section(panel: Mapping[str, Any] | None) -> str:
+    """The consumer's panel: each model release → clear beside clear → clear, the picks."""
+    if not panel:
+        return ""
+    rows = []
+    for m in panel["models"]:
+        rc, cc = m["release_to_clear"], m["clear_to_clear"]
+        marks = [w for w, name in (("release's pick", panel["pick"]),
+                                   ("clear's pick", panel["clear_pick"])) if name == m["model"]]
+        cv = [_Cell(_rate(v["value"], v["ci"])) if v is not None else NA
+              for v in (m["release_cv"], m["clear_cv"])]
+        rows.append({"model": m["model"], "rc": _Cell(_rate(rc["value"], rc["ci"])),
+                     "cc": _Cell(_rate(cc["value"], cc["ci"])), "rcv": cv[0], "ccv": cv[1],
+                     "pick": ", ".join(marks)})
+    return ("<h3 id='consumer'>The consumer's panel</h3>"
+            + _table(rows, ["model", "rc", "cc", "rcv", "ccv", "pick"],
+                     ["model", "release → clear", "clear → clear", "CV on the release",
+                      "CV on clear", "pick"], text_cols=("pick",))
+            + f"<p class='note'>{html.escape(str(panel['rule']))}. The headline CAS is the "
+              "release's pick; the clear accuracy it is compared with (ratio, utility floor) "
+              "is the clear data's pick. This is one consumer picking by cross-validation on "
+              "the release, not a guarantee for any particular model.</p>")
 
 
 def threat_model_section(report: Mapping[str, Any]) -> str:

@@ -3,10 +3,11 @@
 
 The dict holds figures and names only: no seed, no path, nothing that undoes a release.
 Stable keys (later versions may add, never rename): ``method``, ``interest``, ``sensitive``,
-``cas``, ``utility``, ``chance``, ``control``, ``attacks``, ``worst_case``,
-``worst_case_crossfit``, ``advantage``, ``membership``, ``contributors``, ``verification``,
-``selection``, ``verdict``, ``risks`` (one entry per risk and level: name, statistic, value,
-ci, attacker, status).
+``cas``, ``utility``, ``consumer`` (the consumer's panel: the picks, each model's release →
+clear and clear → clear accuracy; None where it did not run), ``chance``, ``control``,
+``attacks``, ``worst_case``, ``worst_case_crossfit``, ``advantage``, ``membership``,
+``contributors``, ``verification``, ``selection``, ``verdict``, ``risks`` (one entry per
+risk and level: name, statistic, value, ci, attacker, status).
 
 Examples
 --------
@@ -19,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SUMMARY_KEYS = ("method", "interest", "sensitive", "cas", "utility", "chance", "control",
-                "attacks", "worst_case", "worst_case_crossfit", "advantage", "membership",
-                "contributors", "verification", "selection", "verdict", "risks")
+SUMMARY_KEYS = ("method", "interest", "sensitive", "cas", "utility", "consumer", "chance",
+                "control", "attacks", "worst_case", "worst_case_crossfit", "advantage",
+                "membership", "contributors", "verification", "selection", "verdict", "risks")
 
 
 def _pick(d: Mapping[str, Any] | None, *keys: str) -> dict[str, Any] | None:
@@ -52,6 +53,7 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
             "additional": {col: _pick(a, "alpha", "clear", "anonymized")
                            for col, a in u.get("additional", {}).items()},
         },
+        "consumer": _consumer(u.get("consumer")),
         "chance": p["chance"],
         "control": control["value"] if isinstance(control, Mapping) else control,
         "attacks": [_pick(a, "mode", "model", "accuracy", "ci") for a in best.values()],
@@ -83,6 +85,17 @@ def summary(data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _consumer(panel: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The consumer's panel in short: the picks and each model's two accuracies."""
+    if not panel:
+        return None
+    return {"pick": panel["pick"], "clear_pick": panel["clear_pick"],
+            "models": [{"model": m["model"],
+                        "release_to_clear": _pick(m["release_to_clear"], "value", "ci"),
+                        "clear_to_clear": _pick(m["clear_to_clear"], "value", "ci")}
+                       for m in panel["models"]]}
+
+
 def _ci(ci: Any, fmt: str = ".3f") -> str:
     return f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci else ""
 
@@ -111,8 +124,15 @@ def summary_rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
     rows = []
     if s["cas"]:
         cas = s["cas"]["value"]
-        rows.append((f"{HEADLINE}: {col} CAS (trained on release, scored on clear)",
-                     f"{cas:.3f}{_ci(s['cas']['ci'])} {of_clear(cas, u['clear'])}".rstrip()))
+        c = s.get("consumer")
+        by = f", the consumer's pick: {c['pick']}" if c else ""
+        rows.append((f"{HEADLINE}: {col} CAS (trained on release, scored on clear{by})",
+                     f"{cas:.3f}{_ci(s['cas']['ci'])} {of_clear(cas, u['clear'])}".rstrip()
+                     + (f" (clear's pick: {c['clear_pick']})" if c else "")))
+    for m in (s.get("consumer") or {}).get("models", []):
+        rc, cc = m["release_to_clear"], m["clear_to_clear"]
+        rows.append((f"{SECONDARY}: panel {m['model']}, release → clear (clear → clear)",
+                     f"{rc['value']:.3f}{_ci(rc['ci'])} (clear {cc['value']:.3f})"))
     rows.append((f"{SECONDARY}: {col}, trained on clear → scored on clear / on release",
                  f"{u['clear']:.3f} → {u['anonymized']:.3f}"))
     for name, a in u["additional"].items():

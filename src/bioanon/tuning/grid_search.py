@@ -189,6 +189,11 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     chance = baseline = None
     evaluate_kwargs.setdefault("membership", False)  # the verdict needs the panel only
     evaluate_kwargs.setdefault("verification", False)
+    # the points rank by the utility model alone, as a search's tuning split does (the
+    # consumer's panel runs on every point only when asked for ``always``)
+    panel = evaluate_kwargs.get("consumer_panel", "final")
+    points_kwargs = {**evaluate_kwargs,
+                     "consumer_panel": "always" if panel == "always" else "off"}
     for i, point in enumerate(points):
         if progress is not None:
             progress(i, len(points), ", ".join(f"{k}={v}" for k, v in point.items()))
@@ -196,7 +201,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
             report = evaluate(table, interest, sensitive, additional=additional,
                               anonymizer=clone(anonymizer).set_params(**point),
                               progress=progress.nested(progress.stage or ""),
-                              **evaluate_kwargs)
+                              **points_kwargs)
         except BioanonError as exc:
             skipped.append({"params": point, "reason": str(exc)})
             continue

@@ -1,0 +1,181 @@
+"""Utility as a consumer meets it: a small panel of models, the pick made on the release alone.
+
+A data consumer who trains on a release does not train one fixed model: they try a few and
+keep the one that cross-validates best **on what they hold — the release**. This module
+plays that consumer:
+
+1. each model of the panel (:data:`CONSUMER_MODELS`: a random forest, logistic regression,
+   shrunk LDA, histogram gradient boosting, k-NN; scikit-learn only, each single-threaded) is
+   cross-validated on the released training records alone (:data:`FOLDS` stratified folds;
+   no clear record is read for the choice);
+2. the pick (highest cross-validated accuracy, ties in the panel's order) is trained on the
+   whole release and scored on the clear held-out records: the headline CAS;
+3. the clear baseline is made the same way on the clear training records (their own pick by
+   cross-validation there), scored on the same held-out records, so the utility floor and
+   the ratio compare like with like: pick on the release against pick on the clear data.
+
+Every model's release → clear and clear → clear accuracy is kept beside the pick (the forest
+stays a row), each with its Wilson 95% interval.
+
+What this view is not: a guarantee about any particular model. A consumer who picks by
+another rule, tunes hyper-parameters, or uses a model outside the panel can do better or
+worse; the pick is one honest consumer's, made without clear records.
+
+Examples
+--------
+>>> from bioanon.datasets import make_biometric
+>>> t = make_biometric(n_identities=4, records_per_identity=30, n_features=32, random_state=0)
+>>> y = t.labels["expression"].to_numpy()
+>>> out = consumer_panel(t.X[:90], y[:90], t.X[:90], t.X[90:], y[90:], seed=0, n_jobs=1,
+...                      models=("logreg", "lda"))
+>>> out["pick"] in ("logreg", "lda"), [m["model"] for m in out["models"]]
+(True, ['logreg', 'lda'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold
+
+from ..attack.attackers import ModelCache, fingerprint
+from ..attack.parallel import parallel_map
+from ..attack.recognizers import make_recognizer, model_name, single_threaded
+from ..metrics.results import Rate
+
+#: the consumer's panel, in the order ties are broken
+CONSUMER_MODELS = ("forest", "logreg", "lda", "hgb", "knn")
+#: stratified folds of the consumer's cross-validation
+FOLDS = 3
+#: where the panel runs (:attr:`EvaluationOptions.consumer_panel`): ``final`` — every single
+#: evaluation and a search's confirmation (its tuning split judges by ``utility_model``
+#: alone, to keep the search cheap); ``always`` — the search's tuning split too; ``off`` —
+#: never (the headline is ``utility_model``'s CAS)
+PANEL_MODES = ("final", "always", "off")
+#: how the pick is made, in words (report.json, the report)
+RULE = (f"the consumer's pick: the first model of the panel (forest, logistic regression, "
+        f"shrunk LDA, gradient boosting, k-NN) whose {FOLDS}-fold cross-validated accuracy on "
+        "the release alone (no clear record is read) reaches the lower end of the best one's "
+        "95% interval, trained "
+        "on the whole release and scored on the clear held-out records; the clear baseline "
+        "is the clear training records' own pick, made the same way")
+
+
+def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.ndarray,
+              folds: int) -> tuple[int | None, np.ndarray]:
+    """(cross-validated hits on ``X`` — records predicted right by the model of the other
+    folds — or None without folds, predictions on ``probe`` of the model trained on all of
+    ``X``); one thread."""
+    est = single_threaded(make_recognizer(model, seed))
+    hits: int | None = None
+    if folds >= 2:
+        hits = 0
+        split = StratifiedKFold(folds, shuffle=True, random_state=seed)
+        for tr, te in split.split(X, y):
+            fitted = clone(est).fit(X[tr], y[tr])
+            hits += int(np.count_nonzero(fitted.predict(X[te]) == y[te]))
+    return hits, est.fit(X, y).predict(probe)
+
+
+def folds_for(y: np.ndarray) -> int:
+    """The folds the consumer can use: :data:`FOLDS`, fewer when a class is smaller (0: a
+    class of one record, no cross-validation).
+
+    >>> folds_for(np.array(list("aabbb"))), folds_for(np.array(list("abbb")))
+    (2, 0)
+    """
+    smallest = int(np.unique(y, return_counts=True)[1].min()) if y.size else 0
+    k = min(FOLDS, smallest)
+    return k if k >= 2 else 0
+
+
+def _pick(names: Sequence[str], cv: Sequence[dict[str, Any] | None]) -> str:
+    """The first model in the panel's order whose cross-validated accuracy is not clearly
+    below the best's (it reaches the lower end of the best's 95% interval): a consumer keeps
+    the first model unless another is clearly better. On a release whose cross-validated
+    accuracies all sit near the ceiling (a Gaussian synthesizer's classes are easy to tell
+    apart), the highest of them says little about clear data, and the order decides.
+
+    >>> _pick(["forest", "knn"], [{"value": 0.97, "ci": [0.95, 0.98]},
+    ...                           {"value": 0.98, "ci": [0.96, 0.99]}])
+    'forest'
+    >>> _pick(["forest", "knn"], [{"value": 0.80, "ci": [0.77, 0.83]},
+    ...                           {"value": 0.98, "ci": [0.96, 0.99]}])
+    'knn'
+    """
+    scored = [(c["value"], -i) for i, c in enumerate(cv) if c is not None]
+    if not scored:
+        return names[0]
+    best = cv[-max(scored)[1]]
+    assert best is not None
+    floor = float((best.get("ci") or [best["value"]])[0])
+    return next(n for n, c in zip(names, cv, strict=True)
+                if c is not None and c["value"] >= floor)
+
+
+def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
+                   X_test: np.ndarray, y_test: np.ndarray, *, seed: int = 0,
+                   n_jobs: int | None = 1, models: Sequence[Any] = CONSUMER_MODELS,
+                   cache: ModelCache | None = None) -> dict[str, Any]:
+    """The consumer's panel on one useful attribute (see the module): each model's
+    cross-validated accuracy on the release and on the clear training records, its release →
+    clear and clear → clear accuracy on ``X_test``, the two picks and their scores.
+
+    ``X_clear`` and ``X_release`` are the same training records, clear and released, with
+    labels ``y``. ``cache`` keeps the clear side (the same for every setting judged on one
+    split). Returns plain JSON values (rates as ``{"value", "ci", "n"}``).
+    """
+    names = [model_name(m) for m in models]
+    folds = folds_for(y)
+    key = None
+    clear_side = None
+    if cache is not None:
+        key = cache.key("consumer", seed, "consumer|" + ",".join(names) + "|"
+                        + fingerprint(X_clear, y.astype(str))
+                        + fingerprint(X_test, y_test.astype(str)))
+        clear_side = cache.get(key)
+    tasks = [(m, seed, X_release, y, X_test, folds) for m in models]
+    if clear_side is None:
+        tasks += [(m, seed, X_clear, y, X_test, folds) for m in models]
+    outs = list(parallel_map(_fit_task, tasks, n_jobs, len(tasks)))
+    release_side = outs[:len(models)]
+    if clear_side is None:
+        clear_side = outs[len(models):]
+        if cache is not None and key is not None:
+            cache.put(key, clear_side)
+    n = int(y_test.size)
+
+    def rate(pred: np.ndarray) -> dict[str, Any]:
+        return Rate.from_counts(int(np.count_nonzero(pred == y_test)), n).to_dict()
+
+    def cv_rate(hits: int | None) -> dict[str, Any] | None:
+        return None if hits is None else Rate.from_counts(hits, int(y.size)).to_dict()
+
+    rows = [{"model": name, "release_cv": cv_rate(r_cv), "release_to_clear": rate(r_pred),
+             "clear_cv": cv_rate(c_cv), "clear_to_clear": rate(c_pred)}
+            for name, (r_cv, r_pred), (c_cv, c_pred)
+            in zip(names, release_side, clear_side, strict=True)]
+    pick = _pick(names, [r["release_cv"] for r in rows])
+    clear_pick = _pick(names, [r["clear_cv"] for r in rows])
+    by = {r["model"]: r for r in rows}
+    return {"models": rows, "pick": pick, "clear_pick": clear_pick,
+            "cas": by[pick]["release_to_clear"], "clear": by[clear_pick]["clear_to_clear"],
+            "folds": folds, "rule": RULE if folds else
+            "no class holds 2 records: no cross-validation; the panel's first model is used"}
+
+
+def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:
+    """Make the consumer's pick the headline of one attribute's utility ``entry`` (from
+    :func:`~bioanon.evaluation.utility.utility_views`): its CAS (release → clear) and its
+    clear accuracy are the picks' scores; the other views keep ``utility_model``'s."""
+    entry["consumer"] = panel
+    entry["cas"] = entry["anonymized_to_clear"] = float(panel["cas"]["value"])
+    entry["clear"] = float(panel["clear"]["value"])
+    entry["cas_model"], entry["clear_model"] = panel["pick"], panel["clear_pick"]
+
+
+__all__ = ["CONSUMER_MODELS", "FOLDS", "PANEL_MODES", "RULE", "apply_pick", "consumer_panel",
+           "folds_for"]

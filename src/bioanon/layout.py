@@ -1,0 +1,164 @@
+"""A declared feature layout: which columns form which trajectories (``--layout``, ``layout=``).
+
+A method with a stated temporal basis (``dp-cells``' DCT of each trajectory) needs to know
+which features are one quantity over time. bioanon's own extractors name them
+``NAME_t0 … NAME_t{L-1}``; a table from another pipeline (``f0 … f399``) says nothing, so its
+owner states the layout:
+
+``GROUP+GROUP+…`` in column order, each ``GROUP`` either ``TRACKSxSTEPS`` (``TRACKS``
+trajectories of ``STEPS`` consecutive features each: track 0's steps first) or ``COUNT``
+(``COUNT`` features outside any trajectory). The groups must cover every feature exactly.
+
+- ``20x16`` — 320 features: 20 tracks of 16 steps;
+- ``20x16+80`` — those 320, then 80 features outside any trajectory (summary statistics);
+- ``40x10`` — bioanon's FSDD features (20 MFCC and 20 delta tracks of 10 steps).
+
+The layout is public (a description of the columns, no record enters it): it is written in
+the manifest and the report, and the model-aware attacker rebuilds the basis from it.
+Checked here, in one place (:func:`parse_layout`), with one-line errors.
+
+Examples
+--------
+>>> lay = parse_layout("20x16+80", 400)
+>>> lay.text, lay.n_features, lay.n_trajectories
+('20x16+80', 400, 20)
+>>> parse_layout("20x16", 400)
+Traceback (most recent call last):
+...
+bioanon.errors.BioanonError: layout '20x16' lays out 320 features but the table has 400; \
+add the 80 features outside any trajectory as a group (20x16+80) or fix the counts
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import BioanonError
+
+#: the grammar in words (help texts, errors)
+GRAMMAR = ("groups joined by '+' in column order, each TRACKSxSTEPS (trajectories of STEPS "
+           "consecutive features) or COUNT (features outside any trajectory), e.g. 20x16 or "
+           "20x16+80")
+_GROUP = re.compile(r"^(\d+)(?:x(\d+))?$")
+#: the table meta key a declared layout is kept under (its canonical text)
+META_KEY = "layout"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A parsed layout: ``groups`` of (tracks, steps) in column order (steps 1: features
+    outside any trajectory)."""
+
+    groups: tuple[tuple[int, int], ...]
+
+    @property
+    def n_features(self) -> int:
+        return int(sum(t * s for t, s in self.groups))
+
+    @property
+    def n_trajectories(self) -> int:
+        """Trajectories of two steps or more."""
+        return int(sum(t for t, s in self.groups if s > 1))
+
+    @property
+    def text(self) -> str:
+        """The canonical text (``20x16+80``)."""
+        return "+".join(f"{t}x{s}" if s > 1 else str(t) for t, s in self.groups)
+
+    def describe(self) -> str:
+        """The layout in words."""
+        parts = [f"{t} trajectories of {s} steps" if s > 1 else f"{t} features outside any "
+                 "trajectory" for t, s in self.groups]
+        return f"{', then '.join(parts)} (layout {self.text})"
+
+    def segments(self) -> list[tuple[int, int]]:
+        """(start column, steps) of every trajectory and every lone feature, in order."""
+        out, start = [], 0
+        for tracks, steps in self.groups:
+            for _ in range(tracks):  # a loop over trajectories (tens), never over records
+                out.append((start, steps))
+                start += steps
+        return out
+
+
+def parse_layout(value: Any, n_features: int | None = None) -> Layout:
+    """Parse and check a layout (text, or a :class:`Layout`) against ``n_features``.
+
+    >>> parse_layout(" 40x10 ").text, parse_layout("10+2x5", 20).groups
+    ('40x10', ((10, 1), (2, 5)))
+    >>> parse_layout("20by16")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: layout '20by16' is not a layout: write groups joined by \
+'+' in column order, each TRACKSxSTEPS (trajectories of STEPS consecutive features) or COUNT \
+(features outside any trajectory), e.g. 20x16 or 20x16+80
+    """
+    if isinstance(value, Layout):
+        lay = value
+        text = value.text
+    else:
+        text = str(value).strip()
+        groups = []
+        for part in text.lower().replace(" ", "").split("+"):
+            m = _GROUP.match(part)
+            if m is None:
+                raise BioanonError(f"layout '{text}' is not a layout: write {GRAMMAR}",
+                                   parameter="layout")
+            tracks, steps = int(m.group(1)), int(m.group(2) or 1)
+            if tracks < 1 or steps < 1:
+                raise BioanonError(f"layout '{text}': the group '{part}' must count at "
+                                   "least 1 track of at least 1 step", parameter="layout")
+            groups.append((tracks, steps))
+        lay = Layout(tuple(groups))
+    if n_features is not None and lay.n_features != int(n_features):
+        d, k = int(n_features), lay.n_features
+        fix = (f"add the {d - k} features outside any trajectory as a group "
+               f"({lay.text}+{d - k}) or fix the counts" if k < d else
+               f"it names {k - d} more than there are; fix the counts")
+        raise BioanonError(f"layout '{text}' lays out {k} features but the table has {d}; "
+                           f"{fix}", parameter="layout")
+    return lay
+
+
+def table_layout(table: Any) -> Layout | None:
+    """The layout a table declares (its meta), or None."""
+    meta = getattr(table, "meta", None) or {}
+    text = meta.get(META_KEY)
+    return None if text is None else parse_layout(text, int(table.X.shape[1]))
+
+
+def with_layout(table: Any, layout: Any) -> Any:
+    """``table`` declaring ``layout`` (checked against its features); None: unchanged."""
+    if layout is None:
+        return table
+    lay = parse_layout(layout, int(table.X.shape[1]))
+    return table.with_features(table.X, **{META_KEY: lay.text})
+
+
+def layout_dct_basis(layout: Layout, keep: int | None = None) -> np.ndarray:
+    """The stated basis (k, d) of a layout: each trajectory's first ``keep`` orthonormal
+    DCT-II rows (all when None), each lone feature as it is. Orthonormal rows.
+
+    >>> P = layout_dct_basis(parse_layout("2x4+1"), keep=2)
+    >>> P.shape, bool(np.allclose(P @ P.T, np.eye(5)))
+    ((5, 9), True)
+    """
+    from scipy.fft import dct
+
+    d = layout.n_features
+    rows: list[np.ndarray] = []
+    for start, steps in layout.segments():
+        q = steps if keep is None else min(int(keep), steps)
+        T = dct(np.eye(steps), norm="ortho", axis=0)[:q]
+        block = np.zeros((q, d))
+        block[:, start:start + steps] = T
+        rows.append(block)
+    return np.vstack(rows)
+
+
+__all__ = ["GRAMMAR", "META_KEY", "Layout", "layout_dct_basis", "parse_layout",
+           "table_layout", "with_layout"]

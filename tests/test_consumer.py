@@ -1,0 +1,115 @@
+"""The consumer's panel: the pick made by cross-validation on the release alone, scored on
+clear held-out records, against the clear data's own pick; where it runs (an evaluation, a
+search's confirmation) and where not (the search's tuning split, ``consumer_panel=off``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bioanon.anonymize import SelectiveMeanAnonymizer
+from bioanon.certification.search import search
+from bioanon.datasets import make_biometric
+from bioanon.errors import BioanonError
+from bioanon.evaluation import Evaluation
+from bioanon.evaluation.consumer import CONSUMER_MODELS, consumer_panel, folds_for
+from bioanon.evaluation.options import EvaluationOptions
+from bioanon.report.build import build_report
+from bioanon.report.html import consumer_section
+from bioanon.table import FeatureTable
+
+FAST = ("logreg", "lda", "knn")
+
+
+@pytest.fixture(scope="module")
+def table() -> FeatureTable:
+    return make_biometric(n_identities=8, records_per_identity=40, n_features=32,
+                          random_state=3)
+
+
+def _split(table: FeatureTable) -> tuple[np.ndarray, ...]:
+    y = table.labels["expression"].to_numpy()
+    rng = np.random.default_rng(0)
+    order = rng.permutation(table.n_records)
+    tr, te = order[:240], order[240:]
+    return table.X[tr], y[tr], table.X[te], y[te]
+
+
+def test_the_pick_reads_the_release_alone(table: FeatureTable) -> None:
+    X, y, Xt, yt = _split(table)
+    release = X + np.random.default_rng(1).normal(scale=2.0, size=X.shape).astype(np.float32)
+    out = consumer_panel(X, y, release, Xt, yt, seed=0, models=FAST)
+    # other clear records (training or held out) cannot change the release's pick
+    other = consumer_panel(X[::-1].copy(), y, release, Xt[:40], yt[:40], seed=0, models=FAST)
+    assert out["pick"] == other["pick"]
+    rows = {m["model"]: m for m in out["models"]}
+    # the pick: the first model in the panel's order not clearly below the best (within
+    # the best's 95% interval); every model before it is clearly below
+    for side, pick in (("release_cv", out["pick"]), ("clear_cv", out["clear_pick"])):
+        best = max((m[side] for m in out["models"]), key=lambda c: c["value"])
+        order = [m["model"] for m in out["models"]]
+        assert rows[pick][side]["value"] >= best["ci"][0]
+        assert all(rows[m][side]["value"] < best["ci"][0] for m in order[:order.index(pick)])
+    cv = rows[out["pick"]]["release_cv"]  # every rate with its Wilson interval
+    assert cv["ci"][0] <= cv["value"] <= cv["ci"][1] and cv["n"] == y.size
+    # the headline is the pick's release -> clear score, the baseline the clear pick's
+    assert out["cas"] == rows[out["pick"]]["release_to_clear"]
+    assert out["clear"] == rows[out["clear_pick"]]["clear_to_clear"]
+    lo, hi = out["cas"]["ci"]
+    assert lo <= out["cas"]["value"] <= hi and out["cas"]["n"] == yt.size
+
+
+def test_folds_follow_the_smallest_class() -> None:
+    assert folds_for(np.repeat(["a", "b"], [10, 10])) == 3
+    assert folds_for(np.repeat(["a", "b"], [2, 10])) == 2
+    assert folds_for(np.repeat(["a", "b"], [1, 10])) == 0
+
+
+def test_the_option_is_checked_and_the_tuning_split_turns_it_off() -> None:
+    with pytest.raises(BioanonError, match="consumer_panel"):
+        EvaluationOptions.of(consumer_panel="sometimes")
+    assert EvaluationOptions.of().for_tuning().consumer_panel == "off"
+    assert EvaluationOptions.of(consumer_panel="always").for_tuning().consumer_panel == "always"
+    assert EvaluationOptions.of().runs_consumer_panel()
+    assert not EvaluationOptions.of(consumer_panel="off").runs_consumer_panel()
+
+
+def _evaluate(table: FeatureTable, panel: str) -> Any:
+    anon = SelectiveMeanAnonymizer("expression", g=4, r_p=0.1)
+    return Evaluation(table, "expression", "identity", anonymizer=anon, models=["knn"],
+                      attackers="naive", n_jobs=1, verification=False, selection="none",
+                      consumer_panel=panel, random_state=0).evaluate()
+
+
+def test_an_evaluation_shows_the_panel_and_ranks_by_the_pick(table: FeatureTable) -> None:
+    ev = _evaluate(table, "final")
+    report = build_report(ev)
+    panel = report["utility"]["consumer"]
+    assert [m["model"] for m in panel["models"]] == list(CONSUMER_MODELS)  # forest stays a row
+    u = ev.utility()["expression"]
+    assert u.cas.value == panel["cas"]["value"] and u.clear.value == panel["clear"]["value"]
+    assert report["utility"]["cas"]["value"] == panel["cas"]["value"]
+    assert report["utility"]["interest"]["clear"] == panel["clear"]["value"]
+    short = report.summary()["consumer"]
+    assert short["pick"] == panel["pick"] and len(short["models"]) == len(CONSUMER_MODELS)
+    html = consumer_section(panel)
+    assert "release&#x27;s pick" in html or "release's pick" in html
+    off = build_report(_evaluate(table, "off"))
+    assert off["utility"]["consumer"] is None
+    assert off.summary()["consumer"] is None
+
+
+def test_a_search_judges_its_tuning_split_cheaply_and_confirms_with_the_pick(
+        table: FeatureTable) -> None:
+    why = "test of the consumer's panel"
+    res = search(table, "expression", "identity", methods=["noise"], target_advantage=0.5,
+                 models=["knn"], attackers="naive,parrot", n_jobs=1, budget_minutes=None,
+                 level=0.99, random_state=7,
+                 accept_risks={"identity-membership": why, "identity-inference": why})
+    assert res.confirmation is not None
+    assert res.confirmation["utility"]["consumer"] is not None
+    assert res.confirmation["params"]["evaluation"]["consumer_panel"] == "final"
+    pick = res.confirmation["utility"]["consumer"]
+    assert res.confirmation["utility"]["cas"]["value"] == pick["cas"]["value"]
