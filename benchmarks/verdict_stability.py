@@ -44,7 +44,10 @@ def read_report(folder: Path) -> dict[str, Any]:
     cas = doc["utility"]["cas"]["value"] if "cas" in doc.get("utility", {}) else None
     clear = doc["utility"].get("interest", {}).get("clear")
     search = doc.get("search") or {}
-    return {"setting": doc.get("setting"), "met": bool(search.get("certified")),
+    setting = doc.get("setting")
+    if isinstance(setting, dict):  # {"setting": label, "certified": ..., "judged": ...}
+        setting = setting.get("setting")
+    return {"setting": setting, "met": bool(search.get("certified")),
             "cas": cas, "clear": clear,
             "ratio": (cas / clear) if cas is not None and clear else None,
             "deciding": (doc.get("deciding") or {}).get("text"),
