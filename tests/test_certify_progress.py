@@ -59,7 +59,13 @@ def _certify(table: FeatureTable, **kw: Any) -> Any:
 
 
 def test_certify_is_silent_by_default(table: FeatureTable,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+                                      capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    # a command line run earlier in this process leaves its handler on bioanon's logger: a
+    # library user's process has none
+    monkeypatch.setattr(logging.getLogger("bioanon"), "handlers", [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         _certify(table)

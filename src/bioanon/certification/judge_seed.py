@@ -107,7 +107,7 @@ def fingerprint(inputs: bytes) -> str:
 
 #: how a report says where the judge's randomness came from
 DERIVED = "derived from the table and the options (the same command gives the same verdict)"
-SEEDED = "the seed given (random_state / --seed): one of many reproducible evaluations"
+SEEDED = "the seed given (random_state): one of many reproducible evaluations"
 
 
 def judged_statement(inputs: bytes, random_state: int | None) -> dict[str, str]:

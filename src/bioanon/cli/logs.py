@@ -193,9 +193,7 @@ SUMMARIES = {
     "evaluate": "Measure a method's utility and every risk",
     "demo": "The release path on a built-in synthetic dataset",
     "release": "Search, certify against every risk, and release",
-    "audit": ("Judge a release made by anything (SDV, a script, an earlier bioanon) against "
-              "INPUT (the members) and --control HOLDOUT (non-members): the plan, every risk "
-              "with its attacker and 95% interval, utility, and the verdict at the level"),
+    "audit": "Judge any release against its members and a holdout",
     "datasets": "List the datasets of the data home",
     "extract": "Extract features from face, voice or motion records",
     "methods": "List the methods, their parameters and guarantees",

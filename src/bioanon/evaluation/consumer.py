@@ -45,16 +45,12 @@ from ..attack.attackers import ModelCache, fingerprint
 from ..attack.parallel import parallel_map
 from ..attack.recognizers import make_recognizer, model_name, single_threaded
 from ..metrics.results import Rate
+from .panel_modes import PANEL_MODES
 
 #: the consumer's panel, in the order ties are broken
 CONSUMER_MODELS = ("forest", "logreg", "lda", "hgb", "knn")
 #: stratified folds of the consumer's cross-validation
 FOLDS = 3
-#: where the panel runs (:attr:`EvaluationOptions.consumer_panel`): ``final`` — every single
-#: evaluation and a search's confirmation (its tuning split judges by ``utility_model``
-#: alone, to keep the search cheap); ``always`` — the search's tuning split too; ``off`` —
-#: never (the headline is ``utility_model``'s CAS)
-PANEL_MODES = ("final", "always", "off")
 #: how the pick is made, in words (report.json, the report)
 RULE = (f"the consumer's pick: the first model of the panel (forest, logistic regression, "
         f"shrunk LDA, gradient boosting, k-NN) whose {FOLDS}-fold cross-validated accuracy on "

@@ -47,7 +47,7 @@ from ..attack.selection import identity_counts, parse_strategies
 from ..attack.threat import parse_modes
 from ..errors import BioanonError
 from ..levels import Level, resolve_level
-from .consumer import PANEL_MODES
+from .panel_modes import PANEL_MODES
 
 #: the default recognition target (``target_advantage``)
 DEFAULT_TARGET = 0.05

@@ -108,7 +108,8 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
             raise BioanonError(f"cannot reach the dask scheduler at {address} (no scheduler "
                                "runs at this in-process address); an inproc:// scheduler "
                                "lives in the same Python process: give a tcp://HOST:PORT "
-                               "address, or leave --scheduler out for a local cluster")
+                               "address, or leave the scheduler out for a local cluster",
+                               parameter="scheduler")
         return
     if scheme == "ucx":
         try:
