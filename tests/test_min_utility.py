@@ -194,16 +194,16 @@ def _risk(risk: str, level: str, value: float, half: float, target: float) -> An
                        "model-aware", 0.0, "no membership signal", target, 0.03, "")
 
 
-def _row(setting: str, cas: float, membership: float) -> dict[str, Any]:
+def _row(setting: str, cas: float, membership: float, width: float = 1.0) -> dict[str, Any]:
     """A search row judged by the full panel at level standard (record 0.10, identity 0.14),
-    its record membership ``membership`` ± 0.04."""
+    its record membership ``membership`` ± 0.04 (every interval's half-width × ``width``)."""
     from bioanon.evaluation.verdict import judge_risks
     from bioanon.levels import resolve_level
 
-    raw = [_risk("recognition", "record", 0.0, 0.02, 0.05),
-           _risk("membership", "record", membership, 0.04, 0.10),
-           _risk("inference", "record", 0.0, 0.03, 0.10),
-           _risk("membership", "identity", 0.0, 0.05, 0.14)]
+    raw = [_risk("recognition", "record", 0.0, 0.02 * width, 0.05),
+           _risk("membership", "record", membership, 0.04 * width, 0.10),
+           _risk("inference", "record", 0.0, 0.03 * width, 0.10),
+           _risk("membership", "identity", 0.0, 0.05 * width, 0.14)]
     risks = judge_risks(raw, 0.05, resolve_level("standard"), {})
     ok = all(r.passes for r in risks)
     useful = cas >= 0.8
@@ -218,9 +218,8 @@ def _row(setting: str, cas: float, membership: float) -> dict[str, Any]:
 def synthetic_result() -> SearchResult:
     """Three settings: the most useful leaks (record membership 0.12 ± 0.04: fails standard
     and basic), a middle one meets basic only, with margin (0.07 ± 0.04), the least useful
-    meets strict
-    (0.01 ± 0.03: upper bound 0.05) but lies below the floor."""
-    rows = [_row("a()", 0.95, 0.12), _row("b()", 0.90, 0.07), _row("c()", 0.60, 0.01)]
+    meets strict, with margin (0.01 ± 0.02: upper bound 0.03), but lies below the floor."""
+    rows = [_row("a()", 0.95, 0.12), _row("b()", 0.90, 0.07), _row("c()", 0.60, 0.01, 0.5)]
     res = SearchResult(rows, 0.05, level="standard", min_utility=0.8, interest="x")
     res.tradeoff = res.tradeoff_table()
     return res

@@ -37,7 +37,7 @@ JUDGE: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot,reverse",
 #: the most useful setting that passes stage 1 meets every target: one panel group
 FIRST_GROUP: dict[str, Any] = {"methods": ["selective-mean", "noise"], "target": 0.3}
 #: the two most useful settings (ksame-select) fail recognition: the winner is in group 3
-THIRD_GROUP: dict[str, Any] = {"methods": ["ksame-select", "selective-mean"], "target": 0.1}
+THIRD_GROUP: dict[str, Any] = {"methods": ["ksame-select", "selective-mean"], "target": 0.15}
 ROLES = Roles(sensitive="identity", interest="expression")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from bioanon.certification.margin import CONFIRM_PROBABILITY, pass_probability_of
 from bioanon.certification.search import SearchResult, search
 from bioanon.certification.tradeoff import (
     PANEL,
@@ -53,6 +54,7 @@ def _meets(row: dict[str, Any], level: str, target: float, accepted: set[str]) -
     lv = resolve_level(level)
     if not row["cas_ci"][0] > row["interest_chance"]:
         return False
+    p = 1.0  # the chance that a fresh evaluation passes too (the margin of the choice)
     for r in row["risks"]:
         t = target if r["risk"] == "recognition" else lv.target(r["level"])
         if r["name"] in accepted:
@@ -60,7 +62,9 @@ def _meets(row: dict[str, Any], level: str, target: float, accepted: set[str]) -
                 return False
         elif not (math.isfinite(r["ci"][1]) and r["ci"][1] <= t):
             return False
-    return True
+        else:
+            p *= pass_probability_of(r["value"], r["ci"][1], t)
+    return p >= CONFIRM_PROBABILITY
 
 
 def _check(res: SearchResult) -> None:
@@ -129,7 +133,7 @@ def test_a_synthetic_table_gives_each_level_its_setting() -> None:
     assert by["standard"]["below_floor"] and not by["basic"]["below_floor"]
     assert all(e["judged_by"] == PANEL for e in res.tradeoff)
     # a row without recognition (stage 1 only) is marked so, never passed off as judged
-    row = _row("d()", 0.99, 0.0)
+    row = _row("d()", 0.99, 0.0, 0.5)
     row["_risks"] = [r for r in row["_risks"] if r.risk != "recognition"]
     row["risks"] = [r for r in row["risks"] if r["risk"] != "recognition"]
     res.rows.append(row)

@@ -48,11 +48,15 @@ def pass_probability_of(value: float, upper: float, target: float) -> float:
     return float(norm.cdf((target - _Z95 * se - value) / (math.sqrt(2.0) * se)))
 
 
-def pass_probability(risks: Iterable[Any]) -> float:
+def pass_probability(risks: Iterable[Any], accepted: Iterable[str] = ()) -> float:
     """The product of :func:`pass_probability_of` over the measured risks that met their
-    target (a risk not met has probability 0; accepted, covered or not measured: 1)."""
+    target (a risk not met has probability 0; accepted — by status, or by name in
+    ``accepted`` —, covered or not measured: 1)."""
     p = 1.0
+    skip = set(accepted)
     for r in risks:
+        if r.name in skip and r.status == "met":
+            continue
         if r.status == "met":
             p *= pass_probability_of(float(r.value), float(r.ci[1]), float(r.target))
         elif r.status == "not met":
@@ -60,16 +64,19 @@ def pass_probability(risks: Iterable[Any]) -> float:
     return p
 
 
-def short_of_margin(risks: Iterable[Any]) -> list[str]:
-    """The met risks whose own probability falls under :data:`CONFIRM_PROBABILITY` (what a
-    refusal for margin names)."""
-    return [r.name for r in risks if r.status == "met" and pass_probability_of(
+def short_of_margin(risks: Iterable[Any], accepted: Iterable[str] = ()) -> list[str]:
+    """The met risks (not accepted by name) whose own probability falls under
+    :data:`CONFIRM_PROBABILITY` (what a refusal for margin names)."""
+    skip = set(accepted)
+    return [r.name for r in risks if r.status == "met" and r.name not in skip
+            and pass_probability_of(
         float(r.value), float(r.ci[1]), float(r.target)) < CONFIRM_PROBABILITY]
 
 
-def has_margin(risks: Iterable[Any]) -> bool:
-    """Whether the risks pass their confirmation with probability ≥ the required one."""
-    return pass_probability(risks) >= CONFIRM_PROBABILITY
+def has_margin(risks: Iterable[Any], accepted: Iterable[str] = ()) -> bool:
+    """Whether the risks pass their confirmation with probability ≥ the required one (the
+    risks accepted by name left out: the user took them on)."""
+    return pass_probability(risks, accepted) >= CONFIRM_PROBABILITY
 
 
 __all__ = ["CONFIRM_PROBABILITY", "has_margin", "pass_probability", "pass_probability_of",

@@ -240,18 +240,25 @@ def _row(c: Candidate, ev: Evaluation, target: float, *, min_utility: float | No
         "risks": [r.to_dict() for r in v.risks],
         "failed_risks": [r.name for r in v.failed()],
         "met_recognition": v.recognition_met,
-        **_margin(v.risks),
+        **_margin(v.risks, _accepted(ev, targets)),
         "met_privacy": v.met, "met_utility": bool(useful),
-        "met": bool(v.met and useful and has_margin(v.risks)),
+        "met": bool(v.met and useful and has_margin(v.risks, _accepted(ev, targets))),
         "_risks": list(ev.risks()),
     }
 
 
-def _margin(risks: Sequence[Any]) -> dict[str, Any]:
-    """A row's margin (:mod:`.margin`): the probability that its measured risks pass a fresh
-    evaluation, and the risks whose own chance is under the required one."""
-    return {"pass_probability": pass_probability(risks),
-            "short_of_margin": short_of_margin(risks)}
+def _margin(risks: Sequence[Any], accepted: Sequence[str]) -> dict[str, Any]:
+    """A row's margin (:mod:`.margin`): the probability that its measured risks (those the
+    user accepted by name left out) pass a fresh evaluation, and the risks whose own chance
+    is under the required one."""
+    return {"pass_probability": pass_probability(risks, accepted),
+            "short_of_margin": short_of_margin(risks, accepted)}
+
+
+def _accepted(ev: Evaluation, targets: Mapping[str, Any]) -> list[str]:
+    """The risks the user accepted by name (the evaluation's and the search's)."""
+    return [*dict(getattr(ev, "accept_risks_", {}) or {}),
+            *dict(targets.get("accept_risks") or {})]
 
 
 #: how a row was judged (its ``judged_by``), and why a row that passed stage 1 was not
@@ -287,8 +294,8 @@ def _cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
         "control": ev.control_.value, "baseline": None,
         "risks": [r.to_dict() for r in risks], "failed_risks": failed,
         "met_recognition": None, "met_privacy": False if failed else None,
-        "met_utility": useful, "met": False, "judged_by": STAGE1, **_margin(risks),
-        "passed_stage1": bool(useful and not failed and has_margin(risks)),
+        "met_utility": useful, "met": False, "judged_by": STAGE1, **_margin(risks, list(accept)),
+        "passed_stage1": bool(useful and not failed and has_margin(risks, list(accept))),
         "_risks": [r for r in ev.risks() if r.risk != "recognition"],
     }
 

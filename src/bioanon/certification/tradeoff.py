@@ -69,7 +69,8 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
             shown = sorted(extra)
             risks = judge_risks(list(raw), float(target), lv, {**accept, **extra}, guarantee)
     useful = float(row["cas_ci"][0]) > float(row["interest_chance"])
-    return useful and all(r.passes for r in risks) and has_margin(risks), risks, shown
+    ok = useful and all(r.passes for r in risks) and has_margin(risks, [*accept, *shown])
+    return ok, risks, shown
 
 
 def _recognition_ub(risks: Sequence[Any]) -> float:
