@@ -418,8 +418,8 @@ class DPCellsAnonymizer(Anonymizer):
     #: No public (strict) settings: at epsilon <= 4 dp-basis keeps more (0.81 x on FSDD
     #: against 0.30-0.42 x here: the per-coordinate variances and cell sums cost too much)
     #: One Gaussian per class at mu 2 is the setting with margin where mu 4 sits near the
-    #: target (the demo's 520 people: record membership 0.01-0.07 at mu 4 from one release
-    #: to the next, -0.01-0.02 at mu 2), so the search's choice does not hang on the split.
+    #: target (the demo's former 520 x 10 table: record membership 0.01-0.07 at mu 4 from
+    #: one release to the next, -0.01-0.02 at mu 2), so the choice does not hang on the split.
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"cells": 3, "mu": 6.0, "keep": 4}, {"cells": 0, "mu": 4.0, "keep": 4},
         {"cells": 0, "mu": 2.0, "keep": 4},

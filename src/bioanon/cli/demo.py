@@ -27,15 +27,15 @@ from .options import LevelOpt, parse_level
 #: two fast recognizers) so that ``make demo`` stays short
 DEMO_METHODS = ["dp-cells", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
-#: the demo's synthetic population, sized so that the plan can show every risk at the default
-#: level (:mod:`bioanon.plan`): 520 people (the identity level's 0.14 needs about 501:
-#: :func:`bioanon.levels.identity_rule`) with 20 records each (10,400 records: the record
-#: level's 0.10 needs about 1,400). At 10 records each the certified setting's record
-#: membership read 0.005-0.09 from one split to the next, against the target 0.10: the
-#: verdict was a draw; at 20 it reads 0.02-0.03 (upper bounds 0.035-0.058), so the demo
-#: certifies at every seed tried
-DEMO_IDENTITIES = 520
-DEMO_RECORDS_PER_IDENTITY = 20
+#: the demo's synthetic population, sized so that the plan shows every risk at the default
+#: level with room (:mod:`bioanon.plan`): 800 people with 13 records each (10,400 records).
+#: At 520 × 10 the certified setting's record membership read 0.005-0.09 from one split to
+#: the next against the target 0.10, and the identity level (which needs about 501 people:
+#: :func:`bioanon.levels.identity_rule`) could rule out only 0.137 against 0.14: the verdict
+#: was a draw. At 800 people the identity level can rule out about 0.11, and at 10,400
+#: records the record level about 0.04
+DEMO_IDENTITIES = 800
+DEMO_RECORDS_PER_IDENTITY = 13
 
 
 @app.command()
