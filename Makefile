@@ -44,7 +44,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(STEP) "installed bioanon with the test extras"
 
 demo: $(VENV)/.installed-core
-	$(STEP) "running the demo on the synthetic dataset (about a minute)"
+	$(STEP) "running the demo on the synthetic dataset (a few minutes)"
 	$(BIN)/bioanon demo --out demo-report
 	$(STEP) "bioanon is installed in $(VENV), not on your PATH: run 'source $(VENV)/bin/activate' to type bioanon, or call $(BIN)/bioanon"
 
