@@ -274,7 +274,7 @@ def test_labels_stored_as_numbers_match_text_labels(closed, tmp_path):
 
 
 def test_a_risk_the_sizes_cannot_show_can_be_accepted_by_name(closed):
-    """Closed set: identity membership cannot be measured; accepted with a reason, the rest
+    """Closed set: the identity level cannot be measured; accepted with a reason, the rest
     met, the verdict is met (the CLI's --accept-risk / --reason reach the same)."""
     m, h, aux = closed
     rel = class_gaussian(aux, m, 2)
@@ -283,9 +283,11 @@ def test_a_risk_the_sizes_cannot_show_can_be_accepted_by_name(closed):
     res = bioanon.audit(m, rel, h, **ROLES, level=0.5, random_state=0)
     assert res.verdict.per_risk["identity-membership"] == "not showable at this size"
     assert res.verdict.status == "not showable at this size"
+    why = "every person is in INPUT"
     res = bioanon.audit(m, rel, h, **ROLES, level=0.5, random_state=0,
-                        accept_risks={"identity-membership": "every person is in INPUT"})
+                        accept_risks={"identity-membership": why, "identity-inference": why})
     assert res.verdict.per_risk["identity-membership"] == "accepted"
+    assert res.verdict.per_risk["identity-inference"] == "accepted"
     assert res.verdict.status == "met", res.verdict.per_risk
     with pytest.raises(BioanonError, match="unknown risk"):
         bioanon.audit(m, rel, h, **ROLES, accept_risks={"identity-nothing": "x"})

@@ -38,6 +38,7 @@ from .reproduce import ReproducedMethod, check_command
 from .risks import (
     MAX_CANDIDATES,
     AuditGame,
+    identity_inference,
     identity_membership,
     label_join,
     recognition,
@@ -151,7 +152,8 @@ class AuditJob:
         t0 = time.perf_counter()
         g, t = self.game, self.tables
         steps = ["recognition", "record membership", "identity membership",
-                 "inference on members", "label join", "utility"]
+                 "inference on members", "inference on members' people", "label join",
+                 "utility"]
 
         def tick(i: int) -> None:
             if progress is not None:
@@ -166,11 +168,13 @@ class AuditJob:
         tick(3)
         inf = record_inference(g)
         tick(4)
-        join = label_join(g)
+        ident_inf = identity_inference(g)
         tick(5)
+        join = label_join(g)
+        tick(6)
         util = utility(g)
         tick(len(steps))
-        risks = apply_accepted([rec, mem, inf, ident, join], self.accepted)
+        risks = apply_accepted([rec, mem, inf, ident, ident_inf, join], self.accepted)
         per = {r.name: verdict_status(r) for r in risks}
         status = ("not met" if "not met" in per.values() else
                   "met" if all(v in ("met", "accepted") for v in per.values()) else
