@@ -11,7 +11,9 @@ as a user would hold them:
 - **copy of INPUT**: INPUT itself with its interest and sensitive columns;
 - **leak-free Gaussian**: a per-class diagonal Gaussian fitted on the auxiliary part (held
   out, neither INPUT nor HOLDOUT: fitted on HOLDOUT itself, its draws would sit on the
-  audit's non-member candidates and read as a negative advantage);
+  audit's non-member candidates and read as a negative advantage), as many rows as INPUT
+  with classes drawn from the auxiliary part's labels (INPUT's own label column would tell
+  its class histogram: a small, real signal);
 - **diagonal Gaussian on INPUT**: bioanon's ``SyntheticAnonymizer(covariance="diag")``
   fitted on INPUT;
 - **dp-cells**: bioanon's ``dp-cells`` at epsilon 1 (the box from the data: DP in name only,
@@ -153,8 +155,10 @@ def release(kind: str, m: FeatureTable, aux: FeatureTable, interest: str, sensit
         return sdv_copula(m, interest, seed)
     if kind == "copy of INPUT":
         return frame_of(m.X, m, [interest, sensitive])
-    if kind == "leak-free Gaussian":
-        return frame_of(class_gaussian(aux, m, interest, seed), m, [interest])
+    if kind == "leak-free Gaussian":  # classes drawn from the auxiliary part's labels too
+        like = aux.subset(np.sort(np.random.default_rng([seed, 1]).choice(
+            aux.n_records, size=m.n_records, replace=True)))
+        return frame_of(class_gaussian(aux, like, interest, seed), like, [interest])
     if kind == "diagonal Gaussian on INPUT":
         est = SyntheticAnonymizer(interest, covariance="diag", random_state=seed)
     else:
