@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "bioanon"
 #: ``bioanon`` itself (the package root, the public facade) may import anything, and nothing
 #: in the package imports it.
 LAYERS: list[tuple[str, ...]] = [
-    ("bioanon._version", "bioanon.errors"),
+    ("bioanon._version", "bioanon.errors", "bioanon._lazy"),
     ("bioanon.progress", "bioanon.io", "bioanon.privacy", "bioanon.table", "bioanon.metrics",
      "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels",
      "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_journal",
