@@ -495,8 +495,16 @@ class DPBasisAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
-    dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
-                           "delta)")
+    dp = DPCapability(
+        UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, delta)",
+        delta="1/n^2, n records or identities",
+        basis="dp-lda (default: between the noisy class means, free, completed by the "
+              "principal directions of the public data), dp-pca (Analyze-Gauss at "
+              "basis_share of rho), public / public-lda (from the public data, free) or "
+              "random (data-independent, free); k = rank, or the rule min(d, 32, "
+              "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
+        split="declared shares of rho, the rest in proportion to sqrt(noisy numbers per "
+              "mechanism) (the default: no private statistic chooses it)")
     streamable = True  # its statistics are sums over records (basis_stream)
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity, at most m records each) when the box comes "
@@ -505,19 +513,6 @@ class DPBasisAnonymizer(Anonymizer):
                         "records when the box comes from the data (PrivacyLeakWarning); "
                         "population-level facts (a class's mean is released, noisily); "
                         "utility outside the k directions (the residual is only a variance)")
-    dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "epsilon (default 1)",
-        "delta": "delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
-                        "sensitive column named, max_records_per_identity=m)",
-        "basis": "dp-lda (default: between the noisy class means, free, completed by the "
-                 "principal directions of the public data), dp-pca (Analyze-Gauss at "
-                 "basis_share of rho), public / public-lda (from the public data, free) or "
-                 "random (data-independent, free); k = rank, or the rule min(d, 32, "
-                 "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
-        "split": "declared shares of rho, the rest in proportion to sqrt(noisy numbers per "
-                 "mechanism) (the default: no private statistic chooses it)",
-    }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"basis": "dp-lda", "rank": 16, "clip": 0.2, "resid_clip": 0.3},
         {"basis": "dp-pca", "rank": 16, "means": "basis", "covariance": "class", "pool": 0.5,

@@ -408,8 +408,15 @@ class DPCellsAnonymizer(Anonymizer):
                         "by proof (the certificate's attackers judge it); utility beyond a "
                         "few Gaussian cells per class")
     dp: ClassVar[DPCapability | None] = DPCapability(
-        ("record", "identity"), "zCDP composition of Gaussian mechanisms (mu-GDP, "
-        "mu = sqrt(2 rho)), converted to (epsilon, delta) by Canonne-Kamath-Steinke")
+        UNITS, "zCDP composition of Gaussian mechanisms (mu-GDP, mu = sqrt(2 rho)), "
+        "converted to (epsilon, delta) by Canonne-Kamath-Steinke", budget="mu",
+        delta="1/n^2, n records or identities (epsilon= with delta= sets the budget instead "
+              "of mu)",
+        basis="stated, no privacy cost: the temporal DCT of each trajectory (default; the "
+              "features as they are where the table lays out none), identity, random, or "
+              "the principal directions of public_data",
+        split="declared shares of rho (variance_share, direction_share, count_share, "
+              "resid_share, cov_share), the rest for the cell sums")
     #: the settings ``bioanon release`` tries (issue 35's frontier, model-aware judge): 8
     #: cells per class at mu 6 (FSDD: 0.89-0.91 x clear, record membership -0.01 to 0.05),
     #: one Gaussian per class at mu 4 (the 300-person population: 0.98 x, identity level
@@ -834,8 +841,7 @@ class DPCellsAnonymizer(Anonymizer):
             "privacy_unit": self.privacy_unit,
             "neighbouring": NEIGHBOURING.get(self.privacy_unit, ""),
             "basis": getattr(self, "basis_used_", None) or BASIS_WORDS[self.basis],
-            "accountant": "zCDP composition of Gaussian mechanisms: mu-GDP with "
-                          "mu = sqrt(2 rho); (epsilon, delta) by Canonne-Kamath-Steinke",
+            "accountant": self.dp.accountant if self.dp is not None else "",
             "bounds": "declared (public)" if self.bounds is not None else
                       "from the public records" if self.public_data is not None else
                       "NOT MET: derived from the released data (PrivacyLeakWarning); the "

@@ -361,19 +361,12 @@ class DPSyntheticAnonymizer(Anonymizer):
     }
     needs_labels = True
     dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
-                           "delta)")
+                           "delta)", delta="1/n^2, n records or identities")
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity) when bounds are fixed in advance")
     does_not_protect = ("the released label columns (kept as they are); records when bounds "
                         "come from the data (PrivacyLeakWarning); utility only as far as a "
                         "Gaussian per class fits")
-    #: what ``bioanon methods`` lists about the formal guarantee
-    dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "epsilon (default 1)",
-        "delta": "delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
-                        "sensitive column named, max_records_per_identity=m)",
-    }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"covariance": "lowrank", "rank": 32, "clip": 0.3},
         {"covariance": "class", "rank": 8, "clip": 0.3},

@@ -252,7 +252,7 @@ class Streamed(ParquetSample):
         result.confirmation = result.confirmation.amended(
             lambda data: _name_sample(data, self.sizes, rule))
         report, png = report_and_chart(result, roles.sensitive, roles.interest)
-        statement = budget.statement(_one_record(self.features), roles.sensitive)
+        statement = budget.statement(_one_record(self.features), roles.sensitive, c.method)
         report = report.amended(lambda data: data.update(
             differential_privacy=statement,
             release={"certified": True, "written": True, "setting": c.label(),

@@ -47,6 +47,7 @@ from .common import (
     undeclared_epsilon_note,
     user_errors,
 )
+from .help_pages import late_help
 from .logs import JSON_ERROR_DOCS
 from .options import (
     ForceOpt,
@@ -148,8 +149,22 @@ PublicDataOpt = Annotated[Path | None, typer.Option(
                           "come from it, so the --epsilon guarantee holds strictly.")]
 PrivacyUnitOpt = Annotated[str | None, typer.Option(
     "--privacy-unit", help="What --epsilon protects: record (default) or identity (every "
-                           "record of one --sensitive value; the DP methods whose accounting "
-                           "covers it: dp-synthetic, dp-basis; in memory only).")]
+                           "record of one --sensitive value; in memory only; bioanon methods "
+                           "names the DP methods that cover each).")]
+
+
+def privacy_unit_help() -> str:
+    """``--privacy-unit``'s help as ``--help-all`` shows it: the DP methods that cover each
+    unit, read from their declarations (:func:`~bioanon.anonymize.registry.methods_covering`)."""
+    from ..anonymize.registry import methods_covering
+
+    return ("What --epsilon protects: record (default; the DP methods: "
+            f"{', '.join(methods_covering('record'))}) or identity (every record of one "
+            "--sensitive value; the DP methods whose accounting covers it: "
+            f"{', '.join(methods_covering('identity'))}; in memory only).")
+
+
+late_help("release", "--privacy-unit", privacy_unit_help)
 MaxPerIdentityOpt = Annotated[int | None, typer.Option(
     "--max-records-per-identity", help="Records of one identity the DP statistics use "
                                        "(--privacy-unit identity; default 10).")]
