@@ -41,7 +41,7 @@ from ..table import FeatureTable
 from .base import Anonymizer, DPCapability
 from .params import Param, epsilon_param
 from .registration import register
-from .vp_mix import strata
+from .strata import strata
 
 SYNTHESIZERS = ("dpctgan", "patectgan")
 _ROUNDS = 8
