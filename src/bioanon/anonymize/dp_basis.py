@@ -534,6 +534,11 @@ class DPBasisAnonymizer(Anonymizer):
          "pool": 0.5, "mean_share": 0.5, "clip_quantile": 0.7},
         {"public_data": "public", "basis": "public", "rank": 32},
     )
+    #: the setting tried when public records are given without a budget (``--public-data``):
+    #: the public records' top 32 principal directions, at the default epsilon
+    public_basis_space: ClassVar[tuple[dict[str, Any], ...]] = (
+        {"public_data": "public", "basis": "public", "rank": 32},
+    )
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None, *,
                  epsilon: float = 1.0, delta: float | None = None, public_data: Any = None,

@@ -110,7 +110,7 @@ BASIS_WORDS = {
            "no privacy cost); the features as they are where they state none",
     "identity": "the features as they are",
     "random": "data-independent random projection (no privacy cost)",
-    "public": "principal directions of the public records (no privacy cost)"}
+    "public": "principal directions of the public records (stated, no privacy cost)"}
 
 
 def _basis_words(basis: str, lay: Layout | None, keep: int | None) -> str:
@@ -425,6 +425,12 @@ class DPCellsAnonymizer(Anonymizer):
         {"cells": 0, "mu": 2.0, "keep": 4},
         {"cells": 2, "covariance": "class", "pool": 0.0, "mu": 16.0, "keep": 4},
     )
+    #: the settings tried beside them when public records are given without a budget
+    #: (``--public-data``): the same cells and noise levels in the public records' top 32
+    #: principal directions (their box too)
+    public_basis_space: ClassVar[tuple[dict[str, Any], ...]] = tuple(
+        {**{k: v for k, v in p.items() if k != "keep"}, "basis": "public", "rank": 32,
+         "public_data": "public"} for p in search_space)
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None,
                  *, mu: float = 8.0, epsilon: float | None = None,
@@ -820,10 +826,23 @@ class DPCellsAnonymizer(Anonymizer):
                 functools.partial(public_dct_basis, block=self.block, keep=self.keep,
                                   layout=self.layout),
                 bounds=self.bounds, residual="none" if self.keep is None else "isotropic")
+        elif self.basis == "public" and self.public_data is not None:
+            public = self._declared_public_basis()
         return ReleaseModel(family, covariance, interest=self.interest,
                             additional=tuple(self.additional or ()), rank=rank, basis=basis,
                             components=1 << int(self.cells), noisy=True,
                             public_basis=public)
+
+    def _declared_public_basis(self) -> PublicBasis:
+        """``basis="public"``: the public records' principal directions in their box, as an
+        attacker who holds the public records rebuilds them (they are public)."""
+        P_pub = self._public(np.asarray(self.public_data).shape[-1])
+        d = P_pub.shape[1]
+        lo, hi, _ = self._scaling(P_pub)
+        return PublicBasis(
+            f"the top {int(self.rank)} principal directions of the public records",
+            lambda names, d_: self.stated_basis(d_),
+            bounds=(lo, hi), residual="isotropic" if int(self.rank) < d else "none")
 
     def privacy_statement(self) -> dict[str, Any]:
         """The guarantee and its accounting (no noise, no data-derived bound)."""

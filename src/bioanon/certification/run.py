@@ -155,10 +155,14 @@ def expected_line(table: FeatureTable, methods: Sequence[str] | None,
     """The expected time of the search of ``table`` (:mod:`.estimate`) as the line said after
     the plan; None when the settings cannot be counted (the search says why)."""
     from .estimate import estimate
+    from .public_basis import public_records
     from .search import candidates
 
     try:
         n_settings = len(candidates(table, methods, settings.decoupler)[0])
+        public = public_records(settings)
+        if public is not None:
+            n_settings += len(public.candidates(table, methods, None))
     except BioanonError:
         return None
     n = table.n_records if judge.max_records is None else min(table.n_records,

@@ -91,7 +91,9 @@ class ReleaseSettings:
         (provenance).
     A declared differential-privacy budget
         ``epsilon``, ``delta``, ``public``, ``privacy_unit``, ``max_records_per_identity``,
-        ``public_name`` (:mod:`bioanon.certification.dp_budget`).
+        ``public_name`` (:mod:`bioanon.certification.dp_budget`). ``public`` (and
+        ``public_name``) without ``epsilon``: the source of a public basis, at no privacy
+        cost (:mod:`bioanon.certification.public_basis`).
     What the caller is told
         ``progress`` (done, total, text) and ``on_plan`` (called with the
         :class:`~bioanon.plan.Plan` before any setting is judged, refused or not).
@@ -136,8 +138,7 @@ class ReleaseSettings:
             raise BioanonError("methods= is empty; name methods, e.g. methods=selective-mean",
                                parameter="methods")
         if self.epsilon is None:
-            given = [name for name in ("delta", "public", "privacy_unit",
-                                       "max_records_per_identity")
+            given = [name for name in ("delta", "privacy_unit", "max_records_per_identity")
                      if getattr(self, name) is not None]
             if given:
                 many = len(given) > 1

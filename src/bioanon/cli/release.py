@@ -89,6 +89,12 @@ come from the data and the manifest, report and terminal say "not strict". The m
 and report state epsilon, delta, the privacy unit and strict or not; the certificate's
 empirical risks must be met all the same.
 
+With --public-data FILE and no --epsilon, the public records are the source of a public
+basis: the search also tries dp-cells (and dp-basis) in their principal directions (stated,
+no privacy cost; their clipping box too). The table must hold the input's feature columns,
+as numbers, and none of its people (by the --sensitive column, where it has one); the
+manifest names it and says what it was used for, never its values.
+
 With --dask or --scheduler (Parquet in, a folder of Parquet parts out) the search and
 the confirmation run on a stratified panel sample (--sample-records), judging the bucketed
 rule the release uses (sets drawn within random buckets of --bucket-size records); only
@@ -144,8 +150,10 @@ DeltaOpt = Annotated[float | None, typer.Option(
                     "identities with --privacy-unit identity).")]
 PublicDataOpt = Annotated[Path | None, typer.Option(
     "--public-data", help="Table of people NOT in the release with the same feature columns "
-                          "(auxiliary/public data): the clipping box, centre and clip radius "
-                          "come from it, so the --epsilon guarantee holds strictly.")]
+                          "(auxiliary/public data). With --epsilon: the clipping box, centre "
+                          "and clip radius come from it, so the guarantee holds strictly; "
+                          "without: the source of a public basis (dp-cells and dp-basis are "
+                          "also tried in its principal directions, at no privacy cost).")]
 PrivacyUnitOpt = Annotated[str | None, typer.Option(
     "--privacy-unit", help="What --epsilon protects: record (default) or identity (every "
                            "record of one --sensitive value; the DP methods whose accounting "
@@ -224,7 +232,11 @@ def release_command(
                                "(the join check reads the labels in memory); release those "
                                "columns with the in-memory path")
         if bucketed and dp_epsilon is None:  # in memory, the library says the same
-            _no_budget(public_data, dp_delta, privacy_unit, max_records_per_identity)
+            if public_data is not None:
+                raise BioanonError("--public-data on the dask path belongs to a declared "
+                                   "budget (--dask --epsilon E); a public basis without one "
+                                   "is searched in memory: drop --dask, or add --epsilon E")
+            _no_budget(dp_delta, privacy_unit, max_records_per_identity)
         roles = Roles(sensitive=sensitive, interest=interest,
                       additional=parse_weighted(additional, 1.0, "--additional"),
                       identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
@@ -287,7 +299,7 @@ def _check_outputs(input: Path, output: Path, bucketed: bool, public_data: Path 
 
 def _no_budget(*values: Any) -> None:
     """Refuse the options of a declared budget without ``--epsilon``."""
-    flags = ("--public-data", "--delta", "--privacy-unit", "--max-records-per-identity")
+    flags = ("--delta", "--privacy-unit", "--max-records-per-identity")
     given = [f for f, v in zip(flags, values, strict=True) if v is not None]
     if given:
         many = len(given) > 1
@@ -311,14 +323,14 @@ def _options(methods: str | None, seed: int | None, budget_minutes: float, exhau
                     plan.render(), highlight=False, soft_wrap=True))
 
 
-def _public_table(public_data: Path | None, epsilon: float | None,
-                  input_sha256: str | None = None) -> Any:
-    """The public table read and checked (one-line errors); as given without a budget (the
-    library refuses it then)."""
+def _public_table(public_data: Path | None, input_sha256: str | None = None) -> Any:
+    """The public table read and checked (one-line errors): a declared budget's strict
+    bounds, or without one the source of a public basis (the library checks its columns and
+    people against the input)."""
     from ..table import FeatureTable
 
-    if public_data is None or epsilon is None:
-        return public_data
+    if public_data is None:
+        return None
     try:
         public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
     except BioanonError as exc:
@@ -347,7 +359,7 @@ def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[st
 
     table = with_layout(table, layout)
     input_sha256 = file_sha256(input)
-    public = _public_table(public_data, budget["epsilon"], input_sha256)
+    public = _public_table(public_data, input_sha256)
     with _certifying("certifying", budget["epsilon"] is not None, output, as_json) as update:
         out = certify(table, roles, force=force, input_name=input.name,
                       input_sha256=input_sha256, progress=update, public=public,
@@ -383,7 +395,7 @@ def _release_on_dask(path: str, input: Path, output: Path, roles: Roles,
     else:
         from ..certification.streamed import certify_streamed
 
-        public = _public_table(public_data, budget["epsilon"])
+        public = _public_table(public_data)
         with _certifying("certifying (panel sample), then releasing (streamed)", True,
                          output, as_json) as update:
             out = certify_streamed(input, output, roles, public=public,

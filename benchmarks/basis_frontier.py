@@ -1,0 +1,200 @@
+"""dp-cells' stated bases measured before choosing (issue 43): dct, identity, public.
+
+For the two FSDD tables of the issue —
+
+- ``fsdd-readme``: the README's table (``bioanon extract voice $BIOANON_DATA/fsdd --labels
+  $BIOANON_DATA/fsdd/labels.csv --features mfcc``: 3,000 records, names ``mfccI_tK``, 40
+  trajectories × 10 steps), built once into ``--voice`` when that file is missing;
+- ``fsdd-owner``: the owner's half with its own names ``f0 … f399`` (1,500 records: 20 MFCC
+  tracks × 16 steps, then 80 summary statistics; built as ``fsdd_owner_layout.py`` builds
+  it; its layout ``20x16+80`` is declared for the dct rows) —
+
+the people are split 50/50 (FSDD's six speakers: three, drawn with ``--seed``, are the
+**public** people, the other three the people released), and every dp-cells setting the search
+tries (``DPCellsAnonymizer.search_space``) is judged on the released people's records with each
+basis: ``dct`` (the temporal DCT of the stated trajectories, 4 coefficients each), ``identity``
+(the features as they are) and ``public`` (the top ``rank`` principal directions of the public
+people's records, which also give the clipping box). Every row is judged on the same records
+(the released half), by the library's evaluation of one setting (the search's stage 1:
+:class:`bioanon.evaluation.Evaluation` ``evaluate(recognition=False)``, seed ``--seed``):
+
+- **utility**: the consumer's pick (a panel of forest, logistic regression, shrunk LDA,
+  gradient boosting and k-NN, the pick cross-validated on the release alone) scored on the
+  clear held-out records, against the clear data's own pick (``CAS / clear``);
+- **record membership**: the judge's record-membership advantage (TPR − FPR, cross-fitted, its
+  95% interval) over its attackers, among them the model-aware likelihood-ratio attackers that
+  refit the model dp-cells declares (in its stated basis) — the figure the standard level's
+  target 0.10 is read against (the upper end of the interval).
+
+``--extra`` adds the candidate rows (:data:`EXTRA`). A table is printed and the rows are
+written to ``--out`` (JSON); ``--from-json FILE`` prints the table of an earlier run.
+
+Usage (from the repository root; a few CPU minutes per table and basis)::
+
+    BIOANON_DATA=../shared/datasets python benchmarks/basis_frontier.py [--tables fsdd-readme
+        fsdd-owner] [--bases dct identity public] [--seed 0] [--extra] [--out FILE]
+        [--from-json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bioanon.anonymize.dp_cells import DPCellsAnonymizer
+from bioanon.attack import ModelCache
+from bioanon.evaluation import Evaluation
+from bioanon.io import write_text_atomic
+from bioanon.table import FeatureTable
+
+OUT = Path(__file__).resolve().parent / "results" / "frontier" / "bases.json"
+INTEREST, SENSITIVE = "digit", "speaker"
+#: the layout the owner's table declares (fsdd_owner_layout.py)
+OWNER_LAYOUT = "20x16+80"
+#: rank of the public basis (dp-cells' default)
+PUBLIC_RANK = 32
+#: candidate rows beyond the search's settings (method params, label)
+EXTRA: list[tuple[dict[str, Any], str]] = []
+
+
+def readme_table(path: Path) -> FeatureTable:
+    """The README's FSDD table (built with ``bioanon extract voice`` when missing)."""
+    if not path.exists():
+        data = Path(os.environ.get("BIOANON_DATA", "")) / "fsdd"
+        subprocess.run([sys.executable, "-m", "bioanon", "extract", "voice", str(data),
+                        "--labels", str(data / "labels.csv"), "--features", "mfcc", "-o",
+                        str(path)], check=True, capture_output=True)
+    return FeatureTable.read(path)
+
+
+def owner_table() -> FeatureTable:
+    """FSDD's owner half with its own names (see ``fsdd_owner_layout.py``)."""
+    from fsdd_owner_layout import owner_table as build
+
+    return build()
+
+
+def split_people(table: FeatureTable, seed: int) -> tuple[FeatureTable, FeatureTable]:
+    """(public people, released people): half of the speakers each, drawn with ``seed``."""
+    ids = table.labels[SENSITIVE].astype(str).to_numpy()
+    people = np.unique(ids)
+    public = np.random.default_rng(seed).permutation(people)[:people.size // 2]
+    mask = np.isin(ids, public)
+    return table.subset(np.flatnonzero(mask)), table.subset(np.flatnonzero(~mask))
+
+
+def setting(params: dict[str, Any], basis: str, layout: str | None) -> dict[str, Any]:
+    """A search setting with ``basis``: dct keeps ``keep`` (and the declared layout), the
+    others drop the dct-only parameters; public takes :data:`PUBLIC_RANK`."""
+    out = {k: v for k, v in params.items() if basis == "dct" or k not in ("keep", "layout")}
+    if basis == "dct" and layout:
+        out["layout"] = layout
+    elif basis == "public":
+        out.setdefault("rank", PUBLIC_RANK)
+    if basis != "dct":
+        out["basis"] = basis
+    return out
+
+
+def judge(released: FeatureTable, params: dict[str, Any], public: np.ndarray | None,
+          seed: int, cache: ModelCache) -> dict[str, Any]:
+    """One setting judged on ``released`` (stage 1: utility by the consumer's pick,
+    membership and inference)."""
+    est = DPCellsAnonymizer(INTEREST, **params,
+                            **({"public_data": public} if params.get("basis") == "public"
+                               else {}))
+    t0 = time.perf_counter()
+    ev = Evaluation(released, INTEREST, SENSITIVE, anonymizer=est, random_state=seed,
+                    n_jobs=1, cache=cache).evaluate(recognition=False)
+    seconds = time.perf_counter() - t0
+    u = ev.utility()[INTEREST]
+    panel = ev.utility_raw_[INTEREST].get("consumer") or {}
+    risks = {r.name: r for r in ev.risks()}
+    mem, inf = risks["record-membership"], risks.get("record-inference")
+    return {
+        "cas": u.cas.value, "clear": u.clear.value, "ratio": u.cas.value / u.clear.value,
+        "pick": panel.get("pick"), "clear_pick": panel.get("clear_pick"),
+        "panel": {m["model"]: m["release_to_clear"]["value"] for m in panel.get("models", [])},
+        "membership": mem.value, "membership_ci": list(mem.ci),
+        "membership_attacker": mem.attacker, "membership_status": mem.status,
+        "inference": None if inf is None else inf.value,
+        "inference_ci": None if inf is None else list(inf.ci),
+        "basis_used": ev.anonymizer_.basis_used_ if hasattr(ev.anonymizer_, "basis_used_")
+        else None,
+        "seconds": seconds, "load": os.getloadavg()[0],
+    }
+
+
+def label(params: dict[str, Any]) -> str:
+    inner = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in params.items())
+    return f"dp-cells({inner})"
+
+
+def run(name: str, table: FeatureTable, bases: list[str], seed: int, extra: bool,
+        done: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
+    """Every search setting × basis (and the extra rows) on one table's released half."""
+    public, released = split_people(table, seed)
+    layout = OWNER_LAYOUT if name == "fsdd-owner" else None
+    cache = ModelCache()  # the clear side fitted once per split
+    grid = [setting(p, b, layout) for p in DPCellsAnonymizer.search_space for b in bases]
+    if extra:
+        grid += [setting(p, b, layout) for p, _ in EXTRA for b in bases]
+    rows = []
+    for params in grid:
+        row = {"table": name, "basis": params.get("basis", "dct"), "setting": label(params),
+               "params": params, "seed": seed, "n_released": released.n_records,
+               "n_public": public.n_records,
+               "released_people": sorted(set(released.labels[SENSITIVE].astype(str))),
+               "public_people": sorted(set(public.labels[SENSITIVE].astype(str)))}
+        row.update(judge(released, params, public.X, seed, cache))
+        rows.append(row)
+        print(line(row), flush=True)
+        write_text_atomic(out, json.dumps(done + rows, indent=2))
+    return rows
+
+
+def line(r: dict[str, Any]) -> str:
+    lo, hi = r["membership_ci"]
+    return (f"{r['table']:<11} {r['basis']:<8} {r['setting']:<62.62} CAS/clear "
+            f"{r['cas']:.3f}/{r['clear']:.3f} = {r['ratio']:.3f} ({r['pick']}/{r['clear_pick']})"
+            f" | record MIA {r['membership']:+.3f} [{lo:+.3f},{hi:+.3f}] "
+            f"{'ok' if hi <= 0.10 else 'NO'} | {r['seconds']:.0f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tables", nargs="+", default=["fsdd-readme", "fsdd-owner"],
+                    choices=["fsdd-readme", "fsdd-owner"])
+    ap.add_argument("--bases", nargs="+", default=["dct", "identity", "public"],
+                    choices=["dct", "identity", "public"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--extra", action="store_true", help="the candidate rows too (EXTRA)")
+    ap.add_argument("--voice", type=Path, default=Path("/tmp/util-voice.parquet"),
+                    help="the README's FSDD table (built here when missing)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--from-json", type=Path, default=None, help="no run: print FILE's table")
+    args = ap.parse_args()
+    if args.from_json:
+        for r in json.loads(args.from_json.read_text()):
+            print(line(r))
+        return
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"load average at start {os.getloadavg()}", flush=True)
+    rows: list[dict[str, Any]] = []
+    for name in args.tables:
+        table = readme_table(args.voice) if name == "fsdd-readme" else owner_table()
+        rows += run(name, table, args.bases, args.seed, args.extra, rows, args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
