@@ -97,20 +97,24 @@ def setting(params: dict[str, Any], basis: str, layout: str | None) -> dict[str,
     out = {k: v for k, v in params.items() if basis == "dct" or k not in ("keep", "layout")}
     if basis == "dct" and layout:
         out["layout"] = layout
-    elif basis == "public":
+    elif basis in ("public", "public-lda"):
         out.setdefault("rank", PUBLIC_RANK)
     if basis != "dct":
         out["basis"] = basis
     return out
 
 
-def judge(released: FeatureTable, params: dict[str, Any], public: np.ndarray | None,
+def judge(released: FeatureTable, params: dict[str, Any], public: FeatureTable,
           seed: int, cache: ModelCache) -> dict[str, Any]:
     """One setting judged on ``released`` (stage 1: utility by the consumer's pick,
-    membership and inference)."""
-    est = DPCellsAnonymizer(INTEREST, **params,
-                            **({"public_data": public} if params.get("basis") == "public"
-                               else {}))
+    membership and inference); the public bases take the ``public`` people's records (and
+    their interest labels)."""
+    extra: dict[str, Any] = {}
+    if params.get("basis") in ("public", "public-lda"):
+        extra["public_data"] = public.X
+    if params.get("basis") == "public-lda":
+        extra["public_labels"] = public.labels[INTEREST].astype(str).to_numpy()
+    est = DPCellsAnonymizer(INTEREST, **params, **extra)
     t0 = time.perf_counter()
     ev = Evaluation(released, INTEREST, SENSITIVE, anonymizer=est, random_state=seed,
                     n_jobs=1, cache=cache).evaluate(recognition=False)
@@ -155,7 +159,7 @@ def run(name: str, table: FeatureTable, bases: list[str], seed: int, extra: bool
                "n_public": public.n_records,
                "released_people": sorted(set(released.labels[SENSITIVE].astype(str))),
                "public_people": sorted(set(public.labels[SENSITIVE].astype(str)))}
-        row.update(judge(released, params, public.X, seed, cache))
+        row.update(judge(released, params, public, seed, cache))
         rows.append(row)
         print(line(row), flush=True)
         write_text_atomic(out, json.dumps(done + rows, indent=2))
@@ -164,7 +168,7 @@ def run(name: str, table: FeatureTable, bases: list[str], seed: int, extra: bool
 
 def line(r: dict[str, Any]) -> str:
     lo, hi = r["membership_ci"]
-    return (f"{r['table']:<11} {r['basis']:<8} {r['setting']:<62.62} CAS/clear "
+    return (f"{r['table']:<11} {r['basis']:<10} {r['setting']:<62.62} CAS/clear "
             f"{r['cas']:.3f}/{r['clear']:.3f} = {r['ratio']:.3f} ({r['pick']}/{r['clear_pick']})"
             f" | record MIA {r['membership']:+.3f} [{lo:+.3f},{hi:+.3f}] "
             f"{'ok' if hi <= 0.10 else 'NO'} | {r['seconds']:.0f} s")
@@ -175,7 +179,7 @@ def main() -> None:
     ap.add_argument("--tables", nargs="+", default=["fsdd-readme", "fsdd-owner"],
                     choices=["fsdd-readme", "fsdd-owner"])
     ap.add_argument("--bases", nargs="+", default=["dct", "identity", "public"],
-                    choices=["dct", "identity", "public"])
+                    choices=["dct", "identity", "public", "public-lda"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--extra", action="store_true", help="the candidate rows too (EXTRA)")
     ap.add_argument("--voice", type=Path, default=Path("/tmp/util-voice.parquet"),
