@@ -174,6 +174,56 @@ def line(r: dict[str, Any]) -> str:
             f"{'ok' if hi <= 0.10 else 'NO'} | {r['seconds']:.0f} s")
 
 
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per table, basis and setting, over the seeds run: the mean CAS / clear (consumer's
+    pick against the clear data's pick), the mean record-membership advantage and the mean
+    and largest upper end of its 95% interval, and how many seeds met the standard level's
+    0.10 (upper end)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["table"], r["basis"], _setting_key(r)), []).append(r)
+    out = []
+    for (table, basis, key), part in groups.items():
+        hi = [r["membership_ci"][1] for r in part]
+        out.append({"table": table, "basis": basis, "setting": key,
+                    "seeds": sorted(r["seed"] for r in part),
+                    "ratio": float(np.mean([r["ratio"] for r in part])),
+                    "ratio_min": float(np.min([r["ratio"] for r in part])),
+                    "membership": float(np.mean([r["membership"] for r in part])),
+                    "membership_hi": float(np.mean(hi)), "membership_hi_max": float(max(hi)),
+                    "met": int(sum(h <= 0.10 for h in hi)),
+                    "picks": sorted({str(r["pick"]) for r in part})})
+    return sorted(out, key=lambda g: (g["table"], g["setting"], g["basis"]))
+
+
+def _setting_key(r: dict[str, Any]) -> str:
+    """The setting without its basis parameters (rows of one setting in every basis)."""
+    p = {k: v for k, v in r["params"].items()
+         if k not in ("basis", "rank", "keep", "layout")}
+    return label(p)
+
+
+def print_summary(groups: list[dict[str, Any]]) -> None:
+    """The summary table, then per table and basis the most useful setting whose mean upper
+    end meets 0.10."""
+    print(f"{'table':<11} {'setting (basis params aside)':<52} {'basis':<10} "
+          f"{'CAS/clear':>9} {'min':>5} {'MIA':>6} {'MIA hi':>6} {'max hi':>6} met  picks")
+    for g in groups:
+        print(f"{g['table']:<11} {g['setting']:<52.52} {g['basis']:<10} {g['ratio']:>9.3f} "
+              f"{g['ratio_min']:>5.3f} {g['membership']:>+6.3f} {g['membership_hi']:>+6.3f} "
+              f"{g['membership_hi_max']:>+6.3f} {g['met']}/{len(g['seeds'])}  "
+              f"{','.join(g['picks'])}")
+    print()
+    for table in dict.fromkeys(g["table"] for g in groups):
+        for basis in dict.fromkeys(g["basis"] for g in groups):
+            ok = [g for g in groups if g["table"] == table and g["basis"] == basis
+                  and g["membership_hi"] <= 0.10]
+            best = max(ok, key=lambda g: g["ratio"], default=None)
+            print(f"{table} / {basis}: " + ("no setting meets 0.10 on the mean upper end"
+                  if best is None else f"{best['setting']} {best['ratio']:.3f} x clear, "
+                  f"record MIA {best['membership']:+.3f} (upper {best['membership_hi']:+.3f})"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", nargs="+", default=["fsdd-readme", "fsdd-owner"],
@@ -185,11 +235,15 @@ def main() -> None:
     ap.add_argument("--voice", type=Path, default=Path("/tmp/util-voice.parquet"),
                     help="the README's FSDD table (built here when missing)")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--from-json", type=Path, default=None, help="no run: print FILE's table")
+    ap.add_argument("--from-json", type=Path, nargs="+", default=None,
+                    help="no run: print the rows and the summary of these files")
     args = ap.parse_args()
     if args.from_json:
-        for r in json.loads(args.from_json.read_text()):
+        rows = [r for f in args.from_json for r in json.loads(f.read_text())]
+        for r in rows:
             print(line(r))
+        print()
+        print_summary(summarize(rows))
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"load average at start {os.getloadavg()}", flush=True)
