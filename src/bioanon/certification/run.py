@@ -236,6 +236,7 @@ def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSe
             methods: Any) -> Any:
     """The search of :func:`certify_source`'s step 3 (its module imported here, after the
     plan: a refused plan never loads it)."""
+    from .public_basis import public_records
     from .search import SearchSpace, run_search
 
     return run_search(table, roles, options=replace(judge, guarantee=guarantee),
@@ -244,7 +245,8 @@ def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSe
                       report_closest=settings.report_closest,
                       exhaustive=settings.exhaustive, min_utility=settings.min_utility,
                       tradeoff_panels=settings.tradeoff_panels,
-                      space=SearchSpace(settings.decoupler, budget, source.judge_as))
+                      space=SearchSpace(settings.decoupler, budget, source.judge_as,
+                                        public_records(settings, budget)))
 
 
 def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:
