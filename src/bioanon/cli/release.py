@@ -149,11 +149,9 @@ DeltaOpt = Annotated[float | None, typer.Option(
     "--delta", help="delta of the --epsilon budget (default 1/n^2, n the records, or the "
                     "identities with --privacy-unit identity).")]
 PublicDataOpt = Annotated[Path | None, typer.Option(
-    "--public-data", help="Table of people NOT in the release with the same feature columns "
-                          "(auxiliary/public data). With --epsilon: the clipping box, centre "
-                          "and clip radius come from it, so the guarantee holds strictly; "
-                          "without: the source of a public basis (dp-cells and dp-basis are "
-                          "also tried in its principal directions, at no privacy cost).")]
+    "--public-data", help="Table of people NOT in the release, same feature columns: the "
+                          "--epsilon bounds come from it (strict); without --epsilon, a public "
+                          "basis (its principal directions, no privacy cost).")]
 PrivacyUnitOpt = Annotated[str | None, typer.Option(
     "--privacy-unit", help="What --epsilon protects: record (default) or identity (every "
                            "record of one --sensitive value; the DP methods whose accounting "
