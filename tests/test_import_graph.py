@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "bioanon"
 #: ``bioanon`` itself (the package root, the public facade) may import anything, and nothing
 #: in the package imports it.
 LAYERS: list[tuple[str, ...]] = [
-    ("bioanon._version", "bioanon.errors"),
+    ("bioanon._version", "bioanon.errors", "bioanon._lazy"),
     ("bioanon.progress", "bioanon.io", "bioanon.privacy", "bioanon.table", "bioanon.metrics",
      "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels",
      "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_journal",
@@ -31,8 +31,10 @@ LAYERS: list[tuple[str, ...]] = [
     # the plan derives its rows from the evaluation's risk registry
     ("bioanon.evaluation", "bioanon.plan"),
     ("bioanon.report",),
-    ("bioanon.auditing",),  # judges a release made elsewhere with the evaluation's pieces
     ("bioanon.scale",),  # the execution engine the certification's Parquet adapter drives
+    # judges a release made elsewhere with the evaluation's pieces (and the Parquet reader
+    # of the scale layer, for a table larger than memory)
+    ("bioanon.auditing",),
     ("bioanon.certification",),
     ("bioanon.tuning",),  # sweeps; they confirm with the certification's engine
     ("bioanon.cli", "bioanon.__main__"),  # `python -m bioanon` runs the command line
