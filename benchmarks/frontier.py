@@ -35,6 +35,13 @@ Usage::
         har-subject har-gender yale synthetic300] [--methods vp-mix synthetic ...]
         [--only LABEL-PART ...] [--level standard] [--seed 1] [--n-jobs 1] [--out DIR]
         [--from-json FILE ...]
+
+Issue 43's measurement of dp-cells' stated bases (dct, identity, public, public-lda) on FSDD's
+two tables, people split 50/50 into public and released, runs as ``frontier.py bases [its
+flags]`` (:mod:`basis_frontier`: a table, JSON, ``--from-json`` to load and summarize)::
+
+    BIOANON_DATA=../shared/datasets python benchmarks/frontier.py bases --seed 0 \
+        [--bases dct identity public public-lda] [--from-json FILE ...]
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import argparse
 import importlib.util
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -606,6 +614,12 @@ def pareto_chart(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "bases":  # issue 43: dp-cells' bases
+        from basis_frontier import main as bases_main
+
+        sys.argv = [f"{sys.argv[0]} bases", *sys.argv[2:]]
+        bases_main()
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=None, choices=list(DATASETS),
                     help="default: every dataset (--quick: fsdd har-subject)")

@@ -426,7 +426,10 @@ def option_cases() -> list[Case]:
                                                          str(d / "t.csv")))
     add("release-public-data-holds-released-records", lambda d: rl(
         d, "--epsilon", "1", "--public-data", str(_csv(d, "pub.parquet"))))
-    add("release-public-data-without-epsilon", lambda d: rl(d, "--public-data", pub(d)))
+    # without --epsilon public data are a public basis's source: these public people share
+    # their ids with the input's (make_biometric names people person00, person01, ...)
+    add("release-public-data-without-epsilon-holds-the-inputs-people",
+        lambda d: rl(d, "--public-data", pub(d)))
     add("release-privacy-unit-unknown", lambda d: rl(d, "--epsilon", "1", "--privacy-unit",
                                                      "person"))
     add("release-privacy-unit-identity-dp-mix", lambda d: rl(

@@ -30,6 +30,16 @@ def _public_with_a_text_feature(d: Path, suffix: str) -> tuple[Path, Path]:
     return src, pub
 
 
+def _public_of_another_person(d: Path) -> Path:
+    """Public data: the records of the person :func:`_public_with_a_text_feature` leaves out
+    of its input, numbers throughout."""
+    t = _table(n_id=6)
+    ids = t.labels["identity"].to_numpy()
+    pub = d / "pub-ok.csv"
+    t.subset(np.flatnonzero(ids == ids[0])).write(pub)
+    return pub
+
+
 def wave6_cases() -> list[Case]:
     c: list[Case] = []
     # extreme budgets: refused before any work, naming the option and the range it can take
@@ -95,6 +105,21 @@ def wave6_cases() -> list[Case]:
                           "--public-data", str(p[1]),
                           *e],
                       says="--public-data column 'f3' holds text (dtype "))
+    # --public-data without --epsilon (a public basis's source): checked the same way, and
+    # against the input's people; a --methods list that takes no public basis is refused
+    c.append(Case("release-public-basis-text-feature-is-named-by-its-type", lambda d: [
+        "release", str((p := _public_with_a_text_feature(d, ".csv"))[0]), "-o",
+        str(d / "o.parquet"), *ROLES, "--public-data", str(p[1])],
+        says="--public-data column 'f3' holds text (dtype "))
+    c.append(Case("release-public-basis-holding-a-person-of-the-input", lambda d: [
+        "release", str(_csv(d, n_id=6)), "-o", str(d / "o.parquet"), *ROLES,
+        "--public-data", str(_csv(d, "pub.csv", n_id=2, seed=3))],
+        says="--public-data holds 2 person(s) of the input in column 'identity'"))
+    c.append(Case("release-public-basis-methods-taking-none", lambda d: [
+        "release", str(_public_with_a_text_feature(d, ".csv")[0]), "-o",
+        str(d / "o.parquet"), *ROLES, "--methods", "noise", "--public-data",
+        str(_public_of_another_person(d))],
+        says="--public-data gives a public basis, which none of --methods"))
     # demo takes --level (its refusal names the level at which a release would pass)
     c.append(Case("demo-level-bogus-is-refused-before-the-data-are-drawn", lambda d: [
         "demo", "--out", str(d / "rep"), "--level", "bogus"], says="--level 'bogus'"))

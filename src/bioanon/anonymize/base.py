@@ -249,6 +249,11 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         Candidate settings ``bioanon release`` (:func:`bioanon.certification.search.search`) tries,
         each a dict of parameter values (role parameters such as ``interest`` are filled from
         the roles). Empty (the default): the method is not searched.
+    public_basis_space : tuple of dict
+        Settings in a basis taken from public records, tried beside ``search_space`` when
+        the user gives public records without a privacy budget (``--public-data``:
+        :mod:`bioanon.certification.public_basis`); a value ``"public"`` takes the public
+        records. Empty (the default): none.
 
     What the method can do (every list of methods reads these: ``bioanon methods``, the
     declared budget's search, the dask paths; a new method declares them and nothing else)
@@ -281,6 +286,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
     batch_dependent: ClassVar[bool] = True
     fit_on_auxiliary: ClassVar[bool] = False
     search_space: ClassVar[tuple[dict[str, Any], ...]] = ()
+    public_basis_space: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     @classmethod
     def setting_for(cls, params: dict[str, Any], table: Any) -> dict[str, Any]:

@@ -74,7 +74,7 @@ from ..privacy import (
 )
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release
-from .basis_model import clip_rows, public_pca, random_basis
+from .basis_model import clip_rows, public_lda, public_pca, random_basis
 from .dp_box import (
     NEIGHBOURING,
     UNITS,
@@ -91,7 +91,7 @@ from .registration import register
 from .release_model import PublicBasis, ReleaseModel
 from .strata import check_strata
 
-BASES = ("dct", "identity", "random", "public")
+BASES = ("dct", "identity", "random", "public", "public-lda")
 COVARIANCES = ("diag", "pooled", "class")
 #: floor of a whitening scale and of a within-cell variance (relative)
 _FLOOR = 1e-3
@@ -111,7 +111,9 @@ BASIS_WORDS = {
            "no privacy cost); the features as they are where they state none",
     "identity": "the features as they are",
     "random": "data-independent random projection (no privacy cost)",
-    "public": "principal directions of the public records (no privacy cost)"}
+    "public": "principal directions of the public records (stated, no privacy cost)",
+    "public-lda": "directions separating the public records' class means, then their "
+                  "within-class principal directions (stated, no privacy cost)"}
 
 
 def _basis_words(basis: str, lay: Layout | None, keep: int | None) -> str:
@@ -282,10 +284,12 @@ class DPCellsAnonymizer(Anonymizer):
     cells : int, default 3
         b: each class is cut into 2^b cells by the signs along b noisy within-class
         directions; 0 keeps one Gaussian per class.
-    basis : {"dct", "identity", "random", "public"}, default "dct"
+    basis : {"dct", "identity", "random", "public", "public-lda"}, default "dct"
         The stated basis: temporal DCT per trajectory of ``block`` features (``keep``
         coefficients each); all features as they are; a random projection of ``rank``
-        directions; the top ``rank`` principal directions of ``public_data``.
+        directions; the top ``rank`` principal directions of ``public_data``; or first the
+        directions separating the class means of ``public_data`` (by ``public_labels``), then
+        their within-class principal directions, ``rank`` in all.
     block : int or None, default None
         Time steps per trajectory for ``basis="dct"`` (consecutive features); None: the
         length the feature names lay out (``NAME_t0 … NAME_t{L-1}``, as the voice extractor
@@ -297,7 +301,7 @@ class DPCellsAnonymizer(Anonymizer):
         16 steps, then 80 features outside any trajectory, which the basis keeps as they
         are); None: the layout the table declares (``--layout``), else the feature names'.
     rank : int, default 32
-        k of ``basis="random"`` or ``"public"``.
+        k of ``basis="random"``, ``"public"`` or ``"public-lda"``.
     covariance : {"diag", "pooled", "class"}, default "diag"
         Within a cell: one variance per basis coordinate (pooled); or one pooled covariance
         in the basis; or one per class shrunk towards the pooled by ``pool`` (both from a
@@ -314,6 +318,8 @@ class DPCellsAnonymizer(Anonymizer):
         of mechanisms a setting does not run are not spent (the rest grows).
     public_data : array (m, d), optional
         Records of people not in the release: the box and ``basis="public"``.
+    public_labels : array (m,), optional
+        The public records' interest labels (``basis="public-lda"``).
     bounds : (lo, hi), optional
         Public clipping box (overrides the one from ``public_data``).
     privacy_unit : {"record", "identity"}, default "record"
@@ -356,7 +362,8 @@ class DPCellsAnonymizer(Anonymizer):
                        help="delta; none: 1/n^2 computed at fit (published)"),
         "cells": Param("int", low=0, high=6, help="b: 2^b cells per class (0: one Gaussian)"),
         "basis": Param("str", options=BASES,
-                       help="dct: temporal DCT per trajectory; identity; random; public PCA"),
+                       help="dct: temporal DCT per trajectory; identity; random; public PCA; "
+                            "public-lda: the public class means' directions, then PCA"),
         "block": Param("int", low=1, none=True,
                        help="time steps per trajectory (basis=dct); none: from the feature "
                             "names (NAME_t0..), else the features as they are"),
@@ -388,6 +395,8 @@ class DPCellsAnonymizer(Anonymizer):
                            help="share of rho for the covariance (pooled or class)"),
         "public_data": Param("object", none=True,
                              help="records of people not in the release (box, public basis)"),
+        "public_labels": Param("object", none=True,
+                               help="the public records' interest labels (basis=public-lda)"),
         "bounds": Param("floats", none=True,
                         help="public clipping box lo,hi; none: from public_data, else from "
                              "the data (not strict)"),
@@ -433,6 +442,19 @@ class DPCellsAnonymizer(Anonymizer):
         {"cells": 0, "mu": 2.0, "keep": 4},
         {"cells": 2, "covariance": "class", "pool": 0.0, "mu": 16.0, "keep": 4},
     )
+    #: the settings tried beside them when public records are given without a budget
+    #: (``--public-data``), in the public records' top 32 principal directions (their box
+    #: too). Measured on FSDD's two tables, people split 50/50 into public and released
+    #: (benchmarks/basis_frontier.py, seeds 0-2; docs/dp-cells.md): one Gaussian per class at
+    #: mu 2 keeps 0.86-0.91 x clear at a record membership of 0.03 (upper end 0.09); 8 cells
+    #: at mu 4 (0.89 x, upper end 0.085 on the README table) and mu 6 keep more where the
+    #: table allows it; one Gaussian at mu 4 and the class covariances at mu 16 leaked past
+    #: 0.10 on both tables in a public basis (its 32 coordinates get the noise that 160-400
+    #: coordinates share in the others). The public records' class-mean directions first
+    #: (basis="public-lda") kept less at the same attacker figure: not searched
+    public_basis_space: ClassVar[tuple[dict[str, Any], ...]] = tuple(
+        {**p, "basis": "public", "rank": 32, "public_data": "public"}
+        for p in ({"cells": 3, "mu": 6.0}, {"cells": 3, "mu": 4.0}, {"cells": 0, "mu": 2.0}))
 
     def __init__(self, interest: str = "interest", additional: Sequence[str] | None = None,
                  *, mu: float = 8.0, epsilon: float | None = None,
@@ -443,7 +465,8 @@ class DPCellsAnonymizer(Anonymizer):
                  var_clip: float = 1.0, variance_share: float = 0.3,
                  direction_share: float = 0.35, count_share: float = 0.02,
                  resid_share: float = 0.02, cov_share: float = 0.25,
-                 public_data: Any = None, bounds: Any = None, privacy_unit: str = "record",
+                 public_data: Any = None, public_labels: Any = None, bounds: Any = None,
+                 privacy_unit: str = "record",
                  sensitive: str | None = None, max_records_per_identity: int = 10,
                  hardened: bool = False, random_state: int | None = None) -> None:
         self.interest = interest
@@ -467,6 +490,7 @@ class DPCellsAnonymizer(Anonymizer):
         self.resid_share = resid_share
         self.cov_share = cov_share
         self.public_data = public_data
+        self.public_labels = public_labels
         self.bounds = bounds
         self.privacy_unit = privacy_unit
         self.sensitive = sensitive
@@ -497,9 +521,12 @@ class DPCellsAnonymizer(Anonymizer):
         check_box_and_unit(self)
         if self.layout is not None:
             parse_layout(self.layout)
-        if self.basis == "public" and self.public_data is None:
-            raise BioanonError("basis='public' needs public_data (records of people not in "
-                               "the release); pass public_data= or use basis='dct'")
+        if self.basis in ("public", "public-lda") and self.public_data is None:
+            raise BioanonError(f"basis='{self.basis}' needs public_data (records of people "
+                               "not in the release); pass public_data= or use basis='dct'")
+        if self.basis == "public-lda" and self.public_labels is None:
+            raise BioanonError("basis='public-lda' needs public_labels (the public records' "
+                               "interest labels); pass public_labels= or use basis='public'")
         spent = sum(self._declared_shares().values())
         if spent >= 1.0:
             raise BioanonError(f"the budget shares {self._declared_shares()} leave nothing "
@@ -513,8 +540,10 @@ class DPCellsAnonymizer(Anonymizer):
             out["block"] = "applies to basis='dct'"
             out["keep"] = "applies to basis='dct'"
             out["layout"] = "applies to basis='dct'"
-        if self.basis not in ("random", "public"):
-            out["rank"] = "applies to basis='random' or 'public'"
+        if self.basis not in ("random", "public", "public-lda"):
+            out["rank"] = "applies to basis='random', 'public' or 'public-lda'"
+        if self.basis != "public-lda":
+            out["public_labels"] = "applies to basis='public-lda'"
         if self.covariance != "class":
             out["pool"] = "applies to covariance='class'"
         if self.privacy_unit != "identity":
@@ -566,9 +595,9 @@ class DPCellsAnonymizer(Anonymizer):
             return np.eye(d) if lay is None else layout_dct_basis(lay, self.keep)
         if self.basis == "identity":
             return np.eye(d)
-        if self.basis == "public":
+        if self.basis in ("public", "public-lda"):
             lo, hi, mid = self._scaling(np.asarray(self.public_data, dtype=np.float64))
-            return public_pca(box_scaler(lo, hi, mid)(self._public(d)), int(self.rank))
+            return self._public_basis(box_scaler(lo, hi, mid)(self._public(d)))
         raise BioanonError("basis='random' is drawn from the secret seed at release; it has "
                            "no stated form")
 
@@ -576,9 +605,20 @@ class DPCellsAnonymizer(Anonymizer):
                scale: Any) -> np.ndarray:
         if self.basis == "random":
             return random_basis(int(self.rank), d, np.random.default_rng(seed_seq))
-        if self.basis == "public":
-            return public_pca(scale(self._public(d)), int(self.rank))
+        if self.basis in ("public", "public-lda"):
+            return self._public_basis(scale(self._public(d)))
         return self.stated_basis(d)
+
+    def _public_basis(self, U: np.ndarray) -> np.ndarray:
+        """The (rank, d) basis of the box-scaled public records ``U``: their principal
+        directions, or (``"public-lda"``) their class means' directions first."""
+        if self.basis == "public":
+            return public_pca(U, int(self.rank))
+        labels = np.asarray(self.public_labels)
+        if labels.shape != (U.shape[0],):
+            raise BioanonError(f"public_labels has shape {labels.shape}; give one interest "
+                               f"label per public record ({U.shape[0]})")
+        return public_lda(U, labels, min(int(self.rank), U.shape[1]))
 
     # ------------------------------------------------------------------ fit: accounting
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
@@ -792,9 +832,9 @@ class DPCellsAnonymizer(Anonymizer):
         family: Any = "mixture" if self.cells else "basis-gaussian"
         covariance: Any = self.covariance
         basis: Any = {"dct": "structured", "identity": "none", "random": "random",
-                 "public": "public"}[self.basis]
+                      "public": "public", "public-lda": "public"}[self.basis]
         rank = None if self.basis in ("dct", "identity") and self.keep is None else (
-            int(self.rank) if self.basis in ("random", "public") else None)
+            int(self.rank) if self.basis in ("random", "public", "public-lda") else None)
         if family == "basis-gaussian" and basis == "none":
             family = "class-gaussian"
         public = None
@@ -806,10 +846,23 @@ class DPCellsAnonymizer(Anonymizer):
                 functools.partial(public_dct_basis, block=self.block, keep=self.keep,
                                   layout=self.layout),
                 bounds=self.bounds, residual="none" if self.keep is None else "isotropic")
+        elif self.basis in ("public", "public-lda") and self.public_data is not None:
+            public = self._declared_public_basis()
         return ReleaseModel(family, covariance, interest=self.interest,
                             additional=tuple(self.additional or ()), rank=rank, basis=basis,
                             components=1 << int(self.cells), noisy=True,
                             public_basis=public)
+
+    def _declared_public_basis(self) -> PublicBasis:
+        """``basis="public"``/``"public-lda"``: the public records' directions in their box,
+        as an attacker who holds the public records rebuilds them (they are public)."""
+        P_pub = self._public(np.asarray(self.public_data).shape[-1])
+        d = P_pub.shape[1]
+        lo, hi, _ = self._scaling(P_pub)
+        return PublicBasis(
+            f"{int(self.rank)} {BASIS_WORDS[self.basis].split(' (')[0]}",
+            lambda names, d_: self.stated_basis(d_),
+            bounds=(lo, hi), residual="isotropic" if int(self.rank) < d else "none")
 
     def privacy_statement(self) -> dict[str, Any]:
         """The guarantee and its accounting (no noise, no data-derived bound)."""
@@ -842,6 +895,7 @@ class DPCellsAnonymizer(Anonymizer):
         not written)."""
         params = super().public_params()
         params["public_data"] = None if self.public_data is None else "given (not written)"
+        params["public_labels"] = None if self.public_labels is None else "given (not written)"
         return {**params, "privacy": self.privacy_statement()}
 
 

@@ -175,39 +175,7 @@ class DPBudget:
 
     def public_X(self, table: FeatureTable) -> np.ndarray:
         """The public records' features in the input's column order (float64, checked)."""
-        pub = self.public
-        names = list(table.feature_names or [])
-        if isinstance(pub, FeatureTable):
-            theirs = list(pub.feature_names or [])
-            if names and theirs:
-                # a label column of the input read as a feature of the public table (a
-                # numeric label such as 'digit': a table read alone cannot tell) is a label
-                problem = public_columns_problem(pub, names, list(table.labels.columns))
-                if problem:
-                    raise BioanonError(f"public= {problem}", parameter="public")
-                where = {c: j for j, c in enumerate(theirs)}
-                X = np.asarray(pub.X, dtype=np.float64)[:, [where[c] for c in names]]
-            else:
-                X = np.asarray(pub.X, dtype=np.float64)
-        else:
-            X = np.asarray(pub, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != table.n_features:
-            raise BioanonError(f"public= has {X.shape[-1] if X.ndim else 0} feature "
-                               f"columns, the input {table.n_features}; give a table with "
-                               "the same feature columns", parameter="public")
-        if X.shape[0] < 2:
-            raise BioanonError("public= holds fewer than 2 records; give a table of "
-                               "people not in the release (the more, the better the bounds)",
-                               parameter="public")
-        if not np.all(np.isfinite(X)):
-            raise BioanonError("public= holds empty or non-finite feature values; "
-                               "fill or drop those records", parameter="public")
-        shared = shared_records(X, table.X)
-        if shared:
-            raise BioanonError(f"public= shares {shared} record(s) with the input; "
-                               "public data must hold people NOT in the release (bounds "
-                               "taken from released records would leak)", parameter="public")
-        return X
+        return public_features(self.public, table)
 
     # ------------------------------------------------------------------ accounting
     def units(self, table: FeatureTable, sensitive: str | None) -> int:
@@ -349,6 +317,45 @@ class DPBudget:
         return mine
 
 
+def public_features(pub: Any, table: FeatureTable) -> np.ndarray:
+    """The public records' features (``pub``: a :class:`FeatureTable` or an array (m, d)) in
+    the input's column order, float64, checked against ``table`` (one line each, naming
+    ``public=``): the same feature columns, numeric (a text-typed feature names its type), at
+    least 2 records, finite, and no record of the input among them."""
+    names = list(table.feature_names or [])
+    if isinstance(pub, FeatureTable):
+        theirs = list(pub.feature_names or [])
+        if names and theirs:
+            # a label column of the input read as a feature of the public table (a numeric
+            # label such as 'digit': a table read alone cannot tell) is a label
+            problem = public_columns_problem(pub, names, list(table.labels.columns))
+            if problem:
+                raise BioanonError(f"public= {problem}", parameter="public")
+            where = {c: j for j, c in enumerate(theirs)}
+            X = np.asarray(pub.X, dtype=np.float64)[:, [where[c] for c in names]]
+        else:
+            X = np.asarray(pub.X, dtype=np.float64)
+    else:
+        X = np.asarray(pub, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != table.n_features:
+        raise BioanonError(f"public= has {X.shape[-1] if X.ndim else 0} feature "
+                           f"columns, the input {table.n_features}; give a table with "
+                           "the same feature columns", parameter="public")
+    if X.shape[0] < 2:
+        raise BioanonError("public= holds fewer than 2 records; give a table of "
+                           "people not in the release (the more, the better the bounds)",
+                           parameter="public")
+    if not np.all(np.isfinite(X)):
+        raise BioanonError("public= holds empty or non-finite feature values; "
+                           "fill or drop those records", parameter="public")
+    shared = shared_records(X, table.X)
+    if shared:
+        raise BioanonError(f"public= shares {shared} record(s) with the input; "
+                           "public data must hold people NOT in the release (bounds "
+                           "taken from released records would leak)", parameter="public")
+    return X
+
+
 def shared_records(A: Any, B: Any) -> int:
     """How many rows of ``A`` appear exactly (as float32) among the rows of ``B``.
 
@@ -403,4 +410,4 @@ def resolve_public(params: dict[str, Any], X_public: np.ndarray | None) -> dict[
 
 
 __all__ = ["BESIDE_TEXT", "NOT_STRICT_TEXT", "STRICT_TEXT", "UNITS", "DPBudget",
-           "resolve_public", "shared_records"]
+           "public_columns_problem", "public_features", "resolve_public", "shared_records"]

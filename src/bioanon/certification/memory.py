@@ -60,6 +60,7 @@ from .certificate import (
     state_budget,
 )
 from .dp_budget import DPBudget
+from .public_basis import public_records, state_public
 from .run import Shape, certification_plan, front_door
 from .settings import ReleaseSettings
 
@@ -132,9 +133,13 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
             δ of the budget (default 1/n², n the records, or identities for the identity
             unit).
         public : FeatureTable or array-like, optional
-            Records of people not in the release with the same feature columns: the
-            clipping box, centre, clip radius and scale come from them, so the guarantee is
-            strict. Without them it is stated as not strict (bounds from the data).
+            Records of people not in the release with the same feature columns. With
+            ``epsilon``: the clipping box, centre, clip radius and scale come from them, so
+            the guarantee is strict (without them it is stated as not strict: bounds from the
+            data). Without ``epsilon``: the source of a public basis — the search also tries
+            the settings in the public records' principal directions (``dp-cells``,
+            ``dp-basis``: :mod:`~bioanon.certification.public_basis`), at no privacy cost;
+            the manifest names the table and what it was used for, never its values.
         privacy_unit : {"record", "identity"}, optional
             What ε protects (default record); identity: every record of one ``sensitive``
             value.
@@ -209,6 +214,9 @@ class InMemory:
         budget = declared_budget(self.data, roles.sensitive, settings)
         if budget is not None:
             budget.candidates(self.data, settings.methods, roles.sensitive)
+        public = public_records(settings, budget)
+        if public is not None:  # the public table checked, its settings built (no search)
+            public.candidates(self.data, settings.methods, roles.sensitive)
         return budget
 
     def methods(self, shape: Shape, settings: ReleaseSettings, budget: Any
@@ -230,6 +238,9 @@ class InMemory:
         if budget is not None:
             report = state_budget(out.manifest, report, budget, result, self.data,
                                   roles.sensitive)
+        public = public_records(settings, budget)
+        if public is not None:
+            report = state_public(out.manifest, report, public, result, self.data)
         return CertifiedRelease(out.manifest, dict(out.manifest["verdict"]),
                                 public_rows(result), report, result, table=out.table,
                                 dropped=list(out.dropped), search_png=png)

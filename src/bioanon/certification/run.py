@@ -156,10 +156,14 @@ def expected_line(table: FeatureTable, methods: Sequence[str] | None,
     """The expected time of the search of ``table`` (:mod:`.estimate`) as the line said after
     the plan; None when the settings cannot be counted (the search says why)."""
     from .estimate import estimate
+    from .public_basis import public_records
     from .search import candidates
 
     try:
         n_settings = len(candidates(table, methods, settings.decoupler)[0])
+        public = public_records(settings)
+        if public is not None:
+            n_settings += len(public.candidates(table, methods, None))
     except BioanonError:
         return None
     n = table.n_records if judge.max_records is None else min(table.n_records,
@@ -233,11 +237,13 @@ def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSe
             methods: Any) -> Any:
     """The search of :func:`certify_source`'s step 3 (its module imported here, after the
     plan: a refused plan never loads it)."""
+    from .public_basis import public_records
     from .search import SearchSpace, run_search
 
     return run_search(table, roles, options=replace(judge, guarantee=guarantee),
                       methods=methods, **settings.search_keywords(),
-                      space=SearchSpace(settings.decoupler, budget, source.judge_as))
+                      space=SearchSpace(settings.decoupler, budget, source.judge_as,
+                                        public_records(settings, budget)))
 
 
 def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:

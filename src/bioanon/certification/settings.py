@@ -299,7 +299,8 @@ SETTINGS: dict[str, Setting] = _declared(
         "with --privacy-unit identity).", param="dp_delta",
         range=Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
                     help="e.g. 1e-6"))),
-    Setting("public", None, None, "records of people not in the release (the bounds)",
+    Setting("public", None, None, "records of people not in the release (a budget's bounds; "
+            "without epsilon the source of a public basis, at no privacy cost)",
             paths=BUDGET_PATHS),
     Setting("privacy_unit", None, None, "what epsilon protects", paths=BUDGET_PATHS,
             flag=Flag("--privacy-unit", str | None, None,
@@ -396,8 +397,7 @@ class ReleaseSettings:
             if setting.constraint is not None:
                 setting.constraint.check(name, self._values[name])
         if self.epsilon is None:
-            given = [name for name in ("delta", "public", "privacy_unit",
-                                       "max_records_per_identity")
+            given = [name for name in ("delta", "privacy_unit", "max_records_per_identity")
                      if self._values[name] is not None]
             if given:
                 many = len(given) > 1

@@ -91,6 +91,12 @@ come from the data and the manifest, report and terminal say "not strict". The m
 and report state epsilon, delta, the privacy unit and strict or not; the certificate's
 empirical risks must be met all the same.
 
+With --public-data FILE and no --epsilon, the public records are the source of a public
+basis: the search also tries dp-cells (and dp-basis) in their principal directions (stated,
+no privacy cost; their clipping box too). The table must hold the input's feature columns,
+as numbers, and none of its people (by the --sensitive column, where it has one); the
+manifest names it and says what it was used for, never its values.
+
 With --dask or --scheduler (Parquet in, a folder of Parquet parts out) the search and
 the confirmation run on a stratified panel sample (--sample-records), judging the bucketed
 rule the release uses (sets drawn within random buckets of --bucket-size records); only
@@ -114,9 +120,9 @@ OutputOpt = Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to wri
 InterestOpt = Annotated[str, typer.Option(
     "--interest", help="Column of the attribute whose utility (CAS) must survive.")]
 PublicDataOpt = Annotated[Path | None, typer.Option(
-    "--public-data", help="Table of people NOT in the release with the same feature columns "
-                          "(auxiliary/public data): the clipping box, centre and clip radius "
-                          "come from it, so the --epsilon guarantee holds strictly.")]
+    "--public-data", help="Table of people NOT in the release, same feature columns: the "
+                          "--epsilon bounds come from it (strict); without --epsilon, a public "
+                          "basis (its principal directions, no privacy cost).")]
 
 def privacy_unit_help() -> str:
     """``--privacy-unit``'s help as ``--help-all`` shows it: the DP methods that cover each
@@ -200,7 +206,11 @@ def release_command(
                                "(the join check reads the labels in memory); release those "
                                "columns with the in-memory path")
         if bucketed and release["epsilon"] is None:  # in memory, the library says the same
-            _no_budget(public_data, release["delta"], release["privacy_unit"],
+            if public_data is not None:
+                raise BioanonError("--public-data on the dask path belongs to a declared "
+                                   "budget (--dask --epsilon E); a public basis without one "
+                                   "is searched in memory: drop --dask, or add --epsilon E")
+            _no_budget(release["delta"], release["privacy_unit"],
                        release["max_records_per_identity"])
         roles = Roles(sensitive=sensitive, interest=interest,
                       additional=parse_weighted(additional, 1.0, "--additional"),
@@ -264,7 +274,7 @@ def _check_outputs(input: Path, output: Path, bucketed: bool, public_data: Path 
 
 def _no_budget(*values: Any) -> None:
     """Refuse the options of a declared budget without ``--epsilon``."""
-    flags = ("--public-data", "--delta", "--privacy-unit", "--max-records-per-identity")
+    flags = ("--delta", "--privacy-unit", "--max-records-per-identity")
     given = [f for f, v in zip(flags, values, strict=True) if v is not None]
     if given:
         many = len(given) > 1
@@ -273,14 +283,14 @@ def _no_budget(*values: Any) -> None:
                            f"{'them' if many else 'it'}")
 
 
-def _public_table(public_data: Path | None, epsilon: float | None,
-                  input_sha256: str | None = None) -> Any:
-    """The public table read and checked (one-line errors); as given without a budget (the
-    library refuses it then)."""
+def _public_table(public_data: Path | None, input_sha256: str | None = None) -> Any:
+    """The public table read and checked (one-line errors): a declared budget's strict
+    bounds, or without one the source of a public basis (the library checks its columns and
+    people against the input)."""
     from ..table import FeatureTable
 
-    if public_data is None or epsilon is None:
-        return public_data
+    if public_data is None:
+        return None
     try:
         public = FeatureTable.read(public_data)  # non-numeric columns: labels, unused
     except BioanonError as exc:
@@ -309,7 +319,7 @@ def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[st
 
     table = with_layout(table, layout)
     input_sha256 = file_sha256(input)
-    public = _public_table(public_data, options.get("epsilon"), input_sha256)
+    public = _public_table(public_data, input_sha256)
     with _certifying("certifying", options.get("epsilon") is not None, output,
                      as_json) as update:
         out = certify(table, roles, force=force, input_name=input.name,
@@ -345,7 +355,7 @@ def _release_on_dask(path: str, input: Path, output: Path, roles: Roles,
     else:
         from ..certification.streamed import certify_streamed
 
-        public = _public_table(public_data, options.get("epsilon"))
+        public = _public_table(public_data)
         with _certifying("certifying (panel sample), then releasing (streamed)", True,
                          output, as_json) as update:
             out = certify_streamed(input, output, roles, public=public,

@@ -138,18 +138,25 @@ class SearchSpace:
         confirmation alike), e.g. the bucketed rule of a dask release
         (:class:`~bioanon.scale.BucketedMixing`), so the certificate describes what is
         written.
+    public : bioanon.certification.public_basis.PublicRecords, optional
+        Public records given without a budget: the settings the methods declare in a public
+        basis (``public_basis_space``) are tried too, after the others.
     """
 
     decoupler: Any = None
     budget: Any = None
     judge_as: Callable[[Any], Any] | None = None
+    public: Any = None
 
     def candidates(self, table: FeatureTable, methods: Sequence[str] | None,
                    sensitive: str) -> tuple[list[Candidate], list[dict[str, Any]]]:
         """The candidate settings and the methods left out (with their reasons)."""
         if self.budget is not None:
             return self.budget.candidates(table, methods, sensitive)
-        return candidates(table, methods, self.decoupler)
+        out, skipped = candidates(table, methods, self.decoupler)
+        if self.public is not None:
+            out = out + self.public.candidates(table, methods, sensitive)
+        return out, skipped
 
 
 def checked_candidates(space: SearchSpace, table: FeatureTable,
