@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ...attack import registry as attackers
 from ...attack.game import Game, run_attackers
@@ -187,6 +186,8 @@ class MembershipRisk:
         and the unit of each candidate (its identity where 20 or more people hold the
         candidates, else its record: a record is a member in one game and a non-member in
         another)."""
+        from scipy.stats import rankdata  # not at import: it costs seconds at start-up
+
         parts, members, keys, people = [], [], [], []
         for game in self.ctx.record_games():
             g = game.ctx
@@ -270,6 +271,8 @@ class MembershipRisk:
         """Identity level: every identity scored against each of the K releases (a member of
         K − 1, a non-member of one), pooled, with the identity as the unit of the halves and
         of the interval."""
+        from scipy.stats import rankdata  # not at import: it costs seconds at start-up
+
         n = members[0].size
         # each release's scores as their rank within it (a threshold then flags the same
         # share of identities in every release, whatever the scale a release gives)
