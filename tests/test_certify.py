@@ -209,14 +209,14 @@ def test_the_judge_evaluates_the_bucketed_rule(parquet: Path, tmp_path: Path,
     from bioanon.scale import BucketedMixing
 
     judged: list[Any] = []
-    real = search_mod.Evaluation
+    real = search_mod.judging.Evaluation
 
     class Spy(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             judged.append(args[4])
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(search_mod, "Evaluation", Spy)
+    monkeypatch.setattr(search_mod.judging, "Evaluation", Spy)
     out = certify_parquet(parquet, tmp_path / "rel",
                           Roles(sensitive="identity", interest="expression",
                                 identifying=["gender", "environment"]),

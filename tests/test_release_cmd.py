@@ -116,7 +116,7 @@ def test_a_met_target_writes_three_outputs_certified_without_any_seed(src, tmp_p
 
 def test_the_confirmation_uses_a_fresh_split_and_seed(table, monkeypatch):
     seeds: list[int] = []
-    real = search_mod.Evaluation
+    real = search_mod.judging.Evaluation
 
     class Spy(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -130,7 +130,7 @@ def test_the_confirmation_uses_a_fresh_split_and_seed(table, monkeypatch):
             return out
 
     Spy.splits = []
-    monkeypatch.setattr(search_mod, "Evaluation", Spy)
+    monkeypatch.setattr(search_mod.judging, "Evaluation", Spy)
     res = search(table, "expression", "identity", methods=["selective-mean"],
                  target_advantage=0.3, random_state=5, **FAST, **LOOSE)
     assert res.chosen is not None and res.confirmation is not None

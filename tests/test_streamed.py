@@ -136,14 +136,14 @@ def test_the_judge_evaluates_the_streamed_rule_and_seeds_reproduce_the_release(
         monkeypatch: pytest.MonkeyPatch) -> None:
     folder, pub, _ = data
     judged: list[Any] = []
-    real = search_mod.Evaluation
+    real = search_mod.judging.Evaluation
 
     class Spy(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             judged.append(args[4])
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(search_mod, "Evaluation", Spy)
+    monkeypatch.setattr(search_mod.judging, "Evaluation", Spy)
     public = FeatureTable.read(pub)
     kw: dict[str, Any] = dict(epsilon=4.0, public=public, sample_records=800,
                               partition_rows=400, random_state=SEED, budget_minutes=None,

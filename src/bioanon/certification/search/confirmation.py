@@ -1,0 +1,84 @@
+"""The confirmation: the chosen setting judged again on a fresh split and seed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sklearn.base import clone
+
+from ...errors import BioanonError
+from ...evaluation.verdict import (
+    DEFAULT_TARGET,
+    verdict,
+)
+from ...table import FeatureTable
+from .candidates import Candidate
+from .judging import Judge, confirmation_seed, fresh_report, judge_on_fresh_split
+from .result import SearchResult
+
+
+def confirm_setting(result: SearchResult, j: int, judge: Judge,
+                 say: Callable[[str], None]) -> bool:
+    """Confirm row ``j`` on the fresh split; False when the confirmation cannot even run."""
+    result.chosen = j
+    chosen = result.candidate
+    assert chosen is not None
+    say(f"confirming {chosen.label()} on a fresh split and seed")
+    try:
+        result.confirmation = fresh_report(judge, chosen)
+    except BioanonError as exc:
+        result.skipped.append({"method": chosen.method, "setting": chosen.label(),
+                               "reason": f"confirmation could not run: {exc}"})
+        result.chosen = None
+        return False
+    return True
+
+
+def confirm_chosen(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
+    """Confirm the most useful setting that met every target on the fresh split.
+
+    The order: highest CAS, then the lowest upper bound of the recognition advantage, then
+    the candidates' order. One that cannot even run there (e.g. a class too small for g)
+    gives way to the next. A setting whose confirmation runs and fails is final: trying
+    others until one passes would bring the winner's curse back.
+    """
+    ok = [j for j, r in enumerate(result.rows) if r["met"]]
+    for j in sorted(ok, key=lambda j: (result.rows[j]["cas"],
+                                       -result.rows[j]["advantage_ci"][1]), reverse=True):
+        if confirm_setting(result, j, judge, say):
+            break
+
+
+def closest_report(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
+    """Judge the setting that came closest on the fresh split, to show what fell short."""
+    near, _ = result.closest()
+    if near is None:
+        return
+    c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
+    say(f"reporting the closest setting {c.label()}")
+    with contextlib.suppress(BioanonError):
+        result.closest_report = fresh_report(judge, c, as_judged=False)
+
+
+def confirm(table: FeatureTable, anonymizer: Any, interest: str, sensitive: str,
+            additional: Mapping[str, float] | None = None,
+            target_advantage: float = DEFAULT_TARGET, random_state: int = 0,
+            **evaluation_kwargs: Any) -> dict[str, Any]:
+    """Re-evaluate ``anonymizer`` on a fresh split and seed; return its verdict as a dict.
+
+    ``evaluation_kwargs`` go to :class:`~bioanon.evaluation.Evaluation` (models, attackers,
+    group, ...). The returned dict holds the verdict block plus ``seed`` (the confirmation's
+    evaluation seed; an evaluation seed, not a release key).
+    """
+    kwargs = {k: v for k, v in evaluation_kwargs.items() if k not in ("cache", "progress")}
+    anon = clone(anonymizer)
+    if "random_state" in anon.get_params(deep=False):
+        anon.set_params(random_state=None)  # the evaluation derives a fresh one from its seed
+    ev = judge_on_fresh_split(table, anon, interest, sensitive, additional, random_state,
+                              target_advantage=target_advantage, **kwargs)
+    v = verdict(ev, target_advantage)
+    return {**v.to_dict(), "seed": confirmation_seed(random_state)}
+
+

@@ -1,0 +1,305 @@
+"""The staged driver: stage 1 on every setting (in worker processes), stage 2 on survivors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ...attack import ModelCache
+from ...errors import BioanonError
+from ...evaluation import Evaluation
+from ..tradeoff import stage1_only
+from .candidates import Candidate
+from .confirmation import confirm_chosen, confirm_setting
+from .judging import (
+    Clock,
+    Judge,
+    judge_anonymizer,
+    judge_setting,
+    panel_row,
+    resume_setting,
+    skip_setting,
+    stage1_row,
+)
+from .result import SearchResult
+from .rows import BUDGET_LEFT, NOT_JUDGED
+
+
+def judge_levels(judge: Judge, result: SearchResult, panels: int,
+                 say: Callable[[str], None]) -> None:
+    """Fill ``result.tradeoff`` (:mod:`.tradeoff`), first judging with the recognition panel
+    up to ``panels`` settings behind rows of the table that stage 1 alone judged (the chosen
+    level's first, then the others by decreasing CAS; a setting whose panel cannot run is not
+    tried again). A panel that finds a setting failing recognition moves the level's row to
+    the next setting, which may take the next panel. The choice is made before: it, its
+    confirmation and the chosen level's verdict do not change (a row judged here is the
+    exhaustive search's row). Nothing is judged when the search was cut short."""
+    if not result.rows:
+        return
+    tried: set[int] = set()
+    for _ in range(max(0, panels) if not result.not_evaluated else 0):
+        todo = [j for j in stage1_only(result.tradeoff_table()) if j not in tried]
+        if not todo:
+            break
+        j = todo[0]
+        tried.add(j)
+        r = result.rows[j]
+        c = Candidate(r["method"], dict(r["_params"]), dict(r.get("_hidden", {})))
+        say(f"trade-off: judging {c.label()} with the recognition panel")
+        if panel_setting(judge, result, j, c, None):
+            result.rows[j]["tradeoff_judged"] = True
+    result.tradeoff = result.tradeoff_table()
+
+
+def exhaustive_search(judge: Judge, result: SearchResult, cands: list[Candidate],
+                      clock: Clock, progress: Any) -> int:
+    """Every setting judged by the full panel, then the choice confirmed; returns the
+    number of progress steps. A time budget that runs out leaves settings unjudged: the
+    search is then cut short and certifies nothing (a choice among the settings judged
+    could differ from the search's)."""
+    total = len(cands) + 1
+    n_skipped = len(result.skipped)
+    for i, c in enumerate(cands):
+        if i > 0 and clock.over():  # at least one setting is always evaluated
+            result.not_evaluated = [x.label() for x in cands[i:]]
+            break
+        progress(i, total, f"{c.label()} ({i + 1}/{len(cands)})")
+        try:
+            ev = judge_setting(judge, c, True, progress)
+        except BioanonError as exc:
+            skip_setting(result, c, exc)
+            continue
+        result.rows.append(panel_row(judge, c, ev))
+    nothing_judged(result, n_skipped)
+    if not result.not_evaluated:
+        confirm_chosen(result, judge, lambda text: progress(len(cands), total, text))
+    return total
+
+
+def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
+                  clock: Clock, progress: Any) -> int:
+    """Stage 1 on every setting (:func:`stage1`, whatever the time budget), then stage 2
+    (:func:`_stage2`) on the survivors, resuming each one's stage-1 state; returns the
+    number of progress steps."""
+    # the steps: stage 1's settings, stage 2's (one until their count is known), the end
+    total = [len(cands) + 2]
+    n_skipped = len(result.skipped)
+    judged: list[Candidate] = []
+    kept: list[Evaluation | None] = []  # stage 1's evaluation of the settings that passed it
+    held = 0  # bytes of stage-1 state kept in this process
+    outcomes = stage1(judge, cands, progress, total[0])
+    for c, outcome in zip(cands, outcomes, strict=True):
+        if isinstance(outcome, BioanonError):
+            skip_setting(result, c, outcome)
+            continue
+        row = stage1_row(judge, c, outcome)
+        result.rows.append(row)
+        judged.append(c)
+        kept.append(outcome if row["passed_stage1"] else None)
+        held += _hold_state(outcome, row["passed_stage1"], held)
+    del outcomes
+    nothing_judged(result, n_skipped)
+
+    def panel(j: int, k: int, n: int) -> bool:
+        total[0] = max(total[0], len(cands) + n + 1)
+        progress(len(cands) + k, total[0], f"stage 2: {judged[j].label()} ({k + 1}/{n})")
+        ev, kept[j] = kept[j], None
+        return panel_setting(judge, result, j, judged[j], progress, ev)
+
+    clock.start_budget()  # the budget bounds the panel's stage only
+    _stage2(result, judge, panel, clock, lambda text: progress(total[0] - 1, total[0], text))
+    return total[0]
+
+
+#: the most stage-1 state (anonymized splits) a search keeps in memory for stage 2; beyond
+#: it, stage 2 derives a setting's anonymized splits again from the seed (the same records)
+KEEP_STATE_BYTES = 1 << 30
+
+
+def _hold_state(ev: Evaluation, passed: bool, held: int) -> int:
+    """Keep ``ev``'s stage-1 state for stage 2 when it passed and the memory allows; drop it
+    otherwise. Returns the bytes kept."""
+    state = getattr(ev, "stage_", None)
+    if state is None:
+        return 0
+    size = sum(int(a.nbytes) for a in (state.anon_train, state.anon_test, state.train.X,
+                                        state.test.X))
+    if passed and held + size <= KEEP_STATE_BYTES:
+        return size
+    ev.stage_ = None  # resume() derives it again
+    return 0
+
+
+def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
+           ) -> list[Evaluation | BioanonError]:
+    """Stage 1 (utility and every risk but recognition) of every setting, in the
+    candidates' order: each one's stage-1 evaluation, or the error that stopped it.
+
+    With more than one worker (``n_jobs``: -1, every core) the settings are judged in
+    parallel worker processes (joblib's loky), each single-threaded with its own cache of
+    the clear-trained models, which it fits once; the figures are those of the sequential
+    run (the same seeds, one thread each, the same models). An evaluation comes back from
+    its worker without its anonymized splits or mixing matrix (secrets stay in the process
+    that drew them; stage 2 derives them again from the seed) and its warnings are said
+    again here, where the caller's filters apply.
+    """
+    n = workers(judge.options.n_jobs, len(cands))
+    anonymizers = [judge.anonymizer(c) for c in cands]
+    if n > 1 and picklable((judge.options, judge.checked, anonymizers)):
+        return _stage1_parallel(judge, cands, anonymizers, n,
+                                lambda i, text: progress(i, total, text))
+    out: list[Evaluation | BioanonError] = []
+    for i, (c, anon) in enumerate(zip(cands, anonymizers, strict=True)):
+        progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
+        try:
+            out.append(judge_anonymizer(judge, anon, False, progress))
+        except BioanonError as exc:
+            out.append(exc)
+    return out
+
+
+def _stage1_parallel(judge: Judge, cands: Sequence[Candidate], anonymizers: list[Any],
+                     n: int, say: Callable[[int, str], None]
+                     ) -> list[Evaluation | BioanonError]:
+    """:func:`stage1` in ``n`` worker processes."""
+    import uuid
+    import warnings
+
+    from sklearn.utils.parallel import Parallel, delayed  # passes sklearn's config on
+
+    work = replace(judge, table=judge.tuning_table, tuning=None, judge_as=None, cache=None,
+                   options=replace(judge.options, n_jobs=1))
+    token = uuid.uuid4().hex  # the workers' cache of clear-trained models, for this search
+    out: list[Evaluation | BioanonError | None] = [None] * len(cands)
+    say(0, f"stage 1: {len(cands)} settings in {n} worker processes")
+    tasks = (delayed(_stage1_task)(work, i, anon, token) for i, anon in enumerate(anonymizers))
+    for k, (i, outcome, caught) in enumerate(
+            Parallel(n_jobs=n, backend="loky", return_as="generator_unordered")(tasks)):
+        for category, message in caught:
+            warnings.warn(message, category, stacklevel=2)
+        if isinstance(outcome, str):
+            out[i] = BioanonError(outcome)
+        else:
+            outcome.table, outcome.cache = judge.tuning_table, judge.cache
+            out[i] = outcome
+        say(k + 1, f"stage 1: {cands[i].label()} judged ({k + 1}/{len(cands)})")
+    return [o for o in out if o is not None]
+
+
+#: each worker process's cache of clear-trained models: (the search's token, the cache)
+_WORKER_CACHE: dict[str, Any] = {}
+
+
+def _stage1_task(judge: Judge, i: int, anonymizer: Any, token: str
+                 ) -> tuple[int, Evaluation | str, list[tuple[type[Warning], str]]]:
+    """One setting's stage 1 in a worker process: (its index, its evaluation or the error
+    message that stopped it, the warnings it raised)."""
+    import warnings
+
+    if token not in _WORKER_CACHE:
+        _WORKER_CACHE.clear()  # a former search's models
+        _WORKER_CACHE[token] = ModelCache()
+    judge = replace(judge, cache=_WORKER_CACHE[token])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            outcome: Evaluation | str = judge_anonymizer(judge, anonymizer, False, None)
+        except BioanonError as exc:
+            outcome = str(exc)
+    if isinstance(outcome, Evaluation):
+        outcome.table = None  # type: ignore[assignment]  # the caller holds it
+        outcome.cache = None  # its own (kept in this worker); no secret is pickled
+    seen = list(dict.fromkeys((w.category, str(w.message)) for w in caught))
+    return i, outcome, seen
+
+
+def workers(n_jobs: int | None, n_tasks: int) -> int:
+    """How many worker processes judge ``n_tasks`` settings at stage 1 (``n_jobs`` as
+    joblib reads it: -1 every core; at most one per setting).
+
+    Examples
+    --------
+    >>> workers(1, 30), workers(2, 30), workers(4, 3)
+    (1, 2, 3)
+    """
+    from joblib import effective_n_jobs
+
+    return max(1, min(int(effective_n_jobs(n_jobs)), int(n_tasks)))
+
+
+def picklable(objects: Any) -> bool:
+    """Whether ``objects`` can go to a worker process (in memory; nothing is written)."""
+    import pickle
+
+    try:
+        pickle.dumps(objects)
+    except Exception:  # noqa: BLE001 - any object that cannot travel: judge in process
+        return False
+    return True
+
+
+def panel_setting(judge: Judge, result: SearchResult, j: int, c: Candidate,
+                  progress: Any, kept: Evaluation | None = None) -> bool:
+    """Judge row ``j`` (setting ``c``) with the full panel, resuming its stage-1
+    evaluation ``kept`` when given; False when it could not run."""
+    try:
+        ev = (judge_setting(judge, c, True, progress) if kept is None
+              else resume_setting(judge, kept, progress))
+    except BioanonError as exc:
+        skip_setting(result, c, exc)
+        result.rows[j]["not_judged"] = f"the panel could not run: {exc}"
+        return False
+    result.rows[j] = panel_row(judge, c, ev)
+    return True
+
+
+def _stage2(result: SearchResult, judge: Judge, panel: Callable[[int, int, int], bool],
+            clock: Clock, say: Callable[[str], None]) -> None:
+    """The search's second stage: the settings that passed stage 1 judged by the panel in
+    decreasing CAS (ties in the candidates' order), a group of equal CAS at a time, until a
+    group holds a setting that meets every target and whose confirmation runs.
+
+    Within the group the order of :func:`confirm_chosen` applies (lowest upper bound of the
+    recognition advantage, then the candidates' order), so the choice is the exhaustive
+    search's: every setting of a lower CAS would come after it there. The settings left are
+    marked as not judged by the panel (a more useful setting met every target, or the time
+    budget ran out: these are named in ``not_evaluated`` too).
+    """
+    rows = result.rows
+    order = sorted((j for j, r in enumerate(rows) if r.get("passed_stage1")),
+                   key=lambda j: -rows[j]["cas"])  # stable: candidates' order in ties
+    k, n = 0, len(order)
+    while k < n:
+        if k > 0 and clock.over():
+            for j in order[k:]:
+                rows[j]["not_judged"] = BUDGET_LEFT
+            result.not_evaluated += [rows[j]["setting"] for j in order[k:]]
+            return
+        group = [j for j in order[k:] if rows[j]["cas"] == rows[order[k]]["cas"]]
+        for m, j in enumerate(group):
+            panel(j, k + m, n)
+        k += len(group)
+        ok = [j for j in group if rows[j]["met"]]
+        for j in sorted(ok, key=lambda j: rows[j]["advantage_ci"][1]):
+            if confirm_setting(result, j, judge, say):
+                for rest in order[k:]:
+                    rows[rest]["not_judged"] = NOT_JUDGED
+                return
+
+
+def nothing_judged(result: SearchResult, n_skipped_before: int) -> None:
+    """When no setting could even run on the table (every one failed before it was judged,
+    and the time budget left none out), nothing was judged: the table or the options are at
+    fault, not the settings, so this is an input error, not a "not certified". One reason
+    shared by every setting is given alone."""
+    failed = [s for s in result.skipped[n_skipped_before:] if "setting" in s]
+    if result.rows or result.not_evaluated or not failed:
+        return
+    reasons = list(dict.fromkeys(s["reason"] for s in failed))
+    if len(reasons) == 1:
+        raise BioanonError(f"no setting can be judged on this table: {reasons[0]}")
+    raise BioanonError(f"no setting can be judged on this table: all {len(failed)} settings "
+                       f"tried failed to run (the first: {failed[0]['setting']}: "
+                       f"{reasons[0]}); give more records per class and identity, or name "
+                       "the methods whose settings fit it (methods=)", parameter="methods")
