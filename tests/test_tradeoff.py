@@ -149,7 +149,9 @@ def test_a_numeric_level_adds_its_own_row() -> None:
     assert names == [*TABLE_LEVELS, "0.09"]
 
 
-def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> None:
+def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
     # a chosen level no setting meets: every row passes no stage 1, so the named levels'
     # best settings were never judged by the panel — until tradeoff_panels lets it
     kw = {**KW, "level": 0.001}
@@ -157,11 +159,32 @@ def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> 
     assert plain.chosen is None
     before = [e for e in plain.tradeoff if e["judged_by"] == STAGE1_ONLY]
     assert before, "the table must hold a stage-1 row for this test to bite"
+    import bioanon.certification.search.staged as staged
+
+    resumed: list[str] = []
+    real = staged.resume_setting
+    monkeypatch.setattr(staged, "resume_setting", lambda judge, ev, progress: (
+        resumed.append(type(ev).__name__), real(judge, ev, progress))[1])
     judged = search(table, "expression", "identity", tradeoff_panels=1, **kw)
+    assert resumed == ["Evaluation"]  # the trade-off's panel resumed stage 1's evaluation
     assert judged.chosen is None
     n_panel = [sum(r["judged_by"] == PANEL for r in res.rows) for res in (plain, judged)]
     assert n_panel[1] == n_panel[0] + 1  # one more setting judged, no more
     _check(judged)
+    # the panel resumed that setting's stage-1 evaluation: its row is the one a full
+    # evaluation from scratch gives (the exhaustive search's), to the bit
+    full = search(table, "expression", "identity", exhaustive=True, **kw)
+    by_setting = {r["setting"]: r for r in full.rows}
+    new = [r for r in judged.rows if r.get("tradeoff_judged")]
+    assert len(new) == 1
+    assert not any("_stage1" in r for r in judged.rows)  # let go once the table is filled
+
+    def public_row(r: dict[str, Any]) -> str:
+        drop = ("judged_by", "tradeoff_judged")
+        return json.dumps({k: v for k, v in r.items() if not k.startswith("_")
+                           and k not in drop}, sort_keys=True)
+
+    assert public_row(new[0]) == public_row(by_setting[new[0]["setting"]])
     assert "stage 1: recognition not judged" in " ".join(table_lines(plain.tradeoff))
 
 
