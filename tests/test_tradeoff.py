@@ -205,3 +205,22 @@ def test_the_report_s_first_screen_shows_the_table(judged: SearchResult) -> None
     for e in judged.tradeoff:
         assert e["level"] in page and (e["setting"] or "none") in page
     assert tradeoff_section({}) == ""
+
+
+def test_a_risk_the_screen_left_unmeasured_reads_not_measured() -> None:
+    from bioanon.certification.tradeoff import tradeoff_line
+
+    screened = {"name": "record-inference", "risk": "inference", "level": "record",
+                "statistic": "advantage", "value": float("nan"),
+                "ci": [float("nan"), float("nan")], "target": 0.1,
+                "status": "inconclusive at this size",
+                "reason": "not measured: screened at stage 1: the cheap membership attackers"}
+    member = {"name": "record-membership", "risk": "membership", "level": "record",
+              "statistic": "advantage", "value": 0.73, "ci": [0.70, 0.77], "target": 0.1,
+              "status": "not met", "reason": "screened at stage 1: ..."}
+    row = {"setting": "a()", "cas": 0.9, "cas_ci": [0.85, 0.95], "clear": 1.0,
+           "interest_chance": 0.1, "met": False, "met_utility": True,
+           "risks": [member, screened], "_risks": []}
+    line = tradeoff_line([], [row], None)
+    assert "record-membership advantage 0.730 (upper bound 0.770) > target 0.1" in line
+    assert "record-inference not measured (stage 1's screen" in line and "nan" not in line
