@@ -7,8 +7,9 @@ Three releases of INPUT are audited (``bioanon.audit``, the judge's seed = the s
 - **copy**: INPUT itself, every label column kept (identity included): record membership
   must read ≥ 0.9 and recognition about the clear level (the same recognizers trained on
   INPUT);
-- **leak-free**: a per-class Gaussian whose moments come from the auxiliary part (nothing of
-  INPUT or HOLDOUT in it): every advantage interval must cover 0 at ≥ 19 of 20 seeds;
+- **leak-free**: a per-class Gaussian whose moments and class labels come from the auxiliary
+  part (nothing of INPUT or HOLDOUT in it, not even INPUT's class counts): every advantage
+  interval must cover 0 at ≥ 19 of 20 seeds;
 - **Gaussian on INPUT**: bioanon's per-class diagonal Gaussian synthesizer fitted on INPUT
   (``SyntheticAnonymizer(covariance="diag")``): record membership must read ≥ 0.10.
 
@@ -21,7 +22,8 @@ thirds of each speaker's recordings (identity membership cannot be measured with
 Prints a table (with the load average and the time per audit) and writes JSON::
 
     PYTHONPATH=src python benchmarks/audit_calibration.py [--tables synthetic300,fsdd]
-        [--seeds 20] [--out benchmarks/results/audit_calibration.json]
+        [--seeds 20] [--releases copy,leak-free,"Gaussian on INPUT"]
+        [--out benchmarks/results/audit_calibration.json]
 """
 
 from __future__ import annotations
@@ -99,12 +101,22 @@ def class_gaussian(fit_on: FeatureTable, like: FeatureTable, interest: str,
     return FeatureTable(X, like.labels[[interest]].copy(), list(like.feature_names))
 
 
+def leak_free(aux: FeatureTable, n: int, interest: str, seed: int) -> FeatureTable:
+    """``n`` draws of the per-class Gaussian of the auxiliary part, their classes drawn from
+    its labels: nothing of INPUT, not even its class counts (a release that copies INPUT's
+    label column tells its class histogram, which a nearest-record or density attacker reads
+    as a small, real membership and inference signal)."""
+    rng = np.random.default_rng([seed, 1])
+    like = aux.subset(np.sort(rng.choice(aux.n_records, size=n, replace=True)))
+    return class_gaussian(aux, like, interest, seed)
+
+
 def release(kind: str, m: FeatureTable, aux: FeatureTable, interest: str,
             seed: int) -> FeatureTable:
     if kind == "copy":
         return m
-    if kind == "leak-free":
-        return class_gaussian(aux, m, interest, seed)
+    if kind == "leak-free":  # labels drawn from the auxiliary part too (see leak_free)
+        return leak_free(aux, m.n_records, interest, seed)
     X = SyntheticAnonymizer(interest, covariance="diag", random_state=seed).fit_transform(
         m, m.labels)
     return FeatureTable(np.asarray(getattr(X, "X", X)), m.labels[[interest]].copy(),
@@ -156,13 +168,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", default="synthetic300,fsdd")
     ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--releases", default=",".join(RELEASES))
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     result: dict[str, Any] = {"seeds": args.seeds, "tables": {}}
     for name in args.tables.split(","):
         table, interest, sensitive = load(name)
         result["tables"][name] = {}
-        for kind in RELEASES:
+        for kind in [k for k in args.releases.split(",") if k]:
             rows = [one(table, name, interest, sensitive, kind, s)
                     for s in range(1, args.seeds + 1)]
             summary = summarize(rows, kind)

@@ -274,7 +274,7 @@ def test_labels_stored_as_numbers_match_text_labels(closed, tmp_path):
 
 
 def test_a_risk_the_sizes_cannot_show_can_be_accepted_by_name(closed):
-    """Closed set: identity membership cannot be measured; accepted with a reason, the rest
+    """Closed set: the identity level cannot be measured; accepted with a reason, the rest
     met, the verdict is met (the CLI's --accept-risk / --reason reach the same)."""
     m, h, aux = closed
     rel = class_gaussian(aux, m, 2)
@@ -283,9 +283,45 @@ def test_a_risk_the_sizes_cannot_show_can_be_accepted_by_name(closed):
     res = bioanon.audit(m, rel, h, **ROLES, level=0.5, random_state=0)
     assert res.verdict.per_risk["identity-membership"] == "not showable at this size"
     assert res.verdict.status == "not showable at this size"
+    why = "every person is in INPUT"
     res = bioanon.audit(m, rel, h, **ROLES, level=0.5, random_state=0,
-                        accept_risks={"identity-membership": "every person is in INPUT"})
+                        accept_risks={"identity-membership": why, "identity-inference": why})
     assert res.verdict.per_risk["identity-membership"] == "accepted"
+    assert res.verdict.per_risk["identity-inference"] == "accepted"
     assert res.verdict.status == "met", res.verdict.per_risk
     with pytest.raises(BioanonError, match="unknown risk"):
         bioanon.audit(m, rel, h, **ROLES, accept_risks={"identity-nothing": "x"})
+
+
+def test_a_parquet_folder_is_judged_on_a_stated_seeded_sample(tmp_path):
+    """A Parquet folder over the cap is read as a seeded stratified sample, whose size the
+    report says; the same tables give the same sample (and figures) every run."""
+    t = make_biometric(n_identities=80, records_per_identity=10, n_features=32,
+                       random_state=4)
+    m, h, _ = _thirds(t, by_identity=True, seed=2)
+    folder = tmp_path / "input"
+    folder.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(m.n_records), 4)):
+        m.subset(rows).write(folder / f"part-{i:05d}.parquet")
+    h.write(tmp_path / "holdout.parquet")
+    m.to_frame().to_csv(tmp_path / "copy.csv", index=False)  # a copy, read whole (CSV)
+    kw = dict(**ROLES, max_records=150)
+    a = bioanon.audit(folder, tmp_path / "copy.csv", tmp_path / "holdout.parquet", **kw)
+    n = a.data["n_input"]
+    assert 100 <= n <= 150 < m.n_records and a.data["n_released"] == m.n_records
+    words = a.data["sampled"]["INPUT"]
+    assert f"{n} of its {m.n_records} records" in words and "seeded" in words
+    assert set(a.data["sampled"]) == {"INPUT", "HOLDOUT"}  # the CSV copy is read whole
+    assert words in a.notes
+    assert risk_of(a, "record-membership").value >= 0.9  # the copy is still found
+    b = bioanon.audit(folder, tmp_path / "copy.csv", tmp_path / "holdout.parquet", **kw)
+    assert [r.value for r in a.risks if np.isfinite(r.value)] == \
+        [r.value for r in b.risks if np.isfinite(r.value)]
+    res = runner.invoke(app, ["audit", str(folder), str(tmp_path / "copy.csv"), "--control",
+                              str(tmp_path / "holdout.parquet"), "--interest", "expression",
+                              "--sensitive", "identity", "--sample-records", "150", "--json"])
+    assert res.exit_code == 1, res.output
+    assert json.loads(res.stdout)["data"]["sampled"]["INPUT"] == words
+    whole = bioanon.audit(folder, tmp_path / "copy.csv", tmp_path / "holdout.parquet",
+                          **ROLES, max_records=None, random_state=0)
+    assert whole.data["n_input"] == m.n_records and "no:" in whole.data["sampled"]

@@ -19,7 +19,7 @@ matplotlib; no module of the package imports the package root, so this is no imp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import progress as _progress  # noqa: F401  (the bioanon logger, silent)
 from ._version import __version__
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from .report.build import evaluate
     from .table import FeatureTable
 
+from ._lazy import lazy_getattr
+
 #: lazily imported names and the module holding each
 _LAZY = {"evaluate": "report.build", "audit": "auditing", "certify": "certification",
          "CertifiedRelease": "certification",
@@ -40,12 +42,7 @@ _LAZY = {"evaluate": "report.build", "audit": "auditing", "certify": "certificat
          "FeatureTable": "table", "SelectiveMeanAnonymizer": "anonymize"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'bioanon' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = ["BioanonError", "audit", "CertifiedRelease", "FeatureTable", "NotCertified", "Roles",

@@ -7,7 +7,7 @@ them).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .baselines import (
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from .selective_mean import SelectiveMeanAnonymizer
     from .synthetic import SyntheticAnonymizer
     from .vp_mix import VarianceMixAnonymizer
+
+from .._lazy import lazy_getattr
 
 #: each public name and the module (under this package) that defines it
 _LAZY = {
@@ -67,12 +69,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -80,6 +80,20 @@ def clip_rows(V: np.ndarray, radius: float | None) -> np.ndarray:
     return V
 
 
+def public_pca(U_public: np.ndarray, k: int) -> np.ndarray:
+    """The top-``k`` principal directions (k, d) of scaled **public** records (about their
+    mean), orthonormal rows.
+
+    >>> P = public_pca(np.random.default_rng(0).normal(size=(40, 5)), 2)
+    >>> P.shape, bool(np.allclose(P @ P.T, np.eye(2)))
+    ((2, 5), True)
+    """
+    U = np.asarray(U_public, dtype=np.float64)
+    U = U - U.mean(axis=0)
+    _, _, vt = np.linalg.svd(U, full_matrices=False)
+    return vt[:min(int(k), vt.shape[0])].copy()
+
+
 def split_basis(U: np.ndarray, P: np.ndarray, c_basis: float | None = None,
                 c_resid: float | None = None, overwrite: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -368,6 +382,6 @@ def symmetric_noise(A: np.ndarray, sigma: float, rng: np.random.Generator,
 
 
 __all__ = ["COVARIANCES", "RESIDUALS", "BasisStats", "add_noise", "basis_stats", "clip_rows",
-           "collapse", "fit_model", "orthonormal", "random_basis", "sample_model",
+           "collapse", "fit_model", "orthonormal", "public_pca", "random_basis", "sample_model",
            "second_moment", "sensitivities", "split_basis", "symmetric_noise",
            "top_eigenvectors"]

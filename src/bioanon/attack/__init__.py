@@ -7,13 +7,15 @@ bring scikit-learn).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .attackers import LinkageAttacker, ModelCache, run_panel, training_set
     from .recognizers import RECOGNIZERS, make_recognizer, parse_models, register_recognizer
     from .selection import STRATEGIES, identity_counts, selection_curves
     from .threat import MODES, ThreatModel, parse_modes
+
+from .._lazy import lazy_getattr
 
 #: each public name and the module (under this package) that defines it
 _LAZY = {
@@ -34,12 +36,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = ["MODES", "RECOGNIZERS", "STRATEGIES", "LinkageAttacker", "ModelCache", "ThreatModel",

@@ -23,6 +23,7 @@ other records of the same people). The split reads only the labels, never featur
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,20 +48,114 @@ def _text(values: pd.Series) -> pd.Series:
     return values.astype(str)
 
 
-def read_table(source: Source, wanted: Sequence[str], what: str) -> FeatureTable:
+#: records of one Parquet table (file or folder of parts) the audit reads at most; a larger
+#: one is judged on a seeded stratified sample of this size, said in the report
+MAX_RECORDS = 50_000
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """What was sampled of one table: its name in the report, the sizes, the rule."""
+
+    what: str
+    n_records: int
+    total_records: int
+    n_identities: int
+    total_identities: int
+
+    def words(self) -> str:
+        people = (f" of {self.n_identities} of its {self.total_identities} identities"
+                  if self.total_identities else "")
+        return (f"{self.what} judged on a seeded stratified sample of {self.n_records} of "
+                f"its {self.total_records} records{people} (identities first, then records "
+                "by the interest within each; the sample is drawn from the label columns "
+                "before any feature is read)")
+
+
+def _parquet_rows(path: str) -> int | None:
+    """Records of a Parquet file or folder (from its metadata), None for another format."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not (p.is_dir() or p.suffix.lower() in (".parquet", ".pq")):
+        return None
+    import pyarrow.dataset as ds
+
+    try:
+        return int(ds.dataset(path, format="parquet").count_rows())
+    except Exception:  # noqa: BLE001 - unreadable: FeatureTable.read says why, in one line
+        return None
+
+
+def _labels_digest(labels: pd.DataFrame) -> int:
+    """A seed from a table's label columns alone (a keyed digest: the same sample every
+    run, before any feature is read)."""
+    import hashlib
+
+    h = hashlib.blake2b(b"bioanon/audit/sample", digest_size=8)
+    h.update(repr([str(c) for c in labels.columns]).encode())
+    h.update(pd.util.hash_pandas_object(labels.astype(str), index=False)
+             .to_numpy(np.uint64).tobytes())
+    return int.from_bytes(h.digest(), "big") % (2**31)
+
+
+def sample_parquet(path: str, wanted: Sequence[str], strata: Sequence[str], cap: int,
+                   seed: int | None, what: str) -> tuple[FeatureTable, Sampled]:
+    """A seeded stratified sample of ``cap`` records of a Parquet file or folder, read in one
+    streaming pass (the release path's :func:`~bioanon.scale.parquet_io.read_rows`).
+
+    ``strata``: (interest, sensitive); the sample takes identities first (those present),
+    then records by the interest within each (:func:`~bioanon.sampling.panel_sample`).
+    ``seed`` None: a keyed digest of the table's label columns (the same sample every run).
+    """
+    from pathlib import Path
+
+    from ..evaluation.seeds import derive_seed
+    from ..sampling import panel_sample
+    from ..scale.parquet_io import read_labels, read_rows
+    from ..scale.run import parquet_schema
+
+    names, numeric, known = parquet_schema(Path(path))
+    named = set(wanted) | set(known)
+    labels_cols = [c for c in names if c in named or c not in set(numeric)]
+    features = [c for c in names if c not in set(labels_cols)]
+    interest, sensitive = strata
+    keys = [c for c in (interest, sensitive) if c in labels_cols]
+    lab = read_labels(Path(path), keys)
+    root = _labels_digest(lab) if seed is None else int(seed)
+    ps = panel_sample(lab, sensitive=sensitive if sensitive in keys else None,
+                      stratify=interest if interest in keys else None, max_records=int(cap),
+                      max_identities=None,
+                      random_state=derive_seed(root, f"audit/sample/{what}") % (2**31))
+    table = read_rows(Path(path), np.sort(ps.index), labels_cols, features)
+    table.meta["source"] = os.path.basename(path.rstrip("/" + os.sep))
+    return table, Sampled(what, ps.n_records, ps.total_records, ps.n_identities,
+                          ps.total_identities)
+
+
+def read_table(source: Source, wanted: Sequence[str], what: str,
+               max_records: int | None = None, strata: Sequence[str] = ("", ""),
+               seed: int | None = None) -> FeatureTable:
     """``source`` as a table whose ``wanted`` columns (those present) are labels, as text.
 
     A file is read with the label columns it records (a bioanon Parquet file, an NPZ's
     arrays, a CSV's text columns); a numeric column named in ``wanted`` is moved from the
-    features to the labels.
+    features to the labels. A Parquet file or folder of more than ``max_records`` records
+    is read as a seeded stratified sample (:func:`sample_parquet`; the table's
+    ``meta["sampled"]`` says so).
     """
+    sampled: Sampled | None = None
     if isinstance(source, FeatureTable):
         table = source
     else:
         path = os.fspath(source)
         if not os.path.exists(path):
             raise BioanonError(f"{what} '{path}' does not exist; check the path")
-        table = FeatureTable.read(path)
+        n = _parquet_rows(path) if max_records is not None else None
+        if n is not None and max_records is not None and n > max_records:
+            table, sampled = sample_parquet(path, wanted, strata, max_records, seed, what)
+        else:
+            table = FeatureTable.read(path)
     names = list(table.feature_names or [])
     move = [c for c in dict.fromkeys(wanted) if c in names and c not in table.labels.columns]
     X, labels = table.X, table.labels.copy()
@@ -77,8 +172,11 @@ def read_table(source: Source, wanted: Sequence[str], what: str) -> FeatureTable
     if X.shape[1] == 0:
         raise BioanonError(f"{what} has no feature column; pass a table of numeric features "
                            "with its label columns")
+    meta = dict(table.meta)
+    if sampled is not None:  # plain values: sizes and the sentence
+        meta["sampled"] = {**dataclasses.asdict(sampled), "words": sampled.words()}
     return FeatureTable._of_checked(np.asarray(X, np.float32), labels.reset_index(drop=True),
-                                    names, dict(table.meta))
+                                    names, meta)
 
 
 def row_hashes(X: np.ndarray) -> np.ndarray:
@@ -298,5 +396,6 @@ def candidate_rows(tables: AuditTables, split: HoldoutSplit, rng: np.random.Gene
     return mem, non
 
 
-__all__ = ["AuditTables", "HoldoutSplit", "candidate_rows", "check_tables", "read_table",
-           "row_hashes", "split_holdout", "table_of"]
+__all__ = ["MAX_RECORDS", "AuditTables", "HoldoutSplit", "Sampled", "candidate_rows",
+           "check_tables", "read_table", "row_hashes", "sample_parquet", "split_holdout",
+           "table_of"]

@@ -3,11 +3,12 @@
 The same rows and words as ``release``'s plan (:mod:`bioanon.plan`), counted the audit's way:
 record membership and inference on members compare INPUT's records (members) with HOLDOUT's
 non-member candidates (:func:`~.inputs.candidate_rows`, at most ``max_candidates`` a side);
-identity membership compares INPUT's people with the people of HOLDOUT's candidates who are
-absent from INPUT (20 or more on each side); recognition counts the HOLDOUT records whose
-sensitive value the release carries (the probes of a recognizer trained on the release). The
-smallest showable advantage is :func:`~bioanon.metrics.advantage.smallest_showable` (the
-cross-fitted membership advantage) and, for recognition, (1.96 + 1.645)·√(p(1 − p)/n).
+identity membership and inference compare INPUT's people with the people of HOLDOUT's
+candidates who are absent from INPUT (20 or more on each side); recognition counts the
+HOLDOUT records whose sensitive value the release carries (the probes of a recognizer
+trained on the release). The smallest showable advantage is
+:func:`~bioanon.metrics.advantage.smallest_showable` (the cross-fitted membership advantage)
+and, for recognition, (1.96 + 1.645)·√(p(1 − p)/n).
 Nothing here reads a feature value: it runs before any attack, in milliseconds.
 """
 
@@ -94,16 +95,17 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
     rows.append(_row("inference", "record", level.record, smallest_showable(n1, n0), n1, n0,
                      "records", **common))
     mem_ids, non_ids = identity_sides(tables, split)
-    if mem_ids.size >= MIN_IDENTITIES and non_ids.size >= MIN_IDENTITIES:
-        rows.append(_row("membership", "identity", level.identity,
-                         smallest_showable(mem_ids.size, non_ids.size), int(mem_ids.size),
-                         int(non_ids.size), "identities", **common))
-    else:
-        rows.append(_fixed("membership", "identity", level.identity,
-                           f"{mem_ids.size} people in INPUT and {non_ids.size} HOLDOUT "
-                           f"candidates' people absent from INPUT; who is in the release "
-                           f"needs {MIN_IDENTITIES} or more on each side (a HOLDOUT whose "
-                           "records are mostly of other people)", acc))
+    for risk in ("membership", "inference"):  # the certificate's identity rows, both
+        if mem_ids.size >= MIN_IDENTITIES and non_ids.size >= MIN_IDENTITIES:
+            rows.append(_row(risk, "identity", level.identity,
+                             smallest_showable(mem_ids.size, non_ids.size),
+                             int(mem_ids.size), int(non_ids.size), "identities", **common))
+        else:
+            rows.append(_fixed(risk, "identity", level.identity,
+                               f"{mem_ids.size} people in INPUT and {non_ids.size} HOLDOUT "
+                               f"candidates' people absent from INPUT; the identity level "
+                               f"needs {MIN_IDENTITIES} or more on each side (a HOLDOUT "
+                               "whose records are mostly of other people)", acc))
     plan = Plan(level, tuple(rows), n_rec, n_id)
     if all(not math.isfinite(r.smallest) or r.smallest >= 1.0 for r in plan.rows):
         raise BioanonError(

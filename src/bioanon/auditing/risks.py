@@ -31,12 +31,13 @@ from ..attack.control import control_rate
 from ..attack.recognizers import DEFAULT_MODELS, make_recognizer, model_name
 from ..evaluation.caps import capped_rows
 from ..evaluation.risks.base import MIN_IDENTITY_LEVEL, RiskContext, not_covered
+from ..evaluation.risks.inference import BASELINE_NAME as INFERENCE_BASELINE
 from ..evaluation.risks.inference import InferenceRisk, _hits
 from ..evaluation.risks.membership import BASELINE_NAME, MembershipRisk, _by_group, attack_scores
 from ..evaluation.risks.recognition import RecognitionRisk
 from ..levels import Level
 from ..metrics import chance_level
-from ..metrics.advantage import crossfit_advantage
+from ..metrics.advantage import crossfit_advantage, inference_advantage
 from ..metrics.results import INCONCLUSIVE, Rate, RiskResult
 from ..metrics.scores import wilson_interval
 from ..release import JOIN_FACTOR, join_rate
@@ -165,6 +166,38 @@ def record_inference(g: AuditGame) -> RiskResult:
     return InferenceRisk(g.ctx, g.level)._judge(hits, member, None, "record", people)
 
 
+def identity_inference(g: AuditGame) -> RiskResult:
+    """Inference on members at the identity level: the same attackers as
+    :func:`record_inference`, on INPUT's people against HOLDOUT candidates' people absent
+    from INPUT (20 or more on each side, as identity membership), the person the unit of the
+    halves and of the interval."""
+    t = g.tables
+    mem_ids, non_ids = identity_sides(t, g.split)
+    target = g.level.identity
+    if mem_ids.size < 20 or non_ids.size < 20:
+        return not_covered("inference", "identity", "advantage", target,
+                           f"{mem_ids.size} people in INPUT, {non_ids.size} non-member "
+                           "people in HOLDOUT: what the release tells about a person needs "
+                           "20 or more on each side (HOLDOUT records of other people)",
+                           float("nan"), INFERENCE_BASELINE)
+    X, member, people = g.candidates()
+    keep = member | np.isin(people, non_ids)
+    X, member, people = X[keep], member[keep], people[keep]
+    truth = {c: g.labels_of(c)[keep] for c in t.kept}
+    hits = _hits(g.ctx, X, truth, t.released.X, t.released.labels, people,
+                 -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("identity", {}),
+                 "identity")
+    _, units = np.unique(people, return_inverse=True)
+    risk = InferenceRisk(g.ctx, g.level)
+    adv = inference_advantage(hits, member, None, units, g.ctx.rng("inference/identity"),
+                              "identities")
+    r = risk._result(adv, "identity", hits, member)
+    r.extras.update({"n_identities": int(units.max()) + 1,
+                     "method": "INPUT's people against HOLDOUT's people absent from INPUT, "
+                               "the person the unit; " + str(r.extras.get("method", ""))})
+    return r
+
+
 def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_MODELS
                 ) -> tuple[RiskResult, dict[str, Any]]:
     """Recognition of the sensitive attribute: recognizers trained on RELEASED with its
@@ -176,7 +209,8 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
     y_all = t.holdout.labels[s].to_numpy(str)[probes]
     if probes.size < MIN_PROBES or np.unique(y_all).size < 2:
         why = (f"RELEASED carries no '{s}' column: no recognizer can be trained on released "
-               f"records labelled with it (the risk cannot be measured on this release)"
+               f"records labelled with it (the risk cannot be measured on this release; "
+               f"where the release process judged it, accept it by name on that word)"
                if not t.released_has_sensitive else
                f"too few HOLDOUT records ({probes.size}) of the '{s}' values the release "
                f"carries (recognition needs {MIN_PROBES} or more, of 2 values or more)")
@@ -256,6 +290,7 @@ def verdict_status(r: RiskResult) -> str:
     return "met" if r.passes else "not met"
 
 
-__all__ = ["MAX_CANDIDATES", "AuditGame", "identity_membership", "label_join",
+__all__ = ["MAX_CANDIDATES", "AuditGame", "identity_inference", "identity_membership",
+           "label_join",
            "recognition", "record_inference", "record_membership", "utility",
            "verdict_status"]

@@ -23,6 +23,7 @@ from ..levels import Level, resolve_level
 from ..metrics.results import RiskResult
 from ..plan import Plan
 from .inputs import (
+    MAX_RECORDS,
     AuditTables,
     HoldoutSplit,
     Source,
@@ -38,6 +39,7 @@ from .reproduce import ReproducedMethod, check_command
 from .risks import (
     MAX_CANDIDATES,
     AuditGame,
+    identity_inference,
     identity_membership,
     label_join,
     recognition,
@@ -145,13 +147,16 @@ class AuditJob:
     target_recognition: float
     seed_given: bool
     accepted: dict[str, str] = field(default_factory=dict)
+    #: per table sampled (a Parquet table larger than ``max_records``), the sentence
+    sampled: dict[str, str] = field(default_factory=dict)
 
     def run(self, progress: Progress | None = None) -> AuditResult:
         """Play every risk; return the result."""
         t0 = time.perf_counter()
         g, t = self.game, self.tables
         steps = ["recognition", "record membership", "identity membership",
-                 "inference on members", "label join", "utility"]
+                 "inference on members", "inference on members' people", "label join",
+                 "utility"]
 
         def tick(i: int) -> None:
             if progress is not None:
@@ -166,11 +171,13 @@ class AuditJob:
         tick(3)
         inf = record_inference(g)
         tick(4)
-        join = label_join(g)
+        ident_inf = identity_inference(g)
         tick(5)
+        join = label_join(g)
+        tick(6)
         util = utility(g)
         tick(len(steps))
-        risks = apply_accepted([rec, mem, inf, ident, join], self.accepted)
+        risks = apply_accepted([rec, mem, inf, ident, ident_inf, join], self.accepted)
         per = {r.name: verdict_status(r) for r in risks}
         status = ("not met" if "not met" in per.values() else
                   "met" if all(v in ("met", "accepted") for v in per.values()) else
@@ -213,6 +220,7 @@ class AuditJob:
                               "people absent from INPUT, as many records per person on both "
                               "sides; the reference holds none of INPUT's people",
                 "max_candidates": g.max_candidates,
+                "sampled": dict(self.sampled) or "no: every table judged whole",
                 "seed": "given (not written)" if self.seed_given else
                         "derived from the tables (a keyed digest: re-running gives the same "
                         "figures)"}
@@ -227,7 +235,8 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
                   reproduce: str | Callable[[Any], Any] | None = None,
                   target_recognition: float = TARGET_RECOGNITION,
                   max_candidates: int | None = MAX_CANDIDATES,
-                  accept_risks: Mapping[str, str] | None = None) -> AuditJob:
+                  accept_risks: Mapping[str, str] | None = None,
+                  max_records: int | None = MAX_RECORDS) -> AuditJob:
     """Read and check the tables, split HOLDOUT and make the plan (no attack runs).
 
     Raises
@@ -244,9 +253,21 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
         raise BioanonError("reproduce must be a command (str) with {input} and {output}, or "
                            "a callable table -> table", parameter="reproduce")
     wanted = list(dict.fromkeys([interest, sensitive, *labels]))
-    tabs = check_tables(read_table(input, wanted, "INPUT"),
-                        read_table(released, wanted, "RELEASED"),
-                        read_table(control, wanted, "HOLDOUT"), interest, sensitive, labels)
+    if max_records is not None and (int(max_records) != max_records or max_records < 100):
+        raise BioanonError(f"max_records={max_records} must be an integer of at least 100 "
+                           "(records of a Parquet table judged at most)",
+                           parameter="max_records")
+
+    def read(source: Source, what: str) -> Any:
+        return read_table(source, wanted, what, max_records, (interest, sensitive),
+                          random_state)
+
+    tabs = check_tables(read(input, "INPUT"), read(released, "RELEASED"),
+                        read(control, "HOLDOUT"), interest, sensitive, labels)
+    sampled = {what: t.meta["sampled"]["words"] for what, t in (
+        ("INPUT", tabs.members), ("RELEASED", tabs.released), ("HOLDOUT", tabs.holdout))
+        if "sampled" in t.meta}
+    tabs.notes.extend(sampled.values())
     seed = (_digest_seed(tabs.members.X, tabs.released.X, tabs.holdout.X)
             if random_state is None else int(random_state))
     split = split_holdout(tabs.members.labels[sensitive].to_numpy(str),
@@ -268,7 +289,7 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
     sources = {"input": table_of(input), "released": table_of(released),
                "holdout": table_of(control)}
     return AuditJob(tabs, split, plan, game, sources, target_recognition,
-                    random_state is not None, accepted)
+                    random_state is not None, accepted, sampled)
 
 
 def audit(input: Source, released: Source, control: Source, *, interest: str,
@@ -278,6 +299,7 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
           target_recognition: float = TARGET_RECOGNITION,
           max_candidates: int | None = MAX_CANDIDATES,
           accept_risks: Mapping[str, str] | None = None,
+          max_records: int | None = MAX_RECORDS,
           progress: Progress | None = None) -> AuditResult:
     """Judge a release made by anything with the certificate's attackers, intervals and level.
 
@@ -311,6 +333,11 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
     accept_risks : mapping {LEVEL-RISK: reason}, optional
         Risks accepted by name, with the reason (as ``release``'s): an accepted risk passes
         only where its estimate is within its target.
+    max_records : int or None
+        Records of one Parquet table (a file or a folder of parts, e.g. one larger than
+        memory) read at most: a larger one is judged on a seeded stratified sample of this
+        size (identities first, then records by the interest), said in the report's data
+        and notes. None: every table read whole. Other formats are read whole.
     progress : callable (done, total, text), optional
 
     Returns
@@ -331,7 +358,8 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
     job = prepare_audit(input, released, control, interest=interest, sensitive=sensitive,
                         labels=labels, level=level, random_state=random_state,
                         reproduce=reproduce, target_recognition=target_recognition,
-                        max_candidates=max_candidates, accept_risks=accept_risks)
+                        max_candidates=max_candidates, accept_risks=accept_risks,
+                        max_records=max_records)
     return job.run(progress)
 
 

@@ -34,12 +34,14 @@ the search's stack).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .certificate import REPORT_FILES, CertifiedRelease, NotCertified, report_dir
     from .memory import certify
     from .search import SearchResult
+
+from .._lazy import lazy_getattr
 
 #: each public name and the module (under this package) that defines it
 _LAZY = {
@@ -52,12 +54,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = ["REPORT_FILES", "CertifiedRelease", "NotCertified", "SearchResult", "certify",

@@ -42,6 +42,10 @@ ReproduceOpt = Annotated[str | None, typer.Option(
     "--reproduce", help="A command that re-runs the release process, with {input} and "
                         "{output} placeholders (CSV files): enables the shadow-model "
                         "attacker.")]
+SampleOpt = Annotated[int, typer.Option(
+    "--sample-records", help="Records of one Parquet table (a file or a folder of parts) "
+                             "read at most: a larger one is judged on a seeded stratified "
+                             "sample of this size, said in the report.")]
 AuditOutOpt = Annotated[Path | None, typer.Option(
     *OUT_FLAGS, help="Folder for report.json and report.html (not RELEASED's folder); none: "
                      "nothing is written.")]
@@ -71,6 +75,7 @@ def audit(
     reproduce: ReproduceOpt = None,
     accept_risk: AcceptRiskOpt = None,
     reason: ReasonOpt = None,
+    sample_records: SampleOpt = 50_000,
     as_json: JsonOpt = False,
 ) -> None:
     """Judge a release made by anything (SDV, a script, an earlier bioanon) against INPUT
@@ -87,7 +92,10 @@ def audit(
     notes = notes_console(as_json)
     job = prepare_audit(input, released, control, interest=interest, sensitive=sensitive,
                         labels=list(label or []), level=lv, random_state=seed,
-                        reproduce=reproduce, accept_risks=accepted)
+                        reproduce=reproduce, accept_risks=accepted,
+                        max_records=sample_records)
+    for words in job.sampled.values():
+        notes.print(words, highlight=False, markup=False, soft_wrap=True)
     notes.print(job.plan.render(), highlight=False, markup=False, soft_wrap=True)
     notes.print(job.split.words(sensitive), highlight=False, markup=False, soft_wrap=True)
     with progress_bar("auditing") as update:

@@ -15,7 +15,7 @@ Every name is imported on first use (the options alone do not bring the protocol
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # imported at once: the function ``verdict`` shares its module's name, which importing the
 # module would otherwise bind here in its place
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .seeds import derive_seed
     from .split import group_split, person_level_columns, split_table
     from .utility import utility_views
+
+from .._lazy import lazy_getattr
 
 #: each public name and the module (under this package) that defines it
 _LAZY = {
@@ -41,12 +43,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = ["DEFAULT_TARGET", "Evaluation", "EvaluationOptions", "Verdict", "anonymize_splits",

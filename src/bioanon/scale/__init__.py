@@ -14,6 +14,7 @@ dask is imported only when a release runs.
 
 from __future__ import annotations
 
+from .._lazy import lazy_getattr
 from ..sampling import PanelSample, panel_sample, stratified_positions
 from .buckets import assign_buckets, n_buckets_for
 from .estimator import BucketedMixing
@@ -23,13 +24,5 @@ __all__ = ["BucketedMixing", "assign_buckets", "bucketed_release", "dask_client"
            "PanelSample", "panel_sample", "release_plan", "stratified_positions"]
 
 
-def __getattr__(name: str):  # lazy: dask loads only when the bucketed path is used
-    if name == "bucketed_release":
-        from .bucketed import bucketed_release
-
-        return bucketed_release
-    if name == "dask_client":
-        from .cluster import dask_client
-
-        return dask_client
-    raise AttributeError(name)
+# lazy: dask loads only when the bucketed path is used
+__getattr__ = lazy_getattr(__name__, {"bucketed_release": "bucketed", "dask_client": "cluster"})
