@@ -30,6 +30,13 @@ Tables:
 - ``1m``: ``bench_scale.write_parquet`` (1,000,000 × 256), ``bioanon release --dask``;
 - ``e2e``: ``bench_scale.py --e2e-only``.
 
+``--curve 5000,20000,50000`` adds the cost curve: ``bioanon.datasets.make_biometric`` tables of
+that many records (10 per person, 128 features: 500 / 2,000 / 5,000 people), each released in
+a fresh process with the last ``--workers`` count (roles identity / expression, seed 1, the
+levels its plan cannot show accepted), with wall and CPU seconds per phase beside the load,
+CPU seconds per 1,000 records and the growth exponent between consecutive sizes (JSON:
+``curve``). ``--tables ''`` runs the curve alone; 50,000 records take long on a small machine.
+
 ``--evaluate`` (on by default) times one full ``bioanon evaluate`` of the certified setting of
 FSDD (or the default method when nothing was certified) in the same run: the ratio release /
 evaluation. ``--cli`` also times the user's commands themselves (the README's ``bioanon
@@ -38,7 +45,7 @@ in-memory release with ``exhaustive=True`` too and compares the choice. Usage::
 
     BIOANON_DATA=../shared/datasets python benchmarks/bench_release.py
         [--tables fsdd,sp-sw-har,demo] [--workers 1,2] [--budget-minutes 10] [--no-evaluate]
-        [--cli] [--exhaustive] [--workdir DIR]
+        [--cli] [--exhaustive] [--curve 5000,20000] [--workdir DIR]
 
 Prints a table and writes JSON (default benchmarks/results/bench_release.json).
 """
@@ -138,6 +145,13 @@ def read_table(name: str, path: str | None) -> tuple[Any, Any, dict[str, Any]]:
         return (table, Roles(sensitive="identity", interest="expression"),
                 {"methods": DEMO_METHODS, "models": DEMO_MODELS, "random_state": 0,
                  "budget_minutes": 2.0, "report_closest": True})
+    if name.startswith("curve-"):
+        from bioanon.datasets import make_biometric
+
+        n = int(name.split("-", 1)[1])
+        table = make_biometric(n_identities=max(1, n // 10), records_per_identity=10,
+                               n_features=128, random_state=0)
+        return table, Roles(sensitive="identity", interest="expression"), {"random_state": 1}
     table = FeatureTable.read(str(path))
     if name == "fsdd":
         return (table, Roles(sensitive="speaker", interest="digit"),
@@ -394,6 +408,9 @@ def main() -> None:
                     help="also time the README's release command and bioanon demo")
     ap.add_argument("--exhaustive", action="store_true",
                     help="also run each in-memory release with exhaustive=True")
+    ap.add_argument("--curve", default=None,
+                    help="the cost curve: records of make_biometric tables to release, "
+                         "comma-separated (e.g. 5000,20000,50000)")
     ap.add_argument("--n", type=int, default=1_000_000, help="rows of the 1m table")
     ap.add_argument("--workdir", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=OUT)
@@ -402,7 +419,7 @@ def main() -> None:
     if args.child is not None:
         print(json.dumps(child(json.loads(args.child))))
         return
-    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()]  # '': the curve alone
     bad = [t for t in tables if t not in TABLES]
     if bad:
         ap.error(f"unknown table {bad[0]}; choose from {', '.join(TABLES)}")
@@ -442,6 +459,9 @@ def main() -> None:
                                 "--out", str(res)], env=env, check=True)
                 doc["e2e"] = {"seconds": round(time.perf_counter() - t0, 1), "load": load(),
                               **json.loads(res.read_text())}
+        if args.curve:
+            doc["curve"] = cost_curve([int(n) for n in args.curve.split(",") if n.strip()],
+                                      workers[-1], args, work, env)
     finally:
         if args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -450,6 +470,37 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2))
     print(f"\nwrote {args.out}")
+
+
+def cost_curve(sizes: list[int], jobs: int, args: Any, work: Path, env: dict[str, str]
+               ) -> list[dict[str, Any]]:
+    """The release of a ``make_biometric`` table of each size (10 records per person, 128
+    features) in a fresh process: wall and CPU seconds per phase with the load, CPU seconds
+    per 1,000 records and the growth exponent of the CPU seconds from the size before."""
+    import math
+
+    out: list[dict[str, Any]] = []
+    for n in sizes:
+        spec = {"table": f"curve-{n}", "path": None, "jobs": jobs,
+                "budget_minutes": args.budget_minutes, "out": str(work / f"curve-{n}.parquet")}
+        r = run_child(spec, env)
+        say_child(r)
+        r["n_records"] = n
+        r["phase_table"] = phase_table(r)
+        r["cpu_s_per_1000"] = round(1000 * r["cpu_s"] / n, 2)
+        if out and out[-1]["cpu_s"] > 0 and r["cpu_s"] > 0:
+            r["cpu_exponent"] = round(math.log(r["cpu_s"] / out[-1]["cpu_s"])
+                                      / math.log(n / out[-1]["n_records"]), 2)
+        out.append(r)
+    print(f"\ncost curve ({jobs} worker(s)):")
+    print(f"  {'records':>8}{'wall s':>9}{'CPU s':>9}{'CPU s/1k':>10}{'exponent':>10}"
+          f"{'load':>12}  verdict")
+    for r in out:
+        verdict = "certified" if r.get("certified") else "not certified"
+        print(f"  {r['n_records']:>8}{r['wall_s']:>9.1f}{r['cpu_s']:>9.1f}"
+              f"{r['cpu_s_per_1000']:>10.2f}{str(r.get('cpu_exponent', '—')):>10}"
+              f"{r['load_before']:>6} → {r['load_after']:<4}  {verdict}")
+    return out
 
 
 def bench_in_memory(name: str, workers: list[int], args: Any, work: Path,

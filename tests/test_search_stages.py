@@ -12,6 +12,7 @@ import bioanon.evaluation.protocol as protocol
 from bioanon.certification.search import (
     FULL_PANEL,
     NOT_JUDGED,
+    SCREENED,
     STAGE1,
     closeness,
     row_line,
@@ -87,13 +88,16 @@ def test_a_setting_failing_a_cheap_risk_gets_no_panel(table: FeatureTable,
     # a membership target no measured figure meets: every setting fails at stage 1
     fast = search(table, "expression", "identity", level=0.001, **KW)
     assert panels == [] and fast.chosen is None and not fast.certified
-    assert fast.rows and all(r["judged_by"] == STAGE1 and not r["passed_stage1"]
+    assert fast.rows and all(r["judged_by"] in (STAGE1, SCREENED) and not r["passed_stage1"]
                              for r in fast.rows)
     for r in fast.rows:
         line = row_line(r)
-        assert "fails (record-membership" in line and "judged at stage 1" in line
+        assert "fails (record-membership" in line
+        assert ("judged at stage 1" if r["judged_by"] == STAGE1 else "screened at stage 1") \
+            in line
     full = search(table, "expression", "identity", level=0.001, exhaustive=True, **KW)
     assert full.chosen is None and len(panels) == len(full.rows)  # the same verdict
+    _screened_rows_fail_in_full(fast, full)
     near, _ = fast.closest()
     assert near is not None and near["setting"] in {r["setting"] for r in fast.rows}
 
@@ -110,3 +114,45 @@ def test_closeness_counts_a_risk_not_judged_as_not_met() -> None:
     assert closeness(judged) == (1, pytest.approx(0.3), -0.5)
     assert closeness(cheap_only)[0] == 2 and closeness(judged) < closeness(cheap_only)
     assert closeness({"cas": 0.6, "risks": [rec, bad, inf]}) < closeness(judged)
+
+
+def _screened_rows_fail_in_full(fast: Any, full: Any) -> int:
+    """Every row the screen decided fails record-level membership in the exhaustive search
+    too (its figure there is every attacker's); returns how many rows were screened."""
+    by_setting = {r["setting"]: r for r in full.rows}
+    screened = [r for r in fast.rows if r["judged_by"] == SCREENED]
+    for r in screened:
+        mine = {x["name"]: x for x in r["risks"]}
+        theirs = {x["name"]: x for x in by_setting[r["setting"]]["risks"]}
+        assert mine["record-membership"]["status"] == "not met"
+        assert mine["record-membership"]["ci"][0] > 0.14  # above every level's record target
+        assert theirs["record-membership"]["status"] == "not met"
+        assert not by_setting[r["setting"]]["met"]
+        assert r["cas"] == by_setting[r["setting"]]["cas"]  # utility is judged in full
+        assert "screened at stage 1" in mine["record-inference"]["reason"]
+    return len(screened)
+
+
+def test_the_screen_keeps_the_exhaustive_choice(table: FeatureTable) -> None:
+    # level 0.25: one setting (noise, sigma 1) is far above it on the cheap attackers alone,
+    # another (dp-cells) meets every target; the screen decides the first without the
+    # other attackers and the choice, its confirmation and the certificate stay the same
+    kw = {**KW, "methods": ["noise", "laplace", "dp-cells", "selective-mean"]}
+    fast = search(table, "expression", "identity", level=0.25, **kw)
+    full = search(table, "expression", "identity", level=0.25, exhaustive=True, **kw)
+    plain = search(table, "expression", "identity", level=0.25, screen=False, **kw)
+    assert full.candidate is not None and full.certified
+    for other in (fast, plain):
+        assert other.candidate is not None
+        assert other.candidate.label() == full.candidate.label()
+        assert other.certified == full.certified
+        assert json.dumps(other.confirmation["verdict"], sort_keys=True) == \
+            json.dumps(full.confirmation["verdict"], sort_keys=True)
+    assert _screened_rows_fail_in_full(fast, full) >= 1
+    assert not any(r["judged_by"] == SCREENED for r in plain.rows)
+    # the rows the screen did not decide are stage 1's figures, bit for bit
+    same = {r["setting"]: r for r in _public(plain.rows)}
+    for r in _public(fast.rows):
+        if r["judged_by"] != SCREENED:
+            assert json.dumps(r, sort_keys=True) == json.dumps(same[r["setting"]],
+                                                               sort_keys=True)

@@ -149,7 +149,9 @@ def test_a_numeric_level_adds_its_own_row() -> None:
     assert names == [*TABLE_LEVELS, "0.09"]
 
 
-def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> None:
+def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
     # a chosen level no setting meets: every row passes no stage 1, so the named levels'
     # best settings were never judged by the panel — until tradeoff_panels lets it
     kw = {**KW, "level": 0.001}
@@ -157,11 +159,32 @@ def test_the_panel_judges_the_rows_stage_1_alone_judged(table: FeatureTable) -> 
     assert plain.chosen is None
     before = [e for e in plain.tradeoff if e["judged_by"] == STAGE1_ONLY]
     assert before, "the table must hold a stage-1 row for this test to bite"
+    import bioanon.certification.search.staged as staged
+
+    resumed: list[str] = []
+    real = staged.resume_setting
+    monkeypatch.setattr(staged, "resume_setting", lambda judge, ev, progress: (
+        resumed.append(type(ev).__name__), real(judge, ev, progress))[1])
     judged = search(table, "expression", "identity", tradeoff_panels=1, **kw)
+    assert resumed == ["Evaluation"]  # the trade-off's panel resumed stage 1's evaluation
     assert judged.chosen is None
     n_panel = [sum(r["judged_by"] == PANEL for r in res.rows) for res in (plain, judged)]
     assert n_panel[1] == n_panel[0] + 1  # one more setting judged, no more
     _check(judged)
+    # the panel resumed that setting's stage-1 evaluation: its row is the one a full
+    # evaluation from scratch gives (the exhaustive search's), to the bit
+    full = search(table, "expression", "identity", exhaustive=True, **kw)
+    by_setting = {r["setting"]: r for r in full.rows}
+    new = [r for r in judged.rows if r.get("tradeoff_judged")]
+    assert len(new) == 1
+    assert not any("_stage1" in r for r in judged.rows)  # let go once the table is filled
+
+    def public_row(r: dict[str, Any]) -> str:
+        drop = ("judged_by", "tradeoff_judged")
+        return json.dumps({k: v for k, v in r.items() if not k.startswith("_")
+                           and k not in drop}, sort_keys=True)
+
+    assert public_row(new[0]) == public_row(by_setting[new[0]["setting"]])
     assert "stage 1: recognition not judged" in " ".join(table_lines(plain.tradeoff))
 
 
@@ -182,3 +205,22 @@ def test_the_report_s_first_screen_shows_the_table(judged: SearchResult) -> None
     for e in judged.tradeoff:
         assert e["level"] in page and (e["setting"] or "none") in page
     assert tradeoff_section({}) == ""
+
+
+def test_a_risk_the_screen_left_unmeasured_reads_not_measured() -> None:
+    from bioanon.certification.tradeoff import tradeoff_line
+
+    screened = {"name": "record-inference", "risk": "inference", "level": "record",
+                "statistic": "advantage", "value": float("nan"),
+                "ci": [float("nan"), float("nan")], "target": 0.1,
+                "status": "inconclusive at this size",
+                "reason": "not measured: screened at stage 1: the cheap membership attackers"}
+    member = {"name": "record-membership", "risk": "membership", "level": "record",
+              "statistic": "advantage", "value": 0.73, "ci": [0.70, 0.77], "target": 0.1,
+              "status": "not met", "reason": "screened at stage 1: ..."}
+    row = {"setting": "a()", "cas": 0.9, "cas_ci": [0.85, 0.95], "clear": 1.0,
+           "interest_chance": 0.1, "met": False, "met_utility": True,
+           "risks": [member, screened], "_risks": []}
+    line = tradeoff_line([], [row], None)
+    assert "record-membership advantage 0.730 (upper bound 0.770) > target 0.1" in line
+    assert "record-inference not measured (stage 1's screen" in line and "nan" not in line

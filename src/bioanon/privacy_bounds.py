@@ -42,9 +42,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import norm
-
 from .errors import BioanonError
+from .metrics.normal import cdf, ppf
 
 #: the units a guarantee covers, per privacy unit
 COVERS = {"identity": ("identity", "record"), "record": ("record",)}
@@ -82,22 +81,22 @@ def advantage_bound_epsilon(epsilon: float, delta: float = 0.0) -> float:
 def advantage_bound_gdp(mu: float) -> float:
     """The largest membership advantage under μ-GDP: 2Φ(μ/2) − 1.
 
-    >>> advantage_bound_gdp(0.0), round(advantage_bound_gdp(2 * norm.ppf(0.75)), 6)
+    >>> advantage_bound_gdp(0.0), round(advantage_bound_gdp(2 * ppf(0.75)), 6)
     (0.0, 0.5)
     """
     mu = float(mu)
     if mu < 0:
         raise BioanonError(f"mu={mu} must be >= 0")
-    return float(2.0 * norm.cdf(mu / 2.0) - 1.0)
+    return float(2.0 * cdf(mu / 2.0) - 1.0)
 
 
 def auc_bound_gdp(mu: float) -> float:
     """The largest membership AUC under μ-GDP: Φ(μ/√2) (the binormal ROC at distance μ).
 
-    >>> auc_bound_gdp(0.0), round(auc_bound_gdp(math.sqrt(2) * norm.ppf(0.6)), 6)
+    >>> auc_bound_gdp(0.0), round(auc_bound_gdp(math.sqrt(2) * ppf(0.6)), 6)
     (0.5, 0.6)
     """
-    return float(norm.cdf(float(mu) / math.sqrt(2.0)))
+    return float(cdf(float(mu) / math.sqrt(2.0)))
 
 
 def auc_bound_epsilon(epsilon: float, delta: float = 0.0) -> float:
@@ -162,7 +161,7 @@ def mu_for_advantage(target: float) -> float:
     0.142
     """
     a = _check_advantage(target)
-    return float(2.0 * norm.ppf((1.0 + a) / 2.0))
+    return float(2.0 * ppf((1.0 + a) / 2.0))
 
 
 def mu_for_auc(auc: float) -> float:
@@ -174,7 +173,7 @@ def mu_for_auc(auc: float) -> float:
     auc = float(auc)
     if not 0.5 < auc < 1.0:
         raise BioanonError(f"AUC {auc} must lie strictly between 0.5 and 1")
-    return float(math.sqrt(2.0) * norm.ppf(auc))
+    return float(math.sqrt(2.0) * ppf(auc))
 
 
 def rho_for_advantage(target: float) -> float:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from typing import Any
 
-from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 
@@ -48,6 +47,8 @@ def parallel_map(func: Callable[..., Any], tasks: Iterable[tuple[Any, ...]],
         for task in tasks:
             yield one_openmp_thread(func, *task) if n_jobs == 1 else func(*task)
         return
+    from joblib import Parallel, delayed  # not at import: commands that fit nothing skip it
+
     backend = os.environ.get("BIOANON_BACKEND", "threading")
     threads = backend == "threading"
     limit = threadpool_limits(1) if threads else nullcontext()

@@ -81,6 +81,11 @@ MEMBERSHIP: list[Attacker] = [
     parametric.MEMBERSHIP,
     shadow.MEMBERSHIP,
 ]
+#: the cheap membership attackers a search's stage 1 screens every setting with first (each
+#: costs one pass of candidates × released records; the density ratio's reference side is
+#: shared by every setting): a setting they already put far above every target is decided
+#: without the others (:data:`bioanon.evaluation.risks.base.SCREEN_RULE`)
+SCREEN: list[Attacker] = MEMBERSHIP[:2]
 #: every inference attacker (each guess read as a membership test: right on members more
 #: often than on non-members)
 INFERENCE: list[Attacker] = [
@@ -94,4 +99,4 @@ INFERENCE: list[Attacker] = [
 ]
 
 
-__all__ = ["INFERENCE", "MEMBERSHIP", "run_attackers"]
+__all__ = ["INFERENCE", "MEMBERSHIP", "SCREEN", "run_attackers"]

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .game import Attacker, Game, Scores, run_attackers
 
@@ -55,6 +54,8 @@ def _declared(anonymizer: Any) -> bool:
 
 def _ranks(scores: dict[str, np.ndarray], names: list[str]) -> np.ndarray:
     """Each score as its rank within the release, in [0, 1] (columns in ``names`` order)."""
+    from scipy.stats import rankdata  # not at import: scipy.stats costs seconds at start-up
+
     cols = []
     for k in names:
         s = np.nan_to_num(np.asarray(scores[k], np.float64), nan=-np.inf)

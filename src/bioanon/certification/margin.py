@@ -31,11 +31,11 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from scipy.stats import norm
+from ..metrics.normal import cdf, ppf
 
 #: the least probability of passing the confirmation a chosen setting must have
 CONFIRM_PROBABILITY = 0.8
-_Z95 = float(norm.ppf(0.975))
+_Z95 = ppf(0.975)
 
 
 def pass_probability_of(value: float, upper: float, target: float) -> float:
@@ -45,7 +45,7 @@ def pass_probability_of(value: float, upper: float, target: float) -> float:
         return 1.0 if math.isfinite(target) and math.isfinite(upper) and upper <= target \
             else 0.0
     se = max((upper - value) / _Z95, 1e-12)
-    return float(norm.cdf((target - _Z95 * se - value) / (math.sqrt(2.0) * se)))
+    return float(cdf((target - _Z95 * se - value) / (math.sqrt(2.0) * se)))
 
 
 def pass_probability(risks: Iterable[Any], accepted: Iterable[str] = ()) -> float:

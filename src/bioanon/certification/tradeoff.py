@@ -227,14 +227,23 @@ def _failed(row: Mapping[str, Any]) -> list[dict[str, Any]]:
         out.append({"name": r["name"], "statistic": r["statistic"],
                     "value": float(r["value"]), "upper": float(r["ci"][1]),
                     "target": None if t is None or not math.isfinite(float(t)) else float(t),
-                    "status": r["status"]})
+                    "status": r["status"], "reason": str(r.get("reason") or "")})
     return out
 
 
+def _short_part(f: Mapping[str, Any]) -> str:
+    """One risk a row fell short on, in words: its estimate and upper bound against the
+    target, or that it was not measured (and why, when stage 1's screen decided the row)."""
+    if not (math.isfinite(f["value"]) and math.isfinite(f["upper"])):
+        why = (" (stage 1's screen: the cheap membership attackers had decided the setting)"
+               if "screened at stage 1" in f.get("reason", "") else "")
+        return f"{f['name']} not measured{why}"
+    return (f"{f['name']} {f['statistic']} {f['value']:.3f} (upper bound {f['upper']:.3f})"
+            + ("" if f["target"] is None else f" > target {f['target']:g}"))
+
+
 def _short_text(top: Mapping[str, Any]) -> str:
-    parts = [f"{f['name']} {f['statistic']} {f['value']:.3f} (upper bound {f['upper']:.3f})"
-             + ("" if f["target"] is None else f" > target {f['target']:g}")
-             for f in top["short_on"]]
+    parts = [_short_part(f) for f in top["short_on"]]
     if parts:
         return "fell short on " + "; ".join(parts)
     if top["met"]:

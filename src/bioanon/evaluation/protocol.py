@@ -310,7 +310,7 @@ class Evaluation:
         self.label_columns = list(c.label_columns)
 
     # ------------------------------------------------------------------ the protocol
-    def evaluate(self, recognition: bool = True) -> Evaluation:
+    def evaluate(self, recognition: bool = True, screen: float | None = None) -> Evaluation:
         """Run the protocol; return ``self`` with every result filled in.
 
         A table of more than ``max_records`` records is judged on a stratified sample of its
@@ -326,8 +326,20 @@ class Evaluation:
             is run, so ``attacks()``, ``worst_case()`` and ``verdict()`` are not available
             until :meth:`resume` runs it on what this stage kept (a full evaluation is
             exactly this stage followed by :meth:`resume`).
+        screen : float, optional
+            A search's stage-1 screen (with ``recognition`` False only): when the cheap
+            membership attackers already put the record-level advantage's lower 95% bound
+            above it, the setting is decided there (:data:`.risks.base.SCREEN_RULE`): that
+            figure is its record-level membership result, every other membership and
+            inference level reads "not measured" with the reason, and ``screened_`` holds
+            it; such an evaluation cannot be resumed. None: every attacker runs.
         """
+        if screen is not None and recognition:
+            raise BioanonError("screen= applies to a stage-1 evaluation "
+                               "(evaluate(recognition=False, screen=...))")
         self.recognition_run_ = recognition
+        self.screen_ = screen
+        self.screened_: str | None = None
         self._check()
         self._sample()
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
@@ -371,6 +383,9 @@ class Evaluation:
         if getattr(self, "recognition_run_", True):
             raise BioanonError("resume() finishes a stage-1 evaluation: call "
                                "evaluate(recognition=False) first")
+        if getattr(self, "screened_", None):
+            raise BioanonError("a setting the stage-1 screen decided cannot be resumed (its "
+                               "other attackers never ran): evaluate it afresh")
         stage = self.__dict__.pop("stage_", None) or self._restage()
         self.recognition_run_ = True
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
@@ -543,8 +558,10 @@ class Evaluation:
                           self.interest, self.sensitive, self.label_columns,
                           self.options.group, self.random_state, predictions={},
                           truth=stage.y_te, chance=self.chance_, control=self.control_,
-                          max_candidates=self.options.max_candidates)
+                          max_candidates=self.options.max_candidates,
+                          screen=getattr(self, "screen_", None))
         self._run_risks(ctx, tick, panel=False)
+        self.screened_ = ctx.screened
         self.verification_ = []
         self.selection_ = None
         self.strategies_, self.counts_ = [], []

@@ -37,15 +37,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from .intervals import rank_auc
+from .normal import cdf, ppf
 from .risk_stats import tpr_at_fpr
 from .scores import wilson_interval
 
-Z95 = float(norm.ppf(0.975))
+Z95 = float(ppf(0.975))
 #: one-sided 95%: the probability a leak-free release passes (plan and calibration)
-Z_PASS = float(norm.ppf(0.95))
+Z_PASS = float(ppf(0.95))
 #: under no signal the interval's standard error (the linearized error of the pooled held-out
 #: flags, scaled by ``CV_SE_INFLATION``) averages 0.60–0.62 × sqrt(1/n1 + 1/n0) and the
 #: estimate's standard deviation is 0.57–0.64 × the same (``benchmarks/advantage_estimator.py``:
@@ -117,8 +117,8 @@ def advantage_from_auc(auc: float) -> float:
     >>> round(advantage_from_auc(0.5), 6), round(advantage_from_auc(0.6), 4)
     (0.0, 0.1422)
     """
-    d = np.sqrt(2.0) * norm.ppf(float(auc))
-    return float(2.0 * norm.cdf(d / 2.0) - 1.0)
+    d = np.sqrt(2.0) * ppf(float(auc))
+    return float(2.0 * cdf(d / 2.0) - 1.0)
 
 
 def auc_from_advantage(advantage: float) -> float:
@@ -128,8 +128,8 @@ def auc_from_advantage(advantage: float) -> float:
     >>> round(auc_from_advantage(0.1422), 3)
     0.6
     """
-    d = 2.0 * norm.ppf((1.0 + float(advantage)) / 2.0)
-    return float(norm.cdf(d / np.sqrt(2.0)))
+    d = 2.0 * ppf((1.0 + float(advantage)) / 2.0)
+    return float(cdf(d / np.sqrt(2.0)))
 
 
 def null_se(n_members: float, n_nonmembers: float) -> float:
@@ -364,7 +364,7 @@ def crossfit_advantage(scores: Mapping[str, np.ndarray], member: np.ndarray,
     se_null = null_se(n_m, n_n)
     if not np.isfinite(se):
         se = se_null
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ppf(0.5 + confidence / 2))
     ci = ((max(-1.0, value - z * se), min(1.0, value + z * se)) if np.isfinite(value)
           else (float("nan"), float("nan")))
     auc, tpr = _heldout_auc_tpr(scores, member, fold[unit_of], attackers, k)
@@ -402,7 +402,7 @@ def with_game_spread(adv: AdvantageResult, per_game: list[float],
     extras["se_between_games"] = spread
     if spread <= adv.se:
         return replace(adv, extras=extras)
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ppf(0.5 + confidence / 2))
     ci = (max(-1.0, adv.value - z * spread), min(1.0, adv.value + z * spread))
     return replace(adv, se=spread, ci=ci, extras=extras)
 

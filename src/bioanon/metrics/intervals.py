@@ -8,13 +8,13 @@ them (no I/O, no randomness except the seeded bootstrap).
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm, rankdata
 
+from .normal import ppf
 from .scores import wilson_interval
 
 
 def _z(confidence: float) -> float:
-    return float(norm.ppf(0.5 + confidence / 2))
+    return float(ppf(0.5 + confidence / 2))
 
 
 def newcombe_difference(x1: int, n1: int, x2: int | None, n2: int | None, p2: float | None = None,
@@ -58,6 +58,8 @@ def rank_auc(scores_pos: np.ndarray, scores_neg: np.ndarray) -> float:
     neg = np.asarray(scores_neg, dtype=np.float64).ravel()
     if pos.size == 0 or neg.size == 0:
         return float("nan")
+    from scipy.stats import rankdata  # not at import: scipy.stats costs seconds at start-up
+
     ranks = rankdata(np.concatenate([pos, neg]))
     return float((ranks[:pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))
 

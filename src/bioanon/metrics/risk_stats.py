@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.stats import norm
 
 from .intervals import auc_interval, newcombe_difference, rank_auc
+from .normal import ppf
 from .results import INCONCLUSIVE
 from .scores import wilson_interval
 
@@ -119,7 +119,7 @@ def difference_of_means(a: np.ndarray, b: np.ndarray,
         return d, -1.0, 1.0
     d = float(a.mean() - b.mean())
     se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ppf(0.5 + confidence / 2))
     return d, d - z * se, d + z * se
 
 
@@ -230,7 +230,7 @@ def crossfit_auc_folds(scores: list[Mapping[str, np.ndarray]], members: list[np.
     else:
         # centred on the estimate: a resample re-chooses the attacker on fewer distinct
         # identities and reads low, so its percentiles would sit below the figure
-        hw = float(norm.ppf(0.5 + confidence / 2)) * float(b.std(ddof=1))
+        hw = float(ppf(0.5 + confidence / 2)) * float(b.std(ddof=1))
         lo, hi = max(0.0, auc - hw), min(1.0, auc + hw)
     return {"auc": auc, "ci": (lo, hi), "attackers": chosen,
             "null_upper": min(1.0, 0.5 + (hi - lo) / 2), "n_identities": n,
@@ -255,7 +255,7 @@ def paired_advantage(member_rate: np.ndarray, control_rate: np.ndarray,
     d = d[np.isfinite(d)]
     if d.size < 2:
         return (float(d.mean()) if d.size else float("nan")), -1.0, 1.0, 1.0
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ppf(0.5 + confidence / 2))
     hw = z * float(d.std(ddof=1)) / float(np.sqrt(d.size))
     m = float(d.mean())
     return m, m - hw, m + hw, hw

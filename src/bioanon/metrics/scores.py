@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.stats import norm
+
+from .normal import ppf
 
 
 def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -65,7 +66,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     """
     if n == 0:
         return (0.0, 1.0)
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ppf(0.5 + confidence / 2))
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

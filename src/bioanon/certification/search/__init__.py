@@ -75,6 +75,7 @@ from .judging import (
     one_thread,
     panel_row,
     resume_setting,
+    screen_bound,
     secret_free_report,
     stage1_row,
 )
@@ -85,6 +86,7 @@ from .rows import (
     FLOOR_RULE,
     FULL_PANEL,
     NOT_JUDGED,
+    SCREENED,
     STAGE1,
     Progress,
     closeness,
@@ -111,6 +113,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            report_closest: bool = False, exhaustive: bool = False,
            min_utility: float | None = None, space: SearchSpace | None = None,
            options: EvaluationOptions | None = None, tradeoff_panels: int = 0,
+           screen: bool = True,
            **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
@@ -169,6 +172,11 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         settings left. None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
+    screen : bool
+        Stage 1 screens every setting with the cheap membership attackers first
+        (:func:`~.judging.screen_bound`): one they put above every level's record-level
+        target is decided without the other attackers (its row: ``judged_by`` the screen).
+        False: every attacker judges every setting (the exhaustive search never screens).
     min_utility : float in [0, 1], optional
         The utility floor: CAS ≥ ``min_utility`` × clear (point estimates), on the tuning
         split and on the confirmation. None or 0 (here the default; a release's:
@@ -206,7 +214,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     seed = derive_seed(root_seed(inputs) if random_state is None else int(random_state),
                        "search/tuning split") % (2**31)
     judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
-                  ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0])
+                  ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0],
+                  screen_bound(opts, checked) if screen and not exhaustive else None)
     result = SearchResult([], float(opts.target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,
@@ -284,6 +293,7 @@ __all__ = ["BUDGET_LEFT", "build_candidate", "Candidate", "candidates", "check_j
            "Judge", "judge_anonymizer", "judge_levels", "judge_on_fresh_split",
            "judge_options", "judge_setting", "keep_setting", "NOT_JUDGED",
            "nothing_judged", "one_thread", "panel_row", "panel_setting", "picklable",
-           "resume_setting", "row_line", "run_search", "search", "SearchResult",
+           "resume_setting", "row_line", "run_search", "SCREENED", "screen_bound", "search",
+           "SearchResult",
            "SearchSpace", "secret_free_report", "stage1", "STAGE1", "stage1_row",
            "staged_search", "weights", "workers"]

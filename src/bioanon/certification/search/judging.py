@@ -39,6 +39,10 @@ class Judge:
     #: holds more than ``max_records`` (drawn once with the tuning seed, as each evaluation
     #: would draw it); None: the table
     tuning: Any = field(default=None, compare=False, repr=False)
+    #: stage 1's screen (:func:`screen_bound`): a setting whose cheap membership attackers
+    #: put the record-level advantage's lower 95% bound above it is decided there; None:
+    #: every attacker judges every setting
+    screen: float | None = None
 
     @property
     def tuning_table(self) -> FeatureTable:
@@ -75,11 +79,38 @@ def judge_anonymizer(judge: Judge, anonymizer: Any, recognition: bool,
                               judge.additional, anonymizer, random_state=judge.seed,
                               cache=judge.cache, progress=nested,
                               options=judge.options.for_tuning(),
-                              checked=judge.checked).evaluate(recognition=recognition)
+                              checked=judge.checked).evaluate(
+                                  recognition=recognition,
+                                  screen=None if recognition else judge.screen)
     except MemoryError:
         raise BioanonError(f"out of memory on {judge.tuning_table.n_features} features (a "
                            "model of features × features numbers does not fit); reduce the "
                            "features first (e.g. PCA) to release with it") from None
+
+
+def screen_bound(options: EvaluationOptions, checked: Any) -> float | None:
+    """Stage 1's screen: the largest record-level membership target the search and its
+    trade-off read (the chosen level's and those of :data:`~..tradeoff.TABLE_LEVELS`), so a
+    setting it decides fails at every level the search reports, whatever the other
+    attackers show (:data:`~bioanon.evaluation.risks.base.SCREEN_RULE`). None (no screen)
+    when the record level's membership is accepted by name or covered by a declared
+    guarantee, or the split keeps groups whole (the figure is then the group level's).
+
+    Examples
+    --------
+    >>> from bioanon.levels import resolve_level
+    >>> class Checked: level, accept_risks = resolve_level("standard"), {}
+    >>> screen_bound(EvaluationOptions.of(), Checked())
+    0.14
+    """
+    from ...evaluation.risks.base import target_at
+    from ..tradeoff import TABLE_LEVELS
+
+    accepted = dict(checked.accept_risks or {})
+    if options.guarantee is not None or options.group is not None \
+            or "record-membership" in accepted:
+        return None
+    return max(target_at(lv, "record") for lv in (*TABLE_LEVELS, checked.level))
 
 
 def resume_setting(judge: Judge, ev: Evaluation, progress: Any) -> Evaluation:

@@ -93,6 +93,10 @@ def _accepted(ev: Evaluation, targets: Mapping[str, Any]) -> list[str]:
 #: judged by the panel (its ``not_judged``)
 FULL_PANEL = "the full panel"
 STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
+#: ``judged_by`` of a row stage 1's screen decided (:data:`~bioanon.evaluation.risks.base.
+#: SCREEN_RULE`): utility, and membership by the cheap attackers only
+SCREENED = ("stage 1's screen (utility; record-level membership by the cheap attackers, "
+            "already above every level's target; no other attacker, no recognition panel)")
 NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
 BUDGET_LEFT = "not judged by the panel: the time budget ran out (the search was cut short)"
 
@@ -123,7 +127,9 @@ def cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
         "control": ev.control_.value, "baseline": None,
         "risks": [r.to_dict() for r in risks], "failed_risks": failed,
         "met_recognition": None, "met_privacy": False if failed else None,
-        "met_utility": useful, "met": False, "judged_by": STAGE1, **_margin(risks, list(accept)),
+        "met_utility": useful, "met": False,
+        "judged_by": SCREENED if getattr(ev, "screened_", None) else STAGE1,
+        **_margin(risks, list(accept)),
         "passed_stage1": bool(useful and not failed and has_margin(risks, list(accept))),
         "_risks": cheap,
     }
@@ -153,6 +159,8 @@ def row_line(row: Mapping[str, Any]) -> str:
         f"fails ({', '.join(failed or margin)})" if failed or margin else "fails (utility)")
     if row.get("not_judged"):
         verdict_ = str(row["not_judged"])
+    elif row.get("judged_by") == SCREENED:
+        verdict_ = f"{verdict_} [screened at stage 1: the cheap attackers decided it]"
     elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
         verdict_ = f"{verdict_} [judged at stage 1, no recognition panel]"
     return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "

@@ -23,7 +23,7 @@ from .judging import (
     stage1_row,
 )
 from .result import SearchResult
-from .rows import BUDGET_LEFT, NOT_JUDGED
+from .rows import BUDGET_LEFT, NOT_JUDGED, STAGE1
 
 
 def judge_levels(judge: Judge, result: SearchResult, panels: int,
@@ -34,7 +34,21 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
     tried again). A panel that finds a setting failing recognition moves the level's row to
     the next setting, which may take the next panel. The choice is made before: it, its
     confirmation and the chosen level's verdict do not change (a row judged here is the
-    exhaustive search's row). Nothing is judged when the search was cut short."""
+    exhaustive search's row). Nothing is judged when the search was cut short.
+
+    A row stage 1 judged holds its stage-1 evaluation (``_stage1``, in process only): its
+    panel resumes it (:func:`resume_setting`: the same figures as a fresh full evaluation,
+    to the bit) instead of anonymizing and scoring utility and the cheap risks again; the
+    evaluations are let go when the table is filled."""
+    try:
+        _judge_levels(judge, result, panels, say)
+    finally:
+        for r in result.rows:
+            r.pop("_stage1", None)
+
+
+def _judge_levels(judge: Judge, result: SearchResult, panels: int,
+                  say: Callable[[str], None]) -> None:
     if not result.rows:
         return
     tried: set[int] = set()
@@ -47,7 +61,7 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
         r = result.rows[j]
         c = Candidate(r["method"], dict(r["_params"]), dict(r.get("_hidden", {})))
         say(f"trade-off: judging {c.label()} with the recognition panel")
-        if panel_setting(judge, result, j, c, None):
+        if panel_setting(judge, result, j, c, None, r.pop("_stage1", None)):
             result.rows[j]["tradeoff_judged"] = True
     result.tradeoff = result.tradeoff_table()
 
@@ -87,6 +101,7 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
     n_skipped = len(result.skipped)
     judged: list[Candidate] = []
     kept: list[Evaluation | None] = []  # stage 1's evaluation of the settings that passed it
+    evals: list[Evaluation | None] = []  # every stage-1 evaluation the panel could resume
     held = 0  # bytes of stage-1 state kept in this process
     outcomes = stage1(judge, cands, progress, total[0])
     for c, outcome in zip(cands, outcomes, strict=True):
@@ -97,6 +112,7 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
         result.rows.append(row)
         judged.append(c)
         kept.append(outcome if row["passed_stage1"] else None)
+        evals.append(None if getattr(outcome, "screened_", None) else outcome)
         held += _hold_state(outcome, row["passed_stage1"], held)
     del outcomes
     nothing_judged(result, n_skipped)
@@ -109,6 +125,11 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
 
     clock.start_budget()  # the budget bounds the panel's stage only
     _stage2(result, judge, panel, clock, lambda text: progress(total[0] - 1, total[0], text))
+    # the trade-off's panels (judge_levels) resume what stage 1 computed for a row
+    for j, ev in enumerate(evals):
+        if (ev is not None and result.rows[j].get("judged_by") == STAGE1
+                and getattr(ev, "recognition_run_", True) is False):
+            result.rows[j]["_stage1"] = ev
     return total[0]
 
 

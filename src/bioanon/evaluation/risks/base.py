@@ -33,6 +33,13 @@ IDENTITY_FOLDS = 3
 #: many records are members and every record is a non-member somewhere: the smallest
 #: advantage a table can rule out falls by about a fifth (:func:`record_game_counts`)
 RECORD_GAMES = 2
+#: the screen of a search's stage 1, in words (a setting it decides is never chosen: its
+#: record-level membership advantage is above every target the search and its trade-off read)
+SCREEN_RULE = ("screened at stage 1: the cheap membership attackers (tracing, density ratio) "
+               "on the first record-level game already put the advantage's lower 95% bound "
+               "above {bound:g}, the largest record-level target the search and its trade-off "
+               "read; the other attackers, the second game, the identity level and inference "
+               "were not run (the setting fails at every level whatever they show)")
 #: fewest identities for an identity-level figure at all: its interval comes from the spread
 #: over identities (a bootstrap, paired differences), which is not to be trusted below this
 #: (one constant with the plan: :data:`bioanon.levels.MIN_IDENTITIES`)
@@ -107,6 +114,11 @@ class RiskContext:
     #: what the membership and inference attackers keep between the games of one level
     #: (reference-side statistics and models, learnt shadow scores): in process only
     attack_cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: the screen of a search's stage 1 (:data:`SCREEN_RULE`): a membership advantage whose
+    #: cheap lower 95% bound lies above it decides the setting without the other attackers
+    #: (None: no screen, every attacker runs); ``screened`` says why it was decided
+    screen: float | None = None
+    screened: str | None = None
 
     @property
     def level(self) -> str:

@@ -91,6 +91,12 @@ class InferenceRisk:
                                    "the release carries no label column"))
             self.results_ = out
             return self
+        if ctx.screened:  # a search's stage-1 screen decided the setting on membership
+            self.results_ = [not_covered("inference", level, "advantage",
+                                         target_at(self.target, level), ctx.screened,
+                                         float("nan"), BASELINE_NAME)
+                             for level in ("record", "identity")]
+            return self
         games = ctx.record_games() if ctx.group is None else [None]
         hits_parts, members, people, keys, group_parts = [], [], [], [], []
         for game in games:

@@ -33,7 +33,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ...attack import registry as attackers
 from ...attack.game import Game, run_attackers
@@ -48,7 +47,14 @@ from ...metrics.advantage import (
 from ...metrics.intervals import auc_interval
 from ...metrics.results import MembershipResult, RiskResult
 from ...metrics.risk_stats import crossfit_auc
-from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, target_at
+from .base import (
+    MIN_IDENTITY_LEVEL,
+    SCREEN_RULE,
+    RiskContext,
+    not_covered,
+    risk_result,
+    target_at,
+)
 
 BASELINE_NAME = "no signal (advantage 0)"
 ADVANTAGE_METHOD = ("membership advantage TPR − FPR of the strongest attacker; AUC and TPR at "
@@ -133,6 +139,8 @@ class MembershipRisk:
         self.legacy_: list[MembershipResult] = []
         out: list[RiskResult] = []
         # ---------------------------------------------------------------- record / group
+        if ctx.group is None and ctx.screen is not None and self._screen():
+            return self
         if ctx.group is None:
             scores, member, units = self._record_games()
             out.append(self._judge(scores, member, "record", units, self.game_of_))
@@ -180,6 +188,48 @@ class MembershipRisk:
     def _target(self, level: str) -> float:
         return target_at(self.target, level)
 
+    def _screen(self) -> bool:
+        """A search's stage-1 screen (:data:`~.base.SCREEN_RULE`): the cheap attackers
+        (:data:`bioanon.attack.registry.SCREEN`) on the evaluation's own record-level game,
+        cross-fitted as the full figure is; True (and the results set, the context marked
+        ``screened``) when the advantage's lower 95% bound lies above ``ctx.screen``.
+        Otherwise nothing is kept but what the full run reuses (the game's cache)."""
+        from scipy.stats import rankdata  # not at import: it costs seconds at start-up
+
+        ctx = self.ctx
+        te, tr = ctx.candidate_rows()
+        mem, non = ctx.test.subset(te), ctx.train.subset(tr)
+        cand = np.vstack([mem.X, non.X])
+        lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
+                    non.labels[ctx.interest].astype(str).to_numpy()]
+        who = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
+                    non.labels[ctx.sensitive].astype(str).to_numpy()]
+        in_ref = np.r_[-np.ones(te.size, int), tr]
+        game = game_of(ctx, cand, {ctx.interest: lab}, who, ctx.anon_test, ctx.test.labels,
+                       in_ref, None, "record", ctx.attack_cache.setdefault("screen", {}))
+        raw = run_attackers(attackers.SCREEN, game)
+        scores = {k: rankdata(np.nan_to_num(v, nan=-np.inf)) / v.size for k, v in raw.items()}
+        member = np.r_[np.ones(te.size, bool), np.zeros(tr.size, bool)]
+        keys = np.r_[ctx.train.n_records + te, tr]
+        units = who if np.unique(who).size >= MIN_IDENTITY_LEVEL else keys
+        unit = ("records (folds and interval by identity)" if units is who else "records")
+        adv = crossfit_advantage(scores, member, None, units, ctx.rng("membership/screen"),
+                                 unit)
+        bound = float(ctx.screen)  # type: ignore[arg-type]
+        if not adv.ci[0] > bound:
+            return False
+        why = SCREEN_RULE.format(bound=bound)
+        r = self._result(adv, "record", scores, member, None)
+        r = risk_result("membership", "record", "advantage", adv.value, adv.ci, r.attacker,
+                        0.0, BASELINE_NAME, self._target("record"), adv.null_upper,
+                        f"{why}; lower 95% bound {adv.ci[0]:.3f} > {bound:g}",
+                        {**r.extras, "screened": True, "n_games": 1})
+        ctx.screened = why
+        self.legacy_ = [membership_auc(scores, member, "record")]
+        self.results_ = [r, not_covered("membership", "identity", "advantage",
+                                        self._target("identity"), why, 0.0, BASELINE_NAME)]
+        return True
+
     def _record_games(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """Every record-level game's candidates scored by every attacker
         (:meth:`~.base.RiskContext.record_games`), pooled: each game's scores as their rank
@@ -187,6 +237,8 @@ class MembershipRisk:
         and the unit of each candidate (its identity where 20 or more people hold the
         candidates, else its record: a record is a member in one game and a non-member in
         another)."""
+        from scipy.stats import rankdata  # not at import: it costs seconds at start-up
+
         parts, members, keys, people = [], [], [], []
         for game in self.ctx.record_games():
             g = game.ctx
@@ -270,6 +322,8 @@ class MembershipRisk:
         """Identity level: every identity scored against each of the K releases (a member of
         K − 1, a non-member of one), pooled, with the identity as the unit of the halves and
         of the interval."""
+        from scipy.stats import rankdata  # not at import: it costs seconds at start-up
+
         n = members[0].size
         # each release's scores as their rank within it (a threshold then flags the same
         # share of identities in every release, whatever the scale a release gives)
