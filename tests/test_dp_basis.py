@@ -30,7 +30,7 @@ from bioanon.anonymize.dp_basis import (
     rank_rule,
     share_rule,
 )
-from bioanon.anonymize.dp_synthetic import bound_contributions
+from bioanon.anonymize.dp_box import bound_contributions
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
@@ -308,7 +308,7 @@ def test_release_writes_no_basis_no_noise_no_bound(tables, tmp_path: Path,
 
 # ---------------------------------------------------------------------- partitions
 def test_the_model_from_partitions_equals_the_model_in_memory(tables) -> None:
-    from bioanon.anonymize.dp_synthetic import box_scale
+    from bioanon.anonymize.dp_box import box_scale
 
     private, public = tables
     est = _est(public, covariance="class", pool=0.5).fit(private.X, private.labels)

@@ -15,7 +15,7 @@ from bioanon.anonymize.dp_mix import (
     clip_rows,
     mix_sensitivity,
 )
-from bioanon.anonymize.selective_mean import mixing_matrix
+from bioanon.anonymize.row_blocks import mixing_matrix
 from bioanon.errors import BioanonError
 from bioanon.privacy import analytic_gaussian_epsilon as epsilon_for
 from bioanon.privacy import analytic_gaussian_sigma as gaussian_sigma

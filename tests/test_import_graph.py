@@ -189,3 +189,26 @@ def test_every_registering_module_is_discovered() -> None:
     assert registering
     assert registering <= graph["bioanon.anonymize.registry"], (
         registering - graph["bioanon.anonymize.registry"])
+
+
+def _registering() -> set[str]:
+    """The method modules: those that register a method."""
+    return {m for m, (path, _) in _modules().items()
+            if m.startswith("bioanon.anonymize.")
+            and re.search(r"^@register\(", path.read_text(encoding="utf-8"), re.M)}
+
+
+def test_no_method_module_imports_another() -> None:
+    """What method families share lives in a module of its own (``dp_box``, ``strata``,
+    ``row_blocks``, ``cluster_release``, ``basis_model``), never in a sibling method module."""
+    graph = import_graph()
+    methods = _registering()
+    assert {"bioanon.anonymize.dp_basis", "bioanon.anonymize.dp_cells"} <= methods
+    bad = [f"{m} -> {t}" for m in sorted(methods) for t in sorted(graph[m] & methods)]
+    assert not bad, "method modules importing method modules: " + "; ".join(bad)
+
+
+def test_the_dp_methods_share_one_box_module() -> None:
+    graph = import_graph()
+    for name in ("dp_basis", "dp_cells", "dp_synthetic"):
+        assert "bioanon.anonymize.dp_box" in graph[f"bioanon.anonymize.{name}"], name

@@ -97,3 +97,63 @@ def test_methods_json_lists_every_capability():
     by = {m["name"]: m for m in doc["methods"]}
     assert by["vp-mix"]["bucketable"] and by["dp-basis"]["streamable"]
     assert by["noise"]["dp"] is None and not by["noise"]["bucketable"]
+
+
+# ---------------------------------------------------------------------- one DP declaration
+def _is_dp(cls: Any) -> bool:
+    return getattr(cls, "dp", None) is not None
+
+
+def test_every_dp_method_shows_its_dp_line_in_bioanon_methods(toy):
+    out = CliRunner().invoke(app, ["methods"], env={"COLUMNS": "200"}).output
+    blocks = {b.split(":", 1)[0].split()[-1]: b for b in out.split("\n\n") if ":" in b}
+    dp = [name for name, cls in methods().items() if _is_dp(cls)]
+    assert toy in dp and len(dp) >= 5  # the test's own DP method and the five of the package
+    for name in dp:
+        text = " ".join(blocks[name].split())
+        assert "differential privacy: " in text, f"{name}: no DP line in bioanon methods"
+        units = methods()[name].dp.units
+        assert ("privacy unit record (default) or identity" in text) == ("identity" in units)
+    assert "differential privacy: epsilon (default 1); delta 1e-06 (default); privacy unit " \
+           "record (default) or identity" in " ".join(blocks[toy].split())
+    for name, cls in methods().items():  # and none for a method that declares no DP
+        if not _is_dp(cls):
+            assert "differential privacy: " not in blocks[name], name
+
+
+def test_the_dp_line_is_read_from_the_one_declaration():
+    doc = json.loads(CliRunner().invoke(app, ["methods", "--json"]).stdout)
+    for m in doc["methods"]:
+        cls = methods()[m["name"]]
+        assert ("differential_privacy" in m) == _is_dp(cls), m["name"]
+        assert not hasattr(cls, "dp_guarantee"), f"{m['name']}: a second DP declaration"
+        if _is_dp(cls):
+            assert m["differential_privacy"]["budget"].startswith(cls.dp.budget)
+
+
+def _privacy_unit_help() -> str:
+    page = CliRunner().invoke(app, ["release", "--help-all"], env={"COLUMNS": "80"}).output
+    (entry,) = [e for e in page.split("\n  --") if e.startswith("privacy-unit ")]
+    return " ".join(entry.split()).replace("- ", "-")  # lines broken after a hyphen rejoined
+
+
+def test_the_privacy_unit_help_names_exactly_the_methods_declaring_each_unit(toy):
+    text = _privacy_unit_help()
+    record, _, identity = text.partition(" or identity ")
+    named = set(methods())
+
+    def listed(part: str) -> set[str]:
+        return {w.strip(",.;()") for w in part.split()} & named
+
+    want = {u: {n for n, c in methods().items() if _is_dp(c) and u in c.dp.units}
+            for u in ("record", "identity")}
+    assert toy in want["identity"] and "dp-cells" in want["identity"]
+    assert listed(identity) == want["identity"]
+    assert listed(record) == want["record"]
+
+
+def test_the_privacy_unit_help_follows_a_method_that_drops_the_identity_unit(toy,
+                                                                           monkeypatch):
+    monkeypatch.setattr(_ToyDP, "dp", DPCapability(("record",), "a toy accountant"))
+    record, _, identity = _privacy_unit_help().partition(" or identity ")
+    assert toy not in identity and toy in record

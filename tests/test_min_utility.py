@@ -124,13 +124,12 @@ def test_a_certified_release_has_the_default_floor() -> None:
 
 
 def test_the_command_line_leaves_the_default_to_the_library() -> None:
-    from bioanon.cli.release import _options
+    from bioanon.cli.release_flags import flagged, settings_from
 
-    args: tuple[Any, ...] = (None, 0, 10.0, False)
-    rest: tuple[Any, ...] = (False, None, False)
-    assert "min_utility" not in _options(*args, None, *rest)
-    assert _options(*args, 0.0, *rest)["min_utility"] == 0.0
-    assert _options(*args, 0.9, *rest)["min_utility"] == 0.9
+    typed = {name: s.flag.default for name, s in flagged().items()}  # as typer passes them
+    assert "min_utility" not in settings_from(typed, "memory")
+    assert settings_from({**typed, "min_utility": 0.0}, "memory")["min_utility"] == 0.0
+    assert settings_from({**typed, "min_utility": 0.9}, "bucketed")["min_utility"] == 0.9
 
 
 CERT_KW = {k: v for k, v in KW.items() if k not in ("random_state",)}

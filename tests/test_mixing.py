@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bioanon.anonymize import ClusterMixAnonymizer
-from bioanon.anonymize.mixing import cluster_means, pairwise_percentile
+from bioanon.anonymize.cluster_release import cluster_means, pairwise_percentile
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.metrics import anonymity_sets, is_k_anonymous

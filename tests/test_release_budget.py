@@ -15,6 +15,7 @@ from bioanon.anonymize.dp_basis import DPBasisAnonymizer
 from bioanon.anonymize.dp_cells import DPCellsAnonymizer
 from bioanon.anonymize.dp_mix import DPMixAnonymizer
 from bioanon.anonymize.dp_synthetic import DPSyntheticAnonymizer
+from bioanon.anonymize.registry import get_method
 from bioanon.certification import certify
 from bioanon.certification.dp_budget import NOT_STRICT_TEXT, DPBudget
 from bioanon.cli import app
@@ -74,6 +75,8 @@ def test_certify_with_a_budget_and_public_data_is_strict_at_that_epsilon(tables)
     assert dp["strict"] is True and dp["epsilon"] == 4.0 and dp["privacy_unit"] == "record"
     assert dp["delta"] == pytest.approx(1.0 / private.n_records ** 2)
     assert dp["public_data"]["name"] == "pub.csv" and dp["public_data"]["n_records"] == 60
+    declared = get_method(out.manifest["method"]).dp  # the chosen method's one declaration
+    assert declared is not None and dp["accountant"] == declared.accountant
     assert out.report["differential_privacy"] == dp
     assert out.report.summary()["differential_privacy"] == {  # --json's document
         "epsilon": 4.0, "delta": dp["delta"], "privacy_unit": "record", "strict": True}

@@ -183,7 +183,7 @@ def test_charts_draw_values_that_are_not_numbers_and_a_failed_chart_is_a_note(mo
         raise TypeError("affine_transform(): incompatible function arguments")
 
     monkeypatch.setattr(html, "utility_chart", broken)
-    page = html._chart(html.utility_chart, report, "utility chart")
+    page = html.chart_img(html.utility_chart, report, "utility chart")
     assert "could not be drawn (TypeError)" in page
 
 

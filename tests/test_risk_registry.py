@@ -194,3 +194,28 @@ def typer_command(app, name):
     import typer
 
     return typer.main.get_command(app).get_command(None, name)  # type: ignore[attr-defined]
+
+
+def test_the_search_trade_off_and_chart_read_the_panel_risk_from_the_registry(monkeypatch):
+    """The risk the attack panel judges is the registry's (``panel``), never a literal: a
+    registry whose panel risk has another name is followed."""
+    import ast
+    from dataclasses import replace as _replace
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from bioanon.certification import tradeoff
+    from bioanon.evaluation.risks import registry as reg
+
+    specs = tuple(_replace(s, name="spotting") if s.panel else s for s in reg.REGISTRY)
+    monkeypatch.setattr(reg, "REGISTRY", specs)
+    assert reg.panel_risks() == ("spotting",)
+    spotted = SimpleNamespace(risk="spotting", ci=(0.0, 0.07))
+    assert tradeoff._recognition_ub([spotted]) == 0.07
+    assert tradeoff._has_recognition({"_risks": [spotted]})
+    assert not tradeoff._has_recognition({"_risks": [SimpleNamespace(risk="recognition")]})
+    cert = Path(__file__).resolve().parents[1] / "src" / "bioanon" / "certification"
+    for path in [*cert.joinpath("search").glob("*.py"), cert / "tradeoff.py", cert / "chart.py"]:
+        literals = [n.lineno for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(n, ast.Constant) and n.value == "recognition"]
+        assert not literals, f"{path.name}: 'recognition' spelled out at lines {literals}"

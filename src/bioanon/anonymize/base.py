@@ -136,7 +136,9 @@ def _plain(v: Any) -> Any:
 
 @dataclass(frozen=True)
 class DPCapability:
-    """What a differentially private method declares (:attr:`Anonymizer.dp`).
+    """What a differentially private method declares (:attr:`Anonymizer.dp`): its one
+    declaration of the formal guarantee, read by every list of it (``bioanon methods``, the
+    ``--privacy-unit`` help, a declared budget's search and the manifest's statement).
 
     Attributes
     ----------
@@ -144,20 +146,60 @@ class DPCapability:
         The privacy units its accounting covers: ``"record"`` (one record's features) and,
         where the method bounds a person's records, ``"identity"``.
     accountant : str
-        How (ε, δ) becomes the method's noise, in words (for ``bioanon methods``).
+        How (ε, δ) becomes the method's noise, in words.
+    budget : str
+        The parameter that sets the privacy loss (``"epsilon"``, or ``"mu"`` for a
+        Gaussian-DP method); its default is read from the class.
+    delta : str
+        How δ is set, in words (empty: the class's ``delta`` default, stated as a number).
+    basis, split : str
+        Where the release's basis comes from and how the budget is split among the
+        mechanisms, in words (empty: nothing to say).
 
     Examples
     --------
-    >>> DPCapability(("record",), "analytic Gaussian mechanism").to_dict()["units"]
-    ['record']
+    >>> cap = DPCapability(("record",), "analytic Gaussian mechanism")
+    >>> cap.to_dict()["units"], cap.unit_words()
+    (['record'], 'record')
+    >>> cap.guarantee({"epsilon": 2.0, "delta": 1e-06})["budget"]
+    'epsilon (default 2)'
     """
 
     units: tuple[str, ...] = ("record",)
     accountant: str = ""
+    budget: str = "epsilon"
+    delta: str = ""
+    basis: str = ""
+    split: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
+        """JSON-ready form of what the method can do (units and accountant)."""
         return {"units": list(self.units), "accountant": self.accountant}
+
+    def unit_words(self) -> str:
+        """The privacy units, in words (how a unit other than the record is asked for)."""
+        if tuple(self.units) == ("record",):
+            return "record"
+        others = " or ".join(u for u in self.units if u != "record")
+        return (f"record (default) or {others} (privacy_unit={others} with the sensitive "
+                "column named, max_records_per_identity=m)")
+
+    def guarantee(self, defaults: dict[str, Any]) -> dict[str, str]:
+        """The formal guarantee in words (``bioanon methods``; the accountant is listed with
+        what the method can do, :meth:`to_dict`), the defaults read from the class's
+        ``__init__`` (``defaults``)."""
+        budget = defaults.get(self.budget)
+        delta = defaults.get("delta")
+        out = {"budget": self.budget if not isinstance(budget, int | float)
+               else f"{self.budget} (default {budget:g})",
+               "delta": self.delta or (f"{delta:g} (default)" if isinstance(delta, int | float)
+                                       else "1/n^2, n the records"),
+               "privacy_unit": self.unit_words()}
+        if self.basis:
+            out["basis"] = self.basis
+        if self.split:
+            out["split"] = self.split
+        return out
 
 
 class SettingError(BioanonError):

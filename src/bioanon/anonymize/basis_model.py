@@ -80,6 +80,47 @@ def clip_rows(V: np.ndarray, radius: float | None) -> np.ndarray:
     return V
 
 
+def public_lda(U_public: np.ndarray, labels: Any, k: int) -> np.ndarray:
+    """A (k, d) basis from labelled **public** records: first the directions that separate
+    their class means (at most classes − 1; each class weighted by its size), then the top
+    principal directions of their within-class scatter outside those.
+
+    >>> rng = np.random.default_rng(0)
+    >>> U = rng.normal(size=(60, 5)); y = np.repeat([0, 1, 2], 20); U[y == 1, 3] += 5
+    >>> P = public_lda(U, y, 3)
+    >>> P.shape, bool(abs(P[0, 3]) > 0.9)
+    ((3, 5), True)
+    """
+    U = np.asarray(U_public, dtype=np.float64)
+    _, codes = np.unique(np.asarray(labels), return_inverse=True)
+    counts = np.bincount(codes).astype(np.float64)
+    onehot = np.zeros((codes.size, counts.size))
+    onehot[np.arange(codes.size), codes] = 1.0
+    means = (onehot.T @ U) / counts[:, None]
+    dev = (means - U.mean(axis=0)) * np.sqrt(counts)[:, None]
+    _, sv, vt = np.linalg.svd(dev, full_matrices=False)
+    keep = min(int(k), int(np.sum(sv > 1e-9 * max(float(sv.max()), 1e-300))))
+    B = vt[:keep]
+    W = U - means[codes]
+    W = W - (W @ B.T) @ B
+    _, _, wt = np.linalg.svd(W, full_matrices=False)
+    return orthonormal(np.vstack([B, wt[:max(int(k) - keep, 0)]]))
+
+
+def public_pca(U_public: np.ndarray, k: int) -> np.ndarray:
+    """The top-``k`` principal directions (k, d) of scaled **public** records (about their
+    mean), orthonormal rows.
+
+    >>> P = public_pca(np.random.default_rng(0).normal(size=(40, 5)), 2)
+    >>> P.shape, bool(np.allclose(P @ P.T, np.eye(2)))
+    ((2, 5), True)
+    """
+    U = np.asarray(U_public, dtype=np.float64)
+    U = U - U.mean(axis=0)
+    _, _, vt = np.linalg.svd(U, full_matrices=False)
+    return vt[:min(int(k), vt.shape[0])].copy()
+
+
 def split_basis(U: np.ndarray, P: np.ndarray, c_basis: float | None = None,
                 c_resid: float | None = None, overwrite: bool = False
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -368,6 +409,6 @@ def symmetric_noise(A: np.ndarray, sigma: float, rng: np.random.Generator,
 
 
 __all__ = ["COVARIANCES", "RESIDUALS", "BasisStats", "add_noise", "basis_stats", "clip_rows",
-           "collapse", "fit_model", "orthonormal", "random_basis", "sample_model",
+           "collapse", "fit_model", "orthonormal", "public_pca", "random_basis", "sample_model",
            "second_moment", "sensitivities", "split_basis", "symmetric_noise",
            "top_eigenvectors"]

@@ -42,7 +42,8 @@ import numpy as np
 from ..errors import BioanonError
 from ..privacy import resolve_seed
 from .basis_model import sample_model
-from .dp_basis import DPBasisAnonymizer, box_scaler
+from .dp_basis import DPBasisAnonymizer
+from .dp_box import box_scaler
 
 T = TypeVar("T")
 

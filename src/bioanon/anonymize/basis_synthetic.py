@@ -26,16 +26,16 @@ from .basis_model import (
     basis_stats,
     collapse,
     fit_model,
+    public_pca,
     random_basis,
     sample_model,
     second_moment,
     top_eigenvectors,
 )
-from .dp_basis import public_pca
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import check_strata, strata
+from .strata import check_strata, strata
 
 BASES = ("pca", "public", "random")
 

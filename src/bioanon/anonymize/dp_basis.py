@@ -69,7 +69,6 @@ Nothing derived from the data (basis, bounds, noise) is kept on the estimator or
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -78,17 +77,15 @@ import numpy as np
 
 from ..errors import BioanonError
 from ..privacy import (
-    PrivacyLeakWarning,
     check_delta,
     check_epsilon,
     gaussian,
     gaussian_sigma,
-    public_bounds,
     zcdp_epsilon,
     zcdp_rho,
 )
 from ..table import FeatureTable
-from .base import Anonymizer, DPCapability, Release, label_values
+from .base import Anonymizer, DPCapability, Release
 from .basis_model import (
     COVARIANCES,
     RESIDUALS,
@@ -97,6 +94,8 @@ from .basis_model import (
     collapse,
     fit_model,
     orthonormal,
+    public_lda,
+    public_pca,
     random_basis,
     sample_model,
     second_moment,
@@ -105,13 +104,21 @@ from .basis_model import (
     symmetric_noise,
     top_eigenvectors,
 )
-from .dp_synthetic import bound_contributions
+from .dp_box import (
+    NEIGHBOURING,
+    UNITS,
+    accounting_units,
+    box_bounds,
+    check_box_and_unit,
+    public_records,
+    records_per_unit,
+    release_inputs,
+)
 from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import check_strata, strata
+from .strata import check_strata, strata
 
-UNITS = ("record", "identity")
 MEANS = ("full", "basis")
 BASES = ("public", "public-lda", "dp-pca", "dp-lda", "random")
 #: the clip radius (fraction of sqrt(d)) used without public data and without a declared one
@@ -125,52 +132,6 @@ MECHANISM = ("box-scale to the public box and centre; Gaussian noise on the per-
              "and public principal directions, a DP PCA, public or random); Gaussian noise on "
              "the second moments of the clipped basis coordinates and on the residual's "
              "energy; zCDP composition converted to (epsilon, delta); fresh samples per class")
-NEIGHBOURING = {"record": "the features of one record change arbitrarily (labels, record "
-                          "count and class sizes are released and public)",
-                "identity": "the features of all records of one identity change (at most "
-                            "max_records_per_identity of them are used; labels, record count "
-                            "and class sizes are public)"}
-
-
-def public_pca(U_public: np.ndarray, k: int) -> np.ndarray:
-    """The top-``k`` principal directions (k, d) of scaled **public** records (about their
-    mean), orthonormal rows.
-
-    >>> P = public_pca(np.random.default_rng(0).normal(size=(40, 5)), 2)
-    >>> P.shape, bool(np.allclose(P @ P.T, np.eye(2)))
-    ((2, 5), True)
-    """
-    U = np.asarray(U_public, dtype=np.float64)
-    U = U - U.mean(axis=0)
-    _, _, vt = np.linalg.svd(U, full_matrices=False)
-    return vt[:min(int(k), vt.shape[0])].copy()
-
-
-def public_lda(U_public: np.ndarray, labels: Any, k: int) -> np.ndarray:
-    """A (k, d) basis from labelled **public** records: first the directions that separate
-    their class means (at most classes − 1; each class weighted by its size), then the top
-    principal directions of their within-class scatter outside those.
-
-    >>> rng = np.random.default_rng(0)
-    >>> U = rng.normal(size=(60, 5)); y = np.repeat([0, 1, 2], 20); U[y == 1, 3] += 5
-    >>> P = public_lda(U, y, 3)
-    >>> P.shape, bool(abs(P[0, 3]) > 0.9)
-    ((3, 5), True)
-    """
-    U = np.asarray(U_public, dtype=np.float64)
-    _, codes = np.unique(np.asarray(labels), return_inverse=True)
-    counts = np.bincount(codes).astype(np.float64)
-    onehot = np.zeros((codes.size, counts.size))
-    onehot[np.arange(codes.size), codes] = 1.0
-    means = (onehot.T @ U) / counts[:, None]
-    dev = (means - U.mean(axis=0)) * np.sqrt(counts)[:, None]
-    _, sv, vt = np.linalg.svd(dev, full_matrices=False)
-    keep = min(int(k), int(np.sum(sv > 1e-9 * max(float(sv.max()), 1e-300))))
-    B = vt[:keep]
-    W = U - means[codes]
-    W = W - (W @ B.T) @ B
-    _, _, wt = np.linalg.svd(W, full_matrices=False)
-    return orthonormal(np.vstack([B, wt[:max(int(k) - keep, 0)]]))
 
 
 def between_directions(sums: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
@@ -195,60 +156,6 @@ def complete_basis(B: np.ndarray, U_public: np.ndarray | None, k: int) -> np.nda
     W = W - (W @ B.T) @ B
     _, _, wt = np.linalg.svd(W, full_matrices=False)
     return orthonormal(np.vstack([B, wt[:k - B.shape[0]]]))
-
-
-def box_scaler(lo: np.ndarray, hi: np.ndarray, mid: np.ndarray
-               ) -> Callable[[np.ndarray], np.ndarray]:
-    """The box scaling of :func:`~bioanon.anonymize.dp_synthetic.box_scale` in float32 (what
-    the statistics read; float64 input is scaled in float64).
-
-    >>> box_scaler(np.array([-1.0]), np.array([3.0]), np.array([1.0]))(
-    ...     np.array([[5.0]], dtype=np.float32)).tolist()
-    [[1.0]]
-    """
-    half = (hi - lo) / 2.0
-    live = half > 0
-    inv = np.where(live, 1.0 / np.where(live, half, 1.0), 0.0)
-    # clipping to the box then the affine map = the affine map then clipping to the mapped
-    # box (inv >= 0): two in-place passes of minimum / maximum, faster than np.clip
-    lo_u, hi_u = (lo - mid) * inv, (hi - mid) * inv
-    typed = {dt: (mid.astype(dt), inv.astype(dt), lo_u.astype(dt), hi_u.astype(dt))
-             for dt in (np.float32, np.float64)}
-
-    def scale(block: np.ndarray) -> np.ndarray:
-        dt = np.float32 if np.asarray(block).dtype == np.float32 else np.float64
-        m, v, a, b = typed[dt]
-        u = np.subtract(block, m, dtype=dt)
-        u *= v
-        np.minimum(u, b, out=u)
-        np.maximum(u, a, out=u)
-        return u
-
-    return scale
-
-def release_inputs(est: Any, X: np.ndarray, labels: Any, seed: int) -> tuple[
-        np.ndarray, tuple[Any, Any, Any], np.ndarray,
-        tuple[np.ndarray, np.ndarray, np.ndarray], Any]:
-    """What a DP method of the basis family (dp-basis, dp-cells) fits from, before any
-    statistic: the strata of the interest (× the additional columns), the seed streams of the
-    noise, the draws and the basis, the records used (the identity unit keeps at most
-    ``max_records_per_identity`` of each person's), the box ``(lo, hi, mid)`` and its scaler.
-
-    ``est`` carries ``interest``, ``additional``, ``privacy_unit``, ``sensitive``,
-    ``max_records_per_identity`` and ``_scaling(X)``.
-    """
-    n = X.shape[0]
-    _, strat = strata(labels, est.interest, list(est.additional or []), n)
-    noise_seq, draw_seq, drop_seq, basis_seq = np.random.SeedSequence(seed).spawn(4)
-    used = np.ones(n, dtype=bool)
-    if est.privacy_unit == "identity":
-        assert est.sensitive is not None
-        used = bound_contributions(label_values(labels, est.sensitive, n),
-                                   int(est.max_records_per_identity),
-                                   np.random.default_rng(drop_seq))
-    lo, hi, mid = est._scaling(X)
-    return strat, (noise_seq, draw_seq, basis_seq), used, (lo, hi, mid), box_scaler(lo, hi, mid)
-
 
 
 #: the smallest and the largest k the rule picks
@@ -495,8 +402,16 @@ class DPBasisAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
-    dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
-                           "delta)")
+    dp = DPCapability(
+        UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, delta)",
+        delta="1/n^2, n records or identities",
+        basis="dp-lda (default: between the noisy class means, free, completed by the "
+              "principal directions of the public data), dp-pca (Analyze-Gauss at "
+              "basis_share of rho), public / public-lda (from the public data, free) or "
+              "random (data-independent, free); k = rank, or the rule min(d, 32, "
+              "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
+        split="declared shares of rho, the rest in proportion to sqrt(noisy numbers per "
+              "mechanism) (the default: no private statistic chooses it)")
     streamable = True  # its statistics are sums over records (basis_stream)
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity, at most m records each) when the box comes "
@@ -505,19 +420,6 @@ class DPBasisAnonymizer(Anonymizer):
                         "records when the box comes from the data (PrivacyLeakWarning); "
                         "population-level facts (a class's mean is released, noisily); "
                         "utility outside the k directions (the residual is only a variance)")
-    dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "epsilon (default 1)",
-        "delta": "delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
-                        "sensitive column named, max_records_per_identity=m)",
-        "basis": "dp-lda (default: between the noisy class means, free, completed by the "
-                 "principal directions of the public data), dp-pca (Analyze-Gauss at "
-                 "basis_share of rho), public / public-lda (from the public data, free) or "
-                 "random (data-independent, free); k = rank, or the rule min(d, 32, "
-                 "max(16, (classes - 1) + ceil(sqrt(d)/2))) when rank is none (the default)",
-        "split": "declared shares of rho, the rest in proportion to sqrt(noisy numbers per "
-                 "mechanism) (the default: no private statistic chooses it)",
-    }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"basis": "dp-lda", "rank": 16, "clip": 0.2, "resid_clip": 0.3},
         {"basis": "dp-pca", "rank": 16, "means": "basis", "covariance": "class", "pool": 0.5,
@@ -602,11 +504,7 @@ class DPBasisAnonymizer(Anonymizer):
                             basis=basis, noisy=True,
                             rank_rule=self.choose_rank if rank is None else None)
     def _check_relations(self) -> None:
-        if self.bounds is not None and len(self.bounds) != 2:
-            raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")
-        if self.privacy_unit == "identity" and self.sensitive is None:
-            raise BioanonError("privacy_unit=identity needs the identity column; pass "
-                               "sensitive='COLUMN'")
+        check_box_and_unit(self)
         if self.basis.startswith("public") and self.public_data is None:
             raise BioanonError(f"basis='{self.basis}' needs public_data (records of people "
                                "not in the release); pass public_data= or use "
@@ -641,7 +539,7 @@ class DPBasisAnonymizer(Anonymizer):
         return self.basis == "dp-pca" or (self.basis == "dp-lda" and self.means == "basis")
 
     def _m(self) -> int:
-        return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1
+        return records_per_unit(self)
 
     def choose_rank(self, d: int, n_strata: int) -> int:
         """k of this setting: ``rank`` when declared, else :func:`rank_rule` (d and the
@@ -676,10 +574,7 @@ class DPBasisAnonymizer(Anonymizer):
         check_strata(labels, self.interest, list(self.additional or []), n)
         if self.public_data is not None:
             self._public(X.shape[1])
-        units = n
-        if self.privacy_unit == "identity":
-            assert self.sensitive is not None
-            units = int(np.unique(label_values(labels, self.sensitive, n)).size)
+        units = accounting_units(self, labels, n)
         _, strat = strata(labels, self.interest, list(self.additional or []), n)
         self.set_budget(units, X.shape[1], int(strat.max()) + 1)
 
@@ -711,11 +606,7 @@ class DPBasisAnonymizer(Anonymizer):
                     "zCDP composition, Canonne-Kamath-Steinke conversion")
 
     def _public(self, d: int) -> np.ndarray:
-        P = np.asarray(self.public_data, dtype=np.float64)
-        if P.ndim != 2 or P.shape[1] != d or P.shape[0] < 2 or not np.all(np.isfinite(P)):
-            raise BioanonError(f"public_data has shape {P.shape}; it must be finite records "
-                               f"(m >= 2, {d}) of people not in the release")
-        return P
+        return public_records(self.public_data, d)
 
     # ------------------------------------------------------------------ the mechanism
     def _scaling(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -723,19 +614,7 @@ class DPBasisAnonymizer(Anonymizer):
         (a PrivacyLeakWarning; such values are never kept)."""
         d = X.shape[1]
         pub = None if self.public_data is None else self._public(d)
-        if self.bounds is not None:
-            lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)).copy()
-                      for b in self.bounds)
-            if np.any(hi < lo):
-                raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
-        elif pub is not None:
-            lo, hi = public_bounds(pub, quantile=0.01, margin=0.1)
-        else:
-            warnings.warn("dp-basis clipping bounds come from the data: the (epsilon, delta) "
-                          "guarantee no longer holds strictly; pass public_data (people not "
-                          "in the release) or bounds=(lo, hi)", PrivacyLeakWarning,
-                          stacklevel=5)
-            lo, hi = np.quantile(X, [0.01, 0.99], axis=0)
+        lo, hi = box_bounds(self.bounds, pub, X, "dp-basis")
         if self.center is not None:
             mid = np.broadcast_to(np.asarray(self.center, dtype=np.float64), (d,)).copy()
         elif pub is not None:

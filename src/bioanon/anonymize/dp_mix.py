@@ -43,8 +43,8 @@ from .base import Anonymizer, DPCapability, Release, label_values
 from .bounded_design import circulant_sets
 from .params import Param, epsilon_param
 from .registration import register
-from .selective_mean import mixing_matrix
-from .vp_mix import apply_vp_mix, check_strata, strata, sums_by
+from .row_blocks import apply_vp_mix, mixing_matrix
+from .strata import check_strata, strata, sums_by
 
 
 # ---------------------------------------------------------------------- the accounting

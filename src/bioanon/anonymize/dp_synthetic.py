@@ -51,7 +51,6 @@ the estimator or written anywhere.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -60,7 +59,6 @@ import scipy.sparse as sp
 
 from ..errors import BioanonError
 from ..privacy import (
-    PrivacyLeakWarning,
     check_delta,
     check_epsilon,
     gaussian,
@@ -70,57 +68,27 @@ from ..privacy import (
 )
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
+from .dp_box import (
+    NEIGHBOURING,
+    UNITS,
+    accounting_units,
+    bound_contributions,
+    box_bounds,
+    box_scale,
+    check_box_and_unit,
+    records_per_unit,
+)
 from .params import Param, epsilon_param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import check_strata, strata
+from .strata import check_strata, strata
 
-UNITS = ("record", "identity")
 COVARIANCES = ("lowrank", "class", "diag", "class-diag")
 MECHANISM = ("clip to the public box and an L2 ball of radius clip*sqrt(d); Gaussian noise on "
              "the per-stratum sums and on the second moments (Analyze-Gauss; pooled or per "
              "stratum); zCDP composition converted to (epsilon, delta); fresh samples from "
              "the noisy class means and a low-rank-plus-diagonal (or diagonal) covariance")
-NEIGHBOURING = {"record": "the features of one record change arbitrarily (labels, record "
-                          "count and stratum sizes are released and public)",
-                "identity": "the features of all records of one identity change (at most "
-                            "max_records_per_identity of them are used; labels, record count "
-                            "and stratum sizes are public)"}
 _BLOCK = 1 << 16
-
-
-def bound_contributions(ids: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
-    """A boolean mask keeping at most ``m`` records of each identity, chosen at random.
-
-    Whole-array: a random order, a stable sort by identity, each record's rank within its
-    identity.
-
-    >>> keep = bound_contributions(np.array([0, 0, 0, 1, 2, 2]), 2, np.random.default_rng(0))
-    >>> np.bincount(np.array([0, 0, 0, 1, 2, 2])[keep]).tolist()
-    [2, 1, 2]
-    """
-    _, codes = np.unique(np.asarray(ids), return_inverse=True)
-    order = rng.permutation(codes.size)
-    order = order[np.argsort(codes[order], kind="stable")]
-    sorted_codes = codes[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_codes)) + 1]
-    counts = np.diff(np.r_[starts, sorted_codes.size])
-    rank = np.arange(sorted_codes.size) - np.repeat(starts, counts)
-    keep = np.zeros(codes.size, dtype=bool)
-    keep[order[rank < m]] = True
-    return keep
-
-
-def box_scale(X: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-              center: np.ndarray | None = None) -> np.ndarray:
-    """Clip to [lo, hi], subtract the public ``center`` (default: the box's midpoint) and
-    divide by the half-width per feature (float64); lo = hi maps to 0."""
-    mid = (lo + hi) / 2.0 if center is None else center
-    half = (hi - lo) / 2.0
-    safe = np.where(half > 0, half, 1.0)
-    u = (np.clip(np.asarray(X, dtype=np.float64), lo, hi) - mid) / safe
-    u[:, half <= 0] = 0.0
-    return u
 
 
 def public_basis(X_public: Any, bounds: Any, rank: int) -> np.ndarray:
@@ -361,19 +329,12 @@ class DPSyntheticAnonymizer(Anonymizer):
     }
     needs_labels = True
     dp = DPCapability(UNITS, "Gaussian mechanisms composed in zCDP, converted to (epsilon, "
-                           "delta)")
+                           "delta)", delta="1/n^2, n records or identities")
     protects = ("every record's features by (epsilon, delta)-differential privacy (or every "
                 "person's, privacy_unit=identity) when bounds are fixed in advance")
     does_not_protect = ("the released label columns (kept as they are); records when bounds "
                         "come from the data (PrivacyLeakWarning); utility only as far as a "
                         "Gaussian per class fits")
-    #: what ``bioanon methods`` lists about the formal guarantee
-    dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "epsilon (default 1)",
-        "delta": "delta (default 1/n^2, n records or identities)",
-        "privacy_unit": "record (default) or identity (privacy_unit=identity with the "
-                        "sensitive column named, max_records_per_identity=m)",
-    }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = (
         {"covariance": "lowrank", "rank": 32, "clip": 0.3},
         {"covariance": "class", "rank": 8, "clip": 0.3},
@@ -441,19 +402,12 @@ class DPSyntheticAnonymizer(Anonymizer):
                             rank=rank, noisy=True)
 
     def _check_relations(self) -> None:
-        if self.bounds is not None and len(self.bounds) != 2:
-            raise BioanonError(f"bounds={self.bounds!r} must be (lo, hi); e.g. bounds=-5,5")
-        if self.privacy_unit == "identity" and self.sensitive is None:
-            raise BioanonError("privacy_unit=identity needs the identity column; add "
-                               "sensitive=COLUMN", parameter="sensitive")
-
-    def _units(self) -> int:
-        return int(self.max_records_per_identity) if self.privacy_unit == "identity" else 1
+        check_box_and_unit(self)
 
     def _sigmas(self, d: int) -> tuple[float, float]:
         """σ of the sums and of the second moments for ``d`` features (public)."""
         c = float(self.clip) * math.sqrt(d)
-        m = self._units()
+        m = records_per_unit(self)
         rho_sums = float(self.mean_share) * self.rho_
         rho_moment = (1.0 - float(self.mean_share)) * self.rho_
         return (gaussian_sigma(2.0 * c * m, rho_sums),
@@ -465,10 +419,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         n = X.shape[0]
         check_strata(labels, self.interest, list(self.additional or []), n)
         eps = check_epsilon(self.epsilon)
-        units = n
-        if self.privacy_unit == "identity":
-            assert self.sensitive is not None  # _check_relations
-            units = int(np.unique(label_values(labels, self.sensitive, n)).size)
+        units = accounting_units(self, labels, n)
         self.delta_ = (check_delta(self.delta) if self.delta is not None
                        else 1.0 / max(units, 2) ** 2)
         self.rho_ = zcdp_rho(eps, self.delta_)
@@ -501,19 +452,10 @@ class DPSyntheticAnonymizer(Anonymizer):
         return P
 
     def _bounds(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        d = X.shape[1]
-        if self.bounds is None:
-            warnings.warn("dp-synthetic clipping bounds come from the data: the (epsilon, "
-                          "delta) guarantee no longer holds strictly; pass public bounds "
-                          "(bounds=(lo, hi), e.g. from bioanon.privacy.public_bounds on "
-                          "auxiliary data)", PrivacyLeakWarning, stacklevel=5)
-            q = float(self.clip_quantile)
-            lo, hi = np.quantile(X, [q, 1.0 - q], axis=0)
-            return lo, hi
-        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) for b in self.bounds)
-        if np.any(hi < lo):
-            raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
-        return lo, hi
+        return box_bounds(self.bounds, None, X, "dp-synthetic",
+                          quantile=float(self.clip_quantile),
+                          hint="pass public bounds (bounds=(lo, hi), e.g. from "
+                               "bioanon.privacy.public_bounds on auxiliary data)")
 
     def _release(self, X: np.ndarray, labels: Any, seed: int,
                  table: FeatureTable | None) -> Release:

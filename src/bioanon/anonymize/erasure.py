@@ -27,7 +27,7 @@ from ..table import FeatureTable
 from .base import Anonymizer, label_values
 from .params import Param
 from .registration import register
-from .vp_mix import sums_by
+from .strata import sums_by
 
 
 def leace_fit(X: np.ndarray, z: np.ndarray, rtol: float = 1e-8, block: int = 1 << 16

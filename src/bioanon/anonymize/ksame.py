@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .mixing import CLUSTER_PARAMS, ClusterReleaseBase
+from .cluster_release import CLUSTER_PARAMS, ClusterReleaseBase
 from .params import Param
 from .registration import register
 

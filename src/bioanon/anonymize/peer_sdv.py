@@ -24,7 +24,7 @@ from .base import Anonymizer
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import check_strata, strata
+from .strata import check_strata, strata
 
 DISTRIBUTIONS = ("norm", "beta", "truncnorm", "uniform", "gamma", "gaussian_kde")
 

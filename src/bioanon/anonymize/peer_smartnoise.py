@@ -41,7 +41,7 @@ from ..table import FeatureTable
 from .base import Anonymizer, DPCapability
 from .params import Param, epsilon_param
 from .registration import register
-from .vp_mix import strata
+from .strata import strata
 
 SYNTHESIZERS = ("dpctgan", "patectgan")
 _ROUNDS = 8
@@ -136,18 +136,14 @@ class SmartNoiseAnonymizer(Anonymizer):
                               help="secret seed; None draws fresh OS entropy"),
     }
     needs_labels = True
-    dp = DPCapability(("record",), "SmartNoise's own (DP-SGD or PATE accounting)")
+    dp = DPCapability(("record",), "SmartNoise's own (DP-SGD or PATE accounting)",
+                      delta="1/n^2, n the records (passed to SmartNoise's DP-SGD accountant)",
+                      basis="none (all d features)")
     protects = ("every record's features and label by SmartNoise's (epsilon, delta)-DP "
                 "accounting (record unit) when the box is public")
     does_not_protect = ("identities with several records (record unit only); utility of "
                         "many continuous columns (a GAN trained with DP-SGD); needs the "
                         "optional smartnoise-synth in its own environment (bioanon[peer-dp])")
-    dp_guarantee: ClassVar[dict[str, str]] = {
-        "epsilon": "epsilon (default 4)",
-        "delta": "1/n^2, n the records (passed to SmartNoise's DP-SGD accountant)",
-        "privacy_unit": "record",
-        "basis": "none (all d features)",
-    }
 
     def __init__(self, interest: str = "interest", synthesizer: str = "dpctgan",
                  epsilon: float = 4.0, bounds: Any = None, public_data: Any = None,

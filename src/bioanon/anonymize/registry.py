@@ -195,11 +195,25 @@ def methods_that(capability: str) -> list[str]:
     return [name for name, cls in methods().items() if capabilities(cls)[capability]]
 
 
+def methods_covering(unit: str) -> list[str]:
+    """The registered DP methods whose declaration (:class:`~bioanon.anonymize.base.DPCapability`)
+    covers privacy unit ``unit``, in registration order.
+
+    >>> "dp-basis" in methods_covering("identity"), "dp-mix" in methods_covering("identity")
+    (True, False)
+    """
+    declared = {name: getattr(cls, "dp", None) for name, cls in methods().items()}
+    return [name for name, dp in declared.items() if dp is not None and unit in dp.units]
+
+
 def describe(cls: type[Anonymizer]) -> dict[str, Any]:
     """JSON-ready description of a method: parameters (type, default, range), what it
-    protects and what it does not, as plain text (no reST markup), and what it can do
-    (:func:`capabilities`)."""
+    protects and what it does not, as plain text (no reST markup), what it can do
+    (:func:`capabilities`) and, for a DP method, its formal guarantee in words
+    (``differential_privacy``: from the same declaration)."""
     dflt = defaults(cls)
+    dp = getattr(cls, "dp", None)
+    guarantee = {} if dp is None else {"differential_privacy": dp.guarantee(dflt)}
     out_params = {}
     for key, spec in cls.params.items():
         if key == "random_state":  # --seed; listed as "seeded"
@@ -214,7 +228,8 @@ def describe(cls: type[Anonymizer]) -> dict[str, Any]:
         "needs_labels": cls.needs_labels, "fit_on_auxiliary": cls.fit_on_auxiliary,
         "seeded": cls.seeded, "post_step": cls.method_name in _POST_STEPS,
         "protects": cls.protects, "does_not_protect": cls.does_not_protect,
-        **capabilities(cls), "release_model": _release_model(cls), "params": out_params})
+        **capabilities(cls), **guarantee, "release_model": _release_model(cls),
+        "params": out_params})
 
 
 def _release_model(cls: type[Anonymizer]) -> dict[str, Any] | None:

@@ -14,9 +14,7 @@ For all records at once this is one sparse mixing matrix ``M`` (g non-zeros of 1
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, ClassVar
 
@@ -39,29 +37,7 @@ from .relevance import (
     retention_unchanged,
     select_features,
 )
-
-
-def mixing_matrix(sets: np.ndarray) -> sp.csr_matrix:
-    """Sparse n×n matrix with 1/g at (i, j) for every member j of record i's set.
-
-    Column indices are sorted within each row (canonical CSR): the product then reads the rows
-    of X in increasing address order, which is markedly faster on large data.
-    """
-    n, g = sets.shape
-    index_dtype = np.int32 if n < 2**31 - 1 else np.int64
-    data = np.full(n * g, 1.0 / g, dtype=np.float32)
-    indptr = np.arange(0, n * g + 1, g, dtype=index_dtype)
-    indices = np.sort(sets.astype(index_dtype, copy=False), axis=1).ravel()
-    M = sp.csr_matrix((data, indices, indptr), shape=(n, n))
-    M.has_sorted_indices = True
-    return M
-
-
-def _row_block(M: sp.csr_matrix, start: int, stop: int) -> sp.csr_matrix:
-    """Rows ``start:stop`` of M as a CSR view (no copy of the index arrays)."""
-    a, b = M.indptr[start], M.indptr[stop]
-    return sp.csr_matrix((M.data[a:b], M.indices[a:b], M.indptr[start:stop + 1] - a),
-                         shape=(stop - start, M.shape[1]))
+from .row_blocks import mixing_matrix, row_block, run_row_blocks
 
 
 def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
@@ -79,7 +55,7 @@ def apply_mixing(X: np.ndarray, M: sp.csr_matrix, mask: np.ndarray, lam: float,
     def run(start: int) -> None:
         stop = min(n, start + block)
         part = out[start:stop]
-        part[...] = _row_block(M, start, stop) @ X
+        part[...] = row_block(M, start, stop) @ X
         if cols.size:
             part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
 
@@ -122,19 +98,6 @@ def apply_sets(X: np.ndarray, sets: np.ndarray, mask: np.ndarray, lam: float,
         kernel(sets, np.ascontiguousarray(X, dtype=np.float32), cols.astype(np.int64),
                np.float32(lam), out, rows)
     return out
-
-
-def run_row_blocks(run: Any, n: int, block: int, n_threads: int | None = None) -> None:
-    """Call ``run(start)`` for every row block ``[start, start + block)`` of ``n`` rows, in a
-    thread pool when there is more than one block (the NumPy/SciPy kernels release the GIL)."""
-    starts = range(0, n, block)
-    threads = n_threads or min(8, os.cpu_count() or 1)
-    if threads > 1 and n > block:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(run, starts))
-    else:
-        for start in starts:
-            run(start)
 
 
 

@@ -34,7 +34,7 @@ from .base import Anonymizer
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
-from .vp_mix import check_strata, strata, sums_by
+from .strata import check_strata, strata, sums_by
 
 COVARIANCES = ("full", "diag", "tied", "spherical", "ledoit-wolf", "factor", "pooled")
 #: covariances with a closed form (one component, no EM)

@@ -16,7 +16,7 @@ the donors. ``x'_i`` is a function of the *other* records only: the record's own
 the parrot and reverse attackers learn from, is zero (unless features are retained, below).
 
 For all records at once the release is one sparse product ``M X`` (``M`` the secret mixing
-matrix of :func:`bioanon.anonymize.selective_mean.mixing_matrix`) followed by per-stratum
+matrix of :func:`bioanon.anonymize.row_blocks.mixing_matrix`) followed by per-stratum
 affine terms, applied by row blocks::
 
     X' = c[s] ⊙ (M X) + b[s] ⊙ X + C[s]
@@ -32,8 +32,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
 from ..errors import BioanonError
 from ..privacy import resolve_seed
@@ -51,48 +49,11 @@ from .relevance import (
     retention_unchanged,
     select_features,
 )
-from .selective_mean import _row_block, mixing_matrix, run_row_blocks
+from .row_blocks import apply_vp_mix, mixing_matrix
+from .strata import check_strata, strata, sums_by
 
 
 # ---------------------------------------------------------------------- the math
-def strata(labels: Any, interest: str, additional: Sequence[str], n: int
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """Interest class codes and stratum codes (interest × additional values) of ``n`` records.
-
-    Examples
-    --------
-    >>> c, s = strata({"p": [0, 0, 1, 1], "q": ["a", "b", "a", "a"]}, "p", ["q"], 4)
-    >>> c.tolist(), s.tolist()
-    ([0, 0, 1, 1], [0, 1, 2, 2])
-    """
-    y = label_values(labels, interest, n)
-    _, codes = np.unique(y, return_inverse=True)
-    if not additional:
-        return codes, codes.copy()
-    cols = [pd.Series(y).astype(str).to_numpy()] + [
-        pd.Series(label_values(labels, c, n)).astype(str).to_numpy() for c in additional]
-    joint = pd.MultiIndex.from_arrays(cols)
-    return codes, pd.factorize(joint, sort=True)[0].astype(np.int64)
-
-
-def check_strata(labels: Any, interest: str, additional: Sequence[str], n: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`strata`, refusing an interest column of one class: every method that models or
-    mixes by interest class says it the same way (its utility could not be measured).
-
-    Examples
-    --------
-    >>> check_strata({"p": [0, 0, 0]}, "p", [], 3)
-    Traceback (most recent call last):
-    ...
-    bioanon.errors.BioanonError: interest column 'p' has one class; it needs at least two
-    """
-    classes, strat = strata(labels, interest, additional, n)
-    if classes.size and classes.max() < 1:
-        raise BioanonError(f"interest column '{interest}' has one class; it needs at least two")
-    return classes, strat
-
-
 def donor_sets(classes: np.ndarray, strat: np.ndarray, g: int, t: float,
                rng: np.random.Generator, allow_replacement: bool = False) -> np.ndarray:
     """Donors of every record: ``g`` others of its interest class, ``round(t·g)`` of its stratum.
@@ -182,66 +143,6 @@ def shrink_terms(X: np.ndarray, strat: np.ndarray, c: np.ndarray, b: np.ndarray,
     var = np.maximum(sq / count[:, None] - mu * mu, 0.0)
     k = np.sqrt(1.0 - alpha)
     return k * c, k * b, k * C + (1.0 - k) * mu, np.sqrt(alpha * var)
-
-
-def sums_by(X: np.ndarray, codes: np.ndarray, n_codes: int, block: int = 1 << 16
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-code row sums ``(n_codes, d)`` and sums of squared norms, in float64.
-
-    Row blocks (never single records) are widened to float64 one at a time, so memory stays
-    at one block beyond the input.
-    """
-    n, d = X.shape
-    sums = np.zeros((n_codes, d))
-    sq = np.zeros(n_codes)
-    for start in range(0, n, block):
-        part = np.asarray(X[start:start + block], dtype=np.float64)
-        c = codes[start:start + block]
-        S = sp.csr_matrix((np.ones(c.size), (c, np.arange(c.size))), shape=(n_codes, c.size))
-        sums += S @ part
-        sq += np.bincount(c, weights=np.einsum("ij,ij->i", part, part), minlength=n_codes)
-    return sums, sq
-
-
-def apply_vp_mix(X: np.ndarray, M: sp.csr_matrix, strat: np.ndarray, c: np.ndarray,
-                 b: np.ndarray, C: np.ndarray, mask: np.ndarray | None = None,
-                 lam: float = 0.0, n_threads: int | None = None,
-                 block: int = 1 << 15, noise_sd: np.ndarray | None = None,
-                 noise_seed: np.random.SeedSequence | None = None) -> np.ndarray:
-    """Return ``c[s] (M X) + b[s] X + C[s]`` (then ``λ`` retention on ``mask``), by row blocks.
-
-    With ``noise_sd`` (strata × features), independent Gaussian noise of that standard
-    deviation is added (each block from its own child of ``noise_seed``).
-
-    SciPy's sparse product releases the GIL, so blocks run in a thread pool; no Python loop
-    touches single records.
-    """
-    n = M.shape[0]
-    out = np.empty((n, X.shape[1]), dtype=np.float32)
-    c32, b32, C32 = (np.asarray(v, dtype=np.float32) for v in (c, b, C))
-    cols = np.flatnonzero(mask) if (mask is not None and lam) else np.zeros(0, dtype=np.int64)
-    lam32 = np.float32(lam)
-    starts = range(0, n, block)
-    seeds = (noise_seed or np.random.SeedSequence()).spawn(len(starts)) \
-        if noise_sd is not None else []
-    sd32 = None if noise_sd is None else np.asarray(noise_sd, dtype=np.float32)
-
-    def run(start: int) -> None:
-        stop = min(n, start + block)
-        s = strat[start:stop]
-        part = out[start:stop]
-        part[...] = _row_block(M, start, stop) @ X
-        part *= c32[s, None]
-        part += b32[s, None] * X[start:stop]
-        part += C32[s]
-        if sd32 is not None:
-            rng = np.random.default_rng(seeds[start // block])
-            part += rng.standard_normal(part.shape, dtype=np.float32) * sd32[s]
-        if cols.size:
-            part[:, cols] += lam32 * (X[start:stop][:, cols] - part[:, cols])
-
-    run_row_blocks(run, n, block, n_threads)
-    return out
 
 
 # ---------------------------------------------------------------------- the estimator

@@ -332,9 +332,9 @@ def state_budget(manifest: dict[str, Any], report: Any, budget: Any, result: Any
     """Write the budget's statement (ε, δ, unit, strict or not) into the manifest and the
     report; the parameters taken from public data read ``public`` (their values are not
     written). Returns the report with the statement."""
-    statement = budget.statement(table, sensitive)
-    manifest["differential_privacy"] = statement
     chosen = result.candidate
+    statement = budget.statement(table, sensitive, None if chosen is None else chosen.method)
+    manifest["differential_privacy"] = statement
     params = manifest.get("params", {})
     for key in (chosen.hidden if chosen is not None else {}):
         params[key] = "public (from the public table; values not written)"

@@ -99,8 +99,8 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
         -cas_of[j] if np.isfinite(cas_of[j]) else np.inf, j))
     n = max(len(rows), 1)
     panels = [(spec.name, spec.axis.format(sensitive=sensitive),
-               target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak)
-              for spec in REGISTRY]
+               target_at(getattr(result, spec.target_option, lv), "record"), spec.no_leak,
+               spec.target_option == "level") for spec in REGISTRY]
     height = 1.3 + ROW_INCHES * n + 1.45
     fig = new_figure(figsize=(WIDTH_INCHES, height))
     axes = fig.subplots(1, 1 + len(panels), sharey=True, squeeze=False,
@@ -118,7 +118,7 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
     _cas_panel(axes[0], rows, order, y, cas_of, getattr(result, "min_utility", None),
                interest)
     # the risks: record level (circle, just above the row's middle), identity (square, below)
-    for ax, (risk, axis, target, base) in zip(axes[1:], panels, strict=True):
+    for ax, (risk, axis, target, base, per_level) in zip(axes[1:], panels, strict=True):
         lows, highs = [target, base], [target, base]
         for k, j in enumerate(order):
             judged = _levels(rows[j], risk) or {"record": (float("nan"),) * 3 + ("",)}
@@ -141,7 +141,7 @@ def search_figure(result: Any, sensitive: str, interest: str) -> Any:
                 lows.append(low)
                 highs.append(high)
         ax.axvline(target, color=FAIL, linestyle=":", linewidth=1.4)
-        if risk != "recognition" and lv.identity != lv.record:
+        if per_level and lv.identity != lv.record:  # a target per level: the identity's too
             ax.axvline(lv.identity, color=FAIL, linestyle="--", linewidth=1.0)
         ax.axvline(base, color="black", linewidth=0.8)
         span = max(highs) - min(lows)

@@ -209,8 +209,10 @@ class DPBudget:
         """True when public side data fix every data-dependent input of the mechanism."""
         return self.public is not None
 
-    def statement(self, table: FeatureTable, sensitive: str | None) -> dict[str, Any]:
-        """What the manifest and report state: ε, δ, the unit, strict or not (no bound)."""
+    def statement(self, table: FeatureTable, sensitive: str | None,
+                  method: str | None = None) -> dict[str, Any]:
+        """What the manifest and report state: ε, δ, the unit, strict or not (no bound), and
+        the accountant ``method`` declares (:class:`~bioanon.anonymize.base.DPCapability`)."""
         out: dict[str, Any] = {
             "epsilon": float(self.epsilon), "delta": self.delta_for(table, sensitive),
             "delta_rule": "given" if self.delta is not None else
@@ -222,6 +224,12 @@ class DPBudget:
             "public_data": None,
             "beside_the_certificate": BESIDE_TEXT,
         }
+        if method is not None:
+            from ..anonymize.registry import get_method
+
+            declared = getattr(get_method(method), "dp", None)
+            if declared is not None:
+                out["accountant"] = declared.accountant
         if self.privacy_unit == "identity":
             out["identity_column"] = sensitive
             out["max_records_per_identity"] = self.max_records_per_identity or 10

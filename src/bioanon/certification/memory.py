@@ -191,7 +191,7 @@ class InMemory:
     :meth:`CertifiedRelease.write`)."""
 
     function = "certify"
-    accepts = frozenset(ReleaseSettings.names())
+    kind = "memory"
 
     def __init__(self, table: FeatureTable) -> None:
         self.data = table

@@ -165,13 +165,6 @@ def certify_parquet(source: str | os.PathLike, output: str | os.PathLike, roles:
                                run), roles, options)
 
 
-#: the settings the dask paths take (the join check, the decoupler and the input's
-#: provenance are the in-memory path's)
-DASK_SETTINGS = frozenset({"methods", "random_state", "budget_minutes", "exhaustive",
-                           "min_utility", "tradeoff_panels", "report_closest", "keep_sensitive",
-                           "keep_as_feature", "progress", "on_plan"})
-
-
 class ParquetSample:
     """What the dask paths share: the Parquet input read in bounded steps.
 
@@ -260,7 +253,6 @@ class Bucketed(ParquetSample):
     the release bucket by bucket through :func:`~bioanon.scale.run.anonymize_bucketed`."""
 
     function = "certify_parquet"
-    accepts = DASK_SETTINGS
     kind = "bucketed"
 
     def __init__(self, source: Path, output: Path, sample_records: int,

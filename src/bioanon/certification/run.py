@@ -87,8 +87,9 @@ class Source(Protocol):
 
     #: the front door's name, for messages
     function: str
-    #: the :class:`~.settings.ReleaseSettings` fields the path takes
-    accepts: frozenset[str]
+    #: the release path (:data:`~.settings.PATHS`): it names the settings the path takes
+    #: (:meth:`~.settings.ReleaseSettings.taken_by`)
+    kind: str
 
     def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
         """The path's own refusals, from the arguments alone (one line each)."""
@@ -240,11 +241,7 @@ def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSe
     from .search import SearchSpace, run_search
 
     return run_search(table, roles, options=replace(judge, guarantee=guarantee),
-                      methods=methods, random_state=settings.random_state,
-                      budget_minutes=settings.budget_minutes, progress=settings.progress,
-                      report_closest=settings.report_closest,
-                      exhaustive=settings.exhaustive, min_utility=settings.min_utility,
-                      tradeoff_panels=settings.tradeoff_panels,
+                      methods=methods, **settings.search_keywords(),
                       space=SearchSpace(settings.decoupler, budget, source.judge_as,
                                         public_records(settings, budget)))
 
@@ -254,7 +251,8 @@ def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> Certifi
     then :func:`certify_source`."""
     from .settings import settings_of
 
-    settings, judge = settings_of(source.function, values, source.accepts)
+    settings, judge = settings_of(source.function, values,
+                                  ReleaseSettings.taken_by(source.kind))
     return certify_source(source, roles, settings, judge)
 
 

@@ -67,7 +67,7 @@ from ..scale.stream import (
     stream_to_parts,
 )
 from ..table import FeatureTable
-from .parquet import DASK_SETTINGS, ParquetSample, _give_back_memory
+from .parquet import ParquetSample, _give_back_memory
 
 __all__ = ["PARTITION_ROWS", "Partitions", "StreamedRelease", "StreamedResult", "Streamed",
            "certify_streamed", "partition_count", "stream_to_parts"]
@@ -154,8 +154,6 @@ class Streamed(ParquetSample):
     unit, one interest), and the release in streaming passes (:func:`stream_to_parts`)."""
 
     function = "certify_streamed"
-    accepts = DASK_SETTINGS | {"epsilon", "delta", "public", "public_name", "privacy_unit",
-                               "max_records_per_identity"}
     kind = "streamed"
 
     def __init__(self, source: Path, output: Path, sample_records: int,
@@ -252,7 +250,7 @@ class Streamed(ParquetSample):
         result.confirmation = result.confirmation.amended(
             lambda data: _name_sample(data, self.sizes, rule))
         report, png = report_and_chart(result, roles.sensitive, roles.interest)
-        statement = budget.statement(_one_record(self.features), roles.sensitive)
+        statement = budget.statement(_one_record(self.features), roles.sensitive, c.method)
         report = report.amended(lambda data: data.update(
             differential_privacy=statement,
             release={"certified": True, "written": True, "setting": c.label(),

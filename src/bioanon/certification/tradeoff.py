@@ -74,7 +74,10 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
 
 
 def _recognition_ub(risks: Sequence[Any]) -> float:
-    ubs = [float(r.ci[1]) for r in risks if r.risk == "recognition"]
+    """The upper 95% bound of the risk the attack panel judges (the registry's panel risk)."""
+    from ..evaluation.risks.registry import panel_risks
+
+    ubs = [float(r.ci[1]) for r in risks if r.risk in panel_risks()]
     return ubs[0] if ubs and math.isfinite(ubs[0]) else math.inf
 
 
@@ -149,7 +152,10 @@ def level_rows(rows: Sequence[Mapping[str, Any]], chosen: Any, target: float,
 
 
 def _has_recognition(row: Mapping[str, Any]) -> bool:
-    return any(r.risk == "recognition" for r in row.get("_risks") or ())
+    """Whether the row's risks include the attack panel's (it was judged by the panel)."""
+    from ..evaluation.risks.registry import panel_risks
+
+    return any(r.risk in panel_risks() for r in row.get("_risks") or ())
 
 
 def stage1_only(table: Sequence[Mapping[str, Any]]) -> list[int]:

@@ -28,7 +28,6 @@ from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
-from ..privacy import EPSILON_RANGE
 from ..progress import StageLog
 from ..table import FeatureTable
 from .app import app  # noqa: F401  (the commands register on it)
@@ -62,12 +61,11 @@ def _check_common(kwargs: dict[str, Any]) -> None:
 
 #: the meaningful range of every numeric option, by its Python name (one line to add an
 #: option; a float option not listed must still be finite). ``jobs`` is checked on its own
-#: (-1 or a positive count); an evaluation option (``test_size``, ``target_advantage``, ...)
-#: by the constraint :class:`~bioanon.evaluation.options.EvaluationOptions` declares.
+#: (-1 or a positive count); a release setting's flag (``--budget-minutes``, ``--epsilon``,
+#: ...) by the range declared with it (:mod:`bioanon.certification.settings`); an evaluation
+#: option (``test_size``, ``target_advantage``, ...) by the constraint
+#: :class:`~bioanon.evaluation.options.EvaluationOptions` declares.
 OPTION_RANGES: dict[str, Param] = {
-    "budget_minutes": Param("float", low=0, low_open=True, help="minutes, e.g. 10"),
-    "min_utility": Param("float", low=0, high=1, none=True,
-                         help="a fraction of the clear accuracy, e.g. 0.9; 0 sets no floor"),
     "bucket_size": Param("int", low=1, help="records per bucket, e.g. 50000"),
     "fit_sample": Param("int", low=2, help="records, e.g. 20000"),
     "sample_records": Param("int", low=100, help="records of the panel sample, e.g. 50000"),
@@ -96,11 +94,6 @@ OPTION_RANGES: dict[str, Param] = {
     "batch_size": Param("int", low=1, help="records, e.g. 256"),
     "lr": Param("float", low=0, low_open=True, help="e.g. 0.002"),
     "hidden": Param("int", low=1, help="units, e.g. 256"),
-    "dp_epsilon": Param("float", low=EPSILON_RANGE[0], high=EPSILON_RANGE[1], none=True,
-                        help="a privacy budget, e.g. 1"),
-    "dp_delta": Param("float", low=0, high=1, low_open=True, high_open=True, none=True,
-                      help="e.g. 1e-6"),
-    "max_records_per_identity": Param("int", low=1, none=True, help="records, e.g. 10"),
 }
 
 
@@ -130,6 +123,10 @@ def check_option(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return
     spec = OPTION_RANGES.get(name)
+    if spec is None:
+        from .release_flags import flag_range
+
+        spec = flag_range(name)
     if spec is None and name in EvaluationOptions.names():
         declared = EvaluationOptions.constraint(name)
         spec = declared if isinstance(declared, Param) else None

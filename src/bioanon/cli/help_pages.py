@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -41,6 +42,20 @@ DETAILS: dict[str, frozenset[str]] = {
         "--keep-as-feature", "--layout"}),
     "tune": frozenset({"--models", "--attackers", "--target-advantage"}),
 }
+
+
+#: help texts written when the page that shows them is asked for, by (command, flag): they
+#: read the method registry, which imports every family, so that ``--help`` stays light; each
+#: is a detail (shown by ``--help-all`` only), and its declaration's help is the stand-in
+LATE_HELP: dict[tuple[str, str], Callable[[], str]] = {}
+
+
+def late_help(command: str, flag: str, text: Callable[[], str]) -> None:
+    """Have ``bioanon COMMAND --help-all`` show ``text()`` as the help of ``flag`` (a detail
+    flag of :data:`DETAILS`), computed only then."""
+    if flag not in DETAILS.get(command, frozenset()):
+        raise ValueError(f"{command} {flag}: a late help text is for a detail flag only")
+    LATE_HELP[(command, flag)] = text
 
 
 def details(command: str) -> frozenset[str]:
@@ -110,6 +125,9 @@ def short_pages(cmd: Any) -> None:
         cmd.help = full
         for p in hidden:
             p.hidden = False
+            late = [LATE_HELP[(cmd.name, o)] for o in p.opts if (cmd.name, o) in LATE_HELP]
+            if late:
+                p.help = late[0]()
         typer.echo(ctx.get_help(), color=ctx.color)
         ctx.exit()
 
@@ -134,5 +152,5 @@ def _help_all_param(callback: Any) -> Any:
     return param
 
 
-__all__ = ["DETAILS", "HELP_ALL", "add_no_forms", "details", "first_paragraph",
-           "short_pages", "stale_details"]
+__all__ = ["DETAILS", "HELP_ALL", "LATE_HELP", "add_no_forms", "details", "first_paragraph",
+           "late_help", "short_pages", "stale_details"]

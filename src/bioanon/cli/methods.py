@@ -11,10 +11,12 @@ from ..anonymize.registry import describe, methods
 from .common import app, console, print_json, user_errors
 
 
-def _with_guarantee(doc: dict[str, Any], cls: Any) -> dict[str, Any]:
-    """Add the formal guarantee (epsilon, delta, privacy unit) of a DP method."""
-    guarantee = getattr(cls, "dp_guarantee", None)
-    return {**doc, "differential_privacy": dict(guarantee)} if guarantee else doc
+def dp_line(dp: dict[str, str]) -> str:
+    """A DP method's formal guarantee (``describe``'s ``differential_privacy``) as one line."""
+    basis = f"; basis {dp['basis']}" if dp.get("basis") else ""
+    split = f"; budget split {dp['split']}" if dp.get("split") else ""
+    return (f"differential privacy: {dp['budget']}; delta {dp['delta']}; privacy unit "
+            f"{dp['privacy_unit']}{basis}{split}")
 
 
 def _can(doc: dict[str, Any]) -> str:
@@ -38,7 +40,7 @@ def methods_command(
 ) -> None:
     """List the anonymization methods: parameters (type, default, range) and what each
     protects and does not."""
-    docs = [_with_guarantee(describe(cls), cls) for _, cls in sorted(methods().items())]
+    docs = [describe(cls) for _, cls in sorted(methods().items())]
     posts = [d["name"] for d in docs if d.get("post_step")]
     compose = (f"METHOD+{'|'.join(posts)}: METHOD, then the post-step fitted on its release "
                f"(e.g. vp-mix+{posts[0] if posts else 'leace'}); --param KEY=V goes to METHOD, "
@@ -57,12 +59,7 @@ def methods_command(
         console.print(tab)
         console.print(f"  protects: {doc['protects']}", highlight=False)
         if doc.get("differential_privacy"):
-            dp = doc["differential_privacy"]
-            basis = f"; basis {dp['basis']}" if dp.get("basis") else ""
-            split = f"; budget split {dp['split']}" if dp.get("split") else ""
-            console.print(f"  differential privacy: epsilon {dp['epsilon']}; delta "
-                          f"{dp['delta']}; privacy unit {dp['privacy_unit']}{basis}{split}",
-                          highlight=False)
+            console.print(f"  {dp_line(doc['differential_privacy'])}", highlight=False)
         console.print(f"  does not protect: {doc['does_not_protect']}", highlight=False)
         model = (doc.get("release_model") or {}).get("words", "none (no closed form)")
         console.print(f"  release model (default setting, refitted by the model-aware "

@@ -47,6 +47,7 @@ from .common import (
     undeclared_epsilon_note,
     user_errors,
 )
+from .help_pages import late_help
 from .logs import JSON_ERROR_DOCS
 from .options import (
     ForceOpt,
@@ -57,6 +58,7 @@ from .options import (
     QuasiOpt,
     judge_options,
 )
+from .release_flags import release_options, settings_from
 
 RELEASE_HELP = """Search methods and settings, certify one against every risk, and release.
 
@@ -117,48 +119,23 @@ OutputOpt = Annotated[Path, typer.Option(*OUT_FLAGS, help="Released table to wri
                                                           "OUT.manifest.json and OUT.report/).")]
 InterestOpt = Annotated[str, typer.Option(
     "--interest", help="Column of the attribute whose utility (CAS) must survive.")]
-MethodsOpt = Annotated[str | None, typer.Option(
-    "--methods", help="Methods to search, comma-separated (default: every registered method "
-                      "that applies to the table; bioanon methods lists them).")]
-BudgetMinutesOpt = Annotated[float, typer.Option(
-    "--budget-minutes", help="Wall-clock minutes for the recognition panel's stage (every "
-                             "setting is judged at stage 1 first, whatever the time): once "
-                             "they have passed the panel judges no further settings, and a "
-                             "search cut short before a choice certifies nothing (exit 1, "
-                             "naming what it left).")]
-ExhaustiveOpt = Annotated[bool, typer.Option(
-    "--exhaustive/--no-exhaustive",
-    help="Judge every setting with the full recognition panel (slower). By default the panel "
-         "judges only the settings that pass utility, membership and inference, most useful "
-         "first, until one meets every target: the same choice.")]
-MinUtilityOpt = Annotated[float | None, typer.Option(
-    "--min-utility", help="Utility floor: certify only a setting whose CAS reaches this "
-                          "fraction of the clear accuracy (default 0.8; 0: no floor).")]
-KeepSensitiveOpt = Annotated[bool, typer.Option(
-    "--keep-sensitive", help="Keep the sensitive column in the release so that an outside "
-                             "auditor can attack it. UNFIT for a real release.")]
-SeedOpt = Annotated[int | None, typer.Option(
-    "--seed", help="Make the search and the release reproducible. A secret key: never "
-                   "written (the release's own seed is derived from it one way).")]
-EpsilonOpt = Annotated[float | None, typer.Option(
-    "--epsilon", help="Declare a differential-privacy budget: search only the DP methods "
-                      "(bioanon methods lists them; with --dask those that stream), every "
-                      "setting at exactly this epsilon; the manifest and report state it "
-                      "(strict only with --public-data). Every risk must still be met.")]
-DeltaOpt = Annotated[float | None, typer.Option(
-    "--delta", help="delta of the --epsilon budget (default 1/n^2, n the records, or the "
-                    "identities with --privacy-unit identity).")]
 PublicDataOpt = Annotated[Path | None, typer.Option(
     "--public-data", help="Table of people NOT in the release, same feature columns: the "
                           "--epsilon bounds come from it (strict); without --epsilon, a public "
                           "basis (its principal directions, no privacy cost).")]
-PrivacyUnitOpt = Annotated[str | None, typer.Option(
-    "--privacy-unit", help="What --epsilon protects: record (default) or identity (every "
-                           "record of one --sensitive value; the DP methods whose accounting "
-                           "covers it: dp-synthetic, dp-basis; in memory only).")]
-MaxPerIdentityOpt = Annotated[int | None, typer.Option(
-    "--max-records-per-identity", help="Records of one identity the DP statistics use "
-                                       "(--privacy-unit identity; default 10).")]
+
+def privacy_unit_help() -> str:
+    """``--privacy-unit``'s help as ``--help-all`` shows it: the DP methods that cover each
+    unit, read from their declarations (:func:`~bioanon.anonymize.registry.methods_covering`)."""
+    from ..anonymize.registry import methods_covering
+
+    return ("What --epsilon protects: record (default; the DP methods: "
+            f"{', '.join(methods_covering('record'))}) or identity (every record of one "
+            "--sensitive value; the DP methods whose accounting covers it: "
+            f"{', '.join(methods_covering('identity'))}; in memory only).")
+
+
+late_help("release", "--privacy-unit", privacy_unit_help)
 DaskOpt = Annotated[bool, typer.Option(
     "--dask", help="Certify on a stratified panel sample, then release bucket by bucket on a "
                    "local dask cluster (Parquet in, a folder of Parquet parts out; the judge "
@@ -199,25 +176,24 @@ def json_input_errors(func: Any) -> Any:
 @json_input_errors
 @user_errors
 @judge_options("release")
+@release_options(after="force")
 def release_command(
     input: InputArg, output: OutputOpt, interest: InterestOpt, sensitive: SensitiveOpt,
     additional: AddOpt = None, label: LabelOpt = None, identifying: IdentOpt = None,
     quasi: QuasiOpt = None, keep: KeepOpt = None, keep_as_feature: KeepAsFeatureOpt = None,
-    force: ForceOpt = False, methods: MethodsOpt = None,
-    budget_minutes: BudgetMinutesOpt = 10.0, exhaustive: ExhaustiveOpt = False,
-    min_utility: MinUtilityOpt = None, keep_sensitive: KeepSensitiveOpt = False,
-    seed: SeedOpt = None, dp_epsilon: EpsilonOpt = None, dp_delta: DeltaOpt = None,
-    public_data: PublicDataOpt = None, privacy_unit: PrivacyUnitOpt = None,
-    max_records_per_identity: MaxPerIdentityOpt = None, as_json: JsonOpt = False,
+    force: ForceOpt = False, public_data: PublicDataOpt = None, as_json: JsonOpt = False,
     dask: DaskOpt = False, scheduler: SchedulerOpt = None, workers: WorkersOpt = None,
     bucket_size: BucketSizeOpt = 50_000, sample_records: SampleRecordsOpt = 50_000,
     layout: LayoutOpt = None, *,
-    judge: dict[str, Any],
+    judge: dict[str, Any], release: dict[str, Any],
 ) -> None:
-    """The ``release`` command (its help: :data:`RELEASE_HELP`)."""
+    """The ``release`` command (its help: :data:`RELEASE_HELP`): parse, certify, print. The
+    release settings' flags come from their declarations (:mod:`.release_flags`), the
+    evaluation's from theirs (:func:`~bioanon.cli.options.judge_options`)."""
+    from ..certification.settings import source_for
+
     bucketed = dask or scheduler is not None
-    path = "streamed" if bucketed and dp_epsilon is not None else (
-        "bucketed" if bucketed else "memory")
+    path = source_for(dask=dask, scheduler=scheduler, epsilon=release["epsilon"])
     with json_outcome(as_json, output):
         _refuse_unused(path, dask, scheduler)
         if layout is not None:
@@ -229,29 +205,30 @@ def release_command(
             raise BioanonError("--keep/--quasi/--force are not available on the dask path "
                                "(the join check reads the labels in memory); release those "
                                "columns with the in-memory path")
-        if bucketed and dp_epsilon is None:  # in memory, the library says the same
+        if bucketed and release["epsilon"] is None:  # in memory, the library says the same
             if public_data is not None:
                 raise BioanonError("--public-data on the dask path belongs to a declared "
                                    "budget (--dask --epsilon E); a public basis without one "
                                    "is searched in memory: drop --dask, or add --epsilon E")
-            _no_budget(dp_delta, privacy_unit, max_records_per_identity)
+            _no_budget(release["delta"], release["privacy_unit"],
+                       release["max_records_per_identity"])
         roles = Roles(sensitive=sensitive, interest=interest,
                       additional=parse_weighted(additional, 1.0, "--additional"),
                       identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
                       keep=keep or [])
         roles.of()  # one role per column, before any work
-        options = _options(methods, seed, budget_minutes, exhaustive, min_utility,
-                           keep_sensitive, keep_as_feature, as_json)
-        options["options"] = EvaluationOptions.of(**judge)  # checked in one place
-        budget = dict(epsilon=dp_epsilon, delta=dp_delta, privacy_unit=privacy_unit,
-                      max_records_per_identity=max_records_per_identity)
-        if keep_sensitive:
+        options = {**settings_from(release, path),  # parsed as declared, checked in one place
+                   "keep_as_feature": list(keep_as_feature or []), "report_closest": True,
+                   "on_plan": lambda plan: notes_console(as_json).print(
+                       plan.render(), highlight=False, soft_wrap=True),
+                   "options": EvaluationOptions.of(**judge)}
+        if release["keep_sensitive"]:
             _unfit_warning()
         if path == "memory":
-            _release_in_memory(input, output, roles, options, budget, public_data,
-                               force=force, as_json=as_json, layout=layout)
+            _release_in_memory(input, output, roles, options, public_data, force=force,
+                               as_json=as_json, layout=layout)
         else:
-            _release_on_dask(path, input, output, roles, options, budget, public_data,
+            _release_on_dask(path, input, output, roles, options, public_data,
                              dict(scheduler=scheduler, local=dask, n_workers=workers,
                                   bucket_size=bucket_size, sample_records=sample_records),
                              as_json=as_json)
@@ -306,21 +283,6 @@ def _no_budget(*values: Any) -> None:
                            f"{'them' if many else 'it'}")
 
 
-def _options(methods: str | None, seed: int | None, budget_minutes: float, exhaustive: bool,
-             min_utility: float | None, keep_sensitive: bool, keep_as_feature: list[str] | None,
-             as_json: bool) -> dict[str, Any]:
-    """The library's release settings (:mod:`bioanon.certification.settings`) as typed."""
-    method_list = [m.strip() for m in methods.split(",") if m.strip()] if methods else None
-    if methods is not None and not method_list:
-        raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
-    floor = {} if min_utility is None else {"min_utility": min_utility}  # else the library's
-    return dict(methods=method_list, random_state=seed, budget_minutes=budget_minutes,
-                exhaustive=exhaustive, **floor, keep_sensitive=keep_sensitive,
-                keep_as_feature=list(keep_as_feature or []), report_closest=True,
-                on_plan=lambda plan: notes_console(as_json).print(
-                    plan.render(), highlight=False, soft_wrap=True))
-
-
 def _public_table(public_data: Path | None, input_sha256: str | None = None) -> Any:
     """The public table read and checked (one-line errors): a declared budget's strict
     bounds, or without one the source of a public basis (the library checks its columns and
@@ -346,8 +308,8 @@ def _unfit_warning() -> None:
 
 # ---------------------------------------------------------------------- the three paths
 def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[str, Any],
-                       budget: dict[str, Any], public_data: Path | None, *, force: bool,
-                       as_json: bool, layout: str | None = None) -> None:
+                       public_data: Path | None, *, force: bool, as_json: bool,
+                       layout: str | None = None) -> None:
     """Read the table, certify it (:func:`bioanon.certify`), write the release unit."""
     from ..certification import certify
 
@@ -358,11 +320,12 @@ def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[st
     table = with_layout(table, layout)
     input_sha256 = file_sha256(input)
     public = _public_table(public_data, input_sha256)
-    with _certifying("certifying", budget["epsilon"] is not None, output, as_json) as update:
+    with _certifying("certifying", options.get("epsilon") is not None, output,
+                     as_json) as update:
         out = certify(table, roles, force=force, input_name=input.name,
                       input_sha256=input_sha256, progress=update, public=public,
                       public_name=None if public_data is None else public_data.name,
-                      **budget, **options)
+                      **options)
     unnamed = [c["name"] for c in out.manifest["columns"]
                if c["role"] == NO_ROLE and not c["released"]]
     if unnamed:
@@ -373,9 +336,8 @@ def _release_in_memory(input: Path, output: Path, roles: Roles, options: dict[st
 
 
 def _release_on_dask(path: str, input: Path, output: Path, roles: Roles,
-                     options: dict[str, Any], budget: dict[str, Any],
-                     public_data: Path | None, dask: dict[str, Any], *,
-                     as_json: bool) -> None:
+                     options: dict[str, Any], public_data: Path | None,
+                     dask: dict[str, Any], *, as_json: bool) -> None:
     """``--dask``/``--scheduler`` (bucketed) or ``--dask --epsilon`` (streamed): certify on a
     panel sample, then release out of core."""
     from .._version import __version__
@@ -401,8 +363,7 @@ def _release_on_dask(path: str, input: Path, output: Path, roles: Roles,
                                    else public_data.name,
                                    sample_records=dask["sample_records"], version=__version__,
                                    scheduler=dask["scheduler"], local=dask["local"],
-                                   n_workers=dask["n_workers"], progress=update, **budget,
-                                   **options)
+                                   n_workers=dask["n_workers"], progress=update, **options)
         r, how = out.written, "as streamed"
         wrote = f"{r.n_records:,} records in {r.n_parts} parts, {r.passes} passes over the input"
     s = out.sample or {}

@@ -4,17 +4,28 @@
 an HTML fragment ("" when it has nothing to show). A new section is a function added to the
 list. Every rate is printed with its 95% interval (see :mod:`bioanon.report.intervals`), no cell
 holds a raw ``None`` (not applicable is "—", explained beside the table), and intervals never
-wrap inside a cell.
+wrap inside a cell. The first screen (headline, deciding figure, trade-off, risk table, plan,
+risk details) is :mod:`.first_screen`; cells and tables are :mod:`.html_cells`.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .charts import attack_chart, selection_chart, top_k_chart, utility_chart
+from .first_screen import (
+    deciding_section,
+    headline_section,
+    is_release,
+    plan_section,
+    risk_details_section,
+    risk_table_section,
+    tradeoff_section,
+    verdict_section,
+)
+from .html_cells import NA, Cell, Section, cell_text, chart_img, html_table, n_test, rate_text
 from .intervals import rate_interval, view_interval
 
 _STYLE = """
@@ -31,11 +42,6 @@ h1{margin-bottom:.4em}#headline{border:2px solid #070;border-radius:6px;padding:
 margin:0 0 1em 0}#headline.fails{border-color:#b00}#headline p{margin:.3em 0}
 #headline .status{font-size:120%}#risk-table td{vertical-align:top}
 """
-
-#: not applicable, in a table cell
-NA = "—"
-
-Section = Callable[[Mapping[str, Any]], str]
 
 #: VoicePrivacy's names (Tomashenko et al.) beside bioanon's, and what each mode holds
 THREATS: dict[str, dict[str, str]] = {
@@ -61,81 +67,6 @@ THREATS: dict[str, dict[str, str]] = {
 
 
 # ---------------------------------------------------------------------- cells and tables
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
-
-
-def _chart(draw: Callable[[Mapping[str, Any]], bytes | None], report: Mapping[str, Any],
-           alt: str) -> str:
-    """A chart as an inline image; a chart that cannot be drawn leaves a note in its place
-    (and a warning on the ``bioanon.report`` logger) instead of losing the whole report."""
-    try:
-        png = draw(report)
-    except Exception as exc:  # a figure must never cost the release its report
-        import logging
-
-        logging.getLogger("bioanon.report").warning("the %s could not be drawn (%s: %s); "
-                                                    "the report shows its table instead",
-                                                    alt, type(exc).__name__, exc)
-        return (f"<p class='note'>The {html.escape(alt)} could not be drawn "
-                f"({html.escape(type(exc).__name__)}); the table below has its figures.</p>")
-    return _img(png, alt) if png else ""
-
-
-def _fmt(v: Any) -> str:
-    """A cell's text: floats to 3 decimals, None (not applicable) as —, lists joined."""
-    if v is None or (isinstance(v, float) and v != v):
-        return NA
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    if isinstance(v, list | tuple):
-        return ", ".join(_fmt(x) for x in v) if v else NA
-    if isinstance(v, Mapping):
-        return ", ".join(f"{html.escape(str(k))}={_fmt(x)}" for k, x in v.items()) or NA
-    return html.escape(str(v))
-
-
-def _rate(value: float | None, ci: Sequence[float] | None) -> str:
-    """``0.158 [0.124, 0.200]``: a rate and its 95% interval, on one line."""
-    if value is None:
-        return NA
-    if ci is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} <span class='ci'>[{ci[0]:.3f}, {ci[1]:.3f}]</span>"
-
-
-class _Cell(str):
-    """Already-formatted HTML for a table cell."""
-
-
-#: columns of names, left-aligned wherever they appear
-NAME_COLS = {"mode", "model", "strategy", "column", "vp", "name", "ename"}
-
-
-def _table(rows: Sequence[Mapping[str, Any]], cols: Sequence[str],
-           headers: Sequence[str] | None = None, text_cols: Sequence[str] = ()) -> str:
-    def cls(c: str) -> str:
-        return " class=text" if c in text_cols else " class=name" if c in NAME_COLS else ""
-
-    head = "".join(f"<th{cls(c)}>{html.escape(h)}</th>"
-                   for c, h in zip(cols, headers or cols, strict=True))
-    body = []
-    for r in rows:
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            text = v if isinstance(v, _Cell) else _fmt(v)
-            cells.append(f"<td{cls(c)}>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div class='wide'><table><tr>{head}</tr>{''.join(body)}</table></div>"
-
-
-def _n_test(report: Mapping[str, Any]) -> int | None:
-    return report.get("dataset", {}).get("n_test")
-
-
 def _attack_ci(a: Mapping[str, Any]) -> tuple[float, float] | None:
     return rate_interval(a.get("accuracy"), a.get("n"), a.get("ci"))
 
@@ -148,10 +79,10 @@ def _threat_key(mode: str) -> str:
 def data_section(report: Mapping[str, Any]) -> str:
     """Which data, how it was split, the evaluation seed."""
     d, ev = report["dataset"], report["params"].get("evaluation", {})
-    return (f"<p>Data: {_fmt(d['source'])} — {d['n_records']} records × {d['n_features']} "
+    return (f"<p>Data: {cell_text(d['source'])} — {d['n_records']} records × {d['n_features']} "
             f"features; {d['n_test']} held-out records stand for the release "
-            f"({_fmt(ev.get('split', 'held-out split'))}; evaluation seed "
-            f"{_fmt(ev.get('seed'))}).</p>")
+            f"({cell_text(ev.get('split', 'held-out split'))}; evaluation seed "
+            f"{cell_text(ev.get('seed'))}).</p>")
 
 
 def summary_section(report: Mapping[str, Any]) -> str:
@@ -165,8 +96,8 @@ def summary_section(report: Mapping[str, Any]) -> str:
     if "anonymized_to_clear" in i:
         cas = (f"<code>{html.escape(str(i['column']))}</code> trained on the release and "
                f"scored on clear held-out data (CAS): "
-               f"{_rate(i['anonymized_to_clear'], view_interval(i, 'anonymized_to_clear', _n_test(report)))}"  # noqa: E501
-               f" (clear data: {_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}). ")
+               f"{rate_text(i['anonymized_to_clear'], view_interval(i, 'anonymized_to_clear', n_test(report)))}"  # noqa: E501
+               f" (clear data: {rate_text(i['clear'], view_interval(i, 'clear', n_test(report)))}). ")  # noqa: E501
     return (
         "<h2>Summary</h2>"
         f"<p>Headline utility: {cas}Secondary: U = {u['U']:.3f} (clear data: "
@@ -191,7 +122,7 @@ def utility_section(report: Mapping[str, Any]) -> str:
     """Accuracy of each useful attribute in every view, with intervals, CAS first."""
     u = report["utility"]
     items = [u["interest"], *u.get("additional", {}).values()]
-    n = _n_test(report)
+    n = n_test(report)
     views = [(k, h) for k, h in UTILITY_VIEWS if all(k in i for i in items)]
     rows = []
     for i in items:
@@ -202,12 +133,12 @@ def utility_section(report: Mapping[str, Any]) -> str:
         row: dict[str, Any] = {"column": i["column"], "model": model,
                                "chance": i.get("chance"), "alpha": i.get("alpha")}
         for key, _ in views:
-            row[key] = _Cell(_rate(i[key], view_interval(i, key, n)))
+            row[key] = Cell(rate_text(i[key], view_interval(i, key, n)))
         rows.append(row)
     cols = ["column", "model", *(k for k, _ in views), "chance", "alpha"]
     heads = ["attribute", "model", *(h for _, h in views), "chance", "alpha"]
-    return ("<h2>Utility</h2>" + _chart(utility_chart, report, "utility chart")
-            + _table(rows, cols, heads)
+    return ("<h2>Utility</h2>" + chart_img(utility_chart, report, "utility chart")
+            + html_table(rows, cols, heads)
             + "<p class='note'>Accuracy of a recognizer (trained on → scored on), with its 95% "
               "interval. <i>release → clear</i> (the classification accuracy score, CAS) is what "
               "a consumer who trains on the release gets on real data; <i>clear → release</i> "
@@ -225,13 +156,13 @@ def consumer_section(panel: Mapping[str, Any] | None) -> str:
         rc, cc = m["release_to_clear"], m["clear_to_clear"]
         marks = [w for w, name in (("release's pick", panel["pick"]),
                                    ("clear's pick", panel["clear_pick"])) if name == m["model"]]
-        cv = [_Cell(_rate(v["value"], v["ci"])) if v is not None else NA
+        cv = [Cell(rate_text(v["value"], v["ci"])) if v is not None else NA
               for v in (m["release_cv"], m["clear_cv"])]
-        rows.append({"model": m["model"], "rc": _Cell(_rate(rc["value"], rc["ci"])),
-                     "cc": _Cell(_rate(cc["value"], cc["ci"])), "rcv": cv[0], "ccv": cv[1],
+        rows.append({"model": m["model"], "rc": Cell(rate_text(rc["value"], rc["ci"])),
+                     "cc": Cell(rate_text(cc["value"], cc["ci"])), "rcv": cv[0], "ccv": cv[1],
                      "pick": ", ".join(marks)})
     return ("<h3 id='consumer'>The consumer's panel</h3>"
-            + _table(rows, ["model", "rc", "cc", "rcv", "ccv", "pick"],
+            + html_table(rows, ["model", "rc", "cc", "rcv", "ccv", "pick"],
                      ["model", "release → clear", "clear → clear", "CV on the release",
                       "CV on clear", "pick"], text_cols=("pick",))
             + f"<p class='note'>{html.escape(str(panel['rule']))}. The headline CAS is the "
@@ -265,12 +196,12 @@ def threat_model_section(report: Mapping[str, Any]) -> str:
             "knows": t.get("knows") or threat.get("knows"),
             "trains": (t.get("trains") or str(threat.get("train_data", NA))).format(p=pct),
             "probes": t.get("probes") or threat.get("probes"),
-            "strongest": _Cell(NA if a is None else
-                               f"{_rate(a['accuracy'], _attack_ci(a))}<br><span class='ci'>"
+            "strongest": Cell(NA if a is None else
+                               f"{rate_text(a['accuracy'], _attack_ci(a))}<br><span class='ci'>"
                                f"{html.escape(str(a.get('model', '')))}</span>"),
         })
     return ("<h2>Threat model</h2>"
-            + _table(rows, ["mode", "vp", "knows", "trains", "probes", "strongest"],
+            + html_table(rows, ["mode", "vp", "knows", "trains", "probes", "strongest"],
                      ["bioanon mode", "VoicePrivacy name", "what the attacker knows",
                       "what it trains on", "what it probes", "strongest here [95% CI]"],
                      text_cols=["knows", "trains", "probes"])
@@ -291,20 +222,20 @@ def _attack_matrix(p: Mapping[str, Any]) -> str:
     clear = {c["model"]: c for c in p.get("clear", [])}
     rows = []
     if clear:
-        rows.append({"mode": _Cell("<i>clear data</i>"),
-                     **{m: _Cell(_rate(clear[m]["accuracy"], _attack_ci(clear[m])))
+        rows.append({"mode": Cell("<i>clear data</i>"),
+                     **{m: Cell(rate_text(clear[m]["accuracy"], _attack_ci(clear[m])))
                         for m in models if m in clear}})
     for mode in modes:
-        rows.append({"mode": mode, **{m: _Cell(_rate(acc[mode, m]["accuracy"],
+        rows.append({"mode": mode, **{m: Cell(rate_text(acc[mode, m]["accuracy"],
                                                      _attack_ci(acc[mode, m])))
                                       for m in models if (mode, m) in acc}})
-    return _table(rows, ["mode", *models], ["mode \\ recognizer", *models])
+    return html_table(rows, ["mode", *models], ["mode \\ recognizer", *models])
 
 
 def privacy_section(report: Mapping[str, Any]) -> str:
     """The attack chart and the mode × recognizer matrix."""
     p = report["privacy"]
-    return ("<h2>Privacy</h2>" + _chart(attack_chart, report, "attack chart")
+    return ("<h2>Privacy</h2>" + chart_img(attack_chart, report, "attack chart")
             + "<h3>Accuracy per mode and recognizer (95% Wilson interval)</h3>"
             + _attack_matrix(p))
 
@@ -321,13 +252,13 @@ def attacks_section(report: Mapping[str, Any]) -> str:
             adv_ci = [(ci[0] - chance) / (1 - chance), (ci[1] - chance) / (1 - chance)]
         mix = a.get("mixture")
         rows.append({"mode": a["mode"], "model": a["model"],
-                     "accuracy": _Cell(_rate(a["accuracy"], ci)),
-                     "advantage": _Cell(_rate(a.get("advantage"), adv_ci)),
-                     "mixture": _Cell(_rate(mix, None if ci is None or mix is None
+                     "accuracy": Cell(rate_text(a["accuracy"], ci)),
+                     "advantage": Cell(rate_text(a.get("advantage"), adv_ci)),
+                     "mixture": Cell(rate_text(mix, None if ci is None or mix is None
                                             else (1 - ci[1], 1 - ci[0]))),
                      "kl_uniform": a.get("kl_uniform")})
     return ("<h3>Every attack</h3>"
-            + _table(rows, ["mode", "model", "accuracy", "advantage", "mixture", "kl_uniform"],
+            + html_table(rows, ["mode", "model", "accuracy", "advantage", "mixture", "kl_uniform"],
                      ["mode", "recognizer", "accuracy [95% CI]", "advantage [95% CI]",
                       "mixture M [95% CI]", "KL from uniform (nats)"])
             + "<p class='note'><i>advantage</i> = (accuracy − chance) / (1 − chance): 0 at "
@@ -344,15 +275,15 @@ def clear_section(report: Mapping[str, Any]) -> str:
     clear = report["privacy"].get("clear") or []
     if not clear:
         return ""
-    rows = [{"model": c["model"], "accuracy": _Cell(_rate(c["accuracy"], _attack_ci(c)))}
+    rows = [{"model": c["model"], "accuracy": Cell(rate_text(c["accuracy"], _attack_ci(c)))}
             for c in clear]
     return ("<h3>Recognizers on clear data (reference)</h3>"
-            + _table(rows, ["model", "accuracy"], ["recognizer", "accuracy [95% CI]"]))
+            + html_table(rows, ["model", "accuracy"], ["recognizer", "accuracy [95% CI]"]))
 
 
 def top_k_section(report: Mapping[str, Any]) -> str:
     """Top-k curves per mode (bands: 95% intervals)."""
-    img = _chart(top_k_chart, report, "top-k chart")
+    img = chart_img(top_k_chart, report, "top-k chart")
     if not img:
         return ""
     return ("<h3>Top-k accuracy</h3>" + img
@@ -372,21 +303,21 @@ def selection_section(report: Mapping[str, Any]) -> str:
             f"{html.escape(att['model'])}) evaluated on subsets of the identities chosen by each "
             "strategy; random subsets are drawn repeatedly (mean, spread over draws). A real "
             "attacker often knows the person is one of a few; chance rises accordingly.</p>")
-        parts.append(_chart(selection_chart, {"privacy": report["privacy"]},
+        parts.append(chart_img(selection_chart, {"privacy": report["privacy"]},
                             "identity selection chart"))
         rows = []
         for name, points in sel["strategies"].items():
             for pt in points:
                 if pt.get("ci") is not None:
-                    acc = _rate(pt["accuracy"], pt["ci"])
+                    acc = rate_text(pt["accuracy"], pt["ci"])
                 elif "min" in pt:
                     acc = (f"{pt['accuracy']:.3f} <span class='ci'>draws: [{pt['min']:.3f}, "
                            f"{pt['max']:.3f}], sd {pt.get('std', 0.0):.3f}</span>")
                 else:
-                    acc = _rate(pt["accuracy"], None)
+                    acc = rate_text(pt["accuracy"], None)
                 rows.append({"strategy": name, "identities": pt["n_identities"],
-                             "accuracy": _Cell(acc), "chance": pt["chance"]})
-        parts.append(_table(rows, ["strategy", "identities", "accuracy", "chance"],
+                             "accuracy": Cell(acc), "chance": pt["chance"]})
+        parts.append(html_table(rows, ["strategy", "identities", "accuracy", "chance"],
                             ["strategy", "identities", "accuracy [95% CI or range over draws]",
                              "chance"]))
     for name, why in (sel.get("skipped") or {}).items():
@@ -400,13 +331,13 @@ def linkage_section(report: Mapping[str, Any]) -> str:
     link = [a for a in report["privacy"]["attacks"] if a["mode"] == "linkage"]
     if not link or "record_top_k" not in link[0]:
         return ""
-    n = link[0].get("n") or _n_test(report)
-    rows = [{"k": k + 1, "hit": _Cell(_rate(h, rate_interval(h, n))), "guess": c}
+    n = link[0].get("n") or n_test(report)
+    rows = [{"k": k + 1, "hit": Cell(rate_text(h, rate_interval(h, n))), "guess": c}
             for k, (h, c) in enumerate(zip(link[0]["record_top_k"],
                                            link[0]["record_chance_top_k"], strict=True))]
     return ("<h3>Record linkage</h3><p>Top-k rate at which the nearest clear records include "
             "the released record's own original, and the random-guess rate.</p>"
-            + _table(rows, ["k", "hit", "guess"], ["k", "hit rate [95% CI]", "random guess"]))
+            + html_table(rows, ["k", "hit", "guess"], ["k", "hit rate [95% CI]", "random guess"]))
 
 
 def figures_section(report: Mapping[str, Any]) -> str:
@@ -422,7 +353,7 @@ def _param_value(v: Any) -> str:
         return ", ".join(f"{html.escape(str(k))}={_param_value(x)}" for k, x in v.items()) or NA
     if isinstance(v, list | tuple):
         return ", ".join(_param_value(x) for x in v) or NA
-    return _fmt(v)
+    return cell_text(v)
 
 
 def parameters_section(report: Mapping[str, Any]) -> str:
@@ -437,264 +368,18 @@ def parameters_section(report: Mapping[str, Any]) -> str:
     for j in range(max(len(left), len(right))):
         row: dict[str, Any] = {}
         if j < len(left):
-            row.update(name=left[j][0], value=_Cell(_param_value(left[j][1])))
+            row.update(name=left[j][0], value=Cell(_param_value(left[j][1])))
         if j < len(right):
-            row.update(ename=right[j][0], evalue=_Cell(_param_value(right[j][1])))
-        rows.append({k: row.get(k, _Cell("")) for k in ("name", "value", "ename", "evalue")})
+            row.update(ename=right[j][0], evalue=Cell(_param_value(right[j][1])))
+        rows.append({k: row.get(k, Cell("")) for k in ("name", "value", "ename", "evalue")})
     method = html.escape(str(params.get("method", "method")))
     return ("<h2>Parameters</h2>"
-            + _table(rows, ["name", "value", "ename", "evalue"],
+            + html_table(rows, ["name", "value", "ename", "evalue"],
                      [f"{method}", "value", "evaluation", "value"],
                      text_cols=["value", "evalue"])
             + "<p class='note'>— : not set (the method's default applies, or not applicable). "
               "No release seed is shown: the evaluation seed only fixes this report's split "
               "and models.</p>")
-
-
-def verdict_section(report: Mapping[str, Any]) -> list[str]:
-    """The opening sentence: met or not, against which attacker, with what utility (CAS)."""
-    v = report.get("verdict")
-    if not v:
-        return []
-    from .verdict_points import verdict_points
-
-    cls = "ok" if v["met"] and not v.get("refused") else "bad"
-    head, points = verdict_points(v)
-    items = "".join(f"<li>{html.escape(p)}</li>" for p in points)
-    return [f"<div class='{cls}' id='verdict'><b>{html.escape(head)}</b><ul>{items}</ul>"
-            f"<details><summary>the verdict in full</summary><p>{html.escape(v['sentence'])}"
-            "</p></details></div>"]
-
-
-def is_release(report: Mapping[str, Any]) -> bool:
-    """A report of ``release`` (or the demo): it names a setting judged for a release."""
-    return bool(report.get("release") or report.get("setting"))
-
-
-def _status_line(report: Mapping[str, Any]) -> tuple[bool, str]:
-    """(passed, the first line): certified or not and what was written, or the verdict."""
-    r, st, v = report.get("release"), report.get("setting"), report.get("verdict") or {}
-    if r:
-        if r.get("written"):
-            return True, (f"<b>Certified — release written:</b> "
-                          f"{html.escape(str(r.get('table')))} ({r.get('n_records')} records) "
-                          f"with {html.escape(str(r.get('manifest')))}.")
-        return False, ("<b>NOT certified — no release was written.</b> This is the report of "
-                       "the setting that came closest; it fell short on "
-                       f"{html.escape(str(r.get('short_of')))}.")
-    if st:
-        ok = bool(st.get("certified"))
-        return ok, f"<b>{'Certified' if ok else 'NOT certified'}.</b>"
-    if v:
-        from .verdict_points import verdict_points
-
-        head, _ = verdict_points(v)
-        return bool(v.get("met")), f"<b>Verdict: {html.escape(head)}.</b>"
-    return True, ""
-
-
-def _deciding_line(report: Mapping[str, Any]) -> str:
-    """A refused run's deciding figure, in red, second on the page: the split, the risk, its
-    value and 95% interval against its target (report.json's ``deciding``)."""
-    d = report.get("deciding")
-    if not d:
-        return ""
-    text = str(d.get("text", ""))
-    return (f"<p class='bad' id='deciding'><b>{html.escape(text[:1].upper() + text[1:])}."
-            "</b></p>")
-
-
-def _setting_line(report: Mapping[str, Any]) -> str:
-    st, r = report.get("setting") or {}, report.get("release") or {}
-    setting = st.get("setting") or r.get("setting")
-    if setting:
-        judged = (f" <span class='note'>(judged: {html.escape(str(st['judged']))})</span>"
-                  if st.get("judged") else "")
-        return f"<p id='setting'>Setting: <b>{html.escape(str(setting))}</b>{judged}</p>"
-    method = (report.get("params") or {}).get("method")
-    return (f"<p id='setting'>Method: <b>{html.escape(str(method))}</b></p>" if method
-            else "")
-
-
-def _utility_line(report: Mapping[str, Any]) -> str:
-    u = report.get("utility") or {}
-    i = u.get("interest") or {}
-    cas = u.get("cas") or ({"value": i["anonymized_to_clear"], "ci": view_interval(
-        i, "anonymized_to_clear", _n_test(report))} if "anonymized_to_clear" in i else None)
-    if not cas or i.get("clear") is None:
-        return ""
-    chance = (f"; chance {i['chance']:.3f}" if isinstance(i.get("chance"), int | float)
-              else "")
-    from .summary import of_clear
-
-    return (f"<p id='headline-utility'>Headline utility: CAS "
-            f"<b>{_rate(cas['value'], cas.get('ci'))}</b> "
-            f"<b>{html.escape(of_clear(cas['value'], i['clear']))}</b> for "
-            f"<code>{html.escape(str(i.get('column')))}</code> (trained on the release, "
-            f"scored on clear held-out data; clear data "
-            f"{_rate(i['clear'], view_interval(i, 'clear', _n_test(report)))}{chance}).</p>")
-
-
-def _dp_line(report: Mapping[str, Any]) -> str:
-    dp = report.get("differential_privacy")
-    if not dp:
-        from ..metrics.results import passing_counts
-
-        unmeasured = passing_counts(report.get("risks") or [])["accepted_unmeasured"]
-        which = ("every risk below is measured" if not unmeasured else
-                 f"the risks below are measured, but for {len(unmeasured)} accepted by you, "
-                 f"not measured ({', '.join(unmeasured)})")
-        return f"<p id='headline-dp'>Formal guarantee: none declared (no ε): {which}.</p>"
-    unit = "per identity" if dp.get("privacy_unit") == "identity" else "per record"
-    head = (f"ε = {dp['epsilon']:g}, δ = {dp['delta']:.2g} {unit}")
-    if dp.get("strict"):
-        pub = dp.get("public_data") or {}
-        why = (f"strict (bounds from public data: {html.escape(str(pub.get('name')))})"
-               if pub else "strict")
-        return (f"<p id='headline-dp'>Differential privacy: <b>{head}</b> — <span "
-                f"class='ok'>{why}</span>; stated beside the measured risks, not instead of "
-                "them.</p>")
-    why = str(dp.get("statement", "")).removeprefix("NOT STRICT: ")
-    why = why.split(" (PrivacyLeakWarning)")[0].split(": the (epsilon")[0]
-    return (f"<p id='headline-dp'>Differential privacy: <b>{head}</b> — <span class='bad'>NOT "
-            f"STRICT</span>: {html.escape(why)}, so the guarantee does not hold strictly (see "
-            "below).</p>")
-
-
-def headline_section(report: Mapping[str, Any]) -> str:
-    """The first screen's answers, in one box: certified (or the verdict) and what was
-    written, the setting, CAS against clear, and ε with its strictness (the risks follow in
-    :func:`risk_table_section`)."""
-    ok, status = _status_line(report)
-    lines = [f"<p class='status {'ok' if ok else 'bad'}' id='release'>{status}</p>"
-             if status else "", _deciding_line(report), _setting_line(report),
-             _utility_line(report), _dp_line(report)]
-    return f"<div id='headline' class='{'passes' if ok else 'fails'}'>{''.join(lines)}</div>"
-
-
-def tradeoff_section(report: Mapping[str, Any]) -> str:
-    """The trade-off before the choice, on the first screen: per level (strict, standard,
-    basic), the best CAS the search found meeting that level's targets and its setting, with
-    what the row rests on (report.json's ``tradeoff``; figures of the tuning split)."""
-    table = report.get("tradeoff") or []
-    if not table:
-        return ""
-    body = []
-    for e in table:
-        name = html.escape(str(e["level"])) + (" <b>(chosen)</b>" if e.get("chosen") else "")
-        targets = f"{e['record_target']:g} / {e['identity_target']:g}"
-        if e.get("setting") is None:
-            body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td><td>none</td>"
-                        f"<td class='text'>{NA}</td><td class='text'>no setting met every "
-                        "target</td></tr>")
-            continue
-        notes = [str(e["judged_by"])]
-        if e.get("below_floor"):
-            notes.append("below the utility floor")
-        if e.get("accepts"):  # the user did not accept them: the row needs them accepted
-            notes.append("needs " + ", ".join(e["accepts"]) + " accepted by name (not "
-                         "showable at this level)")
-        frac = NA if e.get("fraction") is None else f"{e['fraction']:.2f} ×"
-        ci = e.get("cas_ci") or [float("nan")] * 2
-        body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td>"
-                    f"<td>{frac} <span class='ci'>CAS {e['cas']:.3f} [{ci[0]:.3f}, "
-                    f"{ci[1]:.3f}] / clear {e['clear']:.3f}</span></td>"
-                    f"<td class='text'><code>{html.escape(str(e['setting']))}</code></td>"
-                    f"<td class='text'>{html.escape('; '.join(notes))}</td></tr>")
-    return ("<h2 id='tradeoff'>Trade-off: the best CAS found at each level</h2>"
-            "<p class='note'>On the search's tuning split: for each level, the most useful "
-            "setting whose every judged risk meets that level's targets (record / identity "
-            "membership advantage). A row judged at stage 1 only has no recognition figure."
-            "</p><div class='wide'><table id='tradeoff-table'><tr><th class='text'>level"
-            "</th><th>targets</th><th>CAS / clear</th><th class='text'>setting</th>"
-            "<th class='text'>rests on</th></tr>" + "".join(body) + "</table></div>")
-
-
-def risk_table_section(report: Mapping[str, Any]) -> str:
-    """Every risk on one line each, on the first screen: the risk, its attacker, the figure
-    with its 95% interval, the target and the status (the details follow further down)."""
-    from .risks import risk_rows
-
-    rows = risk_rows(report)
-    if not rows:
-        return ""
-    d = report.get("deciding")
-    title = "Risks: every one must be met"
-    if d:  # a refused run: say whose figures these are (they may all pass)
-        title = f"Risks of {d.get('figures_of') or 'the closest setting on a fresh split'}"
-    return (f"<h2 id='risks'>{html.escape(title)}</h2>"
-            + _risk_table(rows, "risk-table"))
-
-
-#: a risk's status, coloured
-STATUS_CLASS = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok",
-                "not met": "bad", "inconclusive at this size": "bad"}
-
-
-def _risk_table(rows: Sequence[Mapping[str, str]], table_id: str) -> str:
-    """The one-line-per-risk table (:func:`bioanon.report.risks.risk_rows`' rows)."""
-    colour = STATUS_CLASS
-    body = []
-    for r in rows:
-        value = NA if r["value"] == "—" else f"{r['statistic']} {r['value']}"
-        why = "" if r["status"] == "met" else (
-            f"<br><span class='note'>{html.escape(r['reason'])}</span>")
-        body.append(
-            f"<tr><td class='text' title='{html.escape(r['question'])}'>"
-            f"<b>{html.escape(r['risk'])}</b></td>"
-            f"<td class='text'>{html.escape(r['attacker'])}</td>"
-            f"<td>{html.escape(value)}</td><td>{html.escape(r['target_short'])}</td>"
-            f"<td class='text'><span class='{colour.get(r['status'], '')}'>"
-            f"{html.escape(r['status'])}</span>{why}</td></tr>")
-    return (f"<div class='wide'><table id='{table_id}'><tr><th class='text'>risk</th>"
-            "<th class='text'>attacker</th><th>figure [95% CI]</th><th>target</th>"
-            "<th class='text'>status</th></tr>" + "".join(body) + "</table></div>")
-
-
-def deciding_section(report: Mapping[str, Any]) -> str:
-    """A refusal decided on the tuning split: that split's row of the setting (every risk, the
-    one that decided among them), before the fresh split's table, which did not decide."""
-    from .risks import risk_rows
-
-    d = report.get("deciding") or {}
-    if d.get("split") != "tuning" or not d.get("risks"):
-        return ""
-    return (f"<h2 id='deciding-row'>What decided: {html.escape(str(d.get('setting')))} on "
-            "the tuning split</h2>" + _risk_table(risk_rows({"risks": d["risks"]}),
-                                                   "deciding-table"))
-
-
-def risk_details_section(report: Mapping[str, Any]) -> str:
-    """Every risk in full: the question, attacker, figure [95% CI] with AUC and TPR at 1% FPR
-    and the candidates, baseline, target and the status with its reason."""
-    from .risks import risk_rows
-
-    rows = risk_rows(report)
-    if not rows:
-        return ""
-    colour = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok", "not met": "bad",
-              "inconclusive at this size": "bad"}
-    body = []
-    for r in rows:
-        st = html.escape(r.get("status_text", r["status"]))
-        body.append(
-            f"<tr><td class='text' title='{html.escape(r['question'])}'>"
-            f"<b>{html.escape(r['risk'])}</b><br><span class='note'>"
-            f"{html.escape(r['question'])}</span></td>"
-            f"<td class='text'>{html.escape(r['attacker'])}</td>"
-            f"<td class='text'>{html.escape(r['figure'])}</td>"
-            f"<td class='text'>{html.escape(r['baseline'])}</td>"
-            f"<td>{html.escape(r['target'])}</td>"
-            f"<td class='text'><span class='{colour.get(r['status'], '')}'>{st}</span>"
-            f"<br><span class='note'>{html.escape(r['reason'])}</span></td></tr>")
-    return ("<h2 id='risk-details'>Risks in detail</h2>" +
-            "<div class='wide'><table id='risk-detail-table'><tr><th class='text'>risk</th>"
-            "<th class='text'>attacker</th><th class='text'>figure [95% CI]</th>"
-            "<th class='text'>baseline</th><th>target</th><th class='text'>status</th></tr>"
-            + "".join(body) + "</table></div>"
-            "<p class='note'>Not covered: the level cannot be measured at this size (too few "
-            "records or identities) and the certificate does not cover it; it passes only when "
-            "accepted by name (LEVEL-RISK), with the reason.</p>")
 
 
 def utility_notes_section(u: Mapping[str, Any]) -> list[str]:
@@ -739,7 +424,7 @@ def membership_section(p: Mapping[str, Any]) -> list[str]:
             "a different question from recognition: a leak of identity that generalises to "
             "non-members is invisible here, and a membership leak is invisible to "
             "recognition.</p>",
-            _table([{**r, "attacker (strongest)": r["attacker"]} for r in rows],
+            html_table([{**r, "attacker (strongest)": r["attacker"]} for r in rows],
                    ["level", "auc", "ci", "attacker (strongest)", "n_members",
                     "n_nonmembers"])]
 
@@ -771,7 +456,7 @@ def verification_section(p: Mapping[str, Any]) -> list[str]:
             "records (<i>ignorant</i> = naive) or on records released the same way "
             "(<i>semi-informed</i> = parrot), trials on released records. EER 0.5: the "
             "verifier cannot tell; lower is worse for privacy.</p>",
-            _table(rows, ["mode", "voiceprivacy", "eer", "ci", "enrolment", "n_target",
+            html_table(rows, ["mode", "voiceprivacy", "eer", "ci", "enrolment", "n_target",
                           "n_nontarget"])]
 
 
@@ -824,32 +509,6 @@ def bounds_block(report: Mapping[str, Any]) -> str:
     """Which attackers a method's bound covers."""
     return "".join(f"<p class='bad'>Bound: {html.escape(n)}.</p>"
                    for n in report["privacy"].get("notes", []))
-
-
-def plan_section(report: Mapping[str, Any]) -> str:
-    """The plan of a certification: what this table's size can show at the chosen level,
-    from its shape alone."""
-    out = []
-    plan = report.get("plan")
-    if plan:
-        lv = plan["level"]
-        cells = []
-        for r in plan["rows"]:
-            small = r["smallest_showable"]
-            small_s = "nothing" if small is None else f"{small:.3f}"
-            cells.append(f"<tr><td class='text'>{html.escape(r['name'])}</td>"
-                         f"<td>{r['target']:g}</td><td>{small_s}</td>"
-                         f"<td class='text'>{html.escape(r['status'])}</td>"
-                         f"<td class='text'>{html.escape(r['why'])}</td></tr>")
-        rows = "".join(cells)
-        out.append(f"<h2 id='plan'>Plan: level '{html.escape(lv['name'])}' on "
-                   f"{plan['n_records']} records, {plan['n_identities']} identities</h2>"
-                   "<p class='note'>From the table's shape alone, before any setting was "
-                   "judged: the smallest membership advantage this sample can rule out (the "
-                   "target a leak-free release passes with probability ≥ 95%).</p>"
-                   "<table><tr><th>risk</th><th>target</th><th>can rule out</th>"
-                   f"<th>status</th><th>why</th></tr>{rows}</table>")
-    return "".join(out)
 
 
 #: the page, in order; add a section by inserting its function

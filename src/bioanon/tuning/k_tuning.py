@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..anonymize.cluster_release import cluster_means, pairwise_percentile
 from ..anonymize.clustering import CLUSTERERS, LINKAGES, fixed_size_clusters
-from ..anonymize.mixing import cluster_means, pairwise_percentile
 from ..errors import BioanonError
 from ..metrics.disclosure import homogeneity
 from ..progress import stages

@@ -101,13 +101,14 @@ def cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
                accept_risks: Mapping[str, str], min_utility: float | None = None
                ) -> dict[str, Any]:
     """The stage-1 row of a setting: CAS and the cheap risks, judged as :func:`verdict`
-    judges them (recognition is not in it: no panel ran)."""
+    judges them (the risks that read the attack panel are not in it: no panel ran)."""
+    from ...evaluation.risks.registry import panel_risks
     from ...evaluation.verdict import judge_risks
 
     u = ev.utility()[ev.interest]
     accept = {**dict(getattr(ev, "accept_risks_", {}) or {}), **dict(accept_risks)}
-    risks = judge_risks([r for r in ev.risks() if r.risk != "recognition"], float(target),
-                        level, accept)
+    cheap = [r for r in ev.risks() if r.risk not in panel_risks()]
+    risks = judge_risks(cheap, float(target), level, accept)
     failed = [r.name for r in risks if not r.passes]
     useful = bool(u.cas.ci[0] > u.chance and floor_met(u.cas.value, u.clear.value,
                                                        min_utility))
@@ -124,7 +125,7 @@ def cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
         "met_recognition": None, "met_privacy": False if failed else None,
         "met_utility": useful, "met": False, "judged_by": STAGE1, **_margin(risks, list(accept)),
         "passed_stage1": bool(useful and not failed and has_margin(risks, list(accept))),
-        "_risks": [r for r in ev.risks() if r.risk != "recognition"],
+        "_risks": cheap,
     }
 
 

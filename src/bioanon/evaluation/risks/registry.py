@@ -158,6 +158,16 @@ def target_options() -> tuple[str, ...]:
     return tuple(dict.fromkeys(s.target_option for s in REGISTRY))
 
 
+def panel_risks() -> tuple[str, ...]:
+    """The registered risks that read the attack panel's guesses (``panel``): the search's
+    cheap stage judges every other risk, these on the survivors.
+
+    >>> panel_risks()
+    ('recognition',)
+    """
+    return tuple(s.name for s in REGISTRY if s.panel)
+
+
 def risks_judged_by(option: str) -> tuple[str, ...]:
     """The registered risks whose target ``option`` holds."""
     return tuple(s.name for s in REGISTRY if s.target_option == option)
@@ -233,5 +243,5 @@ def cover(results: list[RiskResult], guarantee: Any) -> list[RiskResult]:
 
 
 __all__ = ["LEVELS", "REGISTRY", "RISKS", "TARGET_OPTIONS", "RiskSpec", "accept_names",
-           "apply_accepted", "check_accepted", "cover", "level_names", "risk_names",
+           "apply_accepted", "check_accepted", "cover", "level_names", "panel_risks", "risk_names",
            "risks_judged_by", "spec_of", "target_options"]
