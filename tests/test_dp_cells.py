@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-from bioanon.anonymize.dp_cells import (
-    DPCellsAnonymizer,
-    dct_basis,
-    trajectory_length,
-    within_cells,
-)
+from bioanon.anonymize.dp_cells import DPCellsAnonymizer, within_cells
 from bioanon.anonymize.registry import build_method, describe, get_method
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
+from bioanon.layout import dct_basis, trajectory_length
 from bioanon.privacy import PrivacyLeakWarning, zcdp_epsilon, zcdp_rho
 from bioanon.privacy_bounds import advantage_bound_gdp, guarantee_of
 from bioanon.table import FeatureTable

@@ -273,8 +273,8 @@ def _dct_release(X: np.ndarray, y: np.ndarray, P: np.ndarray, rng: np.random.Gen
 def _dct_model() -> ReleaseModel:
     import functools
 
-    from bioanon.anonymize.dp_cells import public_dct_basis
     from bioanon.anonymize.release_model import PublicBasis
+    from bioanon.layout import public_dct_basis
 
     return ReleaseModel("basis-gaussian", "diag", basis="structured",
                         public_basis=PublicBasis("temporal DCT", functools.partial(

@@ -14,6 +14,7 @@ from bioanon.certification.search import (
     NOT_JUDGED,
     SCREENED,
     STAGE1,
+    SearchSpace,
     closeness,
     row_line,
     search,
@@ -140,7 +141,8 @@ def test_the_screen_keeps_the_exhaustive_choice(table: FeatureTable) -> None:
     kw = {**KW, "methods": ["noise", "laplace", "dp-cells", "selective-mean"]}
     fast = search(table, "expression", "identity", level=0.25, **kw)
     full = search(table, "expression", "identity", level=0.25, exhaustive=True, **kw)
-    plain = search(table, "expression", "identity", level=0.25, screen=False, **kw)
+    plain = search(table, "expression", "identity", level=0.25,
+                   space=SearchSpace(screen=False), **kw)
     assert full.candidate is not None and full.certified
     for other in (fast, plain):
         assert other.candidate is not None

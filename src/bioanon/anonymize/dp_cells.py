@@ -55,14 +55,21 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import BioanonError
-from ..layout import META_KEY, Layout, layout_dct_basis, parse_layout
+from ..layout import (
+    META_KEY,
+    Layout,
+    dct_basis,
+    layout_dct_basis,
+    parse_layout,
+    public_dct_basis,
+    resolve_layout,
+)
 from ..privacy import (
     check_delta,
     check_epsilon,
@@ -127,115 +134,6 @@ def _basis_words(basis: str, lay: Layout | None, keep: int | None) -> str:
     kept = "all coefficients" if keep is None else f"the first {int(keep)} coefficients"
     return (f"temporal DCT of each trajectory: {lay.describe()}, {kept} of each "
             "(stated, no privacy cost)")
-
-
-def dct_basis(d: int, block: int | None = None, keep: int | None = None) -> np.ndarray:
-    """The stated temporal-DCT basis (k, d): for each of the d / ``block`` consecutive
-    trajectories of ``block`` features, the first ``keep`` orthonormal DCT-II rows (all when
-    None); ``block`` None treats the d features as one trajectory. Rows are ordered by
-    trajectory, then frequency; orthonormal.
-
-    Raises :class:`BioanonError` when ``block`` does not divide d.
-
-    Examples
-    --------
-    >>> P = dct_basis(4, block=2)
-    >>> P.round(3).tolist()[0]
-    [0.707, 0.707, 0.0, 0.0]
-    >>> dct_basis(6, block=4)
-    Traceback (most recent call last):
-    ...
-    bioanon.errors.BioanonError: block=4 does not divide the 6 features into trajectories; \
-give the number of time steps of each trajectory (a divisor of 6) or block=none
-    """
-    from scipy.fft import dct
-
-    L = d if block is None else int(block)
-    if L < 1 or d % L:
-        raise BioanonError(f"block={block} does not divide the {d} features into "
-                           f"trajectories; give the number of time steps of each trajectory "
-                           f"(a divisor of {d}) or block=none")
-    q = L if keep is None else min(int(keep), L)
-    T = dct(np.eye(L), norm="ortho", axis=0)[:q]  # (q, L): row f is frequency f
-    blocks = d // L
-    P = np.zeros((blocks * q, d))
-    for j in range(blocks):  # a loop over trajectories (tens), never over records
-        P[j * q:(j + 1) * q, j * L:(j + 1) * L] = T
-    return P
-
-
-_STEP = re.compile(r"^(.+)_t(\d+)$")
-
-
-def trajectory_length(names: Sequence[str] | None) -> int | None:
-    """The number of time steps of the trajectories the feature names lay out, or None.
-
-    Trajectories are runs of consecutive features named ``PREFIX_t0 … PREFIX_t{L-1}`` (one
-    prefix per run, the same L for every run), as :mod:`bioanon.features.voice` names its
-    MFCC tracks; anything else has no trajectory layout.
-
-    Examples
-    --------
-    >>> trajectory_length(["c0_t0", "c0_t1", "c0_t2", "c1_t0", "c1_t1", "c1_t2"])
-    3
-    >>> trajectory_length(["a", "b"]) is None, trajectory_length(["c0_t0", "c0_t2"]) is None
-    (True, True)
-    """
-    if not names:
-        return None
-    parsed = [_STEP.match(str(n)) for n in names]
-    if not all(parsed):
-        return None
-    steps = np.array([int(m.group(2)) for m in parsed if m is not None])
-    prefixes = [m.group(1) for m in parsed if m is not None]
-    L = int(np.flatnonzero(steps == 0)[1]) if np.count_nonzero(steps == 0) > 1 else steps.size
-    if L < 2 or steps.size % L:
-        return None
-    runs = steps.reshape(-1, L)
-    same = all(len(set(prefixes[i * L:(i + 1) * L])) == 1 for i in range(runs.shape[0]))
-    return L if same and bool(np.all(runs == np.arange(L))) else None
-
-
-def public_dct_basis(feature_names: Sequence[str] | None, d: int, *, block: int | None = None,
-                     keep: int | None = None, layout: str | None = None) -> np.ndarray:
-    """The (k, d) basis of ``basis="dct"`` from public knowledge alone — the feature names, d,
-    ``block``, the declared ``layout`` (:mod:`bioanon.layout`) and ``keep`` — as the attacker
-    rebuilds it (:attr:`ReleaseModel.public_basis`): the temporal DCT of the trajectories
-    ``block``, the layout or the names lay out, else the identity.
-
-    Examples
-    --------
-    >>> public_dct_basis(["a_t0", "a_t1", "a_t2", "b_t0", "b_t1", "b_t2"], 6, keep=2).shape
-    (4, 6)
-    >>> public_dct_basis(["x", "y"], 2).tolist()
-    [[1.0, 0.0], [0.0, 1.0]]
-    >>> public_dct_basis(["f0", "f1", "f2", "f3", "f4"], 5, keep=1, layout="2x2+1").shape
-    (3, 5)
-    """
-    lay = resolve_layout(feature_names, d, block=block, layout=layout)
-    return np.eye(d) if lay is None else layout_dct_basis(lay, keep)
-
-
-def resolve_layout(feature_names: Sequence[str] | None, d: int, *, block: int | None = None,
-                   layout: Any = None) -> Layout | None:
-    """The trajectories ``basis="dct"`` acts on: ``block`` (every feature, runs of ``block``),
-    else the declared ``layout``, else the one the feature names lay out (``NAME_tK``); None
-    when there is no trajectory of two steps or more (the identity basis is used).
-
-    >>> resolve_layout(["f0", "f1", "f2", "f3"], 4) is None
-    True
-    >>> resolve_layout(["f0", "f1", "f2", "f3"], 4, layout="2x2").text
-    '2x2'
-    """
-    if block is not None:
-        lay: Layout | None = Layout(((d // int(block), int(block)),)) if d % int(block) == 0 \
-            else None
-    elif layout is not None:
-        lay = parse_layout(layout, d)
-    else:
-        L = trajectory_length(None if feature_names is None else [str(n) for n in feature_names])
-        lay = None if L is None or d % L else Layout(((d // L, L),))
-    return lay if lay is not None and lay.n_trajectories else None
 
 
 def within_cells(W: np.ndarray, cls: np.ndarray, V: np.ndarray, n_classes: int,

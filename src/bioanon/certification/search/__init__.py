@@ -113,7 +113,6 @@ def search(table: FeatureTable, interest: str, sensitive: str,
            report_closest: bool = False, exhaustive: bool = False,
            min_utility: float | None = None, space: SearchSpace | None = None,
            options: EvaluationOptions | None = None, tradeoff_panels: int = 0,
-           screen: bool = True,
            **option_values: Any) -> SearchResult:
     """Evaluate every candidate on a tuning split, choose by CAS, confirm on a fresh one.
 
@@ -172,11 +171,6 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         settings left. None: no limit.
     exhaustive : bool
         Judge every setting with the full panel (the former behaviour; slower, same winner).
-    screen : bool
-        Stage 1 screens every setting with the cheap membership attackers first
-        (:func:`~.judging.screen_bound`): one they put above every level's record-level
-        target is decided without the other attackers (its row: ``judged_by`` the screen).
-        False: every attacker judges every setting (the exhaustive search never screens).
     min_utility : float in [0, 1], optional
         The utility floor: CAS ≥ ``min_utility`` × clear (point estimates), on the tuning
         split and on the confirmation. None or 0 (here the default; a release's:
@@ -215,7 +209,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                        "search/tuning split") % (2**31)
     judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
                   ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0],
-                  screen_bound(opts, checked) if screen and not exhaustive else None)
+                  screen_bound(opts, checked) if space.screen and not exhaustive else None)
     result = SearchResult([], float(opts.target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,

@@ -141,12 +141,19 @@ class SearchSpace:
     public : bioanon.certification.public_basis.PublicRecords, optional
         Public records given without a budget: the settings the methods declare in a public
         basis (``public_basis_space``) are tried too, after the others.
+    screen : bool
+        Stage 1 screens every setting with the cheap membership attackers first
+        (:func:`~bioanon.certification.search.judging.screen_bound`): one they put above
+        every level's record-level target is decided without the other attackers (its row:
+        ``judged_by`` the screen). False: every attacker judges every setting (the exhaustive
+        search never screens).
     """
 
     decoupler: Any = None
     budget: Any = None
     judge_as: Callable[[Any], Any] | None = None
     public: Any = None
+    screen: bool = True
 
     def candidates(self, table: FeatureTable, methods: Sequence[str] | None,
                    sensitive: str) -> tuple[list[Candidate], list[dict[str, Any]]]:
