@@ -157,6 +157,9 @@ def audit_cases() -> list[Case]:
     add("reproduce-writes-garbage",
         lambda d: au(d, "--reproduce", "echo hello > {output}; : {input}"),
         "is not a table bioanon reads")
+    add("sensitive-is-a-feature",
+        lambda d: au(d, roles=["--interest", "expression", "--sensitive", "f3"]),
+        "it is a feature, not a label")
     add("sample-records-zero", lambda d: au(d, "--sample-records", "0"), "out of range")
     add("verbose-bad-input", lambda d: [*au(d, "--level", "0", "--no-verbose"), "-v"])
     return c

@@ -168,7 +168,14 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
     if move:
         idx = [names.index(c) for c in move]
         for c, j in zip(move, idx, strict=True):
-            labels[c] = pd.Series(X[:, j]).to_numpy()
+            v = X[:, j]
+            odd = v[v != np.round(v)]
+            if odd.size:
+                raise BioanonError(f"{what}'s column '{c}' holds numbers that are not whole "
+                                   f"(e.g. {odd[0]:g}): it is a feature, not a label; name "
+                                   "a label column (classes or ids) for the interest, the "
+                                   "sensitive column and the kept labels")
+            labels[c] = pd.Series(v).to_numpy()
         keep = [j for j in range(len(names)) if j not in set(idx)]
         X = np.ascontiguousarray(X[:, keep])
         names = [names[j] for j in keep]
