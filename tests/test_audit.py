@@ -109,6 +109,9 @@ def test_a_gaussian_fitted_on_input_reads_membership(population):
     r = risk_of(res, "record-membership")
     assert r.ci[0] > 0.0 and r.status == "not met"
     assert "model-aware" in r.attacker
+    inf = risk_of(res, "record-inference")  # the attack "release model's best class, 'x'"
+    assert inf.extras["columns_judged"] == ["expression"], inf.extras["columns_judged"]
+    assert set(inf.extras["column"].split(" | ")) <= {"expression"}
     ident = risk_of(res, "identity-membership")  # HOLDOUT of other people: measured
     assert np.isfinite(ident.value) and ident.extras["n_identities"] >= 40
     assert "shadow model (needs a way to re-run" in res.attackers["not_run"][0]

@@ -8,6 +8,7 @@ Run ``pytest tests/test_bad_inputs.py -q`` for the corpus summary line.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,19 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert len(errors) == 1, output
     assert new == [], f"output left behind: {new}"
     assert case.says is None or case.says in errors[0], errors[0]
+
+
+def _audit_json_params() -> list:
+    return [pytest.param(c, id=c.id) for c in CASES if c.id.startswith("audit-")
+            and c.kind != "ok"]
+
+
+@pytest.mark.parametrize("case", _audit_json_params())
+def test_audit_bad_input_with_json_prints_one_document(case: Case, tmp_path: Path) -> None:
+    """``--json``: exactly one JSON document on stdout, the refusal's, whatever refused it
+    (an argument's callback included: a missing file is checked before the command runs)."""
+    argv = [a for a in case.build(tmp_path) if a not in ("--json", "--no-json")]
+    res = CliRunner().invoke(app, [*argv, "--json"])
+    assert res.exit_code == 2, res.output
+    doc = json.loads(res.stdout)
+    assert doc["exit_code"] == 2 and doc["error"], doc

@@ -66,6 +66,40 @@ def _tiny(d: Path) -> list[str]:
             str(d / "tiny_ho.parquet"), *ROLES]
 
 
+def _edited_release(d: Path, how: str) -> Path:
+    """RELEASED (a CSV copy of INPUT) edited: a feature holding text, one interest value."""
+    t = _table(n_id=8, per=30)
+    frame = t.subset(np.arange(t.n_records) % 2 == 0).to_frame().drop(columns=["identity"])
+    if how == "text":
+        frame["f3"] = frame["f3"].astype(str)
+        frame.loc[2, "f3"] = "abc"
+    p = d / f"release_{how}.csv"
+    frame.to_csv(p, index=False)
+    return p
+
+
+def _one_class(d: Path) -> list[str]:
+    """INPUT, HOLDOUT and RELEASED whose interest holds one value."""
+    t = _table(n_id=8, per=30)
+    t = FeatureTable(t.X, t.labels.assign(expression="only"), t.feature_names)
+    rows = np.arange(t.n_records)
+    m, h = t.subset(rows % 2 == 0), t.subset(rows % 2 == 1)
+    m.write(d / "in1.parquet")
+    h.write(d / "ho1.parquet")
+    m.drop_labels(["identity"]).to_frame().to_csv(d / "rel1.csv", index=False)
+    return ["audit", str(d / "in1.parquet"), str(d / "rel1.csv"), "--control",
+            str(d / "ho1.parquet"), *ROLES]
+
+
+def _empty_input(d: Path) -> list[str]:
+    """INPUT a CSV with its header and no record."""
+    args = au(d)
+    t = _table(n_id=8, per=30)
+    t.to_frame().head(0).to_csv(d / "empty.csv", index=False)
+    args[1] = str(d / "empty.csv")
+    return args
+
+
 def audit_cases() -> list[Case]:
     c: list[Case] = []
 
@@ -107,6 +141,26 @@ def audit_cases() -> list[Case]:
                                             "x"), "cannot accept unknown risk")
     add("accept-without-reason", lambda d: au(d, "--accept-risk", "identity-membership"),
         "--reason")
+    # round two (a hostile user): each of these ran the audit, hung or said too little
+    add("feature-holding-text", lambda d: au(d, released=_edited_release(d, "text")),
+        "RELEASED's column 'f3' holds text (e.g. 'abc')")
+    add("interest-with-one-value", _one_class, "has 1 value")
+    add("zero-record-input-named", _empty_input, "INPUT '")
+    add("reproduce-that-hangs",
+        lambda d: au(d, "--reproduce", "sleep 30; cp {input} {output}",
+                     "--reproduce-timeout", "0.5"), "ran over its limit")
+    add("reproduce-timeout-zero",
+        lambda d: au(d, "--reproduce", "cp {input} {output}", "--reproduce-timeout", "0"),
+        "above 0")
+    add("reproduce-writes-nothing", lambda d: au(d, "--reproduce", "true {input} {output}"),
+        "wrote nothing")
+    add("reproduce-writes-garbage",
+        lambda d: au(d, "--reproduce", "echo hello > {output}; : {input}"),
+        "is not a table bioanon reads")
+    add("sensitive-is-a-feature",
+        lambda d: au(d, roles=["--interest", "expression", "--sensitive", "f3"]),
+        "it is a feature, not a label")
+    add("sample-records-zero", lambda d: au(d, "--sample-records", "0"), "out of range")
     add("verbose-bad-input", lambda d: [*au(d, "--level", "0", "--no-verbose"), "-v"])
     return c
 

@@ -151,18 +151,31 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
         path = os.fspath(source)
         if not os.path.exists(path):
             raise BioanonError(f"{what} '{path}' does not exist; check the path")
-        n = _parquet_rows(path) if max_records is not None else None
-        if n is not None and max_records is not None and n > max_records:
-            table, sampled = sample_parquet(path, wanted, strata, max_records, seed, what)
-        else:
-            table = FeatureTable.read(path)
+        try:
+            n = _parquet_rows(path) if max_records is not None else None
+            if n is not None and max_records is not None and n > max_records:
+                table, sampled = sample_parquet(path, wanted, strata, max_records, seed,
+                                                what)
+            else:
+                table = FeatureTable.read(path)
+        except BioanonError as exc:  # which of the tables, when the message does not say
+            if path in str(exc):
+                raise
+            raise BioanonError(f"{what} '{path}': {exc}", parameter=exc.parameter) from None
     names = list(table.feature_names or [])
     move = [c for c in dict.fromkeys(wanted) if c in names and c not in table.labels.columns]
     X, labels = table.X, table.labels.copy()
     if move:
         idx = [names.index(c) for c in move]
         for c, j in zip(move, idx, strict=True):
-            labels[c] = pd.Series(X[:, j]).to_numpy()
+            v = X[:, j]
+            odd = v[v != np.round(v)]
+            if odd.size:
+                raise BioanonError(f"{what}'s column '{c}' holds numbers that are not whole "
+                                   f"(e.g. {odd[0]:g}): it is a feature, not a label; name "
+                                   "a label column (classes or ids) for the interest, the "
+                                   "sensitive column and the kept labels")
+            labels[c] = pd.Series(v).to_numpy()
         keep = [j for j in range(len(names)) if j not in set(idx)]
         X = np.ascontiguousarray(X[:, keep])
         names = [names[j] for j in keep]
@@ -230,6 +243,25 @@ def _restrict(table: FeatureTable, names: list[str], labels: list[str]) -> Featu
                                     dict(table.meta))
 
 
+def _check_types(members: FeatureTable, released: FeatureTable,
+                 holdout: FeatureTable) -> None:
+    """Refuse a column that is a numeric feature in one table and text in another (a text
+    value among numbers makes the whole column a label: it would be silently left out)."""
+    f_in, f_rel = set(members.feature_names or []), set(released.feature_names or [])
+    for what, t, feats, other in (("RELEASED", released, f_in, "INPUT"),
+                                  ("HOLDOUT", holdout, f_in, "INPUT"),
+                                  ("INPUT", members, f_rel, "RELEASED")):
+        text = [c for c in t.labels.columns if c in feats]
+        if text:
+            c = text[0]
+            col = t.labels[c].astype(str)
+            odd = col[pd.to_numeric(col, errors="coerce").isna()]
+            eg = f" (e.g. '{odd.iloc[0]}')" if len(odd) else ""
+            raise BioanonError(f"{what}'s column '{c}' holds text{eg} where {other}'s '{c}' "
+                               "is a numeric feature; write numbers in every feature column "
+                               "(or drop the column from both tables)")
+
+
 def check_tables(members: FeatureTable, released: FeatureTable, holdout: FeatureTable,
                  interest: str, sensitive: str, labels: Sequence[str] = ()) -> AuditTables:
     """Refuse (one line) tables the audit cannot judge; return them on shared features.
@@ -258,6 +290,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
                                "release carries (drop it from the kept labels), or pass the "
                                "release with that column")
     f_in, f_ho = list(members.feature_names or []), list(holdout.feature_names or [])
+    _check_types(members, released, holdout)
     if set(f_in) != set(f_ho):
         only = sorted(set(f_in) ^ set(f_ho))[:3]
         raise BioanonError(f"HOLDOUT is not of INPUT's population: its features differ "
@@ -268,6 +301,10 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
             raise BioanonError(f"HOLDOUT is not of INPUT's population: its '{c}' has values "
                                f"INPUT never has ({extra[:3]}); pass held-out records of "
                                "the same table")
+    values = members.labels[interest].nunique()
+    if values < 2:
+        raise BioanonError(f"INPUT's interest '{interest}' has {values} value; utility needs "
+                           "two or more classes: name another label column with --interest")
     rel_names = set(released.feature_names or [])
     common = [f for f in f_in if f in rel_names]
     if not common:

@@ -16,7 +16,9 @@ folder removed afterwards; nothing is written beside RELEASED.
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
@@ -31,8 +33,38 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 from .inputs import read_table
 
-#: seconds one run of a reproduce command may take
-TIMEOUT = 600
+#: seconds one run of a reproduce command may take (by default)
+TIMEOUT = 600.0
+
+
+def run_command(command: str, timeout: float) -> tuple[int, str]:
+    """Run ``command`` in a shell of its own process group; (exit status, stderr).
+
+    Past ``timeout`` seconds, or when the audit is interrupted, the whole group is killed
+    (the shell and whatever it started), so nothing outlives the audit.
+    """
+    proc = subprocess.Popen(command, shell=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise BioanonError(f"the reproduce command ran over its limit, "
+                           f"reproduce_timeout={timeout:g} s, and was stopped; make it "
+                           "faster or raise the limit", parameter="reproduce_timeout") from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return int(proc.returncode), err or ""
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
 
 
 def check_command(command: str) -> str:
@@ -57,6 +89,9 @@ class ReproducedMethod(BaseEstimator):
         The feature names the audit judges (the output's, matched by name).
     labels : sequence of str
         The label columns the output may carry (read as labels).
+    timeout : float
+        Seconds one run of ``command`` may take; past it the command (its whole process
+        group) is stopped and the audit refused in one line.
 
     Examples
     --------
@@ -70,11 +105,13 @@ class ReproducedMethod(BaseEstimator):
 
     def __init__(self, command: str | None = None,
                  function: Callable[[FeatureTable], Any] | None = None,
-                 features: Sequence[str] = (), labels: Sequence[str] = ()) -> None:
+                 features: Sequence[str] = (), labels: Sequence[str] = (),
+                 timeout: float = TIMEOUT) -> None:
         self.command = command
         self.function = function
         self.features = features
         self.labels = labels
+        self.timeout = timeout
 
     def fit(self, X: FeatureTable, y: Any = None) -> ReproducedMethod:
         return self
@@ -96,18 +133,22 @@ class ReproducedMethod(BaseEstimator):
             table.to_frame().to_csv(src, index=False)
             cmd = str(self.command).format(input=shlex.quote(str(src)),
                                            output=shlex.quote(str(dst)))
+            code, err = run_command(cmd, self.timeout)
+            if code != 0 or not dst.exists():
+                last = (err.strip().splitlines() or ["no message"])[-1]
+                said = (f"exit {code}: {last}" if code != 0 else
+                        "exit 0 but it wrote nothing to {output}")
+                raise BioanonError(f"the reproduce command failed ({said}); run it by hand "
+                                   "on a table to check it", parameter="reproduce")
             try:
-                done = subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                                      timeout=TIMEOUT, check=False)
-            except subprocess.TimeoutExpired:
-                raise BioanonError(f"the reproduce command ran over {TIMEOUT} s; pass a "
-                                   "faster one", parameter="reproduce") from None
-            if done.returncode != 0 or not dst.exists():
-                last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-                raise BioanonError(f"the reproduce command failed (exit {done.returncode}: "
-                                   f"{last}); run it by hand on a table to check it",
-                                   parameter="reproduce")
-            return read_table(dst, list(self.labels), "the reproduced release")
+                return read_table(dst, list(self.labels), "the reproduced release")
+            except BioanonError as exc:
+                why = str(exc).replace(f"the reproduced release '{dst}': ", "").replace(
+                    str(dst), "{output}")
+                raise BioanonError(f"the reproduce command's output is not a table bioanon "
+                                   f"reads ({why}); it must write the records' features and "
+                                   "labels to {output} as CSV",
+                                   parameter="reproduce") from None
 
     def _table(self, out: Any) -> FeatureTable:
         """The output on :attr:`features` (matched by name), as a table."""
@@ -157,4 +198,4 @@ def _aligned(out: FeatureTable, inside: FeatureTable, labels: list[str]) -> np.n
     return out.X[rows]
 
 
-__all__ = ["ReproducedMethod", "check_command"]
+__all__ = ["TIMEOUT", "ReproducedMethod", "check_command", "run_command"]

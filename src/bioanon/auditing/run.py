@@ -35,7 +35,7 @@ from .inputs import (
     table_of,
 )
 from .plan import audit_plan
-from .reproduce import ReproducedMethod, check_command
+from .reproduce import TIMEOUT, ReproducedMethod, check_command
 from .risks import (
     MAX_CANDIDATES,
     AuditGame,
@@ -236,7 +236,8 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
                   target_recognition: float = TARGET_RECOGNITION,
                   max_candidates: int | None = MAX_CANDIDATES,
                   accept_risks: Mapping[str, str] | None = None,
-                  max_records: int | None = MAX_RECORDS) -> AuditJob:
+                  max_records: int | None = MAX_RECORDS,
+                  reproduce_timeout: float = TIMEOUT) -> AuditJob:
     """Read and check the tables, split HOLDOUT and make the plan (no attack runs).
 
     Raises
@@ -252,6 +253,9 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
     elif reproduce is not None and not callable(reproduce):
         raise BioanonError("reproduce must be a command (str) with {input} and {output}, or "
                            "a callable table -> table", parameter="reproduce")
+    if not (isinstance(reproduce_timeout, (int, float)) and 0 < reproduce_timeout < 1e7):
+        raise BioanonError(f"reproduce_timeout={reproduce_timeout} must be a number of "
+                           "seconds above 0 (at most 1e7), e.g. 600", parameter="reproduce_timeout")
     wanted = list(dict.fromkeys([interest, sensitive, *labels]))
     if max_records is not None and (int(max_records) != max_records or max_records < 100):
         raise BioanonError(f"max_records={max_records} must be an integer of at least 100 "
@@ -281,7 +285,8 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
         method = ReproducedMethod(command=reproduce if isinstance(reproduce, str) else None,
                                   function=None if isinstance(reproduce, str) else reproduce,
                                   features=list(tabs.features),
-                                  labels=[*tabs.kept, sensitive])
+                                  labels=[*tabs.kept, sensitive],
+                                  timeout=float(reproduce_timeout))
     game = AuditGame(tabs, split, rows, lv, seed, method, max_candidates)
     if method is not None:  # tried once on a few reference records, before any attack
         method.fit_transform(game.reference.subset(np.arange(min(50,
@@ -300,6 +305,7 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
           max_candidates: int | None = MAX_CANDIDATES,
           accept_risks: Mapping[str, str] | None = None,
           max_records: int | None = MAX_RECORDS,
+          reproduce_timeout: float = TIMEOUT,
           progress: Progress | None = None) -> AuditResult:
     """Judge a release made by anything with the certificate's attackers, intervals and level.
 
@@ -338,6 +344,9 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
         memory) read at most: a larger one is judged on a seeded stratified sample of this
         size (identities first, then records by the interest), said in the report's data
         and notes. None: every table read whole. Other formats are read whole.
+    reproduce_timeout : float
+        Seconds one run of a reproduce command may take (default 600); past it the command
+        and everything it started are stopped and the audit is refused in one line.
     progress : callable (done, total, text), optional
 
     Returns
@@ -359,7 +368,7 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
                         labels=labels, level=level, random_state=random_state,
                         reproduce=reproduce, target_recognition=target_recognition,
                         max_candidates=max_candidates, accept_risks=accept_risks,
-                        max_records=max_records)
+                        max_records=max_records, reproduce_timeout=reproduce_timeout)
     return job.run(progress)
 
 

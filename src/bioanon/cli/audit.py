@@ -42,6 +42,10 @@ ReproduceOpt = Annotated[str | None, typer.Option(
     "--reproduce", help="A command that re-runs the release process, with {input} and "
                         "{output} placeholders (CSV files): enables the shadow-model "
                         "attacker.")]
+ReproduceTimeoutOpt = Annotated[float, typer.Option(
+    "--reproduce-timeout", help="Seconds one run of the --reproduce command may take; past "
+                                "it the command (and all it started) is stopped and the "
+                                "audit refused.")]
 SampleOpt = Annotated[int, typer.Option(
     "--sample-records", help="Records of one Parquet table (a file or a folder of parts) "
                              "read at most: a larger one is judged on a seeded stratified "
@@ -73,6 +77,7 @@ def audit(
     out: AuditOutOpt = None,
     seed: SeedOpt = None,
     reproduce: ReproduceOpt = None,
+    reproduce_timeout: ReproduceTimeoutOpt = 600.0,
     accept_risk: AcceptRiskOpt = None,
     reason: ReasonOpt = None,
     sample_records: SampleOpt = 50_000,
@@ -93,7 +98,7 @@ def audit(
     job = prepare_audit(input, released, control, interest=interest, sensitive=sensitive,
                         labels=list(label or []), level=lv, random_state=seed,
                         reproduce=reproduce, accept_risks=accepted,
-                        max_records=sample_records)
+                        max_records=sample_records, reproduce_timeout=reproduce_timeout)
     for words in job.sampled.values():
         notes.print(words, highlight=False, markup=False, soft_wrap=True)
     notes.print(job.plan.render(), highlight=False, markup=False, soft_wrap=True)

@@ -431,12 +431,12 @@ def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
     kind = "folder" if param.name == "src" else "file"
     if not value.exists():
         fix = "pass the folder of records" if kind == "folder" else "check the path"
-        raise _fail(f"input {kind} '{value}' does not exist; {fix}")
+        raise _refused(f"input {kind} '{value}' does not exist; {fix}")
     if kind == "file" and value.is_dir() and not _parquet_folder(value):
-        raise _fail(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz) "
-                    "or a folder of Parquet parts")
+        raise _refused(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz) "
+                       "or a folder of Parquet parts")
     if kind == "folder" and not value.is_dir():
-        raise _fail(f"source '{value}' is a file; pass the folder of records")
+        raise _refused(f"source '{value}' is a file; pass the folder of records")
     return value
 
 

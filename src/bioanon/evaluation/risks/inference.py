@@ -36,6 +36,12 @@ from .base import MIN_IDENTITY_LEVEL, RiskContext, not_covered, risk_result, tar
 BASELINE_NAME = "non-members"
 
 
+def _column_of(attack: str) -> str:
+    """The label column an inference attack is named for: its last quoted part (an
+    attack's own name may hold an apostrophe: "release model's best class, 'digit'")."""
+    return attack.rsplit("'", 2)[-2]
+
+
 def _hits(ctx: RiskContext, cand: np.ndarray, truth: dict[str, np.ndarray],
           released: np.ndarray, released_labels: Any, cand_ids: np.ndarray,
           in_reference: np.ndarray, cache: dict[str, Any] | None = None,
@@ -178,8 +184,8 @@ class InferenceRisk:
 
     def _result(self, adv: AdvantageResult, level: str, hits: dict[str, np.ndarray],
                 member: np.ndarray) -> RiskResult:
-        cols = sorted({k.split("'")[1] for k in hits})
-        chosen = sorted({a.split("'")[1] for a in adv.attackers if "'" in a})
+        cols = sorted({_column_of(k) for k in hits})
+        chosen = sorted({_column_of(a) for a in adv.attackers if "'" in a})
         who = " | ".join(dict.fromkeys(adv.attackers))
         extras = {"member_rate": adv.member_rate, "nonmember_rate": adv.nonmember_rate,
                   "n_members": adv.n_members, "n_nonmembers": adv.n_nonmembers,
