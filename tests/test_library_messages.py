@@ -155,6 +155,18 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+def _flag_declarations(tree: ast.AST) -> set[int]:
+    """ids of the strings inside a ``Flag(...)`` call: a release setting's command-line
+    spelling and help, declared once beside the setting (:mod:`bioanon.certification.settings`)
+    and read only by the command line (``cli/release_flags.py``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Flag":
+            out.update(id(n) for n in ast.walk(node)
+                       if isinstance(n, ast.Constant) and isinstance(n.value, str))
+    return out
+
+
 def flags_in_library_text(flags: set[str]) -> set[tuple[str, str, int]]:
     """``(module, flag, line)`` of every command-line flag in a string of the library outside
     ``cli/`` (messages, manifest and report texts, declared descriptions), docstrings aside."""
@@ -164,7 +176,7 @@ def flags_in_library_text(flags: set[str]) -> set[tuple[str, str, int]]:
         if rel.startswith("cli/"):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docs = _docstrings(tree)
+        docs = _docstrings(tree) | _flag_declarations(tree)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and id(node) not in docs):

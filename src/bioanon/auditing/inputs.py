@@ -304,7 +304,8 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     values = members.labels[interest].nunique()
     if values < 2:
         raise BioanonError(f"INPUT's interest '{interest}' has {values} value; utility needs "
-                           "two or more classes: name another label column with --interest")
+                           "two or more classes: name another label column, interest=COLUMN",
+                           parameter="interest")
     rel_names = set(released.feature_names or [])
     common = [f for f in f_in if f in rel_names]
     if not common:

@@ -118,7 +118,8 @@ def _method_list(text: str | None) -> list[str] | None:
         return None
     names = [m.strip() for m in text.split(",") if m.strip()]
     if not names:
-        raise BioanonError("--methods is empty; name methods, e.g. --methods selective-mean")
+        raise BioanonError("methods= is empty; name methods, e.g. methods=selective-mean",
+                           parameter="methods")
     return names
 
 
