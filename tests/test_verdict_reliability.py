@@ -214,3 +214,26 @@ def test_a_refusal_for_margin_says_so():
     assert d is not None and d["status"] == "no margin" and d["name"] == "record-membership"
     assert "without margin" in d["text"] and f"{row['pass_probability']:.2f}" in d["text"]
     assert "margin" in res.closest()[1]
+
+
+def test_a_margin_short_only_jointly_names_its_risks():
+    """Three risks each passing a fresh evaluation with probability above 0.8 but not all
+    together (FSDD's README release at seed 1: 0.94 × 0.94 × 0.83 = 0.73): the row is short
+    of margin and names them, least certain first (a refusal for margin never says a risk was
+    'not judged')."""
+    def risk(name, value, upper, target):
+        level, kind = name.split("-")
+        return RiskResult(kind, level, "advantage", value, (2 * value - upper, upper), "x",
+                          0.0, "no signal", target, "met")
+
+    from bioanon.certification.margin import pass_probability_of
+
+    rs = [risk("record-membership", 0.0318, 0.0637, 0.10),
+          risk("record-inference", 0.0327, 0.0648, 0.10),
+          risk("record-recognition", 0.0, 0.0297, 0.05)]
+    own = [pass_probability_of(r.value, r.ci[1], r.target) for r in rs]
+    assert min(own) >= CONFIRM_PROBABILITY
+    assert pass_probability(rs) < CONFIRM_PROBABILITY
+    assert short_of_margin(rs) == ["record-recognition", "record-inference",
+                                   "record-membership"]
+    assert short_of_margin(rs[:1]) == []

@@ -131,9 +131,11 @@ def _margin(row: Mapping[str, Any], risks: Sequence[Mapping[str, Any]]) -> dict[
     name = str(row["short_of_margin"][0])
     r = next((x for x in risks if x.get("name") == name), {})
     p = _num(row.get("pass_probability"))
-    text = (f"decided by {SPLITS['tuning']}: {row['setting']} met {name} ({_risk_text(r)}) "
-            f"without margin: the chance that a fresh evaluation passes is {p:.2f} < "
-            f"{CONFIRM_PROBABILITY:g}")
+    others = [str(x) for x in row["short_of_margin"][1:]]
+    also = f" and {', '.join(others)}" if others else ""
+    text = (f"decided by {SPLITS['tuning']}: {row['setting']} met {name} ({_risk_text(r)})"
+            f"{also} without margin: the chance that a fresh evaluation passes "
+            f"{'all of them' if others else 'it'} is {p:.2f} < {CONFIRM_PROBABILITY:g}")
     return {"split": "tuning", "split_label": SPLITS["tuning"], "setting": row["setting"],
             "name": name, "risk": r.get("risk"), "level": r.get("level"),
             "statistic": r.get("statistic"), "value": _num(r.get("value")),

@@ -66,11 +66,17 @@ def pass_probability(risks: Iterable[Any], accepted: Iterable[str] = ()) -> floa
 
 def short_of_margin(risks: Iterable[Any], accepted: Iterable[str] = ()) -> list[str]:
     """The met risks (not accepted by name) whose own probability falls under
-    :data:`CONFIRM_PROBABILITY` (what a refusal for margin names)."""
+    :data:`CONFIRM_PROBABILITY` (what a refusal for margin names); when none does alone but
+    together they fall under it, every met risk that is not certain to pass, least certain
+    first (no margin is never left without a name)."""
+    risks = list(risks)
     skip = set(accepted)
-    return [r.name for r in risks if r.status == "met" and r.name not in skip
-            and pass_probability_of(
-        float(r.value), float(r.ci[1]), float(r.target)) < CONFIRM_PROBABILITY]
+    own = [(pass_probability_of(float(r.value), float(r.ci[1]), float(r.target)), r.name)
+           for r in risks if r.status == "met" and r.name not in skip]
+    alone = [name for p, name in own if p < CONFIRM_PROBABILITY]
+    if alone or pass_probability(risks, accepted) >= CONFIRM_PROBABILITY:
+        return alone
+    return [name for p, name in sorted(own, key=lambda pn: pn[0]) if p < 1.0]
 
 
 def has_margin(risks: Iterable[Any], accepted: Iterable[str] = ()) -> bool:
