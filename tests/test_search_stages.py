@@ -158,3 +158,22 @@ def test_the_screen_keeps_the_exhaustive_choice(table: FeatureTable) -> None:
         if r["judged_by"] != SCREENED:
             assert json.dumps(r, sort_keys=True) == json.dumps(same[r["setting"]],
                                                                sort_keys=True)
+
+
+def test_a_row_short_only_of_margin_is_closer_than_one_failing_a_target() -> None:
+    """FSDD's README release at seed 0: a setting meeting every target without margin is the
+    closest, before a more noisy one failing inference by 0.002."""
+    from bioanon.evaluation.risks.registry import REGISTRY
+
+    def risk(name: str, upper: float, status: str) -> dict[str, Any]:
+        return {"name": f"record-{name}", "risk": name, "status": status,
+                "ci": [upper - 0.06, upper], "target": 0.10}
+
+    names = [spec.name for spec in REGISTRY]
+    met_all = [risk(n, 0.092, "met") for n in names]
+    margin = {"cas": 0.853, "risks": met_all, "short_of_margin": ["record-membership"],
+              "pass_probability": 0.30}
+    failing = {"cas": 0.811, "risks": [*met_all[:-1], risk(names[-1], 0.102, "not met")]}
+    assert closeness(margin)[0] == 0 and closeness(failing)[0] == 1
+    assert closeness(margin) < closeness(failing)
+    assert closeness(margin)[1] == pytest.approx(0.5)

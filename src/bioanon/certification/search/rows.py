@@ -191,18 +191,21 @@ def closeness(row: Mapping[str, Any]) -> tuple[int, float, float]:
     it does not change with machine load: the number of risks not met (a registered risk
     the row holds no figure for, e.g. recognition of a setting judged at stage 1, counts as
     not met), then the total excess of the failed risks' upper 95% bounds over their
-    targets, then the highest CAS.
+    targets — for a row that met every target but without margin, how far its probability
+    of passing a fresh evaluation falls short of :data:`CONFIRM_PROBABILITY` (such a row is
+    closer than any that fails a target) —, then the highest CAS.
     """
     from ...evaluation.risks.registry import REGISTRY
 
     risks = row.get("risks", [])
     held = {r.get("risk", r["name"]) for r in risks}
     missing = sum(1 for spec in REGISTRY if spec.name not in held)
-    failed = [r for r in risks if r["status"] not in PASSING
-              or r["name"] in row.get("short_of_margin", [])]
+    failed = [r for r in risks if r["status"] not in PASSING]
     excess = sum(max(0.0, float(r["ci"][1]) - float(r["target"])) for r in failed
                  if r.get("target") is not None and np.isfinite(r["ci"][1])
                  and np.isfinite(r["target"]))
+    if not failed and not missing and row.get("short_of_margin"):
+        excess = max(0.0, CONFIRM_PROBABILITY - float(row.get("pass_probability", 0.0)))
     return (len(failed) + missing, excess, -float(row["cas"]))
 
 
