@@ -109,6 +109,22 @@ def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndar
     return run_attackers(attackers.MEMBERSHIP, game)
 
 
+def record_candidates(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                         np.ndarray, np.ndarray]:
+    """A record-level game's candidates: the member rows ``te`` (of the test side) and the
+    non-member rows ``tr`` (of the training side), their features stacked (members first),
+    their interest labels and identities as text, and each one's row in the reference (−1 for
+    a member: not in it)."""
+    te, tr = ctx.candidate_rows()
+    mem, non = ctx.test.subset(te), ctx.train.subset(tr)
+    cand = np.vstack([mem.X, non.X])
+    lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
+                non.labels[ctx.interest].astype(str).to_numpy()]
+    who = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
+                non.labels[ctx.sensitive].astype(str).to_numpy()]
+    return te, tr, cand, lab, who, np.r_[-np.ones(te.size, int), tr]
+
+
 class MembershipRisk:
     """The membership risk at record (or group) and identity level (call :meth:`evaluate`).
 
@@ -197,14 +213,7 @@ class MembershipRisk:
         from scipy.stats import rankdata  # not at import: it costs seconds at start-up
 
         ctx = self.ctx
-        te, tr = ctx.candidate_rows()
-        mem, non = ctx.test.subset(te), ctx.train.subset(tr)
-        cand = np.vstack([mem.X, non.X])
-        lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
-                    non.labels[ctx.interest].astype(str).to_numpy()]
-        who = np.r_[mem.labels[ctx.sensitive].astype(str).to_numpy(),
-                    non.labels[ctx.sensitive].astype(str).to_numpy()]
-        in_ref = np.r_[-np.ones(te.size, int), tr]
+        te, tr, cand, lab, who, in_ref = record_candidates(ctx)
         game = game_of(ctx, cand, {ctx.interest: lab}, who, ctx.anon_test, ctx.test.labels,
                        in_ref, None, "record", ctx.attack_cache.setdefault("screen", {}))
         raw = run_attackers(attackers.SCREEN, game)
@@ -242,14 +251,7 @@ class MembershipRisk:
         parts, members, keys, people = [], [], [], []
         for game in self.ctx.record_games():
             g = game.ctx
-            te, tr = g.candidate_rows()
-            mem, non = g.test.subset(te), g.train.subset(tr)
-            cand = np.vstack([mem.X, non.X])
-            lab = np.r_[mem.labels[g.interest].astype(str).to_numpy(),
-                        non.labels[g.interest].astype(str).to_numpy()]
-            who = np.r_[mem.labels[g.sensitive].astype(str).to_numpy(),
-                        non.labels[g.sensitive].astype(str).to_numpy()]
-            in_ref = np.r_[-np.ones(te.size, int), tr]
+            te, tr, cand, lab, who, in_ref = record_candidates(g)
             s = attack_scores(g, cand, lab, g.anon_test, g.test.labels, g.train.X, in_ref,
                               None, g.attack_cache.setdefault("record", {}), cand_ids=who,
                               level="record")
