@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from public_tables import FAST, FAST_CLI, ROLES, loose, loose_cli, private_and_public
 from typer.testing import CliRunner
 
 from bioanon.anonymize.dp_basis import DPBasisAnonymizer
@@ -17,33 +17,18 @@ from bioanon.certification.public_basis import USED_FOR, PublicRecords, public_r
 from bioanon.certification.search import SearchSpace
 from bioanon.certification.settings import ReleaseSettings
 from bioanon.cli import app
-from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
-from bioanon.release import Roles
 from bioanon.table import FeatureTable
 
-FAST: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot", "n_jobs": 1,
-                        "budget_minutes": 1e-6, "target": 0.5}
-FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot", "--jobs", "1",
-            "--budget-minutes", "0.000001", "--target-advantage", "0.5"]
 WHY = "test of the public basis"
-LOOSE: dict[str, Any] = {"level": 0.99, "min_utility": 0,
-                         "accept_risks": {"identity-membership": WHY,
-                                          "identity-inference": WHY}}
-LOOSE_CLI = ["--level", "0.99", "--min-utility", "0",
-             "--accept-risk", "identity-membership", "--reason", WHY,
-             "--accept-risk", "identity-inference", "--reason", WHY]
-ROLES = Roles(sensitive="identity", interest="expression")
-PUBLIC_PEOPLE = ["person00", "person01"]
+LOOSE = loose(WHY)
+LOOSE_CLI = loose_cli(WHY)
 
 
 @pytest.fixture(scope="module")
 def tables() -> tuple[FeatureTable, FeatureTable]:
     """(private, public): 10 people to release, 2 other people as public records."""
-    t = make_biometric(n_identities=12, records_per_identity=30, n_features=32,
-                       random_state=0)
-    public = np.isin(t.labels["identity"].to_numpy(), PUBLIC_PEOPLE)
-    return t.subset(np.flatnonzero(~public)), t.subset(np.flatnonzero(public))
+    return private_and_public()
 
 
 @pytest.fixture()

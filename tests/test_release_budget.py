@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from public_tables import FAST, FAST_CLI, ROLES, loose, loose_cli, private_and_public
 from typer.testing import CliRunner
 
 from bioanon.anonymize.dp_basis import DPBasisAnonymizer
@@ -22,35 +23,20 @@ from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.privacy import PrivacyLeakWarning, public_bounds
-from bioanon.release import Roles
 from bioanon.table import FeatureTable
 
-#: one setting evaluated (the time budget stops the search after the first), then confirmed
-FAST: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot", "n_jobs": 1,
-                        "budget_minutes": 1e-6, "target": 0.5}
-FAST_CLI = ["--models", "knn", "--attackers", "naive,parrot", "--jobs", "1",
-            "--budget-minutes", "0.000001", "--target-advantage", "0.5"]
+WHY = "test of the declared budget"
 #: these tests are about the stated guarantee; the risks' own tests are in test_risks.py,
 #: the utility floor's in test_min_utility.py (on this small table the consumer's pick on
 #: the fresh split can sit under 0.8 x the clear data's pick)
-WHY = "test of the declared budget"
-LOOSE: dict[str, Any] = {"level": 0.99, "min_utility": 0,
-                         "accept_risks": {"identity-membership": WHY,
-                                          "identity-inference": WHY}}
-LOOSE_CLI = ["--level", "0.99", "--min-utility", "0",
-             "--accept-risk", "identity-membership", "--reason", WHY,
-             "--accept-risk", "identity-inference", "--reason", WHY]
-ROLES = Roles(sensitive="identity", interest="expression")
-PUBLIC_PEOPLE = ["person00", "person01"]
+LOOSE = loose(WHY)
+LOOSE_CLI = loose_cli(WHY)
 
 
 @pytest.fixture(scope="module")
 def tables() -> tuple[FeatureTable, FeatureTable]:
-    """(private, public): 10 people to release, 2 other people as public side data."""
-    t = make_biometric(n_identities=12, records_per_identity=30, n_features=32,
-                       random_state=0)
-    public = np.isin(t.labels["identity"].to_numpy(), PUBLIC_PEOPLE)
-    return t.subset(np.flatnonzero(~public)), t.subset(np.flatnonzero(public))
+    """(private, public): 10 people to release, 2 other people as public records."""
+    return private_and_public()
 
 
 def _bound_texts(public: FeatureTable) -> list[str]:
