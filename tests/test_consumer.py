@@ -113,3 +113,57 @@ def test_a_search_judges_its_tuning_split_cheaply_and_confirms_with_the_pick(
     assert res.confirmation["params"]["evaluation"]["consumer_panel"] == "final"
     pick = res.confirmation["utility"]["consumer"]
     assert res.confirmation["utility"]["cas"]["value"] == pick["cas"]["value"]
+
+
+def test_the_forest_is_cross_validated_out_of_bag_and_read_once(
+        table: FeatureTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forest's cross-validated figure is its out-of-bag accuracy (the one fit on the
+    whole release), and the utility views' forest (same records, same seed) is read instead
+    of fitted again: the same panel, with no forest fitted by the panel."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from bioanon.attack.recognizers import make_recognizer
+    from bioanon.evaluation import consumer as consumer_mod
+    from bioanon.evaluation.consumer import oob_hits
+
+    X, y, Xt, yt = _split(table)
+    release = X + np.random.default_rng(2).normal(scale=1.5, size=X.shape).astype(np.float32)
+    out = consumer_panel(X, y, release, Xt, yt, seed=3, models=("forest", "lda"))
+    forest = make_recognizer("forest", 3).set_params(oob_score=True).fit(release, y)
+    plain = make_recognizer("forest", 3).fit(release, y)  # the out-of-bag figures change no tree
+    assert np.array_equal(forest.predict(Xt), plain.predict(Xt))
+    row = out["models"][0]
+    assert row["release_cv"]["value"] == pytest.approx(oob_hits(forest, y) / y.size)
+    assert row["release_to_clear"]["value"] == pytest.approx(float(np.mean(plain.predict(Xt)
+                                                                           == yt)))
+    clear = make_recognizer("forest", 3).set_params(oob_score=True).fit(X, y)
+    fits: list[str] = []
+    real = consumer_mod.make_recognizer
+
+    def counted(model: Any, seed: Any) -> Any:
+        fits.append(str(model))
+        return real(model, seed)
+
+    monkeypatch.setattr(consumer_mod, "make_recognizer", counted)
+    again = consumer_panel(X, y, release, Xt, yt, seed=3, models=("forest", "lda"),
+                           fitted={("release", "forest"): forest, ("clear", "forest"): clear})
+    assert again == out and fits == ["lda", "lda"]
+    # a forest fitted without its out-of-bag predictions is fitted again, not misread
+    assert oob_hits(RandomForestClassifier(5, random_state=0).fit(X, y), y) is None
+    consumer_panel(X, y, release, Xt, yt, seed=3, models=("forest",),
+                   fitted={("release", "forest"): plain})
+    assert fits[-2:] == ["forest", "forest"]
+
+
+def test_an_evaluation_hands_its_utility_forests_to_the_panel(
+        table: FeatureTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bioanon.evaluation import consumer as consumer_mod
+
+    made: list[str] = []
+    real = consumer_mod.make_recognizer
+    monkeypatch.setattr(consumer_mod, "make_recognizer",
+                        lambda model, seed: made.append(str(model)) or real(model, seed))
+    ev = _evaluate(table, "final")
+    assert "forest" not in made and set(made) == set(CONSUMER_MODELS) - {"forest"}
+    rows = ev.utility_raw_["expression"]["consumer"]["models"]
+    assert rows[0]["model"] == "forest" and rows[0]["release_cv"] is not None

@@ -7,7 +7,8 @@ plays that consumer:
 1. each model of the panel (:data:`CONSUMER_MODELS`: a random forest, logistic regression,
    shrunk LDA, histogram gradient boosting, k-NN; scikit-learn only, each single-threaded) is
    cross-validated on the released training records alone (:data:`FOLDS` stratified folds;
-   no clear record is read for the choice);
+   the forest by its out-of-bag predictions, the held-out estimate its bootstrap gives
+   without refitting; no clear record is read for the choice);
 2. the pick (highest cross-validated accuracy, ties in the panel's order) is trained on the
    whole release and scored on the clear held-out records: the headline CAS;
 3. the clear baseline is made the same way on the clear training records (their own pick by
@@ -34,7 +35,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,19 +62,58 @@ RULE = (f"the consumer's pick: the first model of the panel (forest, logistic re
 
 
 def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.ndarray,
-              folds: int) -> tuple[int | None, np.ndarray]:
-    """(cross-validated hits on ``X`` — records predicted right by the model of the other
-    folds — or None without folds, predictions on ``probe`` of the model trained on all of
-    ``X``); one thread."""
-    est = single_threaded(make_recognizer(model, seed))
+              folds: int, fitted: Any = None) -> tuple[int | None, np.ndarray]:
+    """(cross-validated hits on ``X`` — records predicted right by a model that did not
+    train on them — or None without folds, predictions on ``probe`` of the model trained on
+    all of ``X``); one thread.
+
+    A random forest is cross-validated by its out-of-bag predictions (each record predicted
+    by the trees whose bootstrap left it out: :func:`oob_hits`), from the one fit on all of
+    ``X``; ``fitted`` is that fit when the caller made it already (the utility views' model:
+    the same estimator, seed and records), which then needs no fit here."""
+    est = fitted
+    if est is None or (folds >= 2 and oob_hits(est, y) is None):
+        est = _with_oob(single_threaded(make_recognizer(model, seed)), folds >= 2)
+        est.fit(X, y)
     hits: int | None = None
     if folds >= 2:
-        hits = 0
-        split = StratifiedKFold(folds, shuffle=True, random_state=seed)
-        for tr, te in split.split(X, y):
-            fitted = clone(est).fit(X[tr], y[tr])
-            hits += int(np.count_nonzero(fitted.predict(X[te]) == y[te]))
-    return hits, est.fit(X, y).predict(probe)
+        hits = oob_hits(est, y)
+        if hits is None:
+            hits = 0
+            split = StratifiedKFold(folds, shuffle=True, random_state=seed)
+            for tr, te in split.split(X, y):
+                one = clone(est).fit(X[tr], y[tr])
+                hits += int(np.count_nonzero(one.predict(X[te]) == y[te]))
+    return hits, est.predict(probe)
+
+
+def _with_oob(est: Any, wanted: bool) -> Any:
+    """A random forest asked to keep its out-of-bag predictions (the trees, their seeds and
+    every prediction are those of the same forest without them); any other model as is."""
+    if wanted and hasattr(est, "oob_score") and getattr(est, "bootstrap", False):
+        est.set_params(oob_score=True)
+    return est
+
+
+def oob_hits(est: Any, y: np.ndarray) -> int | None:
+    """Records of the training set ``y`` a fitted forest predicts right out of bag (a record
+    no tree left out counts as a miss); None for a model without out-of-bag predictions.
+
+    Examples
+    --------
+    >>> from sklearn.ensemble import RandomForestClassifier
+    >>> X = np.r_[np.zeros((20, 2)), np.ones((20, 2))]
+    >>> y = np.repeat(["a", "b"], 20)
+    >>> f = RandomForestClassifier(20, oob_score=True, random_state=0).fit(X, y)
+    >>> oob_hits(f, y), oob_hits(RandomForestClassifier(5).fit(X, y), y)
+    (40, None)
+    """
+    proba = getattr(est, "oob_decision_function_", None)
+    if proba is None or proba.shape[0] != np.asarray(y).shape[0]:
+        return None
+    seen = np.isfinite(proba).all(axis=1) & (proba.sum(axis=1) > 0)
+    guess = est.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
+    return int(np.count_nonzero(seen & (guess == np.asarray(y))))
 
 
 def folds_for(y: np.ndarray) -> int:
@@ -115,15 +155,20 @@ def _pick(names: Sequence[str], cv: Sequence[dict[str, Any] | None]) -> str:
 def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
                    X_test: np.ndarray, y_test: np.ndarray, *, seed: int = 0,
                    n_jobs: int | None = 1, models: Sequence[Any] = CONSUMER_MODELS,
-                   cache: ModelCache | None = None) -> dict[str, Any]:
+                   cache: ModelCache | None = None,
+                   fitted: Mapping[tuple[str, str], Any] | None = None) -> dict[str, Any]:
     """The consumer's panel on one useful attribute (see the module): each model's
     cross-validated accuracy on the release and on the clear training records, its release →
     clear and clear → clear accuracy on ``X_test``, the two picks and their scores.
 
     ``X_clear`` and ``X_release`` are the same training records, clear and released, with
     labels ``y``. ``cache`` keeps the clear side (the same for every setting judged on one
-    split). Returns plain JSON values (rates as ``{"value", "ci", "n"}``).
+    split). ``fitted`` maps (side, model name) — side "release" or "clear" — to a model
+    already fitted on that side's records (``X_release`` or ``X_clear`` with ``y``, with
+    this seed: the utility views' forest), used instead of fitting it again. Returns plain
+    JSON values (rates as ``{"value", "ci", "n"}``).
     """
+    fitted = dict(fitted or {})
     names = [model_name(m) for m in models]
     folds = folds_for(y)
     key = None
@@ -133,9 +178,11 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
                         + fingerprint(X_clear, y.astype(str))
                         + fingerprint(X_test, y_test.astype(str)))
         clear_side = cache.get(key)
-    tasks = [(m, seed, X_release, y, X_test, folds) for m in models]
+    tasks = [(m, seed, X_release, y, X_test, folds, fitted.get(("release", n)))
+             for m, n in zip(models, names, strict=True)]
     if clear_side is None:
-        tasks += [(m, seed, X_clear, y, X_test, folds) for m in models]
+        tasks += [(m, seed, X_clear, y, X_test, folds, fitted.get(("clear", n)))
+                  for m, n in zip(models, names, strict=True)]
     outs = list(parallel_map(_fit_task, tasks, n_jobs, len(tasks)))
     release_side = outs[:len(models)]
     if clear_side is None:
@@ -174,4 +221,4 @@ def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:
 
 
 __all__ = ["CONSUMER_MODELS", "FOLDS", "PANEL_MODES", "RULE", "apply_pick", "consumer_panel",
-           "folds_for"]
+           "folds_for", "oob_hits"]

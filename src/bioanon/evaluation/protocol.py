@@ -518,23 +518,28 @@ class Evaluation:
                                                    else ")"))
         opts = self.options
         columns = [self.interest, *self.additional]
-        util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
-                             self.random_state, opts.n_jobs, cache=self.cache,
-                             max_fit_records=opts.max_fit_records)
         self.person_level_ = (person_level_columns(self.table.labels, self.sensitive, columns)
                               if opts.group is None else [])
+        consumer = self.interest not in self.person_level_ and opts.runs_consumer_panel()
+        fitted: dict[tuple[str, str], Any] | None = {} if consumer else None
+        util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
+                             self.random_state, opts.n_jobs, cache=self.cache,
+                             max_fit_records=opts.max_fit_records, keep=fitted)
         self.utility_notes_: list[str] = []
-        if self.interest not in self.person_level_:
-            self._consumer(util[self.interest], train, test, anon_train)
+        if consumer:
+            self._consumer(util[self.interest], train, test, anon_train, fitted)
         if self.person_level_:
             tick("utility of person-level attributes on unseen identities")
             self._unseen_identity_utility(util, anonymizer)
         self.utility_raw_ = util
 
     def _consumer(self, entry: dict[str, Any], train: FeatureTable, test: FeatureTable,
-                  anon_train: np.ndarray) -> None:
+                  anon_train: np.ndarray,
+                  fitted: dict[tuple[str, str], Any] | None = None) -> None:
         """The consumer's panel on the interest (:mod:`.consumer`), when the options run it
-        here: its pick becomes the headline CAS and the clear pick the clear accuracy."""
+        here: its pick becomes the headline CAS and the clear pick the clear accuracy.
+        ``fitted``: the utility views' models of the interest (the same records and seed),
+        which the panel reads instead of fitting them again."""
         opts = self.options
         if not opts.runs_consumer_panel():
             return
@@ -546,7 +551,10 @@ class Evaluation:
             X_clear, X_anon, y = train.X[rows], anon_train[rows], y[rows]
         apply_pick(entry, consumer_panel(X_clear, y, X_anon, test.X,
                                          test.labels[col].to_numpy(), seed=self.random_state,
-                                         n_jobs=opts.n_jobs, cache=self.cache))
+                                         n_jobs=opts.n_jobs, cache=self.cache,
+                                         fitted=fitted))
+        if fitted:
+            fitted.clear()  # the models are let go once the panel has read them
 
     def _cheap_risks(self, stage: StageState, tick: Callable[[str], None]) -> None:
         """Every registered risk that needs no attack panel (stage 1), as the full

@@ -24,12 +24,15 @@ from .caps import capped_rows
 
 
 def _utility_fit(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
-                 probes: Sequence[np.ndarray], single: bool,
+                 probes: Sequence[np.ndarray], oob: bool, single: bool,
                  fitted: Any = None) -> tuple[list[np.ndarray], Any]:
-    """Predictions on each probe set, and the fitted model (``fitted``: fit nothing)."""
+    """Predictions on each probe set, and the fitted model (``fitted``: fit nothing;
+    ``oob``: a forest keeps its out-of-bag predictions, for the consumer's panel)."""
     est = fitted
     if est is None:
-        est = make_recognizer(model, seed)
+        from .consumer import _with_oob
+
+        est = _with_oob(make_recognizer(model, seed), oob)
         if single:
             single_threaded(est)
         est.fit(X, y)
@@ -40,7 +43,8 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
                   anon_test: np.ndarray, columns: Sequence[str], model: Any = "forest",
                   seed: int = 0, n_jobs: int | None = -1,
                   cache: ModelCache | None = None,
-                  max_fit_records: int | None = None) -> dict[str, dict[str, Any]]:
+                  max_fit_records: int | None = None,
+                  keep: dict[tuple[str, str], Any] | None = None) -> dict[str, dict[str, Any]]:
     """Accuracy of each useful attribute in the three views (plus clear → clear).
 
     Each entry also carries the hits behind each figure (``n`` test records) so that the
@@ -53,6 +57,11 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
     ``max_fit_records`` caps the records each model is trained on (a sample of the training
     split stratified by the column, the same records clear and released; each entry's
     ``n_fit`` says how many); the test records are never sampled.
+
+    ``keep``, when given, receives the models fitted on the interest (the first column),
+    under ("clear", model) and ("release", model), a forest with its out-of-bag predictions:
+    the consumer's panel (:mod:`.consumer`) reads them instead of fitting the same models
+    again (in process only).
     """
     jobs, keys, fitted, n_fit = [], [], [], []
     for col in columns:
@@ -65,20 +74,23 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
         key = (cache.key(model, seed, "utility|" + fingerprint(X_clear, y.astype(str)))
                if cache is not None else None)
         for X_fit, k in ((X_clear, key), (X_anon, None)):
-            jobs.append((model, seed, X_fit, y, [test.X, anon_test]))
+            jobs.append((model, seed, X_fit, y, [test.X, anon_test], keep is not None))
             keys.append(k)
             fitted.append(cache.get(k) if cache is not None and k is not None else None)
     todo = [i for i, f in enumerate(fitted) if f is None]
     single = n_jobs == 1 or is_parallel(n_jobs, len(todo))  # one job: one thread each
     outs: list[Any] = [None] * len(jobs)
+    models = list(fitted)
     for i, out in zip(todo, parallel_map(_utility_fit, [(*jobs[i], single) for i in todo],
                                          n_jobs, len(todo)), strict=True):
-        outs[i] = out[0]
+        outs[i], models[i] = out
         if cache is not None and keys[i] is not None:
             cache.put(keys[i], out[1])
     for i, f in enumerate(fitted):
         if f is not None:
             outs[i] = _utility_fit(*jobs[i], False, f)[0]
+    if keep is not None and columns:
+        keep[("clear", model_name(model))], keep[("release", model_name(model))] = models[:2]
     util: dict[str, dict[str, Any]] = {}
     for i, col in enumerate(columns):
         y = test.labels[col].to_numpy()
