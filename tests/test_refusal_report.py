@@ -96,9 +96,13 @@ def test_a_refused_report_leads_with_the_figure_that_decided(refused: NotCertifi
     for part in ("the tuning split", "record-recognition", _fig(d["value"]),
                  _fig(d["ci"][0]), _fig(d["ci"][1]), "target 0.1", "fell short"):
         assert part in line, part
-    # the tuning split's row is shown, and the fresh split's table is labelled as such
+    # the tuning split's row is shown, and the risk table is that setting on the same split,
+    # labelled so: the very figure that decided, with every attacker's details
     assert "id='deciding-table'" in first
-    assert "Risks of the closest setting judged again on a fresh split" in first
+    assert "Risks of the closest setting on the tuning split, which decided" in first
+    shown = {r["name"]: r for r in doc["risks"]}
+    assert shown[d["name"]]["value"] == pytest.approx(d["value"])
+    assert shown[d["name"]]["ci"] == pytest.approx(d["ci"])
     assert "within its target" not in page and "Every risk" not in page
     # the terminal's line names the same figure first
     assert str(refused).startswith(d["text"])

@@ -266,7 +266,7 @@ def certified_report(result: SearchResult, sensitive: str, interest: str) -> tup
         setting = {"setting": chosen.label() if chosen is not None else
                    (near or {}).get("setting"), "certified": bool(result.certified),
                    "judged": "the confirmation (a fresh split)" if chosen is not None else
-                   "the closest setting on a fresh split (NOT certified)"}
+                   "the closest setting on the tuning split (NOT certified)"}
         rest = dict(data)
         data.clear()
         decided = None if result.certified else _public_deciding(deciding(result))
@@ -287,15 +287,16 @@ def _public_deciding(d: dict[str, Any] | None) -> dict[str, Any] | None:
     """The deciding object as written (a copy; nothing in it is secret)."""
     if d is None:
         return None
-    return {**d, "figures_of": FIGURES_OF.get(d["split"], "the closest setting on a fresh split"),
+    return {**d, "figures_of": FIGURES_OF.get(d["split"], "the closest setting"),
             "risks": [dict(r) for r in d.get("risks") or []]}
 
 
 def refused_verdict(verdict: dict[str, Any], decided: dict[str, Any]) -> None:
     """The verdict of a refused run's report, in place: ``refused`` (what decided and what the
     report's figures are) and a sentence that opens with NOT certified and the deciding
-    figure. The figures below may all pass (the closest setting judged again on a fresh
-    split): they are labelled as such, never said to be within their targets."""
+    figure. The figures below may all pass (the closest setting short of margin only, or a
+    confirmation below the utility floor): they are labelled as such, never said to be
+    within their targets."""
     figures_of = str(decided.get("figures_of") or FIGURES_OF.get(decided["split"], ""))
     verdict["refused"] = {"decided": decided["text"], "split": decided["split"],
                           "figures_of": figures_of}

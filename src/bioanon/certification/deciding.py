@@ -4,8 +4,8 @@ against its target.
 A search refuses for one of two reasons: no setting met every target on the **tuning split**
 (the closest setting's worst shortfall decides), or the chosen setting's **confirmation run
 (fresh split)** fell short (its worst shortfall decides). The report of a refused run may then
-show a table in which every risk is met: the closest setting judged again on a fresh split, or
-a confirmation whose utility fell below the floor. :func:`deciding` names what decided, so the
+show a table in which every risk is met: the closest setting on the tuning split when it fell
+short of margin only, or a confirmation whose utility fell below the floor. :func:`deciding` names what decided, so the
 report, ``report.json`` (its ``deciding`` object) and the terminal lead with it.
 
 Which shortfall decides, among several: a risk measured above its target before one
@@ -36,8 +36,8 @@ from ..metrics.results import INCONCLUSIVE, PASSING
 SPLITS = {"tuning": "the tuning split", "confirmation": "the confirmation run (fresh split)"}
 #: what a refused report's risk table shows, by the split that decided
 FIGURES_OF = {
-    "tuning": "the closest setting judged again on a fresh split, for reference (the tuning "
-              "split decided: its row is shown above)",
+    "tuning": "the closest setting on the tuning split, which decided (the same figures as "
+              "its row above, with every attacker's details)",
     "confirmation": "the confirmation run (fresh split), which decided",
 }
 

@@ -148,9 +148,10 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         public_name : str, optional
             The public table's file name, for the manifest.
         report_closest : bool
-            When nothing is certified, judge the closest setting on a fresh split too, so
-            that :meth:`NotCertified.report_and_chart` can show what fell short (the demo
-            does).
+            When nothing is certified, report the closest setting (judged on the tuning split
+            that decided, with every attacker and the consumer's panel), so that
+            :meth:`NotCertified.report_and_chart` can show what fell short (the demo and
+            ``bioanon release`` do).
         options : EvaluationOptions, optional
             How every setting is judged (the attack panel, ``group``, ``n_jobs``, the
             targets, ``accept_risks``); any of its fields (``models=``, ``attackers=``,

@@ -265,8 +265,8 @@ SETTINGS: dict[str, Setting] = _declared(
     Setting("tradeoff_panels", 2, Parsed(_tradeoff_panels, "a whole number >= 0"),
             "more settings the recognition panel may judge for the trade-off table",
             search=True),
-    Setting("report_closest", False, None, "judge the closest setting on a fresh split too "
-            "when nothing is certified", search=True),
+    Setting("report_closest", False, None, "report the closest setting (every attacker, on "
+            "the tuning split that decided) when nothing is certified", search=True),
     Setting("decoupler", None, None, "a trained decoupler, for the sanitizer to be searched",
             paths=MEMORY),
     # ---- the release policy

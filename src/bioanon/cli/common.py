@@ -719,7 +719,7 @@ def print_risks(report: Any) -> None:
             keys[r["attacker"]] = f"A{len(keys) + 1}"
     decided = report.get("deciding")
     title = ("risks: every one must be met" if not decided else
-             f"risks of {decided.get('figures_of') or 'the closest setting on a fresh split'}")
+             f"risks of {decided.get('figures_of') or 'the closest setting'}")
     tab = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
                 collapse_padding=True)
     tab.add_column("risk", no_wrap=True)

@@ -117,7 +117,7 @@ def _not_certified(exc: Any, out: Path) -> None:
     write_report(report, png, out)
     print_summary(report, verdict=False)  # the closest setting's figures; one verdict below
     judged = ("the confirmation run." if result.confirmation is not None else
-              "the closest setting on a fresh split.")
+              "the closest setting on the tuning split.")
     console.print(f"verdict: NOT certified — {exc}. No release was "
                   f"written; {out / 'report.html'} shows every risk of {judged}",
                   highlight=False, soft_wrap=True)

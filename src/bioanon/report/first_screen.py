@@ -182,7 +182,7 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
     d = report.get("deciding")
     title = "Risks: every one must be met"
     if d:  # a refused run: say whose figures these are (they may all pass)
-        title = f"Risks of {d.get('figures_of') or 'the closest setting on a fresh split'}"
+        title = f"Risks of {d.get('figures_of') or 'the closest setting'}"
     return (f"<h2 id='risks'>{html.escape(title)}</h2>"
             + _risk_table(rows, "risk-table"))
 

@@ -15,7 +15,7 @@ from ...evaluation.verdict import (
 )
 from ...table import FeatureTable
 from .candidates import Candidate
-from .judging import Judge, confirmation_seed, fresh_report, judge_on_fresh_split
+from .judging import Judge, confirmation_seed, fresh_report, judge_on_fresh_split, tuning_report
 from .result import SearchResult
 
 
@@ -52,14 +52,17 @@ def confirm_chosen(result: SearchResult, judge: Judge, say: Callable[[str], None
 
 
 def closest_report(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
-    """Judge the setting that came closest on the fresh split, to show what fell short."""
+    """The report of the setting that came closest, to show what fell short: the setting
+    judged on the tuning split as the search judged it (:func:`tuning_report`: the same
+    split, seeds and figures as its row, which decided the refusal, with the recognition
+    panel and the consumer's panel), so the report's risks are the figures that decided."""
     near, _ = result.closest()
     if near is None:
         return
     c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
     say(f"reporting the closest setting {c.label()}")
     with contextlib.suppress(BioanonError):
-        result.closest_report = fresh_report(judge, c, as_judged=False)
+        result.closest_report = tuning_report(judge, c)
 
 
 def confirm(table: FeatureTable, anonymizer: Any, interest: str, sensitive: str,

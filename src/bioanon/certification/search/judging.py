@@ -165,6 +165,18 @@ def fresh_report(judge: Judge, c: Candidate, as_judged: bool = True) -> Any:
     return secret_free_report(build_report(ev))
 
 
+def tuning_report(judge: Judge, c: Candidate) -> Any:
+    """``c`` judged on the tuning split as the search judged it (the same split, seeds and
+    anonymization: every risk's figure is its row's), with the recognition panel and the
+    consumer's panel of a final evaluation, as a secret-free report: the closest setting's
+    report of a refusal the tuning split decided."""
+    with one_thread():
+        ev = Evaluation(judge.tuning_table, judge.interest, judge.sensitive, judge.additional,
+                        judge.anonymizer(c), random_state=judge.seed, cache=judge.cache,
+                        options=judge.options, checked=judge.checked).evaluate()
+    return secret_free_report(build_report(ev))
+
+
 def skip_setting(result: SearchResult, c: Candidate, exc: BioanonError) -> None:
     """Name a setting that could not run on the table, with the reason."""
     result.skipped.append({"method": c.method, "setting": c.label(), "reason": str(exc)})
