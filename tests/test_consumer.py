@@ -167,3 +167,32 @@ def test_an_evaluation_hands_its_utility_forests_to_the_panel(
     assert "forest" not in made and set(made) == set(CONSUMER_MODELS) - {"forest"}
     rows = ev.utility_raw_["expression"]["consumer"]["models"]
     assert rows[0]["model"] == "forest" and rows[0]["release_cv"] is not None
+
+
+def test_a_panel_added_to_a_tuning_evaluation_makes_the_final_report(
+        table: FeatureTable) -> None:
+    """A refusal's closest setting is reported from the search's own evaluation of it (the
+    consumer's panel added: with_consumer_panel): the same report as a final evaluation of
+    the same split and seed, every figure equal."""
+    from bioanon.anonymize import GaussianNoiseAnonymizer
+
+    def ev(panel: str) -> Any:
+        return Evaluation(table, "expression", "identity",
+                          anonymizer=GaussianNoiseAnonymizer(sigma=1.0), models=["knn"],
+                          attackers="naive,parrot", n_jobs=1, verification=False,
+                          selection="none", consumer_panel=panel, random_state=4)
+
+    final = build_report(ev("final").evaluate())
+    tuning = ev("off").evaluate()
+    assert tuning.utility_raw_["expression"].get("consumer") is None
+    added = build_report(tuning.with_consumer_panel(EvaluationOptions.of(
+        models=["knn"], attackers="naive,parrot", n_jobs=1, verification=False,
+        selection="none", consumer_panel="final")))
+    import json
+
+    def same(a: Any, b: Any) -> bool:  # NaN (a level not measured) equals itself here
+        return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True,
+                                                                          default=str)
+
+    assert same(added["utility"], final["utility"]) and same(added["risks"], final["risks"])
+    assert added["params"]["evaluation"]["consumer_panel"] == "final"

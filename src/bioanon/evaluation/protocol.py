@@ -392,6 +392,21 @@ class Evaluation:
         total = 4 + (1 if self._selection_plan()[0] else 0)
         return self._panel_stage(stage, progress, Steps(progress, total))
 
+    def with_consumer_panel(self, options: EvaluationOptions) -> Evaluation:
+        """Add the consumer's panel to a finished evaluation judged without it (a search's
+        tuning split runs ``options.for_tuning()``), so that it is the evaluation ``options``
+        would have made: the same split and anonymized records (derived again from the
+        seed, as :meth:`resume` does), every figure kept, the panel's pick the headline.
+        Returns ``self``."""
+        self.options = options
+        if (not options.runs_consumer_panel() or self.interest in self.person_level_
+                or self.utility_raw_[self.interest].get("consumer") is not None):
+            return self
+        stage = self._restage()
+        self._consumer(self.utility_raw_[self.interest], stage.train, stage.test,
+                       stage.anon_train)
+        return self
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without stage 1's state: its secrets never leave the process
         (:meth:`resume` derives them again)."""

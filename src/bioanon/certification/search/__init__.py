@@ -223,6 +223,8 @@ def search(table: FeatureTable, interest: str, sensitive: str,
                  lambda text: progress(total - 1, total, text))
     if report_closest and result.confirmation is None and result.rows:
         closest_report(result, judge, lambda text: progress(total - 1, total, text))
+    for r in result.rows:
+        r.pop("_ev", None)  # the full panel's evaluations: let go once the report is made
     result.wall_s = clock.elapsed()
     progress(total, total, "done")
     return result

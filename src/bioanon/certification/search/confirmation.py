@@ -62,7 +62,7 @@ def closest_report(result: SearchResult, judge: Judge, say: Callable[[str], None
     c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
     say(f"reporting the closest setting {c.label()}")
     with contextlib.suppress(BioanonError):
-        result.closest_report = tuning_report(judge, c)
+        result.closest_report = tuning_report(judge, c, near.get("_ev"))
 
 
 def confirm(table: FeatureTable, anonymizer: Any, interest: str, sensitive: str,

@@ -147,6 +147,7 @@ def panel_row(judge: Judge, c: Candidate, ev: Evaluation) -> dict[str, Any]:
     row = setting_row(c, ev, judge.options.target_advantage, min_utility=judge.min_utility,
                **judge.targets)
     row["judged_by"] = FULL_PANEL
+    row["_ev"] = ev  # in process only: the closest setting's report reads it (tuning_report)
     return keep_setting(row, c)
 
 
@@ -165,15 +166,22 @@ def fresh_report(judge: Judge, c: Candidate, as_judged: bool = True) -> Any:
     return secret_free_report(build_report(ev))
 
 
-def tuning_report(judge: Judge, c: Candidate) -> Any:
+def tuning_report(judge: Judge, c: Candidate, kept: Evaluation | None = None) -> Any:
     """``c`` judged on the tuning split as the search judged it (the same split, seeds and
     anonymization: every risk's figure is its row's), with the recognition panel and the
     consumer's panel of a final evaluation, as a secret-free report: the closest setting's
-    report of a refusal the tuning split decided."""
+    report of a refusal the tuning split decided. ``kept``: the row's evaluation by the full
+    panel, when the search kept it; only the consumer's panel is then added
+    (:meth:`~bioanon.evaluation.Evaluation.with_consumer_panel`: the same report)."""
     with one_thread():
-        ev = Evaluation(judge.tuning_table, judge.interest, judge.sensitive, judge.additional,
-                        judge.anonymizer(c), random_state=judge.seed, cache=judge.cache,
-                        options=judge.options, checked=judge.checked).evaluate()
+        if kept is not None and getattr(kept, "recognition_run_", False):
+            kept.table, kept.cache = judge.tuning_table, judge.cache
+            ev = kept.with_consumer_panel(judge.options)
+        else:
+            ev = Evaluation(judge.tuning_table, judge.interest, judge.sensitive,
+                            judge.additional, judge.anonymizer(c), random_state=judge.seed,
+                            cache=judge.cache, options=judge.options,
+                            checked=judge.checked).evaluate()
     return secret_free_report(build_report(ev))
 
 
