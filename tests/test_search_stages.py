@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 import bioanon.evaluation.protocol as protocol
@@ -129,7 +130,10 @@ def _screened_rows_fail_in_full(fast: Any, full: Any) -> int:
         assert mine["record-membership"]["ci"][0] > 0.14  # above every level's record target
         assert theirs["record-membership"]["status"] == "not met"
         assert not by_setting[r["setting"]]["met"]
-        assert r["cas"] == by_setting[r["setting"]]["cas"]  # utility is judged in full
+        # no model is trained on its release (no CAS); the clear figures are the search's
+        assert np.isnan(r["cas"]) and not r["met_utility"]
+        assert r["clear"] == by_setting[r["setting"]]["clear"]
+        assert "CAS not measured (screened)" in row_line(r)
         assert "screened at stage 1" in mine["record-inference"]["reason"]
     return len(screened)
 

@@ -259,7 +259,8 @@ def refusal_facts(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     """What a refusal says, as data (``--json``'s ``refusal``): ``best_met`` (the chosen
     level's row of the table: the best CAS that met every target, even below the floor),
     ``looser`` (the strictest other level whose best CAS is higher, or None) and
-    ``most_useful`` (the setting of the highest CAS: ``setting``, ``cas``, ``clear``,
+    ``most_useful`` (the setting of the highest CAS measured — a setting stage 1's screen
+    decided has none —: ``setting``, ``cas``, ``clear``,
     ``fraction``, ``met``, ``met_utility`` and ``short_on``, the risks it failed with
     estimate, upper bound and target)."""
     mine = next((dict(e) for e in public(table) if e["chosen"]), None)
@@ -267,7 +268,7 @@ def refusal_facts(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     looser = next((dict(e) for e in public(table) if not e["chosen"] and e["cas"] is not None
                    and float(e["cas"]) > floor_cas), None)
     top: dict[str, Any] | None = None
-    useful = [r for r in rows if r.get("clear")]
+    useful = [r for r in rows if r.get("clear") and math.isfinite(float(r["cas"]))]
     if useful:
         r = max(useful, key=lambda r: float(r["cas"]))
         top = {"setting": r["setting"], "cas": float(r["cas"]), "clear": float(r["clear"]),

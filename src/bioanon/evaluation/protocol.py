@@ -359,9 +359,13 @@ class Evaluation:
 
         mixing: list[Any] = []  # the secret mixing matrix: in process only, never written
         train, test, anon_train, anon_test = self._split_and_anonymize(anonymizer, tick, mixing)
-        self._utility(train, test, anon_train, anon_test, anonymizer, tick)
+        if screen is None:
+            self._utility(train, test, anon_train, anon_test, anonymizer, tick)
         stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
         self._cheap_risks(stage, tick)
+        if screen is not None:  # the screen first: a setting it decides needs no CAS
+            self._utility(train, test, anon_train, anon_test, anonymizer, tick,
+                          release=not self.screened_)
         if not recognition:
             #: for resume(): in process only (dropped when pickled; None: derive it again)
             self.stage_: StageState | None = stage
@@ -526,8 +530,11 @@ class Evaluation:
         return train, test, anon_train, anon_test
 
     def _utility(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
-                 anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None]) -> None:
-        """Utility per useful attribute (CAS first); person-level ones on unseen identities."""
+                 anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None],
+                 release: bool = True) -> None:
+        """Utility per useful attribute (CAS first); person-level ones on unseen identities.
+        ``release`` False (a setting stage 1's screen decided): the clear figures only, every
+        view of the release not measured (NaN)."""
         tick("utility (CAS and the other views" + (", the consumer's panel)"
                                                    if self.options.runs_consumer_panel()
                                                    else ")"))
@@ -539,8 +546,12 @@ class Evaluation:
         fitted: dict[tuple[str, str], Any] | None = {} if consumer else None
         util = utility_views(train, test, anon_train, anon_test, columns, opts.utility_model,
                              self.random_state, opts.n_jobs, cache=self.cache,
-                             max_fit_records=opts.max_fit_records, keep=fitted)
+                             max_fit_records=opts.max_fit_records, keep=fitted,
+                             release=release)
         self.utility_notes_: list[str] = []
+        if not release:
+            self.utility_raw_ = util
+            return
         if consumer:
             self._consumer(util[self.interest], train, test, anon_train, fitted)
         if self.person_level_:
@@ -711,6 +722,8 @@ class Evaluation:
             n = int(u["n"])
 
             def rate(v: float, n: int = n) -> Rate:
+                if not np.isfinite(v):  # a view not measured (a setting the screen decided)
+                    return Rate(float("nan"), (float("nan"), float("nan")), n)
                 return Rate.from_counts(int(round(v * n)), n)
 
             out[col] = UtilityResult(col, rate(u["cas"]), rate(u["clear"]), rate(u["anonymized"]),

@@ -44,7 +44,8 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
                   seed: int = 0, n_jobs: int | None = -1,
                   cache: ModelCache | None = None,
                   max_fit_records: int | None = None,
-                  keep: dict[tuple[str, str], Any] | None = None) -> dict[str, dict[str, Any]]:
+                  keep: dict[tuple[str, str], Any] | None = None,
+                  release: bool = True) -> dict[str, dict[str, Any]]:
     """Accuracy of each useful attribute in the three views (plus clear → clear).
 
     Each entry also carries the hits behind each figure (``n`` test records) so that the
@@ -62,6 +63,10 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
     under ("clear", model) and ("release", model), a forest with its out-of-bag predictions:
     the consumer's panel (:mod:`.consumer`) reads them instead of fitting the same models
     again (in process only).
+
+    ``release`` False: the models trained on clear records only (the clear accuracy, and
+    the paper's view); every view of a model trained on the release is NaN, not measured
+    (a setting a search's screen decided on privacy).
     """
     jobs, keys, fitted, n_fit = [], [], [], []
     for col in columns:
@@ -77,7 +82,8 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
             jobs.append((model, seed, X_fit, y, [test.X, anon_test], keep is not None))
             keys.append(k)
             fitted.append(cache.get(k) if cache is not None and k is not None else None)
-    todo = [i for i, f in enumerate(fitted) if f is None]
+    skipped = set() if release else set(range(1, len(jobs), 2))  # the release's models
+    todo = [i for i, f in enumerate(fitted) if f is None and i not in skipped]
     single = n_jobs == 1 or is_parallel(n_jobs, len(todo))  # one job: one thread each
     outs: list[Any] = [None] * len(jobs)
     models = list(fitted)
@@ -89,19 +95,22 @@ def utility_views(train: FeatureTable, test: FeatureTable, anon_train: np.ndarra
     for i, f in enumerate(fitted):
         if f is not None:
             outs[i] = _utility_fit(*jobs[i], False, f)[0]
+    for i in skipped:
+        outs[i] = [None, None]
     if keep is not None and columns:
         keep[("clear", model_name(model))], keep[("release", model_name(model))] = models[:2]
     util: dict[str, dict[str, Any]] = {}
     for i, col in enumerate(columns):
         y = test.labels[col].to_numpy()
         (clear_clear, clear_anon), (anon_clear, anon_anon) = outs[2 * i], outs[2 * i + 1]
+        nan = float("nan")
         util[col] = {
             "column": col, "model": model_name(model),
             "clear": accuracy(y, clear_clear),
             "anonymized": accuracy(y, clear_anon),
-            "anonymized_to_clear": accuracy(y, anon_clear),
-            "anonymized_to_anonymized": accuracy(y, anon_anon),
-            "cas": accuracy(y, anon_clear),
+            "anonymized_to_clear": nan if anon_clear is None else accuracy(y, anon_clear),
+            "anonymized_to_anonymized": nan if anon_anon is None else accuracy(y, anon_anon),
+            "cas": nan if anon_clear is None else accuracy(y, anon_clear),
             "chance": chance_level(y),
             "n": int(y.size),
             "n_fit": n_fit[i], "n_train": int(train.n_records),

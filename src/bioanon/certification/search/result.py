@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,9 @@ class SearchResult:
 
     def utility_shortfall(self, row: Mapping[str, Any]) -> str:
         """Why ``row`` is not useful, in words (chance, or the floor)."""
+        if not math.isfinite(float(row["cas"])):
+            return ("utility: not measured (stage 1's screen decided the setting on record "
+                    "membership, so no model was trained on its release)")
         if row["cas_ci"][0] <= row["interest_chance"]:
             return (f"utility: CAS {row['cas']:.3f} (95% CI lower end {row['cas_ci'][0]:.3f}) "
                     f"is not above the chance of {row['interest_chance']:.3f}")

@@ -95,8 +95,9 @@ FULL_PANEL = "the full panel"
 STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
 #: ``judged_by`` of a row stage 1's screen decided (:data:`~bioanon.evaluation.risks.base.
 #: SCREEN_RULE`): utility, and membership by the cheap attackers only
-SCREENED = ("stage 1's screen (utility; record-level membership by the cheap attackers, "
-            "already above every level's target; no other attacker, no recognition panel)")
+SCREENED = ("stage 1's screen (record-level membership by the cheap attackers, already "
+            "above every level's target; no other attacker, no recognition panel, and no "
+            "CAS: no model is trained on a release that cannot be chosen at any level)")
 NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
 BUDGET_LEFT = "not judged by the panel: the time budget ran out (the search was cut short)"
 
@@ -163,7 +164,9 @@ def row_line(row: Mapping[str, Any]) -> str:
         verdict_ = f"{verdict_} [screened at stage 1: the cheap attackers decided it]"
     elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
         verdict_ = f"{verdict_} [judged at stage 1, no recognition panel]"
-    return (f"  {row['setting']}: CAS {row['cas']:.3f} (clear {row['clear']:.3f}); "
+    cas = (f"CAS {row['cas']:.3f}" if np.isfinite(float(row["cas"]))
+           else "CAS not measured (screened)")
+    return (f"  {row['setting']}: {cas} (clear {row['clear']:.3f}); "
             + "; ".join(parts) + f" -> {verdict_}")
 
 
@@ -193,7 +196,8 @@ def closeness(row: Mapping[str, Any]) -> tuple[int, float, float]:
     not met), then the total excess of the failed risks' upper 95% bounds over their
     targets — for a row that met every target but without margin, how far its probability
     of passing a fresh evaluation falls short of :data:`CONFIRM_PROBABILITY` (such a row is
-    closer than any that fails a target) —, then the highest CAS.
+    closer than any that fails a target) —, then the highest CAS (a CAS not measured, of a
+    setting stage 1's screen decided, last).
     """
     from ...evaluation.risks.registry import REGISTRY
 
@@ -206,7 +210,8 @@ def closeness(row: Mapping[str, Any]) -> tuple[int, float, float]:
                  and np.isfinite(r["target"]))
     if not failed and not missing and row.get("short_of_margin"):
         excess = max(0.0, CONFIRM_PROBABILITY - float(row.get("pass_probability", 0.0)))
-    return (len(failed) + missing, excess, -float(row["cas"]))
+    cas = float(row["cas"])  # a CAS not measured (a setting the screen decided) comes last
+    return (len(failed) + missing, excess, -cas if np.isfinite(cas) else np.inf)
 
 
 def confirmation_utility(report: Any) -> tuple[float, float]:
