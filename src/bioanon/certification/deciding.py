@@ -5,8 +5,9 @@ A search refuses for one of two reasons: no setting met every target on the **tu
 (the closest setting's worst shortfall decides), or the chosen setting's **confirmation run
 (fresh split)** fell short (its worst shortfall decides). The report of a refused run may then
 show a table in which every risk is met: the closest setting on the tuning split when it fell
-short of margin only, or a confirmation whose utility fell below the floor. :func:`deciding` names what decided, so the
-report, ``report.json`` (its ``deciding`` object) and the terminal lead with it.
+short of margin only, or a confirmation whose utility fell below the floor. :func:`deciding`
+names what decided, so the report, ``report.json`` (its ``deciding`` object) and the terminal
+lead with it.
 
 Which shortfall decides, among several: a risk measured above its target before one
 inconclusive at this size, then the largest excess of its upper 95% bound over its target,
