@@ -221,10 +221,7 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     total = steps(judge, result, cands, clock, progress)
     judge_levels(judge, result, 0 if exhaustive else int(tradeoff_panels),
                  lambda text: progress(total - 1, total, text))
-    if report_closest and result.confirmation is None and result.rows:
-        closest_report(result, judge, lambda text: progress(total - 1, total, text))
-    for r in result.rows:
-        r.pop("_ev", None)  # the full panel's evaluations: let go once the report is made
+    closest_report(result, judge, lambda text: progress(total - 1, total, text), report_closest)
     result.wall_s = clock.elapsed()
     progress(total, total, "done")
     return result

@@ -51,11 +51,21 @@ def confirm_chosen(result: SearchResult, judge: Judge, say: Callable[[str], None
             break
 
 
-def closest_report(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
-    """The report of the setting that came closest, to show what fell short: the setting
-    judged on the tuning split as the search judged it (:func:`tuning_report`: the same
-    split, seeds and figures as its row, which decided the refusal, with the recognition
-    panel and the consumer's panel), so the report's risks are the figures that decided."""
+def closest_report(result: SearchResult, judge: Judge, say: Callable[[str], None],
+                   wanted: bool = True) -> None:
+    """The report of the setting that came closest, to show what fell short (when
+    ``wanted`` and nothing was chosen): the setting judged on the tuning split as the search
+    judged it (:func:`tuning_report`: the same split, seeds and figures as its row, which
+    decided the refusal, with the recognition panel and the consumer's panel), so the
+    report's risks are the figures that decided. The rows' evaluations are let go after."""
+    try:
+        if wanted and result.confirmation is None and result.rows:
+            _closest_report(result, judge, say)
+    finally:
+        result.let_go()
+
+
+def _closest_report(result: SearchResult, judge: Judge, say: Callable[[str], None]) -> None:
     near, _ = result.closest()
     if near is None:
         return

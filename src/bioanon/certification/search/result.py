@@ -61,6 +61,12 @@ class SearchResult:
         cas, clear = confirmation_utility(self.confirmation)
         return floor_met(cas, clear, self.min_utility)
 
+    def let_go(self) -> None:
+        """Drop the rows' in-process evaluations by the full panel (``_ev``: the closest
+        setting's report reads them) once the search has made its reports."""
+        for r in self.rows:
+            r.pop("_ev", None)
+
     def rule(self) -> str:
         """The choice rule, with the utility floor when one is set."""
         if self.min_utility is None:
