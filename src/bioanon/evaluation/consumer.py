@@ -73,7 +73,7 @@ def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.nda
     the same estimator, seed and records), which then needs no fit here."""
     est = fitted
     if est is None or (folds >= 2 and oob_hits(est, y) is None):
-        est = _with_oob(single_threaded(make_recognizer(model, seed)), folds >= 2)
+        est = with_oob(single_threaded(make_recognizer(model, seed)), folds >= 2)
         est.fit(X, y)
     hits: int | None = None
     if folds >= 2:
@@ -87,7 +87,7 @@ def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.nda
     return hits, est.predict(probe)
 
 
-def _with_oob(est: Any, wanted: bool) -> Any:
+def with_oob(est: Any, wanted: bool) -> Any:
     """A random forest asked to keep its out-of-bag predictions (the trees, their seeds and
     every prediction are those of the same forest without them); any other model as is."""
     if wanted and hasattr(est, "oob_score") and getattr(est, "bootstrap", False):
@@ -221,4 +221,4 @@ def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:
 
 
 __all__ = ["CONSUMER_MODELS", "FOLDS", "PANEL_MODES", "RULE", "apply_pick", "consumer_panel",
-           "folds_for", "oob_hits"]
+           "folds_for", "oob_hits", "with_oob"]

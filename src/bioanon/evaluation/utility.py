@@ -30,9 +30,9 @@ def _utility_fit(model: Any, seed: int, X: np.ndarray, y: np.ndarray,
     ``oob``: a forest keeps its out-of-bag predictions, for the consumer's panel)."""
     est = fitted
     if est is None:
-        from .consumer import _with_oob
+        from .consumer import with_oob
 
-        est = _with_oob(make_recognizer(model, seed), oob)
+        est = with_oob(make_recognizer(model, seed), oob)
         if single:
             single_threaded(est)
         est.fit(X, y)
