@@ -181,3 +181,40 @@ def test_a_row_short_only_of_margin_is_closer_than_one_failing_a_target() -> Non
     assert closeness(margin)[0] == 0 and closeness(failing)[0] == 1
     assert closeness(margin) < closeness(failing)
     assert closeness(margin)[1] == pytest.approx(0.5)
+
+
+def test_the_screen_reads_the_group_level_when_groups_are_kept_whole() -> None:
+    """A split keeping groups whole (SP-SW-HAR's executions): the screen reads group-level
+    membership by the cheap attackers on the full figure's candidates and groups; the
+    screened rows fail group membership in the exhaustive search too, and the choice, the
+    certificate and every row it did not decide are the unscreened search's."""
+    t = make_biometric(n_identities=40, records_per_identity=12, n_features=32,
+                       random_state=2)
+    why = "test of the group-level screen"
+    kw = {**KW, "methods": ["noise", "dp-cells"], "group": "identity", "level": 0.25,
+          "accept_risks": {"identity-membership": why, "identity-inference": why}}
+    fast = search(t, "expression", "gender", **kw)
+    plain = search(t, "expression", "gender", space=SearchSpace(screen=False), **kw)
+    full = search(t, "expression", "gender", exhaustive=True, **kw)
+    screened = [r for r in fast.rows if r["judged_by"] == SCREENED]
+    assert screened, "no setting was screened: the test table no longer exercises the screen"
+    by_setting = {r["setting"]: r for r in full.rows}
+    for r in screened:
+        mine = {x["name"]: x for x in r["risks"]}
+        assert mine["group-membership"]["status"] == "not met"
+        assert mine["group-membership"]["ci"][0] > 0.14
+        assert "first group-level game" in mine["group-membership"]["reason"]
+        assert not by_setting[r["setting"]]["met"]
+        theirs = {x["name"]: x for x in by_setting[r["setting"]]["risks"]}
+        assert theirs["group-membership"]["status"] == "not met"
+    for other in (fast, plain):
+        assert (other.candidate is None) == (full.candidate is None)
+        if full.candidate is not None:
+            assert other.candidate is not None
+            assert other.candidate.label() == full.candidate.label()
+        assert other.certified == full.certified
+    same = {r["setting"]: r for r in _public(plain.rows)}
+    for r in _public(fast.rows):
+        if r["judged_by"] != SCREENED:
+            assert json.dumps(r, sort_keys=True) == json.dumps(same[r["setting"]],
+                                                               sort_keys=True)

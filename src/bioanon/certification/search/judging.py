@@ -90,11 +90,11 @@ def judge_anonymizer(judge: Judge, anonymizer: Any, recognition: bool,
 
 def screen_bound(options: EvaluationOptions, checked: Any) -> float | None:
     """Stage 1's screen: the largest record-level membership target the search and its
-    trade-off read (the chosen level's and those of :data:`~..tradeoff.TABLE_LEVELS`), so a
-    setting it decides fails at every level the search reports, whatever the other
-    attackers show (:data:`~bioanon.evaluation.risks.base.SCREEN_RULE`). None (no screen)
-    when the record level's membership is accepted by name or covered by a declared
-    guarantee, or the split keeps groups whole (the figure is then the group level's).
+    trade-off read (the chosen level's and those of :data:`~..tradeoff.TABLE_LEVELS`; the
+    group level's when the split keeps groups whole), so a setting it decides fails at every
+    level the search reports, whatever the other attackers show
+    (:data:`~bioanon.evaluation.risks.base.SCREEN_RULE`). None (no screen) when that level's
+    membership is accepted by name or a declared guarantee covers risks.
 
     Examples
     --------
@@ -106,11 +106,11 @@ def screen_bound(options: EvaluationOptions, checked: Any) -> float | None:
     from ...evaluation.risks.base import target_at
     from ..tradeoff import TABLE_LEVELS
 
-    accepted = dict(checked.accept_risks or {})
-    if options.guarantee is not None or options.group is not None \
-            or "record-membership" in accepted:
+    level = "record" if options.group is None else "group"
+    if options.guarantee is not None or f"{level}-membership" in dict(checked.accept_risks
+                                                                       or {}):
         return None
-    return max(target_at(lv, "record") for lv in (*TABLE_LEVELS, checked.level))
+    return max(target_at(lv, level) for lv in (*TABLE_LEVELS, checked.level))
 
 
 def resume_setting(judge: Judge, ev: Evaluation, progress: Any) -> Evaluation:

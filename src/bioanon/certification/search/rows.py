@@ -95,8 +95,8 @@ FULL_PANEL = "the full panel"
 STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
 #: ``judged_by`` of a row stage 1's screen decided (:data:`~bioanon.evaluation.risks.base.
 #: SCREEN_RULE`): utility, and membership by the cheap attackers only
-SCREENED = ("stage 1's screen (record-level membership by the cheap attackers, already "
-            "above every level's target; no other attacker, no recognition panel, and no "
+SCREENED = ("stage 1's screen (record- or group-level membership by the cheap attackers, "
+            "already above every level's target; no other attacker, no recognition panel, and no "
             "CAS: no model is trained on a release that cannot be chosen at any level)")
 NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
 BUDGET_LEFT = "not judged by the panel: the time budget ran out (the search was cut short)"

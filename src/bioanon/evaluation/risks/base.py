@@ -36,8 +36,8 @@ RECORD_GAMES = 2
 #: the screen of a search's stage 1, in words (a setting it decides is never chosen: its
 #: record-level membership advantage is above every target the search and its trade-off read)
 SCREEN_RULE = ("screened at stage 1: the cheap membership attackers (tracing, density ratio) "
-               "on the first record-level game already put the advantage's lower 95% bound "
-               "above {bound:g}, the largest record-level target the search and its trade-off "
+               "on the first {level}-level game already put the advantage's lower 95% bound "
+               "above {bound:g}, the largest {level}-level target the search and its trade-off "
                "read; the other attackers, the second game, the identity level and inference "
                "were not run (the setting fails at every level whatever they show)")
 #: fewest identities for an identity-level figure at all: its interval comes from the spread

@@ -125,6 +125,22 @@ def record_candidates(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return te, tr, cand, lab, who, np.r_[-np.ones(te.size, int), tr]
 
 
+def group_candidates(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                        np.ndarray]:
+    """A group-level game's candidates (a split keeping groups whole): their features
+    stacked (members first), interest labels and groups as text, each one's row in the
+    reference (−1 for a member) and the member flags, per record."""
+    mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
+    cand = np.vstack([mem.X, non.X])
+    member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
+    lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
+                non.labels[ctx.interest].astype(str).to_numpy()]
+    in_ref = np.r_[-np.ones(mem.n_records, int), non_rows]
+    groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
+                   non.labels[ctx.group].astype(str).to_numpy()]
+    return cand, lab, groups, in_ref, member
+
+
 class MembershipRisk:
     """The membership risk at record (or group) and identity level (call :meth:`evaluate`).
 
@@ -155,21 +171,14 @@ class MembershipRisk:
         self.legacy_: list[MembershipResult] = []
         out: list[RiskResult] = []
         # ---------------------------------------------------------------- record / group
-        if ctx.group is None and ctx.screen is not None and self._screen():
+        if ctx.screen is not None and self._screen():
             return self
         if ctx.group is None:
             scores, member, units = self._record_games()
             out.append(self._judge(scores, member, "record", units, self.game_of_))
             self.legacy_.append(membership_auc(scores, member, "record"))
         else:
-            mem, non, non_rows = ctx.candidates()  # at most max_candidates per side
-            cand = np.vstack([mem.X, non.X])
-            member = np.r_[np.ones(mem.n_records, bool), np.zeros(non.n_records, bool)]
-            lab = np.r_[mem.labels[ctx.interest].astype(str).to_numpy(),
-                        non.labels[ctx.interest].astype(str).to_numpy()]
-            in_ref = np.r_[-np.ones(mem.n_records, int), non_rows]
-            groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
-                           non.labels[ctx.group].astype(str).to_numpy()]
+            cand, lab, groups, in_ref, member = group_candidates(ctx)
             scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
                                    groups, ctx.attack_cache.setdefault("group", {}),
                                    cand_ids=groups, level="group")
@@ -206,10 +215,36 @@ class MembershipRisk:
 
     def _screen(self) -> bool:
         """A search's stage-1 screen (:data:`~.base.SCREEN_RULE`): the cheap attackers
-        (:data:`bioanon.attack.registry.SCREEN`) on the evaluation's own record-level game,
-        cross-fitted as the full figure is; True (and the results set, the context marked
-        ``screened``) when the advantage's lower 95% bound lies above ``ctx.screen``.
-        Otherwise nothing is kept but what the full run reuses (the game's cache)."""
+        (:data:`bioanon.attack.registry.SCREEN`) on the evaluation's own record-level game
+        (group-level when the split keeps groups whole: the same candidates and units as
+        the full figure), cross-fitted as the full figure is; True (and the results set, the
+        context marked ``screened``) when the advantage's lower 95% bound lies above
+        ``ctx.screen``. Otherwise nothing is kept but what the full run reuses (the game's
+        cache)."""
+        ctx = self.ctx
+        level = "record" if ctx.group is None else "group"
+        scores, member, units, unit = (self._screen_record() if ctx.group is None
+                                       else self._screen_group())
+        adv = crossfit_advantage(scores, member, None, units, ctx.rng("membership/screen"),
+                                 unit)
+        bound = float(ctx.screen)  # type: ignore[arg-type]
+        if not adv.ci[0] > bound:
+            return False
+        why = SCREEN_RULE.format(bound=bound, level=level)
+        r = self._result(adv, level, scores, member, None)
+        r = risk_result("membership", level, "advantage", adv.value, adv.ci, r.attacker,
+                        0.0, BASELINE_NAME, self._target(level), adv.null_upper,
+                        f"{why}; lower 95% bound {adv.ci[0]:.3f} > {bound:g}",
+                        {**r.extras, "screened": True, "n_games": 1})
+        ctx.screened = why
+        self.legacy_ = [membership_auc(scores, member, level)]
+        self.results_ = [r, not_covered("membership", "identity", "advantage",
+                                        self._target("identity"), why, 0.0, BASELINE_NAME)]
+        return True
+
+    def _screen_record(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, str]:
+        """The screen's record-level game: the cheap attackers' scores (ranks), the member
+        flags, the units and their name."""
         from scipy.stats import rankdata  # not at import: it costs seconds at start-up
 
         ctx = self.ctx
@@ -221,23 +256,20 @@ class MembershipRisk:
         member = np.r_[np.ones(te.size, bool), np.zeros(tr.size, bool)]
         keys = np.r_[ctx.train.n_records + te, tr]
         units = who if np.unique(who).size >= MIN_IDENTITY_LEVEL else keys
-        unit = ("records (folds and interval by identity)" if units is who else "records")
-        adv = crossfit_advantage(scores, member, None, units, ctx.rng("membership/screen"),
-                                 unit)
-        bound = float(ctx.screen)  # type: ignore[arg-type]
-        if not adv.ci[0] > bound:
-            return False
-        why = SCREEN_RULE.format(bound=bound)
-        r = self._result(adv, "record", scores, member, None)
-        r = risk_result("membership", "record", "advantage", adv.value, adv.ci, r.attacker,
-                        0.0, BASELINE_NAME, self._target("record"), adv.null_upper,
-                        f"{why}; lower 95% bound {adv.ci[0]:.3f} > {bound:g}",
-                        {**r.extras, "screened": True, "n_games": 1})
-        ctx.screened = why
-        self.legacy_ = [membership_auc(scores, member, "record")]
-        self.results_ = [r, not_covered("membership", "identity", "advantage",
-                                        self._target("identity"), why, 0.0, BASELINE_NAME)]
-        return True
+        return scores, member, units, ("records (folds and interval by identity)"
+                                       if units is who else "records")
+
+    def _screen_group(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, str]:
+        """The screen's group-level game (a split keeping groups whole): the full figure's
+        candidates and groups, scored by the cheap attackers only."""
+        ctx = self.ctx
+        cand, lab, groups, in_ref, member = group_candidates(ctx)
+        game = game_of(ctx, cand, {ctx.interest: lab}, groups, ctx.anon_test,
+                       ctx.test.labels, in_ref, groups, "group",
+                       ctx.attack_cache.setdefault("screen", {}))
+        scores = run_attackers(attackers.SCREEN, game)
+        uniq, codes = np.unique(groups, return_inverse=True)
+        return scores, _by_group(member.astype(float), codes, uniq.size) > 0.5, uniq, "groups"
 
     def _record_games(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """Every record-level game's candidates scored by every attacker
