@@ -218,3 +218,8 @@ def test_the_screen_reads_the_group_level_when_groups_are_kept_whole() -> None:
         if r["judged_by"] != SCREENED:
             assert json.dumps(r, sort_keys=True) == json.dumps(same[r["setting"]],
                                                                sort_keys=True)
+    # the chart says which settings have no CAS, one line each
+    from bioanon.certification.chart import search_figure
+
+    texts = [x.get_text() for x in search_figure(fast, "gender", "expression").axes[0].texts]
+    assert texts.count("not measured (screened)") == len(screened)

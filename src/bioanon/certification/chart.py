@@ -200,7 +200,7 @@ def _legend(fig: Any, lv: Any) -> None:
 def _cas_panel(ax: Any, rows: list[Any], order: list[int], y: np.ndarray,
                cas_of: list[float], floor: Any, interest: str) -> None:
     """The CAS panel: each setting's CAS with its interval, the clear accuracy, chance and
-    the utility floor."""
+    the utility floor; "not measured (screened)" where stage 1's screen decided a setting."""
     if rows:
         cas = floats(cas_of[j] for j in order)
         cis = [rows[j].get("cas_ci") for j in order]
@@ -218,7 +218,12 @@ def _cas_panel(ax: Any, rows: list[Any], order: list[int], y: np.ndarray,
         if floor and np.isfinite(clear):
             ax.axvline(float(floor) * clear, color=FAIL, linestyle=":", linewidth=1.2)
         low = np.nanmin(np.r_[lo, cas, chance])
-        ax.set_xlim(max(0.0, float(low) - 0.05) if np.isfinite(low) else 0.0, 1.02)
+        left = max(0.0, float(low) - 0.05) if np.isfinite(low) else 0.0
+        ax.set_xlim(left, 1.02)
+        for k, value in enumerate(cas):  # a setting stage 1's screen decided: no CAS
+            if not np.isfinite(value):
+                ax.text(left + 0.02, y[k], "not measured (screened)", fontsize=6.5,
+                        color="#777777", va="center", ha="left")
     ax.set_title(f"CAS of '{interest}'", fontsize=9.5, fontweight="bold")
     ax.set_xlabel("trained on the release,\nscored on clear data\n(higher: more useful)",
                   fontsize=7.5)
