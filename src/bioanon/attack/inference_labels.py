@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tracing import _unit, class_means
+from .tracing import _unit, class_means, cosine_precision
 
 
 def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels: np.ndarray,
@@ -25,7 +25,7 @@ def nearest_labels(candidates: np.ndarray, released: np.ndarray, released_labels
     mu, sd = R.mean(axis=0), R.std(axis=0)
     sd = np.where(sd == 0, 1.0, sd)
     Ru = _unit((R - mu) / sd)
-    Cu = _unit((np.asarray(candidates, np.float64) - mu) / sd)
+    Cu, Ru = cosine_precision(_unit((np.asarray(candidates, np.float64) - mu) / sd), Ru)
     idx = np.empty(Cu.shape[0], dtype=np.int64)
     for s in range(0, Cu.shape[0], block):
         idx[s:s + block] = (Cu[s:s + block] @ Ru.T).argmax(axis=1)

@@ -28,6 +28,7 @@ from ..anonymize import SelectiveMeanAnonymizer  # noqa: F401  (the examples bel
 from ..attack import ModelCache, run_panel, training_set
 from ..attack.contributors import contributor_disclosure
 from ..attack.control import control_rate
+from ..attack.parallel import is_parallel
 from ..attack.recognizers import model_name, parse_models
 from ..attack.selection import (
     _identity_matrix,
@@ -52,6 +53,7 @@ from ..metrics.results import (
 )
 from ..progress import Steps, stages
 from ..table import FeatureTable
+from .beside import Beside
 from .caps import capped_rows
 from .consumer import apply_pick, consumer_panel
 from .options import EvaluationOptions
@@ -359,10 +361,12 @@ class Evaluation:
 
         mixing: list[Any] = []  # the secret mixing matrix: in process only, never written
         train, test, anon_train, anon_test = self._split_and_anonymize(anonymizer, tick, mixing)
-        if screen is None:
-            self._utility(train, test, anon_train, anon_test, anonymizer, tick)
-        stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
-        self._cheap_risks(stage, tick)
+        if screen is None:  # utility beside the cheap risks when the jobs allow
+            stage = self._utility_beside_risks(train, test, anon_train, anon_test, mixing,
+                                               anonymizer, tick)
+        else:
+            stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
+            self._cheap_risks(stage, tick)
         if screen is not None:  # the screen first: a setting it decides needs no CAS
             self._utility(train, test, anon_train, anon_test, anonymizer, tick,
                           release=not self.screened_)
@@ -529,15 +533,45 @@ class Evaluation:
         self.n_train_, self.n_test_ = train.n_records, test.n_records
         return train, test, anon_train, anon_test
 
+    def _utility_beside_risks(self, train: FeatureTable, test: FeatureTable,
+                              anon_train: np.ndarray, anon_test: np.ndarray,
+                              mixing: list[Any], anonymizer: Any,
+                              tick: Callable[[str], None]) -> StageState:
+        """Utility and the cheap risks, at once when ``n_jobs`` allows two tasks
+        (:class:`.beside.Beside`: utility in a thread; the same figures as one after the
+        other), else utility first; returns the risks' stage state. The utility's progress
+        lines come in the same order either way (its first before the risks')."""
+        parallel = is_parallel(self.options.n_jobs, 2)
+        later: list[str] = []
+        tick(self._utility_stage())
+        util = Beside(lambda: self._utility(train, test, anon_train, anon_test, anonymizer,
+                                            later.append if parallel else tick,
+                                            announce=False), parallel)
+        try:
+            stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
+            self._cheap_risks(stage, tick)
+        except Exception:
+            util.wait(raise_error=False)  # the risks' error is the one to say
+            raise
+        util.wait()
+        for text in later:
+            tick(text)
+        return stage
+
+    def _utility_stage(self) -> str:
+        return "utility (CAS and the other views" + (", the consumer's panel)"
+                                                     if self.options.runs_consumer_panel()
+                                                     else ")")
+
     def _utility(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
                  anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None],
-                 release: bool = True) -> None:
+                 release: bool = True, announce: bool = True) -> None:
         """Utility per useful attribute (CAS first); person-level ones on unseen identities.
         ``release`` False (a setting stage 1's screen decided): the clear figures only, every
-        view of the release not measured (NaN)."""
-        tick("utility (CAS and the other views" + (", the consumer's panel)"
-                                                   if self.options.runs_consumer_panel()
-                                                   else ")"))
+        view of the release not measured (NaN). ``announce`` False: the caller said its
+        progress line."""
+        if announce:
+            tick(self._utility_stage())
         opts = self.options
         columns = [self.interest, *self.additional]
         self.person_level_ = (person_level_columns(self.table.labels, self.sensitive, columns)
