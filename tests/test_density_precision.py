@@ -52,3 +52,57 @@ def test_the_reference_side_is_computed_once_per_candidates_and_reference(
     skip = np.r_[-np.ones(200, int), np.arange(200)]  # another reference side: computed
     density.density_scores_multi(cand, first, ref, ks=(1, 5), candidate_in_reference=skip)
     assert calls[-2:] == [200, 200]
+
+
+def test_float32_cosine_attackers_keep_the_ranking(monkeypatch: pytest.MonkeyPatch) -> None:
+    # from COSINE_FLOAT32_PAIRS pairs on (a search's games) the cosine attackers compute in
+    # float32: the scores move by float32's rounding only and the members' ranking stays
+    from bioanon.attack import inference_labels, tracing
+
+    rng = np.random.default_rng(2)
+    members, others = rng.normal(size=(2, 300, 16))
+    released = members + 0.3 * rng.normal(size=members.shape)
+    labels = np.repeat(["a", "b", "c"], 100)
+    cand = np.vstack([members, others])
+    cand_labels = np.r_[labels, labels]
+
+    def scores() -> dict[str, np.ndarray]:
+        membership._PEERS.clear()
+        out = membership.membership_scores(cand, released)
+        out["tracing"] = tracing.tracing_scores(cand, released, labels, cand_labels, top=3)
+        out["nearest label"] = inference_labels.nearest_labels(cand, released, labels)
+        out["traced label"] = tracing.traced_labels(cand, released, labels, top=3)
+        return out
+
+    monkeypatch.setattr(tracing, "COSINE_FLOAT32_PAIRS", 10**12)  # float64 everywhere
+    wide = scores()
+    monkeypatch.setattr(tracing, "COSINE_FLOAT32_PAIRS", 0)  # every game counts as large
+    narrow = scores()
+    for name in ("nearest_released", "calibrated", "tracing"):
+        assert not np.array_equal(narrow[name], wide[name])  # the float32 path did run
+        np.testing.assert_allclose(narrow[name], wide[name], atol=1e-5)
+        assert rank_auc(narrow[name][:300], narrow[name][300:]) == pytest.approx(
+            rank_auc(wide[name][:300], wide[name][300:]), abs=1e-3)
+        assert rank_auc(wide[name][:300], wide[name][300:]) > 0.8  # the attack finds them
+    for name in ("nearest label", "traced label"):
+        assert (narrow[name] == wide[name]).mean() > 0.99
+
+
+def test_the_peer_similarity_is_computed_once_per_candidates(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the calibrated score's population side does not depend on the release: two releases
+    # scored on the same candidates compute it once, and the scores are the same numbers
+    rng = np.random.default_rng(3)
+    cand = rng.normal(size=(200, 8))
+    first, second = cand[:100] + 0.1 * rng.normal(size=(100, 8)), rng.normal(size=(100, 8))
+    membership._PEERS.clear()
+    fresh = [membership.membership_scores(cand, r)["calibrated"] for r in (first, second)]
+    calls: list[int] = []
+    real = membership._max_sim
+    monkeypatch.setattr(membership, "_max_sim", lambda P, G, exclude_self=False, block=2048: (
+        calls.append(int(exclude_self)), real(P, G, exclude_self, block))[1])
+    membership._PEERS.clear()
+    again = [membership.membership_scores(cand, r)["calibrated"] for r in (first, second)]
+    assert calls == [0, 1, 0]  # release, peers, release: the peers once
+    for a, b in zip(fresh, again, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -7,7 +7,9 @@ scores every clear candidate; the AUC of members against non-members measures di
 
 - ``nearest_released``: cosine similarity of the candidate to its nearest released record;
 - ``calibrated``: that similarity minus the candidate's similarity to its nearest other clear
-  candidate (a record close to the release *and* unusual for the population stands out);
+  candidate (a record close to the release *and* unusual for the population stands out; the
+  candidates are standardized by themselves for it, so it does not depend on the release and
+  is computed once per candidates: :func:`peer_similarity`);
 - ``euclidean``: minus the Euclidean distance to the nearest released record.
 
 Identity-level scores take, per identity, the mean score of its clear records.
@@ -15,6 +17,8 @@ Identity-level scores take, per identity, the mean score of its clear records.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -67,15 +71,54 @@ def _min_dist(P: np.ndarray, G: np.ndarray, block: int = 2048) -> np.ndarray:
     return out
 
 
+#: peer similarities kept in this process, by a digest of the candidates
+#: (:func:`peer_similarity`)
+PEER_CACHE_SIZE = 32
+_PEERS: OrderedDict[str, np.ndarray] = OrderedDict()
+
+
+def peer_similarity(candidates: np.ndarray) -> np.ndarray:
+    """Each candidate's cosine similarity to its nearest other candidate, the candidates
+    standardized by themselves: the population side of the calibrated score. It does not
+    depend on the release, so every setting a search judges on one split (and each game
+    with the same candidates) shares it: kept in this process by a digest of the candidates,
+    a repeated call returns the very numbers the first computed.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> C = rng.normal(size=(6, 4))
+    >>> peer_similarity(np.vstack([C, C[:1]])).round(6)[[0, -1]].tolist()  # a twin: 1
+    [1.0, 1.0]
+    """
+    C = np.asarray(candidates, dtype=np.float64)
+    if len(C) < 2:
+        return np.zeros(len(C))
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{C.shape}|".encode())
+    h.update(np.ascontiguousarray(C).data)
+    key = h.hexdigest()
+    got = _PEERS.get(key)
+    if got is None:
+        Cu = _unit(_standardize(C, C)[0])
+        Cu, _ = cosine_precision(Cu, Cu)
+        got = _max_sim(Cu, Cu, exclude_self=True)
+        _PEERS[key] = got
+        while len(_PEERS) > PEER_CACHE_SIZE:
+            _PEERS.popitem(last=False)
+    else:
+        _PEERS.move_to_end(key)
+    return got.copy()
+
+
 def membership_scores(candidates: np.ndarray, released: np.ndarray) -> dict[str, np.ndarray]:
     """Every membership attacker's score for each clear candidate (higher: member)."""
     C, R = _standardize(np.vstack([candidates, released]), candidates, released)
     Cu, Ru = _unit(C), _unit(R)
     # cosine similarities lose nothing that ranks in float32 (tracing.COSINE_FLOAT32_PAIRS)
-    Cu, Ru = cosine_precision(Cu, Ru, len(C) * (len(C) + len(R)))
+    Cu, Ru = cosine_precision(Cu, Ru)
     near = _max_sim(Cu, Ru)
-    peer = _max_sim(Cu, Cu, exclude_self=True) if len(C) > 1 else np.zeros(len(C))
-    return {"nearest_released": near, "calibrated": near - peer,
+    return {"nearest_released": near, "calibrated": near - peer_similarity(candidates),
             "euclidean": -_min_dist(C, R)}
 
 
