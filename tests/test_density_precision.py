@@ -106,3 +106,21 @@ def test_the_peer_similarity_is_computed_once_per_candidates(
     assert calls == [0, 1, 0]  # release, peers, release: the peers once
     for a, b in zip(fresh, again, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_k_smallest_are_the_partition_s_bit_for_bit(dtype) -> None:
+    rng = np.random.default_rng(4)
+    d = rng.normal(size=(300, 2000)).astype(dtype)
+    d[:, ::7] = np.round(d[:, ::7], 1)  # ties
+    d[np.arange(300), rng.integers(0, 2000, 300)] = np.inf  # a left-out record per row
+    d[5] = d[5, 0]  # a row of one value
+    for k in (1, 2, 5, 40):
+        want = np.partition(d, k - 1, axis=1)[:, :k]
+        want.sort(axis=1)
+        got = density.smallest(d, k)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    narrow = d[:, :30]  # too narrow to sample: the partition itself
+    np.testing.assert_array_equal(density.smallest(narrow, 5),
+                                  np.sort(narrow, axis=1)[:, :5])

@@ -34,7 +34,7 @@ def _kth_dists(P: np.ndarray, G: np.ndarray, ks: tuple[int, ...],
     """Distance of each row of P to its k-th nearest row of G, for every k in ``ks`` from one
     pass (``skip[i]``: G's row to leave out for P's row i, or -1).
 
-    One selection at the largest k per block, then a sort of the ``max(ks)`` smallest: the
+    One selection of the ``max(ks)`` smallest per block (:func:`smallest`), sorted: the
     same order statistics as a partition at every k (NumPy's multi-k partition costs several
     times one), and the squared distances are formed in place in the block's matrix product
     (the same operations in the same order as ``|p|² − 2 p·g + |g|²``, bit for bit).
@@ -56,14 +56,45 @@ def _kth_dists(P: np.ndarray, G: np.ndarray, ks: tuple[int, ...],
             sk = skip[s:s + block]
             rows = np.flatnonzero(sk >= 0)
             d[rows, sk[rows]] = np.inf
-        if k_max == 1:
-            head = d.min(axis=1)[:, None]
-        else:
-            head = np.partition(d, k_max - 1, axis=1)[:, :k_max]
-            head.sort(axis=1)
+        head = d.min(axis=1)[:, None] if k_max == 1 else smallest(d, k_max)
         for k, kv in kk.items():
             out[k][s:s + block] = np.sqrt(np.maximum(head[:, kv - 1], 0.0))
     return out
+
+
+#: :func:`smallest` bounds each row's ``k``-th smallest by a partition of every
+#: ``SAMPLE_STRIDE``-th column
+SAMPLE_STRIDE = 8
+
+
+def smallest(d: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` smallest values of each row of ``d``, sorted: the values of a partition at
+    ``k − 1`` followed by a sort, bit for bit, in about half its time on wide rows.
+
+    Each row's ``k``-th smallest among every :data:`SAMPLE_STRIDE`-th column bounds its
+    ``k``-th smallest from above, so the ``k`` smallest all lie at or below it: only those
+    few values per row are gathered and sorted.
+
+    Examples
+    --------
+    >>> d = np.random.default_rng(0).normal(size=(3, 500))
+    >>> bool((smallest(d, 5) == np.sort(d, axis=1)[:, :5]).all())
+    True
+    """
+    n, m = d.shape
+    if k < 1 or m // SAMPLE_STRIDE < 4 * k:  # narrow rows: the partition itself
+        head = np.partition(d, k - 1, axis=1)[:, :k]
+        head.sort(axis=1)
+        return head
+    bound = np.partition(d[:, ::SAMPLE_STRIDE], k - 1, axis=1)[:, k - 1]
+    keep = d <= bound[:, None]
+    counts = keep.sum(axis=1)
+    vals = d[keep]  # row by row
+    first = np.repeat(np.cumsum(counts) - counts, counts)
+    buf = np.full((n, int(counts.max())), np.inf, dtype=d.dtype)
+    buf[np.repeat(np.arange(n), counts), np.arange(vals.size) - first] = vals
+    buf.sort(axis=1)
+    return buf[:, :k]
 
 
 def _kth_dist(P: np.ndarray, G: np.ndarray, k: int, skip: np.ndarray | None = None,
