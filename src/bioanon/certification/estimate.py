@@ -4,9 +4,9 @@ A simple cost model calibrated on this machine class (2 quiet cores): the search
 with the settings it judges and with the records and features each judgement reads; the
 panel's stage, the confirmation and the trade-off add a few full evaluations on top::
 
-    seconds ≈ (n_settings + FULL_EVALUATIONS) × SECONDS_PER_SETTING_PER_1K
-              × (n_records / 1000) × (n_features / REFERENCE_FEATURES) ** FEATURE_EXPONENT
-              / speed-up of the workers + START_SECONDS
+    seconds ≈ (n_settings / speed-up of the workers + FULL_EVALUATIONS)
+              × SECONDS_PER_SETTING_PER_1K × (n_records / 1000)
+              × (n_features / REFERENCE_FEATURES) ** FEATURE_EXPONENT + START_SECONDS
 
 It is an order of magnitude for the user to plan around ("about 2 min"), not a promise: a
 loaded machine is slower, and ``benchmarks/bench_release.py`` prints the estimate beside the
@@ -20,16 +20,20 @@ import os
 from dataclasses import dataclass
 
 #: CPU seconds one setting's judgement costs per 1,000 records at REFERENCE_FEATURES features
-#: (fitted to two releases on 2 quiet cores with 2 workers: FSDD, 3,000 × 400, 33 settings,
-#: 126 s; the demo, 5,200 × 128, 8 settings, 38.7 s)
-SECONDS_PER_SETTING_PER_1K = 0.65
+#: (fitted to five releases on 2 cores with 2 workers at load 2, ``bench_release.py``: the
+#: demo, 10,400 × 128, 9 settings, 47–50 s; the cost curve's 5,000 and 10,000 × 128, 34
+#: settings, 71 and 155 s; FSDD, 3,000 × 400, 34 settings, 72–82 s; SP-SW-HAR, 2,265 × 300,
+#: 34 settings, 54 s)
+SECONDS_PER_SETTING_PER_1K = 0.74
 #: the features at which SECONDS_PER_SETTING_PER_1K was measured, and how the cost grows
-#: with the features (the models' fits grow less than linearly with them)
+#: with the features (the models' fits and the attackers' products grow less than linearly
+#: with them)
 REFERENCE_FEATURES = 128
-FEATURE_EXPONENT = 0.85
+FEATURE_EXPONENT = 0.47
 #: the panel's stage, the confirmation on a fresh split and the trade-off's extra panels, in
-#: settings' worth of work
-FULL_EVALUATIONS = 6.0
+#: stage-1 settings' worth of wall time (they run on every core; stage 1's screen makes the
+#: average setting cheaper than one full judgement)
+FULL_EVALUATIONS = 1.0
 #: start-up, the split and the release itself
 START_SECONDS = 3.0
 #: the share of a second worker's time stage 1 gains (1.8 × on 2 workers)
@@ -108,8 +112,8 @@ def expected_seconds(n_records: int, n_features: int, n_settings: int,
 
     Examples
     --------
-    >>> round(expected_seconds(3000, 400, 33, workers=2))  # FSDD: 126 s measured
-    128
+    >>> round(expected_seconds(3000, 400, 34, workers=2))  # FSDD: 72–82 s measured
+    78
     >>> expected_seconds(600, 32, 0) == START_SECONDS
     True
     """
@@ -131,7 +135,7 @@ def estimate(n_records: int, n_features: int, n_settings: int,
     Examples
     --------
     >>> estimate(5200, 128, 8, n_jobs=1).text()
-    'about 50 s'
+    'about 40 s'
     """
     workers = workers_of(n_jobs, n_settings)
     seconds = expected_seconds(n_records, n_features, n_settings, workers)
