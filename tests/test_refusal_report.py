@@ -188,6 +188,10 @@ def test_the_terminal_says_the_deciding_figure(table: FeatureTable, tmp_path: Pa
     assert (f"verdict: NOT certified — decided by the tuning split: {d['setting']} fell short "
             f"on {d['name']}: {d['statistic']} {_fig(d['value'])} [95% CI "
             f"{_fig(d['ci'][0])}, {_fig(d['ci'][1])}]") in said
+    # the tuning split decided (no confirmation ran): the report below is said to be its
+    assert doc["deciding"]["split"] == "tuning", doc["deciding"]
+    assert ("the report below is the closest setting's, on this tuning split, which decided "
+            "the refusal") in said and "judged again on a fresh split" not in said
 
 
 # ---------------------------------------------------------------------- accepted, not measured

@@ -107,7 +107,7 @@ class NotCertified(Exception):  # noqa: N818 - an outcome, named as the user rea
 
     def report_and_chart(self) -> tuple[Any, bytes]:
         """The report of what fell short (the failed confirmation, or the closest setting
-        judged on a fresh split when the search kept it) and the search chart as PNG bytes.
+        on the tuning split that decided) and the search chart as PNG bytes.
         Raises BioanonError when the search judged no setting on a fresh split."""
         sensitive, interest = self._roles
         return report_and_chart(self.search, str(sensitive), str(interest))

@@ -400,7 +400,7 @@ def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
             yield update
     except NotCertified as exc:
         print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False,
-                     tradeoff=exc.search.tradeoff)
+                     tradeoff=exc.search.tradeoff, fresh=exc.confirmation is not None)
         _refuse(exc, as_json, output)
 
 
@@ -506,17 +506,21 @@ def _budget_clause(statement: dict[str, Any] | None) -> str:
 
 def print_search(rows: list[dict[str, Any]], skipped: list[dict[str, Any]],
                  not_evaluated: list[str], chosen: bool = True,
-                 tradeoff: list[dict[str, Any]] | None = None) -> None:
+                 tradeoff: list[dict[str, Any]] | None = None, fresh: bool = True) -> None:
     """One line per evaluated setting, per skipped setting, the budget's note (``chosen``
     False: nothing was certified, the report is the closest setting's), then the trade-off
-    table (per level, the best CAS meeting its targets: :mod:`bioanon.certification.tradeoff`)."""
+    table (per level, the best CAS meeting its targets: :mod:`bioanon.certification.tradeoff`).
+    ``fresh``: the report below was judged on the fresh split (the chosen setting's, or a
+    failed confirmation's); False: the closest setting's on the tuning split, which decided."""
     from ..certification.search import row_line as search_row_line
     from ..certification.tradeoff import table_lines
 
     whose = "the chosen setting's" if chosen else "the closest setting's"
-    if rows:  # the tuning split's figures: the report and the verdict are the fresh split's
-        err_console.print(f"search, on the tuning split (the report below is {whose}, judged "
-                          "again on a fresh split):", highlight=False, soft_wrap=True)
+    where = ("judged again on a fresh split" if fresh or chosen
+             else "on this tuning split, which decided the refusal")
+    if rows:  # the tuning split's figures; the report's split is said
+        err_console.print(f"search, on the tuning split (the report below is {whose}, "
+                          f"{where}):", highlight=False, soft_wrap=True)
     for row in rows:
         err_console.print(search_row_line(row), highlight=False, soft_wrap=True)
     for skip in skipped:  # every setting or method left out is named, with its reason
