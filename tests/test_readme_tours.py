@@ -41,7 +41,7 @@ EXTRA = {"release": ["--models", "knn", "--attackers", "naive,parrot,reverse",
                      "--methods", "selective-mean", "--budget-minutes", "1", "--jobs", "1",
                      "--level", "0.2", "--target-advantage", "0.1"],
          "tune": ["--models", "knn", "--attackers", "naive,parrot,reverse"],
-         "evaluate": ["--jobs", "1"]}
+         "evaluate": ["--jobs", "1", "--models", "knn", "--attackers", "naive,parrot,reverse"]}
 
 
 def readme_commands(runnable: bool = True) -> list[str]:

@@ -113,7 +113,7 @@ def _not_certified(exc: Any, out: Path) -> None:
 
     result = exc.search
     print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False,
-                 tradeoff=result.tradeoff, fresh=exc.confirmation is not None)
+                 tradeoff=result.tradeoff, fresh=result.confirmation is not None)
     if result.confirmation is None and result.closest_report is None:
         err_console.print(f"verdict: NOT certified — {exc}; nothing was "
                           "written", highlight=False)

@@ -400,7 +400,8 @@ def _certifying(text: str, dp: bool, output: Path, as_json: bool) -> Any:
             yield update
     except NotCertified as exc:
         print_search(exc.rows, exc.skipped, exc.not_evaluated, chosen=False,
-                     tradeoff=exc.search.tradeoff, fresh=exc.confirmation is not None)
+                     tradeoff=exc.search.tradeoff,
+                     fresh=exc.search.confirmation is not None)
         _refuse(exc, as_json, output)
 
 
