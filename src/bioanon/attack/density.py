@@ -11,10 +11,9 @@ traffic of the block matrices and of their partition, twice the matrix-product s
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
-
 import numpy as np
+
+from .kept import Kept, content_key
 
 #: above this many (candidate, record) pairs the squared distances are computed in float32
 #: (as :data:`bioanon.attack.tracing.COSINE_FLOAT32_PAIRS` does for the cosine attackers):
@@ -26,7 +25,7 @@ FLOAT32_PAIRS = 1_000_000
 #: reference-side k-th distances kept in this process, by a digest of the candidates, the
 #: reference, the rows left out and the k's (:func:`_reference_distances`)
 REFERENCE_CACHE_SIZE = 64
-_REFERENCE: OrderedDict[str, dict[int, np.ndarray]] = OrderedDict()
+_REFERENCE = Kept(REFERENCE_CACHE_SIZE)
 
 
 def _kth_dists(P: np.ndarray, G: np.ndarray, ks: tuple[int, ...],
@@ -146,22 +145,13 @@ def _reference_distances(C: np.ndarray, ref: np.ndarray, mu: np.ndarray, sd: np.
     process by a digest of what they depend on: they do not depend on the release, so every
     setting a search judges on one split (and each of its shadow games) shares them, and a
     repeated call returns the very numbers the first computed (the same work, done once)."""
-    h = hashlib.blake2b(digest_size=16)
-    for a in (C, ref, np.asarray(ks, np.int64)) + (() if skip is None else (skip,)):
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype}{a.shape}|".encode())
-        h.update(a.data)
-    h.update(b"skip" if skip is not None else b"all")
-    h.update(b"f32" if C.shape[0] * ref.shape[0] > FLOAT32_PAIRS else b"f64")
-    key = h.hexdigest()
+    key = content_key(C, ref, np.asarray(ks, np.int64), *(() if skip is None else (skip,)),
+                      tags=("skip" if skip is not None else "all",
+                            "f32" if C.shape[0] * ref.shape[0] > FLOAT32_PAIRS else "f64"))
     got = _REFERENCE.get(key)
     if got is None:
         got = _kth_dists(C, (ref - mu) / sd, ks, skip)
-        _REFERENCE[key] = got
-        while len(_REFERENCE) > REFERENCE_CACHE_SIZE:
-            _REFERENCE.popitem(last=False)
-    else:
-        _REFERENCE.move_to_end(key)
+        _REFERENCE.put(key, got)
     return {k: v.copy() for k, v in got.items()}
 
 

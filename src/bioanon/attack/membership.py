@@ -17,14 +17,13 @@ Identity-level scores take, per identity, the mean score of its clear records.
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 
 from ..metrics.intervals import auc_interval, rank_auc
 from ..metrics.results import MembershipResult
+from .kept import Kept, content_key
 from .tracing import cosine_precision
 
 #: above this many candidate pairs the Euclidean distances are computed in float32 (the
@@ -74,7 +73,7 @@ def _min_dist(P: np.ndarray, G: np.ndarray, block: int = 2048) -> np.ndarray:
 #: peer similarities kept in this process, by a digest of the candidates
 #: (:func:`peer_similarity`)
 PEER_CACHE_SIZE = 32
-_PEERS: OrderedDict[str, np.ndarray] = OrderedDict()
+_PEERS = Kept(PEER_CACHE_SIZE)
 
 
 def peer_similarity(candidates: np.ndarray) -> np.ndarray:
@@ -94,20 +93,13 @@ def peer_similarity(candidates: np.ndarray) -> np.ndarray:
     C = np.asarray(candidates, dtype=np.float64)
     if len(C) < 2:
         return np.zeros(len(C))
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{C.shape}|".encode())
-    h.update(np.ascontiguousarray(C).data)
-    key = h.hexdigest()
+    key = content_key(C)
     got = _PEERS.get(key)
     if got is None:
         Cu = _unit(_standardize(C, C)[0])
         Cu, _ = cosine_precision(Cu, Cu)
         got = _max_sim(Cu, Cu, exclude_self=True)
-        _PEERS[key] = got
-        while len(_PEERS) > PEER_CACHE_SIZE:
-            _PEERS.popitem(last=False)
-    else:
-        _PEERS.move_to_end(key)
+        _PEERS.put(key, got)
     return got.copy()
 
 
