@@ -137,7 +137,6 @@ def read_table(name: str, path: str | None) -> tuple[Any, Any, dict[str, Any]]:
             DEMO_METHODS,
             DEMO_MODELS,
             DEMO_RECORDS_PER_IDENTITY,
-            DEMO_UTILITY_MODEL,
         )
         from bioanon.datasets import make_biometric
 
@@ -145,7 +144,7 @@ def read_table(name: str, path: str | None) -> tuple[Any, Any, dict[str, Any]]:
                                records_per_identity=DEMO_RECORDS_PER_IDENTITY, random_state=0)
         return (table, Roles(sensitive="identity", interest="expression"),
                 {"methods": DEMO_METHODS, "models": DEMO_MODELS, "random_state": 0,
-                 "utility_model": DEMO_UTILITY_MODEL, "budget_minutes": 2.0,
+                 "budget_minutes": 2.0,
                  "report_closest": True})
     if name.startswith("curve-"):
         from bioanon.datasets import make_biometric

@@ -1,6 +1,7 @@
 """The consumer's panel: the pick made by cross-validation on the release alone, scored on
 clear held-out records, against the clear data's own pick; where it runs (an evaluation, a
-search's confirmation) and where not (the search's tuning split, ``consumer_panel=off``)."""
+search's confirmation), and the ranking panel (the linear consumers) a search's tuning split
+ranks its settings by."""
 
 from __future__ import annotations
 
@@ -67,11 +68,18 @@ def test_folds_follow_the_smallest_class() -> None:
     assert folds_for(np.repeat(["a", "b"], [1, 10])) == 0
 
 
-def test_the_option_is_checked_and_the_tuning_split_turns_it_off() -> None:
+def test_the_option_is_checked_and_the_tuning_split_ranks_by_the_linear_consumers() -> None:
+    from bioanon.evaluation.panel_modes import RANKING_MODELS, RANKING_VIEW_MODEL
+
     with pytest.raises(BioanonError, match="consumer_panel"):
         EvaluationOptions.of(consumer_panel="sometimes")
-    assert EvaluationOptions.of().for_tuning().consumer_panel == "off"
+    tuning = EvaluationOptions.of().for_tuning()
+    assert tuning.consumer_panel == "ranking" and tuning.consumer_models() == RANKING_MODELS
+    assert tuning.utility_model == RANKING_VIEW_MODEL  # the views by a model the panel reuses
+    assert EvaluationOptions.of(utility_model="knn").for_tuning().utility_model == "knn"
     assert EvaluationOptions.of(consumer_panel="always").for_tuning().consumer_panel == "always"
+    assert EvaluationOptions.of(consumer_panel="off").for_tuning().consumer_panel == "off"
+    assert EvaluationOptions.of().consumer_models() == CONSUMER_MODELS
     assert EvaluationOptions.of().runs_consumer_panel()
     assert not EvaluationOptions.of(consumer_panel="off").runs_consumer_panel()
 
@@ -185,9 +193,10 @@ def test_a_panel_added_to_a_tuning_evaluation_makes_the_final_report(
     final = build_report(ev("final").evaluate())
     tuning = ev("off").evaluate()
     assert tuning.utility_raw_["expression"].get("consumer") is None
-    added = build_report(tuning.with_consumer_panel(EvaluationOptions.of(
-        models=["knn"], attackers="naive,parrot", n_jobs=1, verification=False,
-        selection="none", consumer_panel="final")))
+    options = EvaluationOptions.of(models=["knn"], attackers="naive,parrot", n_jobs=1,
+                                   verification=False, selection="none",
+                                   consumer_panel="final")
+    added = build_report(tuning.with_consumer_panel(options))
     import json
 
     def same(a: Any, b: Any) -> bool:  # NaN (a level not measured) equals itself here
@@ -196,3 +205,12 @@ def test_a_panel_added_to_a_tuning_evaluation_makes_the_final_report(
 
     assert same(added["utility"], final["utility"]) and same(added["risks"], final["risks"])
     assert added["params"]["evaluation"]["consumer_panel"] == "final"
+    # judged as a search's tuning split judges (the ranking panel, its views by LDA), then
+    # given the whole panel: the final report again, every utility view the forest's
+    ranked = Evaluation(table, "expression", "identity",
+                        anonymizer=GaussianNoiseAnonymizer(sigma=1.0), random_state=4,
+                        options=options.for_tuning()).evaluate()
+    first = ranked.utility_raw_["expression"]["consumer"]
+    assert [m["model"] for m in first["models"]] == ["lda", "logreg"]
+    again = build_report(ranked.with_consumer_panel(options))
+    assert same(again["utility"], final["utility"]) and same(again["risks"], final["risks"])

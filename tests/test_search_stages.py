@@ -133,6 +133,8 @@ def _screened_rows_fail_in_full(fast: Any, full: Any) -> int:
         # no model is trained on its release (no CAS); the clear figures are the search's
         assert np.isnan(r["cas"]) and not r["met_utility"]
         assert r["clear"] == by_setting[r["setting"]]["clear"]
+        # ... and the clear data's own pick of the ranking panel, as on every other row
+        assert {x["clear"] for x in fast.rows} == {r["clear"]}
         assert "CAS not measured (screened)" in row_line(r)
         assert "screened at stage 1" in mine["record-inference"]["reason"]
     return len(screened)

@@ -27,11 +27,6 @@ from .options import LevelOpt, parse_level
 #: two fast recognizers) so that ``make demo`` stays short
 DEMO_METHODS = ["dp-cells", "synthetic"]
 DEMO_MODELS = "knn,linear_svm"
-#: the model that ranks the demo's settings by CAS on the tuning split: shrunk LDA (a
-#: forest on 7,000 records costs 5 CPU-s a setting, more than the rest of stage 1 together;
-#: the demo's classes are Gaussian, where LDA and the forest agree to 0.01). The headline
-#: CAS is the consumer's pick on the confirmation, forest included, as in `bioanon release`
-DEMO_UTILITY_MODEL = "lda"
 #: the demo's synthetic population, sized so that the plan shows every risk at the default
 #: level with room (:mod:`bioanon.plan`): 800 people with 13 records each (10,400 records).
 #: At 520 × 10 the certified setting's record membership read 0.005-0.09 from one split to
@@ -86,7 +81,7 @@ def demo(
     try:
         with progress_bar("certifying") as update, leak_warnings_silenced():
             rel = certify(table, roles, methods=DEMO_METHODS, models=DEMO_MODELS,
-                          utility_model=DEMO_UTILITY_MODEL, budget_minutes=budget_minutes,
+                          budget_minutes=budget_minutes,
                           random_state=seed, level=level, report_closest=True, progress=update,
                           on_plan=lambda plan: console.print(plan.render(), highlight=False,
                                                              soft_wrap=True))

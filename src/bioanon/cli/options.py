@@ -179,8 +179,9 @@ JUDGE_FLAGS: dict[str, JudgeFlag] = {
         "Where the consumer's panel (forest, logistic regression, shrunk LDA, gradient "
         "boosting, k-NN; the pick by 3-fold cross-validation on the release alone, against "
         "the clear data's own pick) makes the headline CAS: final (an evaluation, a "
-        "release's confirmation; the search's tuning split uses the forest alone), always "
-        "(the tuning split too) or off.", bad=("sometimes",)),
+        "release's confirmation; the search's tuning split ranks by the pick between "
+        "LDA and logistic regression), ranking (that pick everywhere), always (the whole "
+        "panel on the tuning split too) or off.", bad=("sometimes",)),
     "test_size": JudgeFlag("test_size", "--test-size", float, 0.25,
                            "Share of each identity's records held out (closed set).",
                            commands=("evaluate",), bad=("1.5",)),

@@ -46,7 +46,7 @@ from ..attack.attackers import ModelCache, fingerprint
 from ..attack.parallel import parallel_map
 from ..attack.recognizers import make_recognizer, model_name, single_threaded
 from ..metrics.results import Rate
-from .panel_modes import PANEL_MODES
+from .panel_modes import PANEL_MODES, RANKING_MODELS
 
 #: the consumer's panel, in the order ties are broken
 CONSUMER_MODELS = ("forest", "logreg", "lda", "hgb", "knn")
@@ -60,6 +60,10 @@ RULE = (f"the consumer's pick: the first model of the panel (forest, logistic re
         "on the whole release and scored on the clear held-out records; the clear baseline "
         "is the clear training records' own pick, made the same way")
 
+#: said of a pick the ranking panel made (a search's tuning split)
+RANKING_NOTE = ("; on a search's tuning split the panel is the linear consumers (shrunk LDA, "
+                "logistic regression) alone, the whole panel judging the confirmation")
+
 
 def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.ndarray,
               folds: int, fitted: Any = None) -> tuple[int | None, np.ndarray]:
@@ -70,9 +74,11 @@ def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.nda
     A random forest is cross-validated by its out-of-bag predictions (each record predicted
     by the trees whose bootstrap left it out: :func:`oob_hits`), from the one fit on all of
     ``X``; ``fitted`` is that fit when the caller made it already (the utility views' model:
-    the same estimator, seed and records), which then needs no fit here."""
+    the same estimator, seed and records), which then needs no fit here; another model
+    ``fitted`` gives the predictions on ``probe``, its folds are fitted here."""
     est = fitted
-    if est is None or (folds >= 2 and oob_hits(est, y) is None):
+    bagged = est is not None and getattr(est, "bootstrap", False) and hasattr(est, "oob_score")
+    if est is None or (folds >= 2 and bagged and oob_hits(est, y) is None):
         est = with_oob(single_threaded(make_recognizer(model, seed)), folds >= 2)
         est.fit(X, y)
     hits: int | None = None
@@ -152,7 +158,7 @@ def _pick(names: Sequence[str], cv: Sequence[dict[str, Any] | None]) -> str:
                 if c is not None and c["value"] >= floor)
 
 
-def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
+def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray | None,
                    X_test: np.ndarray, y_test: np.ndarray, *, seed: int = 0,
                    n_jobs: int | None = 1, models: Sequence[Any] = CONSUMER_MODELS,
                    cache: ModelCache | None = None,
@@ -162,7 +168,8 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
     clear and clear → clear accuracy on ``X_test``, the two picks and their scores.
 
     ``X_clear`` and ``X_release`` are the same training records, clear and released, with
-    labels ``y``. ``cache`` keeps the clear side (the same for every setting judged on one
+    labels ``y``; ``X_release`` None: the clear side alone (every release figure None, the
+    pick None). ``cache`` keeps the clear side (the same for every setting judged on one
     split). ``fitted`` maps (side, model name) — side "release" or "clear" — to a model
     already fitted on that side's records (``X_release`` or ``X_clear`` with ``y``, with
     this seed: the utility views' forest), used instead of fitting it again. Returns plain
@@ -178,20 +185,24 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
                         + fingerprint(X_clear, y.astype(str))
                         + fingerprint(X_test, y_test.astype(str)))
         clear_side = cache.get(key)
-    tasks = [(m, seed, X_release, y, X_test, folds, fitted.get(("release", n)))
-             for m, n in zip(models, names, strict=True)]
+    tasks = ([] if X_release is None else
+             [(m, seed, X_release, y, X_test, folds, fitted.get(("release", n)))
+              for m, n in zip(models, names, strict=True)])
     if clear_side is None:
         tasks += [(m, seed, X_clear, y, X_test, folds, fitted.get(("clear", n)))
                   for m, n in zip(models, names, strict=True)]
     outs = list(parallel_map(_fit_task, tasks, n_jobs, len(tasks)))
-    release_side = outs[:len(models)]
+    ours = 0 if X_release is None else len(models)
+    release_side = outs[:ours] or [(None, None)] * len(models)
     if clear_side is None:
-        clear_side = outs[len(models):]
+        clear_side = outs[ours:]
         if cache is not None and key is not None:
             cache.put(key, clear_side)
     n = int(y_test.size)
 
-    def rate(pred: np.ndarray) -> dict[str, Any]:
+    def rate(pred: np.ndarray | None) -> dict[str, Any] | None:
+        if pred is None:
+            return None
         return Rate.from_counts(int(np.count_nonzero(pred == y_test)), n).to_dict()
 
     def cv_rate(hits: int | None) -> dict[str, Any] | None:
@@ -201,13 +212,15 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray,
              "clear_cv": cv_rate(c_cv), "clear_to_clear": rate(c_pred)}
             for name, (r_cv, r_pred), (c_cv, c_pred)
             in zip(names, release_side, clear_side, strict=True)]
-    pick = _pick(names, [r["release_cv"] for r in rows])
+    pick = None if X_release is None else _pick(names, [r["release_cv"] for r in rows])
     clear_pick = _pick(names, [r["clear_cv"] for r in rows])
     by = {r["model"]: r for r in rows}
     return {"models": rows, "pick": pick, "clear_pick": clear_pick,
-            "cas": by[pick]["release_to_clear"], "clear": by[clear_pick]["clear_to_clear"],
-            "folds": folds, "rule": RULE if folds else
-            "no class holds 2 records: no cross-validation; the panel's first model is used"}
+            "cas": None if pick is None else by[pick]["release_to_clear"],
+            "clear": by[clear_pick]["clear_to_clear"],
+            "folds": folds, "rule": (RULE if folds else
+            "no class holds 2 records: no cross-validation; the panel's first model is used")
+            + ("" if tuple(names) != RANKING_MODELS else RANKING_NOTE)}
 
 
 def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:

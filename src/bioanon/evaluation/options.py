@@ -160,12 +160,14 @@ class EvaluationOptions:
     utility_model : str or estimator
         The model of the utility views (the paper's view, release → release) and of the CAS
         where the consumer's panel does not run.
-    consumer_panel : {"final", "always", "off"}
+    consumer_panel : {"final", "ranking", "always", "off"}
         Where the consumer's panel (:mod:`bioanon.evaluation.consumer`) makes the headline
         CAS of the interest — its pick by cross-validation on the release alone, against the
         clear data's own pick: ``final`` (default) in every single evaluation and a search's
-        confirmation (the search's tuning split judges by ``utility_model`` alone: cheap);
-        ``always`` on the tuning split too; ``off`` never.
+        confirmation, the search's tuning split ranking its settings by the ranking panel
+        (:data:`~bioanon.evaluation.panel_modes.RANKING_MODELS`: the pick among the cheap
+        linear consumers); ``ranking`` that ranking panel alone; ``always`` the whole panel
+        on the tuning split too; ``off`` never (``utility_model``'s CAS).
     test_size : float
         Share of each identity's records held out (closed set).
     top_k : int
@@ -224,7 +226,9 @@ class EvaluationOptions:
     consumer_panel: str = option("final", Param(
         "str", options=PANEL_MODES,
         help="where the consumer's panel makes the headline CAS: final (an evaluation, a "
-             "search's confirmation), always (the tuning split too) or off"))
+             "search's confirmation; the tuning split ranks by the linear consumers), "
+             "ranking (the linear consumers only), always (the whole panel on the tuning "
+             "split too) or off"))
     test_size: float = option(0.25, Param(
         "float", low=0, high=1, low_open=True, high_open=True,
         help="share of each identity's records held out"))
@@ -329,17 +333,34 @@ class EvaluationOptions:
 
         return check_accepted(self.accept_risks)
 
-    def runs_consumer_panel(self, tuning: bool = False) -> bool:
-        """Whether the consumer's panel makes the headline CAS (``tuning``: on a search's
-        tuning split, where only ``always`` runs it)."""
-        return self.consumer_panel == "always" or (self.consumer_panel == "final"
-                                                   and not tuning)
+    def runs_consumer_panel(self) -> bool:
+        """Whether the consumer's panel (whole or ranking) makes the headline CAS (a
+        search's tuning split runs :meth:`for_tuning`'s options)."""
+        return self.consumer_panel != "off"
+
+    def consumer_models(self) -> tuple[str, ...]:
+        """The consumers the panel tries under these options: the ranking panel under
+        ``ranking``, the whole panel otherwise."""
+        from .panel_modes import RANKING_MODELS
+
+        if self.consumer_panel == "ranking":
+            return RANKING_MODELS
+        from .consumer import CONSUMER_MODELS
+
+        return CONSUMER_MODELS
 
     def for_tuning(self) -> EvaluationOptions:
-        """These options as a search's tuning split runs them: the consumer's panel off
-        unless ``always`` (the confirmation keeps ``final``)."""
-        return self if self.runs_consumer_panel(tuning=True) else replace(
-            self, consumer_panel="off")
+        """These options as a search's tuning split runs them: ``final`` ranks by the
+        ranking panel (its other views by
+        :data:`~bioanon.evaluation.panel_modes.RANKING_VIEW_MODEL`, whose fits the panel
+        reuses, unless a model of the user's own was given); the confirmation keeps
+        ``final``."""
+        from .panel_modes import RANKING_VIEW_MODEL
+
+        if self.consumer_panel != "final":
+            return self
+        view = RANKING_VIEW_MODEL if self.utility_model == "forest" else self.utility_model
+        return replace(self, consumer_panel="ranking", utility_model=view)
 
     def target(self, option: str) -> Any:
         """The target an option holds for the risks that name it (a registered risk's

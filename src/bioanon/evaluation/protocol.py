@@ -136,6 +136,11 @@ def _with_layout(anonymizer: Any, table: FeatureTable) -> Any:
     return clone(anonymizer).set_params(layout=str(declared))
 
 
+def _same_model(a: Any, b: Any) -> bool:
+    """Whether two ``utility_model`` values name the same model (a name, or one estimator)."""
+    return a == b if isinstance(a, str) and isinstance(b, str) else a is b
+
+
 @dataclass
 class StageState:
     """What an evaluation's first stage keeps for the attack panel (:meth:`Evaluation.resume`):
@@ -402,17 +407,24 @@ class Evaluation:
 
     def with_consumer_panel(self, options: EvaluationOptions) -> Evaluation:
         """Add the consumer's panel to a finished evaluation judged without it (a search's
-        tuning split runs ``options.for_tuning()``), so that it is the evaluation ``options``
-        would have made: the same split and anonymized records (derived again from the
-        seed, as :meth:`resume` does), every figure kept, the panel's pick the headline.
-        Returns ``self``."""
-        self.options = options
-        if (not options.runs_consumer_panel() or self.interest in self.person_level_
-                or self.utility_raw_[self.interest].get("consumer") is not None):
+        tuning split runs ``options.for_tuning()``: the ranking panel, its views by a cheap
+        model), so that it is the evaluation ``options`` would have made: the same split and
+        anonymized records (derived again from the seed, as :meth:`resume` does), every
+        risk's figure kept, the panel's pick the headline. Returns ``self``."""
+        judged, self.options = self.options, options
+        if not options.runs_consumer_panel() or self.interest in self.person_level_:
+            return self
+        same_model = _same_model(judged.utility_model, options.utility_model)
+        same = judged.consumer_panel == options.consumer_panel and same_model
+        if same and self.utility_raw_[self.interest].get("consumer") is not None:
             return self
         stage = self._restage()
-        self._consumer(self.utility_raw_[self.interest], stage.train, stage.test,
-                       stage.anon_train)
+        if same_model:
+            self._consumer(self.utility_raw_[self.interest], stage.train, stage.test,
+                           stage.anon_train)
+        else:  # every utility view again with the final options' model, then the panel
+            self._utility(stage.train, stage.test, stage.anon_train, stage.anon_test,
+                          self.anonymizer_, lambda _text: None, announce=False)
         return self
 
     def __getstate__(self) -> dict[str, Any]:
@@ -559,9 +571,9 @@ class Evaluation:
         return stage
 
     def _utility_stage(self) -> str:
-        return "utility (CAS and the other views" + (", the consumer's panel)"
-                                                     if self.options.runs_consumer_panel()
-                                                     else ")")
+        panel = {"off": "", "ranking": ", the linear consumers' pick"}.get(
+            self.options.consumer_panel, ", the consumer's panel")
+        return f"utility (CAS and the other views{panel})"
 
     def _utility(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
                  anon_test: np.ndarray, anonymizer: Any, tick: Callable[[str], None],
@@ -584,6 +596,8 @@ class Evaluation:
                              release=release)
         self.utility_notes_: list[str] = []
         if not release:
+            if consumer:  # the clear figure is the clear pick's, as on every other row
+                self._consumer(util[self.interest], train, test, None, fitted)
             self.utility_raw_ = util
             return
         if consumer:
@@ -594,12 +608,13 @@ class Evaluation:
         self.utility_raw_ = util
 
     def _consumer(self, entry: dict[str, Any], train: FeatureTable, test: FeatureTable,
-                  anon_train: np.ndarray,
+                  anon_train: np.ndarray | None,
                   fitted: dict[tuple[str, str], Any] | None = None) -> None:
         """The consumer's panel on the interest (:mod:`.consumer`), when the options run it
         here: its pick becomes the headline CAS and the clear pick the clear accuracy.
         ``fitted``: the utility views' models of the interest (the same records and seed),
-        which the panel reads instead of fitting them again."""
+        which the panel reads instead of fitting them again. ``anon_train`` None (a setting
+        stage 1's screen decided): the clear side alone, its pick the clear accuracy."""
         opts = self.options
         if not opts.runs_consumer_panel():
             return
@@ -608,11 +623,16 @@ class Evaluation:
         rows = capped_rows(y, opts.max_fit_records, self.random_state, f"utility/{col}")
         X_clear, X_anon = train.X, anon_train
         if rows is not None:
-            X_clear, X_anon, y = train.X[rows], anon_train[rows], y[rows]
-        apply_pick(entry, consumer_panel(X_clear, y, X_anon, test.X,
-                                         test.labels[col].to_numpy(), seed=self.random_state,
-                                         n_jobs=opts.n_jobs, cache=self.cache,
-                                         fitted=fitted))
+            X_clear, y = train.X[rows], y[rows]
+            X_anon = None if anon_train is None else anon_train[rows]
+        panel = consumer_panel(X_clear, y, X_anon, test.X, test.labels[col].to_numpy(),
+                               seed=self.random_state, n_jobs=opts.n_jobs, cache=self.cache,
+                               fitted=fitted, models=opts.consumer_models())
+        if X_anon is None:
+            entry["clear"] = float(panel["clear"]["value"])
+            entry["clear_model"] = panel["clear_pick"]
+        else:
+            apply_pick(entry, panel)
         if fitted:
             fitted.clear()  # the models are let go once the panel has read them
 
