@@ -130,7 +130,8 @@ def summarise(doc: dict[str, Any]) -> dict[str, Any]:
     report = (doc.get("output") or {}).get("report")
     if report and (Path(report) / "report.json").exists():
         rep = json.loads((Path(report) / "report.json").read_text())
-        rows = [{"setting": r["setting"], "fraction": r["cas"] / r["clear"],
+        rows = [{"setting": r["setting"], "fraction": (None if r["cas"] is None  # screened
+                                                    else r["cas"] / r["clear"]),
                  "judged_by": r.get("judged_by"), "met": r["met"],
                  "failed": [(x["name"], x["value"], x["ci"][1], x["target"])
                             for x in r["risks"] if x["name"] in r.get("failed_risks", [])]}
@@ -144,7 +145,7 @@ def summarise(doc: dict[str, Any]) -> dict[str, Any]:
             "cas": cas.get("value"), "cas_ci": cas.get("ci"), "clear": clear,
             "fraction": None if cas.get("value") is None or not clear
             else cas["value"] / clear, "risks": risks, "tradeoff": doc.get("tradeoff"),
-            "search_rows": sorted(rows, key=lambda r: -r["fraction"])}
+            "search_rows": sorted(rows, key=lambda r: -(r["fraction"] or -1.0))}
 
 
 def one(case: Case, table: Path, work: Path, seed: int, extra: list[str]) -> dict[str, Any]:

@@ -37,11 +37,15 @@ PLACEHOLDERS = (" ... ", "HOST")
 #: (the tours' voice table is a 1,200-record subset, where neither the default level's record
 #: target nor recognition's 0.05 can be shown and the plan would stop the run: looser targets
 #: keep the tour running)
+#: (the consumer's panel is the ranking panel's two linear models: its whole panel, and
+#: gradient boosting's ten-class fits above all, is tested in tests/test_consumer.py)
 EXTRA = {"release": ["--models", "knn", "--attackers", "naive,parrot,reverse",
                      "--methods", "selective-mean", "--budget-minutes", "1", "--jobs", "1",
-                     "--level", "0.2", "--target-advantage", "0.1"],
+                     "--level", "0.2", "--target-advantage", "0.1",
+                     "--consumer-panel", "ranking"],
          "tune": ["--models", "knn", "--attackers", "naive,parrot,reverse"],
-         "evaluate": ["--jobs", "1", "--models", "knn", "--attackers", "naive,parrot,reverse"]}
+         "evaluate": ["--jobs", "1", "--models", "knn", "--attackers", "naive,parrot,reverse",
+                      "--consumer-panel", "ranking"]}
 
 
 def readme_commands(runnable: bool = True) -> list[str]:
@@ -122,7 +126,8 @@ def run_python_snippets(monkeypatch: pytest.MonkeyPatch) -> None:
     import bioanon
 
     certify, evaluate = bioanon.certify, bioanon.evaluate
-    fast = {"models": ["knn"], "attackers": "naive,parrot", "n_jobs": 1}
+    fast = {"models": ["knn"], "attackers": "naive,parrot", "n_jobs": 1,
+            "consumer_panel": "ranking"}
     monkeypatch.setattr(bioanon, "certify", lambda *a, **kw: certify(
         *a, **{**kw, **fast, "methods": ["selective-mean"], "budget_minutes": 1}))
     monkeypatch.setattr(bioanon, "evaluate", lambda *a, **kw: evaluate(*a, **{**kw, **fast}))
