@@ -11,6 +11,7 @@ option is spelled out as a declaration in ``src/``: exactly once.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import subprocess
@@ -105,6 +106,15 @@ def _lists_settings(nodes: list[ast.AST], name: str) -> bool:
     return name in names and len(names) >= 3
 
 
+@functools.lru_cache(maxsize=4)
+def _parsed(src: Path) -> tuple[tuple[str, tuple[ast.AST, ...]], ...]:
+    """Every node of every module under ``src``, by its path there (parsed once: each
+    setting is looked for in all of them)."""
+    return tuple((f"{path.relative_to(src)}",
+                  tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+                 for path in sorted(src.rglob("*.py")))
+
+
 def _declarations(name: str, flag: str | None) -> list[str]:
     """Where ``src/`` spells setting ``name`` (or its ``flag``) out as a declaration: a
     ``Setting(NAME, ...)``, a ``Flag(FLAG, ...)`` or ``bioanon release``'s own
@@ -116,10 +126,8 @@ def _declarations(name: str, flag: str | None) -> list[str]:
     (``run_search(..., NAME=settings.NAME)``: the search takes the declared ones itself)."""
     flags = {flag, *(flag or "").split("/")} - {None, ""}
     found = []
-    for path in SRC.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        where = f"{path.relative_to(SRC)}"
-        for node in ast.walk(tree):
+    for where, nodes in _parsed(SRC):
+        for node in nodes:
             if isinstance(node, ast.Call):
                 fn = ast.unparse(node.func)
                 first = node.args[0] if node.args else None
