@@ -79,6 +79,7 @@ from .judging import (
     secret_free_report,
     stage1_row,
 )
+from .ranking import ranking_options
 from .result import SearchResult
 from .rows import (
     BUDGET_LEFT,
@@ -207,14 +208,14 @@ def search(table: FeatureTable, interest: str, sensitive: str,
         "tradeoff_panels": tradeoff_panels})
     seed = derive_seed(root_seed(inputs) if random_state is None else int(random_state),
                        "search/tuning split") % (2**31)
-    judge = Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
-                  ModelCache(), judged_sample(table, interest, sensitive, opts, seed)[0],
-                  screen_bound(opts, checked) if space.screen and not exhaustive else None)
+    judge = make_judge(table, interest, sensitive, add, opts, checked, seed, space, floor,
+                       exhaustive)
     result = SearchResult([], float(opts.target_advantage), skipped=skipped,
                           budget_minutes=budget_minutes, level=checked.level,
                           accept_risks=dict(checked.accept_risks), interest=interest,
                           min_utility=floor, guarantee=opts.guarantee)
     result.judged = judged_statement(inputs, random_state)
+    result.ranking = judge.ranking
     clock = Clock(budget_minutes)
     progress = stages(progress, "searching", "bioanon.search")
     steps = exhaustive_search if exhaustive else staged_search
@@ -225,6 +226,21 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     result.wall_s = clock.elapsed()
     progress(total, total, "done")
     return result
+
+
+def make_judge(table: FeatureTable, interest: str, sensitive: str, add: dict[str, float],
+               opts: EvaluationOptions, checked: Any, seed: int, space: SearchSpace,
+               floor: float | None, exhaustive: bool) -> Judge:
+    """The search's :class:`Judge`: its tuning records (the panel sample of a large table),
+    which consumers rank the settings there (:func:`.ranking.ranking_options`, checked once
+    on clear records) and stage 1's screen."""
+    tuning = judged_sample(table, interest, sensitive, opts, seed)[0]
+    tuning_opts, ranking = ranking_options(table if tuning is None else tuning, interest, opts,
+                                           seed)
+    return Judge(table, interest, sensitive, add, opts, checked, seed, space.judge_as, floor,
+                 ModelCache(), tuning,
+                 screen_bound(opts, checked) if space.screen and not exhaustive else None,
+                 tuning_opts, ranking)
 
 
 def check_judgeable(table: FeatureTable, interest: str, sensitive: str,

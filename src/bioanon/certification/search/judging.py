@@ -43,6 +43,17 @@ class Judge:
     #: put the record-level advantage's lower 95% bound above it is decided there; None:
     #: every attacker judges every setting
     screen: float | None = None
+    #: the options the tuning split runs (:func:`.ranking.ranking_options`: which consumers
+    #: rank the settings); None: ``options.for_tuning()``
+    tuning_options: EvaluationOptions | None = field(default=None, compare=False)
+    #: what the check behind ``tuning_options`` measured (None: no check ran)
+    ranking: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def for_tuning(self) -> EvaluationOptions:
+        """The evaluation options every setting is judged with on the tuning split."""
+        return (self.options.for_tuning() if self.tuning_options is None
+                else self.tuning_options)
 
     @property
     def tuning_table(self) -> FeatureTable:
@@ -78,7 +89,7 @@ def judge_anonymizer(judge: Judge, anonymizer: Any, recognition: bool,
             return Evaluation(judge.tuning_table, judge.interest, judge.sensitive,
                               judge.additional, anonymizer, random_state=judge.seed,
                               cache=judge.cache, progress=nested,
-                              options=judge.options.for_tuning(),
+                              options=judge.for_tuning,
                               checked=judge.checked).evaluate(
                                   recognition=recognition,
                                   screen=None if recognition else judge.screen)
@@ -118,7 +129,7 @@ def resume_setting(judge: Judge, ev: Evaluation, progress: Any) -> Evaluation:
     (:meth:`~bioanon.evaluation.Evaluation.resume`; an evaluation that came from a worker
     process gets the table, the cache and the options' ``n_jobs`` of this one back)."""
     ev.table = judge.tuning_table
-    ev.cache, ev.options = judge.cache, judge.options.for_tuning()
+    ev.cache, ev.options = judge.cache, judge.for_tuning
     ev.progress = None if progress is None else progress.nested(progress.stage or "")
     with one_thread():
         return ev.resume()

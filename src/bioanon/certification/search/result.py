@@ -37,6 +37,10 @@ class SearchResult:
     #: what was judged (:func:`.judge_seed.judged_statement`): a fingerprint a second run
     #: can be checked against, and where the judge's randomness came from (no seed)
     judged: dict[str, Any] = field(default_factory=dict)
+    #: which consumers ranked the settings on the tuning split and what decided it
+    #: (:func:`.ranking.ranking_options`: the clear records' cross-validated accuracies of the
+    #: forest and the linear consumers); None: ``consumer_panel`` chose without a check
+    ranking: dict[str, Any] | None = None
 
     @property
     def candidate(self) -> Candidate | None:
@@ -196,6 +200,7 @@ class SearchResult:
                 "confirmation": conf, "skipped": self.skipped,
                 "not_evaluated": self.not_evaluated, "wall_s": round(self.wall_s, 1),
                 "plan": self.plan.to_dict() if self.plan is not None else None,
-                "budget_minutes": self.budget_minutes, "judged": dict(self.judged)}
+                "budget_minutes": self.budget_minutes, "judged": dict(self.judged),
+                "ranking": self.ranking}
 
 

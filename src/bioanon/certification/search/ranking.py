@@ -1,0 +1,77 @@
+"""Which consumers rank a search's settings on its tuning split.
+
+Under ``consumer_panel="final"`` (the default) a search's tuning split ranks its settings by
+the ranking panel (:data:`~bioanon.evaluation.panel_modes.RANKING_MODELS`: shrunk LDA and
+logistic regression, the consumer's pick between them), a few tenths of a second a setting
+where a forest costs seconds. That is a fair proxy for the consumer's whole panel only where
+the linear consumers learn the interest as well as a forest does on clear records: on a table
+whose classes a linear model cannot tell apart (SP-SW-HAR's activities: LDA 0.55 against a
+chance of 0.53, the forest 0.79) every release would rank near chance. So, once per search and
+before any setting is judged, the linear consumers and the forest are cross-validated on the
+clear records of the tuning table (a stratified sample of at most :data:`SAMPLE` records, the
+forest by its out-of-bag predictions): where the better linear consumer reaches the forest's
+accuracy less :data:`TOLERANCE`, the ranking panel ranks; otherwise the forest alone ranks, as
+``consumer_panel="off"`` does. The confirmation judges by the whole panel either way.
+
+Examples
+--------
+>>> from bioanon.datasets import make_biometric
+>>> from bioanon.evaluation.options import EvaluationOptions
+>>> t = make_biometric(n_identities=6, records_per_identity=30, n_features=32, random_state=0)
+>>> opts, why = ranking_options(t, "expression", EvaluationOptions.of(), seed=0)
+>>> opts.consumer_panel, sorted(why)
+('ranking', ['forest', 'linear', 'n', 'ranks_by'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ...evaluation.caps import capped_rows
+from ...evaluation.options import EvaluationOptions
+from ...table import FeatureTable
+
+#: clear records the check cross-validates on (a stratified sample of the tuning table)
+SAMPLE = 2_000
+#: how far below the forest's cross-validated accuracy the better linear consumer may fall
+#: and still rank (FSDD's clear records: logistic regression 0.933, the forest 0.945)
+TOLERANCE = 0.02
+
+
+def ranking_options(table: FeatureTable, interest: str, options: EvaluationOptions,
+                    seed: int) -> tuple[EvaluationOptions, dict[str, Any] | None]:
+    """The options the tuning split runs (:meth:`EvaluationOptions.for_tuning`, the forest
+    alone where the linear consumers fall short on clear records: see the module) and what
+    the check measured (None where ``options`` ask for no ranking panel)."""
+    tuning = options.for_tuning()
+    if tuning.consumer_panel != "ranking":
+        return tuning, None
+    from ...attack.recognizers import make_recognizer
+    from ...evaluation.consumer import _fit_task, folds_for, oob_hits, with_oob
+    from ...evaluation.panel_modes import RANKING_MODELS
+
+    y = table.labels[interest].to_numpy().astype(str)
+    rows = capped_rows(y, SAMPLE, seed, "ranking panel check")
+    X = table.X if rows is None else table.X[rows]
+    y = y if rows is None else y[rows]
+    folds = folds_for(y)
+    if folds < 2 or np.unique(y).size < 2:  # no cross-validation: nothing to compare
+        return tuning, None
+    # the one forest on every core (nothing else runs yet; its trees do not depend on them)
+    forest = with_oob(make_recognizer("forest", seed), True).fit(X, y)
+    forest_acc = (oob_hits(forest, y) or 0) / y.size
+    linear = {m: (_fit_task(m, seed, X, y, X[:1], folds)[0] or 0) / y.size
+              for m in RANKING_MODELS}
+    ok = max(linear.values()) >= forest_acc - TOLERANCE
+    why = {"n": int(y.size), "forest": round(forest_acc, 4),
+           "linear": {m: round(a, 4) for m, a in linear.items()},
+           "ranks_by": "ranking panel" if ok else "forest"}
+    if ok:
+        return tuning, why
+    return replace(options, consumer_panel="off"), why
+
+
+__all__ = ["SAMPLE", "TOLERANCE", "ranking_options"]
