@@ -57,3 +57,21 @@ def test_a_search_says_what_ranked_its_settings() -> None:
     # the rows' clear figure is the forest's (it learns the rings), well above the half a
     # linear model gets on them
     assert res.rows and all(r["clear"] >= 0.7 for r in res.rows)
+
+
+def test_a_worker_s_judge_runs_one_job() -> None:
+    """Stage 1's worker processes get the judge with one job: the tuning options the
+    ranking check chose follow it (each worker would otherwise fit on every core)."""
+    from dataclasses import replace
+
+    from bioanon.certification.search.judging import Judge
+
+    t = make_biometric(n_identities=8, records_per_identity=20, n_features=32,
+                       random_state=1)
+    opts = EvaluationOptions.of(n_jobs=-1)
+    tuning, why = ranking_options(t, "expression", opts, seed=0)
+    judge = Judge(t, "expression", "identity", {}, opts, None, 0, tuning_options=tuning,
+                  ranking=why)
+    assert judge.for_tuning.consumer_panel == "ranking" and judge.for_tuning.n_jobs == -1
+    worker = replace(judge, options=replace(opts, n_jobs=1))
+    assert worker.for_tuning.consumer_panel == "ranking" and worker.for_tuning.n_jobs == 1

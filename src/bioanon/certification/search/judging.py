@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ...errors import BioanonError
@@ -51,9 +51,11 @@ class Judge:
 
     @property
     def for_tuning(self) -> EvaluationOptions:
-        """The evaluation options every setting is judged with on the tuning split."""
-        return (self.options.for_tuning() if self.tuning_options is None
-                else self.tuning_options)
+        """The evaluation options every setting is judged with on the tuning split (with
+        ``options``' ``n_jobs``: a worker process's judge runs one job)."""
+        if self.tuning_options is None:
+            return self.options.for_tuning()
+        return replace(self.tuning_options, n_jobs=self.options.n_jobs)
 
     @property
     def tuning_table(self) -> FeatureTable:
