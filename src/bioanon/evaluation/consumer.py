@@ -85,12 +85,24 @@ def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.nda
     if folds >= 2:
         hits = oob_hits(est, y)
         if hits is None:
-            hits = 0
-            split = StratifiedKFold(folds, shuffle=True, random_state=seed)
-            for tr, te in split.split(X, y):
-                one = clone(est).fit(X[tr], y[tr])
-                hits += int(np.count_nonzero(one.predict(X[te]) == y[te]))
+            hits = fold_hits(est, X, y, folds, seed)
     return hits, est.predict(probe)
+
+
+def fold_hits(est: Any, X: np.ndarray, y: np.ndarray, folds: int, seed: int) -> int:
+    """Records of ``X`` predicted right by a copy of ``est`` (fitted or not: it is cloned)
+    trained on the other folds: the consumer's stratified ``folds``-fold cross-validation.
+
+    >>> from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    >>> X = np.r_[np.zeros((6, 2)), np.ones((6, 2))] + np.arange(12)[:, None] * 0.01
+    >>> fold_hits(LinearDiscriminantAnalysis(), X, np.repeat(["a", "b"], 6), 3, 0)
+    12
+    """
+    hits = 0
+    for tr, te in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y):
+        one = clone(est).fit(X[tr], y[tr])
+        hits += int(np.count_nonzero(one.predict(X[te]) == y[te]))
+    return hits
 
 
 def with_oob(est: Any, wanted: bool) -> Any:
@@ -234,4 +246,4 @@ def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:
 
 
 __all__ = ["CONSUMER_MODELS", "FOLDS", "PANEL_MODES", "RULE", "apply_pick", "consumer_panel",
-           "folds_for", "oob_hits", "with_oob"]
+           "fold_hits", "folds_for", "oob_hits", "with_oob"]

@@ -50,8 +50,8 @@ def ranking_options(table: FeatureTable, interest: str, options: EvaluationOptio
     tuning = options.for_tuning()
     if tuning.consumer_panel != "ranking":
         return tuning, None
-    from ...attack.recognizers import make_recognizer
-    from ...evaluation.consumer import folds_for, oob_hits, with_oob
+    from ...attack.recognizers import make_recognizer, single_threaded
+    from ...evaluation.consumer import fold_hits, folds_for, oob_hits, with_oob
     from ...evaluation.panel_modes import RANKING_MODELS
 
     y = table.labels[interest].to_numpy().astype(str)
@@ -66,7 +66,8 @@ def ranking_options(table: FeatureTable, interest: str, options: EvaluationOptio
     forest_acc = (oob_hits(forest, y) or 0) / y.size
     linear: dict[str, float] = {}
     for m in RANKING_MODELS:  # in the panel's order; the first that reaches it decides
-        linear[m] = _cross_validated(m, seed, X, y, folds)
+        est = single_threaded(make_recognizer(m, seed))
+        linear[m] = fold_hits(est, X, y, folds, seed) / y.size
         if linear[m] >= forest_acc - TOLERANCE:
             break
     ok = max(linear.values()) >= forest_acc - TOLERANCE
@@ -76,20 +77,6 @@ def ranking_options(table: FeatureTable, interest: str, options: EvaluationOptio
     if ok:
         return tuning, why
     return replace(options, consumer_panel="off"), why
-
-
-def _cross_validated(model: str, seed: int, X: np.ndarray, y: np.ndarray, folds: int) -> float:
-    """``model``'s accuracy by stratified ``folds``-fold cross-validation on (X, y), one
-    thread (the consumer's folds: :func:`~bioanon.evaluation.consumer._fit_task`'s)."""
-    from sklearn.model_selection import StratifiedKFold
-
-    from ...attack.recognizers import make_recognizer, single_threaded
-
-    hits = 0
-    for tr, te in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y):
-        est = single_threaded(make_recognizer(model, seed)).fit(X[tr], y[tr])
-        hits += int(np.count_nonzero(est.predict(X[te]) == y[te]))
-    return hits / y.size
 
 
 __all__ = ["SAMPLE", "TOLERANCE", "ranking_options"]
