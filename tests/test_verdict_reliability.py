@@ -214,6 +214,50 @@ def test_a_refusal_for_margin_says_so():
     assert d is not None and d["status"] == "no margin" and d["name"] == "record-membership"
     assert "without margin" in d["text"] and f"{row['pass_probability']:.2f}" in d["text"]
     assert "margin" in res.closest()[1]
+    # an interval of half-width 0.038 leaves a leak-free release room (0.96): not the size
+    assert d["leak_free_probability"] > CONFIRM_PROBABILITY
+    assert "out of reach" not in d["text"]
+
+
+def test_a_margin_out_of_reach_at_this_size_is_named():
+    """When the intervals are so wide that even a release leaking nothing (estimate 0) would
+    pass a fresh evaluation with a chance under the required one, the refusal says the margin
+    is out of reach at this size (more noise cannot help), with that chance: FSDD's
+    recognition at standard, ±0.03 against 0.05, beside two risks ±0.04 against 0.10."""
+    from bioanon.certification.deciding import deciding, leak_free_probability
+    from bioanon.certification.search import SearchResult
+
+    def risk(name, value, lo, hi, target):
+        level, kind = name.split("-")
+        return {"name": name, "risk": kind, "level": level, "statistic": "advantage",
+                "value": value, "ci": [lo, hi], "target": target, "attacker": "a",
+                "status": "met", "reason": ""}
+
+    risks = [risk("record-recognition", 0.010, -0.025, 0.043, 0.05),
+             risk("record-membership", 0.02, -0.02, 0.06, 0.1),
+             risk("record-inference", 0.01, -0.03, 0.05, 0.1)]
+    from types import SimpleNamespace
+
+    objs = [SimpleNamespace(**r) for r in risks]
+    p = pass_probability(objs)
+    p0 = leak_free_probability(risks)
+    # the estimate-0 chance, computed here from the normal model of the margin
+    se = [(r["ci"][1] - r["value"]) / 1.959964 for r in risks]
+    by_hand = np.prod([norm.cdf((r["target"] - 1.959964 * s) / (np.sqrt(2) * s))
+                       for r, s in zip(risks, se, strict=True)])
+    assert p0 == pytest.approx(by_hand, rel=1e-6) and p < p0 < CONFIRM_PROBABILITY
+    row = {"setting": "dp-cells(cells=3, mu=3)", "method": "dp-cells", "cas": 0.8,
+           "cas_ci": [0.78, 0.82], "clear": 0.95, "interest_chance": 0.1,
+           "clear_useful": True, "met": False, "met_utility": True, "met_privacy": True,
+           "risks": risks, "short_of_margin": short_of_margin(objs),
+           "pass_probability": p, "_params": {}}
+    d = deciding(SearchResult([row], 0.05))
+    assert d is not None and d["status"] == "no margin"
+    assert d["leak_free_probability"] == pytest.approx(p0)
+    assert "out of reach" in d["text"] and f"chance {p0:.2f}" in d["text"]
+    # a risk accepted (status) is left out: only what must pass counts
+    accepted = [dict(risks[0], status="accepted"), *risks[1:]]
+    assert leak_free_probability(accepted) > p0
 
 
 def test_a_margin_short_only_jointly_names_its_risks():

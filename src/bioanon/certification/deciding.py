@@ -124,6 +124,35 @@ def _utility(split: str, setting: str | None, cas: float, ci: Sequence[float], c
             "risks": [dict(x) for x in risks]}
 
 
+def leak_free_probability(risks: Sequence[Mapping[str, Any]],
+                          accepted: Sequence[str] = ()) -> float:
+    """The chance that a release leaking nothing passes a fresh evaluation of ``risks``
+    (their measured ones met, those accepted by name left out) when judged with intervals as
+    wide as these: :func:`~.margin.pass_probability_of` at an estimate of 0 with each
+    interval's upper half-width. Under :data:`~.margin.CONFIRM_PROBABILITY` the table is too
+    small for the margin at these targets, whatever the setting (more noise cannot help).
+
+    Examples
+    --------
+    >>> r = {"name": "record-recognition", "status": "met", "value": 0.007,
+    ...      "ci": [-0.039, 0.037], "target": 0.05}
+    >>> round(leak_free_probability([r]), 2)
+    0.82
+    """
+    from .margin import pass_probability_of
+
+    p = 1.0
+    skip = set(accepted)
+    for r in risks:
+        if r.get("status") != "met" or r.get("name") in skip:
+            continue
+        value, hi, target = _num(r.get("value")), _num((r.get("ci") or [0, math.nan])[1]), \
+            _num(r.get("target"))
+        if all(math.isfinite(x) for x in (value, hi, target)):
+            p *= pass_probability_of(0.0, hi - value, target)
+    return p
+
+
 def _margin(row: Mapping[str, Any], risks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The deciding object when every risk met its target on the tuning split but without
     the margin the choice needs (:mod:`.margin`): the least certain risk decides."""
@@ -134,9 +163,14 @@ def _margin(row: Mapping[str, Any], risks: Sequence[Mapping[str, Any]]) -> dict[
     p = _num(row.get("pass_probability"))
     others = [str(x) for x in row["short_of_margin"][1:]]
     also = f" and {', '.join(others)}" if others else ""
+    p0 = leak_free_probability(risks)
+    size = ("; at this size the margin is out of reach: " if p0 < CONFIRM_PROBABILITY
+            else "; ")
     text = (f"decided by {SPLITS['tuning']}: {row['setting']} met {name} ({_risk_text(r)})"
             f"{also} without margin: the chance that a fresh evaluation passes "
-            f"{'all of them' if others else 'it'} is {p:.2f} < {CONFIRM_PROBABILITY:g}")
+            f"{'all of them' if others else 'it'} is {p:.2f} < {CONFIRM_PROBABILITY:g}"
+            f"{size}a release leaking nothing, judged with intervals this wide, would pass "
+            f"with chance {p0:.2f}")
     return {"split": "tuning", "split_label": SPLITS["tuning"], "setting": row["setting"],
             "name": name, "risk": r.get("risk"), "level": r.get("level"),
             "statistic": r.get("statistic"), "value": _num(r.get("value")),
@@ -144,6 +178,7 @@ def _margin(row: Mapping[str, Any], risks: Sequence[Mapping[str, Any]]) -> dict[
             "target": _num(r.get("target")),
             "judged": f"probability ≥ {CONFIRM_PROBABILITY:g} that a fresh evaluation passes",
             "attacker": r.get("attacker"), "status": "no margin", "pass_probability": p,
+            "leak_free_probability": p0,
             "text": text, "risks": [dict(x) for x in risks]}
 
 
