@@ -224,3 +224,27 @@ def test_a_risk_the_screen_left_unmeasured_reads_not_measured() -> None:
     line = tradeoff_line([], [row], None)
     assert "record-membership advantage 0.730 (upper bound 0.770) > target 0.1" in line
     assert "record-inference not measured (stage 1's screen" in line and "nan" not in line
+
+
+def test_the_panel_skips_rows_below_the_utility_floor(table: FeatureTable,
+                                                      monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
+    """A trade-off row below the utility floor can be released at no level, so the
+    recognition panel is not spent on it: with a floor above every row's CAS nothing is
+    judged for the table; with none, the same search judges one row."""
+    import bioanon.certification.search.staged as staged
+
+    kw = {**KW, "level": 0.001}
+    resumed: list[str] = []
+    real = staged.resume_setting
+    monkeypatch.setattr(staged, "resume_setting", lambda judge, ev, progress: (
+        resumed.append(type(ev).__name__), real(judge, ev, progress))[1])
+    open_floor = search(table, "expression", "identity", tradeoff_panels=1,
+                        min_utility=0.0, **kw)
+    assert len(resumed) == 1 and any(r.get("tradeoff_judged") for r in open_floor.rows)
+    resumed.clear()
+    high = search(table, "expression", "identity", tradeoff_panels=1, min_utility=1.0, **kw)
+    below = [e for e in high.tradeoff if e["setting"] is not None]
+    assert below and all(e["below_floor"] for e in below), "every row must sit below it"
+    assert resumed == [] and not any(r.get("tradeoff_judged") for r in high.rows)
+    assert all(e["judged_by"] == STAGE1_ONLY for e in below)

@@ -161,10 +161,24 @@ def _has_recognition(row: Mapping[str, Any]) -> bool:
 def stage1_only(table: Sequence[Mapping[str, Any]]) -> list[int]:
     """The search rows behind the table's rows that the recognition panel never judged,
     each once: the chosen level's first, then the others by decreasing CAS (the more useful
-    release a refusal points to before a less useful one)."""
+    release a refusal points to before a less useful one). A row below the utility floor
+    is left out: no level can release it, so its recognition figure would decide nothing
+    (FSDD's standard row, 0.58 × clear, took the first of two panels and left the row the
+    refusal points to, basic at 0.91 ×, unjudged).
+
+    Examples
+    --------
+    >>> t = [{"chosen": True, "cas": 0.5, "judged_by": STAGE1_ONLY, "below_floor": True,
+    ...       "_row": 3},
+    ...      {"chosen": False, "cas": 0.8, "judged_by": STAGE1_ONLY, "below_floor": False,
+    ...       "_row": 5}]
+    >>> stage1_only(t)
+    [5]
+    """
     order = sorted(table, key=lambda e: (not e["chosen"], -float(e["cas"] or 0.0)))
     return list(dict.fromkeys(e["_row"] for e in order
-                              if e["judged_by"] == STAGE1_ONLY and "_row" in e))
+                              if e["judged_by"] == STAGE1_ONLY and "_row" in e
+                              and not e.get("below_floor")))
 
 
 def public(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
