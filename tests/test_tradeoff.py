@@ -16,6 +16,9 @@ from bioanon.certification.tradeoff import (
     PANEL,
     STAGE1_ONLY,
     TABLE_LEVELS,
+    best_at,
+    recognition_half_width,
+    stage1_only,
     table_lines,
 )
 from bioanon.datasets import make_biometric
@@ -226,25 +229,53 @@ def test_a_risk_the_screen_left_unmeasured_reads_not_measured() -> None:
     assert "record-inference not measured (stage 1's screen" in line and "nan" not in line
 
 
-def test_the_panel_skips_rows_below_the_utility_floor(table: FeatureTable,
-                                                      monkeypatch: pytest.MonkeyPatch
-                                                      ) -> None:
-    """A trade-off row below the utility floor can be released at no level, so the
-    recognition panel is not spent on it: with a floor above every row's CAS nothing is
-    judged for the table; with none, the same search judges one row."""
-    import bioanon.certification.search.staged as staged
+def test_the_panel_judges_rows_above_the_utility_floor_first() -> None:
+    """A row below the utility floor is released only if the user lowers the floor, so the
+    recognition panel judges the rows above it first (the refusal's level suggestion), then
+    the rows below it; within each, the chosen level's first, then by decreasing CAS."""
+    def entry(row: int, cas: float, chosen: bool, below: bool) -> dict[str, Any]:
+        return {"_row": row, "cas": cas, "chosen": chosen, "below_floor": below,
+                "judged_by": STAGE1_ONLY}
 
-    kw = {**KW, "level": 0.001}
-    resumed: list[str] = []
-    real = staged.resume_setting
-    monkeypatch.setattr(staged, "resume_setting", lambda judge, ev, progress: (
-        resumed.append(type(ev).__name__), real(judge, ev, progress))[1])
-    open_floor = search(table, "expression", "identity", tradeoff_panels=1,
-                        min_utility=0.0, **kw)
-    assert len(resumed) == 1 and any(r.get("tradeoff_judged") for r in open_floor.rows)
-    resumed.clear()
-    high = search(table, "expression", "identity", tradeoff_panels=1, min_utility=1.0, **kw)
-    below = [e for e in high.tradeoff if e["setting"] is not None]
-    assert below and all(e["below_floor"] for e in below), "every row must sit below it"
-    assert resumed == [] and not any(r.get("tradeoff_judged") for r in high.rows)
-    assert all(e["judged_by"] == STAGE1_ONLY for e in below)
+    t = [entry(0, 0.5, True, True), entry(1, 0.6, False, True), entry(2, 0.85, False, False),
+         entry(3, 0.9, False, False), {**entry(4, 0.95, False, False), "judged_by": PANEL}]
+    assert stage1_only(t) == [3, 2, 0, 1]
+    assert stage1_only([{**e, "below_floor": None} for e in t]) == [0, 3, 2, 1]
+
+
+def test_a_stage_1_row_is_offered_only_if_a_leak_free_recognition_keeps_its_margin() -> None:
+    """Recognition is not judged at stage 1, and its interval on a small table leaves even a
+    leak-free release short of certain (FSDD: ±0.03 against 0.05, a chance of 0.84): a
+    stage-1 row is offered at a level only if its margin holds with that factor, so the
+    refusal never points to a level whose run then refuses on recognition's margin."""
+    from bioanon.certification.margin import CONFIRM_PROBABILITY, pass_probability_of
+    from bioanon.evaluation.risks.base import risk_result
+
+    def risk(kind: str, value: float, half: float, target: float) -> Any:
+        return risk_result(kind, "record", "advantage", value, (value - half, value + half),
+                           "a", 0.0, "b", target, 0.03, "")
+
+    def row(setting: str, cas: float, risks: list[Any]) -> dict[str, Any]:
+        return {"setting": setting, "cas": cas, "cas_ci": [cas - 0.02, cas + 0.02],
+                "clear": 0.95, "interest_chance": 0.1, "_risks": risks}
+
+    factor = pass_probability_of(0.0, 0.03, 0.05)
+    assert 0.8 < factor < 0.9
+    panel = row("judged()", 0.7, [risk("recognition", 0.0, 0.03, 0.05),
+                                  risk("membership", 0.0, 0.01, 0.10)])
+    # membership alone passes a fresh run with ~0.9: enough alone, not with the factor
+    half = 0.05
+    p_alone = pass_probability_of(0.0, half, 0.10)
+    assert p_alone >= CONFIRM_PROBABILITY > p_alone * factor
+    tight = row("stage1_tight()", 0.9, [risk("membership", 0.0, half, 0.10)])
+    roomy = row("stage1_roomy()", 0.8, [risk("membership", 0.0, 0.01, 0.10)])
+    rows = [panel, tight, roomy]
+    assert recognition_half_width(rows) == pytest.approx(0.03)
+    j, _ = best_at(rows, "standard", 0.05)
+    assert rows[j]["setting"] == "stage1_roomy()"  # the tight one would not carry it
+    # without a panel-judged row nothing is known of recognition's width: no factor
+    j, _ = best_at([tight, roomy], "standard", 0.05)
+    assert [tight, roomy][j]["setting"] == "stage1_tight()"
+    # recognition accepted by name: its figure cannot refuse, no factor either
+    j, _ = best_at(rows, "standard", 0.05, accept={"record-recognition": "why"})
+    assert rows[j]["setting"] == "stage1_tight()"

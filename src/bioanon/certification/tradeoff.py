@@ -39,6 +39,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..levels import LEVELS, resolve_level
 from ..metrics.results import INCONCLUSIVE, PASSING
 
@@ -51,11 +53,20 @@ STAGE1_ONLY = "stage 1: recognition not judged"
 
 
 def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str, str],
-            guarantee: Any, inconclusive_ok: bool) -> tuple[bool, list[Any], list[str]]:
+            guarantee: Any, inconclusive_ok: bool, recognition_hw: float | None = None
+            ) -> tuple[bool, list[Any], list[str]]:
     """Whether ``row`` meets level ``lv``'s targets (utility: CAS above chance), its risks
-    re-judged, and the risks counted as accepted because the table cannot show them."""
+    re-judged, and the risks counted as accepted because the table cannot show them.
+
+    A row the recognition panel never judged passes only if its margin holds with the
+    recognition figure still to come at its best — an estimate of 0 with the interval
+    half-width ``recognition_hw`` the panel measured on this table's other settings
+    (:func:`recognition_half_width`): a necessary condition, so a level is never offered on
+    a row that no recognition figure could carry (FSDD at 6 speakers: ±0.03 against 0.05
+    leaves a leak-free release 0.84, which took a stage-1 row at 0.9 under the 0.8 needed,
+    and the refusal pointed to a level that refused in turn)."""
     from ..evaluation.verdict import judge_risks
-    from .margin import has_margin
+    from .margin import CONFIRM_PROBABILITY, pass_probability, pass_probability_of
 
     raw = row.get("_risks")
     if raw is None:
@@ -69,8 +80,42 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
             shown = sorted(extra)
             risks = judge_risks(list(raw), float(target), lv, {**accept, **extra}, guarantee)
     useful = float(row["cas_ci"][0]) > float(row["interest_chance"])
-    ok = useful and all(r.passes for r in risks) and has_margin(risks, [*accept, *shown])
+    p = pass_probability(risks, [*accept, *shown])
+    if (recognition_hw is not None and guarantee is None and not _has_recognition(row)
+            and not any(name in accept for name in _recognition_names())):
+        p *= pass_probability_of(0.0, float(recognition_hw), float(target))
+    ok = useful and all(r.passes for r in risks) and p >= CONFIRM_PROBABILITY
     return ok, risks, shown
+
+
+def _recognition_names() -> list[str]:
+    """The names (``LEVEL-RISK``) of the risks the attack panel judges."""
+    from ..evaluation.risks.registry import REGISTRY, panel_risks
+
+    return [f"{lv}-{spec.name}" for spec in REGISTRY if spec.name in panel_risks()
+            for lv in ("record", "identity", "group")]
+
+
+def recognition_half_width(rows: Sequence[Mapping[str, Any]]) -> float | None:
+    """The median upper half-width (upper 95% bound − estimate) of the recognition figures
+    the panel measured on ``rows`` (None when it judged none): how wide the interval of a
+    recognition figure is on this table, which its size sets more than the setting does
+    (FSDD: 0.029–0.030 for three settings).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as R
+    >>> rows = [{"_risks": [R(risk="recognition", value=0.004, ci=(-0.06, 0.033))]},
+    ...         {"_risks": [R(risk="membership", value=0.1, ci=(0.0, 0.2))]}]
+    >>> round(recognition_half_width(rows), 3), recognition_half_width(rows[1:])
+    (0.029, None)
+    """
+    from ..evaluation.risks.registry import panel_risks
+
+    widths = [float(r.ci[1]) - float(r.value) for row in rows for r in row.get("_risks") or ()
+              if r.risk in panel_risks() and math.isfinite(float(r.ci[1]))
+              and math.isfinite(float(r.value))]
+    return float(np.median(widths)) if widths else None
 
 
 def _recognition_ub(risks: Sequence[Any]) -> float:
@@ -92,9 +137,10 @@ def best_at(rows: Sequence[Mapping[str, Any]], level: Any, target: float,
     lv = resolve_level(level)
     best: tuple[float, float, int] | None = None
     out: tuple[int | None, list[str]] = (None, [])
+    hw = recognition_half_width(rows)
     for j, row in enumerate(rows):
         ok, risks, shown = _passes(row, lv, target, dict(accept or {}), guarantee,
-                                   not chosen_level)
+                                   not chosen_level, hw)
         if not ok:
             continue
         key = (-float(row["cas"]), _recognition_ub(risks), j)
@@ -160,11 +206,11 @@ def _has_recognition(row: Mapping[str, Any]) -> bool:
 
 def stage1_only(table: Sequence[Mapping[str, Any]]) -> list[int]:
     """The search rows behind the table's rows that the recognition panel never judged,
-    each once: the chosen level's first, then the others by decreasing CAS (the more useful
-    release a refusal points to before a less useful one). A row below the utility floor
-    is left out: no level can release it, so its recognition figure would decide nothing
-    (FSDD's standard row, 0.58 × clear, took the first of two panels and left the row the
-    refusal points to, basic at 0.91 ×, unjudged).
+    each once: those above the utility floor first (the chosen level's, then the others by
+    decreasing CAS: the more useful release a refusal points to before a less useful one),
+    then those below it in the same order (a release the user would get only by lowering
+    the floor: FSDD's standard row, 0.58 × clear, took the first of two panels and left the
+    row the refusal pointed to, basic at 0.91 ×, unjudged).
 
     Examples
     --------
@@ -173,12 +219,12 @@ def stage1_only(table: Sequence[Mapping[str, Any]]) -> list[int]:
     ...      {"chosen": False, "cas": 0.8, "judged_by": STAGE1_ONLY, "below_floor": False,
     ...       "_row": 5}]
     >>> stage1_only(t)
-    [5]
+    [5, 3]
     """
-    order = sorted(table, key=lambda e: (not e["chosen"], -float(e["cas"] or 0.0)))
+    order = sorted(table, key=lambda e: (bool(e.get("below_floor")), not e["chosen"],
+                                         -float(e["cas"] or 0.0)))
     return list(dict.fromkeys(e["_row"] for e in order
-                              if e["judged_by"] == STAGE1_ONLY and "_row" in e
-                              and not e.get("below_floor")))
+                              if e["judged_by"] == STAGE1_ONLY and "_row" in e))
 
 
 def public(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -321,6 +367,9 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     below the floor 0.8 × clear); a more useful release meets every target at level basic:
     0.90 × clear (b()); the most useful setting, c() (0.95 × clear), fell short on record-membership
     advantage 0.160 (upper bound 0.210) > target 0.1
+    >>> t[1].update(fraction=0.6, cas=0.6, below_floor=True)  # the looser one below it too
+    >>> "basic: 0.60 × clear (b(), below the floor 0.8 × clear)" in tradeoff_line(t, rows, 0.8)
+    True
     """
     facts = refusal_facts(table, rows)
     mine, looser, top = facts["best_met"], facts["looser"], facts["most_useful"]
@@ -331,8 +380,9 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
         parts = [f"best CAS meeting every target at level {mine['level']} (tuning split): "
                  f"{_frac(mine)} ({', '.join([mine['setting'], *_notes(mine, min_utility)])})"]
     if looser is not None:
+        notes = ", ".join([looser["setting"], *_notes(looser, min_utility)])
         parts.append(f"a more useful release meets every target at level {looser['level']}: "
-                     f"{_frac(looser)} ({', '.join([looser['setting'], *_notes(looser, None)])})")
+                     f"{_frac(looser)} ({notes})")
     else:
         parts.append("no named level gives a more useful release")
     if top is not None:
@@ -342,4 +392,5 @@ def tradeoff_line(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
 
 
 __all__ = ["PANEL", "STAGE1_ONLY", "TABLE_LEVELS", "best_at", "level_rows", "needs_text",
-           "public", "refusal_facts", "stage1_only", "table_lines", "tradeoff_line"]
+           "public", "recognition_half_width", "refusal_facts", "stage1_only", "table_lines",
+           "tradeoff_line"]

@@ -30,8 +30,8 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
                  say: Callable[[str], None]) -> None:
     """Fill ``result.tradeoff`` (:mod:`.tradeoff`), first judging with the recognition panel
     up to ``panels`` settings behind rows of the table that stage 1 alone judged (the chosen
-    level's first, then the others by decreasing CAS, none below the utility floor; a
-    setting whose panel cannot run is not tried again). A panel that finds a setting
+    level's first, then the others by decreasing CAS, those below the utility floor
+    last; a setting whose panel cannot run is not tried again). A panel that finds a setting
     failing recognition moves the level's row to the next setting, which may take the next
     panel. The choice is made before: it, its
     confirmation and the chosen level's verdict do not change (a row judged here is the
