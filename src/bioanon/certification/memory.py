@@ -108,7 +108,10 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         tradeoff_panels : int
             How many more settings the recognition panel judges after the choice, for the
             trade-off table (per level, the most useful setting meeting its targets); default
-            2, 0: rows judged at stage 1 only say "stage 1: recognition not judged".
+            1 (the most useful row above the utility floor first; FSDD's second panel changed
+            no row it shows), 0: rows judged at stage 1 only say "stage 1: recognition not
+            judged"; a stage-1 row is shown only if its margin holds with recognition at its
+            best.
         keep_sensitive, force
             As for :func:`bioanon.release.release` (keeping the sensitive column is unfit for
             a real release; ``force`` releases despite a failed join check).

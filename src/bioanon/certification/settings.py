@@ -262,7 +262,7 @@ SETTINGS: dict[str, Setting] = _declared(
                       range=Param("float", low=0, high=1, none=True,
                                   help="a fraction of the clear accuracy, e.g. 0.9; 0 sets "
                                        "no floor"))),
-    Setting("tradeoff_panels", 2, Parsed(_tradeoff_panels, "a whole number >= 0"),
+    Setting("tradeoff_panels", 1, Parsed(_tradeoff_panels, "a whole number >= 0"),
             "more settings the recognition panel may judge for the trade-off table",
             search=True),
     Setting("report_closest", False, None, "report the closest setting (every attacker, on "
