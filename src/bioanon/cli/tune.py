@@ -119,4 +119,6 @@ def print_table(summary: dict) -> None:
                     f"{row['cas']:.3f}", f"{row['worst_case']:.3f}", row["worst_attacker"],
                     f"{row['advantage']:+.3f} [{row['advantage_ci'][0]:+.3f}, "
                     f"{row['advantage_ci'][1]:+.3f}]", mark)
+    if summary.get("cas_by"):
+        tab.caption = f"CAS: {summary['cas_by']}, trained on the release, scored on clear"
     console.print(tab)

@@ -48,6 +48,27 @@ class SweepResult:
     skipped: list[dict[str, Any]] = field(default_factory=list)
     baseline: float | None = None
     confirmation: dict[str, Any] | None = None
+    #: what ranked the points (:func:`~bioanon.certification.search.ranking.ranking_options`:
+    #: ``ranks_by`` and the clear records' cross-validated accuracies), None when the user
+    #: named the consumer panel's mode
+    ranking: dict[str, Any] | None = None
+
+    def ranked_by(self) -> str:
+        """Which consumer the points' CAS is: the ranking panel's pick or the forest (the
+        search's tuning split ranks its settings the same way).
+
+        >>> SweepResult([], [], None, 0.05, None).ranked_by()
+        'the utility model'
+        >>> SweepResult([], [], None, 0.05, None, ranking={"ranks_by": "forest"}).ranked_by()
+        'the forest (the linear consumers fall short on clear records)'
+        """
+        by = (self.ranking or {}).get("ranks_by")
+        if by == "ranking panel":
+            return ("the consumer's pick between shrunk LDA and logistic regression (3-fold "
+                    "on the release; the ranking panel)")
+        if by == "forest":
+            return "the forest (the linear consumers fall short on clear records)"
+        return "the utility model"
 
     def summary(self, method: str | None = None) -> dict[str, Any]:
         """The headline figures: the terminal table, ``tune --json`` and ``tune.json``'s
@@ -65,7 +86,8 @@ class SweepResult:
                      "recommended": j == self.recommended} for j, row in enumerate(self.rows)]
         c = self.confirmation
         return {"method": method, "chance": self.chance, "baseline": self.baseline,
-                "target_advantage": self.target_advantage, "settings": settings,
+                "target_advantage": self.target_advantage, "cas_by": self.ranked_by(),
+                "settings": settings,
                 "recommended": None if self.recommended is None
                 else self.rows[self.recommended]["params"],
                 "skipped": self.skipped,
@@ -79,6 +101,7 @@ class SweepResult:
                 "recommended": None if self.recommended is None
                 else self.rows[self.recommended], "skipped": self.skipped,
                 "baseline": self.baseline, "confirmation": self.confirmation,
+                "cas_by": self.ranked_by(), "ranking": self.ranking,
                 "rule": "met when the upper 95% bound of worst − max(chance, control) <= "
                         "target_advantage; recommended: the highest CAS among those met, "
                         "confirmed on a fresh split and seed"}
@@ -189,11 +212,25 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     chance = baseline = None
     evaluate_kwargs.setdefault("membership", False)  # the verdict needs the panel only
     evaluate_kwargs.setdefault("verification", False)
-    # the points rank by the utility model alone, as a search's tuning split does (the
-    # consumer's panel runs on every point only when asked for ``always``)
+    # the points rank as a search's tuning split ranks its settings: under ``final`` (the
+    # default) by the ranking panel where the linear consumers learn the interest on clear
+    # records, else by the forest; ``always`` runs the whole panel on every point
     panel = evaluate_kwargs.get("consumer_panel", "final")
-    points_kwargs = {**evaluate_kwargs,
-                     "consumer_panel": "always" if panel == "always" else "off"}
+    ranking = None
+    if panel == "final":
+        from ..certification.search.ranking import ranking_options
+        from ..evaluation.options import EvaluationOptions
+
+        opts, ranking = ranking_options(
+            table, interest, EvaluationOptions.of(
+                consumer_panel="final",
+                utility_model=evaluate_kwargs.get("utility_model", "forest")),
+            _seed_of(evaluate_kwargs.get("random_state")))
+        points_kwargs = {**evaluate_kwargs, "consumer_panel": opts.consumer_panel,
+                         "utility_model": opts.utility_model}
+    else:
+        points_kwargs = {**evaluate_kwargs,
+                         "consumer_panel": "always" if panel == "always" else "off"}
     for i, point in enumerate(points):
         if progress is not None:
             progress(i, len(points), ", ".join(f"{k}={v}" for k, v in point.items()))
@@ -238,7 +275,16 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
                                random_state=evaluate_kwargs.pop("random_state", 0),
                                **evaluate_kwargs)
     return SweepResult(rows, front, recommended, target_advantage, chance, skipped, baseline,
-                       confirmation)
+                       confirmation, ranking)
+
+
+def _seed_of(random_state: Any) -> int:
+    """The ranking check's seed: the sweep's seed when it is a number, else 0.
+
+    >>> _seed_of(7), _seed_of(None)
+    (7, 0)
+    """
+    return int(random_state) if isinstance(random_state, (int, np.integer)) else 0
 
 
 def setting_label(params: Mapping[str, Any]) -> str:
