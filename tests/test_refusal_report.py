@@ -244,3 +244,23 @@ def test_the_trade_off_says_a_row_needs_a_risk_accepted_never_accepts_it() -> No
     assert "accepting" not in render_html({"tradeoff": [entry], "dataset": {}, "params": {},
                                            "utility": {}, "privacy": {}},
                                           sections=[tradeoff_section])
+
+
+def test_the_closest_report_shows_the_consumers_that_ranked_it(refused: NotCertified
+                                                               ) -> None:
+    """The closest setting's report is its row as the search judged it, the CAS too: the
+    consumers that ranked the tuning split (here the ranking panel's pick between LDA and
+    logistic regression), never the whole panel, which judges only a confirmation."""
+    from bioanon.evaluation.panel_modes import RANKING_MODELS
+
+    result = refused.search
+    report = result.closest_report
+    assert report is not None and result.ranking is not None
+    assert result.ranking["ranks_by"] == "ranking panel"
+    near, _ = result.closest()
+    assert near is not None
+    cas = report["utility"]["cas"]
+    assert cas["value"] == pytest.approx(near["cas"])
+    panel = report["utility"]["consumer"]
+    assert tuple(m["model"] for m in panel["models"]) == RANKING_MODELS
+    assert "whole panel judging the confirmation" in panel["rule"]

@@ -180,20 +180,22 @@ def fresh_report(judge: Judge, c: Candidate, as_judged: bool = True) -> Any:
 
 
 def tuning_report(judge: Judge, c: Candidate, kept: Evaluation | None = None) -> Any:
-    """``c`` judged on the tuning split as the search judged it (the same split, seeds and
-    anonymization: every risk's figure is its row's), with the recognition panel and the
-    consumer's panel of a final evaluation, as a secret-free report: the closest setting's
+    """``c`` judged on the tuning split as the search judged it (the same split, seeds,
+    anonymization and options: every figure is its row's, the CAS too — the consumers that
+    ranked the settings, :attr:`Judge.for_tuning`, not the whole panel, which judges only a
+    confirmation), with the recognition panel, as a secret-free report: the closest setting's
     report of a refusal the tuning split decided. ``kept``: the row's evaluation by the full
-    panel, when the search kept it; only the consumer's panel is then added
-    (:meth:`~bioanon.evaluation.Evaluation.with_consumer_panel`: the same report)."""
+    panel, when the search kept it (its consumers are then the ones the row shows:
+    :meth:`~bioanon.evaluation.Evaluation.with_consumer_panel` adds nothing)."""
+    options = judge.for_tuning
     with one_thread():
         if kept is not None and getattr(kept, "recognition_run_", False):
             kept.table, kept.cache = judge.tuning_table, judge.cache
-            ev = kept.with_consumer_panel(judge.options)
+            ev = kept.with_consumer_panel(options)
         else:
             ev = Evaluation(judge.tuning_table, judge.interest, judge.sensitive,
                             judge.additional, judge.anonymizer(c), random_state=judge.seed,
-                            cache=judge.cache, options=judge.options,
+                            cache=judge.cache, options=options,
                             checked=judge.checked).evaluate()
     return secret_free_report(build_report(ev))
 
