@@ -124,8 +124,8 @@ def test_tune_json_prints_the_sweep_summary(tiny_csv, tmp_path):
     out = tmp_path / "t"
     doc, res = _json_run(["tune", str(tiny_csv), *ROLES, "--grid", "g=4,8", "-o", str(out),
                           "--models", "knn", "--attackers", "naive", "--json"])
-    assert set(doc) == {"method", "chance", "baseline", "target_advantage", "settings",
-                        "recommended", "skipped", "confirmation"}
+    assert set(doc) == {"method", "chance", "baseline", "target_advantage", "cas_by",
+                        "settings", "recommended", "skipped", "confirmation"}
     assert [s["params"] for s in doc["settings"]] == [{"g": 4}, {"g": 8}]
     assert doc == json.loads((out / "tune.json").read_text())["summary"]
     assert str(tmp_path) not in res.stdout

@@ -212,25 +212,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     chance = baseline = None
     evaluate_kwargs.setdefault("membership", False)  # the verdict needs the panel only
     evaluate_kwargs.setdefault("verification", False)
-    # the points rank as a search's tuning split ranks its settings: under ``final`` (the
-    # default) by the ranking panel where the linear consumers learn the interest on clear
-    # records, else by the forest; ``always`` runs the whole panel on every point
-    panel = evaluate_kwargs.get("consumer_panel", "final")
-    ranking = None
-    if panel == "final":
-        from ..certification.search.ranking import ranking_options
-        from ..evaluation.options import EvaluationOptions
-
-        opts, ranking = ranking_options(
-            table, interest, EvaluationOptions.of(
-                consumer_panel="final",
-                utility_model=evaluate_kwargs.get("utility_model", "forest")),
-            _seed_of(evaluate_kwargs.get("random_state")))
-        points_kwargs = {**evaluate_kwargs, "consumer_panel": opts.consumer_panel,
-                         "utility_model": opts.utility_model}
-    else:
-        points_kwargs = {**evaluate_kwargs,
-                         "consumer_panel": "always" if panel == "always" else "off"}
+    points_kwargs, ranking = _points_options(table, interest, evaluate_kwargs)
     for i, point in enumerate(points):
         if progress is not None:
             progress(i, len(points), ", ".join(f"{k}={v}" for k, v in point.items()))
@@ -276,6 +258,29 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
                                **evaluate_kwargs)
     return SweepResult(rows, front, recommended, target_advantage, chance, skipped, baseline,
                        confirmation, ranking)
+
+
+def _points_options(table: FeatureTable, interest: str, evaluate_kwargs: dict[str, Any]
+                    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The evaluation keywords of a sweep's points, and what the ranking check measured: the
+    points rank as a search's tuning split ranks its settings — under ``final`` (the
+    default) by the ranking panel where the linear consumers learn the interest on clear
+    records, else by the forest (:func:`~bioanon.certification.search.ranking.
+    ranking_options`); ``always`` runs the whole panel on every point, ``off`` none."""
+    panel = evaluate_kwargs.get("consumer_panel", "final")
+    if panel != "final":
+        return {**evaluate_kwargs,
+                "consumer_panel": "always" if panel == "always" else "off"}, None
+    from ..certification.search.ranking import ranking_options
+    from ..evaluation.options import EvaluationOptions
+
+    opts, ranking = ranking_options(
+        table, interest, EvaluationOptions.of(
+            consumer_panel="final",
+            utility_model=evaluate_kwargs.get("utility_model", "forest")),
+        _seed_of(evaluate_kwargs.get("random_state")))
+    return {**evaluate_kwargs, "consumer_panel": opts.consumer_panel,
+            "utility_model": opts.utility_model}, ranking
 
 
 def _seed_of(random_state: Any) -> int:
