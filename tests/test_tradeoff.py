@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bioanon.certification.margin import CONFIRM_PROBABILITY, pass_probability_of
@@ -279,3 +280,32 @@ def test_a_stage_1_row_is_offered_only_if_a_leak_free_recognition_keeps_its_marg
     # recognition accepted by name: its figure cannot refuse, no factor either
     j, _ = best_at(rows, "standard", 0.05, accept={"record-recognition": "why"})
     assert rows[j]["setting"] == "stage1_tight()"
+
+
+def test_the_closest_report_resumes_a_stage_1_row(table: FeatureTable,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal's closest setting that stage 1 alone judged is reported from its stage-1
+    evaluation (the recognition panel resumed on it), not from a whole evaluation again: the
+    report's risks are those a fresh full evaluation gives (the exhaustive search's row for
+    that setting), to the bit."""
+    import bioanon.certification.search.confirmation as confirmation
+
+    kw = {**KW, "level": 0.001}
+    resumed: list[str] = []
+    real = confirmation.resume_setting
+    monkeypatch.setattr(confirmation, "resume_setting", lambda judge, ev, progress: (
+        resumed.append(type(ev).__name__), real(judge, ev, progress))[1])
+    res = search(table, "expression", "identity", tradeoff_panels=0, report_closest=True,
+                 **kw)
+    near, _ = res.closest()
+    assert res.chosen is None and near is not None and near["judged_by"] != PANEL
+    assert resumed == ["Evaluation"] and res.closest_report is not None
+    assert not any("_stage1" in r or "_ev" in r for r in res.rows)  # let go after
+    full = search(table, "expression", "identity", exhaustive=True, **kw)
+    row = next(r for r in full.rows if r["setting"] == near["setting"])
+    # the measured figures (the report writes a figure not measured as null, the row NaN)
+    want = {r["name"]: (r["value"], list(r["ci"])) for r in row["risks"]
+            if r["value"] is not None and np.isfinite(r["value"])}
+    got = {r["name"]: (r["value"], list(r["ci"])) for r in res.closest_report["risks"]
+           if r["name"] in want}
+    assert got == want and any(n.endswith("recognition") for n in got)

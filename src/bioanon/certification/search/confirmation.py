@@ -15,7 +15,14 @@ from ...evaluation.verdict import (
 )
 from ...table import FeatureTable
 from .candidates import Candidate
-from .judging import Judge, confirmation_seed, fresh_report, judge_on_fresh_split, tuning_report
+from .judging import (
+    Judge,
+    confirmation_seed,
+    fresh_report,
+    judge_on_fresh_split,
+    resume_setting,
+    tuning_report,
+)
 from .result import SearchResult
 
 
@@ -72,7 +79,12 @@ def _closest_report(result: SearchResult, judge: Judge, say: Callable[[str], Non
     c = Candidate(near["method"], dict(near["_params"]), dict(near.get("_hidden", {})))
     say(f"reporting the closest setting {c.label()}")
     with contextlib.suppress(BioanonError):
-        result.closest_report = tuning_report(judge, c, near.get("_ev"))
+        kept = near.get("_ev")
+        if kept is None and near.get("_stage1") is not None:
+            # a row stage 1 alone judged: the recognition panel on its stage-1 evaluation
+            # (the same figures as a fresh evaluation, to the bit), not a whole one again
+            kept = resume_setting(judge, near["_stage1"], None)
+        result.closest_report = tuning_report(judge, c, kept)
 
 
 def confirm(table: FeatureTable, anonymizer: Any, interest: str, sensitive: str,

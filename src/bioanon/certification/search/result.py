@@ -66,10 +66,12 @@ class SearchResult:
         return floor_met(cas, clear, self.min_utility)
 
     def let_go(self) -> None:
-        """Drop the rows' in-process evaluations by the full panel (``_ev``: the closest
-        setting's report reads them) once the search has made its reports."""
+        """Drop the rows' in-process evaluations — by the full panel (``_ev``) and by stage 1
+        (``_stage1``, which the trade-off's panels and the closest setting's report resume) —
+        once the search has made its reports."""
         for r in self.rows:
             r.pop("_ev", None)
+            r.pop("_stage1", None)
 
     def rule(self) -> str:
         """The choice rule, with the utility floor when one is set."""

@@ -40,12 +40,9 @@ def judge_levels(judge: Judge, result: SearchResult, panels: int,
     A row stage 1 judged holds its stage-1 evaluation (``_stage1``, in process only): its
     panel resumes it (:func:`resume_setting`: the same figures as a fresh full evaluation,
     to the bit) instead of anonymizing and scoring utility and the cheap risks again; the
-    evaluations are let go when the table is filled."""
-    try:
-        _judge_levels(judge, result, panels, say)
-    finally:
-        for r in result.rows:
-            r.pop("_stage1", None)
+    closest setting's report resumes it too, and :meth:`SearchResult.let_go` lets the
+    evaluations go after it."""
+    _judge_levels(judge, result, panels, say)
 
 
 def _judge_levels(judge: Judge, result: SearchResult, panels: int,
