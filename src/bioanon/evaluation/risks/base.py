@@ -35,11 +35,12 @@ IDENTITY_FOLDS = 3
 RECORD_GAMES = 2
 #: the screen of a search's stage 1, in words (a setting it decides is never chosen: its
 #: record-level membership advantage is above every target the search and its trade-off read)
-SCREEN_RULE = ("screened at stage 1: the cheap membership attackers (tracing, density ratio) "
-               "on the first {level}-level game already put the advantage's lower 95% bound "
-               "above {bound:g}, the largest {level}-level target the search and its trade-off "
-               "read; the other attackers, the second game, the identity level and inference "
-               "were not run (the setting fails at every level whatever they show)")
+SCREEN_RULE = ("screened at stage 1: the cheap membership attackers (tracing, density ratio, "
+               "model-aware likelihood ratio) on the first {level}-level game already put the "
+               "advantage's lower 95% bound above {bound:g}, the largest {level}-level target "
+               "the search and its trade-off read; the other attackers, the second game, the "
+               "identity level and inference were not run (the setting fails at every level "
+               "whatever they show)")
 #: fewest identities for an identity-level figure at all: its interval comes from the spread
 #: over identities (a bootstrap, paired differences), which is not to be trusted below this
 #: (one constant with the plan: :data:`bioanon.levels.MIN_IDENTITIES`)
