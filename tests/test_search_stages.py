@@ -225,3 +225,32 @@ def test_the_screen_reads_the_group_level_when_groups_are_kept_whole() -> None:
 
     texts = [x.get_text() for x in search_figure(fast, "gender", "expression").axes[0].texts]
     assert texts.count("not measured (screened)") == len(screened)
+
+
+def test_the_full_figure_reuses_the_screen_s_scores(table: FeatureTable,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A setting the screen does not decide: the first record game of its full figure is the
+    screen's game, so the screen's three attackers are not run on it again (their scores are
+    taken as they are; the rows are bit for bit those of a search without the screen:
+    test_the_screen_keeps_the_exhaustive_choice)."""
+    import bioanon.attack.game as game_module
+    from bioanon.attack.registry import SCREEN
+
+    runs: list[tuple[str, bool]] = []
+    real = game_module.run_attackers
+
+    def counting(attackers: Any, game: Any, known: Any = None) -> Any:
+        runs.extend((a.name, bool(known) and a.name in known) for a in attackers)
+        return real(attackers, game, known)
+
+    import bioanon.evaluation.risks.membership as membership
+
+    monkeypatch.setattr(membership, "run_attackers", counting)
+    res = search(table, "expression", "identity", level=0.99,
+                 **{**KW, "methods": ["dp-cells"], "target_advantage": 0.9})
+    unscreened = [r for r in res.rows if r["judged_by"] != SCREENED]
+    assert unscreened, "a setting must pass the screen for this test to bite"
+    reused = [name for name, hit in runs if hit]
+    # each unscreened setting's first game took the screen's three attackers' scores
+    assert reused.count(SCREEN[0].name) >= len(unscreened)
+    assert set(reused) == {a.name for a in SCREEN}

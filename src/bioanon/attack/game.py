@@ -155,18 +155,21 @@ class Attacker:
     run: Callable[[Game], Scores]
 
 
-def run_attackers(attackers: list[Attacker], game: Game) -> Scores:
+def run_attackers(attackers: list[Attacker], game: Game,
+                  known: Mapping[str, Scores] | None = None) -> Scores:
     """Every attacker's scores (or guesses) on one game, merged (names are unique).
 
     While an attacker runs, the game's cache holds the list being run under ``"panel"`` and
     the scores of the attackers before it under ``"scores so far"`` (the shadow attacker
-    combines those); both are removed after.
+    combines those); both are removed after. ``known``: scores an attacker already gave on
+    this very game (by the attacker's name: a search's screen, :data:`~.registry.SCREEN`),
+    taken as they are, in their place in the order.
     """
     out: Scores = {}
     for a in attackers:
         game.cache["panel"] = attackers
         game.cache["scores so far"] = out
-        res = a.run(game)
+        res = known[a.name] if known is not None and a.name in known else a.run(game)
         out.update({k: np.asarray(v) for k, v in res.items()})
     game.cache.pop("scores so far", None)
     game.cache.pop("panel", None)

@@ -91,7 +91,8 @@ def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndar
                   released: np.ndarray, released_labels: Any, reference: np.ndarray,
                   in_reference: np.ndarray, groups: np.ndarray | None,
                   reference_cache: dict[str, Any] | None = None,
-                  cand_ids: np.ndarray | None = None, level: str = "record"
+                  cand_ids: np.ndarray | None = None, level: str = "record",
+                  known: dict[str, dict[str, np.ndarray]] | None = None
                   ) -> dict[str, np.ndarray]:
     """Every registered membership attacker's score per candidate (per group when
     ``groups``), :data:`bioanon.attack.registry.MEMBERSHIP`.
@@ -99,14 +100,15 @@ def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndar
     ``released_labels`` is the release's label frame; ``reference`` must be the training
     split's features (the attacker's reference population). ``reference_cache`` keeps the
     reference-side figures between calls that score the same candidates against the same
-    reference (the identity level's folds)."""
+    reference (the identity level's folds); ``known``: the scores attackers already gave on
+    this very game (the screen's: :data:`SCREEN_SCORES`)."""
     del reference  # the game reads the training split itself (its labels and identities)
     labels = {ctx.interest: np.asarray(cand_labels).astype(str)}
     ids = (np.array([f"candidate {i}" for i in range(len(candidates))]) if cand_ids is None
            else cand_ids)
     game = game_of(ctx, candidates, labels, ids, released, released_labels, in_reference,
                    groups, level, reference_cache)
-    return run_attackers(attackers.MEMBERSHIP, game)
+    return run_attackers(attackers.MEMBERSHIP, game, known)
 
 
 def record_candidates(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -139,6 +141,20 @@ def group_candidates(ctx: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     groups = np.r_[mem.labels[ctx.group].astype(str).to_numpy(),
                    non.labels[ctx.group].astype(str).to_numpy()]
     return cand, lab, groups, in_ref, member
+
+
+#: the attack cache's key for the screen's scores, by attacker (:func:`_screen_scores`)
+SCREEN_SCORES = "screen scores"
+
+
+def _screen_scores(ctx: RiskContext, game: Any) -> dict[str, np.ndarray]:
+    """The screen's attackers (:data:`bioanon.attack.registry.SCREEN`) on ``game``, merged;
+    each one's scores kept in the context's attack cache (:data:`SCREEN_SCORES`) for the full
+    figure, whose first game (the record level's own, or the group level's) is this very
+    game: when the screen does not decide, those attackers are not run twice."""
+    per = {a.name: run_attackers([a], game) for a in attackers.SCREEN}
+    ctx.attack_cache[SCREEN_SCORES] = per
+    return {k: v for scores in per.values() for k, v in scores.items()}
 
 
 class MembershipRisk:
@@ -181,7 +197,8 @@ class MembershipRisk:
             cand, lab, groups, in_ref, member = group_candidates(ctx)
             scores = attack_scores(ctx, cand, lab, ctx.anon_test, test.labels, train.X, in_ref,
                                    groups, ctx.attack_cache.setdefault("group", {}),
-                                   cand_ids=groups, level="group")
+                                   cand_ids=groups, level="group",
+                                   known=ctx.attack_cache.get(SCREEN_SCORES))
             uniq, codes = np.unique(groups, return_inverse=True)
             member = _by_group(member.astype(float), codes, uniq.size) > 0.5
             out.append(self._judge(scores, member, "group", uniq))
@@ -251,7 +268,7 @@ class MembershipRisk:
         te, tr, cand, lab, who, in_ref = record_candidates(ctx)
         game = game_of(ctx, cand, {ctx.interest: lab}, who, ctx.anon_test, ctx.test.labels,
                        in_ref, None, "record", ctx.attack_cache.setdefault("screen", {}))
-        raw = run_attackers(attackers.SCREEN, game)
+        raw = _screen_scores(ctx, game)
         scores = {k: rankdata(np.nan_to_num(v, nan=-np.inf)) / v.size for k, v in raw.items()}
         member = np.r_[np.ones(te.size, bool), np.zeros(tr.size, bool)]
         keys = np.r_[ctx.train.n_records + te, tr]
@@ -267,7 +284,7 @@ class MembershipRisk:
         game = game_of(ctx, cand, {ctx.interest: lab}, groups, ctx.anon_test,
                        ctx.test.labels, in_ref, groups, "group",
                        ctx.attack_cache.setdefault("screen", {}))
-        scores = run_attackers(attackers.SCREEN, game)
+        scores = _screen_scores(ctx, game)
         uniq, codes = np.unique(groups, return_inverse=True)
         return scores, _by_group(member.astype(float), codes, uniq.size) > 0.5, uniq, "groups"
 
@@ -286,7 +303,9 @@ class MembershipRisk:
             te, tr, cand, lab, who, in_ref = record_candidates(g)
             s = attack_scores(g, cand, lab, g.anon_test, g.test.labels, g.train.X, in_ref,
                               None, g.attack_cache.setdefault("record", {}), cand_ids=who,
-                              level="record")
+                              level="record",
+                              known=g.attack_cache.get(SCREEN_SCORES) if g is self.ctx
+                              else None)
             parts.append({k: rankdata(np.nan_to_num(v, nan=-np.inf)) / v.size
                           for k, v in s.items()})
             members.append(np.r_[np.ones(te.size, bool), np.zeros(tr.size, bool)])
