@@ -62,3 +62,31 @@ def test_sorted_eer_equals_the_reference_with_ties(seed):
     assert sorted_eer(t, nt) == equal_error_rate(t, nt)
     t, nt = rng.normal(1, 1, 50), rng.normal(0, 1, 2000)
     assert sorted_eer(t, nt) == equal_error_rate(t, nt)
+
+
+def test_verification_scores_a_seeded_sample_of_probes_above_the_cap(monkeypatch):
+    """Above MAX_TRIALS the verifier scores a seeded sample of probes against every identity
+    (its cost stops growing as probes × identities), says so, and reads the same EER as
+    every probe within its interval; below the cap nothing changes."""
+    from bioanon.attack import verification as V
+
+    rng = np.random.default_rng(0)
+    ids = np.repeat(np.arange(40), 25).astype(str)  # 40 identities, 25 records each
+    centers = rng.normal(size=(40, 8))
+    enrol = centers[np.repeat(np.arange(40), 25)] + rng.normal(size=(1000, 8))
+    trials = centers[np.repeat(np.arange(40), 25)] + rng.normal(size=(1000, 8))
+    whole = V.verification(enrol, ids, trials, ids, "naive", seed=3)
+    assert whole.trials == "released" and whole.n_target + whole.n_nontarget == 40_000
+    monkeypatch.setattr(V, "MAX_TRIALS", 12_000)  # 300 probes × 40 identities
+    part = V.verification(enrol, ids, trials, ids, "naive", seed=3)
+    assert part.n_target + part.n_nontarget == 12_000
+    assert "sample of 300 of 1,000 probes" in part.trials
+    # an unbiased sample: over 20 seeds the intervals cover every probe's EER about 95% of
+    # the time (at least 15 of 20 holds with probability > 0.999) and centre on it
+    draws = [V.verification(enrol, ids, trials, ids, "naive", seed=s) for s in range(20)]
+    assert sum(d.ci[0] <= whole.eer <= d.ci[1] for d in draws) >= 15
+    assert abs(np.mean([d.eer for d in draws]) - whole.eer) < 0.005
+    again = V.verification(enrol, ids, trials, ids, "naive", seed=3)
+    assert again == part  # seeded: the same probes, the same figures
+    other = V.verification(enrol, ids, trials, ids, "naive", seed=4)
+    assert other.eer != part.eer  # another seed draws other probes

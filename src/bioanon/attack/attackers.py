@@ -33,6 +33,7 @@ from .recognizers import make_recognizer, model_name, single_threaded
 from .scalable import resolve_scale_classes, substitute
 from .summary import summarize_scores
 from .threat import MODES, ThreatModel, parse_modes
+from .top_k import top_k_indices
 
 Progress = Callable[[int, int, str], None]
 
@@ -86,10 +87,7 @@ class LinkageAttacker(BaseEstimator):
         P = self._probe(X_probe)
         out = np.empty((P.shape[0], k), dtype=np.int64)
         for s in range(0, P.shape[0], block):  # blocks of probes bound the memory
-            sim = P[s:s + block] @ self.gallery_.T
-            part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
-            order = np.argsort(-np.take_along_axis(sim, part, axis=1), axis=1, kind="stable")
-            out[s:s + block] = np.take_along_axis(part, order, axis=1)
+            out[s:s + block] = top_k_indices(P[s:s + block] @ self.gallery_.T, k)
         return out
 
     def predict(self, X_probe: np.ndarray) -> np.ndarray:

@@ -34,6 +34,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .top_k import top_k_indices
+
 #: above this many classes (identities in the training split) the panel replaces recognizers
 #: whose cost grows with the number of classes by :data:`SCALED_SUBSTITUTES`
 SCALE_CLASSES = 100
@@ -283,7 +285,7 @@ class CosineKNN(ClassifierMixin, BaseEstimator):
         out = np.zeros((P.shape[0], n_cls))
         for s in range(0, P.shape[0], self.block):
             S = P32[s:s + self.block] @ G.T  # float32 to choose the neighbours ...
-            idx = np.argpartition(-S, k - 1, axis=1)[:, :k]
+            idx = top_k_indices(S, k)
             # ... float64 for their distances (weights do not depend on the block)
             sims = np.einsum("ij,ikj->ik", P[s:s + self.block], self.gallery_[idx])
             dist = np.maximum(1.0 - sims, 0.0)

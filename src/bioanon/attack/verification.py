@@ -35,6 +35,12 @@ def _unit(X: np.ndarray) -> np.ndarray:
 
 #: above this many trials the bootstrap works on binned scores (:func:`binned_bootstrap_eer`)
 EXACT_TRIALS = 100_000
+#: at most this many trials are scored (probes × enrolled identities): a larger table's
+#: probes are a seeded random sample of ``MAX_TRIALS // identities`` of them, each against
+#: every identity (the view's cost stops growing as probes × identities, i.e. as the square
+#: of the records); its interval is then the bootstrap over the sampled probes, and
+#: ``trials`` says how many of how many were scored
+MAX_TRIALS = 20_000_000
 
 
 def _binned_rates(t_hist: np.ndarray, n_hist: np.ndarray) -> np.ndarray:
@@ -147,6 +153,7 @@ def verification(enrol: np.ndarray, y_enrol: np.ndarray, trials: np.ndarray,
     mean, scale = E.mean(axis=0), E.std(axis=0)
     scale = np.where(scale == 0, 1.0, scale)
     T = _unit(_templates((E - mean) / scale, y_enrol, ids))
+    trials, y_trials, scored = probe_sample(np.asarray(trials), y_trials, ids.size, seed)
     P = _unit((np.asarray(trials, dtype=np.float64) - mean) / scale)
     scores = P @ T.T
     same = y_trials[:, None] == ids[None, :]
@@ -156,4 +163,27 @@ def verification(enrol: np.ndarray, y_enrol: np.ndarray, trials: np.ndarray,
         eer, lo, hi = bootstrap_eer(scores, same, n_boot=n_boot, seed=seed)
     return VerificationResult(mode, VOICEPRIVACY.get(mode, mode), eer, (lo, hi),
                               "clear" if mode == "naive" else "released the same way",
-                              "released", int(same.sum()), int((~same).sum()))
+                              f"released{scored}", int(same.sum()), int((~same).sum()))
+
+
+def probe_sample(trials: np.ndarray, y_trials: np.ndarray, n_ids: int, seed: int,
+                 max_trials: int | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    """The probes scored: all of them, or a seeded random sample when every probe against
+    every identity would exceed ``max_trials`` trials (None: :data:`MAX_TRIALS` as it is
+    now); and the words that say so.
+
+    >>> X, y = np.zeros((50, 2)), np.arange(50).astype(str)
+    >>> probe_sample(X, y, 10, 0)[2]
+    ''
+    >>> Xs, ys, words = probe_sample(X, y, 10, 0, max_trials=100)
+    >>> Xs.shape, words
+    ((10, 2), ' (a seeded random sample of 10 of 50 probes, each against every identity)')
+    """
+    n = trials.shape[0]
+    most = max(1, (MAX_TRIALS if max_trials is None else max_trials) // max(n_ids, 1))
+    if n <= most:
+        return trials, y_trials, ""
+    rows = np.sort(np.random.default_rng([seed, n, n_ids]).choice(n, most, replace=False))
+    return (trials[rows], y_trials[rows],
+            f" (a seeded random sample of {most:,} of {n:,} probes, each against every "
+            "identity)")

@@ -456,8 +456,8 @@ def verification_section(p: Mapping[str, Any]) -> list[str]:
             "records (<i>ignorant</i> = naive) or on records released the same way "
             "(<i>semi-informed</i> = parrot), trials on released records. EER 0.5: the "
             "verifier cannot tell; lower is worse for privacy.</p>",
-            html_table(rows, ["mode", "voiceprivacy", "eer", "ci", "enrolment", "n_target",
-                          "n_nontarget"])]
+            html_table(rows, ["mode", "voiceprivacy", "eer", "ci", "enrolment", "trials",
+                          "n_target", "n_nontarget"])]
 
 
 def _joined(parts: list[str]) -> str:
