@@ -52,7 +52,9 @@ def top_k_indices(S: np.ndarray, k: int) -> np.ndarray:
     if m // STRIDE < 4 * k:  # narrow rows: sort them whole
         return _ordered(S, np.broadcast_to(np.arange(m), S.shape), k)
     bound = np.partition(S[:, ::STRIDE], -k, axis=1)[:, -k]
-    rows, cols = np.nonzero(S >= bound[:, None])
+    flat = np.flatnonzero(S >= bound[:, None])  # row by row (a 2-D nonzero costs 20 times)
+    rows = flat // m
+    cols = flat - rows * m
     counts = np.bincount(rows, minlength=n)
     if counts.min() < k:  # a NaN bound (a NaN score): the whole rows, as NumPy orders NaN
         return _ordered(S, np.broadcast_to(np.arange(m), S.shape), k)
