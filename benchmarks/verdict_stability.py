@@ -11,7 +11,12 @@ Usage::
 
     BIOANON_DATA=../shared/datasets python benchmarks/verdict_stability.py \
         [--demo-seeds 0-9] [--fsdd voice.parquet --fsdd-seeds 0-4] [--no-seedless] \
-        [--out benchmarks/results/verdict_stability]
+        [--busy N] [--out benchmarks/results/verdict_stability]
+
+``--busy N`` runs every command beside N processes that keep a core each busy (a pure-Python
+loop, started before the first command and stopped after the last): the verdict under load
+(issue 44's "2 × the cores busy" is ``--busy 4`` on 2 cores) against the same seeds run
+quiet, each row's ``busy`` saying which.
 """
 
 from __future__ import annotations
@@ -80,12 +85,29 @@ def run(kind: str, seed: int | None, work: Path, fsdd: Path | None) -> dict[str,
     return row
 
 
+def _spin() -> None:
+    while True:
+        pass
+
+
+def busy_processes(n: int) -> list[Any]:
+    """``n`` started processes, each keeping one core busy until terminated."""
+    import multiprocessing
+
+    procs = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    return procs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--demo-seeds", default="0-9")
     ap.add_argument("--fsdd", type=Path, default=None)
     ap.add_argument("--fsdd-seeds", default="0-4")
     ap.add_argument("--no-seedless", action="store_true")
+    ap.add_argument("--busy", type=int, default=0,
+                    help="processes keeping a core busy each while the commands run")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/verdict_stability"))
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -97,16 +119,33 @@ def main() -> None:
         if not args.no_seedless:
             plan += [("fsdd", None), ("fsdd", None)]
     rows = []
-    for kind, seed in plan:
-        r = run(kind, seed, args.out, args.fsdd)
-        rows.append(r)
-        ratio = "—" if r.get("ratio") is None else f"{r['ratio']:.3f}"
-        print(f"{kind:5} seed {str(seed):6} exit {r['exit']} "
-              f"{'certified' if r.get('met') else 'REFUSED':9} {r.get('setting')} "
-              f"CAS/clear {ratio} {r['wall_s']:.0f} s (load {r['load_before']:.1f}"
-              f"->{r['load_after']:.1f}) {r.get('fingerprint') or ''}", flush=True)
-        (args.out / "verdict_stability.json").write_text(json.dumps(rows, indent=2),
-                                                         encoding="utf-8")
+    spinners = busy_processes(args.busy)
+    try:
+        for kind, seed in plan:
+            r = run(kind, seed, args.out, args.fsdd)
+            r["busy"] = args.busy
+            rows.append(r)
+            report_row(r, args.out, rows)
+    finally:
+        for p in spinners:
+            p.terminate()
+    summarize(rows)
+
+
+def report_row(r: dict[str, Any], out: Path, rows: list[dict[str, Any]]) -> None:
+    """Print one run's line and rewrite the JSON with every run so far."""
+    ratio = "—" if r.get("ratio") is None else f"{r['ratio']:.3f}"
+    print(f"{r['kind']:5} seed {str(r['seed']):6} exit {r['exit']} "
+          f"{'certified' if r.get('met') else 'REFUSED':9} {r.get('setting')} "
+          f"CAS/clear {ratio} {r['wall_s']:.0f} s (load {r['load_before']:.1f}"
+          f"->{r['load_after']:.1f}; {r['busy']} busy) {r.get('fingerprint') or ''}",
+          flush=True)
+    (out / "verdict_stability.json").write_text(json.dumps(rows, indent=2),
+                                                encoding="utf-8")
+
+
+def summarize(rows: list[dict[str, Any]]) -> None:
+    """How many seeds of each command give its most common verdict and setting."""
     for kind in ("demo", "fsdd"):
         mine = [r for r in rows if r["kind"] == kind and r["seed"] is not None]
         if not mine:
