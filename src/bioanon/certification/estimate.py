@@ -20,20 +20,22 @@ import os
 from dataclasses import dataclass
 
 #: CPU seconds one setting's judgement costs per 1,000 records at REFERENCE_FEATURES features
-#: (fitted to five releases on 2 cores with 2 workers at load 2, ``bench_release.py``: the
-#: demo, 10,400 × 128, 9 settings, 47–50 s; the cost curve's 5,000 and 10,000 × 128, 34
-#: settings, 71 and 155 s; FSDD, 3,000 × 400, 34 settings, 72–82 s; SP-SW-HAR, 2,265 × 300,
-#: 34 settings, 54 s)
-SECONDS_PER_SETTING_PER_1K = 0.74
+#: (fitted, with FEATURE_EXPONENT and FULL_EVALUATIONS, by least squares on the logarithm to
+#: five releases on 2 quiet cores with 2 workers, ``bench_release.py`` and the commands of
+#: ``docs/benchmarks.md``, this wave's seventh session: the demo, 10,400 × 128, 9 settings,
+#: 48 s; the cost curve's 10,000 and 50,000 × 128, 34 settings, 87 and 579 s; FSDD,
+#: 3,000 × 400, 34 settings, 68 s; SP-SW-HAR, 2,265 × 300, 34 settings, 60–71 s. The model
+#: reads each within 1.33 × — the last fit read the curve's 10,000 records at 1.7 ×)
+SECONDS_PER_SETTING_PER_1K = 0.42
 #: the features at which SECONDS_PER_SETTING_PER_1K was measured, and how the cost grows
 #: with the features (the models' fits and the attackers' products grow less than linearly
 #: with them)
 REFERENCE_FEATURES = 128
-FEATURE_EXPONENT = 0.47
+FEATURE_EXPONENT = 0.85
 #: the panel's stage, the confirmation on a fresh split and the trade-off's extra panels, in
-#: stage-1 settings' worth of wall time (they run on every core; stage 1's screen makes the
-#: average setting cheaper than one full judgement)
-FULL_EVALUATIONS = 1.0
+#: stage-1 settings' worth of wall time (a full judgement with the recognition panel and the
+#: consumer's whole panel costs several of stage 1's, which its screen makes cheaper still)
+FULL_EVALUATIONS = 5.0
 #: start-up, the split and the release itself
 START_SECONDS = 3.0
 #: the share of a second worker's time stage 1 gains (1.8 × on 2 workers)
@@ -112,8 +114,8 @@ def expected_seconds(n_records: int, n_features: int, n_settings: int,
 
     Examples
     --------
-    >>> round(expected_seconds(3000, 400, 34, workers=2))  # FSDD: 72–82 s measured
-    78
+    >>> round(expected_seconds(3000, 400, 34, workers=2))  # FSDD: 68 s measured
+    82
     >>> expected_seconds(600, 32, 0) == START_SECONDS
     True
     """
@@ -135,7 +137,7 @@ def estimate(n_records: int, n_features: int, n_settings: int,
     Examples
     --------
     >>> estimate(5200, 128, 8, n_jobs=1).text()
-    'about 40 s'
+    'about 30 s'
     """
     workers = workers_of(n_jobs, n_settings)
     seconds = expected_seconds(n_records, n_features, n_settings, workers)
