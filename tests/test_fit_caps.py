@@ -37,10 +37,10 @@ def test_caps_are_applied_and_reported(table):
     assert u["n_fit"] == 100 and u["n_train"] == ev.n_train_
     assert u["n"] == ev.n_test_  # the test records are never sampled
     rec = by_name(ev)["record-membership"].extras
-    # the cap per side and game; the record level pools two games
-    assert rec["n_games"] == 2
-    assert (rec["n_members"], rec["n_nonmembers"]) == (120, 120)
-    assert by_name(ev)["record-inference"].extras["n_members"] == 120
+    # the cap per side and game; the record level pools four games
+    assert rec["n_games"] == 4
+    assert (rec["n_members"], rec["n_nonmembers"]) == (240, 240)
+    assert by_name(ev)["record-inference"].extras["n_members"] == 240
     ident = by_name(ev)["identity-membership"].extras
     assert ident["n_identities"] == 24  # every identity kept at the identity level
     data = build_report(ev)

@@ -6,7 +6,8 @@
   (``n_jobs``) do not;
 - the membership advantage's choice among many attackers (by AUC on k − 1 folds, scored on
   the held-out fold) reads a planted leak close to its size, and a leak-free draw reads 0;
-- the record level pools two games (every record a member once), and the plan counts them;
+- the record level pools four games (every record a member once, the games' members
+  disjoint), and the plan counts them;
 - the margin's stated probability of passing a fresh evaluation holds against repeated
   evaluations.
 """
@@ -134,7 +135,7 @@ def test_folds_keep_a_unit_together():
 
 
 # ---------------------------------------------------------------------- the record games
-def test_the_record_level_pools_two_games():
+def test_the_record_level_pools_four_games():
     t = make_biometric(n_identities=24, records_per_identity=12, n_features=32,
                        random_state=1)
     tr, te = split_table(t, "expression", "identity", 0.25, 0)
@@ -150,16 +151,50 @@ def test_the_record_level_pools_two_games():
     ctx = RiskContext(train, test, test.X.copy(), Copy(), "expression", "identity",
                       ["expression"], None, 0)
     games = ctx.record_games()
-    assert len(games) == 2
-    second = games[1].ctx
-    assert second.test.n_records == test.n_records  # as many members as the first
-    assert second.train.n_records == train.n_records  # the rest: the held-out split among them
+    assert len(games) == 4
+    n = train.n_records + test.n_records
+    members = np.concatenate([g.test_keys for g in games])
+    # every record a member of exactly one game
+    assert np.array_equal(np.sort(members), np.arange(n))
+    for g in games:
+        assert g.ctx.test.n_records == test.n_records  # as many members as the first
+        assert g.ctx.train.n_records == train.n_records  # the rest: held-out split among them
+        # the keys name the same records as the rows they key (a unit is one record)
+        keys = np.r_[g.train_keys, g.test_keys]
+        assert np.array_equal(np.sort(keys), np.arange(n))
+        X = np.vstack([train.X, test.X])
+        assert np.array_equal(np.vstack([g.ctx.train.X, g.ctx.test.X]), X[keys])
     r = MembershipRisk(ctx, "standard").evaluate().results()[0]
-    assert r.level == "record" and r.extras["n_games"] == 2
-    assert r.extras["n_members"] == 2 * test.n_records
-    assert r.value > 0.9  # a copy: every member found in both games
+    assert r.level == "record" and r.extras["n_games"] == 4
+    assert r.extras["n_members"] == 4 * test.n_records
+    assert r.value > 0.9  # a copy: every member found in every game
     # each game's own figure is kept, and the interval covers their spread
-    assert len(r.extras["per_game"]) == 2 and min(r.extras["per_game"]) > 0.9
+    assert len(r.extras["per_game"]) == 4 and min(r.extras["per_game"]) > 0.9
+
+
+def test_the_games_fall_back_when_a_part_cannot_be_released():
+    """A method that cannot release some part stops the games there (the figure keeps the
+    games it has), never an error."""
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32,
+                       random_state=1)
+    tr, te = split_table(t, "expression", "identity", 0.25, 0)
+    train, test = t.subset(tr), t.subset(te)
+
+    class Twice:  # releases twice, then refuses
+        calls = 0
+
+        def get_params(self, deep=False):
+            return {}
+
+        def fit_transform(self, X, y=None):
+            Twice.calls += 1
+            if Twice.calls > 2:
+                raise ValueError("cannot release this part")
+            return X.X.copy()
+
+    ctx = RiskContext(train, test, test.X.copy(), Twice(), "expression", "identity",
+                      ["expression"], None, 0)
+    assert len(ctx.record_games()) == 3
 
 
 # ---------------------------------------------------------------------- the margin

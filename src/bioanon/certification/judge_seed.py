@@ -23,6 +23,15 @@ Examples
 (True, True)
 >>> root_seed(a) == root_seed(judged_inputs(t, {"interest": "expression"}))
 False
+
+A reason is the user's words: rewording it does not re-roll the judge, accepting another
+risk does.
+
+>>> acc = lambda d: root_seed(judged_inputs(t, {"accept_risks": d}))
+>>> acc({"identity-membership": "6 speakers"}) == acc({"identity-membership": "too few"})
+True
+>>> acc({"identity-membership": "6 speakers"}) == acc({"record-membership": "6 speakers"})
+False
 """
 
 from __future__ import annotations
@@ -41,6 +50,9 @@ _SEED_KEY = b"bioanon/judge-seed/v1"
 _FINGERPRINT_KEY = b"bioanon/judge-fingerprint/v1"
 #: options that change only the time or what is shown, never a figure
 _TIME_ONLY = frozenset({"n_jobs", "preview", "progress", "on_plan"})
+#: options of {name: reason}: which names were given decides the verdict, the reasons are the
+#: user's words (rewording a reason must not re-roll the judge)
+_NAMES_ONLY = frozenset({"accept_risks"})
 
 
 def _canonical(value: Any) -> Any:
@@ -59,13 +71,20 @@ def _canonical(value: Any) -> Any:
         return sorted(items, key=repr) if isinstance(value, set | frozenset) else items
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {"type": type(value).__name__,
-                **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
-                   if f.name not in _TIME_ONLY}}
+                **{f.name: _canonical(_names(f.name, getattr(value, f.name)))
+                   for f in dataclasses.fields(value) if f.name not in _TIME_ONLY}}
     if hasattr(value, "get_params"):
         return {"type": type(value).__name__, **_canonical(value.get_params(deep=False))}
     if callable(value):
         return getattr(value, "__qualname__", type(value).__name__)
     return type(value).__name__
+
+
+def _names(key: str, value: Any) -> Any:
+    """The names alone of a {name: reason} option (:data:`_NAMES_ONLY`); any other as is."""
+    if key in _NAMES_ONLY and isinstance(value, Mapping):
+        return sorted(str(k) for k in value)
+    return value
 
 
 def table_digest(table: Any) -> bytes:
@@ -86,7 +105,7 @@ def table_digest(table: Any) -> bytes:
 def judged_inputs(table: Any, options: Mapping[str, Any]) -> bytes:
     """What decides a verdict, as bytes: the table's digest and the options in canonical
     form (time-only options left out)."""
-    opts = {k: _canonical(v) for k, v in options.items() if k not in _TIME_ONLY}
+    opts = {k: _canonical(_names(k, v)) for k, v in options.items() if k not in _TIME_ONLY}
     return table_digest(table) + json.dumps(opts, sort_keys=True).encode()
 
 

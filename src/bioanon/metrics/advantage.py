@@ -151,13 +151,14 @@ def smallest_showable(n_members: float, n_nonmembers: float) -> float:
     ``NULL_EST_FACTOR``·√S and the interval's SE averages ``NULL_SE_FACTOR``·√S (S = 1/n1 +
     1/n0, measured over 300 leak-free draws of 3 and 45 attackers at 200–4000 candidates), so
     the bound stays below the target in 95% of draws when target ≥ (1.96·0.61 + 1.645·0.62)·√S
-    ≈ 2.2·√S. The record level pools two games (:data:`~bioanon.evaluation.risks.base.
-    RECORD_GAMES`): twice the members, every record a non-member once.
+    ≈ 2.2·√S. The record level pools several games (:data:`~bioanon.evaluation.risks.base.
+    RECORD_GAMES`; four with a quarter held out): four times the members, every record a
+    non-member once at least.
 
     >>> round(smallest_showable(750, 2250), 3)       # 3000 records, 25% released, one game
     0.093
-    >>> round(smallest_showable(1500, 3000), 3)      # the same records, two games pooled
-    0.07
+    >>> round(smallest_showable(3000, 3000), 3)      # the same records, four games pooled
+    0.057
     """
     if n_members <= 0 or n_nonmembers <= 0:
         return float("inf")
@@ -386,7 +387,7 @@ def with_game_spread(adv: AdvantageResult, per_game: list[float],
     covers the spread between releases: the standard error is the larger of the pooled one
     and the games' own spread (their standard deviation over √games). A release's draw (its
     noise, its donors) moves the advantage from one release to the next; the linearized error
-    of one evaluation does not see that, two games do (``extras['per_game']``).
+    of one evaluation does not see that, several games do (``extras['per_game']``).
 
     >>> r = crossfit_advantage({"s": np.r_[np.ones(50), np.zeros(50)]},
     ...                        np.r_[np.ones(50, bool), np.zeros(50, bool)])

@@ -9,6 +9,7 @@ words.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,17 +29,20 @@ from ..seeds import derive_seed
 #: release leaves one fold out, so every identity is a non-member once and a member otherwise
 IDENTITY_FOLDS = 3
 #: record-level games pooled for the membership and inference figures: the release of the
-#: held-out split against the training split (the evaluation's own), and one more release of
-#: as many training records against the rest (the held-out split among them), so twice as
-#: many records are members and every record is a non-member somewhere: the smallest
-#: advantage a table can rule out falls by about a fifth (:func:`record_game_counts`)
-RECORD_GAMES = 2
+#: held-out split against the training split (the evaluation's own), and releases of disjoint
+#: parts of the training split, each as large as the held-out split, against the rest (the
+#: held-out split among them). With a quarter held out, four games make every record a
+#: member once and a non-member three times: four times the members of one game, and the
+#: spread between the games' releases (the release's own draw, which one game's interval
+#: does not see) estimated on three degrees of freedom instead of one — with two games it
+#: decided verdicts by the luck of one difference (:func:`record_game_counts`)
+RECORD_GAMES = 4
 #: the screen of a search's stage 1, in words (a setting it decides is never chosen: its
 #: record-level membership advantage is above every target the search and its trade-off read)
 SCREEN_RULE = ("screened at stage 1: the cheap membership attackers (tracing, density ratio, "
                "model-aware likelihood ratio) on the first {level}-level game already put the "
                "advantage's lower 95% bound above {bound:g}, the largest {level}-level target "
-               "the search and its trade-off read; the other attackers, the second game, the "
+               "the search and its trade-off read; the other attackers, the other games, the "
                "identity level and inference were not run (the setting fails at every level "
                "whatever they show)")
 #: fewest identities for an identity-level figure at all: its interval comes from the spread
@@ -73,18 +77,33 @@ class RecordGame:
     test_keys: np.ndarray
 
 
+def record_games_for(test_size: float) -> int:
+    """How many record-level games a held-out share allows: the evaluation's own and one per
+    disjoint part of the training split as large as the held-out split, at most
+    :data:`RECORD_GAMES`.
+
+    >>> record_games_for(0.25), record_games_for(0.3), record_games_for(0.6)
+    (4, 3, 1)
+    """
+    if not 0 < test_size <= 0.5:
+        return 1
+    return int(min(RECORD_GAMES, 1 + math.floor((1.0 - test_size) / test_size + 1e-9)))
+
+
 def record_game_counts(released: int, n_records: int, test_size: float
                        ) -> tuple[int, int]:
     """(member, non-member) records of the pooled record-level games: ``released`` members in
     each game, every record a non-member in one game at least.
 
     >>> record_game_counts(750, 3000, 0.25)
-    (1500, 3000)
+    (3000, 3000)
     """
-    games = RECORD_GAMES if 0 < test_size <= 0.5 else 1
+    games = record_games_for(test_size)
     if games == 1:
         return released, n_records - released
-    return games * released, n_records
+    # the training split dealt into parts as large as the held-out split, the last taking
+    # what is left: at most every record a member once
+    return min(games * released, n_records), n_records
 
 
 @dataclass
@@ -160,11 +179,12 @@ class RiskContext:
                 np.arange(self.train.n_records) if tr is None else tr)
 
     def record_games(self) -> list[RecordGame]:
-        """The record-level games (:data:`RECORD_GAMES`; cached): this evaluation's, and a
-        release of as many training records (stratified by identity and interest) judged
-        against the rest. One game only with a group split, a held-out share above one
-        half, or a method that cannot release the second part (said nowhere else: the
-        figure then has the first game's power, as the plan's counts assume otherwise)."""
+        """The record-level games (:data:`RECORD_GAMES`; cached): this evaluation's, and
+        releases of disjoint parts of the training split, each of as many records as the
+        held-out split (stratified by identity and interest), judged against the rest. One
+        game only with a group split or a held-out share above one half; fewer games when
+        the training split holds fewer such parts or the method cannot release one (said
+        nowhere else: the figure then has less power than the plan's counts assume)."""
         if self._games is None:
             self._games = self._make_record_games()
         return self._games  # type: ignore[no-any-return]
@@ -173,29 +193,45 @@ class RiskContext:
         train, test = self.train, self.test
         n_tr, n_te = train.n_records, test.n_records
         first = RecordGame(self, np.arange(n_tr), n_tr + np.arange(n_te))
-        if self.group is not None or RECORD_GAMES < 2 or n_te * 2 > n_tr + n_te:
+        extra = min(RECORD_GAMES - 1, n_tr // max(n_te, 1))  # disjoint parts of the training
+        if self.group is not None or extra < 1:             # split, each as large as the test
             return [first]
         from sklearn.base import clone
 
         from ..split import split_table
 
-        try:
-            rest, part = split_table(train, self.interest, self.sensitive, n_te / n_tr,
-                                     derive_seed(self.seed, "record game") % (2**31))
-            members = train.subset(part)
-            rel = clone(self.anonymizer).fit_transform(members, members.labels)
-        except (BioanonError, ValueError):
-            return [first]
-        X = np.asarray(rel.X if isinstance(rel, FeatureTable) else rel, dtype=np.float32)
-        others = train.subset(rest)
-        reference = FeatureTable(np.vstack([others.X, test.X]),
-                                 pd.concat([others.labels, test.labels], ignore_index=True),
-                                 list(train.feature_names or []), dict(train.meta))
-        ctx = replace(self, train=reference, test=members, anon_test=X,
-                      seed=derive_seed(self.seed, "record game/2") % (2**31),
-                      _identity="", _games=[], attack_cache={})
-        second = RecordGame(ctx, np.r_[rest, n_tr + np.arange(n_te)], np.asarray(part))
-        return [first, second]
+        games = [first]
+        left = np.arange(n_tr)  # training rows not yet a member of any game
+        for g in range(1, extra + 1):
+            try:
+                if left.size == 0:
+                    break
+                if left.size < 2 * n_te:  # the last part: what the earlier ones left
+                    part, left_next = left, left[:0]
+                else:
+                    purpose = "record game" if g == 1 else f"record game split/{g}"
+                    rest, part = split_table(train.subset(left), self.interest, self.sensitive,
+                                             n_te / left.size,
+                                             derive_seed(self.seed, purpose) % (2**31))
+                    part, left_next = left[np.asarray(part)], left[np.asarray(rest)]
+                members = train.subset(part)
+                rel = clone(self.anonymizer).fit_transform(members, members.labels)
+            except (BioanonError, ValueError):
+                break
+            X = np.asarray(rel.X if isinstance(rel, FeatureTable) else rel, dtype=np.float32)
+            # the rest of the training split (the first extra game's order kept), then the
+            # earlier games' members
+            others = np.r_[left_next, *[gm.test_keys for gm in games[1:]]].astype(np.int64)
+            reference = FeatureTable(np.vstack([train.X[others], test.X]),
+                                     pd.concat([train.labels.iloc[others], test.labels],
+                                               ignore_index=True),
+                                     list(train.feature_names or []), dict(train.meta))
+            ctx = replace(self, train=reference, test=members, anon_test=X,
+                          seed=derive_seed(self.seed, f"record game/{g + 1}") % (2**31),
+                          _identity="", _games=[], attack_cache={})
+            games.append(RecordGame(ctx, np.r_[others, n_tr + np.arange(n_te)], part))
+            left = left_next
+        return games
 
     def identity_candidates(self) -> np.ndarray:
         """Rows of the training split the identity-level attackers hold as clear records
