@@ -476,3 +476,42 @@ def test_an_accepted_risk_passes_only_with_its_estimate_within_the_target():
     again = judge_risks(out, 0.05, resolve_level("standard"), dict(accept))
     assert [r.status for r in again] == ["not met", "accepted"]
     assert again[1].extras["accepted_reason"] == "a small study"
+
+
+# ---------------------------------------------------------------------- the margin, planned
+def test_margin_chance_is_the_margin_rule_at_a_leak_free_figure():
+    """A leak-free figure v is chosen with margin exactly when the margin rule
+    (:func:`pass_probability_of`) gives it ≥ 0.8: margin_chance is the normal chance of
+    that event, so at the boundary the rule reads 0.8 and a draw of v reproduces it."""
+    from bioanon.certification.margin import pass_probability_of
+    from bioanon.metrics.advantage import Z95, margin_chance
+
+    t, se, sd = 0.05, 0.0136, 0.0136
+    edge = t - (Z95 + np.sqrt(2) * norm.ppf(0.8)) * se
+    assert pass_probability_of(edge, edge + Z95 * se, t) == pytest.approx(0.8, abs=1e-9)
+    v = np.random.default_rng(0).normal(0.0, sd, 4000)
+    rule = np.array([pass_probability_of(x, x + Z95 * se, t) >= 0.8 for x in v])
+    assert rule.mean() == pytest.approx(margin_chance(t, se, sd, 0.8), abs=0.03)
+
+
+def test_plan_says_when_the_margin_is_tight():
+    # six people of 500 records (FSDD's shape): recognition showable, only just
+    t = make_biometric(n_identities=6, records_per_identity=500, n_features=32)
+    p = make_plan(t, "expression", "identity",
+                  accept={"identity-membership": "6 people", "identity-inference": "6 people"})
+    assert p.can_proceed
+    rec = p.row("record-recognition")
+    assert rec is not None and rec.status == SHOWABLE
+    assert 0.6 < rec.margin < 0.8 and p.margin_chance == pytest.approx(rec.margin, rel=0.01)
+    assert "margin: a release leaking nothing" in p.render()
+    assert "record-recognition 0.70" in p.margin_line()
+    assert p.to_dict()["margin_chance"] == pytest.approx(p.margin_chance)
+    from bioanon.report.first_screen import plan_section  # the report says it too
+
+    assert "margin: a release leaking nothing" in plan_section({"plan": p.to_dict()})
+    # many people: nothing to say
+    big = make_plan(make_biometric(n_identities=300, records_per_identity=12, n_features=32),
+                    "expression", "identity",
+                    accept={"identity-membership": "x", "identity-inference": "x"})
+    assert big.margin_chance > 0.99 and big.margin_line() == ""
+    assert "margin:" not in big.render()

@@ -124,6 +124,10 @@ DEFAULT_LEVEL = "standard"
 #: noise that buys membership advantage costs 0.90 → 0.80 of CAS at most where it helps
 #: (issue 35's toy population): a floor above 0.8 would refuse those trade-offs.
 DEFAULT_MIN_UTILITY = 0.80
+#: the least probability of passing the confirmation (a fresh split, a fresh evaluation) a
+#: chosen setting must have (:mod:`bioanon.certification.margin`; the plan says how often a
+#: release leaking nothing would have it on the table's shape)
+CONFIRM_PROBABILITY = 0.8
 
 
 def resolve_level(level: str | float | Level | None) -> Level:

@@ -53,8 +53,15 @@ import pandas as pd
 from .errors import BioanonError
 from .evaluation.risks import registry
 from .evaluation.risks.base import record_game_counts, target_at
-from .levels import MIN_IDENTITIES, Level, identities_needed, resolve_level
-from .metrics.advantage import Z95, Z_PASS, smallest_showable
+from .levels import CONFIRM_PROBABILITY, MIN_IDENTITIES, Level, identities_needed, resolve_level
+from .metrics.advantage import (
+    NULL_EST_FACTOR,
+    NULL_SE_FACTOR,
+    Z95,
+    Z_PASS,
+    margin_chance,
+    smallest_showable,
+)
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
 
 #: the words of a plan row's status (the same everywhere: terminal, report, JSON)
@@ -64,6 +71,8 @@ ACCEPTED = "accepted"
 INCONCLUSIVE = "inconclusive at this size"
 #: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
 PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
+#: below this chance that a release leaking nothing is chosen with margin, the plan says so
+MARGIN_NOTE = 0.9
 IDENTITY_FOLDS = 3
 
 
@@ -82,6 +91,9 @@ class PlanRow:
     why: str
     ways_forward: tuple[str, ...] = ()
     needed: dict[str, Any] = field(default_factory=dict)
+    #: showable rows: the chance that a release leaking nothing is chosen with the search's
+    #: margin on this shape (:func:`~bioanon.metrics.advantage.margin_chance`); 1 otherwise
+    margin: float = 1.0
 
     @property
     def name(self) -> str:
@@ -96,7 +108,8 @@ class PlanRow:
                 "target": self.target, "smallest_showable": _num(self.smallest),
                 "status": self.status, "ok": self.ok, "n_members": self.n_members,
                 "n_nonmembers": self.n_nonmembers, "unit": self.unit, "why": self.why,
-                "ways_forward": list(self.ways_forward), "needed": self.needed}
+                "ways_forward": list(self.ways_forward), "needed": self.needed,
+                "margin_chance": self.margin}
 
 
 def _num(x: float) -> float | None:
@@ -130,6 +143,35 @@ class Plan:
 
     def row(self, name: str) -> PlanRow | None:
         return next((r for r in self.rows if r.name == name), None)
+
+    @property
+    def margin_chance(self) -> float:
+        """The chance that a release leaking nothing is chosen with the search's margin (a
+        chance ≥ :data:`~bioanon.levels.CONFIRM_PROBABILITY` of passing a fresh evaluation)
+        on this table's shape: the product over the showable rows (an approximation: the
+        risks' figures are taken as independent)."""
+        return float(np.prod([r.margin for r in self.rows if r.status == SHOWABLE]))
+
+    def margin_line(self) -> str:
+        """One line when :attr:`margin_chance` is under :data:`MARGIN_NOTE` (else ""): the
+        table can show its targets, but only just, so the verdict may differ by ``--seed``.
+
+        >>> from bioanon.datasets import make_biometric
+        >>> t = make_biometric(n_identities=6, records_per_identity=500, n_features=32)
+        >>> make_plan(t, "expression", "identity").margin_line()[:40]
+        'margin: a release leaking nothing is cho'
+        """
+        p = self.margin_chance
+        if p >= MARGIN_NOTE:
+            return ""
+        low = sorted((r for r in self.rows if r.status == SHOWABLE and r.margin < 0.99),
+                     key=lambda r: r.margin)
+        which = ", ".join(f"{r.name} {r.margin:.2f}" for r in low)
+        return (f"margin: a release leaking nothing is chosen with the search's margin (a "
+                f"chance of at least {CONFIRM_PROBABILITY:g} that a fresh evaluation passes) "
+                f"with chance about {p:.2f} on this table's shape ({which}): the targets "
+                "can be shown, only just, so another --seed may refuse where this one "
+                "certifies; more records or identities widen the margin")
 
     def refusal_line(self) -> str:
         """One line: what cannot be shown and the ways forward (empty when nothing blocks),
@@ -177,6 +219,8 @@ class Plan:
                          + (f" ({r.why})" if r.why else ""))
         if self.utility:
             lines.append(f"  {self.utility}")
+        if self.margin_line() and self.can_proceed:
+            lines.append(f"  {self.margin_line()}")
         if self.expected:
             lines.append(self.expected)
         return "\n".join(lines)
@@ -187,6 +231,8 @@ class Plan:
                 "guarantee": self.guarantee.to_dict() if self.guarantee else None,
                 "rows": [r.to_dict() for r in self.rows],
                 "utility": self.utility or None,
+                "margin_chance": self.margin_chance,
+                "margin": self.margin_line() or None,
                 "refusal": self.refusal_line() or None}
 
 
@@ -347,9 +393,10 @@ def _spec_row(spec: Any, level: str, target: float, shape: _Shape,
     n_rec, n_id = shape.n_records, shape.n_identities
     if spec.counts == "released":
         p, rel = shape.chance, shape.released
-        row = _row(spec.name, level, target, (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / max(rel, 1)),
-                   rel, 0, "records", guarantee, accept, n_rec, n_id,
-                   guarantee_applies=spec.dp_bounded)
+        se = math.sqrt(p * (1 - p) / max(rel, 1))
+        row = _with_margin(_row(spec.name, level, target, (Z95 + Z_PASS) * se,
+                                rel, 0, "records", guarantee, accept, n_rec, n_id,
+                                guarantee_applies=spec.dp_bounded), se, se)
         if n_id >= MIN_IDENTITIES:
             return row
         # records cluster by person: if a recognizer maps each person's records to one label,
@@ -364,11 +411,30 @@ def _spec_row(spec: Any, level: str, target: float, shape: _Shape,
                        needed={**row.needed, "smallest_if_clustered": worst})
     if level == "identity":
         s_id = smallest_showable(n_id, n_id) if n_id >= MIN_IDENTITIES else math.inf
-        return _row(spec.name, level, target, s_id, n_id, n_id, "identities", guarantee,
-                    accept, n_rec, n_id, guarantee_applies=spec.dp_bounded)
+        return _advantage_margin(_row(spec.name, level, target, s_id, n_id, n_id,
+                                      "identities", guarantee, accept, n_rec, n_id,
+                                      guarantee_applies=spec.dp_bounded))
     n1, n0, unit = members
-    return _row(spec.name, level, target, smallest_showable(n1, n0), n1, n0, unit, guarantee,
-                accept, n_rec, n_id, guarantee_applies=spec.dp_bounded)
+    return _advantage_margin(_row(spec.name, level, target, smallest_showable(n1, n0), n1, n0,
+                                  unit, guarantee, accept, n_rec, n_id,
+                                  guarantee_applies=spec.dp_bounded))
+
+
+def _with_margin(row: PlanRow, se: float, sd: float) -> PlanRow:
+    """A showable row with its :func:`~bioanon.metrics.advantage.margin_chance` (the
+    standard error ``se`` its interval will use, its estimate's spread ``sd``)."""
+    if row.status != SHOWABLE:
+        return row
+    return replace(row, margin=margin_chance(row.target, se, sd, CONFIRM_PROBABILITY))
+
+
+def _advantage_margin(row: PlanRow) -> PlanRow:
+    """:func:`_with_margin` of a cross-fitted advantage, its null standard error and spread
+    read back from its smallest showable target (both proportional to √(1/n₁ + 1/n₀))."""
+    if not math.isfinite(row.smallest):
+        return row
+    root = row.smallest / (Z95 * NULL_SE_FACTOR + Z_PASS * NULL_EST_FACTOR)
+    return _with_margin(row, NULL_SE_FACTOR * root, NULL_EST_FACTOR * root)
 
 
 def _fixed(risk: str, level: str, target: float, why: str,

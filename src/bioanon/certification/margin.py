@@ -31,10 +31,9 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from ..levels import CONFIRM_PROBABILITY
 from ..metrics.normal import cdf, ppf
 
-#: the least probability of passing the confirmation a chosen setting must have
-CONFIRM_PROBABILITY = 0.8
 _Z95 = ppf(0.975)
 
 

@@ -166,6 +166,30 @@ def smallest_showable(n_members: float, n_nonmembers: float) -> float:
     return float((Z95 * NULL_SE_FACTOR + Z_PASS * NULL_EST_FACTOR) * s)
 
 
+def margin_chance(target: float, se: float, sd: float, probability: float) -> float:
+    """The chance that a release leaking nothing is chosen with margin: that its measured
+    figure ``v`` (about normal around 0, standard deviation ``sd``), judged with standard
+    error ``se``, gives a fresh evaluation a chance of at least ``probability`` to pass
+    (:func:`bioanon.certification.margin.pass_probability_of`: Φ((t − 1.96·se − v) /
+    (√2·se)) ≥ p, i.e. v ≤ t − (1.96 + √2·z_p)·se)::
+
+        Φ((target − (1.96 + √2·z_p)·se) / sd)
+
+    :func:`smallest_showable` asks that the leak-free release's *upper bound* pass 95% of
+    the time; the search's margin asks more of it, so a target just showable can still
+    refuse at some seeds.
+
+    >>> round(margin_chance(0.05, 0.0136, 0.0136, 0.8), 2)   # FSDD's recognition, 6 speakers
+    0.7
+    >>> round(margin_chance(0.10, 0.0157, 0.016, 0.8), 2)    # FSDD's record membership
+    1.0
+    """
+    if not (se > 0 and sd > 0) or not np.isfinite(target):
+        return 0.0
+    z = float(ppf(probability))
+    return float(cdf((float(target) - (Z95 + np.sqrt(2.0) * z) * se) / sd))
+
+
 # ---------------------------------------------------------------------- the statistic
 def _units(member: np.ndarray, units: np.ndarray | None) -> tuple[np.ndarray, int]:
     if units is None:
