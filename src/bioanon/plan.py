@@ -170,7 +170,7 @@ class Plan:
         return (f"margin: a release leaking nothing is chosen with the search's margin (a "
                 f"chance of at least {CONFIRM_PROBABILITY:g} that a fresh evaluation passes) "
                 f"with chance about {p:.2f} on this table's shape ({which}): the targets "
-                "can be shown, only just, so another --seed may refuse where this one "
+                "can be shown, only just, so another seed may refuse where this one "
                 "certifies; more records or identities widen the margin")
 
     def refusal_line(self) -> str:
