@@ -72,7 +72,9 @@ INCONCLUSIVE = "inconclusive at this size"
 #: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
 PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
 #: below this chance that a release leaking nothing is chosen with margin, the plan says so
-MARGIN_NOTE = 0.9
+#: (the margin's own probability: the table then denies a leak-free release what the search
+#: asks of every chosen setting)
+MARGIN_NOTE = CONFIRM_PROBABILITY
 IDENTITY_FOLDS = 3
 
 
