@@ -156,7 +156,7 @@ class Plan:
 
     def margin_line(self) -> str:
         """One line when :attr:`margin_chance` is under :data:`MARGIN_NOTE` (else ""): the
-        table can show its targets, but only just, so the verdict may differ by ``--seed``.
+        table can show its targets, but only just, so the verdict may differ by seed.
 
         >>> from bioanon.datasets import make_biometric
         >>> t = make_biometric(n_identities=6, records_per_identity=500, n_features=32)
