@@ -15,17 +15,55 @@ def test_float32_distances_keep_the_members_ranking(monkeypatch: pytest.MonkeyPa
     released = members + 0.05 * rng.normal(size=members.shape)  # near copies of the members
     cand = np.vstack([members, others])
     wide = density.density_scores_multi(cand, released, ref, ks=(1, 5))
-    wide_min = membership._min_dist(cand, released)
     monkeypatch.setattr(density, "FLOAT32_PAIRS", 0)  # every table counts as large
-    monkeypatch.setattr(membership, "FLOAT32_PAIRS", 0)
     narrow = density.density_scores_multi(cand, released, ref, ks=(1, 5))
-    narrow_min = membership._min_dist(cand, released)
     for k in (1, 5):
         np.testing.assert_allclose(narrow[k], wide[k], atol=1e-3)
         assert rank_auc(narrow[k][:300], narrow[k][300:]) == pytest.approx(
             rank_auc(wide[k][:300], wide[k][300:]), abs=1e-4)
     assert rank_auc(wide[1][:300], wide[1][300:]) > 0.9  # the attack does find them
-    np.testing.assert_allclose(narrow_min, wide_min, atol=1e-3)
+
+
+@pytest.mark.parametrize("float32", [False, True])
+def test_one_product_gives_the_nearest_cosine_and_distance(
+        monkeypatch: pytest.MonkeyPatch, float32: bool) -> None:
+    # the nearest-released attacker reads its cosine and Euclidean scores off one matrix
+    # product (in float32 from COSINE_FLOAT32_PAIRS pairs on): the brute-force figures,
+    # whatever the block, a zero row included
+    from bioanon.attack import tracing
+
+    monkeypatch.setattr(tracing, "COSINE_FLOAT32_PAIRS", 0 if float32 else 10**12)
+    rng = np.random.default_rng(5)
+    released = rng.normal(size=(150, 16))
+    cand = np.vstack([released[:50] + 0.05 * rng.normal(size=(50, 16)),
+                      rng.normal(size=(99, 16)), np.zeros((1, 16))])
+    diff = cand[:, None, :] - released[None, :, :]
+    want_dist = np.sqrt((diff ** 2).sum(axis=2)).min(axis=1)
+    norms = np.linalg.norm(cand, axis=1)
+    unit = cand / np.where(norms == 0, 1, norms)[:, None]
+    want_cos = (unit @ (released / np.linalg.norm(released, axis=1)[:, None]).T).max(axis=1)
+    cos, dist = membership._nearest_both(cand, released, block=64)
+    tol = 2e-3 if float32 else 1e-9
+    np.testing.assert_allclose(dist, want_dist, atol=tol)
+    np.testing.assert_allclose(cos, want_cos, atol=tol)
+    assert cos[-1] == 0.0 and dist[-1] == pytest.approx(np.linalg.norm(released, axis=1).min(),
+                                                        abs=tol)
+    assert rank_auc(-dist[:50], -dist[50:]) == 1.0  # near copies nearest, in either precision
+
+
+def test_the_peer_similarity_does_not_depend_on_the_candidates_order() -> None:
+    # each record game holds the same candidates in another order: one computation, and
+    # every record gets the same number in every order
+    rng = np.random.default_rng(6)
+    cand = rng.normal(size=(300, 8))
+    cand[7] = cand[3]  # twins
+    membership._PEERS.clear()
+    first = membership.peer_similarity(cand)
+    perm = rng.permutation(300)
+    again = membership.peer_similarity(cand[perm])
+    np.testing.assert_array_equal(again, first[perm])
+    assert len(membership._PEERS._items) == 1
+    assert first[3] == pytest.approx(1.0) and first[7] == pytest.approx(1.0)
 
 
 def test_the_reference_side_is_computed_once_per_candidates_and_reference(
@@ -103,7 +141,7 @@ def test_the_peer_similarity_is_computed_once_per_candidates(
         calls.append(int(exclude_self)), real(P, G, exclude_self, block))[1])
     membership._PEERS.clear()
     again = [membership.membership_scores(cand, r)["calibrated"] for r in (first, second)]
-    assert calls == [0, 1, 0]  # release, peers, release: the peers once
+    assert calls == [1]  # the peers, once (each release's scores: one product apiece)
     for a, b in zip(fresh, again, strict=True):
         np.testing.assert_array_equal(a, b)
 

@@ -26,10 +26,6 @@ from ..metrics.results import MembershipResult
 from .kept import Kept, content_key
 from .tracing import cosine_precision
 
-#: above this many candidate pairs the Euclidean distances are computed in float32 (the
-#: cosine scores above :data:`~bioanon.attack.tracing.COSINE_FLOAT32_PAIRS`)
-FLOAT32_PAIRS = 100_000_000
-
 
 def _standardize(ref: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
     mean = ref.mean(axis=0)
@@ -55,19 +51,39 @@ def _max_sim(P: np.ndarray, G: np.ndarray, exclude_self: bool = False,
     return out
 
 
-def _min_dist(P: np.ndarray, G: np.ndarray, block: int = 2048) -> np.ndarray:
-    if P.shape[0] * G.shape[0] > FLOAT32_PAIRS:  # float32 when large
-        P, G = P.astype(np.float32, copy=False), G.astype(np.float32, copy=False)
-    gsq = np.einsum("ij,ij->i", G, G)
-    out = np.empty(P.shape[0])
-    for s in range(0, P.shape[0], block):
-        psq = np.einsum("ij,ij->i", P[s:s + block], P[s:s + block])
-        d = P[s:s + block] @ G.T  # |p|² − 2 p·g + |g|², in place (the same bits)
-        d *= -2
-        d += psq[:, None]
-        d += gsq[None, :]
-        out[s:s + block] = np.sqrt(np.maximum(d.min(axis=1), 0.0))
-    return out
+def _nearest_both(C: np.ndarray, R: np.ndarray, block: int = 2048
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Each row of ``C``'s largest cosine similarity to a row of ``R`` and its smallest
+    Euclidean distance to one, from one matrix product per block: ``c · r / |r|`` gives the
+    cosine (its row maximum over ``|c|``) and, times ``−2 |r|`` plus ``|r|²``, the squared
+    distance less the row's constant ``|c|²``. In float32 above
+    :data:`~bioanon.attack.tracing.COSINE_FLOAT32_PAIRS` pairs (the norms in float64).
+
+    Examples
+    --------
+    >>> C = np.array([[3.0, 4.0], [0.0, 0.0]]); R = np.array([[3.0, 0.0], [0.0, 2.0]])
+    >>> cos, dist = _nearest_both(C, R)
+    >>> cos.round(6).tolist(), dist.round(6).tolist()
+    ([0.8, 0.0], [3.605551, 2.0])
+    """
+    from .tracing import COSINE_FLOAT32_PAIRS
+
+    nc = np.linalg.norm(C, axis=1)
+    nr = np.linalg.norm(R, axis=1)
+    Ru = R / np.where(nr == 0, 1.0, nr)[:, None]
+    dtype = np.float32 if C.shape[0] * R.shape[0] > COSINE_FLOAT32_PAIRS else np.float64
+    Cw, Ru = C.astype(dtype, copy=False), Ru.astype(dtype, copy=False)
+    scale, rsq = (-2.0 * nr).astype(dtype), (nr * nr).astype(dtype)
+    cos, dist = np.empty(C.shape[0]), np.empty(C.shape[0])
+    for s in range(0, C.shape[0], block):  # blocks bound the memory
+        g = Cw[s:s + block] @ Ru.T  # c · r / |r|
+        top = g.max(axis=1).astype(np.float64)
+        n = nc[s:s + block]
+        cos[s:s + block] = np.where(n == 0, 0.0, top / np.where(n == 0, 1.0, n))
+        g *= scale[None, :]  # −2 c · r
+        g += rsq[None, :]
+        dist[s:s + block] = np.sqrt(np.maximum(g.min(axis=1) + n * n, 0.0))
+    return cos, dist
 
 
 #: peer similarities kept in this process, by a digest of the candidates
@@ -79,9 +95,11 @@ _PEERS = Kept(PEER_CACHE_SIZE)
 def peer_similarity(candidates: np.ndarray) -> np.ndarray:
     """Each candidate's cosine similarity to its nearest other candidate, the candidates
     standardized by themselves: the population side of the calibrated score. It does not
-    depend on the release, so every setting a search judges on one split (and each game
-    with the same candidates) shares it: kept in this process by a digest of the candidates,
-    a repeated call returns the very numbers the first computed.
+    depend on the release, nor on the candidates' order: every setting a search judges on
+    one split, and each of its record games (the same records in another order), shares it.
+    It is computed on the candidates in a canonical order (their bytes sorted) and kept in
+    this process by a digest of them, so a repeated call, in any order, returns the very
+    numbers the first computed.
 
     Examples
     --------
@@ -93,6 +111,10 @@ def peer_similarity(candidates: np.ndarray) -> np.ndarray:
     C = np.asarray(candidates, dtype=np.float64)
     if len(C) < 2:
         return np.zeros(len(C))
+    C = np.ascontiguousarray(C)
+    rows = C.view(np.dtype((np.void, C.dtype.itemsize * C.shape[1]))).ravel()
+    order = np.argsort(rows, kind="stable")  # a canonical order: the rows' bytes sorted
+    C = C[order]
     key = content_key(C)
     got = _PEERS.get(key)
     if got is None:
@@ -100,18 +122,19 @@ def peer_similarity(candidates: np.ndarray) -> np.ndarray:
         Cu, _ = cosine_precision(Cu, Cu)
         got = _max_sim(Cu, Cu, exclude_self=True)
         _PEERS.put(key, got)
-    return got.copy()
+    out = np.empty_like(got)
+    out[order] = got
+    return out
 
 
 def membership_scores(candidates: np.ndarray, released: np.ndarray) -> dict[str, np.ndarray]:
     """Every membership attacker's score for each clear candidate (higher: member)."""
     C, R = _standardize(np.vstack([candidates, released]), candidates, released)
-    Cu, Ru = _unit(C), _unit(R)
-    # cosine similarities lose nothing that ranks in float32 (tracing.COSINE_FLOAT32_PAIRS)
-    Cu, Ru = cosine_precision(Cu, Ru)
-    near = _max_sim(Cu, Ru)
+    # one product for both scores; float32 loses nothing that ranks from
+    # tracing.COSINE_FLOAT32_PAIRS pairs on (tests/test_density_precision.py)
+    near, dist = _nearest_both(C, R)
     return {"nearest_released": near, "calibrated": near - peer_similarity(candidates),
-            "euclidean": -_min_dist(C, R)}
+            "euclidean": -dist}
 
 
 def membership_auc(scores: dict[str, np.ndarray], member: np.ndarray, level: str,
