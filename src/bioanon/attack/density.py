@@ -35,8 +35,9 @@ def _kth_dists(P: np.ndarray, G: np.ndarray, ks: tuple[int, ...],
 
     One selection of the ``max(ks)`` smallest per block (:func:`smallest`), sorted: the
     same order statistics as a partition at every k (NumPy's multi-k partition costs several
-    times one), and the squared distances are formed in place in the block's matrix product
-    (the same operations in the same order as ``|p|² − 2 p·g + |g|²``, bit for bit).
+    times one). The block's matrix product gives ``−2 p·g`` (``G`` scaled once), ``|g|²`` is
+    added in place, and the row's constant ``|p|²`` only to the few values selected: one
+    pass over the block's matrix besides the product and the selection.
     """
     if P.shape[0] * G.shape[0] > FLOAT32_PAIRS:
         P, G = P.astype(np.float32, copy=False), G.astype(np.float32, copy=False)
@@ -44,18 +45,18 @@ def _kth_dists(P: np.ndarray, G: np.ndarray, ks: tuple[int, ...],
     kk = {k: max(1, min(int(k), top)) for k in ks}
     k_max = max(kk.values())
     gsq = np.einsum("ij,ij->i", G, G)
+    G2 = G * G.dtype.type(-2)  # exact: a power of two
     out = {k: np.empty(P.shape[0]) for k in ks}
     for s in range(0, P.shape[0], block):
         Pb = P[s:s + block]
-        d = Pb @ G.T
-        d *= -2
-        d += np.einsum("ij,ij->i", Pb, Pb)[:, None]
+        d = Pb @ G2.T  # −2 p·g
         d += gsq[None, :]
         if skip is not None:
             sk = skip[s:s + block]
             rows = np.flatnonzero(sk >= 0)
             d[rows, sk[rows]] = np.inf
         head = d.min(axis=1)[:, None] if k_max == 1 else smallest(d, k_max)
+        head = head + np.einsum("ij,ij->i", Pb, Pb)[:, None]  # |p|², the row's constant
         for k, kv in kk.items():
             out[k][s:s + block] = np.sqrt(np.maximum(head[:, kv - 1], 0.0))
     return out

@@ -208,6 +208,28 @@ def _stage1_parallel(judge: Judge, cands: Sequence[Candidate], anonymizers: list
 
 #: each worker process's cache of clear-trained models: (the search's token, the cache)
 _WORKER_CACHE: dict[str, Any] = {}
+#: how much a stage-1 worker's memory may grow past its size after its first setting before
+#: loky replaces it (:func:`keep_this_worker`; loky's own bound is 300 MB)
+WORKER_MEMORY_GROWTH = 1 << 36
+
+
+def keep_this_worker() -> None:
+    """Let this loky worker process keep its caches for the whole search.
+
+    Where psutil is installed (it comes with dask), loky replaces a worker whose memory grew
+    by more than 300 MB since its first task, as a leak. A stage-1 worker grows by design:
+    it keeps the clear-trained models, the density ratio's reference side and the peer
+    similarities of its split (:data:`_WORKER_CACHE`, :mod:`bioanon.attack.kept`, each
+    bounded), and a replaced worker computes them all again (FSDD's stage 1: one worker of
+    two replaced mid-search). The bound is raised to :data:`WORKER_MEMORY_GROWTH` in this
+    process only; nothing changes where loky does not check.
+    """
+    try:
+        from joblib.externals.loky import process_executor
+    except ImportError:  # pragma: no cover - joblib vendors loky
+        return
+    if hasattr(process_executor, "_MAX_MEMORY_LEAK_SIZE"):
+        process_executor._MAX_MEMORY_LEAK_SIZE = WORKER_MEMORY_GROWTH
 
 
 def _stage1_task(judge: Judge, i: int, anonymizer: Any, token: str
@@ -216,6 +238,7 @@ def _stage1_task(judge: Judge, i: int, anonymizer: Any, token: str
     message that stopped it, the warnings it raised)."""
     import warnings
 
+    keep_this_worker()
     if token not in _WORKER_CACHE:
         _WORKER_CACHE.clear()  # a former search's models
         _WORKER_CACHE[token] = ModelCache()
