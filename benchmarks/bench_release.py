@@ -109,8 +109,9 @@ def cpu_seconds() -> float:
     return total
 
 
-def worker_cpu() -> list[float]:
-    """CPU seconds of each living worker process (loky's), through psutil (empty without)."""
+def worker_cpu(pids: set[int] | None = None) -> list[float]:
+    """CPU seconds of each living worker process (loky's), through psutil (empty without);
+    ``pids`` receives the process ids seen (a worker loky replaced shows as one more)."""
     try:
         import psutil
     except ImportError:
@@ -121,6 +122,8 @@ def worker_cpu() -> list[float]:
             if any("loky" in part for part in child.cmdline()):
                 t = child.cpu_times()
                 out.append(round(t.user + t.system, 2))
+                if pids is not None:
+                    pids.add(child.pid)
         except psutil.Error:
             pass
     return out
@@ -176,11 +179,15 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     marks: list[tuple[str, float, float, float]] = []
     workers_at: dict[str, list[float]] = {}  # each worker's CPU seconds when a phase starts
 
+    stage1_pids: set[int] = set()  # loky's processes seen during stage 1
+
     def hook(done: int, total: int, text: str) -> None:
         phase = next((p for start, p in PHASES if text.startswith(start)), None)
         if phase is not None and (not marks or marks[-1][0] != phase):
             marks.append((phase, time.perf_counter(), cpu_seconds(), load()))
             workers_at[phase] = worker_cpu()
+        if text.startswith("stage 1"):
+            worker_cpu(stage1_pids)
 
     load0, t0, c0 = load(), time.perf_counter(), cpu_seconds()
     out: dict[str, Any] = {"table": spec["table"], "workers": spec["jobs"], "load_before": load0}
@@ -219,6 +226,10 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     after = next((workers_at[p] for p in ("stage 2", "confirmation", "closest report",
                                           "release") if p in workers_at), [])
     out["stage1_worker_cpu_s"] = after
+    # loky's processes seen during stage 1 (its workers and its resource tracker): more than
+    # the workers and the tracker means a worker was replaced (its CPU seconds are not in the
+    # list above; the phase's CPU seconds still count them)
+    out["stage1_processes_seen"] = len(stage1_pids)
     rows = out.pop("rows", []) or []
     out["settings_judged"] = len(rows)
     out["panel_judged"] = sum(1 for r in rows if r.get("judged_by") == "the full panel")
@@ -360,7 +371,13 @@ def say_child(r: dict[str, Any]) -> None:
     for p in r["phases"]:
         print(f"  {p['phase']:<16}{p['wall_s']:>9.1f}{p['cpu_s']:>9.1f}{p['load']:>7.2f}")
     if r.get("stage1_worker_cpu_s"):
-        print(f"  stage 1, CPU seconds of each worker process: {r['stage1_worker_cpu_s']}")
+        print(f"  stage 1, CPU seconds of each living worker process: "
+              f"{r['stage1_worker_cpu_s']} ({r.get('stage1_processes_seen', '?')} loky "
+              "processes seen during stage 1, its resource tracker included)")
+    one = next((p for p in r["phases"] if p["phase"] == "stage 1"), None)
+    if one and one["wall_s"] > 0:
+        print(f"  stage 1 kept {one['cpu_s'] / one['wall_s']:.2f} cores busy "
+              f"(its CPU seconds over its wall seconds; {r['workers']} workers)")
 
 
 def say_cli(r: dict[str, Any], what: str) -> None:
