@@ -255,3 +255,32 @@ def test_no_trade_off_is_named_when_utility_cannot_be_measured() -> None:
         r["clear_useful"] = False
     assert res.refusal_line() == res.failure_line()
     assert "utility cannot be measured" in res.refusal_line()
+
+
+def test_a_refusal_for_margin_says_margin_not_recognition() -> None:
+    """The most useful setting met every target on the tuning split, judged by the panel,
+    but without margin: the line says so with its chance (it once said "fell short on
+    recognition (not judged by the panel)" of a row the panel had judged)."""
+    from bioanon.certification.margin import pass_probability, short_of_margin
+    from bioanon.evaluation.verdict import judge_risks
+    from bioanon.levels import resolve_level
+
+    res = synthetic_result()
+    top = _row("a()", 0.95, 0.075, width=0.6)  # upper bound 0.099 against 0.10: no margin
+    risks = judge_risks(top["_risks"], 0.05, resolve_level("standard"), {})
+    assert all(r.passes for r in risks)
+    top.update(short_of_margin=short_of_margin(risks, []),
+               pass_probability=pass_probability(risks, []), met=False)
+    assert top["short_of_margin"] == ["record-membership"] and top["pass_probability"] < 0.8
+    res.rows[0] = top
+    res.tradeoff = res.tradeoff_table()
+    line = res.refusal_line()
+    assert ("the most useful setting, a() (0.95 × clear), fell short on margin: "
+            "record-membership within target on the tuning split, but the chance that a "
+            f"fresh evaluation passes is {top['pass_probability']:.2f} < 0.8") in line
+    assert "not judged by the panel" not in line
+    from bioanon.certification.tradeoff import refusal_facts
+
+    facts = refusal_facts(res.tradeoff, res.rows)["most_useful"]  # --json's refusal
+    assert facts["short_of_margin"] == ["record-membership"]
+    assert facts["pass_probability"] == pytest.approx(top["pass_probability"])

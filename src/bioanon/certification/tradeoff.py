@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ..levels import LEVELS, resolve_level
+from ..levels import CONFIRM_PROBABILITY, LEVELS, resolve_level
 from ..metrics.results import INCONCLUSIVE, PASSING
 
 #: the levels of the table, strictest first
@@ -303,6 +303,16 @@ def _short_part(f: Mapping[str, Any]) -> str:
 
 
 def _short_text(top: Mapping[str, Any]) -> str:
+    """How the most useful setting fell short, in words: the risks it failed, else its
+    margin (every risk within target on the tuning split, the chance of passing a fresh
+    evaluation too low), its utility, or recognition that no panel judged.
+
+    >>> _short_text({"short_on": [], "met": False, "met_utility": True,
+    ...              "short_of_margin": ["record-membership"], "pass_probability": 0.52})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    'fell short on margin: record-membership within target on the tuning split, but the
+    chance that a fresh evaluation passes is 0.52 < 0.8'
+    """
     parts = [_short_part(f) for f in top["short_on"]]
     if parts:
         return "fell short on " + "; ".join(parts)
@@ -311,6 +321,10 @@ def _short_text(top: Mapping[str, Any]) -> str:
                "short)"
     if not top["met_utility"]:
         return "fell short on utility (below the floor or not above chance)"
+    if top.get("short_of_margin"):
+        return (f"fell short on margin: {', '.join(top['short_of_margin'])} within target on "
+                "the tuning split, but the chance that a fresh evaluation passes is "
+                f"{float(top.get('pass_probability') or 0.0):.2f} < {CONFIRM_PROBABILITY:g}")
     return "fell short on recognition (not judged by the panel)"
 
 
@@ -321,8 +335,9 @@ def refusal_facts(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
     ``looser`` (the strictest other level whose best CAS is higher, or None) and
     ``most_useful`` (the setting of the highest CAS measured — a setting stage 1's screen
     decided has none —: ``setting``, ``cas``, ``clear``,
-    ``fraction``, ``met``, ``met_utility`` and ``short_on``, the risks it failed with
-    estimate, upper bound and target)."""
+    ``fraction``, ``met``, ``met_utility``, ``short_on``, the risks it failed with
+    estimate, upper bound and target, and ``short_of_margin`` with ``pass_probability``: the
+    risks within target whose chance of passing a fresh evaluation is too low)."""
     mine = next((dict(e) for e in public(table) if e["chosen"]), None)
     floor_cas = -math.inf if mine is None or mine["cas"] is None else float(mine["cas"])
     looser = next((dict(e) for e in public(table) if not e["chosen"] and e["cas"] is not None
@@ -333,7 +348,9 @@ def refusal_facts(table: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str
         r = max(useful, key=lambda r: float(r["cas"]))
         top = {"setting": r["setting"], "cas": float(r["cas"]), "clear": float(r["clear"]),
                "fraction": float(r["cas"]) / float(r["clear"]), "met": bool(r.get("met")),
-               "met_utility": bool(r.get("met_utility", True)), "short_on": _failed(r)}
+               "met_utility": bool(r.get("met_utility", True)), "short_on": _failed(r),
+               "short_of_margin": list(r.get("short_of_margin") or []),
+               "pass_probability": r.get("pass_probability")}
     return {"best_met": mine, "looser": looser, "most_useful": top}
 
 
