@@ -38,7 +38,7 @@ from bioanon.metrics.results import Rate
 from bioanon.table import FeatureTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recertify import Case, accepts_from_plan, run, summarise  # noqa: E402
+from recertify import Case, accepts_from_plan, risks_text, run, summarise  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "held_out_judge.json"
 TABLES = {
@@ -145,9 +145,7 @@ def line(e: dict[str, Any]) -> str:
                         for m, r in j["models"].items()) + ")")
     pick = ("—" if e.get("fraction") is None else
             f"{e['fraction']:.3f}× (CAS {e['cas']:.3f} / clear {e['clear']:.3f})")
-    risks = "; ".join(f"{x['name']} {x['value']:.3f} [ub {x['ci'][1]:.3f}] /{x['target']} "
-                      f"({x.get('attacker')})" for x in e["risks"]
-                      if isinstance(x.get("value"), float) and x.get("ci"))
+    risks = risks_text(e["risks"])
     return (f"{e['table']} seed {e['seed']} ({e['owner_records']} owner / "
             f"{e['held_out_records']} held-out records): {e['outcome']} {e['setting']}; "
             f"consumer's pick {pick}; {held}; {risks}; {e['wall_s']} s "

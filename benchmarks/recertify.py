@@ -162,13 +162,18 @@ def one(case: Case, table: Path, work: Path, seed: int, extra: list[str]) -> dic
             **summarise(doc), "document": doc}
 
 
+def risks_text(risks: list[dict[str, Any]]) -> str:
+    """Every measured risk: estimate, upper bound, target and attacker."""
+    return "; ".join(f"{x['name']} {x['value']:.3f} [ub {x['ci'][1]:.3f}] /{x['target']} "
+                     f"({x.get('attacker')})" for x in risks
+                     if isinstance(x.get("value"), float) and x.get("ci"))
+
+
 def line(r: dict[str, Any]) -> str:
     frac = "—" if r["fraction"] is None else (
         f"{r['fraction']:.3f}× (CAS {r['cas']:.3f} [{r['cas_ci'][0]:.3f}, "
         f"{r['cas_ci'][1]:.3f}] / clear {r['clear']:.3f})")
-    risks = "; ".join(f"{x['name']} {x['value']:.3f} [ub {x['ci'][1]:.3f}] /{x['target']} "
-                      f"({x.get('attacker')})" for x in r["risks"]
-                      if isinstance(x.get("value"), float) and x.get("ci"))
+    risks = risks_text(r["risks"])
     return (f"{r['dataset']}{' dp' if r['strict_dp'] else ''}: {r['outcome']} "
             f"{r['setting']} CAS/clear {frac}; {risks}; {r['wall_s']} s "
             f"(load {r['load_before']}→{r['load_after']})")
