@@ -515,3 +515,63 @@ def test_plan_says_when_the_margin_is_tight():
                     accept={"identity-membership": "x", "identity-inference": "x"})
     assert big.margin_chance > 0.99 and big.margin_line() == ""
     assert "margin:" not in big.render()
+
+
+def test_an_accepted_risk_says_how_often_a_leak_free_estimate_exceeds_its_target():
+    """Accepting a risk the table cannot show waives its interval, not its estimate (an
+    accepted risk above its target is not met): the plan says, before the search, how often
+    a release leaking nothing reads an estimate above the target at this size, and that
+    chance is what the cross-fitted estimator does on leak-free scores of the plan's counts."""
+    from bioanon.plan import _accepted_chance
+
+    t = make_biometric(n_identities=24, records_per_identity=12, n_features=32)
+    accept = {"record-membership": "small", "record-inference": "small"}
+    p = make_plan(t, "expression", "identity", accept=accept, level="strict")
+    row = p.row("record-membership")
+    assert row is not None and row.status == ACCEPTED and row.leak_free_over is not None
+    assert 0.1 < row.leak_free_over < 0.3  # target 0.05 at 288 members and non-members
+    assert f"with chance {row.leak_free_over:.2f} here" in row.why
+    assert "judged on its estimate" in p.render()
+    assert p.to_dict()["rows"][1]["leak_free_over_target"] == pytest.approx(row.leak_free_over)
+    # neither a showable row nor a level measured at no size carries one
+    assert p.row("record-recognition").leak_free_over is None  # type: ignore[union-attr]
+    # the chance against the estimator itself: leak-free scores of the row's counts
+    n1, n0 = row.n_members, row.n_nonmembers
+    member = np.r_[np.ones(n1, bool), np.zeros(n0, bool)]
+    rng = np.random.default_rng(3)
+    over = np.mean([crossfit_advantage({f"a{k}": rng.normal(size=n1 + n0) for k in range(3)},
+                                       member, rng=np.random.default_rng(s)).value
+                    > row.target for s in range(300)])
+    assert over == pytest.approx(row.leak_free_over, abs=0.06)
+    # a larger table: the same target is exceeded less often; a looser one too
+    big = make_plan(make_biometric(n_identities=48, records_per_identity=12, n_features=32),
+                    "expression", "identity", accept=accept, level="strict")
+    big_row = big.row("record-membership")
+    assert big_row is not None and big_row.leak_free_over is not None
+    assert big_row.leak_free_over < row.leak_free_over
+    loose = make_plan(t, "expression", "identity", accept=accept).row("record-membership")
+    assert loose is not None and loose.leak_free_over is not None
+    assert loose.leak_free_over < row.leak_free_over
+    assert _accepted_chance(row, 1e-9).leak_free_over == pytest.approx(0.0, abs=1e-12)
+    # the plan's own line, beside the margin's: every measured accepted row, combined
+    inf = p.row("record-inference")
+    assert inf is not None and inf.leak_free_over is not None
+    both = 1 - (1 - row.leak_free_over) * (1 - inf.leak_free_over)
+    assert p.accepted_over == pytest.approx(both)
+    assert f"chance up to about {both:.2f} here" in p.accepted_line()
+    assert not p.can_proceed and p.accepted_line() not in p.render()  # refused: the refusal
+    every = make_plan(t, "expression", "identity", level="strict", accept={
+        **accept, "identity-membership": "small", "identity-inference": "small",
+        "record-recognition": "small"})
+    assert every.can_proceed and every.accepted_over > both
+    assert every.accepted_line() in every.render()
+    assert every.to_dict()["accepted"] == every.accepted_line()
+    from bioanon.report.first_screen import plan_section
+
+    assert "accepted risks are judged on their estimates" in plan_section(
+        {"plan": every.to_dict()})
+    # nothing accepted and measured: no line
+    assert big_row.leak_free_over is not None
+    none = make_plan(make_biometric(n_identities=300, records_per_identity=12, n_features=32),
+                     "expression", "identity")
+    assert none.accepted_over == 0.0 and none.accepted_line() == ""

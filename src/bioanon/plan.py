@@ -62,12 +62,16 @@ from .metrics.advantage import (
     margin_chance,
     smallest_showable,
 )
+from .metrics.normal import cdf
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
 
 #: the words of a plan row's status (the same everywhere: terminal, report, JSON)
 SHOWABLE = "showable"
 COVERED = "covered by the guarantee"
 ACCEPTED = "accepted"
+#: from this chance that a release leaking nothing is refused on an accepted risk's estimate,
+#: the plan says so in a line of its own (:meth:`Plan.accepted_line`)
+ACCEPTED_NOTE = 0.05
 INCONCLUSIVE = "inconclusive at this size"
 #: the parameters a refusal line names (``NAME=VALUE``; the command line writes their flags)
 PARAMETERS = ("epsilon", "privacy_unit", "public", "accept_risks")
@@ -96,6 +100,10 @@ class PlanRow:
     #: showable rows: the chance that a release leaking nothing is chosen with the search's
     #: margin on this shape (:func:`~bioanon.metrics.advantage.margin_chance`); 1 otherwise
     margin: float = 1.0
+    #: accepted rows measured on their estimate: the chance that a release leaking nothing
+    #: reads an estimate above the target at this size (an accepted risk whose estimate is
+    #: above its target is not met: :func:`_accepted_chance`); None otherwise
+    leak_free_over: float | None = None
 
     @property
     def name(self) -> str:
@@ -111,7 +119,7 @@ class PlanRow:
                 "status": self.status, "ok": self.ok, "n_members": self.n_members,
                 "n_nonmembers": self.n_nonmembers, "unit": self.unit, "why": self.why,
                 "ways_forward": list(self.ways_forward), "needed": self.needed,
-                "margin_chance": self.margin}
+                "margin_chance": self.margin, "leak_free_over_target": self.leak_free_over}
 
 
 def _num(x: float) -> float | None:
@@ -175,6 +183,27 @@ class Plan:
                 "can be shown, only just, so another seed may refuse where this one "
                 "certifies; more records or identities widen the margin")
 
+    @property
+    def accepted_over(self) -> float:
+        """The chance, at most about, that a release leaking nothing is refused on the
+        estimate of a risk the user accepted (each measured accepted row's
+        ``leak_free_over``, as if independent: positively related figures refuse less often
+        together); 0 when no accepted row is measured."""
+        over = [r.leak_free_over for r in self.rows if r.leak_free_over is not None]
+        return float(1.0 - np.prod([1.0 - p for p in over])) if over else 0.0
+
+    def accepted_line(self) -> str:
+        """One line when :attr:`accepted_over` is at least :data:`ACCEPTED_NOTE` (else ""):
+        accepting a risk waives its interval, not its estimate."""
+        p = self.accepted_over
+        if p < ACCEPTED_NOTE:
+            return ""
+        which = ", ".join(f"{r.name} {r.leak_free_over:.2f}" for r in self.rows
+                          if r.leak_free_over is not None and r.leak_free_over >= 0.005)
+        return (f"accepted risks are judged on their estimates: a release leaking nothing is "
+                f"refused on one of them with chance up to about {p:.2f} here ({which}); more "
+                "records or identities, or a DP guarantee covering them, lower it")
+
     def refusal_line(self) -> str:
         """One line: what cannot be shown and the ways forward (empty when nothing blocks),
         in the library's parameters (``NAME=VALUE``: the command line writes each as its
@@ -223,6 +252,8 @@ class Plan:
             lines.append(f"  {self.utility}")
         if self.margin_line() and self.can_proceed:
             lines.append(f"  {self.margin_line()}")
+        if self.accepted_line() and self.can_proceed:
+            lines.append(f"  {self.accepted_line()}")
         if self.expected:
             lines.append(self.expected)
         return "\n".join(lines)
@@ -235,6 +266,8 @@ class Plan:
                 "utility": self.utility or None,
                 "margin_chance": self.margin_chance,
                 "margin": self.margin_line() or None,
+                "accepted_over": self.accepted_over,
+                "accepted": self.accepted_line() or None,
                 "refusal": self.refusal_line() or None}
 
 
@@ -424,7 +457,10 @@ def _spec_row(spec: Any, level: str, target: float, shape: _Shape,
 
 def _with_margin(row: PlanRow, se: float, sd: float) -> PlanRow:
     """A showable row with its :func:`~bioanon.metrics.advantage.margin_chance` (the
-    standard error ``se`` its interval will use, its estimate's spread ``sd``)."""
+    standard error ``se`` its interval will use, its estimate's spread ``sd``); an accepted
+    row, its :func:`_accepted_chance`."""
+    if row.status == ACCEPTED:
+        return _accepted_chance(row, sd)
     if row.status != SHOWABLE:
         return row
     return replace(row, margin=margin_chance(row.target, se, sd, CONFIRM_PROBABILITY))
@@ -437,6 +473,28 @@ def _advantage_margin(row: PlanRow) -> PlanRow:
         return row
     root = row.smallest / (Z95 * NULL_SE_FACTOR + Z_PASS * NULL_EST_FACTOR)
     return _with_margin(row, NULL_SE_FACTOR * root, NULL_EST_FACTOR * root)
+
+
+def _accepted_chance(row: PlanRow, sd: float) -> PlanRow:
+    """An accepted row that is still measured, with the chance that a release leaking
+    nothing reads an estimate above its target here (its estimate about normal around 0,
+    standard deviation ``sd``): accepting a risk the table cannot show waives its interval,
+    not its estimate, so the search can still refuse on it; said before the search.
+
+    >>> r = PlanRow("membership", "group", 0.10, 0.33, ACCEPTED, 100, 100, "groups",
+    ...             "accepted: few executions")
+    >>> out = _accepted_chance(r, 0.10)
+    >>> round(out.leak_free_over, 2), out.why.split("; ")[1].startswith("judged on its estimate")
+    (0.16, True)
+    """
+    if not (math.isfinite(sd) and sd > 0 and math.isfinite(row.target)):
+        return row
+    over = 1.0 - float(cdf(row.target / sd))
+    chance = f"{over:.2f}" if over >= 0.005 else "below 0.01"
+    return replace(row, leak_free_over=over,
+                   why=(f"{row.why}; judged on its estimate: a release leaking nothing reads "
+                        f"an estimate above {row.target:g} with chance {chance} here, and "
+                        "the search refuses on it"))
 
 
 def _fixed(risk: str, level: str, target: float, why: str,

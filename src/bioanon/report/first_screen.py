@@ -281,8 +281,9 @@ def plan_section(report: Mapping[str, Any]) -> str:
                    "target a leak-free release passes with probability ≥ 95%).</p>"
                    "<table><tr><th>risk</th><th>target</th><th>can rule out</th>"
                    f"<th>status</th><th>why</th></tr>{rows}</table>")
-        if plan.get("margin"):
-            out.append(f"<p class='note'>{html.escape(str(plan['margin']))}</p>")
+        for note in ("margin", "accepted"):
+            if plan.get(note):
+                out.append(f"<p class='note'>{html.escape(str(plan[note]))}</p>")
     return "".join(out)
 
 
