@@ -11,6 +11,12 @@ panel's stage, the confirmation and the trade-off add a few full evaluations on 
 It is an order of magnitude for the user to plan around ("about 2 min"), not a promise: a
 loaded machine is slower, and ``benchmarks/bench_release.py`` prints the estimate beside the
 measured wall time of each table so that the constants can be calibrated again.
+
+The model's seconds are those of the machine class it was fitted on; ``release`` scales them by
+this machine's speed at the moment it speaks (:func:`machine_factor`: a fixed single-threaded
+workload of the judge's kinds — matrix products, sorting — timed in a few tens of
+milliseconds, against its time on that class), so a slower or loaded machine is told a longer
+time. The factor changes the words only: nothing it reads reaches a file or a figure.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+
+import numpy as np
 
 #: CPU seconds one setting's judgement costs per 1,000 records at REFERENCE_FEATURES features
 #: (fitted, with FEATURE_EXPONENT and FULL_EVALUATIONS, by least squares on the logarithm to
@@ -40,6 +48,14 @@ FULL_EVALUATIONS = 5.0
 START_SECONDS = 3.0
 #: the share of a second worker's time stage 1 gains (1.8 × on 2 workers)
 PARALLEL_EFFICIENCY = 0.8
+#: the seconds :func:`_workload` takes on the machine class the constants above were fitted
+#: on, inferred: the same 2-core machine type, on a day it ran the demo's search (65–77 s)
+#: and FSDD's release (120–130 s) about 1.5 × slower than the fit, took 0.030–0.045 s for it
+#: quiet (median 0.042; this wave's tenth session), ÷ 1.5
+WORKLOAD_SECONDS = 0.027
+#: the factor is kept within these bounds (a timer's accident never says "about 5 s" of a
+#: search of minutes, nor hours of one of seconds)
+FACTOR_BOUNDS = (0.5, 8.0)
 
 
 @dataclass(frozen=True)
@@ -108,14 +124,54 @@ def workers_of(n_jobs: int | None, n_settings: int) -> int:
     return max(1, min(n, cores, max(1, n_settings)))
 
 
+def _workload() -> float:
+    """Seconds of a fixed single-threaded workload: 40 products of 256 × 256 matrices and a
+    sort of 600,000 numbers, three times (the median)."""
+    import time
+
+    from threadpoolctl import threadpool_limits
+
+    a = np.linspace(-1.0, 1.0, 256 * 256).reshape(256, 256)
+    v = np.sin(np.arange(600_000, dtype=np.float64))
+    times = []
+    with threadpool_limits(limits=1):
+        np.tanh(a @ a)  # the library's first call, not timed
+        for _ in range(3):
+            t0 = time.perf_counter()
+            b = a
+            for _ in range(40):
+                b = np.tanh(b @ a)
+            np.sort(v)
+            times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def machine_factor(seconds: float | None = None) -> float:
+    """How much slower than the calibration class this machine runs now: ``seconds`` (of
+    :func:`_workload`, timed here when None) over :data:`WORKLOAD_SECONDS`, within
+    :data:`FACTOR_BOUNDS`.
+
+    >>> machine_factor(WORKLOAD_SECONDS), machine_factor(2 * WORKLOAD_SECONDS)
+    (1.0, 2.0)
+    >>> machine_factor(0.0), machine_factor(1e6)
+    (0.5, 8.0)
+    """
+    s = _workload() if seconds is None else float(seconds)
+    low, high = FACTOR_BOUNDS
+    return float(min(high, max(low, s / WORKLOAD_SECONDS)))
+
+
 def expected_seconds(n_records: int, n_features: int, n_settings: int,
-                     workers: int = 1) -> float:
-    """The expected wall seconds of a certified release (see the module's model).
+                     workers: int = 1, factor: float = 1.0) -> float:
+    """The expected wall seconds of a certified release (see the module's model) on a
+    machine ``factor`` times slower than the calibration class.
 
     Examples
     --------
     >>> round(expected_seconds(3000, 400, 34, workers=2))  # FSDD: 68 s measured
     82
+    >>> round(expected_seconds(3000, 400, 34, workers=2, factor=1.5))
+    122
     >>> expected_seconds(600, 32, 0) == START_SECONDS
     True
     """
@@ -126,24 +182,27 @@ def expected_seconds(n_records: int, n_features: int, n_settings: int,
     speedup = 1.0 + PARALLEL_EFFICIENCY * (max(1, workers) - 1)
     stage1 = n_settings * SECONDS_PER_SETTING_PER_1K * scale / speedup
     rest = FULL_EVALUATIONS * SECONDS_PER_SETTING_PER_1K * scale
-    return START_SECONDS + stage1 + rest
+    return START_SECONDS + factor * (stage1 + rest)
 
 
 def estimate(n_records: int, n_features: int, n_settings: int,
-             n_jobs: int | None = 1) -> Estimate:
+             n_jobs: int | None = 1, factor: float | None = None) -> Estimate:
     """The :class:`Estimate` of a release judging ``n_settings`` settings on ``n_records`` ×
-    ``n_features`` records with ``n_jobs`` workers.
+    ``n_features`` records with ``n_jobs`` workers on a machine ``factor`` times slower than
+    the calibration class (None: :func:`machine_factor`, measured now).
 
     Examples
     --------
-    >>> estimate(5200, 128, 8, n_jobs=1).text()
+    >>> estimate(5200, 128, 8, n_jobs=1, factor=1.0).text()
     'about 30 s'
     """
     workers = workers_of(n_jobs, n_settings)
-    seconds = expected_seconds(n_records, n_features, n_settings, workers)
+    if factor is None:
+        factor = machine_factor() if n_settings > 0 else 1.0
+    seconds = expected_seconds(n_records, n_features, n_settings, workers, factor)
     if not math.isfinite(seconds):  # pragma: no cover - the inputs are counts
         seconds = START_SECONDS
     return Estimate(seconds, int(n_settings), int(n_records), int(n_features), workers)
 
 
-__all__ = ["Estimate", "estimate", "expected_seconds", "workers_of"]
+__all__ = ["Estimate", "estimate", "expected_seconds", "machine_factor", "workers_of"]
