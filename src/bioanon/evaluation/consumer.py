@@ -46,7 +46,7 @@ from ..attack.attackers import ModelCache, fingerprint
 from ..attack.parallel import parallel_map
 from ..attack.recognizers import make_recognizer, model_name, single_threaded
 from ..metrics.results import Rate
-from .panel_modes import PANEL_MODES, RANKING_MODELS
+from .panel_modes import FOREST_RANKING_MODELS, PANEL_MODES, RANKING_MODELS
 
 #: the consumer's panel, in the order ties are broken
 CONSUMER_MODELS = ("forest", "logreg", "lda", "hgb", "knn")
@@ -63,6 +63,11 @@ RULE = (f"the consumer's pick: the first model of the panel (forest, logistic re
 #: said of a pick the ranking panel made (a search's tuning split)
 RANKING_NOTE = ("; on a search's tuning split the panel is the linear consumers (shrunk LDA, "
                 "logistic regression) alone, the whole panel judging the confirmation")
+#: said of a pick the forest and the ranking panel made (a tuning split whose clear records
+#: the linear consumers alone do not learn)
+FOREST_RANKING_NOTE = ("; on a search's tuning split the panel is the forest and the linear "
+                       "consumers (shrunk LDA, logistic regression), the whole panel judging "
+                       "the confirmation")
 
 
 def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.ndarray,
@@ -232,7 +237,8 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray | N
             "clear": by[clear_pick]["clear_to_clear"],
             "folds": folds, "rule": (RULE if folds else
             "no class holds 2 records: no cross-validation; the panel's first model is used")
-            + ("" if tuple(names) != RANKING_MODELS else RANKING_NOTE)}
+            + {RANKING_MODELS: RANKING_NOTE,
+               FOREST_RANKING_MODELS: FOREST_RANKING_NOTE}.get(tuple(names), "")}
 
 
 def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:

@@ -160,14 +160,16 @@ class EvaluationOptions:
     utility_model : str or estimator
         The model of the utility views (the paper's view, release → release) and of the CAS
         where the consumer's panel does not run.
-    consumer_panel : {"final", "ranking", "always", "off"}
+    consumer_panel : {"final", "ranking", "forest-ranking", "always", "off"}
         Where the consumer's panel (:mod:`bioanon.evaluation.consumer`) makes the headline
         CAS of the interest — its pick by cross-validation on the release alone, against the
         clear data's own pick: ``final`` (default) in every single evaluation and a search's
         confirmation, the search's tuning split ranking its settings by the ranking panel
         (:data:`~bioanon.evaluation.panel_modes.RANKING_MODELS`: the pick among the cheap
-        linear consumers); ``ranking`` that ranking panel alone; ``always`` the whole panel
-        on the tuning split too; ``off`` never (``utility_model``'s CAS).
+        linear consumers); ``ranking`` that ranking panel alone; ``forest-ranking`` the
+        forest and that panel, the pick among them (a search's tuning split where the linear
+        consumers fall short on clear records); ``always`` the whole panel on the tuning
+        split too; ``off`` never (``utility_model``'s CAS).
     test_size : float
         Share of each identity's records held out (closed set).
     top_k : int
@@ -227,8 +229,8 @@ class EvaluationOptions:
         "str", options=PANEL_MODES,
         help="where the consumer's panel makes the headline CAS: final (an evaluation, a "
              "search's confirmation; the tuning split ranks by the linear consumers), "
-             "ranking (the linear consumers only), always (the whole panel on the tuning "
-             "split too) or off"))
+             "ranking (the linear consumers only), forest-ranking (the forest and the linear "
+             "consumers), always (the whole panel on the tuning split too) or off"))
     test_size: float = option(0.25, Param(
         "float", low=0, high=1, low_open=True, high_open=True,
         help="share of each identity's records held out"))
@@ -340,11 +342,13 @@ class EvaluationOptions:
 
     def consumer_models(self) -> tuple[str, ...]:
         """The consumers the panel tries under these options: the ranking panel under
-        ``ranking``, the whole panel otherwise."""
-        from .panel_modes import RANKING_MODELS
+        ``ranking``, the forest and it under ``forest-ranking``, the whole panel otherwise."""
+        from .panel_modes import FOREST_RANKING_MODELS, RANKING_MODELS
 
         if self.consumer_panel == "ranking":
             return RANKING_MODELS
+        if self.consumer_panel == "forest-ranking":
+            return FOREST_RANKING_MODELS
         from .consumer import CONSUMER_MODELS
 
         return CONSUMER_MODELS

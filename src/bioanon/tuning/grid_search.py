@@ -59,15 +59,20 @@ class SweepResult:
 
         >>> SweepResult([], [], None, 0.05, None).ranked_by()
         'the utility model'
-        >>> SweepResult([], [], None, 0.05, None, ranking={"ranks_by": "forest"}).ranked_by()
-        'the forest (the linear consumers fall short on clear records)'
+        >>> SweepResult([], [], None, 0.05, None, ranking={"ranks_by": "forest panel"}
+        ...             ).ranked_by()  # doctest: +NORMALIZE_WHITESPACE
+        "the forest or a linear consumer: the consumer's pick among the forest, shrunk LDA and
+        logistic regression (3-fold on the release, the forest out of bag; the linear
+        consumers alone fall short on clear records)"
         """
         by = (self.ranking or {}).get("ranks_by")
         if by == "ranking panel":
             return ("the consumer's pick between shrunk LDA and logistic regression (3-fold "
                     "on the release; the ranking panel)")
-        if by == "forest":
-            return "the forest (the linear consumers fall short on clear records)"
+        if by == "forest panel":
+            return ("the forest or a linear consumer: the consumer's pick among the forest, "
+                    "shrunk LDA and logistic regression (3-fold on the release, the forest "
+                    "out of bag; the linear consumers alone fall short on clear records)")
         return "the utility model"
 
     def summary(self, method: str | None = None) -> dict[str, Any]:
@@ -265,8 +270,9 @@ def _points_options(table: FeatureTable, interest: str, evaluate_kwargs: dict[st
     """The evaluation keywords of a sweep's points, and what the ranking check measured: the
     points rank as a search's tuning split ranks its settings — under ``final`` (the
     default) by the ranking panel where the linear consumers learn the interest on clear
-    records, else by the forest (:func:`~bioanon.certification.search.ranking.
-    ranking_options`); ``always`` runs the whole panel on every point, ``off`` none."""
+    records, else by the pick among the forest and them
+    (:func:`~bioanon.certification.search.ranking.ranking_options`); ``always`` runs the
+    whole panel on every point, ``off`` none."""
     panel = evaluate_kwargs.get("consumer_panel", "final")
     if panel != "final":
         return {**evaluate_kwargs,
