@@ -34,8 +34,10 @@ JUDGE: dict[str, Any] = {"models": ["knn"], "attackers": "naive,parrot,reverse",
                          "level": 0.99, "random_state": 515151,
                          "accept_risks": {"identity-membership": WHY,
                                           "identity-inference": WHY}}
-#: the most useful setting that passes stage 1 meets every target: one panel group
-FIRST_GROUP: dict[str, Any] = {"methods": ["selective-mean", "noise"], "target": 0.3}
+#: the most useful setting that passes stage 1 meets every target: one panel group (the
+#: recognition target 1: plain noise, which a recognizer reads, is that setting; this file
+#: is about the answer's determinism, not its privacy)
+FIRST_GROUP: dict[str, Any] = {"methods": ["selective-mean", "noise"], "target": 1.0}
 #: the two most useful settings (ksame-select) fail recognition: the winner is in group 3
 THIRD_GROUP: dict[str, Any] = {"methods": ["ksame-select", "selective-mean"], "target": 0.15}
 ROLES = Roles(sensitive="identity", interest="expression")

@@ -67,7 +67,7 @@ from .risks import (
     registry,
 )
 from .risks.base import target_at
-from .seeds import derive_seed
+from .seeds import derive_seed, reseeded
 from .split import group_split, person_level_columns, split_table
 from .utility import utility_views
 from .verdict import (
@@ -99,7 +99,10 @@ def anonymize_splits(anonymizer: Any, train: FeatureTable, test: FeatureTable,
         return (_features(release(train, train.labels)),
                 _features(release(test, test.labels)))
     tick("anonymizing the train split")
-    anon_train = _features(clone(anonymizer).fit_transform(train, train.labels))
+    # the training split's release draws its own noise (reseeded): the release judged is the
+    # test split's, made with the anonymizer's own seed
+    anon_train = _features(reseeded(anonymizer, "train split").fit_transform(train,
+                                                                              train.labels))
     tick("anonymizing the test split (the release)")
     if mixing is not None and hasattr(anonymizer, "release_with_mixing"):
         out, M = clone(anonymizer).release_with_mixing(test, test.labels)

@@ -23,7 +23,7 @@ from ...metrics.results import COVERED, INCONCLUSIVE, RiskResult
 from ...metrics.risk_stats import judge
 from ...table import FeatureTable
 from ..caps import capped_rows
-from ..seeds import derive_seed
+from ..seeds import derive_seed, reseeded
 
 #: identity-level releases: the held-out identities are split into this many folds and each
 #: release leaves one fold out, so every identity is a non-member once and a member otherwise
@@ -196,8 +196,6 @@ class RiskContext:
         extra = min(RECORD_GAMES - 1, n_tr // max(n_te, 1))  # disjoint parts of the training
         if self.group is not None or extra < 1:             # split, each as large as the test
             return [first]
-        from sklearn.base import clone
-
         from ..split import split_table
 
         games = [first]
@@ -215,7 +213,10 @@ class RiskContext:
                                              derive_seed(self.seed, purpose) % (2**31))
                     part, left_next = left[np.asarray(part)], left[np.asarray(rest)]
                 members = train.subset(part)
-                rel = clone(self.anonymizer).fit_transform(members, members.labels)
+                # each game's release its own draw: one seed would give every game of as
+                # many records the same noise (one draw judged four times)
+                rel = reseeded(self.anonymizer, f"record game/{g + 1}").fit_transform(
+                    members, members.labels)
             except (BioanonError, ValueError):
                 break
             X = np.asarray(rel.X if isinstance(rel, FeatureTable) else rel, dtype=np.float32)
@@ -274,15 +275,14 @@ class RiskContext:
                     f"({identity_rule()})")
         te_ids = test.labels[self.sensitive].astype(str).to_numpy()
         tr_ids = train.labels[self.sensitive].astype(str).to_numpy()
-        from sklearn.base import clone
-
         out = []
         te_in, tr_in = pd.Series(te_ids), pd.Series(tr_ids)  # hashed look-ups: np.isin sorts
-        for ctrl in folds:                                   # strings (seconds at 50k)
+        for f, ctrl in enumerate(folds):                     # strings (seconds at 50k)
             keep = np.flatnonzero(~te_in.isin(ctrl).to_numpy())
             sub = test.subset(keep)
-            try:
-                rel = clone(self.anonymizer).fit_transform(sub, sub.labels)
+            try:  # each release its own draw (as the record games')
+                rel = reseeded(self.anonymizer, f"identity release/{f + 1}").fit_transform(
+                    sub, sub.labels)
             except BioanonError as exc:
                 return f"the release without the control identities is not possible ({exc})"
             X = np.asarray(rel.X if isinstance(rel, FeatureTable) else rel, dtype=np.float32)
