@@ -128,3 +128,52 @@ def test_the_command_line_layout_reaches_the_manifest(owner_table, tmp_path) -> 
     assert res.exit_code == 0, res.output
     manifest = json.loads(next(tmp_path.glob("rel*.json")).read_text())
     assert "20 trajectories of 16 steps" in manifest["params"]["privacy"]["basis"]
+
+
+def test_a_keep_no_trajectory_is_long_enough_for_is_searched_once(
+        owner_table: FeatureTable) -> None:
+    """keep=4 and keep=8 on trajectories of 4 steps both keep every coefficient: one setting,
+    labelled without keep; on trajectories of 16 steps they differ."""
+    space = ({"cells": 1, "mu": 4.0, "keep": 4}, {"cells": 1, "mu": 4.0, "keep": 8})
+    original = DPCellsAnonymizer.search_space
+    try:
+        DPCellsAnonymizer.search_space = space  # type: ignore[misc]
+        short = candidates(with_layout(owner_table, "100x4"), ["dp-cells"])[0]
+        long = candidates(with_layout(owner_table, "20x16+80"), ["dp-cells"])[0]
+    finally:
+        DPCellsAnonymizer.search_space = original  # type: ignore[misc]
+    assert [c.label() for c in short] == ["dp-cells(cells=1, mu=4, layout=100x4)"], \
+        [c.label() for c in short]
+    assert sorted(c.params["keep"] for c in long) == [4, 8]
+
+
+def test_the_manifest_states_a_keep_that_cut_nothing(owner_table: FeatureTable) -> None:
+    anon = DPCellsAnonymizer("expression", mu=4.0, cells=0, keep=50, layout="20x16+80",
+                             bounds=(-10.0, 10.0), random_state=0)
+    basis = release(owner_table, anon, ROLES).manifest["params"]["privacy"]["basis"]
+    assert "all coefficients (keep=50: no trajectory has more than 16 steps" in basis, basis
+    assert "the first 50 coefficients" not in basis
+
+
+@pytest.mark.parametrize("layout, fault", [
+    ("20x16+80", "keep=400 has no effect on this table: no trajectory has more than 16 steps"
+                 ", so it keeps every coefficient; give keep below 16, or leave it out"),
+    (None, "keep=400 has no effect on this table: the table lays out no trajectory"),
+])
+def test_the_command_line_refuses_a_keep_with_no_effect(owner_table, tmp_path, layout,
+                                                        fault) -> None:
+    path = tmp_path / "in.csv"
+    owner_table.write(path)
+    before = path.read_bytes()
+    for command in ("anonymize", "evaluate"):
+        out = tmp_path / ("rel.csv" if command == "anonymize" else "judged")
+        args = [command, str(path), "--out", str(out), "--interest", "expression",
+                "--sensitive", "identity", "--method", "dp-cells", "--param", "keep=400",
+                "--param", "bounds=-10,10", "--label", "gender", "--label", "environment"]
+        if layout is not None:
+            args += ["--layout", layout]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, res.output
+        assert fault in " ".join(res.output.split()), res.output
+        assert "Traceback" not in res.output and not out.exists()
+    assert path.read_bytes() == before

@@ -362,6 +362,19 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         """
         return self._ignored()
 
+    def ignored_on(self, table: Any) -> dict[str, str]:
+        """Parameters with no effect on ``table`` (a :class:`FeatureTable` or an array):
+        :meth:`ignored_params` and those the data leave idle (dp-cells' ``keep`` where no
+        trajectory is longer). Front ends refuse one the user set, once the table is read.
+
+        Examples
+        --------
+        >>> from bioanon.anonymize import SelectiveMeanAnonymizer
+        >>> sorted(SelectiveMeanAnonymizer("digit", r_p=0.0).ignored_on(np.zeros((2, 2))))
+        ['r_q', 'relevance', 'relevance_records', 'w']
+        """
+        return self.ignored_params()
+
     def check_changes(self, X: Any = None) -> Anonymizer:
         """Refuse, before any work, a setting whose release the method declares
         indistinguishable from ``X`` at float32 precision (see :meth:`_unchanged`); return self.

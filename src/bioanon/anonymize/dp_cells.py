@@ -123,6 +123,27 @@ BASIS_WORDS = {
                   "within-class principal directions (stated, no privacy cost)"}
 
 
+def void_keep(lay: Layout | None, keep: int | None) -> str | None:
+    """Why ``keep`` changes nothing on the trajectories ``lay`` (None: it cuts some).
+
+    >>> from bioanon.layout import parse_layout
+    >>> void_keep(parse_layout("20x16+80"), 4) is None
+    True
+    >>> void_keep(parse_layout("20x16+80"), 400)
+    'no trajectory has more than 16 steps, so it keeps every coefficient'
+    """
+    if keep is None:
+        return None
+    if lay is None:
+        return ("the table lays out no trajectory (no NAME_tK feature names, no declared "
+                "layout)")
+    longest = max(steps for _, steps in lay.segments())
+    if int(keep) >= longest:
+        return (f"no trajectory has more than {longest} steps, so it keeps every "
+                "coefficient")
+    return None
+
+
 def _basis_words(basis: str, lay: Layout | None, keep: int | None) -> str:
     """The basis a fit used, in words."""
     if basis != "dct":
@@ -131,7 +152,10 @@ def _basis_words(basis: str, lay: Layout | None, keep: int | None) -> str:
         return ("the features as they are (identity): the table lays out no trajectory (no "
                 "NAME_tK feature names, no declared layout), so the temporal DCT and keep "
                 "had nothing to act on")
-    kept = "all coefficients" if keep is None else f"the first {int(keep)} coefficients"
+    void = void_keep(lay, keep)
+    kept = ("all coefficients" if keep is None
+            else f"all coefficients (keep={int(keep)}: {void})" if void is not None
+            else f"the first {int(keep)} coefficients")
     return (f"temporal DCT of each trajectory: {lay.describe()}, {kept} of each "
             "(stated, no privacy cost)")
 
@@ -411,8 +435,29 @@ class DPCellsAnonymizer(Anonymizer):
             out["layout"] = parse_layout(declared, d).text
         lay = resolve_layout(table.feature_names, d, block=out.get("block"),
                              layout=out.get("layout"))
-        if lay is None:
+        if void_keep(lay, out.get("keep")) is not None:
             out.pop("keep", None)
+        return out
+
+    def ignored_on(self, table: Any) -> dict[str, str]:
+        """:meth:`ignored_params`, and ``keep`` where the table's trajectories (its declared
+        layout, else its feature names; ``layout`` or ``block`` when set) leave it nothing
+        to cut."""
+        out = dict(self.ignored_params())
+        if self.basis != "dct" or self.keep is None:
+            return out
+        X = table.X if isinstance(table, FeatureTable) else np.asarray(table)
+        d = int(X.shape[1])
+        names = table.feature_names if isinstance(table, FeatureTable) else None
+        declared = (table.meta or {}).get(META_KEY) if isinstance(table, FeatureTable) \
+            else None
+        layout = self.layout if self.layout is not None else declared
+        lay = resolve_layout(names, d, block=self.block, layout=layout)
+        why = void_keep(lay, self.keep)
+        if why is not None:
+            out["keep"] = why + ("; declare the trajectories with --layout (library: "
+                                 "layout=)" if lay is None else
+                                 f"; give keep below {max(s for _, s in lay.segments())}")
         return out
 
     def _check_relations(self) -> None:

@@ -129,6 +129,7 @@ def anonymize(
     with sha256_in_background(input) as input_sha256:  # hashed while read and released
         table = with_layout(read_release_input(input, list(roles.of()), keep_as_feature),
                             layout)
+        choice.check_on(anon, table)  # a parameter the table leaves idle: refused
         anon.check_changes(table)  # a setting that leaves the records as they are: refused
         if choice.seed is not None:
             err_console.print("note: --seed fixes the randomness; the seed is a secret key, keep "

@@ -508,6 +508,16 @@ class MethodChoice:
                                    f"{ignored[key]}; leave it out", parameter="additional")
         return est
 
+    def check_on(self, est: Anonymizer, table: Any) -> None:
+        """Once the table is read: refuse a parameter the user set that this table leaves
+        without effect (the method's
+        :meth:`~bioanon.anonymize.base.Anonymizer.ignored_on`)."""
+        ignored = est.ignored_on(table) if hasattr(est, "ignored_on") else {}
+        for key in self.params:
+            if key in ignored:
+                raise BioanonError(f"{key}={self.params[key]} has no effect on this table: "
+                                   f"{ignored[key]}, or leave it out")
+
 
 def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str] | None,
             allow_replacement: bool | None, legacy: dict[str, Any]) -> MethodChoice:

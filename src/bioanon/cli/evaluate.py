@@ -78,6 +78,7 @@ def evaluate(
         parse_layout(layout)  # the grammar, before reading
     table = with_layout(read_input(input, [interest, *add, sensitive, options.group,
                                            *(options.metadata or []), *(label or [])]), layout)
+    choice.check_on(anon, table)  # a parameter the table leaves idle: refused
     with progress_bar("evaluating") as update:
         report = run_evaluation(table, interest, sensitive, additional=add, anonymizer=anon,
                                 random_state=eval_seed, progress=update, options=options)

@@ -76,6 +76,7 @@ def tune_command(
     method = choice.method
     points = parse_grid(grid, anon if hasattr(anon, "parse_param") else type(anon))
     table = read_input(input, [interest, *add, sensitive, group, *(label or [])])
+    choice.check_on(anon, table)  # a parameter the table leaves idle: refused
     model_list = [m.strip() for m in models.split(",") if m.strip()]
     with progress_bar("sweeping") as update:
         result = sweep(table, anon, points, interest, sensitive, additional=add,
