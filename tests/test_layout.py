@@ -158,7 +158,9 @@ def test_the_manifest_states_a_keep_that_cut_nothing(owner_table: FeatureTable) 
 @pytest.mark.parametrize("layout, fault", [
     ("20x16+80", "keep=400 has no effect on this table: no trajectory has more than 16 steps"
                  ", so it keeps every coefficient; give keep below 16, or leave it out"),
-    (None, "keep=400 has no effect on this table: the table lays out no trajectory"),
+    (None, "keep=400 has no effect on this table: the table lays out no trajectory (no "
+           "NAME_tK feature names, no declared layout); declare the trajectories (--layout "
+           "TRACKSxSTEPS, e.g. 20x16+80), or leave it out"),
 ])
 def test_the_command_line_refuses_a_keep_with_no_effect(owner_table, tmp_path, layout,
                                                         fault) -> None:

@@ -455,8 +455,8 @@ class DPCellsAnonymizer(Anonymizer):
         lay = resolve_layout(names, d, block=self.block, layout=layout)
         why = void_keep(lay, self.keep)
         if why is not None:
-            out["keep"] = why + ("; declare the trajectories with --layout (library: "
-                                 "layout=)" if lay is None else
+            out["keep"] = why + ("; declare the trajectories (layout=TRACKSxSTEPS, e.g. "
+                                 "20x16+80)" if lay is None else
                                  f"; give keep below {max(s for _, s in lay.segments())}")
         return out
 

@@ -516,7 +516,7 @@ class MethodChoice:
         for key in self.params:
             if key in ignored:
                 raise BioanonError(f"{key}={self.params[key]} has no effect on this table: "
-                                   f"{ignored[key]}, or leave it out")
+                                   f"{ignored[key]}, or leave it out", parameter="layout")
 
 
 def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str] | None,
