@@ -87,6 +87,9 @@ def test_single_class_label_is_refused():
     t = FeatureTable(np.zeros((3, 2)), pd.DataFrame({"g": ["x", "x", "x"]}))
     with pytest.raises(BioanonError, match="single class"):
         t.label("g")
+    t = FeatureTable(np.zeros((3, 2)), pd.DataFrame({"g": np.ones(3, dtype=np.int64)}))
+    with pytest.raises(BioanonError, match=r"has a single class \(1\); choose"):
+        t.label("g")  # the value as the user wrote it, not NumPy's repr
 
 
 def test_mismatched_lengths_are_refused():

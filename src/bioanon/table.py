@@ -214,8 +214,10 @@ class FeatureTable:
             )
         n_classes = values.nunique()
         if n_classes < min_classes:
+            first = values.iloc[0]
+            first = first.item() if isinstance(first, np.generic) else first  # 1, not np.int64(1)
             raise BioanonError(
-                f"label column '{column}' has a single class ({values.iloc[0]!r}); "
+                f"label column '{column}' has a single class ({first!r}); "
                 "choose a column with at least two values"
             )
         return values
