@@ -123,6 +123,24 @@ BASIS_WORDS = {
                   "within-class principal directions (stated, no privacy cost)"}
 
 
+def longest_steps(lay: Layout) -> int:
+    """The steps of the longest trajectory ``lay`` lays out (1: lone features only)."""
+    return max(steps for _, steps in lay.segments())
+
+
+def table_trajectories(table: Any, block: int | None, layout: Any) -> Layout | None:
+    """The trajectories ``basis="dct"`` acts on in ``table`` (a :class:`FeatureTable` or an
+    array): ``block``, else ``layout``, else the layout the table declares, else its feature
+    names' (:func:`resolve_layout`)."""
+    d = int(np.shape(table.X if isinstance(table, FeatureTable) else table)[1])
+    if isinstance(table, FeatureTable):
+        declared = (table.meta or {}).get(META_KEY)
+        if layout is None and declared is not None:
+            layout = parse_layout(declared, d).text
+        return resolve_layout(table.feature_names, d, block=block, layout=layout)
+    return resolve_layout(None, d, block=block, layout=layout)
+
+
 def void_keep(lay: Layout | None, keep: int | None) -> str | None:
     """Why ``keep`` changes nothing on the trajectories ``lay`` (None: it cuts some).
 
@@ -137,7 +155,7 @@ def void_keep(lay: Layout | None, keep: int | None) -> str | None:
     if lay is None:
         return ("the table lays out no trajectory (no NAME_tK feature names, no declared "
                 "layout)")
-    longest = max(steps for _, steps in lay.segments())
+    longest = longest_steps(lay)
     if int(keep) >= longest:
         return (f"no trajectory has more than {longest} steps, so it keeps every "
                 "coefficient")
@@ -424,17 +442,15 @@ class DPCellsAnonymizer(Anonymizer):
     @classmethod
     def setting_for(cls, params: dict[str, Any], table: Any) -> dict[str, Any]:
         """With ``basis="dct"``: the table's declared layout filled in (``layout``, stated in
-        the setting: the attacker rebuilds the basis from it); ``keep`` dropped where neither
-        the layout nor the feature names lay out a trajectory (it would have no effect)."""
+        the setting: the attacker rebuilds the basis from it); ``keep`` dropped where it would
+        have no effect (no trajectory, or none longer than ``keep``: :func:`void_keep`)."""
         out = dict(params)
         if out.get("basis", "dct") != "dct" or table is None:
             return out
-        d = int(table.X.shape[1])
         declared = (table.meta or {}).get(META_KEY)
         if out.get("layout") is None and out.get("block") is None and declared is not None:
-            out["layout"] = parse_layout(declared, d).text
-        lay = resolve_layout(table.feature_names, d, block=out.get("block"),
-                             layout=out.get("layout"))
+            out["layout"] = parse_layout(declared, int(table.X.shape[1])).text
+        lay = table_trajectories(table, out.get("block"), out.get("layout"))
         if void_keep(lay, out.get("keep")) is not None:
             out.pop("keep", None)
         return out
@@ -446,18 +462,12 @@ class DPCellsAnonymizer(Anonymizer):
         out = dict(self.ignored_params())
         if self.basis != "dct" or self.keep is None:
             return out
-        X = table.X if isinstance(table, FeatureTable) else np.asarray(table)
-        d = int(X.shape[1])
-        names = table.feature_names if isinstance(table, FeatureTable) else None
-        declared = (table.meta or {}).get(META_KEY) if isinstance(table, FeatureTable) \
-            else None
-        layout = self.layout if self.layout is not None else declared
-        lay = resolve_layout(names, d, block=self.block, layout=layout)
+        lay = table_trajectories(table, self.block, self.layout)
         why = void_keep(lay, self.keep)
         if why is not None:
             out["keep"] = why + ("; declare the trajectories (layout=TRACKSxSTEPS, e.g. "
                                  "20x16+80)" if lay is None else
-                                 f"; give keep below {max(s for _, s in lay.segments())}")
+                                 f"; give keep below {longest_steps(lay)}")
         return out
 
     def _check_relations(self) -> None:
