@@ -228,20 +228,28 @@ def print_summary(groups: list[dict[str, Any]]) -> None:
                   f"record MIA {best['membership']:+.3f} (upper {best['membership_hi']:+.3f})"))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def frontier_args(description: str, out: Path) -> argparse.ArgumentParser:
+    """The options of the FSDD frontier scripts (this one, ``dp_cells_candidates.py``): the
+    tables, the seed of the people's split, the README table's file, the output and
+    ``--from-json``."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--tables", nargs="+", default=["fsdd-readme", "fsdd-owner"],
                     choices=["fsdd-readme", "fsdd-owner"])
-    ap.add_argument("--bases", nargs="+", default=["dct", "identity", "public"],
-                    choices=["dct", "identity", "public", "public-lda"])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--extra", action="store_true", help="the rows of EXTRA too")
-    ap.add_argument("--extra-only", action="store_true", help="the rows of EXTRA alone")
     ap.add_argument("--voice", type=Path, default=Path("/tmp/util-voice.parquet"),
                     help="the README's FSDD table (built here when missing)")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=out)
     ap.add_argument("--from-json", type=Path, nargs="+", default=None,
                     help="no run: print the rows and the summary of these files")
+    return ap
+
+
+def main() -> None:
+    ap = frontier_args(__doc__.splitlines()[0], OUT)
+    ap.add_argument("--bases", nargs="+", default=["dct", "identity", "public"],
+                    choices=["dct", "identity", "public", "public-lda"])
+    ap.add_argument("--extra", action="store_true", help="the rows of EXTRA too")
+    ap.add_argument("--extra-only", action="store_true", help="the rows of EXTRA alone")
     args = ap.parse_args()
     if args.from_json:
         rows = [r for f in args.from_json for r in json.loads(f.read_text())]

@@ -125,13 +125,28 @@ def test_every_flag_quoted_in_the_prose_exists():
     assert not bad, "flags that no command declares:\n" + "\n".join(bad)
 
 
+def _declared_flags(tree: ast.AST) -> set[str]:
+    """The option strings of every ``add_argument`` call under ``tree``."""
+    return {a.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and getattr(node.func, "attr", "") == "add_argument"
+            for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            and a.value.startswith("-")}
+
+
 def _argparse_flags(script: Path) -> set[str]:
-    """The option strings a benchmark's argparse declares (read, not run)."""
-    flags = set()
-    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
-            flags |= {a.value for a in node.args if isinstance(a, ast.Constant)
-                      and isinstance(a.value, str) and a.value.startswith("-")}
+    """The option strings a benchmark's argparse declares (read, not run), with those that
+    the functions it imports from a sibling benchmark declare (a parser built by a shared
+    helper, e.g. ``basis_frontier.frontier_args``)."""
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    flags = _declared_flags(tree)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.module
+                and (script.parent / f"{node.module}.py").is_file()):
+            continue
+        names = {a.name for a in node.names}
+        sibling = ast.parse((script.parent / f"{node.module}.py").read_text(encoding="utf-8"))
+        flags |= {f for fn in ast.walk(sibling) if isinstance(fn, ast.FunctionDef)
+                  and fn.name in names for f in _declared_flags(fn)}
     return flags | {"--help", "-h"}
 
 
