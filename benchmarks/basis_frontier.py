@@ -45,6 +45,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +245,17 @@ def frontier_args(description: str, out: Path) -> argparse.ArgumentParser:
     return ap
 
 
+def earlier_rows(files: list[Path], show: Callable[[dict[str, Any]], str]
+                 ) -> list[dict[str, Any]]:
+    """The rows of earlier runs (``--from-json``), each printed by ``show``, then a blank
+    line (before the summary)."""
+    rows = [r for f in files for r in json.loads(f.read_text())]
+    for r in rows:
+        print(show(r))
+    print()
+    return rows
+
+
 def main() -> None:
     ap = frontier_args(__doc__.splitlines()[0], OUT)
     ap.add_argument("--bases", nargs="+", default=["dct", "identity", "public"],
@@ -252,11 +264,7 @@ def main() -> None:
     ap.add_argument("--extra-only", action="store_true", help="the rows of EXTRA alone")
     args = ap.parse_args()
     if args.from_json:
-        rows = [r for f in args.from_json for r in json.loads(f.read_text())]
-        for r in rows:
-            print(line(r))
-        print()
-        print_summary(summarize(rows))
+        print_summary(summarize(earlier_rows(args.from_json, line)))
         return
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"load average at start {os.getloadavg()}", flush=True)

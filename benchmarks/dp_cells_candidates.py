@@ -49,6 +49,7 @@ from basis_frontier import (
     INTEREST,
     PUBLIC_RANK,
     SENSITIVE,
+    earlier_rows,
     frontier_args,
     owner_table,
     readme_table,
@@ -215,11 +216,7 @@ def main() -> None:
                     help="these rows instead of the candidate's grid (e.g. 0.5,3,18)")
     args = ap.parse_args()
     if args.from_json:
-        rows = [r for f in args.from_json for r in json.loads(f.read_text())]
-        for r in rows:
-            print(line(r))
-        print()
-        summary(rows)
+        summary(earlier_rows(args.from_json, line))
         return
     grid = GRIDS[args.candidate] if args.grid is None else [
         (float(v), int(c), float(m)) for v, c, m in (g.split(",") for g in args.grid)]
