@@ -132,7 +132,8 @@ def test_demo_writes_report(tmp_path):
     assert list(report)[:2] == ["plan", "setting"] and report["plan"]["can_proceed"]
     risks = report["risks"]
     assert {r["risk"] for r in risks} == {"recognition", "membership", "inference"}
-    assert v["met"] == all(r["status"] in ("met", "accepted") for r in risks)
+    assert v["met"] == (all(r["status"] in ("met", "accepted") for r in risks)
+                        and not v.get("refused"))  # a refused report's verdict is never met
     assert v["failed"] == [r["name"] for r in risks if r["status"] not in ("met", "accepted")]
     assert (tmp_path / "demo" / "release.parquet").exists() == v["met"]
     assert (tmp_path / "demo" / "search.png").exists()

@@ -120,6 +120,13 @@ def test_a_refusal_whose_fresh_table_passes_never_says_within_target(
     assert doc["verdict"]["refused"]["split"] == "tuning"
     assert doc["verdict"]["sentence"].startswith("NOT certified — decided by the tuning split")
     assert "within its target" not in page and "within their targets" not in page
+    # report.json says the run's verdict too: a program reading verdict.met of a refused
+    # report reads False; that the figures below pass on their own is said as such
+    v = doc["verdict"]
+    assert v["met"] is False and v["figures_pass"] is True
+    assert v["risk_sentence"].startswith("The figures below are ")
+    assert "met" not in v["risk_sentence"].split(":")[0] and "within" not in v["risk_sentence"]
+    assert v["sentence"].endswith(v["risk_sentence"]) or v["risk_sentence"] in v["sentence"]
     first = _first_screen(page)
     assert "id='deciding-table'" in first and "not met" in first
     verdict = page[page.index("id='verdict'"):]

@@ -296,7 +296,8 @@ def refused_verdict(verdict: dict[str, Any], decided: dict[str, Any]) -> None:
     report's figures are) and a sentence that opens with NOT certified and the deciding
     figure. The figures below may all pass (the closest setting short of margin only, or a
     confirmation below the utility floor): they are labelled as such, never said to be
-    within their targets."""
+    within their targets. ``met`` is the run's verdict, False; whether the figures below
+    pass on their own is ``figures_pass``, and ``risk_sentence`` says it in those words."""
     figures_of = str(decided.get("figures_of") or FIGURES_OF.get(decided["split"], ""))
     verdict["refused"] = {"decided": decided["text"], "split": decided["split"],
                           "figures_of": figures_of}
@@ -304,12 +305,15 @@ def refused_verdict(verdict: dict[str, Any], decided: dict[str, Any]) -> None:
     sentence = str(verdict.get("sentence") or "")
     rest = sentence[len(lead):].strip() if lead and sentence.startswith(lead) else ""
     own = lead
-    if verdict.get("met"):
+    passing = bool(verdict.get("met"))
+    if passing:
         own = ("its risks pass; its utility fell short (above)."
                if str(decided.get("risk", "")).startswith("utility") else
                "on their own they would pass, but they did not decide.")
-    verdict["sentence"] = (f"NOT certified — {decided['text']}. The figures below are "
-                           f"{figures_of}: {own}" + (f" {rest}" if rest else ""))
+    verdict["met"], verdict["figures_pass"] = False, passing
+    verdict["risk_sentence"] = f"The figures below are {figures_of}: {own}"
+    verdict["sentence"] = (f"NOT certified — {decided['text']}. {verdict['risk_sentence']}"
+                           + (f" {rest}" if rest else ""))
 
 
 def write_report(report: Any, search_png: bytes, folder: Path) -> None:
