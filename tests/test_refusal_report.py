@@ -126,7 +126,7 @@ def test_a_refusal_whose_fresh_table_passes_never_says_within_target(
     assert v["met"] is False and v["figures_pass"] is True
     assert v["risk_sentence"].startswith("The figures below are ")
     assert "met" not in v["risk_sentence"].split(":")[0] and "within" not in v["risk_sentence"]
-    assert v["sentence"].endswith(v["risk_sentence"]) or v["risk_sentence"] in v["sentence"]
+    assert v["risk_sentence"] in v["sentence"]
     first = _first_screen(page)
     assert "id='deciding-table'" in first and "not met" in first
     verdict = page[page.index("id='verdict'"):]
