@@ -2,8 +2,8 @@
 
 Issue 43 lists, among the candidates for more utility per unit of privacy at 1,000-3,000
 records, privacy amplification by subsampling and a prior from public people's records as the
-shrinkage target. Each is a variant of dp-cells defined here (a class of its own, so that
-scikit-learn's ``clone`` keeps it; the library's dp-cells has neither):
+shrinkage target. The subsample is a variant of dp-cells defined here (a class of its own, so
+that scikit-learn's ``clone`` keeps it); the prior became dp-cells' ``prior="public"``:
 
 - ``--candidate subsample`` (rows ``q``): the noisy model is fitted on a Poisson subsample of
   the records, each kept with probability ``q`` (drawn from the noise stream, never written),
@@ -11,7 +11,8 @@ scikit-learn's ``clone`` keeps it; the library's dp-cells has neither):
   leaves nothing in the release, so the judge's record membership over all members should be
   about ``q`` times what it reads on the members that were kept. That is room for a larger
   ``mu`` (less noise), at the price of a model fitted on ``q·n`` records.
-- ``--candidate prior`` (rows ``prior`` 0 / 1; one Gaussian per class, ``cells=0``): each noisy
+- ``--candidate prior`` (rows ``prior`` 0 / 1; one Gaussian per class, ``cells=0``; since
+  measured, dp-cells' ``prior="public"``, which the rows now run): each noisy
   class mean is shrunk, coordinate by coordinate, towards the public people's class mean in
   the same whitened basis, ``m = w·noisy + (1 − w)·prior`` with ``w = τ² / (τ² + (σ_sums /
   n_c)²)``. The noise variance is public (σ from μ; the class sizes are released labels). τ²
@@ -38,7 +39,6 @@ Usage (from the repository root; a quarter to half a CPU minute per row)::
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -56,9 +56,6 @@ from basis_frontier import (
     split_people,
 )
 
-from bioanon.anonymize.base import label_values
-from bioanon.anonymize.basis_model import clip_rows
-from bioanon.anonymize.dp_box import release_inputs
 from bioanon.anonymize.dp_cells import DPCellsAnonymizer
 from bioanon.attack import ModelCache
 from bioanon.evaluation import Evaluation
@@ -96,57 +93,19 @@ def subsampled(q: float) -> type[DPCellsAnonymizer]:
     return type(f"DPCellsSample{int(round(q * 100))}", (DPCellsAnonymizer,), {"_model": _model})
 
 
-def with_prior(public: FeatureTable) -> type[DPCellsAnonymizer]:
-    """dp-cells (``cells=0``) whose noisy class means are shrunk towards ``public``'s class
-    means in the same whitened basis."""
-    pub_X = np.asarray(public.X, dtype=np.float64)
-    pub_y = public.labels[INTEREST].astype(str).to_numpy()
-    pub_people = public.labels[SENSITIVE].astype(str).to_numpy()
-
-    def _release(self: Any, X: np.ndarray, labels: Any, seed: int, table: Any) -> Any:
-        scale = release_inputs(self, X, labels, seed)[4]
-        classes = np.unique(label_values(labels, self.interest, X.shape[0]).astype(str))
-        self._prior_inputs = (scale, classes)
-        return DPCellsAnonymizer._release(self, X, labels, seed, table)
-
-    def _model(self: Any, B: np.ndarray, U: np.ndarray, P: np.ndarray, strat: np.ndarray,
-               S: int, rng: np.random.Generator) -> dict[str, Any]:
-        model = DPCellsAnonymizer._model(self, B, U, P, strat, S, rng)
-        if model["K"] != 1 or self.additional:
-            return model  # the class prior is for one Gaussian per interest class
-        scale, classes = self._prior_inputs
-        k = B.shape[1]
-        Wp = clip_rows((scale(pub_X) @ P.T) / model["sd"], float(self.clip) * math.sqrt(k))
-        code = np.searchsorted(classes, pub_y)
-        known = (code < classes.size) & (classes[np.minimum(code, classes.size - 1)] == pub_y)
-        prior = model["means"].copy()
-        spread = []
-        for s in range(S):  # a loop over classes, never over records
-            rows = known & (code == s)
-            if not rows.any():
-                continue
-            prior[s] = Wp[rows].mean(axis=0)
-            people = np.unique(pub_people[rows])
-            if people.size > 1:
-                spread.append(np.var([Wp[rows & (pub_people == p)].mean(axis=0)
-                                      for p in people], axis=0, ddof=1))
-        n_people = max(np.unique(pub_people).size, 2)
-        # the released group's mean and the public group's mean, each over about n_people
-        tau2 = np.mean(spread, axis=0) * 2.0 / n_people if spread else np.full(k, np.inf)
-        noise2 = (self.sigmas(k, U.shape[1])["sums"]
-                  / np.maximum(np.bincount(strat, minlength=S), 1.0)) ** 2
-        w = tau2[None, :] / (tau2[None, :] + noise2[:, None])
-        model["means"] = w * model["means"] + (1.0 - w) * prior
-        return model
-
-    return type("DPCellsPrior", (DPCellsAnonymizer,), {"_release": _release, "_model": _model})
+def variant(candidate: str, value: float) -> type[DPCellsAnonymizer]:
+    """The anonymizer class of one row (dp-cells itself but for a subsample, ``q < 1``)."""
+    if candidate == "subsample" and value < 1.0:
+        return subsampled(value)
+    return DPCellsAnonymizer
 
 
-def variant(candidate: str, value: float, public: FeatureTable) -> type[DPCellsAnonymizer]:
-    """The anonymizer class of one row (dp-cells itself at ``q = 1`` or ``prior = 0``)."""
-    if candidate == "subsample":
-        return DPCellsAnonymizer if value >= 1.0 else subsampled(value)
-    return with_prior(public) if value else DPCellsAnonymizer
+def prior_params(public: FeatureTable) -> dict[str, Any]:
+    """dp-cells' public prior (``prior="public"``, the library's since it was measured here):
+    the public records' interest labels and people."""
+    return {"prior": "public", "public_data": public.X,
+            "public_labels": public.labels[INTEREST].to_numpy(),
+            "public_groups": public.labels[SENSITIVE].to_numpy()}
 
 
 def judge(released: FeatureTable, public: FeatureTable, name: str, candidate: str,
@@ -156,7 +115,9 @@ def judge(released: FeatureTable, public: FeatureTable, name: str, candidate: st
     params: dict[str, Any] = {"cells": cells, "mu": mu, **BASIS[name]}
     if name == "fsdd-owner":
         params["public_data"] = public.X
-    est = variant(candidate, value, public)(INTEREST, **params)
+    if candidate == "prior" and value:
+        params.update(prior_params(public))
+    est = variant(candidate, value)(INTEREST, **params)
     t0 = time.perf_counter()
     ev = Evaluation(released, INTEREST, SENSITIVE, anonymizer=est, random_state=seed,
                     n_jobs=1, cache=cache).evaluate(recognition=False)

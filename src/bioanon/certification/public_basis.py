@@ -42,6 +42,10 @@ from .dp_budget import public_features, resolve_public
 #: what the public records give the settings that take them, in words (the manifest)
 USED_FOR = ("the stated basis: principal directions of the public records (stated, no privacy "
             "cost), and the clipping box (values not written)")
+#: what they give a setting with the public prior besides (the manifest)
+PRIOR_USED_FOR = ("; and the prior of each class mean: the public records' class means, "
+                  "from their interest labels and people (post-processing, no privacy cost; "
+                  "values not written)")
 
 
 def _column(table: FeatureTable, name: str) -> np.ndarray | None:
@@ -72,6 +76,20 @@ def shared_people(public: Any, table: FeatureTable, sensitive: str | None) -> li
     if theirs is None or ours is None:
         return []
     return sorted(set(theirs.tolist()) & set(ours.tolist()))
+
+
+#: the parameters a public prior takes from the public table's label columns
+PRIOR_KEYS = frozenset({"public_labels", "public_groups"})
+
+
+def without_prior(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` without the public prior (its labels, people and ``prior``).
+
+    >>> without_prior({"cells": 0, "prior": "public", "public_labels": "public",
+    ...                "public_groups": "public", "public_data": "public"})
+    {'cells': 0, 'public_data': 'public'}
+    """
+    return {k: v for k, v in params.items() if k not in PRIOR_KEYS | {"prior"}}
 
 
 def public_basis_methods() -> dict[str, tuple[dict[str, Any], ...]]:
@@ -110,10 +128,15 @@ class PublicRecords:
         return X
 
     def candidates(self, table: FeatureTable, methods: Sequence[str] | None,
-                   sensitive: str | None) -> list[Any]:
+                   sensitive: str | None, interest: str | None = None,
+                   additional: Sequence[str] = ()) -> list[Any]:
         """The settings in the public basis of the methods searched (``methods`` None: every
         method that declares some); named methods none of which takes a public basis are
-        refused (the public table would be ignored)."""
+        refused (the public table would be ignored). A setting with the public prior
+        (``public_labels``/``public_groups`` read ``"public"``) takes the public table's
+        ``interest`` and ``sensitive`` columns; where it lacks either, or ``additional``
+        attributes are released (the prior is one per interest class), the same setting is
+        tried without the prior (:func:`without_prior`)."""
         from .search import Candidate
 
         X_pub = self.X(table, sensitive)
@@ -124,19 +147,39 @@ class PublicRecords:
                 f"public= gives a public basis, which none of methods= {list(methods or [])} "
                 f"takes; add {' or '.join(spaces)} to methods= or drop public=",
                 parameter=("public", "methods"))
+        labels = self.prior_labels(interest, sensitive) if not additional else None
         out: list[Any] = []
         for name in names:
             for setting in spaces[name]:
                 params = dict(setting)
-                out.append(Candidate(name, params, resolve_public(params, X_pub)))
+                hidden = resolve_public(params, X_pub)
+                if PRIOR_KEYS & {k for k, v in params.items() if v == "public"}:
+                    if labels is None:
+                        params = without_prior(params)
+                    else:
+                        hidden.update(labels)
+                out.append(Candidate(name, params, hidden))
         return out
 
-    def statement(self, table: FeatureTable, used: bool) -> dict[str, Any]:
-        """What the manifest and the report say of the public table (its values never)."""
+    def prior_labels(self, interest: str | None, sensitive: str | None
+                     ) -> dict[str, np.ndarray] | None:
+        """The public records' interest labels and people (the public prior's), None when
+        the public table lacks either column (or is an array)."""
+        if not interest or not sensitive or not isinstance(self.public, FeatureTable):
+            return None
+        y, people = _column(self.public, interest), _column(self.public, sensitive)
+        if y is None or people is None:
+            return None
+        return {"public_labels": y, "public_groups": people}
+
+    def statement(self, table: FeatureTable, used: bool,
+                  prior: bool = False) -> dict[str, Any]:
+        """What the manifest and the report say of the public table (its values never);
+        ``prior``: the certified setting takes the public prior too."""
         n = (self.public.n_records if isinstance(self.public, FeatureTable)
              else int(np.asarray(self.public).shape[0]))
         return {"name": self.public_name, "n_records": int(n),
-                "used_for": USED_FOR if used else
+                "used_for": USED_FOR + (PRIOR_USED_FOR if prior else "") if used else
                 "nothing: the certified setting does not take a public basis"}
 
 
@@ -157,7 +200,7 @@ def state_public(manifest: dict[str, Any], report: Any, public: PublicRecords,
     report with the statement."""
     chosen = result.candidate
     hidden = chosen.hidden if chosen is not None else {}
-    statement = public.statement(table, bool(hidden))
+    statement = public.statement(table, bool(hidden), bool(PRIOR_KEYS & set(hidden)))
     manifest["public_data"] = statement
     params = manifest.get("params", {})
     for key in hidden:
@@ -165,5 +208,5 @@ def state_public(manifest: dict[str, Any], report: Any, public: PublicRecords,
     return report.amended(lambda data: data.update(public_data=statement))
 
 
-__all__ = ["USED_FOR", "PublicRecords", "public_basis_methods", "public_records",
-           "shared_people", "state_public"]
+__all__ = ["PRIOR_KEYS", "PRIOR_USED_FOR", "USED_FOR", "PublicRecords", "public_basis_methods",
+           "public_records", "shared_people", "state_public", "without_prior"]

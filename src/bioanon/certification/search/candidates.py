@@ -156,13 +156,17 @@ class SearchSpace:
     screen: bool = True
 
     def candidates(self, table: FeatureTable, methods: Sequence[str] | None,
-                   sensitive: str) -> tuple[list[Candidate], list[dict[str, Any]]]:
-        """The candidate settings and the methods left out (with their reasons)."""
+                   sensitive: str, interest: str | None = None,
+                   additional: Sequence[str] = ()
+                   ) -> tuple[list[Candidate], list[dict[str, Any]]]:
+        """The candidate settings and the methods left out (with their reasons); the roles
+        ``interest`` and ``additional`` say which public settings can take a public prior."""
         if self.budget is not None:
             return self.budget.candidates(table, methods, sensitive)
         out, skipped = candidates(table, methods, self.decoupler)
         if self.public is not None:
-            out = out + self.public.candidates(table, methods, sensitive)
+            out = out + self.public.candidates(table, methods, sensitive, interest,
+                                               additional)
         return out, skipped
 
 
@@ -172,7 +176,7 @@ def checked_candidates(space: SearchSpace, table: FeatureTable,
                         ) -> tuple[list[Candidate], list[dict[str, Any]]]:
     """The search's candidates and the settings skipped, each candidate built once (checked,
     not fitted) so that an impossible setting is refused before any work."""
-    cands, skipped = space.candidates(table, methods, sensitive)
+    cands, skipped = space.candidates(table, methods, sensitive, interest, list(add))
     if not cands:
         raise BioanonError("no registered method applies to this table; name one with "
                            "methods= or check the table's labels and meta",
