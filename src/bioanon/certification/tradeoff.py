@@ -187,11 +187,13 @@ def level_rows(rows: Sequence[Mapping[str, Any]], chosen: Any, target: float,
         if j is not None:
             r = rows[j]
             cas, clear = float(r["cas"]), float(r["clear"])
+            gate = r.get("consumer_gate") or {}  # the whole panel put it under the floor
             entry.update(setting=r["setting"], cas=cas, cas_ci=list(r["cas_ci"]),
                          clear=clear, fraction=cas / clear if clear > 0 else None,
                          judged_by=(PANEL if _has_recognition(r) else STAGE1_ONLY),
                          below_floor=bool(min_utility is not None
-                                          and cas < float(min_utility) * clear),
+                                          and cas < float(min_utility) * clear
+                                          or gate.get("passed") is False),
                          _row=j)
         out.append(entry)
     return out

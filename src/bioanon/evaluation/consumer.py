@@ -241,6 +241,39 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray | N
                FOREST_RANKING_MODELS: FOREST_RANKING_NOTE}.get(tuple(names), "")}
 
 
+def release_pick(X_release: np.ndarray, y: np.ndarray, X_test: np.ndarray,
+                 y_test: np.ndarray, *, seed: int = 0, n_jobs: int | None = 1,
+                 models: Sequence[Any] = CONSUMER_MODELS) -> dict[str, Any]:
+    """The release side of :func:`consumer_panel` alone: the consumer's pick among
+    ``models`` by cross-validation on the release and its accuracy on ``X_test`` (the same
+    fits, folds, seeds and rule, so the same pick and CAS as the panel's), without the
+    clear records' side.
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=4, records_per_identity=30, n_features=32,
+    ...                    random_state=0)
+    >>> y = t.labels["expression"].to_numpy()
+    >>> one = release_pick(t.X[:90], y[:90], t.X[90:], y[90:], models=("logreg", "lda"))
+    >>> whole = consumer_panel(t.X[:90], y[:90], t.X[:90], t.X[90:], y[90:],
+    ...                        models=("logreg", "lda"))
+    >>> (one["pick"], one["cas"]) == (whole["pick"], whole["cas"])
+    True
+    """
+    names = [model_name(m) for m in models]
+    folds = folds_for(y)
+    tasks = [(m, seed, X_release, y, X_test, folds, None) for m in models]
+    outs = list(parallel_map(_fit_task, tasks, n_jobs, len(tasks)))
+    n = int(y_test.size)
+    cv = [None if hits is None else Rate.from_counts(hits, int(y.size)).to_dict()
+          for hits, _ in outs]
+    pick = _pick(names, cv)
+    pred = outs[names.index(pick)][1]
+    return {"pick": pick,
+            "cas": Rate.from_counts(int(np.count_nonzero(pred == y_test)), n).to_dict()}
+
+
 def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:
     """Make the consumer's pick the headline of one attribute's utility ``entry`` (from
     :func:`~bioanon.evaluation.utility.utility_views`): its CAS (release → clear) and its
@@ -252,4 +285,4 @@ def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:
 
 
 __all__ = ["CONSUMER_MODELS", "FOLDS", "PANEL_MODES", "RULE", "apply_pick", "consumer_panel",
-           "fold_hits", "folds_for", "oob_hits", "with_oob"]
+           "fold_hits", "folds_for", "oob_hits", "release_pick", "with_oob"]

@@ -430,6 +430,24 @@ class Evaluation:
                           self.anonymizer_, lambda _text: None, announce=False)
         return self
 
+    def consumer_pick(self, options: EvaluationOptions) -> dict[str, Any]:
+        """The pick the consumers of ``options`` make on this evaluation's release, and its
+        CAS (:func:`.consumer.release_pick`: the release side of the panel alone, on the
+        same records, split and seed as :meth:`with_consumer_panel`, so the same pick and
+        CAS as its headline); the split is derived again from the seed, as :meth:`resume`
+        does, and the evaluation is not changed."""
+        from .caps import capped_rows
+        from .consumer import release_pick
+
+        stage = self._restage()
+        col = self.interest
+        y = stage.train.labels[col].to_numpy()
+        rows = capped_rows(y, options.max_fit_records, self.random_state, f"utility/{col}")
+        X = stage.anon_train if rows is None else stage.anon_train[rows]
+        return release_pick(X, y if rows is None else y[rows], stage.test.X,
+                            stage.test.labels[col].to_numpy(), seed=self.random_state,
+                            n_jobs=options.n_jobs, models=options.consumer_models())
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without stage 1's state: its secrets never leave the process
         (:meth:`resume` derives them again)."""

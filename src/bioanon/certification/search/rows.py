@@ -158,6 +158,10 @@ def row_line(row: Mapping[str, Any]) -> str:
     margin = [f"{name}: margin" for name in row.get("short_of_margin", [])]
     verdict_ = "meets every target" if row["met"] else (
         f"fails ({', '.join(failed or margin)})" if failed or margin else "fails (utility)")
+    gate = row.get("consumer_gate") or {}
+    if gate and not gate["passed"]:
+        verdict_ = (f"fails (utility: the consumer's whole panel on the tuning split picks "
+                    f"{gate['pick']}, CAS {gate['cas']:.3f} < floor {gate['floor']:.3f})")
     if row.get("not_judged"):
         verdict_ = str(row["not_judged"])
     elif row.get("judged_by") == SCREENED:
