@@ -534,8 +534,10 @@ class DPCellsAnonymizer(Anonymizer):
                    if getattr(self, name) is None]
         if missing:
             raise BioanonError(f"prior='public' needs {', '.join(missing)} (the public "
-                               "records, their interest labels and their people); pass them "
-                               "or use prior='none'", parameter="prior")
+                               "records, their interest labels and their people); pass them, "
+                               "or let `bioanon release --public-data FILE` (a table holding "
+                               "the interest and the people) set them, or use prior='none'",
+                               parameter="prior")
 
     def _ignored(self) -> dict[str, str]:
         out = {}
