@@ -85,6 +85,9 @@ def test_a_setting_under_the_floor_there_fails_utility_and_is_not_confirmed(gate
     assert row["consumer_gate"]["passed"] is False and said
     assert "fails (utility: the consumer's whole panel on the tuning split picks" in row_line(
         row)
+    why = gated["result"].utility_shortfall(row)  # a refusal's words: the pick's CAS
+    assert why.startswith("utility: the consumer's whole panel on the tuning split picks")
+    assert f"CAS {row['consumer_gate']['cas']:.3f}" in why
     # and the search moves on: confirm_setting does not confirm it, nothing is chosen
     result = gated["result"]
     saved = (result.chosen, result.confirmation)

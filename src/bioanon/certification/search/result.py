@@ -84,6 +84,11 @@ class SearchResult:
         if not math.isfinite(float(row["cas"])):
             return ("utility: not measured (stage 1's screen decided the setting on record "
                     "membership, so no model was trained on its release)")
+        gate = row.get("consumer_gate") or {}
+        if gate.get("passed") is False:  # the whole panel's pick, not the row's ranking CAS
+            return (f"utility: the consumer's whole panel on the tuning split picks "
+                    f"{gate['pick']}, CAS {gate['cas']:.3f}, below the floor "
+                    f"{self.min_utility:g} × clear {gate['clear']:.3f} = {gate['floor']:.3f}")
         if row["cas_ci"][0] <= row["interest_chance"]:
             return (f"utility: CAS {row['cas']:.3f} (95% CI lower end {row['cas_ci'][0]:.3f}) "
                     f"is not above the chance of {row['interest_chance']:.3f}")
