@@ -54,6 +54,9 @@ def test_the_gate_reads_the_whole_panel_on_the_tuning_split(gated, table) -> Non
     assert res.certified and gated["calls"] == [res.rows[res.chosen]["setting"]]
     gate = row["consumer_gate"]
     assert gate["passed"] and gate["pick"] in CONSUMER_MODELS
+    # the consumers the ranking panel ran on that release are read, the others fitted
+    assert gate["fitted"] == [m for m in CONSUMER_MODELS
+                              if m not in judge.for_tuning.consumer_models()]
     ranked = judge.for_tuning  # the search ranked by fewer consumers than the whole panel
     assert ranked.consumer_panel in ("ranking", "forest-ranking")
     # the gate's figures are the whole panel's on the tuning split: an evaluation of the

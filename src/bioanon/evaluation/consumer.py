@@ -243,11 +243,14 @@ def consumer_panel(X_clear: np.ndarray, y: np.ndarray, X_release: np.ndarray | N
 
 def release_pick(X_release: np.ndarray, y: np.ndarray, X_test: np.ndarray,
                  y_test: np.ndarray, *, seed: int = 0, n_jobs: int | None = 1,
-                 models: Sequence[Any] = CONSUMER_MODELS) -> dict[str, Any]:
+                 models: Sequence[Any] = CONSUMER_MODELS,
+                 known: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The release side of :func:`consumer_panel` alone: the consumer's pick among
     ``models`` by cross-validation on the release and its accuracy on ``X_test`` (the same
     fits, folds, seeds and rule, so the same pick and CAS as the panel's), without the
-    clear records' side.
+    clear records' side. ``known``: rows of a panel already run on the same records, split
+    and seed (``consumer_panel``'s ``models``, e.g. a search's ranking panel): a model
+    among them is read there, not fitted again.
 
     Examples
     --------
@@ -260,18 +263,31 @@ def release_pick(X_release: np.ndarray, y: np.ndarray, X_test: np.ndarray,
     ...                        models=("logreg", "lda"))
     >>> (one["pick"], one["cas"]) == (whole["pick"], whole["cas"])
     True
+    >>> again = release_pick(t.X[:90], y[:90], t.X[90:], y[90:], models=("logreg", "lda"),
+    ...                      known=whole["models"])   # read, not fitted again
+    >>> (again["pick"], again["cas"]) == (one["pick"], one["cas"]), again["fitted"]
+    (True, [])
     """
     names = [model_name(m) for m in models]
+    have = {r["model"]: r for r in known
+            if r.get("release_cv") is not None and r.get("release_to_clear") is not None}
     folds = folds_for(y)
-    tasks = [(m, seed, X_release, y, X_test, folds, None) for m in models]
-    outs = list(parallel_map(_fit_task, tasks, n_jobs, len(tasks)))
-    n = int(y_test.size)
-    cv = [None if hits is None else Rate.from_counts(hits, int(y.size)).to_dict()
-          for hits, _ in outs]
-    pick = _pick(names, cv)
-    pred = outs[names.index(pick)][1]
-    return {"pick": pick,
-            "cas": Rate.from_counts(int(np.count_nonzero(pred == y_test)), n).to_dict()}
+    todo = [(m, n) for m, n in zip(models, names, strict=True) if n not in have]
+    tasks = [(m, seed, X_release, y, X_test, folds, None) for m, _ in todo]
+    outs = dict(zip([n for _, n in todo], parallel_map(_fit_task, tasks, n_jobs, len(tasks)),
+                    strict=True))
+
+    def rates(name: str) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        if name in have:
+            return have[name]["release_cv"], have[name]["release_to_clear"]
+        hits, pred = outs[name]
+        return (None if hits is None else Rate.from_counts(hits, int(y.size)).to_dict(),
+                Rate.from_counts(int(np.count_nonzero(pred == y_test)),
+                                 int(y_test.size)).to_dict())
+
+    got = {name: rates(name) for name in names}
+    pick = _pick(names, [got[name][0] for name in names])
+    return {"pick": pick, "cas": got[pick][1], "fitted": [n for _, n in todo]}
 
 
 def apply_pick(entry: dict[str, Any], panel: dict[str, Any]) -> None:

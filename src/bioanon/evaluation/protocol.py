@@ -434,8 +434,9 @@ class Evaluation:
         """The pick the consumers of ``options`` make on this evaluation's release, and its
         CAS (:func:`.consumer.release_pick`: the release side of the panel alone, on the
         same records, split and seed as :meth:`with_consumer_panel`, so the same pick and
-        CAS as its headline); the split is derived again from the seed, as :meth:`resume`
-        does, and the evaluation is not changed."""
+        CAS as its headline; the consumers this evaluation's own panel ran are read, not
+        fitted again); the split is derived again from the seed, as :meth:`resume` does,
+        and the evaluation is not changed."""
         from .caps import capped_rows
         from .consumer import release_pick
 
@@ -444,9 +445,11 @@ class Evaluation:
         y = stage.train.labels[col].to_numpy()
         rows = capped_rows(y, options.max_fit_records, self.random_state, f"utility/{col}")
         X = stage.anon_train if rows is None else stage.anon_train[rows]
+        ran = (self.utility_raw_.get(col) or {}).get("consumer") or {}
         return release_pick(X, y if rows is None else y[rows], stage.test.X,
                             stage.test.labels[col].to_numpy(), seed=self.random_state,
-                            n_jobs=options.n_jobs, models=options.consumer_models())
+                            n_jobs=options.n_jobs, models=options.consumer_models(),
+                            known=ran.get("models") or ())
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without stage 1's state: its secrets never leave the process

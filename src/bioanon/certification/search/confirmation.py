@@ -86,7 +86,7 @@ def consumer_gate(row: dict[str, Any], judge: Judge, say: Callable[[str], None])
                   and floor_met(cas, clear, judge.min_utility))
     row["consumer_gate"] = {"cas": cas, "cas_ci": list(ci), "clear": clear,
                             "pick": got["pick"], "floor": float(judge.min_utility) * clear,
-                            "passed": passed}
+                            "passed": passed, "fitted": list(got["fitted"])}
     if not passed:
         row["met"] = row["met_utility"] = False
     return passed
