@@ -535,9 +535,9 @@ class DPCellsAnonymizer(Anonymizer):
         if missing:
             raise BioanonError(f"prior='public' needs {', '.join(missing)} (the public "
                                "records, their interest labels and their people); pass them, "
-                               "or let `bioanon release --public-data FILE` (a table holding "
-                               "the interest and the people) set them, or use prior='none'",
-                               parameter="prior")
+                               "or let a release's search set them from public records that "
+                               "hold the interest and the people (public=), or use "
+                               "prior='none'", parameter="prior")
 
     def _ignored(self) -> dict[str, str]:
         out = {}
