@@ -127,6 +127,14 @@ def test_one_role_per_column(leaky_table, tmp_path):
     r = _run("anonymize", src, "-o", tmp_path / "y.parquet", "--interest", "identity",
              "--sensitive", "identity")
     assert r.exit_code == 2 and "two roles" in r.output and "Traceback" not in r.output
+    # a --label column clashing with another role is named as the user gave it, and never
+    # released
+    r = _run("anonymize", src, "-o", tmp_path / "y.parquet", "--interest", "expression",
+             "--sensitive", "identity", "--additional", "gender", "--label", "gender")
+    assert r.exit_code == 2 and "(additional and other label)" in r.output
+    plan = resolve_roles(leaky_table.labels.columns,
+                         Roles(sensitive="identity", interest="expression", other=["gender"]))
+    assert plan.roles["gender"] == "other label" and "gender" in plan.dropped
 
 
 def test_anonymizer_roles_must_match(leaky_table):

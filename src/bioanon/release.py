@@ -54,7 +54,8 @@ from .release_unit import manifest_path, verify_release, write_unit
 from .table import FeatureTable, all_finite, format_of
 
 #: the roles a label column can have
-ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept")
+ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept",
+         "other label")
 #: role given in the manifest to a label column the user did not name
 NO_ROLE = "none (dropped)"
 #: provenance of the input that may travel with a release (nothing that could undo it)
@@ -83,6 +84,10 @@ class Roles:
         Quasi-identifiers to release: checked by :func:`join_check`.
     keep : sequence of str
         Columns to release as they are: checked by :func:`join_check`.
+    other : sequence of str
+        Other label columns named so that they are read and not taken for features: never
+        released (as an identifying column), but a clash with another role names them as
+        what they were given as.
 
     Examples
     --------
@@ -96,6 +101,12 @@ class Roles:
     identifying: Sequence[str] = ()
     quasi: Sequence[str] = ()
     keep: Sequence[str] = ()
+    other: Sequence[str] = ()
+
+    @property
+    def never_released(self) -> list[str]:
+        """The identifying and other label columns: read, never released."""
+        return [*self.identifying, *self.other]
 
     def of(self) -> dict[str, str]:
         """Column -> role; refuses a column given two roles, in one line."""
@@ -107,6 +118,7 @@ class Roles:
         named += [(c, "identifying") for c in self.identifying]
         named += [(c, "quasi-identifying") for c in self.quasi]
         named += [(c, "kept") for c in self.keep]
+        named += [(c, "other label") for c in self.other]
         out: dict[str, str] = {}
         for col, role in named:
             if not col or not str(col).strip():

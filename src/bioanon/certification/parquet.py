@@ -211,7 +211,7 @@ class ParquetSample:
         self.judged = list(dict.fromkeys([roles.interest, *roles.additional, roles.sensitive,
                                           *([group] if group else [])]))
         self.features, self.label_cols = parquet_columns(
-            self.src, self.out, [*self.judged, *roles.identifying], self.kind)
+            self.src, self.out, [*self.judged, *roles.never_released], self.kind)
         check_unit_paths(self.out)  # OUTPUT.report, OUTPUT.refused-report, the journal
         self.check_features(settings)
         step = settings.progress or (lambda done, total, text: None)

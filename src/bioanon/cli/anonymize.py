@@ -117,8 +117,8 @@ def anonymize(
     check_unit_paths(output)  # OUTPUT.report, OUTPUT.refused-report, the journal
     add = parse_weighted(additional, 1.0, "--additional")
     roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
-                  identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
-                  keep=keep or [])
+                  identifying=identifying or [], quasi=quasi or [],
+                  keep=keep or [], other=label or [])
     roles.of()  # one role per column, before any work
     anon = choice.build(interest, sensitive, list(add))
     method = choice.method

@@ -214,8 +214,8 @@ def release_command(
                        release["max_records_per_identity"])
         roles = Roles(sensitive=sensitive, interest=interest,
                       additional=parse_weighted(additional, 1.0, "--additional"),
-                      identifying=[*(identifying or []), *(label or [])], quasi=quasi or [],
-                      keep=keep or [])
+                      identifying=identifying or [], quasi=quasi or [],
+                      keep=keep or [], other=label or [])
         roles.of()  # one role per column, before any work
         options = {**settings_from(release, path),  # parsed as declared, checked in one place
                    "keep_as_feature": list(keep_as_feature or []), "report_closest": True,

@@ -230,7 +230,7 @@ def _bucketed_columns(source: Path, output: Path, roles: Any) -> tuple[list[str]
     check_unit_paths(output)  # OUTPUT.report, OUTPUT.refused-report, the journal
     names, numeric, known = parquet_schema(source)
     named = list(dict.fromkeys([roles.interest, *roles.additional, roles.sensitive,
-                                *roles.identifying]))
+                                *roles.never_released]))
     for c in named:
         if c not in names:
             raise BioanonError(f"column '{c}' is not in '{source.name}'; its columns start "
@@ -252,7 +252,7 @@ def _provenance(source: Path, anonymizer: Any, method: str, roles: Any,
 
     plan = resolve_roles(label_cols, Roles(
         sensitive=roles.sensitive, interest=roles.interest, additional=list(roles.additional),
-        identifying=[c for c in roles.identifying if c in label_cols]),
+        identifying=[c for c in roles.never_released if c in label_cols]),
         keep_sensitive=keep_sensitive)
     manifest = build_manifest(
         method=method, params=anonymizer.public_params()
