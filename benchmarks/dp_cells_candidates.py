@@ -33,7 +33,11 @@ Usage (from the repository root; a quarter to half a CPU minute per row)::
 
     BIOANON_DATA=../shared/datasets python benchmarks/dp_cells_candidates.py --candidate
         subsample|prior [--tables fsdd-readme fsdd-owner] [--seed 0] [--grid V,CELLS,MU ...]
-        [--out FILE] [--from-json FILE ...]
+        [--rank K] [--covariance diag|pooled|class] [--out FILE] [--from-json FILE ...]
+
+``--rank`` and ``--covariance`` change the model the rows fit (the owner table's public
+directions; each cell's covariance), to read what the model keeps without noise (``mu``
+1000) beside what it keeps at the search's noise.
 """
 
 from __future__ import annotations
@@ -79,7 +83,8 @@ GRIDS: dict[str, tuple[tuple[float, int, float], ...]] = {
 VALUE = {"subsample": "q", "prior": "prior"}
 #: the basis of each table: its best in docs/dp-cells.md (README: the temporal DCT; the
 #: owner's table: the public people's principal directions)
-BASIS = {"fsdd-readme": {"keep": 4}, "fsdd-owner": {"basis": "public", "rank": PUBLIC_RANK}}
+BASIS: dict[str, dict[str, Any]] = {"fsdd-readme": {"keep": 4},
+                                   "fsdd-owner": {"basis": "public", "rank": PUBLIC_RANK}}
 
 
 def subsampled(q: float) -> type[DPCellsAnonymizer]:
@@ -113,6 +118,7 @@ def judge(released: FeatureTable, public: FeatureTable, name: str, candidate: st
     """One row judged on ``released`` (stage 1: utility by the consumer's pick, membership
     and inference)."""
     params: dict[str, Any] = {"cells": cells, "mu": mu, **BASIS[name]}
+    label = {k: v for k, v in BASIS[name].items() if k in ("rank", "covariance")}
     if name == "fsdd-owner":
         params["public_data"] = public.X
     if candidate == "prior" and value:
@@ -125,7 +131,7 @@ def judge(released: FeatureTable, public: FeatureTable, name: str, candidate: st
     risks = {r.name: r for r in ev.risks()}
     mem, inf = risks["record-membership"], risks.get("record-inference")
     return {"table": name, "candidate": candidate, "value": value, "cells": cells, "mu": mu,
-            "seed": seed, "basis": params.get("basis", "dct"),
+            "seed": seed, "basis": params.get("basis", "dct"), **label,
             "n_released": released.n_records,
             "cas": u.cas.value, "clear": u.clear.value, "ratio": u.cas.value / u.clear.value,
             "membership": mem.value, "membership_ci": list(mem.ci),
@@ -140,7 +146,8 @@ def line(r: dict[str, Any]) -> str:
     lo, hi = r["membership_ci"]
     inf = ("" if r["inference"] is None else
            f" | record inference {r['inference']:+.3f} (upper {r['inference_ci'][1]:+.3f})")
-    return (f"{r['table']:<11} {VALUE[r['candidate']]}={r['value']:<4g} cells={r['cells']} "
+    shape = "".join(f" {k}={r[k]}" for k in ("rank", "covariance") if k in r)
+    return (f"{r['table']:<11}{shape} {VALUE[r['candidate']]}={r['value']:<4g} cells={r['cells']} "
             f"mu={r['mu']:<4g} CAS/clear {r['cas']:.3f}/{r['clear']:.3f} = {r['ratio']:.3f} | "
             f"record MIA {r['membership']:+.3f} [{lo:+.3f},{hi:+.3f}] "
             f"{'ok' if hi <= 0.10 else 'NO'}{inf} | {r['seconds']:.0f} s, load {r['load']:.1f}")
@@ -153,8 +160,9 @@ def summary(rows: list[dict[str, Any]]) -> None:
     level's 0.10."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault((r["table"], r["candidate"], r["value"], r["cells"], r["mu"]),
-                          []).append(r)
+        groups.setdefault((r["table"] + "".join(f" {k}={r[k]}" for k in ("rank", "covariance")
+                                                if k in r),
+                           r["candidate"], r["value"], r["cells"], r["mu"]), []).append(r)
     print(f"{'table':<11} {'variant':<9} {'cells':>5} {'mu':>4} {'CAS/clear':>9} {'min':>5} "
           f"{'MIA':>6} {'hi':>6} {'max hi':>6} {'inf hi':>6} met")
     for key in sorted(groups):
@@ -175,7 +183,15 @@ def main() -> None:
     ap.add_argument("--candidate", choices=sorted(GRIDS), default="subsample")
     ap.add_argument("--grid", nargs="+", default=None, metavar="V,CELLS,MU",
                     help="these rows instead of the candidate's grid (e.g. 0.5,3,18)")
+    ap.add_argument("--rank", type=int, default=PUBLIC_RANK,
+                    help="the owner table's public directions (default the search's)")
+    ap.add_argument("--covariance", default="diag", choices=["diag", "pooled", "class"],
+                    help="each cell's covariance in the basis (default the search's, diag)")
     args = ap.parse_args()
+    BASIS["fsdd-owner"] = {**BASIS["fsdd-owner"], "rank": args.rank}
+    if args.covariance != "diag":
+        for name in BASIS:
+            BASIS[name] = {**BASIS[name], "covariance": args.covariance}
     if args.from_json:
         summary(earlier_rows(args.from_json, line))
         return
