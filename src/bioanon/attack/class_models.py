@@ -13,12 +13,56 @@ or (group, class) cell, never a loop over records.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .parametric import Family
+#: the name every score of the model-aware attacker starts with
+PREFIX = "model-aware LR"
+#: most components per class the mixture family fits (2^b cells: b <= 3)
+MAX_COMPONENTS = 8
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family the attacker refits.
+
+    ``covariance`` is "diag", "pooled" or "class"; ``rank`` None fits all d features, k the
+    release's top k principal directions; ``residual`` adds the d − k other directions as
+    per-feature variances (the basis model's residual); ``discriminant`` m fits the release's
+    top m discriminant directions instead (those separating its class means against its
+    pooled within-class spread; 0: the number of classes − 1), where a model that keeps its
+    class structure in few directions carries its members' trace. ``stated`` fits the
+    method's declared public basis instead (:class:`~bioanon.anonymize.release_model.
+    PublicBasis`: its kept coordinates; ``residual`` then one isotropic variance for the
+    d − k others). ``covariance`` "tied" is one variance per coordinate pooled over the
+    classes (and the components). ``components`` > 1: per class, a mixture of that many
+    Gaussians with one tied diagonal covariance, fitted by :data:`~.class_models.EM_STEPS` EM
+    steps from the
+    split a cells method makes (signs along the top within-class directions).
+    """
+
+    covariance: str
+    rank: int | None = None
+    residual: bool = False
+    discriminant: int | None = None
+    stated: bool = False
+    components: int = 1
+
+    @property
+    def name(self) -> str:
+        if self.discriminant is not None:
+            m = "C-1" if self.discriminant == 0 else str(self.discriminant)
+            return f"{PREFIX} ({self.covariance}, top {m} discriminant directions)"
+        if self.stated:
+            where = "stated basis"
+        else:
+            where = "all d" if self.rank is None else f"top {self.rank} directions"
+        extra = " + residual" if self.residual else ""
+        cov = (self.covariance if self.components == 1
+               else f"mixture of {self.components} {self.covariance}")
+        return f"{PREFIX} ({cov}, {where}{extra})"
+
 
 #: weight of the pooled covariance mixed into each class's (class covariances, d > n_c)
 CLASS_POOL = 0.5
@@ -401,5 +445,6 @@ def fit_mixture(Y: np.ndarray, codes: np.ndarray, n_classes: int, K: int,
 
 
 
-__all__ = ["CLASS_POOL", "EM_STEPS", "MIN_VAR", "MIX_PRIOR", "VAR_FLOOR", "discriminant_basis",
-           "fit_class_gaussian", "fit_mixture", "fitted_family", "principal_basis"]
+__all__ = ["CLASS_POOL", "EM_STEPS", "MAX_COMPONENTS", "MIN_VAR", "MIX_PRIOR", "PREFIX",
+           "VAR_FLOOR", "Family", "discriminant_basis", "fit_class_gaussian", "fit_mixture",
+           "fitted_family", "principal_basis"]

@@ -71,7 +71,14 @@ from typing import Any
 
 import numpy as np
 
-from .class_models import discriminant_basis, fitted_family, principal_basis
+from .class_models import (
+    MAX_COMPONENTS,
+    PREFIX,
+    Family,
+    discriminant_basis,
+    fitted_family,
+    principal_basis,
+)
 from .game import Attacker, Game, Scores
 
 #: folds of the reference population (a candidate never sits in a model that scores it)
@@ -80,51 +87,6 @@ FOLDS = 5
 GENERIC_RANK = 16
 #: fewest identities for folds by identity (else by record), as the evaluation's identity level
 MIN_ID_FOLDS = 20
-#: the name every score of this attacker starts with
-PREFIX = "model-aware LR"
-#: most components per class the mixture family fits (2^b cells: b <= 3)
-MAX_COMPONENTS = 8
-@dataclass(frozen=True)
-class Family:
-    """One model family the attacker refits.
-
-    ``covariance`` is "diag", "pooled" or "class"; ``rank`` None fits all d features, k the
-    release's top k principal directions; ``residual`` adds the d − k other directions as
-    per-feature variances (the basis model's residual); ``discriminant`` m fits the release's
-    top m discriminant directions instead (those separating its class means against its
-    pooled within-class spread; 0: the number of classes − 1), where a model that keeps its
-    class structure in few directions carries its members' trace. ``stated`` fits the
-    method's declared public basis instead (:class:`~bioanon.anonymize.release_model.
-    PublicBasis`: its kept coordinates; ``residual`` then one isotropic variance for the
-    d − k others). ``covariance`` "tied" is one variance per coordinate pooled over the
-    classes (and the components). ``components`` > 1: per class, a mixture of that many
-    Gaussians with one tied diagonal covariance, fitted by :data:`~.class_models.EM_STEPS` EM
-    steps from the
-    split a cells method makes (signs along the top within-class directions).
-    """
-
-    covariance: str
-    rank: int | None = None
-    residual: bool = False
-    discriminant: int | None = None
-    stated: bool = False
-    components: int = 1
-
-    @property
-    def name(self) -> str:
-        if self.discriminant is not None:
-            m = "C-1" if self.discriminant == 0 else str(self.discriminant)
-            return f"{PREFIX} ({self.covariance}, top {m} discriminant directions)"
-        if self.stated:
-            where = "stated basis"
-        else:
-            where = "all d" if self.rank is None else f"top {self.rank} directions"
-        extra = " + residual" if self.residual else ""
-        cov = (self.covariance if self.components == 1
-               else f"mixture of {self.components} {self.covariance}")
-        return f"{PREFIX} ({cov}, {where}{extra})"
-
-
 #: what every game tries, declared or not (the threat model allows an attacker to try them)
 GENERIC: tuple[Family, ...] = (Family("diag"), Family("pooled"), Family("pooled", GENERIC_RANK),
                                Family("pooled", discriminant=0))
