@@ -10,8 +10,9 @@ fast, the voice table the extraction writes is cut to 20 takes per speaker and d
 swapped for their fast forms (``FAST``): the commands, flags and file names are the docs' own.
 The dask tour's ``big.parquet`` is the voice table; a command with a placeholder (``...``,
 ``HOST``) cannot run as written and is only checked to be a known command; a ``> FILE``
-redirect writes the command's stdout to FILE. Then the Python snippets run as written, in the
-same order, on the whole voice table, with the judge's panel made small.
+redirect writes the command's stdout to FILE. The Python snippets run as written (a test of
+their own, beside the commands'), in the same order, on the whole voice table the README's
+extraction writes, with the judge's panel made small.
 """
 
 from __future__ import annotations
@@ -103,14 +104,24 @@ def test_every_readme_command_runs(data_home, tmp_path, monkeypatch):
             assert "closest" in res.output and not written.exists(), cmd
         if args[:2] == ["extract", "voice"]:
             t = FeatureTable.read("voice.parquet")
-            Path("voice.parquet").replace("voice_full.parquet")  # for the Python snippets
             keep = (t.labels["take"].astype(int) < 20).to_numpy().nonzero()[0]
+            Path("voice.parquet").unlink()
             t.subset(keep).write("voice.parquet")
     # only the placeholders (a scheduler's HOST) are not run
     assert ran == len(cmds) - skipped and skipped <= 2
-    # then the Python snippets, in order, in one namespace, on the whole voice table (the
-    # snippets' settings, g=64 with t=0.8, need FSDD's 300 records per digit)
-    Path("voice_full.parquet").replace("voice.parquet")
+
+
+@pytest.mark.slow
+def test_every_readme_snippet_runs(data_home, tmp_path, monkeypatch):
+    """The Python snippets, in order, in one namespace, on the whole voice table (the
+    snippets' settings, g=64 with t=0.8, need FSDD's 300 records per digit), which the
+    README's own extraction command writes first: a test of its own, so that it runs beside
+    the commands' tour (they read no file the commands write)."""
+    monkeypatch.setenv("BIOANON_DATA", str(data_home))
+    monkeypatch.chdir(tmp_path)
+    extract = next(c for c in readme_commands() if shlex.split(c)[1:3] == ["extract", "voice"])
+    res = CliRunner().invoke(app, shlex.split(_expand(extract, data_home))[1:])
+    assert res.exit_code == 0 and Path("voice.parquet").is_file(), res.output
     run_python_snippets(monkeypatch)
 
 
