@@ -43,6 +43,10 @@ def test_missing_home_is_one_line(tmp_path, monkeypatch):
     res = runner.invoke(app, ["datasets"])
     assert res.exit_code == 2 and "set BIOANON_DATA" in res.output
     assert "Traceback" not in res.output
+    afile = tmp_path / "labels.csv"
+    afile.write_text("file\n")
+    res = runner.invoke(app, ["datasets", "--home", str(afile)])
+    assert res.exit_code == 2 and "is a file, not a folder" in res.output
 
 
 def test_without_bioanon_data_the_home_is_found_or_one_line(tmp_path, monkeypatch):

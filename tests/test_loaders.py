@@ -70,7 +70,8 @@ def test_wav_folder_without_labels(tmp_path, data_home):
     t = load_wav_folder(tmp_path, keep_file=True)
     assert t.labels["file"].tolist() == ["0_theo_1.wav", "5_lucas_2.wav"]
     assert t.X.shape == (2, 400) and np.isfinite(t.X).all()
-    with pytest.raises(BioanonError, match="label column 'fil' not found"):
+    with pytest.raises(BioanonError,
+                       match="file-name column of the labels 'fil' not found; available: name"):
         load_wav_folder(tmp_path, pd.DataFrame({"name": ["0_theo_1.wav"]}), file_column="fil")
 
 

@@ -96,3 +96,24 @@ def test_tune_command_writes_json_and_plot(table, tmp_path):
                               "identity", "--grid", "gg=4", "--out", str(tmp_path / "o2")])
     assert bad.exit_code == 2 and "no parameter 'gg'" in bad.output
     assert not (tmp_path / "o2").exists()
+
+
+def test_a_parameter_the_method_needs_may_come_from_the_grid_alone(table, tmp_path):
+    """``noise`` needs sigma: swept by the grid, it needs no fixed value beside it, and each
+    row is judged at its own sigma; a bad swept value is named as such."""
+    src = tmp_path / "t.parquet"
+    table.write(src)
+    runner = CliRunner()
+    res = runner.invoke(app, ["tune", str(src), "--interest", "expression", "--sensitive",
+                              "identity", "--method", "noise", "--grid", "sigma=0.5,4",
+                              "--models", "knn", "--attackers", "naive,parrot",
+                              "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    rows = json.loads((tmp_path / "o" / "tune.json").read_text())["rows"]
+    assert [r["params"]["sigma"] for r in rows] == [0.5, 4.0]
+    assert rows[0]["cas"] >= rows[1]["cas"]  # more noise keeps no more
+    bad = runner.invoke(app, ["tune", str(src), "--interest", "expression", "--sensitive",
+                              "identity", "--method", "noise", "--grid", "sigma=-1,2",
+                              "--out", str(tmp_path / "o2")])
+    assert bad.exit_code == 2 and "sigma=-1.0 is out of range" in bad.output
+    assert not (tmp_path / "o2").exists()

@@ -55,10 +55,27 @@ def suggest(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def missing_column(name: str, available: Iterable[str], what: str = "label column") -> BioanonError:
-    """Build the error for a column that is not there, suggesting the closest name."""
-    available = list(available)
-    shown = ", ".join(map(str, available[:12])) + (" ..." if len(available) > 12 else "")
+def missing_column(name: str, available: Iterable[str], what: str = "label column",
+                   numeric: Iterable[str] = ()) -> BioanonError:
+    """Build the error for a column that is not there, suggesting the closest name.
+
+    ``numeric``: the columns among ``available`` that hold numbers (features, as a table
+    without metadata reads them); the others are listed first and the numeric ones
+    summed up, so a long run of feature names does not hide the label columns.
+
+    >>> str(missing_column("spekaer", ["f0", "f1", "speaker", "digit"], numeric=["f0", "f1"]))
+    "label column 'spekaer' not found (did you mean 'speaker'?); available: speaker, digit \
+(and 2 numeric columns: f0 ... f1)"
+    """
+    available = [str(c) for c in available]
+    nums = set(map(str, numeric))
+    first = [c for c in available if c not in nums]
+    rest = [c for c in available if c in nums]
+    shown = ", ".join(first[:12]) + (" ..." if len(first) > 12 else "")
+    if rest:
+        span = rest[0] if len(rest) == 1 else f"{rest[0]} ... {rest[-1]}"
+        count = f"{len(rest)} numeric column{'s' if len(rest) > 1 else ''}: {span}"
+        shown = f"{shown} (and {count})" if first else count
     return BioanonError(
         f"{what} '{name}' not found{suggest(name, available)}; available: {shown}"
     )

@@ -528,7 +528,7 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     present = set(columns)
     for c in labels:
         if c not in present:
-            raise missing_column(c, columns)
+            raise missing_column(c, columns, numeric=[x for x in columns if numeric(x)])
     is_label = set(labels)
     feat_cols = [c for c in columns if c not in is_label]
     if not feat_cols:

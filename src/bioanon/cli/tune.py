@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -71,8 +72,12 @@ def tune_command(
     from ..evaluation.seeds import derive_seed
 
     # the anonymizer draws from a seed derived one way from the evaluation seed (not written)
-    anon = choice.build(interest, sensitive, list(add),
-                        seed=derive_seed(eval_seed, "anonymizer"))
+    # built with each swept parameter at its first value, so a parameter the method needs
+    # (noise's sigma) may be given by the grid alone; the sweep sets every point's values
+    first = {k.strip(): v.split(",")[0].strip() for k, _, v in
+             (item.partition("=") for item in grid or [])}
+    anon = replace(choice, params={**choice.params, **first}).build(
+        interest, sensitive, list(add), seed=derive_seed(eval_seed, "anonymizer"))
     method = choice.method
     points = parse_grid(grid, anon if hasattr(anon, "parse_param") else type(anon))
     table = read_input(input, [interest, *add, sensitive, group, *(label or [])])

@@ -120,8 +120,9 @@ def list_datasets(root: str | os.PathLike | None = None) -> list[dict[str, Any]]
     """
     home = data_home(root)
     if not home.is_dir():
+        found = "is a file, not a folder" if home.exists() else "not found"
         raise missing_home(home) if root is None else BioanonError(
-            f"data home '{home}' not found; pass the folder holding the datasets (e.g. fsdd/, "
+            f"data home '{home}' {found}; pass the folder holding the datasets (e.g. fsdd/, "
             "yale_faces/)")
     table = _home_table(home)
     out = []

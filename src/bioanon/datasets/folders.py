@@ -41,7 +41,8 @@ def read_labels(labels: str | os.PathLike | pd.DataFrame, file_column: str = "fi
         except Exception as exc:
             raise BioanonError(f"cannot read labels '{p}': {exc}".splitlines()[0]) from None
     if file_column not in df.columns:
-        raise missing_column(file_column, df.columns)
+        raise missing_column(file_column, df.columns, "file-name column of the labels",
+                             numeric=df.select_dtypes("number").columns)
     if df.empty:
         raise BioanonError("the labels table has no rows; list at least one file")
     return df.reset_index(drop=True)
