@@ -293,7 +293,11 @@ def test_cli_says_when_buckets_hold_too_few_records_per_class(source: Path,
 
     small = run("100", "small")
     assert small.exit_code == 0, small.output
-    scale = json.loads((tmp_path / "small.manifest.json").read_text())["scale"]
+    manifest = json.loads((tmp_path / "small.manifest.json").read_text())
+    roles = {c["name"]: c["role"] for c in manifest["columns"]}
+    assert roles["gender"] == roles["environment"] == "other label"  # as given, not released
+    assert not {"gender", "environment"} & set(manifest["output"]["label_columns"])
+    scale = manifest["scale"]
     fewest = scale["smallest_class_in_a_bucket"]
     assert scale["n_buckets"] == 16 and 15 < fewest < 32
     assert (f"note: a bucket holds only {fewest} records of its smallest interest class, "

@@ -107,7 +107,7 @@ def anonymize(
                                "(the join check reads the labels in memory); release those "
                                "columns with the in-memory path")
         _anonymize_bucketed(input, output, choice, interest, additional, sensitive,
-                            [*(identifying or []), *(label or [])], keep_sensitive, scheduler,
+                            identifying or [], label or [], keep_sensitive, scheduler,
                             dask, bucket_size, fit_sample, workers, keep_as_feature or [])
         return
     format_of(output)
@@ -161,7 +161,8 @@ def anonymize(
 
 def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interest: str | None,
                         additional: list[str] | None, sensitive: str,
-                        identifying: list[str], keep_sensitive: bool, scheduler: str | None,
+                        identifying: list[str], other: list[str], keep_sensitive: bool,
+                        scheduler: str | None,
                         local: bool, bucket_size: int, fit_sample: int,
                         workers: int | None, keep_as_feature: list[str]) -> None:
     """The dask path of ``anonymize`` (policy and checks in :mod:`bioanon.scale.run`)."""
@@ -177,7 +178,8 @@ def _anonymize_bucketed(input: Path, output: Path, choice: MethodChoice, interes
     with progress_bar("anonymizing (dask, bucket by bucket)") as update:
         update(0, 1, "starting")
         roles = Roles(sensitive=sensitive, interest=interest, additional=list(add),
-                      identifying=identifying)
+                      identifying=identifying, other=other)
+        roles.of()  # one role per column, before any work
         run = DaskRun(bucket_size, fit_sample, seed, scheduler, local, workers, __version__)
         result = anonymize_bucketed(input, output, anon, method, roles, run,
                                     keep_sensitive=keep_sensitive,

@@ -252,7 +252,8 @@ def _provenance(source: Path, anonymizer: Any, method: str, roles: Any,
 
     plan = resolve_roles(label_cols, Roles(
         sensitive=roles.sensitive, interest=roles.interest, additional=list(roles.additional),
-        identifying=[c for c in roles.never_released if c in label_cols]),
+        identifying=[c for c in roles.identifying if c in label_cols],
+        other=[c for c in roles.other if c in label_cols]),
         keep_sensitive=keep_sensitive)
     manifest = build_manifest(
         method=method, params=anonymizer.public_params()
