@@ -468,6 +468,15 @@ class FeatureTable:
         try:
             with np.load(p, allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
+        except ValueError as exc:
+            if "allow_pickle" not in str(exc):
+                raise BioanonError(f"cannot read '{p}' as npz: {exc}".splitlines()[0]) from None
+            # an array of Python objects (e.g. a pandas column of strings): loading it
+            # would run pickled code from the file, which bioanon never does
+            raise BioanonError(f"'{p}' holds an array of Python objects, which bioanon does "
+                               "not load (it would unpickle code from the file); save each "
+                               "label as numbers or fixed-width strings, e.g. "
+                               "np.asarray(column, dtype=str)") from None
         except Exception as exc:
             raise BioanonError(f"cannot read '{p}' as npz: {exc}".splitlines()[0]) from None
         if "X" not in arrays:

@@ -123,4 +123,25 @@ def wave6_cases() -> list[Case]:
     # demo takes --level (its refusal names the level at which a release would pass)
     c.append(Case("demo-level-bogus-is-refused-before-the-data-are-drawn", lambda d: [
         "demo", "--out", str(d / "rep"), "--level", "bogus"], says="--level 'bogus'"))
+    # an npz label array of Python objects: named as such, with the fix (not numpy's words)
+    c.append(Case("release-npz-object-labels-name-the-fix", lambda d: [
+        "release", str(_object_npz(d)), "-o", str(d / "o.npz"), *ROLES],
+        says="holds an array of Python objects, which bioanon does not load"))
+    # a column that is not there: the label columns listed first, not a run of features
+    c.append(Case("release-unknown-sensitive-lists-the-label-columns", lambda d: [
+        "release", str(_csv(d)), "-o", str(d / "o.parquet"), "--sensitive", "nosuch",
+        "--interest", "expression"],
+        says="available: identity, gender, expression, environment (and 32 numeric"))
+    # a data home that is a file, not a folder
+    c.append(Case("datasets-home-is-a-file", lambda d: [
+        "datasets", "--home", str(_csv(d))], says="is a file, not a folder"))
     return c
+
+
+def _object_npz(d: Path) -> Path:
+    """The README's table saved to npz from pandas: its label columns as object arrays."""
+    frame = _table().to_frame()
+    p = d / "t.npz"
+    np.savez(p, X=frame.filter(like="f").to_numpy(),
+             **{c: frame[c].to_numpy(dtype=object) for c in ("identity", "expression")})
+    return p
