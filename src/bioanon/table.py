@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,6 +341,7 @@ class FeatureTable:
 
                 with open(p, newline="", encoding="utf-8") as fh:
                     header = next(csv.reader(fh), [])
+                _check_separator(p, header)
                 dup = duplicates(header)
                 if dup:
                     raise BioanonError(
@@ -546,6 +548,33 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     return labels, feat_cols, non_numeric
 
 
+#: separators a CSV written with another convention uses (bioanon reads commas)
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+
+
+def _check_separator(path: Path, header: list[str]) -> None:
+    """Refuse a CSV whose header is one column holding another separator: it was written
+    with semicolons, tabs or bars, and every row would be read as one text column.
+
+    >>> _check_separator(Path("t.csv"), ["f0", "f1"])
+    >>> _check_separator(Path("t.csv"), ["f0;f1;speaker"])
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: 't.csv' looks separated by semicolons (its header is one \
+column, 'f0;f1;speaker'); bioanon reads comma-separated values: write it with commas, e.g. \
+pandas.read_csv(path, sep=';').to_csv(new_path, index=False)
+    """
+    if len(header) != 1:
+        return
+    for sep, name in _OTHER_SEPARATORS.items():
+        if sep in header[0]:
+            shown = header[0] if len(header[0]) <= 40 else header[0][:40] + "..."
+            raise BioanonError(
+                f"'{path.name}' looks separated by {name} (its header is one column, "
+                f"'{shown}'); bioanon reads comma-separated values: write it with commas, "
+                f"e.g. pandas.read_csv(path, sep={sep!r}).to_csv(new_path, index=False)")
+
+
 def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:
     """How an error names a Parquet file without bioanon's record of its label columns."""
     tool = "pandas.to_parquet" if b"pandas" in metadata else "another tool"
@@ -568,6 +597,10 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
         fix += ("; or keep its label columns by writing it with bioanon "
                 "(FeatureTable.write) instead of pandas")
     msg = f"{head}feature column(s) {shown} are not numeric; {fix}"
+    index = [c for c in cols if re.fullmatch(r"__index_level_\d+__", c)]
+    if index:
+        msg += (f"; {index[0]} is the DataFrame's index, which pandas wrote as a column: "
+                "write the table with index=False, or name it as a label column")
     if keep_as_feature is not None:
         refused = refused_columns(X, names, keep_as_feature, integer_typed)
         if refused:

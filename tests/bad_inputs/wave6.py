@@ -135,7 +135,29 @@ def wave6_cases() -> list[Case]:
     # a data home that is a file, not a folder
     c.append(Case("datasets-home-is-a-file", lambda d: [
         "datasets", "--home", str(_csv(d))], says="is a file, not a folder"))
+    # a CSV written with semicolons: named as such, not as a missing column
+    c.append(Case("release-semicolon-csv-names-its-separator", lambda d: [
+        "release", str(_semicolon_csv(d)), "-o", str(d / "o.parquet"), *ROLES],
+        says="looks separated by semicolons"))
+    # pandas' index written as a column: the refusal says what that column is
+    c.append(Case("anonymize-pandas-index-column-is-named", lambda d: anon(
+        _with_pandas_index(d), d, "--method", "noise", "--sigma", "1"),
+        says="is the DataFrame's index, which pandas wrote as a column"))
     return c
+
+
+def _semicolon_csv(d: Path) -> Path:
+    p = d / "t.csv"
+    _table().to_frame().to_csv(p, index=False, sep=";")
+    return p
+
+
+def _with_pandas_index(d: Path) -> Path:
+    frame = _table().to_frame()
+    frame.index = [f"r{i}" for i in range(len(frame))]
+    p = d / "t.parquet"
+    frame.to_parquet(p)
+    return p
 
 
 def _object_npz(d: Path) -> Path:
