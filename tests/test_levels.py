@@ -257,6 +257,24 @@ def test_plan_shows_a_large_population_and_names_what_changes_it():
     assert smallest_showable(need, need) <= 0.05 * 1.01
 
 
+def test_plan_names_released_classes_of_a_few_records():
+    """A released label class of one record is said before the search (text and JSON), and
+    only for the columns the release carries; it never blocks the plan."""
+    t = make_biometric(n_identities=520, records_per_identity=6, n_features=32)
+    assert make_plan(t, "expression", "identity").small_classes == ""
+    labels = t.labels.copy()
+    labels.loc[0, "expression"] = "rare"
+    p = make_plan(labels, "expression", "identity")
+    assert p.can_proceed
+    assert "released label 'expression' has 1 class of fewer than 5 records ('rare' 1)" in (
+        p.render())
+    assert p.to_dict()["small_classes"] == p.small_classes
+    labels.loc[1, "gender"] = "x"  # gender not released: not named
+    assert "gender" not in make_plan(labels, "expression", "identity").small_classes
+    both = make_plan(labels, "expression", "identity", label_columns=["expression", "gender"])
+    assert "'gender' has 1 class" in both.small_classes
+
+
 def test_plan_covered_by_a_guarantee_or_accepted():
     t = make_biometric(n_identities=24, records_per_identity=12, n_features=32)
     g = Guarantee(0.1, 1e-6, "identity", strict=True)

@@ -218,3 +218,29 @@ def test_a_wide_csv_is_read_whole(tmp_path):
     assert back.feature_names == t.feature_names
     assert list(back.labels["who"]) == list("abcdeabcde")
     np.testing.assert_array_equal(back.X, X)
+
+
+def test_categorical_labels_read_as_their_values(tmp_path):
+    """A label stored as a pandas categorical is read as its values (strings as strings,
+    numbers as numbers): how a label is stored never changes a split, a figure or the judge's
+    seed (pandas orders a categorical's codes and groups by its categories)."""
+    from bioanon.certification.judge_seed import table_digest
+    from bioanon.datasets import make_biometric
+
+    t = make_biometric(n_identities=6, records_per_identity=10, n_features=32, random_state=0)
+    frame = t.to_frame()
+    cat = frame.copy()
+    cat["expression"] = pd.Categorical(cat["expression"],
+                                       categories=sorted(set(cat["expression"]))[::-1])
+    cat["n"] = pd.Categorical(np.arange(len(cat)) % 3)
+    frame["n"] = np.arange(len(frame)) % 3
+    cat.to_parquet(tmp_path / "cat.parquet")
+    labels = ["identity", "expression", "gender", "environment", "n"]
+    a = FeatureTable.read(tmp_path / "cat.parquet", labels)
+    b = FeatureTable.from_frame(frame, labels)
+    assert not any(isinstance(d, pd.CategoricalDtype) for d in a.labels.dtypes)
+    assert a.labels["n"].dtype.kind == "i"
+    pd.testing.assert_frame_equal(a.labels, b.labels, check_dtype=False)
+    assert pd.factorize(a.labels["expression"])[0].tolist() == (
+        pd.factorize(b.labels["expression"])[0].tolist())  # codes by appearance in both
+    assert table_digest(a) == table_digest(b)

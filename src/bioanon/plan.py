@@ -141,6 +141,9 @@ class Plan:
     #: why the utility (CAS against chance) cannot be measured at this size, or "" (no
     #: guarantee covers and no acceptance accepts it: a release must be useful)
     utility: str = ""
+    #: the released label classes of fewer than :data:`SMALL_CLASS` records, in words, or ""
+    #: (:func:`small_classes_line`): said before the search, never a refusal
+    small_classes: str = ""
 
     @property
     def blocked(self) -> list[PlanRow]:
@@ -254,6 +257,8 @@ class Plan:
             lines.append(f"  {self.margin_line()}")
         if self.accepted_line() and self.can_proceed:
             lines.append(f"  {self.accepted_line()}")
+        if self.small_classes and self.can_proceed:
+            lines.append(f"  {self.small_classes}")
         if self.expected:
             lines.append(self.expected)
         return "\n".join(lines)
@@ -268,6 +273,7 @@ class Plan:
                 "margin": self.margin_line() or None,
                 "accepted_over": self.accepted_over,
                 "accepted": self.accepted_line() or None,
+                "small_classes": self.small_classes or None,
                 "refusal": self.refusal_line() or None}
 
 
@@ -372,7 +378,49 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
             rows.append(_spec_row(spec, lvl, target, shape, members,
                                   guarantee if spec.dp_bounded else None, dict(accept or {})))
     return Plan(lv, tuple(rows), n_rec, n_id, guarantee,
-                utility=utility_unmeasurable(labels, interest, shape.released))
+                utility=utility_unmeasurable(labels, interest, shape.released),
+                small_classes=small_classes_line(labels, cols))
+
+
+#: a released label class of fewer records than this is named before the search
+SMALL_CLASS = 5
+
+
+def small_classes_line(labels: pd.DataFrame, columns: Sequence[str]) -> str:
+    """One line naming the classes of the released label ``columns`` that hold fewer than
+    :data:`SMALL_CLASS` records, or "".
+
+    A release carries its label columns and class sizes as they are (no method hides them:
+    each states so among what it does not protect), so a class of one record tells anyone
+    who knows its only member that this person is in the data, with that label. The judge's
+    risks are averages over many records and do not see it; the plan says it before the
+    search, as a note, not a refusal.
+
+    >>> df = pd.DataFrame({"y": ["a"] * 9 + ["rare"], "g": ["m", "f"] * 5})
+    >>> small_classes_line(df, ["y", "g"])[:62]
+    "note: released label 'y' has 1 class of fewer than 5 records ("
+    >>> small_classes_line(df, ["g"])
+    ''
+    """
+    parts, counted = [], 0
+    for col in dict.fromkeys(map(str, columns)):
+        if col not in labels.columns:
+            continue
+        counts = labels[col].astype(str).value_counts()
+        small = counts[counts < SMALL_CLASS]
+        if small.empty:
+            continue
+        counted += int(small.size)
+        shown = ", ".join(f"'{k}' {v}" for k, v in small.sort_values().head(3).items())
+        more = f", {small.size - 3} more" if small.size > 3 else ""
+        parts.append(f"'{col}' has {small.size} class{'es' if small.size > 1 else ''} of "
+                     f"fewer than {SMALL_CLASS} records ({shown}{more})")
+    if not parts:
+        return ""
+    return (f"note: released label {'; '.join(parts)}: labels and class sizes are released "
+            "as they are, so such a class tells who knows its few members that they are in "
+            "the data; merge or drop those classes to hide it (the judge's risks are "
+            "averages over records and do not show it)")
 
 
 def utility_unmeasurable(labels: pd.DataFrame, interest: str, held_out: int) -> str:

@@ -168,7 +168,7 @@ class FeatureTable:
         self.X = X
         if not isinstance(self.labels, pd.DataFrame):
             self.labels = pd.DataFrame(self.labels)
-        self.labels = self.labels.reset_index(drop=True)
+        self.labels = _plain_labels(self.labels.reset_index(drop=True))
         if len(self.labels) != self.X.shape[0]:
             raise BioanonError(
                 f"labels have {len(self.labels)} rows but X has {self.X.shape[0]} records; "
@@ -546,6 +546,29 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
         raise BioanonError("the table has no feature columns; every column is a label")
     non_numeric = [c for c in feat_cols if not numeric(c)]
     return labels, feat_cols, non_numeric
+
+
+def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """``labels`` with every categorical column stored as its values' own type (a column of
+    strings as strings): how a label is stored never changes a figure, a split or a seed
+    (pandas orders a categorical's groups and codes by its categories, a plain column's by
+    appearance).
+
+    >>> df = pd.DataFrame({"y": pd.Categorical(["b", "a"]), "n": pd.Categorical([2, 1])})
+    >>> [str(t) for t in _plain_labels(df).dtypes], _plain_labels(df)["n"].tolist()
+    (['str', 'int64'], [2, 1])
+    """
+    cats = [c for c, t in labels.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
+    if not cats:
+        return labels
+    labels = labels.copy()
+    for c in cats:
+        col = labels[c]
+        try:
+            labels[c] = col.astype(col.cat.categories.dtype)
+        except (TypeError, ValueError):  # e.g. integer categories with a missing value
+            labels[c] = col.astype(object)
+    return labels
 
 
 #: separators a CSV written with another convention uses (bioanon reads commas)
