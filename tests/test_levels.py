@@ -269,6 +269,10 @@ def test_plan_names_released_classes_of_a_few_records():
     assert "released label 'expression' has 1 class of fewer than 5 records ('rare' 1)" in (
         p.render())
     assert p.to_dict()["small_classes"] == p.small_classes
+    from bioanon.report.first_screen import plan_section  # the report says it too
+
+    assert "released label &#x27;expression&#x27; has 1 class" in plan_section(
+        {"plan": p.to_dict()})
     labels.loc[1, "gender"] = "x"  # gender not released: not named
     assert "gender" not in make_plan(labels, "expression", "identity").small_classes
     both = make_plan(labels, "expression", "identity", label_columns=["expression", "gender"])

@@ -281,7 +281,7 @@ def plan_section(report: Mapping[str, Any]) -> str:
                    "target a leak-free release passes with probability ≥ 95%).</p>"
                    "<table><tr><th>risk</th><th>target</th><th>can rule out</th>"
                    f"<th>status</th><th>why</th></tr>{rows}</table>")
-        for note in ("margin", "accepted"):
+        for note in ("margin", "accepted", "small_classes"):
             if plan.get(note):
                 out.append(f"<p class='note'>{html.escape(str(plan[note]))}</p>")
     return "".join(out)
