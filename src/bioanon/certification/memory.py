@@ -90,7 +90,10 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
             exceed it (default 0.05).
         random_state : int, optional
             Makes the search and the release reproducible; a secret key, never written (the
-            evaluation and release seeds derive from it one way). None: fresh OS entropy.
+            evaluation and release seeds derive from it one way). None: the judge's seed is a
+            keyed digest of the table and the options (the same verdict and setting on every
+            run, :mod:`~bioanon.certification.judge_seed`), the release's own draw fresh OS
+            entropy.
         budget_minutes : float or None
             Wall-clock minutes for the recognition panel's stage (stage 1 judges every
             setting first, whatever the time): after them the panel judges no further
