@@ -37,6 +37,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import re
@@ -49,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .errors import BioanonError, missing_column
+from .errors import BioanonError, missing_column, suggest
 from .release_unit import manifest_path, verify_release, write_unit
 from .table import FeatureTable, all_finite, format_of
 
@@ -129,6 +130,34 @@ class Roles:
                     "column exactly one role")
             out[col] = role
         return out
+
+
+def as_roles(roles: Any) -> Roles:
+    """``roles`` as :class:`Roles`: a Roles as is, a mapping of its fields built into one;
+    anything else, or a field it does not have, is refused in one line.
+
+    >>> as_roles({"sensitive": "speaker", "interest": "digit"}).of()
+    {'digit': 'interest', 'speaker': 'sensitive'}
+    >>> as_roles({"sensitve": "speaker"})
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: roles has no field 'sensitve' (did you mean 'sensitive'?); \
+its fields: sensitive, interest, additional, identifying, quasi, keep, other
+    """
+    if isinstance(roles, Roles):
+        return roles
+    fields = [f.name for f in dataclasses.fields(Roles)]
+    if not isinstance(roles, Mapping):
+        raise BioanonError(f"roles must be a bioanon.release.Roles or a mapping of its fields "
+                           f"({', '.join(fields)}), not {type(roles).__name__}; e.g. "
+                           "Roles(sensitive='speaker', interest='digit')", parameter="roles")
+    for key in roles:
+        if key not in fields:
+            raise BioanonError(f"roles has no field '{key}'{suggest(str(key), fields)}; its "
+                               f"fields: {', '.join(fields)}", parameter="roles")
+    if "sensitive" not in roles:
+        raise BioanonError("roles needs the sensitive column: sensitive=COL", parameter="roles")
+    return Roles(**roles)
 
 
 @dataclass(frozen=True)

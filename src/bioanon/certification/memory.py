@@ -186,9 +186,39 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         For a keyword that is no option.
     """
     from ..layout import with_layout
+    from ..release import as_roles
 
+    roles = as_roles(roles)
+    table = as_table(table, roles)
     return front_door(InMemory(with_layout(table, options.pop("layout", None))), roles,
                       options)
+
+
+def as_table(table: Any, roles: Any) -> FeatureTable:
+    """``table`` as a :class:`~bioanon.table.FeatureTable`: a table as is; a pandas
+    DataFrame read as a CSV file is (its non-numeric columns and the columns ``roles`` name
+    are labels, every other column a feature); anything else refused in one line.
+
+    >>> import pandas as pd
+    >>> from bioanon.release import Roles
+    >>> df = pd.DataFrame({"f0": [0.1, 0.2], "f1": [1.0, 2.0], "who": ["a", "b"],
+    ...                    "take": [0, 1]})
+    >>> t = as_table(df, Roles(sensitive="who", identifying=["take"]))
+    >>> t.feature_names, list(t.labels.columns)
+    (['f0', 'f1'], ['who', 'take'])
+    """
+    import pandas as pd
+
+    if isinstance(table, FeatureTable):
+        return table
+    if isinstance(table, pd.DataFrame):
+        named = set(roles.of())
+        labels = [c for c in table.columns
+                  if str(c) in named or not pd.api.types.is_numeric_dtype(table[c])]
+        return FeatureTable.from_frame(table, labels, {"source": "a DataFrame"})
+    raise BioanonError(f"table must be a bioanon FeatureTable or a pandas DataFrame, not "
+                       f"{type(table).__name__}; e.g. FeatureTable(X, labels) or "
+                       "FeatureTable.read(path)", parameter="table")
 
 
 class InMemory:

@@ -249,8 +249,10 @@ def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSe
 def front_door(source: Source, roles: Any, values: Mapping[str, Any]) -> CertifiedRelease:
     """A public front door's body: its keywords checked (:func:`~.settings.settings_of`),
     then :func:`certify_source`."""
+    from ..release import as_roles
     from .settings import settings_of
 
+    roles = as_roles(roles)
     settings, judge = settings_of(source.function, values,
                                   ReleaseSettings.taken_by(source.kind))
     return certify_source(source, roles, settings, judge)

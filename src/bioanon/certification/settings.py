@@ -106,6 +106,16 @@ def _tradeoff_panels(value: Any) -> None:
                            parameter="tradeoff_panels")
 
 
+def _random_state(value: Any) -> None:
+    import numpy as np
+
+    if (isinstance(value, bool) or not isinstance(value, int | np.integer)
+            or not 0 <= int(value) <= 2**32 - 1):
+        raise BioanonError(f"random_state={value!r} is out of range; use a whole number from "
+                           f"0 to {2**32 - 1} (a secret key) or None",
+                           parameter="random_state")
+
+
 def _methods(value: Any) -> None:
     if value is not None and not value:
         raise BioanonError("methods= is empty; name methods, e.g. methods=selective-mean",
@@ -275,7 +285,9 @@ SETTINGS: dict[str, Setting] = _declared(
                 "--keep-sensitive", bool, False,
                 "Keep the sensitive column in the release so that an outside auditor can "
                 "attack it. UNFIT for a real release.")),
-    Setting("random_state", None, None, "a secret key making the search and the release "
+    Setting("random_state", None, Parsed(_random_state, "a whole number from 0 to 2**32 - 1",
+                                         none=True),
+            "a secret key making the search and the release "
             "reproducible, never written", search=True, flag=Flag(
                 "--seed", int | None, None,
                 "Make the search and the release reproducible. A secret key: never written "

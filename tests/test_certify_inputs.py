@@ -1,0 +1,51 @@
+"""``bioanon.certify``'s inputs: a DataFrame and a mapping of roles are taken as the command
+line takes a CSV file and its role flags; anything else, and a seed that is no seed, is one
+``BioanonError`` naming the fix, before any work."""
+
+from __future__ import annotations
+
+import pytest
+
+import bioanon
+from bioanon.datasets import make_biometric
+from bioanon.errors import BioanonError
+from bioanon.plan import PlanRefused
+from bioanon.release import Roles
+
+ROLES = Roles(sensitive="identity", interest="expression", other=["gender", "environment"])
+
+
+@pytest.fixture(scope="module")
+def table():
+    return make_biometric(n_identities=8, records_per_identity=10, n_features=32,
+                          random_state=0)
+
+
+def test_a_dataframe_and_a_mapping_of_roles_reach_the_plan(table):
+    """A 80-record table cannot show the default level: the plan refuses it, so reaching
+    that refusal shows the DataFrame was read as the table (the same plan as the table's)."""
+    with pytest.raises(PlanRefused) as as_table:
+        bioanon.certify(table, ROLES)
+    frame = table.to_frame()
+    with pytest.raises(PlanRefused) as as_frame:
+        bioanon.certify(frame, {"sensitive": "identity", "interest": "expression",
+                                "other": ["gender", "environment"]})
+    assert str(as_frame.value) == str(as_table.value)
+
+
+@pytest.mark.parametrize(("table_of", "roles", "options", "says"), [
+    (lambda t: t.X, ROLES, {}, "table must be a bioanon FeatureTable or a pandas DataFrame, "
+                               "not ndarray"),
+    (lambda t: t, {"sensitve": "identity"}, {}, "roles has no field 'sensitve' (did you mean "
+                                                "'sensitive'?)"),
+    (lambda t: t, ["identity"], {}, "roles must be a bioanon.release.Roles or a mapping"),
+    (lambda t: t, {"interest": "expression"}, {}, "roles needs the sensitive column"),
+    (lambda t: t, ROLES, {"random_state": "a"}, "random_state='a' is out of range"),
+    (lambda t: t, ROLES, {"random_state": -1}, "random_state=-1 is out of range"),
+    (lambda t: t, ROLES, {"random_state": 2**32}, "use a whole number from 0 to 4294967295"),
+])
+def test_what_is_no_table_roles_or_seed_is_one_line(table, table_of, roles, options, says):
+    with pytest.raises(BioanonError) as err:
+        bioanon.certify(table_of(table), roles, **options)
+    assert says in str(err.value) and "\n" not in str(err.value)
+    assert not isinstance(err.value, PlanRefused)  # refused before the plan
