@@ -36,7 +36,7 @@ from ..errors import BioanonError
 from ..table import FeatureTable
 
 #: where a table comes from: a FeatureTable or a path bioanon reads
-Source = FeatureTable | str | os.PathLike[str]
+Source = FeatureTable | pd.DataFrame | str | os.PathLike[str]
 
 
 def _text(values: pd.Series) -> pd.Series:
@@ -147,6 +147,11 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
     sampled: Sampled | None = None
     if isinstance(source, FeatureTable):
         table = source
+    elif isinstance(source, pd.DataFrame):  # as a CSV file is read: text columns are labels
+        table = FeatureTable.from_frame(source, None, {"source": "a DataFrame"})
+    elif not isinstance(source, str | os.PathLike):
+        raise BioanonError(f"{what} must be a bioanon FeatureTable, a pandas DataFrame or a "
+                           f"path, not {type(source).__name__}", parameter="table")
     else:
         path = os.fspath(source)
         if not os.path.exists(path):
@@ -386,7 +391,7 @@ def split_holdout(members_ids: np.ndarray, holdout_ids: np.ndarray,
 
 def table_of(source: Any) -> str:
     """A table's name for the report: a file name (never a folder path), or "a table"."""
-    if isinstance(source, FeatureTable):
+    if isinstance(source, FeatureTable | pd.DataFrame):
         return "a table"
     return os.path.basename(os.fspath(source).rstrip("/" + os.sep)) or "a table"
 

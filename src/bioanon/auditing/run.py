@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import BioanonError
 from ..evaluation.risks.registry import apply_accepted, check_accepted
-from ..evaluation.seeds import derive_seed
+from ..evaluation.seeds import check_seed, derive_seed
 from ..levels import Level, resolve_level
 from ..metrics.results import RiskResult
 from ..plan import Plan
@@ -247,6 +247,7 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
         a reproduce command without its placeholders.
     """
     lv = resolve_level(level)
+    check_seed(random_state)
     accepted = check_accepted(accept_risks)
     if isinstance(reproduce, str):
         check_command(reproduce)
@@ -311,11 +312,11 @@ def audit(input: Source, released: Source, control: Source, *, interest: str,
 
     Parameters
     ----------
-    input : FeatureTable or path
+    input : FeatureTable, DataFrame or path
         The records given to the release process (the members).
-    released : FeatureTable or path
+    released : FeatureTable, DataFrame or path
         The release to judge; features matched by name, with the label columns it keeps.
-    control : FeatureTable or path
+    control : FeatureTable, DataFrame or path
         HOLDOUT: records of the same population not given to the process (non-members, the
         attacker's reference population, and the clear test set of utility).
     interest : str

@@ -107,13 +107,9 @@ def _tradeoff_panels(value: Any) -> None:
 
 
 def _random_state(value: Any) -> None:
-    import numpy as np
+    from ..evaluation.seeds import check_seed
 
-    if (isinstance(value, bool) or not isinstance(value, int | np.integer)
-            or not 0 <= int(value) <= 2**32 - 1):
-        raise BioanonError(f"random_state={value!r} is out of range; use a whole number from "
-                           f"0 to {2**32 - 1} (a secret key) or None",
-                           parameter="random_state")
+    check_seed(value)
 
 
 def _methods(value: Any) -> None:

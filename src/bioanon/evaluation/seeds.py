@@ -13,6 +13,33 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+#: the largest seed a front door takes (NumPy's legacy seeds and joblib's stop there)
+MAX_SEED = 2**32 - 1
+
+
+def check_seed(value: Any, name: str = "random_state") -> None:
+    """Refuse a seed that is not a whole number in [0, :data:`MAX_SEED`] (None passes), in
+    one line naming ``name``.
+
+    >>> check_seed(7), check_seed(None)
+    (None, None)
+    >>> check_seed("a")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: random_state='a' is out of range; use a whole number from 0 \
+to 4294967295 (a secret key) or None
+    """
+    import numpy as np
+
+    from ..errors import BioanonError
+
+    if value is None:
+        return
+    if (isinstance(value, bool) or not isinstance(value, int | np.integer)
+            or not 0 <= int(value) <= MAX_SEED):
+        raise BioanonError(f"{name}={value!r} is out of range; use a whole number from 0 to "
+                           f"{MAX_SEED} (a secret key) or None", parameter=name)
+
 
 def derive_seed(seed: int, purpose: str) -> int:
     """A 63-bit seed derived one way from ``seed`` for ``purpose`` (never write it).
