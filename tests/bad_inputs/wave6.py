@@ -133,7 +133,7 @@ def wave6_cases() -> list[Case]:
         "--interest", "expression"],
         says="available: identity, gender, expression, environment (and 32 numeric"))
     # a data home that is a file, not a folder
-    c.append(Case("datasets-home-is-a-file", lambda d: [
+    c.append(Case("datasets-home-that-is-a-file-says-so", lambda d: [
         "datasets", "--home", str(_csv(d))], says="is a file, not a folder"))
     # a CSV written with semicolons: named as such, not as a missing column
     c.append(Case("release-semicolon-csv-names-its-separator", lambda d: [

@@ -186,12 +186,9 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         For a keyword that is no option.
     """
     from ..layout import with_layout
-    from ..release import as_roles
 
-    roles = as_roles(roles)
-    table = as_table(table, roles)
-    return front_door(InMemory(with_layout(table, options.pop("layout", None))), roles,
-                      options)
+    source = InMemory(with_layout(as_table(table, roles), options.pop("layout", None)))
+    return front_door(source, roles, options)
 
 
 def as_table(table: Any, roles: Any) -> FeatureTable:
@@ -209,10 +206,12 @@ def as_table(table: Any, roles: Any) -> FeatureTable:
     """
     import pandas as pd
 
+    from ..release import as_roles
+
     if isinstance(table, FeatureTable):
         return table
     if isinstance(table, pd.DataFrame):
-        named = set(roles.of())
+        named = set(as_roles(roles).of())
         labels = [c for c in table.columns
                   if str(c) in named or not pd.api.types.is_numeric_dtype(table[c])]
         return FeatureTable.from_frame(table, labels, {"source": "a DataFrame"})
