@@ -340,8 +340,10 @@ class FeatureTable:
                 import csv
 
                 with open(p, newline="", encoding="utf-8") as fh:
-                    header = next(csv.reader(fh), [])
-                _check_separator(p, header)
+                    rows = csv.reader(fh)
+                    header = next(rows, [])
+                    if len(header) == 1:  # another separator? its first row tells more
+                        _check_separator(p, header, fh.readline())
                 dup = duplicates(header)
                 if dup:
                     raise BioanonError(
@@ -575,27 +577,30 @@ def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
-def _check_separator(path: Path, header: list[str]) -> None:
+def _check_separator(path: Path, header: list[str], first_row: str = "") -> None:
     """Refuse a CSV whose header is one column holding another separator: it was written
-    with semicolons, tabs or bars, and every row would be read as one text column.
+    with semicolons, tabs or bars, and every row would be read as one text column. A first
+    row with decimal commas (``0,5;1,25``) adds ``decimal=','`` to the fix.
 
     >>> _check_separator(Path("t.csv"), ["f0", "f1"])
-    >>> _check_separator(Path("t.csv"), ["f0;f1;speaker"])
+    >>> _check_separator(Path("t.csv"), ["f0;f1;speaker"], "0,5;1,25;a")
     Traceback (most recent call last):
     ...
     bioanon.errors.BioanonError: 't.csv' looks separated by semicolons (its header is one \
 column, 'f0;f1;speaker'); bioanon reads comma-separated values: write it with commas, e.g. \
-pandas.read_csv(path, sep=';').to_csv(new_path, index=False)
+pandas.read_csv(path, sep=';', decimal=',').to_csv(new_path, index=False)
     """
     if len(header) != 1:
         return
     for sep, name in _OTHER_SEPARATORS.items():
         if sep in header[0]:
             shown = header[0] if len(header[0]) <= 40 else header[0][:40] + "..."
+            decimal = ", decimal=','" if re.search(r"\d,\d", first_row) else ""
             raise BioanonError(
                 f"'{path.name}' looks separated by {name} (its header is one column, "
                 f"'{shown}'); bioanon reads comma-separated values: write it with commas, "
-                f"e.g. pandas.read_csv(path, sep={sep!r}).to_csv(new_path, index=False)")
+                f"e.g. pandas.read_csv(path, sep={sep!r}{decimal}).to_csv(new_path, "
+                "index=False)")
 
 
 def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:

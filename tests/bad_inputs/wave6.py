@@ -139,6 +139,9 @@ def wave6_cases() -> list[Case]:
     c.append(Case("release-semicolon-csv-names-its-separator", lambda d: [
         "release", str(_semicolon_csv(d)), "-o", str(d / "o.parquet"), *ROLES],
         says="looks separated by semicolons"))
+    c.append(Case("release-decimal-comma-csv-names-both-conventions", lambda d: [
+        "release", str(_semicolon_csv(d, decimal=",")), "-o", str(d / "o.parquet"), *ROLES],
+        says="sep=';', decimal=','"))
     # pandas' index written as a column: the refusal says what that column is
     c.append(Case("anonymize-pandas-index-column-is-named", lambda d: anon(
         _with_pandas_index(d), d, "--method", "noise", "--sigma", "1"),
@@ -146,9 +149,9 @@ def wave6_cases() -> list[Case]:
     return c
 
 
-def _semicolon_csv(d: Path) -> Path:
+def _semicolon_csv(d: Path, decimal: str = ".") -> Path:
     p = d / "t.csv"
-    _table().to_frame().to_csv(p, index=False, sep=";")
+    _table().to_frame().to_csv(p, index=False, sep=";", decimal=decimal)
     return p
 
 
