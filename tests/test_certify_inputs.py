@@ -49,3 +49,21 @@ def test_what_is_no_table_roles_or_seed_is_one_line(table, table_of, roles, opti
         bioanon.certify(table_of(table), roles, **options)
     assert says in str(err.value) and "\n" not in str(err.value)
     assert not isinstance(err.value, PlanRefused)  # refused before the plan
+
+
+def test_a_dataframe_s_numeric_metadata_is_refused_as_a_csv_file_s(table):
+    """A DataFrame records no label columns: a numeric column that looks like metadata (a
+    take counter) would be released as a feature, so it is refused by name, as the command
+    line refuses it in a CSV file, until it has a role or is kept knowingly."""
+    frame = table.to_frame()
+    frame["take"] = [i % 4 for i in range(len(frame))]
+    roles = {"sensitive": "identity", "interest": "expression",
+             "other": ["gender", "environment"]}
+    with pytest.raises(BioanonError) as err:
+        bioanon.certify(frame, roles)
+    assert "the DataFrame does not say which columns are labels" in str(err.value)
+    assert "'take'" in str(err.value) and not isinstance(err.value, PlanRefused)
+    with pytest.raises(PlanRefused):  # named, it is read as a label and dropped
+        bioanon.certify(frame, {**roles, "identifying": ["take"]})
+    with pytest.raises(PlanRefused):  # kept knowingly as a feature
+        bioanon.certify(frame, roles, keep_as_feature=["take"])

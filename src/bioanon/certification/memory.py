@@ -191,6 +191,11 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
     return front_door(source, roles, options)
 
 
+#: the ``meta["source"]`` of a table :func:`as_table` read from a DataFrame: its numeric
+#: columns are checked for metadata as a CSV file's are (nothing records its label columns)
+FROM_FRAME = "a DataFrame"
+
+
 def as_table(table: Any, roles: Any) -> FeatureTable:
     """``table`` as a :class:`~bioanon.table.FeatureTable`: a table as is; a pandas
     DataFrame read as a CSV file is (its non-numeric columns and the columns ``roles`` name
@@ -214,7 +219,7 @@ def as_table(table: Any, roles: Any) -> FeatureTable:
         named = set(as_roles(roles).of())
         labels = [c for c in table.columns
                   if str(c) in named or not pd.api.types.is_numeric_dtype(table[c])]
-        return FeatureTable.from_frame(table, labels, {"source": "a DataFrame"})
+        return FeatureTable.from_frame(table, labels, {"source": FROM_FRAME})
     raise BioanonError(f"table must be a bioanon FeatureTable or a pandas DataFrame, not "
                        f"{type(table).__name__}; e.g. FeatureTable(X, labels) or "
                        "FeatureTable.read(path)", parameter="table")
@@ -237,8 +242,11 @@ class InMemory:
         """Nothing of its own before the table is read (it is read already)."""
 
     def shape(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> Shape:
-        """The table itself (its labels are declared: only ``keep_as_feature`` is checked)."""
-        return Shape(self.data, self.data.X, list(self.data.feature_names or []))
+        """The table itself (its labels are declared: only ``keep_as_feature`` is checked;
+        a table read from a DataFrame, :func:`as_table`, is checked as a CSV file is)."""
+        frame = self.data.meta.get("source") == FROM_FRAME
+        return Shape(self.data, self.data.X, list(self.data.feature_names or []),
+                     declared=not frame, name="the DataFrame" if frame else "the table")
 
     def prepare(self, shape: Shape, roles: Any, settings: ReleaseSettings) -> DPBudget | None:
         """The join check of the kept and quasi-identifying columns (run once, kept for the
