@@ -4,6 +4,8 @@ line takes a CSV file and its role flags; anything else, and a seed that is no s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import bioanon
@@ -67,3 +69,26 @@ def test_a_dataframe_s_numeric_metadata_is_refused_as_a_csv_file_s(table):
         bioanon.certify(frame, {**roles, "identifying": ["take"]})
     with pytest.raises(PlanRefused):  # kept knowingly as a feature
         bioanon.certify(frame, roles, keep_as_feature=["take"])
+
+
+def test_evaluate_takes_a_dataframe_as_its_table():
+    """``bioanon.evaluate`` reads a DataFrame as its table (the same report), and refuses an
+    array in one line."""
+    from bioanon.anonymize import SelectiveMeanAnonymizer
+
+    t = make_biometric(n_identities=6, records_per_identity=30, n_features=32, random_state=0)
+    kw = {"models": ["knn"], "n_jobs": 1, "attackers": "naive,parrot"}
+
+    def run(table):
+        return bioanon.evaluate(table, "expression", "identity", random_state=0,
+                                anonymizer=SelectiveMeanAnonymizer("expression", g=8,
+                                                                   r_p=0.1, random_state=0),
+                                **kw)
+
+    a, b = run(t), run(t.to_frame())
+    assert a["utility"]["cas"] == b["utility"]["cas"]
+    # as JSON, where a risk not measured (NaN) equals itself
+    assert (json.dumps([[r["name"], r["value"], r["ci"]] for r in a["risks"]])
+            == json.dumps([[r["name"], r["value"], r["ci"]] for r in b["risks"]]))
+    with pytest.raises(BioanonError, match="not ndarray"):
+        bioanon.evaluate(t.X, "expression", "identity")

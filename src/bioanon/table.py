@@ -550,6 +550,35 @@ def _split_columns(columns: list[Any], n_rows: int, label_columns: Sequence[str]
     return labels, feat_cols, non_numeric
 
 
+def table_of(data: Any, named: Sequence[str] = (), source: str = "a DataFrame"
+             ) -> FeatureTable:
+    """``data`` as a :class:`FeatureTable`, for a front door that takes what a Python user
+    holds: a table as is; a pandas DataFrame read as a CSV file is (its non-numeric columns
+    and the ``named`` ones are labels, every other column a feature; ``meta["source"]`` is
+    ``source``); anything else refused in one line.
+
+    >>> df = pd.DataFrame({"f0": [0.1, 0.2], "take": [0, 1], "who": ["a", "b"]})
+    >>> t = table_of(df, ["take"])
+    >>> t.feature_names, list(t.labels.columns)
+    (['f0'], ['take', 'who'])
+    >>> table_of(np.zeros((2, 2)))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: table must be a bioanon FeatureTable or a pandas DataFrame, \
+not ndarray; e.g. FeatureTable(X, labels) or FeatureTable.read(path)
+    """
+    if isinstance(data, FeatureTable):
+        return data
+    if isinstance(data, pd.DataFrame):
+        names = set(map(str, named))
+        labels = [c for c in data.columns
+                  if str(c) in names or not pd.api.types.is_numeric_dtype(data[c])]
+        return FeatureTable.from_frame(data, labels, {"source": source})
+    raise BioanonError(f"table must be a bioanon FeatureTable or a pandas DataFrame, not "
+                       f"{type(data).__name__}; e.g. FeatureTable(X, labels) or "
+                       "FeatureTable.read(path)", parameter="table")
+
+
 def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """``labels`` with every categorical column stored as its values' own type (a column of
     strings as strings): how a label is stored never changes a figure, a split or a seed

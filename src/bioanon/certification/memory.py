@@ -197,32 +197,24 @@ FROM_FRAME = "a DataFrame"
 
 
 def as_table(table: Any, roles: Any) -> FeatureTable:
-    """``table`` as a :class:`~bioanon.table.FeatureTable`: a table as is; a pandas
-    DataFrame read as a CSV file is (its non-numeric columns and the columns ``roles`` name
-    are labels, every other column a feature); anything else refused in one line.
+    """``table`` as a :class:`~bioanon.table.FeatureTable` (:func:`~bioanon.table.table_of`:
+    a DataFrame is read as a CSV file is, the columns ``roles`` name being labels), marked
+    :data:`FROM_FRAME` when it was a DataFrame.
 
     >>> import pandas as pd
     >>> from bioanon.release import Roles
     >>> df = pd.DataFrame({"f0": [0.1, 0.2], "f1": [1.0, 2.0], "who": ["a", "b"],
     ...                    "take": [0, 1]})
     >>> t = as_table(df, Roles(sensitive="who", identifying=["take"]))
-    >>> t.feature_names, list(t.labels.columns)
-    (['f0', 'f1'], ['who', 'take'])
+    >>> t.feature_names, list(t.labels.columns), t.meta["source"] == FROM_FRAME
+    (['f0', 'f1'], ['who', 'take'], True)
     """
-    import pandas as pd
-
     from ..release import as_roles
+    from ..table import table_of
 
     if isinstance(table, FeatureTable):
         return table
-    if isinstance(table, pd.DataFrame):
-        named = set(as_roles(roles).of())
-        labels = [c for c in table.columns
-                  if str(c) in named or not pd.api.types.is_numeric_dtype(table[c])]
-        return FeatureTable.from_frame(table, labels, {"source": FROM_FRAME})
-    raise BioanonError(f"table must be a bioanon FeatureTable or a pandas DataFrame, not "
-                       f"{type(table).__name__}; e.g. FeatureTable(X, labels) or "
-                       "FeatureTable.read(path)", parameter="table")
+    return table_of(table, list(as_roles(roles).of()), FROM_FRAME)
 
 
 class InMemory:

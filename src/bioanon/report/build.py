@@ -203,7 +203,8 @@ def evaluate(table: Any, interest: str, sensitive: str,
     as keywords named by its fields (``models=``, ``attackers=``, ``selection=``, ``group=``,
     ``n_jobs=``, ``max_records=``, ``inference=``, the targets, ...). ``layout``: the
     table's feature layout (:mod:`bioanon.layout`, e.g. ``"20x16+80"``), checked against
-    its features.
+    its features. ``table`` may be a pandas DataFrame, read as a CSV file is (its text
+    columns and the named ones are labels: :func:`~bioanon.table.table_of`).
 
     Examples
     --------
@@ -221,8 +222,9 @@ def evaluate(table: Any, interest: str, sensitive: str,
     """
     from ..evaluation import Evaluation
     from ..layout import with_layout
+    from ..table import table_of
 
-    table = with_layout(table, layout)
+    table = with_layout(table_of(table, [interest, sensitive, *(additional or {})]), layout)
     return build_report(Evaluation(table, interest, sensitive, additional, anonymizer,
                                    random_state=random_state, progress=progress, cache=cache,
                                    options=options, **option_values).evaluate())
