@@ -56,3 +56,19 @@ def test_what_is_no_table_or_seed_is_one_line(frames, which, options, says):
     with pytest.raises(BioanonError) as err:
         bioanon.audit(*args, **KW, **options)
     assert says in str(err.value)
+
+
+def test_the_audit_plan_names_a_released_class_of_one_member(frames):
+    """A class of one INPUT record that RELEASED carries is named in the audit's plan (the
+    judge's averages cannot see it); a small class the release does not carry is not."""
+    from bioanon.auditing import prepare_audit
+
+    members, released, holdout = (f.copy() for f in frames)
+    members.loc[members.index[0], "expression"] = "rare"
+    members.loc[members.index[1], "gender"] = "x"
+    released.loc[released.index[0], "expression"] = "rare"
+    job = prepare_audit(members, released, holdout, **KW)
+    assert "released label 'expression' has 1 class of fewer than 5 records ('rare' 1)" in (
+        job.plan.render())
+    assert "'gender'" not in job.plan.small_classes  # 'x' is not in the release
+    assert job.plan.to_dict()["small_classes"] == job.plan.small_classes

@@ -257,7 +257,7 @@ class Plan:
             lines.append(f"  {self.margin_line()}")
         if self.accepted_line() and self.can_proceed:
             lines.append(f"  {self.accepted_line()}")
-        if self.small_classes and self.can_proceed:
+        if self.small_classes:  # said whether or not the plan proceeds (an audit's does)
             lines.append(f"  {self.small_classes}")
         if self.expected:
             lines.append(self.expected)
@@ -386,9 +386,12 @@ def make_plan(table: Any, interest: str, sensitive: str, level: str | float | Le
 SMALL_CLASS = 5
 
 
-def small_classes_line(labels: pd.DataFrame, columns: Sequence[str]) -> str:
+def small_classes_line(labels: pd.DataFrame, columns: Sequence[str],
+                       released: pd.DataFrame | None = None) -> str:
     """One line naming the classes of the released label ``columns`` that hold fewer than
-    :data:`SMALL_CLASS` records, or "".
+    :data:`SMALL_CLASS` records of ``labels``, or "". ``released``: the labels of a release
+    made elsewhere (an audit), whose classes alone are named (a class ``labels`` holds and
+    the release does not carry tells nothing).
 
     A release carries its label columns and class sizes as they are (no method hides them:
     each states so among what it does not protect), so a class of one record tells anyone
@@ -401,6 +404,8 @@ def small_classes_line(labels: pd.DataFrame, columns: Sequence[str]) -> str:
     "note: released label 'y' has 1 class of fewer than 5 records ("
     >>> small_classes_line(df, ["g"])
     ''
+    >>> small_classes_line(df, ["y"], released=pd.DataFrame({"y": ["a", "a"]}))
+    ''
     """
     parts, counted = [], 0
     for col in dict.fromkeys(map(str, columns)):
@@ -408,6 +413,9 @@ def small_classes_line(labels: pd.DataFrame, columns: Sequence[str]) -> str:
             continue
         counts = labels[col].astype(str).value_counts()
         small = counts[counts < SMALL_CLASS]
+        if released is not None:
+            carried = (set(released[col].astype(str)) if col in released.columns else set())
+            small = small[[k in carried for k in small.index]]
         if small.empty:
             continue
         counted += int(small.size)

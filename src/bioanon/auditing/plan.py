@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..levels import Level
 from ..metrics.advantage import Z95, Z_PASS, smallest_showable
-from ..plan import MIN_IDENTITIES, Plan, PlanRow, _fixed, _row
+from ..plan import MIN_IDENTITIES, Plan, PlanRow, _fixed, _row, small_classes_line
 from .inputs import AuditTables, HoldoutSplit
 
 #: fewest HOLDOUT records (of two sensitive values or more) recognition is measured on
@@ -106,7 +106,8 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
                                f"candidates' people absent from INPUT; the identity level "
                                f"needs {MIN_IDENTITIES} or more on each side (a HOLDOUT "
                                "whose records are mostly of other people)", acc))
-    plan = Plan(level, tuple(rows), n_rec, n_id)
+    plan = Plan(level, tuple(rows), n_rec, n_id, small_classes=small_classes_line(
+        tables.members.labels, tables.kept, released=tables.released.labels))
     if all(not math.isfinite(r.smallest) or r.smallest >= 1.0 for r in plan.rows):
         raise BioanonError(
             f"the sizes are too small to show anything: {n1} INPUT records against {n0} "
