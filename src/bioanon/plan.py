@@ -425,10 +425,10 @@ def small_classes_line(labels: pd.DataFrame, columns: Sequence[str],
                      f"fewer than {SMALL_CLASS} records ({shown}{more})")
     if not parts:
         return ""
-    return (f"note: released label {'; '.join(parts)}: labels and class sizes are released "
-            "as they are, so such a class tells who knows its few members that they are in "
-            "the data; merge or drop those classes to hide it (the judge's risks are "
-            "averages over records and do not show it)")
+    return (f"note: released label {'; '.join(parts)}: the release carries such a class, "
+            "which tells anyone who knows its few members that they are in the data (bioanon's "
+            "methods release labels and class sizes as they are); merge or drop those classes "
+            "to hide it (the judge's risks are averages over records and do not show it)")
 
 
 def utility_unmeasurable(labels: pd.DataFrame, interest: str, held_out: int) -> str:
