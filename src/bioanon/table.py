@@ -105,11 +105,20 @@ def duplicates(names: Sequence[str]) -> list[str]:
 def format_of(path: str | os.PathLike) -> str:
     """Return the table format ('parquet', 'csv' or 'npz') from a file name's extension."""
     ext = Path(path).suffix.lower()
+    if ext in _COMPRESSED:
+        raise BioanonError(
+            f"'{Path(path).name}' names a compressed file ({ext}); bioanon reads and writes "
+            ".parquet, .csv or .npz files: decompress it first, or use Parquet (compressed by "
+            "itself)")
     if ext not in FORMATS:
         raise BioanonError(
             f"unknown table format '{ext or path}'; use a .parquet, .csv or .npz file"
         )
     return FORMATS[ext]
+
+
+#: extensions of a compressed file, named as such by :func:`format_of`
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst", ".7z")
 
 
 @dataclass

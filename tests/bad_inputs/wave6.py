@@ -142,6 +142,9 @@ def wave6_cases() -> list[Case]:
     c.append(Case("release-decimal-comma-csv-names-both-conventions", lambda d: [
         "release", str(_semicolon_csv(d, decimal=",")), "-o", str(d / "o.parquet"), *ROLES],
         says="sep=';', decimal=','"))
+    c.append(Case("release-gzipped-csv-is-named-as-compressed", lambda d: [
+        "release", str(_gzipped_csv(d)), "-o", str(d / "o.parquet"), *ROLES],
+        says="'t.csv.gz' names a compressed file (.gz); bioanon reads and writes"))
     # pandas' index written as a column: the refusal says what that column is
     c.append(Case("anonymize-pandas-index-column-is-named", lambda d: anon(
         _with_pandas_index(d), d, "--method", "noise", "--sigma", "1"),
@@ -152,6 +155,12 @@ def wave6_cases() -> list[Case]:
 def _semicolon_csv(d: Path, decimal: str = ".") -> Path:
     p = d / "t.csv"
     _table().to_frame().to_csv(p, index=False, sep=";", decimal=decimal)
+    return p
+
+
+def _gzipped_csv(d: Path) -> Path:
+    p = d / "t.csv.gz"
+    _table().to_frame().to_csv(p, index=False)  # pandas compresses by the extension
     return p
 
 
