@@ -251,14 +251,14 @@ class Plan:
             lines.append(f"  {r.name:<22} target {r.target:<5g} can rule out "
                          f"{_fmt(r.smallest):<6} -> {r.status}"
                          + (f" ({r.why})" if r.why else ""))
+        if self.small_classes:  # said whether or not the plan proceeds (an audit's does)
+            lines.append(f"  {self.small_classes}")
         if self.utility:
             lines.append(f"  {self.utility}")
         if self.margin_line() and self.can_proceed:
             lines.append(f"  {self.margin_line()}")
         if self.accepted_line() and self.can_proceed:
             lines.append(f"  {self.accepted_line()}")
-        if self.small_classes:  # said whether or not the plan proceeds (an audit's does)
-            lines.append(f"  {self.small_classes}")
         if self.expected:
             lines.append(self.expected)
         return "\n".join(lines)
