@@ -18,7 +18,7 @@ Examples
 
 from __future__ import annotations
 
-from . import parametric, shadow
+from . import parametric, released_person, shadow
 from .density import density_scores_multi
 from .game import Attacker, Game, Scores, run_attackers
 from .inference_labels import centroid_labels, nearest_labels
@@ -79,6 +79,7 @@ MEMBERSHIP: list[Attacker] = [
              "compares the candidate with its nearest released record (cosine, calibrated "
              "by its nearest other candidate, Euclidean)", _nearest),
     parametric.MEMBERSHIP,
+    released_person.MEMBERSHIP,
     shadow.MEMBERSHIP,
 ]
 #: the cheap membership attackers a search's stage 1 screens every setting with first:
@@ -100,6 +101,7 @@ INFERENCE: list[Attacker] = [
              "infers the class through the released records the candidate traces best to",
              _traced_labels),
     parametric.INFERENCE,
+    released_person.INFERENCE,
 ]
 
 

@@ -46,13 +46,24 @@ def identity_sides(tables: AuditTables, split: HoldoutSplit) -> tuple[np.ndarray
     return mem, cand[~np.isin(cand, mem)]
 
 
-def recognition_probes(tables: AuditTables) -> np.ndarray:
-    """HOLDOUT rows whose sensitive value the release carries (empty without the column)."""
+def recognized_values(tables: AuditTables) -> np.ndarray:
+    """The sensitive values a recognizer is trained on: those the release carries on 2 or
+    more records (a calibrated recognizer cross-validates within each value; a value on one
+    released record is left out of training and probing alike). Empty without the column."""
     if not tables.released_has_sensitive:
+        return np.zeros(0, str)
+    values, counts = np.unique(tables.released.labels[tables.sensitive].to_numpy(str),
+                               return_counts=True)
+    return values[counts >= 2]
+
+
+def recognition_probes(tables: AuditTables) -> np.ndarray:
+    """HOLDOUT rows whose sensitive value the release carries on 2 or more records
+    (:func:`recognized_values`; empty without the column)."""
+    known = recognized_values(tables)
+    if known.size == 0:
         return np.zeros(0, np.int64)
-    s = tables.sensitive
-    known = np.unique(tables.released.labels[s].to_numpy(str))
-    return np.flatnonzero(np.isin(tables.holdout.labels[s].to_numpy(str), known))
+    return np.flatnonzero(np.isin(tables.holdout.labels[tables.sensitive].to_numpy(str), known))
 
 
 def audit_plan(tables: AuditTables, split: HoldoutSplit,
@@ -116,4 +127,4 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
     return plan
 
 
-__all__ = ["audit_plan", "identity_sides", "recognition_probes"]
+__all__ = ["audit_plan", "identity_sides", "recognition_probes", "recognized_values"]

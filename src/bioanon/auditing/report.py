@@ -38,6 +38,8 @@ def headline_section(report: Mapping[str, Any]) -> str:
     f = report["findings"]
     copied = (f"<p class='bad'>Finding: {_e(f['copied_note'])}.</p>"
               if f.get("copied_rows") else "")
+    if f.get("named_note"):
+        copied += f"<p class='bad'>Finding: {_e(f['named_note'])}.</p>"
     u = report["utility"]
     util = (f"<p>Utility: CAS {u['cas']['value']:.3f} (trained on RELEASED, scored on "
             f"HOLDOUT) against {u['clear']['value']:.3f} trained on INPUT; chance "

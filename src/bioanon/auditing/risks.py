@@ -43,7 +43,7 @@ from ..metrics.scores import wilson_interval
 from ..release import JOIN_FACTOR, join_rate
 from ..table import FeatureTable
 from .inputs import AuditTables, HoldoutSplit
-from .plan import MIN_PROBES, identity_sides, recognition_probes
+from .plan import MIN_PROBES, identity_sides, recognition_probes, recognized_values
 
 #: candidates per side the membership and inference attackers score at most (stratified by
 #: the sensitive column; the same records for every attacker)
@@ -95,7 +95,8 @@ class AuditGame:
         #: attacker's population), INPUT as the records behind the release
         self.ctx = RiskContext(self.reference, t.members, t.released.X, self.method,
                                t.interest, s, list(t.kept), None, self.seed,
-                               max_candidates=self.max_candidates)
+                               max_candidates=self.max_candidates,
+                               released_sensitive=t.released_has_sensitive)
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(features, member flag, person) of the record-level candidates."""
@@ -217,22 +218,26 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
         return not_covered("recognition", "record", "advantage", target, why), {}
     P = t.holdout.subset(probes)
     y = P.labels[s].to_numpy(str)
-    y_rel = t.released.labels[s].to_numpy(str)
+    y_all_rel = t.released.labels[s].to_numpy(str)
+    trained = np.isin(y_all_rel, recognized_values(t))  # values on 2 or more records
+    released = t.released if trained.all() else t.released.subset(np.flatnonzero(trained))
+    y_rel = y_all_rel[trained]
     y_in = t.members.labels[s].to_numpy(str)
     preds, clear = {}, {}
     for m in models:
         name = f"trained on RELEASED / {model_name(m)}"
-        preds[name] = np.asarray(make_recognizer(m, g.seed).fit(t.released.X, y_rel)
+        preds[name] = np.asarray(make_recognizer(m, g.seed).fit(released.X, y_rel)
                                  .predict(P.X)).astype(str)
         clear[model_name(m)] = float(np.mean(
             np.asarray(make_recognizer(m, g.seed).fit(t.members.X, y_in).predict(P.X))
             .astype(str) == y))
-    ctrl = control_rate(t.released.labels, y_rel, P.labels, y, list(t.kept))
+    ctrl = control_rate(released.labels, y_rel, P.labels, y, list(t.kept))
     ctx = RiskContext(None, None, None, None, t.interest, s,  # type: ignore[arg-type]
                       list(t.kept), None, g.seed, predictions=preds, truth=y,
                       chance=chance_level(y), control=ctrl)
     res = RecognitionRisk(ctx, target).evaluate().results()[0]
     res.extras.update({"clear_accuracy": clear, "n_probes": int(probes.size),
+                       "released_records_trained": int(trained.sum()),
                        "control": ctrl.to_dict(),
                        "probes": f"HOLDOUT records whose '{s}' the release carries"})
     return res, {"accuracy": res.extras.get("accuracy"), "clear": clear}
@@ -280,6 +285,34 @@ def utility(g: AuditGame, model: str = "forest") -> dict[str, Any]:
                       "model trained on INPUT beside it (clear)"}
 
 
+def named_people(t: AuditTables) -> dict[str, Any]:
+    """The finding of a release that carries the sensitive column: how many of INPUT's people
+    its values name (``named_people``), and that in words (``named_note``, None when the
+    release carries no such column). The membership and inference attackers read it
+    (:mod:`bioanon.attack.released_person`): this says why their figures are what they are.
+
+    >>> from bioanon.datasets import make_biometric
+    >>> m = make_biometric(n_identities=4, records_per_identity=3, n_features=32)
+    >>> t = AuditTables(m, m, m, "expression", "identity", [], [], 0, True)
+    >>> named_people(t)["named_people"]
+    4
+    """
+    s = t.sensitive
+    if not t.released_has_sensitive:
+        return {"named_people": 0, "named_note": None}
+    people = np.unique(t.members.labels[s].to_numpy(str))
+    values = t.released.labels[s].to_numpy(str)
+    named = int(np.isin(people, values).sum())
+    others = np.setdiff1d(np.unique(t.holdout.labels[s].to_numpy(str)), people)
+    named_others = int(np.isin(others, values).sum())
+    return {"named_people": named, "named_holdout_people": named_others,
+            "named_note": f"RELEASED carries the sensitive column '{s}': its values name "
+                          f"{named} of INPUT's {people.size} people (and {named_others} of "
+                          f"HOLDOUT's {others.size} other people), so a released record "
+                          "may be read back to its person without any feature (the "
+                          "membership and inference attackers read that column)"}
+
+
 def verdict_status(r: RiskResult) -> str:
     """A risk's status in the audit's verdict words: met / not met / not showable /
     accepted (by name, its estimate within the target)."""
@@ -291,6 +324,6 @@ def verdict_status(r: RiskResult) -> str:
 
 
 __all__ = ["MAX_CANDIDATES", "AuditGame", "identity_inference", "identity_membership",
-           "label_join",
+           "label_join", "named_people",
            "recognition", "record_inference", "record_membership", "utility",
            "verdict_status"]

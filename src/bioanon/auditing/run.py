@@ -42,6 +42,7 @@ from .risks import (
     identity_inference,
     identity_membership,
     label_join,
+    named_people,
     recognition,
     record_inference,
     record_membership,
@@ -188,7 +189,8 @@ class AuditJob:
             "copied_share": t.copied_rows / n_rel if n_rel else 0.0,
             "copied_note": (f"{t.copied_rows} of RELEASED's {n_rel} rows are byte-identical "
                             "to an INPUT row (on the shared features)")
-            if t.copied_rows else "no RELEASED row is byte-identical to an INPUT row"}
+            if t.copied_rows else "no RELEASED row is byte-identical to an INPUT row",
+            **named_people(t)}
         shadow = g.method is not None
         from ..attack import registry
 

@@ -240,7 +240,8 @@ def _search(source: Source, table: FeatureTable, roles: Any, settings: ReleaseSe
     from .public_basis import public_records
     from .search import SearchSpace, run_search
 
-    return run_search(table, roles, options=replace(judge, guarantee=guarantee),
+    return run_search(table, roles, options=replace(judge, guarantee=guarantee,
+                                                    sensitive_released=settings.keep_sensitive),
                       methods=methods, **settings.search_keywords(),
                       space=SearchSpace(settings.decoupler, budget, source.judge_as,
                                         public_records(settings, budget)))

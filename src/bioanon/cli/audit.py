@@ -115,8 +115,10 @@ def audit(
     else:
         print_risks(doc)
         f = doc["findings"]
-        if f["copied_rows"]:
-            notes.print(f"finding: {f['copied_note']}", highlight=False, markup=False)
+        for key in ("copied_note", "named_note"):
+            if f.get(key) and (key != "copied_note" or f["copied_rows"]):
+                notes.print(f"finding: {f[key]}", highlight=False, markup=False,
+                            soft_wrap=True)
         u = doc["utility"]
         notes.print(f"utility: CAS {u['cas']['value']:.3f} (trained on RELEASED) against "
                     f"{u['clear']['value']:.3f} trained on INPUT", highlight=False,

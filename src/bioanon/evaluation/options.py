@@ -190,6 +190,9 @@ class EvaluationOptions:
         Parallel fits (-1: all cores).
     released_labels : sequence of str or None
         Label columns the release carries (default: the interest and additional ones).
+    sensitive_released : bool
+        Whether the release carries the sensitive column too (``keep_sensitive``): the
+        membership and inference attackers then read each released record's person off it.
     membership, verification, inference : bool
         Run the membership, verification and inference-on-members risks.
     target_advantage : float
@@ -250,6 +253,8 @@ class EvaluationOptions:
                                            none=True))
     released_labels: Sequence[str] | None = option(None, Parsed(
         _columns, "label columns the release carries", none=True))
+    sensitive_released: bool = option(False, Param(
+        "bool", help="the release carries the sensitive column too"))
     membership: bool = option(True, Param("bool", help="run the membership risk"))
     verification: bool = option(True, Param("bool", help="run the verification view (EER)"))
     inference: bool = option(True, Param("bool", help="run the inference risk"))

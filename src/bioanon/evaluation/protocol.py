@@ -516,7 +516,8 @@ class Evaluation:
         ctx = RiskContext(train, test, anon_test, self.anonymizer_, self.interest,
                           self.sensitive, self.label_columns, self.options.group, seed,
                           predictions=predictions, truth=y_te, chance=self.chance_,
-                          control=self.control_, max_candidates=self.options.max_candidates)
+                          control=self.control_, max_candidates=self.options.max_candidates,
+                          released_sensitive=self.options.sensitive_released)
         self._run_risks(ctx, tick, panel=True, kept=self.risk_results_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification
@@ -672,7 +673,8 @@ class Evaluation:
                           self.options.group, self.random_state, predictions={},
                           truth=stage.y_te, chance=self.chance_, control=self.control_,
                           max_candidates=self.options.max_candidates,
-                          screen=getattr(self, "screen_", None))
+                          screen=getattr(self, "screen_", None),
+                          released_sensitive=self.options.sensitive_released)
         self._run_risks(ctx, tick, panel=False)
         self.screened_ = ctx.screened
         self.verification_ = []

@@ -139,6 +139,11 @@ class RiskContext:
     #: (None: no screen, every attacker runs); ``screened`` says why it was decided
     screen: float | None = None
     screened: str | None = None
+    #: whether the release carries the sensitive column itself (a release made by anything
+    #: else, or one kept with ``keep_sensitive``): the attackers may then read each released
+    #: record's person off it (:mod:`bioanon.attack.released_person`). False for bioanon's own
+    #: releases, whose label frame the judge holds but never releases
+    released_sensitive: bool = False
 
     @property
     def level(self) -> str:

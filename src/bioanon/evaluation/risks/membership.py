@@ -75,7 +75,8 @@ def game_of(ctx: RiskContext, candidates: np.ndarray, cand_labels: Mapping[str, 
     person = ctx.group or ctx.sensitive  # the identity column (a group split's whole groups)
     cols = [c for c in dict.fromkeys([ctx.interest, *ctx.label_columns])
             if c in train.labels.columns]
-    rel_lab = {c: released_labels[c].astype(str).to_numpy() for c in cols
+    carried = [*cols, *([person] if ctx.released_sensitive else [])]
+    rel_lab = {c: released_labels[c].astype(str).to_numpy() for c in dict.fromkeys(carried)
                if c in released_labels.columns}
     return Game(candidates, cand_labels, released, rel_lab, train.X,
                 {c: train.labels[c].astype(str).to_numpy() for c in cols},

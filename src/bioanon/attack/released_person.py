@@ -1,0 +1,116 @@
+"""The attacker who reads the person off the release: a release that carries its sensitive column.
+
+bioanon's own releases drop the sensitive column, but a release made by anything else (judged
+by ``bioanon audit``), or one written with ``keep_sensitive=True``, may carry it. Then each
+released record names its person, and the attacker who holds a person's clear records, with
+their name (the threat model), needs no feature at all:
+
+- **membership**: a candidate is scored by how many released records carry its person's
+  value of the sensitive column (none: not in the release). At the identity level that is
+  who is in the release, read off one column;
+- **inference**: a candidate's label is guessed as the commonest value of that label among
+  the released records of its person (the release's commonest value for a person it does not
+  carry): the release tells its members' labels by name.
+
+A release whose sensitive values are pseudonyms (none of them a candidate's) gives this
+attacker nothing: every score is 0 and every guess the release's commonest label. A release
+without the column gives no score at all (the attacker does not play).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .game import Attacker, Game, Scores
+
+#: the score's name (the attacker's figure, in the report's attacker key)
+MEMBERSHIP_NAME = "released names the person"
+
+
+def _released_people(game: Game) -> np.ndarray | None:
+    """The released records' sensitive values, or None when the release does not carry
+    them."""
+    col = game.sensitive
+    if col is None or col not in game.released_labels:
+        return None
+    return np.asarray(game.released_labels[col]).astype(str)
+
+
+def person_counts(people: np.ndarray, released_people: np.ndarray) -> np.ndarray:
+    """How many released records carry each candidate's person.
+
+    Examples
+    --------
+    >>> person_counts(np.array(["ann", "bob", "eve"]), np.array(["bob", "ann", "bob"]))
+    array([1, 2, 0])
+    """
+    values, counts = np.unique(released_people, return_counts=True)
+    ids = np.asarray(people).astype(str)
+    if values.size == 0:
+        return np.zeros(ids.size, np.int64)
+    pos = np.clip(np.searchsorted(values, ids), 0, values.size - 1)
+    return np.where(values[pos] == ids, counts[pos], 0)
+
+
+def person_labels(people: np.ndarray, released_people: np.ndarray,
+                  released_labels: np.ndarray) -> np.ndarray:
+    """Each candidate's guessed label: the commonest value among the released records of its
+    person (ties: the smallest value), else the release's commonest value.
+
+    Examples
+    --------
+    >>> person_labels(np.array(["ann", "bob", "eve"]), np.array(["ann", "ann", "bob", "bob"]),
+    ...               np.array(["x", "x", "y", "z"])).tolist()
+    ['x', 'y', 'x']
+    """
+    rel_p = np.asarray(released_people).astype(str)
+    lab = np.asarray(released_labels).astype(str)
+    ids = np.asarray(people).astype(str)
+    values, v_codes = np.unique(lab, return_inverse=True)
+    persons, p_codes = np.unique(rel_p, return_inverse=True)
+    overall = values[np.bincount(v_codes, minlength=values.size).argmax()]
+    if persons.size == 0:
+        return np.full(ids.size, overall, dtype=object).astype(str)
+    # each person's commonest value: sort (person, count descending, value) and take the first
+    pair = p_codes.astype(np.int64) * values.size + v_codes
+    uniq, counts = np.unique(pair, return_counts=True)
+    p_of, v_of = uniq // values.size, uniq % values.size
+    order = np.lexsort((v_of, -counts, p_of))
+    first = order[np.r_[True, p_of[order][1:] != p_of[order][:-1]]]
+    mode = np.empty(persons.size, dtype=values.dtype)
+    mode[p_of[first]] = values[v_of[first]]
+    pos = np.clip(np.searchsorted(persons, ids), 0, persons.size - 1)
+    carried = persons[pos] == ids
+    return np.where(carried, mode[pos], overall).astype(str)
+
+
+def membership(game: Game) -> Scores:
+    """One score per unit: log(1 + released records naming the candidate's person)."""
+    released = _released_people(game)
+    if released is None:
+        return {}
+    counts = person_counts(game.candidate_ids, released)
+    return {MEMBERSHIP_NAME: game.per_unit(np.log1p(counts.astype(np.float64)))}
+
+
+def inference(game: Game) -> Scores:
+    """One guess per candidate of each label the release carries, read off the released
+    records of its person."""
+    released = _released_people(game)
+    if released is None:
+        return {}
+    return {f"released records of the person, '{col}'": person_labels(
+        game.candidate_ids, released, game.released_labels[col])
+        for col in game.targets if col in game.released_labels}
+
+
+MEMBERSHIP = Attacker(
+    "released person", "membership",
+    "reads the release's sensitive column where it carries one: a candidate whose person "
+    "the released records name is a member (no feature is read)", membership)
+INFERENCE = Attacker(
+    "released person's labels", "inference",
+    "reads the release's sensitive column where it carries one: guesses a candidate's label "
+    "as the commonest among the released records of its person", inference)
+
+__all__ = ["INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "person_counts", "person_labels"]

@@ -1,0 +1,99 @@
+"""A release that carries its sensitive column names its people: the attacker who reads that
+column (:mod:`bioanon.attack.released_person`) judges it, in ``bioanon audit`` (a release made
+by anything) and in a release kept with ``keep_sensitive`` (the judge told so). Where the
+column is not released, the attacker does not play and the figures are the features' alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import bioanon
+from bioanon.anonymize.registry import build_method
+from bioanon.attack.released_person import MEMBERSHIP_NAME
+from bioanon.datasets import make_biometric
+from bioanon.evaluation import Evaluation
+
+KW = {"interest": "expression", "sensitive": "identity", "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def people():
+    """80 people × 8 records; INPUT the first 40 people's records, HOLDOUT the others'; the
+    release INPUT's class means plus noise as large as the features' spread (it tells
+    little about any record), with or without INPUT's identity column."""
+    t = make_biometric(n_identities=80, records_per_identity=8, n_features=32,
+                       random_state=3)
+    df = t.to_frame()
+    ids = df["identity"].astype(str)
+    first = ids.isin(sorted(ids.unique())[:40]).to_numpy()
+    members, holdout = df[first].reset_index(drop=True), df[~first].reset_index(drop=True)
+    feats = [c for c in df.columns if c.startswith("f")]
+    rng = np.random.default_rng(1)
+    released = members.drop(columns=["gender", "environment"])
+    means = members.groupby("expression")[feats].transform("mean").to_numpy()
+    released[feats] = means + rng.normal(size=means.shape) * members[feats].std().to_numpy()
+    return members, holdout, released
+
+
+def _by_name(result):
+    return {r.name: r for r in result.risks}
+
+
+def test_an_audit_reads_who_is_in_a_release_off_its_sensitive_column(people):
+    members, holdout, released = people
+    named = bioanon.audit(members, released, holdout, **KW)
+    plain = bioanon.audit(members, released.drop(columns=["identity"]), holdout, **KW)
+    got, base = _by_name(named), _by_name(plain)
+    ident = got["identity-membership"]
+    assert ident.value > 0.9 and ident.met is False
+    assert MEMBERSHIP_NAME in ident.attacker
+    # the features alone tell little: the column is what reads the members
+    assert base["identity-membership"].value < 0.5
+    assert MEMBERSHIP_NAME not in base["identity-membership"].attacker
+    assert named.verdict.status == "not met"
+    doc = named.to_dict()["findings"]
+    assert doc["named_people"] == 40 and "name 40 of INPUT's 40 people" in doc["named_note"]
+    assert doc["named_holdout_people"] == 0 and "0 of HOLDOUT's 40 other people" in \
+        doc["named_note"]
+    assert plain.to_dict()["findings"]["named_note"] is None
+
+
+def test_pseudonyms_give_the_column_attacker_nothing(people):
+    members, holdout, released = people
+    renamed = released.assign(identity="p" + released["identity"].astype(str) + "x")
+    got = _by_name(bioanon.audit(members, renamed, holdout, **KW))
+    assert got["identity-membership"].value < 0.5
+    assert MEMBERSHIP_NAME not in got["identity-membership"].attacker
+
+
+def test_the_judge_told_the_release_keeps_the_sensitive_column_reads_it():
+    t = make_biometric(n_identities=40, records_per_identity=8, n_features=32,
+                       random_state=0)
+    noise = build_method("noise", {"sigma": 50.0}, interest="expression",
+                         sensitive="identity", additional=[], random_state=0)
+
+    def identity_membership(kept: bool):
+        ev = Evaluation(t, "expression", "identity", anonymizer=noise, models=["knn"],
+                        attackers=["naive"], n_jobs=1, verification=False, inference=False,
+                        random_state=0, sensitive_released=kept).evaluate()
+        return next(r for r in ev.risks() if r.name == "identity-membership")
+
+    kept, dropped = identity_membership(True), identity_membership(False)
+    assert kept.value > 0.9 and MEMBERSHIP_NAME in kept.attacker
+    assert dropped.value < 0.5 and MEMBERSHIP_NAME not in dropped.attacker
+
+
+def test_a_person_on_one_released_record_is_left_out_of_recognition(people):
+    """A calibrated recognizer cross-validates within each person: a person the release names
+    on one record only is left out of its training (and of the probes), not an internal
+    error."""
+    members, holdout, released = people
+    mixed = released.copy()
+    pool = np.r_[members["identity"].unique(), holdout["identity"].unique()]
+    mixed["identity"] = np.random.default_rng(0).choice(pool, len(mixed))
+    mixed.loc[0, "identity"] = "once"
+    res = bioanon.audit(members, mixed, holdout, **KW)
+    rec = _by_name(res)["record-recognition"]
+    assert np.isfinite(rec.value)
+    assert rec.extras["released_records_trained"] < len(mixed)
