@@ -78,6 +78,15 @@ def _edited_release(d: Path, how: str) -> Path:
     return p
 
 
+def _without_interest(d: Path) -> Path:
+    """RELEASED (a CSV copy of INPUT) without the interest column."""
+    t = _table(n_id=8, per=30)
+    frame = t.subset(np.arange(t.n_records) % 2 == 0).to_frame()
+    p = d / "release_no_interest.csv"
+    frame.drop(columns=["identity", "expression"]).to_csv(p, index=False)
+    return p
+
+
 def _one_class(d: Path) -> list[str]:
     """INPUT, HOLDOUT and RELEASED whose interest holds one value."""
     t = _table(n_id=8, per=30)
@@ -161,6 +170,8 @@ def audit_cases() -> list[Case]:
         lambda d: au(d, roles=["--interest", "expression", "--sensitive", "f3"]),
         "it is a feature, not a label")
     add("sample-records-zero", lambda d: au(d, "--sample-records", "0"), "out of range")
+    add("interest-the-release-lacks", lambda d: au(d, released=_without_interest(d)),
+        "RELEASED lacks the interest column 'expression' (the utility is measured on it)")
     add("verbose-bad-input", lambda d: [*au(d, "--level", "0", "--no-verbose"), "-v"])
     return c
 

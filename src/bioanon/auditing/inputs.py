@@ -282,8 +282,8 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
                            "column; pick one role")
     kept = list(dict.fromkeys([interest, *labels]))
     if sensitive in kept:
-        raise BioanonError(f"the sensitive column '{sensitive}' cannot be a kept label "
-                           "; drop it from the kept labels")
+        raise BioanonError(f"the sensitive column '{sensitive}' cannot be a kept label; "
+                           "drop it from the kept labels")
     for what, t in (("INPUT", members), ("HOLDOUT", holdout)):
         for c in [interest, sensitive, *kept]:
             if c not in t.labels.columns:
@@ -291,6 +291,12 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
                                    f"holds (it has {sorted(map(str, t.labels.columns))})")
     for c in kept:
         if c not in released.labels.columns:
+            if c == interest:  # the utility's column: it cannot be dropped from the audit
+                has = sorted(map(str, released.labels.columns))
+                raise BioanonError(
+                    f"RELEASED lacks the interest column '{c}' (the utility is measured on "
+                    "it); pass the release with that column, or name as the interest a "
+                    f"label the release carries (it has {has})")
             raise BioanonError(f"RELEASED lacks the label '{c}'; judge only the labels the "
                                "release carries (drop it from the kept labels), or pass the "
                                "release with that column")
