@@ -97,3 +97,17 @@ def test_a_person_on_one_released_record_is_left_out_of_recognition(people):
     rec = _by_name(res)["record-recognition"]
     assert np.isfinite(rec.value)
     assert rec.extras["released_records_trained"] < len(mixed)
+
+
+def test_the_audit_names_the_released_label_columns_it_does_not_judge(people):
+    """A column no role names (here a file name holding the person) is released all the same
+    and no attacker reads it: the audit says so before its figures, and in its report."""
+    members, holdout, released = people
+    with_file = released.drop(columns=["identity"]).assign(
+        file=[f"{p}_{k}.wav" for k, p in enumerate(members["identity"])])
+    res = bioanon.audit(members, with_file, holdout, **KW)
+    notes = " ".join(res.to_dict()["notes"])
+    assert "1 label column(s) the audit does not judge (['file'])" in notes
+    assert "drop them from the release" in notes
+    plain = bioanon.audit(members, released.drop(columns=["identity"]), holdout, **KW)
+    assert "does not judge" not in " ".join(plain.to_dict()["notes"])

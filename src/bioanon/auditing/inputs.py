@@ -267,6 +267,22 @@ def _check_types(members: FeatureTable, released: FeatureTable,
                                "(or drop the column from both tables)")
 
 
+def _unjudged_labels(released: FeatureTable, members: FeatureTable,
+                    judged: Sequence[str]) -> list[str]:
+    """The note naming RELEASED's label columns that no role names (none: no note). The
+    audit judges the interest, the sensitive column and the kept labels only; a column such
+    as a file name or a record id may name people, and is released all the same."""
+    left = [str(c) for c in released.labels.columns if c not in judged]
+    if not left:
+        return []
+    named = [c for c in left if c in members.labels.columns]
+    fix = (f"name {named[:3]} as kept labels to judge them, or drop them from the release"
+           if named else "drop them from the release")
+    return [f"RELEASED carries {len(left)} label column(s) the audit does not judge "
+            f"({left[:5]}): no attacker reads them, and a column of file names or ids may "
+            f"name the people; {fix}"]
+
+
 def check_tables(members: FeatureTable, released: FeatureTable, holdout: FeatureTable,
                  interest: str, sensitive: str, labels: Sequence[str] = ()) -> AuditTables:
     """Refuse (one line) tables the audit cannot judge; return them on shared features.
@@ -343,6 +359,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     if extra_f:
         notes.append(f"RELEASED's {len(extra_f)} feature columns not in INPUT are left "
                      f"out (e.g. {extra_f[:3]})")
+    notes.extend(_unjudged_labels(released, members, [*wanted]))
     copied = int(_same_rows(r.X, m.X).sum())
     return AuditTables(m, h, r, interest, sensitive, kept, common, copied,
                        sensitive in released.labels.columns, notes)

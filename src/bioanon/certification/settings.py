@@ -280,7 +280,8 @@ SETTINGS: dict[str, Setting] = _declared(
             "release)", flag=Flag(
                 "--keep-sensitive", bool, False,
                 "Keep the sensitive column in the release so that an outside auditor can "
-                "attack it. UNFIT for a real release.")),
+                "attack it. UNFIT for a real release: the judge's attackers read who is in "
+                "it off that column.")),
     Setting("random_state", None, Parsed(_random_state, "a whole number from 0 to 2**32 - 1",
                                          none=True),
             "a secret key making the search and the release "

@@ -102,6 +102,8 @@ def audit(
     for words in job.sampled.values():
         notes.print(words, highlight=False, markup=False, soft_wrap=True)
     notes.print(job.plan.render(), highlight=False, markup=False, soft_wrap=True)
+    for words in job.tables.notes:
+        notes.print(f"note: {words}", highlight=False, markup=False, soft_wrap=True)
     notes.print(job.split.words(sensitive), highlight=False, markup=False, soft_wrap=True)
     with progress_bar("auditing") as update:
         result = job.run(update)
