@@ -111,3 +111,19 @@ def test_the_audit_names_the_released_label_columns_it_does_not_judge(people):
     assert "drop them from the release" in notes
     plain = bioanon.audit(members, released.drop(columns=["identity"]), holdout, **KW)
     assert "does not judge" not in " ".join(plain.to_dict()["notes"])
+
+
+def test_a_rescaled_copy_of_input_is_read_as_a_copy(people):
+    """A public per-feature transform hides nothing: INPUT's records standardized, then
+    scaled and shifted (an export in other units), are read as members once the attacker
+    matches the release's marginals to the population's."""
+    from bioanon.auditing.risks import ALIGNED
+
+    members, holdout, _ = people
+    feats = [c for c in members.columns if c.startswith("f")]
+    rescaled = members.drop(columns=["identity", "gender", "environment"])
+    z = (members[feats] - members[feats].mean()) / members[feats].std()
+    rescaled[feats] = z.to_numpy() * 3.0 + 7.0
+    rec = _by_name(bioanon.audit(members, rescaled, holdout, **KW))["record-membership"]
+    assert rec.value > 0.9 and rec.met is False
+    assert ALIGNED in rec.attacker

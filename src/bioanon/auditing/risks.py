@@ -66,6 +66,46 @@ def reference_records(tables: AuditTables, split: HoldoutSplit) -> FeatureTable:
     return tables.holdout.subset(ref)
 
 
+#: a release whose features sit on another scale than the population's (the median over
+#: features of |log(sd ratio)|, or of the mean's shift in the reference's sds, above this) is
+#: attacked twice: as it is, and rescaled feature by feature to the reference's mean and sd
+ALIGN_TOLERANCE = 0.05
+#: the prefix of the attacks played on the rescaled release
+ALIGNED = "release rescaled to the population: "
+
+
+def aligned_release(released: np.ndarray, reference: np.ndarray) -> np.ndarray | None:
+    """RELEASED rescaled feature by feature to the reference's mean and sd, or None when
+    its scale is the reference's already (:data:`ALIGN_TOLERANCE`). A public per-feature
+    transform (a standardized or rescaled export of the records) hides nothing from an
+    attacker who matches the release's marginals to the population's first.
+
+    >>> rng = np.random.default_rng(0)
+    >>> ref = rng.normal(size=(200, 3))
+    >>> aligned_release(ref[:100] * 3 + 7, ref).std(axis=0).round(1).tolist()
+    [1.0, 1.0, 1.0]
+    >>> aligned_release(ref[:100], ref) is None
+    True
+    """
+    R, F = np.asarray(released, np.float64), np.asarray(reference, np.float64)
+    mr, sr, mf, sf = R.mean(axis=0), R.std(axis=0), F.mean(axis=0), F.std(axis=0)
+    sf, sr = np.where(sf > 0, sf, 1.0), np.where(sr > 0, sr, 1.0)
+    if (np.median(np.abs(np.log(sr / sf))) <= ALIGN_TOLERANCE
+            and np.median(np.abs(mr - mf) / sf) <= ALIGN_TOLERANCE):
+        return None
+    return (R - mr) / sr * sf + mf
+
+
+def _releases(g: AuditGame) -> list[tuple[str, np.ndarray]]:
+    """(prefix, released features) the attackers play on: the release, and where its scale
+    is not the population's, the release rescaled (:func:`aligned_release`)."""
+    rel = g.tables.released.X
+    if "aligned" not in g.cache:
+        g.cache["aligned"] = aligned_release(rel, g.reference.X)
+    aligned = g.cache["aligned"]
+    return [("", rel)] + ([] if aligned is None else [(ALIGNED, aligned)])
+
+
 @dataclass
 class AuditGame:
     """What every risk of one audit reads (in process only)."""
@@ -115,10 +155,13 @@ def record_membership(g: AuditGame) -> RiskResult:
     """Record membership: every registered membership attacker, cross-fitted."""
     X, member, people = g.candidates()
     t = g.tables
-    scores = attack_scores(g.ctx, X, g.labels_of(t.interest), t.released.X, t.released.labels,
-                           g.reference.X, -np.ones(member.size, np.int64), None,
-                           g.ctx.attack_cache.setdefault("record", {}), cand_ids=people,
-                           level="record")
+    scores = {}
+    for prefix, rel in _releases(g):
+        got = attack_scores(g.ctx, X, g.labels_of(t.interest), rel, t.released.labels,
+                            g.reference.X, -np.ones(member.size, np.int64), None,
+                            g.ctx.attack_cache.setdefault("record", {}), cand_ids=people,
+                            level="record")
+        scores.update({prefix + k: v for k, v in got.items()})
     risk = MembershipRisk(g.ctx, g.level)
     risk.people_ = people  # folds and interval by identity where 20 or more people
     units = people if np.unique(people).size >= MIN_IDENTITY_LEVEL else None
@@ -140,10 +183,13 @@ def identity_membership(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     lab = g.labels_of(t.interest)[keep]
-    scores = attack_scores(g.ctx, X, lab, t.released.X, t.released.labels, g.reference.X,
-                           -np.ones(member.size, np.int64), people,
-                           g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
-                           level="group")
+    scores = {}
+    for prefix, rel in _releases(g):
+        got = attack_scores(g.ctx, X, lab, rel, t.released.labels, g.reference.X,
+                            -np.ones(member.size, np.int64), people,
+                            g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
+                            level="group")
+        scores.update({prefix + k: v for k, v in got.items()})
     uniq, codes = np.unique(people, return_inverse=True)
     unit_member = _by_group(member.astype(float), codes, uniq.size) > 0.5
     rng = g.ctx.rng("membership/identity")
@@ -161,9 +207,12 @@ def record_inference(g: AuditGame) -> RiskResult:
     X, member, people = g.candidates()
     t = g.tables
     truth = {c: g.labels_of(c) for c in t.kept}
-    hits = _hits(g.ctx, X, truth, t.released.X, t.released.labels, people,
-                 -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("record", {}),
-                 "record")
+    hits = {}
+    for prefix, rel in _releases(g):
+        got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
+                    -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("record", {}),
+                    "record")
+        hits.update({prefix + k: v for k, v in got.items()})
     return InferenceRisk(g.ctx, g.level)._judge(hits, member, None, "record", people)
 
 
@@ -185,9 +234,12 @@ def identity_inference(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     truth = {c: g.labels_of(c)[keep] for c in t.kept}
-    hits = _hits(g.ctx, X, truth, t.released.X, t.released.labels, people,
-                 -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("identity", {}),
-                 "identity")
+    hits = {}
+    for prefix, rel in _releases(g):
+        got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
+                    -np.ones(member.size, np.int64),
+                    g.ctx.attack_cache.setdefault("identity", {}), "identity")
+        hits.update({prefix + k: v for k, v in got.items()})
     _, units = np.unique(people, return_inverse=True)
     risk = InferenceRisk(g.ctx, g.level)
     adv = inference_advantage(hits, member, None, units, g.ctx.rng("inference/identity"),
@@ -323,7 +375,7 @@ def verdict_status(r: RiskResult) -> str:
     return "met" if r.passes else "not met"
 
 
-__all__ = ["MAX_CANDIDATES", "AuditGame", "identity_inference", "identity_membership",
-           "label_join", "named_people",
+__all__ = ["ALIGNED", "ALIGN_TOLERANCE", "MAX_CANDIDATES", "AuditGame", "aligned_release",
+           "identity_inference", "identity_membership", "label_join", "named_people",
            "recognition", "record_inference", "record_membership", "utility",
            "verdict_status"]
