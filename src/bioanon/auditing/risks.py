@@ -96,6 +96,15 @@ def aligned_release(released: np.ndarray, reference: np.ndarray) -> np.ndarray |
     return (R - mr) / sr * sf + mf
 
 
+def _merged(scores: dict[str, np.ndarray], prefix: str, got: dict[str, np.ndarray]) -> None:
+    """Add one release's attacks to ``scores``; on the rescaled release, an attack whose
+    scores the rescaling left unchanged (one that reads no feature) is not counted twice."""
+    for k, v in got.items():
+        if prefix and k in scores and np.array_equal(scores[k], v):
+            continue
+        scores[prefix + k] = v
+
+
 def _releases(g: AuditGame) -> list[tuple[str, np.ndarray]]:
     """(prefix, released features) the attackers play on: the release, and where its scale
     is not the population's, the release rescaled (:func:`aligned_release`)."""
@@ -161,7 +170,7 @@ def record_membership(g: AuditGame) -> RiskResult:
                             g.reference.X, -np.ones(member.size, np.int64), None,
                             g.ctx.attack_cache.setdefault("record", {}), cand_ids=people,
                             level="record")
-        scores.update({prefix + k: v for k, v in got.items()})
+        _merged(scores, prefix, got)
     risk = MembershipRisk(g.ctx, g.level)
     risk.people_ = people  # folds and interval by identity where 20 or more people
     units = people if np.unique(people).size >= MIN_IDENTITY_LEVEL else None
@@ -189,7 +198,7 @@ def identity_membership(g: AuditGame) -> RiskResult:
                             -np.ones(member.size, np.int64), people,
                             g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
                             level="group")
-        scores.update({prefix + k: v for k, v in got.items()})
+        _merged(scores, prefix, got)
     uniq, codes = np.unique(people, return_inverse=True)
     unit_member = _by_group(member.astype(float), codes, uniq.size) > 0.5
     rng = g.ctx.rng("membership/identity")
@@ -212,7 +221,7 @@ def record_inference(g: AuditGame) -> RiskResult:
         got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
                     -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("record", {}),
                     "record")
-        hits.update({prefix + k: v for k, v in got.items()})
+        _merged(hits, prefix, got)
     return InferenceRisk(g.ctx, g.level)._judge(hits, member, None, "record", people)
 
 
@@ -239,7 +248,7 @@ def identity_inference(g: AuditGame) -> RiskResult:
         got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
                     -np.ones(member.size, np.int64),
                     g.ctx.attack_cache.setdefault("identity", {}), "identity")
-        hits.update({prefix + k: v for k, v in got.items()})
+        _merged(hits, prefix, got)
     _, units = np.unique(people, return_inverse=True)
     risk = InferenceRisk(g.ctx, g.level)
     adv = inference_advantage(hits, member, None, units, g.ctx.rng("inference/identity"),
@@ -357,12 +366,14 @@ def named_people(t: AuditTables) -> dict[str, Any]:
     named = int(np.isin(people, values).sum())
     others = np.setdiff1d(np.unique(t.holdout.labels[s].to_numpy(str)), people)
     named_others = int(np.isin(others, values).sum())
-    return {"named_people": named, "named_holdout_people": named_others,
-            "named_note": f"RELEASED carries the sensitive column '{s}': its values name "
-                          f"{named} of INPUT's {people.size} people (and {named_others} of "
-                          f"HOLDOUT's {others.size} other people), so a released record "
-                          "may be read back to its person without any feature (the "
-                          "membership and inference attackers read that column)"}
+    head = f"RELEASED carries the sensitive column '{s}': its values name "
+    note = (f"{head}{named} of INPUT's {people.size} people (and {named_others} of HOLDOUT's "
+            f"{others.size} other people), so a released record may be read back to its "
+            "person without any feature (the membership and inference attackers read that "
+            "column)" if named or named_others else
+            f"{head}none of INPUT's or HOLDOUT's people (pseudonyms): the attackers that "
+            "read that column learn nothing from it")
+    return {"named_people": named, "named_holdout_people": named_others, "named_note": note}
 
 
 def verdict_status(r: RiskResult) -> str:
