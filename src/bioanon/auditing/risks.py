@@ -164,7 +164,7 @@ def record_membership(g: AuditGame) -> RiskResult:
     """Record membership: every registered membership attacker, cross-fitted."""
     X, member, people = g.candidates()
     t = g.tables
-    scores = {}
+    scores: dict[str, np.ndarray] = {}
     for prefix, rel in _releases(g):
         got = attack_scores(g.ctx, X, g.labels_of(t.interest), rel, t.released.labels,
                             g.reference.X, -np.ones(member.size, np.int64), None,
@@ -192,7 +192,7 @@ def identity_membership(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     lab = g.labels_of(t.interest)[keep]
-    scores = {}
+    scores: dict[str, np.ndarray] = {}
     for prefix, rel in _releases(g):
         got = attack_scores(g.ctx, X, lab, rel, t.released.labels, g.reference.X,
                             -np.ones(member.size, np.int64), people,
@@ -216,7 +216,7 @@ def record_inference(g: AuditGame) -> RiskResult:
     X, member, people = g.candidates()
     t = g.tables
     truth = {c: g.labels_of(c) for c in t.kept}
-    hits = {}
+    hits: dict[str, np.ndarray] = {}
     for prefix, rel in _releases(g):
         got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
                     -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("record", {}),
@@ -243,7 +243,7 @@ def identity_inference(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     truth = {c: g.labels_of(c)[keep] for c in t.kept}
-    hits = {}
+    hits: dict[str, np.ndarray] = {}
     for prefix, rel in _releases(g):
         got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
                     -np.ones(member.size, np.int64),
