@@ -127,3 +127,22 @@ def test_a_rescaled_copy_of_input_is_read_as_a_copy(people):
     rec = _by_name(bioanon.audit(members, rescaled, holdout, **KW))["record-membership"]
     assert rec.value > 0.9 and rec.met is False
     assert ALIGNED in rec.attacker
+
+
+def test_telling_the_judge_re_rolls_nothing_until_the_column_is_kept():
+    """The option the judge is told the column with is left out of the judge's seed at its
+    default (an option added later does not re-roll earlier verdicts), and enters it when
+    set (it changes figures)."""
+    from dataclasses import replace
+
+    from bioanon.certification.judge_seed import judged_inputs, root_seed
+    from bioanon.evaluation.options import EvaluationOptions
+
+    t = make_biometric(n_identities=6, records_per_identity=10, n_features=32, random_state=0)
+    opts = EvaluationOptions.of()
+
+    def seed(o):
+        return root_seed(judged_inputs(t, {"options": o}))
+
+    assert b"sensitive_released" not in judged_inputs(t, {"options": opts})
+    assert seed(replace(opts, sensitive_released=True)) != seed(opts)

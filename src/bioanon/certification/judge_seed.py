@@ -53,6 +53,9 @@ _TIME_ONLY = frozenset({"n_jobs", "preview", "progress", "on_plan"})
 #: options of {name: reason}: which names were given decides the verdict, the reasons are the
 #: user's words (rewording a reason must not re-roll the judge)
 _NAMES_ONLY = frozenset({"accept_risks"})
+#: options added after this digest's first version, with their defaults: one at its default
+#: is left out, so that adding an option does not re-roll every verdict judged before it
+_ADDED_LATER = {"sensitive_released": False}
 
 
 def _canonical(value: Any) -> Any:
@@ -72,12 +75,18 @@ def _canonical(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {"type": type(value).__name__,
                 **{f.name: _canonical(_names(f.name, getattr(value, f.name)))
-                   for f in dataclasses.fields(value) if f.name not in _TIME_ONLY}}
+                   for f in dataclasses.fields(value) if f.name not in _TIME_ONLY
+                   and not _at_added_default(f.name, getattr(value, f.name))}}
     if hasattr(value, "get_params"):
         return {"type": type(value).__name__, **_canonical(value.get_params(deep=False))}
     if callable(value):
         return getattr(value, "__qualname__", type(value).__name__)
     return type(value).__name__
+
+
+def _at_added_default(key: str, value: Any) -> bool:
+    """Whether option ``key`` is one added later (:data:`_ADDED_LATER`) at its default."""
+    return key in _ADDED_LATER and value == _ADDED_LATER[key]
 
 
 def _names(key: str, value: Any) -> Any:
