@@ -22,6 +22,7 @@ with its label-only control, and the release's label-join rule. What differs is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,14 +106,19 @@ def _merged(scores: dict[str, np.ndarray], prefix: str, got: dict[str, np.ndarra
         scores[prefix + k] = v
 
 
-def _releases(g: AuditGame) -> list[tuple[str, np.ndarray]]:
-    """(prefix, released features) the attackers play on: the release, and where its scale
-    is not the population's, the release rescaled (:func:`aligned_release`)."""
+def _played(g: AuditGame, attack: Callable[[np.ndarray], dict[str, np.ndarray]]
+            ) -> dict[str, np.ndarray]:
+    """``attack`` (released features -> scores or hits by attack) on the release, and where
+    its scale is not the population's, on the release rescaled (:func:`aligned_release`),
+    merged by :func:`_merged`."""
     rel = g.tables.released.X
     if "aligned" not in g.cache:
         g.cache["aligned"] = aligned_release(rel, g.reference.X)
     aligned = g.cache["aligned"]
-    return [("", rel)] + ([] if aligned is None else [(ALIGNED, aligned)])
+    out: dict[str, np.ndarray] = {}
+    for prefix, X in [("", rel)] + ([] if aligned is None else [(ALIGNED, aligned)]):
+        _merged(out, prefix, attack(X))
+    return out
 
 
 @dataclass
@@ -164,13 +170,10 @@ def record_membership(g: AuditGame) -> RiskResult:
     """Record membership: every registered membership attacker, cross-fitted."""
     X, member, people = g.candidates()
     t = g.tables
-    scores: dict[str, np.ndarray] = {}
-    for prefix, rel in _releases(g):
-        got = attack_scores(g.ctx, X, g.labels_of(t.interest), rel, t.released.labels,
-                            g.reference.X, -np.ones(member.size, np.int64), None,
-                            g.ctx.attack_cache.setdefault("record", {}), cand_ids=people,
-                            level="record")
-        _merged(scores, prefix, got)
+    scores = _played(g, lambda rel: attack_scores(
+        g.ctx, X, g.labels_of(t.interest), rel, t.released.labels, g.reference.X,
+        -np.ones(member.size, np.int64), None, g.ctx.attack_cache.setdefault("record", {}),
+        cand_ids=people, level="record"))
     risk = MembershipRisk(g.ctx, g.level)
     risk.people_ = people  # folds and interval by identity where 20 or more people
     units = people if np.unique(people).size >= MIN_IDENTITY_LEVEL else None
@@ -192,13 +195,10 @@ def identity_membership(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     lab = g.labels_of(t.interest)[keep]
-    scores: dict[str, np.ndarray] = {}
-    for prefix, rel in _releases(g):
-        got = attack_scores(g.ctx, X, lab, rel, t.released.labels, g.reference.X,
-                            -np.ones(member.size, np.int64), people,
-                            g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
-                            level="group")
-        _merged(scores, prefix, got)
+    scores = _played(g, lambda rel: attack_scores(
+        g.ctx, X, lab, rel, t.released.labels, g.reference.X, -np.ones(member.size, np.int64),
+        people, g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
+        level="group"))
     uniq, codes = np.unique(people, return_inverse=True)
     unit_member = _by_group(member.astype(float), codes, uniq.size) > 0.5
     rng = g.ctx.rng("membership/identity")
@@ -216,12 +216,9 @@ def record_inference(g: AuditGame) -> RiskResult:
     X, member, people = g.candidates()
     t = g.tables
     truth = {c: g.labels_of(c) for c in t.kept}
-    hits: dict[str, np.ndarray] = {}
-    for prefix, rel in _releases(g):
-        got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
-                    -np.ones(member.size, np.int64), g.ctx.attack_cache.setdefault("record", {}),
-                    "record")
-        _merged(hits, prefix, got)
+    hits = _played(g, lambda rel: _hits(
+        g.ctx, X, truth, rel, t.released.labels, people, -np.ones(member.size, np.int64),
+        g.ctx.attack_cache.setdefault("record", {}), "record"))
     return InferenceRisk(g.ctx, g.level)._judge(hits, member, None, "record", people)
 
 
@@ -243,12 +240,9 @@ def identity_inference(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     truth = {c: g.labels_of(c)[keep] for c in t.kept}
-    hits: dict[str, np.ndarray] = {}
-    for prefix, rel in _releases(g):
-        got = _hits(g.ctx, X, truth, rel, t.released.labels, people,
-                    -np.ones(member.size, np.int64),
-                    g.ctx.attack_cache.setdefault("identity", {}), "identity")
-        _merged(hits, prefix, got)
+    hits = _played(g, lambda rel: _hits(
+        g.ctx, X, truth, rel, t.released.labels, people, -np.ones(member.size, np.int64),
+        g.ctx.attack_cache.setdefault("identity", {}), "identity"))
     _, units = np.unique(people, return_inverse=True)
     risk = InferenceRisk(g.ctx, g.level)
     adv = inference_advantage(hits, member, None, units, g.ctx.rng("inference/identity"),
