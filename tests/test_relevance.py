@@ -102,3 +102,28 @@ def test_relevance_is_fitted_on_a_stratified_sample_of_the_size_asked():
     (n1, by_class), (n2, _), (n3, _), (n4, _) = _Recorder.seen
     assert n1 == 100 and by_class == {0: 50, 1: 30, 2: 20}
     assert (n2, n3, n4) == (3000, 50, min(3000, MAX_RECORDS))
+
+
+def test_a_search_fits_the_same_relevance_once(monkeypatch, xy):
+    """The settings a search judges on one split fit the same seeded forest on the same
+    records: it is fitted once, and what comes back is the fit's own result, bit for bit."""
+    from bioanon.anonymize import relevance
+
+    X, y = xy
+    relevance._KEPT.clear()
+    fits = []
+    real = relevance._scores
+    monkeypatch.setattr(relevance, "_scores", lambda *a: fits.append(1) or real(*a))
+    first = relevance_scores(X, y, "forest", random_state=3)
+    first[:] = -1.0  # a caller writing into its scores changes no one else's
+    again = relevance_scores(X, y, "forest", random_state=3)
+    assert len(fits) == 1 and np.array_equal(again, real(X, y, "forest", 3, None))
+    # another seed, other records or other labels: fitted anew
+    relevance_scores(X, y, "forest", random_state=4)
+    relevance_scores(X[::-1], y, "forest", random_state=3)
+    relevance_scores(X, np.where(y == y[0], "a", "b"), "forest", random_state=3)
+    assert len(fits) == 4
+    # no seed: a fresh draw each time, nothing kept
+    relevance_scores(X, y, "forest", random_state=None)
+    relevance_scores(X, y, "forest", random_state=None)
+    assert len(fits) == 6

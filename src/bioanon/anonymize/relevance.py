@@ -7,6 +7,7 @@ scikit-learn estimator exposing ``feature_importances_`` or ``coef_`` after fitt
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.feature_selection import mutual_info_classif
 
+from ..attack.kept import Kept, content_key
 from ..errors import BioanonError
 
 SCORERS = ("forest", "mutual_info")
@@ -25,6 +27,14 @@ SCORERS = ("forest", "mutual_info")
 #: records selects features that agree with a forest on every record as well as two forests
 #: on every record agree with each other (``benchmarks/relevance_sample.py``).
 MAX_RECORDS = 2_000
+#: relevance scores kept in this process, by a digest of the records, the labels, the scorer,
+#: the seed and the sample size (:func:`relevance_scores`): the settings a search judges on
+#: one split, and the shadow games an attacker who knows the method plays on one shadow
+#: table, fit the same seeded forest on the same records again and again; the scores are
+#: a function of those inputs, so a kept one is the fit's own result, bit for bit
+CACHE_SIZE = 256
+_KEPT = Kept(CACHE_SIZE)
+_KEPT_LOCK = threading.Lock()
 
 
 def relevance_records_param() -> Any:
@@ -61,8 +71,51 @@ def relevance_scores(X: np.ndarray, y: np.ndarray, scorer: Any = "forest",
     Returns
     -------
     array (d,) of float64, summing to 1 (or all zeros if nothing is relevant).
+
+    Notes
+    -----
+    A named scorer with an integer seed is fitted once per process for the same records,
+    labels, seed and sample size (:data:`CACHE_SIZE` kept): a search fits the same forest
+    for many settings. The scores returned are a copy.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(60, 4)); y = (X[:, 2] > 0).astype(int)
+    >>> s = relevance_scores(X, y, "forest", random_state=0)
+    >>> int(np.argmax(s)), bool(np.array_equal(s, relevance_scores(X, y, "forest", 0)))
+    (2, True)
     """
     seed = _seed_int(random_state)
+    key = None
+    if isinstance(scorer, str) and isinstance(seed, (int, np.integer)):
+        key = _key(X, y, scorer, int(seed), max_records)
+    if key is not None:
+        with _KEPT_LOCK:
+            got = _KEPT.get(key)
+        if got is not None:
+            return np.array(got, copy=True)
+    scores = _scores(X, y, scorer, seed, max_records)
+    if key is not None:
+        with _KEPT_LOCK:
+            _KEPT.put(key, np.array(scores, copy=True))
+    return scores
+
+
+def _key(X: np.ndarray, y: np.ndarray, scorer: str, seed: int,
+         max_records: int | None) -> str | None:
+    """The digest a kept relevance is found by (None: labels that cannot be ordered)."""
+    try:
+        classes, codes = np.unique(np.asarray(y), return_inverse=True)
+        X = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):  # the fit itself says what is wrong with them
+        return None
+    return content_key(X, codes.astype(np.int64).ravel(),
+                       tags=(scorer, str(seed), str(max_records), repr(classes.tolist())))
+
+
+def _scores(X: np.ndarray, y: np.ndarray, scorer: Any, seed: int | None,
+            max_records: int | None) -> np.ndarray:
+    """:func:`relevance_scores` without the kept results: one fit."""
     if max_records is not None and X.shape[0] > max_records:
         from ..sampling import stratified_positions
 
