@@ -37,10 +37,22 @@ def check_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLik
                 f"output '{output}' is the input file; choose another output path "
                 "(bioanon never overwrites its input)"
             )
+        if _same_file(where, out):
+            raise BioanonError(
+                f"output '{output}' is the input file '{src}' under another name (a hard "
+                "link); choose another output path (bioanon never overwrites its input)")
         if where.is_dir() and where in out.parents:
             raise BioanonError(
                 f"output '{output}' is inside the input folder '{src}'; write it elsewhere "
                 "(a file added there would become part of the input)")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two existing paths are one file under two names (a hard link)."""
+    try:
+        return a.is_file() and b.is_file() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()

@@ -149,7 +149,22 @@ def wave6_cases() -> list[Case]:
     c.append(Case("anonymize-pandas-index-column-is-named", lambda d: anon(
         _with_pandas_index(d), d, "--method", "noise", "--sigma", "1"),
         says="is the DataFrame's index, which pandas wrote as a column"))
+    # the input under a second name (a hard link) named as the output: the path differs, the
+    # file is the same; the release would have replaced that name's data
+    for cmd in ("anonymize", "release"):
+        c.append(Case(f"{cmd}-output-a-hard-link-to-the-input", lambda d, cmd=cmd: [
+            cmd, str(_hard_linked(d)), "-o", str(d / "t.csv"), *ROLES,
+            *(FAST if cmd == "anonymize" else [])],
+            says="is the input file"))
     return c
+
+
+def _hard_linked(d: Path) -> Path:
+    """The input table and a second name of the same file (a hard link)."""
+    src = _csv(d)
+    link = d / "same.csv"
+    link.hardlink_to(src)
+    return link
 
 
 def _semicolon_csv(d: Path, decimal: str = ".") -> Path:
