@@ -67,6 +67,28 @@ def test_pseudonyms_give_the_column_attacker_nothing(people):
     assert MEMBERSHIP_NAME not in got["identity-membership"].attacker
 
 
+def test_names_written_another_way_still_name_the_people(people):
+    """A release that pads its names with spaces, writes them in capitals, or writes a
+    number as 7.0 names the same people: the attacker reads names as a person would (it
+    read such a release as pseudonyms, and the audit said the column told nothing)."""
+    members, holdout, released = people
+    ids = released["identity"].astype(str)
+    disguised = released.assign(identity=" " + ids.str.upper() + "  ")
+    audited = bioanon.audit(members, disguised, holdout, **KW)
+    assert MEMBERSHIP_NAME in _by_name(audited)["identity-membership"].attacker
+    assert audited.to_dict()["findings"]["named_people"] == 40
+    numbered = make_biometric(n_identities=6, records_per_identity=4, n_features=32,
+                              random_state=0)
+    df = numbered.to_frame()
+    df["identity"] = df["identity"].astype("category").cat.codes.astype(int)
+    as_float = df.assign(identity=df["identity"].astype(float))  # written 3.0 for 3
+    from bioanon.attack.released_person import name_keys, person_counts
+
+    counts = person_counts(name_keys(df["identity"].to_numpy()),
+                           name_keys(as_float["identity"].to_numpy()))
+    assert counts.tolist() == [4] * len(df)
+
+
 def test_the_judge_told_the_release_keeps_the_sensitive_column_reads_it():
     t = make_biometric(n_identities=40, records_per_identity=8, n_features=32,
                        random_state=0)

@@ -102,6 +102,40 @@ def duplicates(names: Sequence[str]) -> list[str]:
     return sorted(n for n, k in Counter(names).items() if k > 1)
 
 
+def _refuse_padded_values(column: str, values: pd.Series) -> None:
+    """Refuse a label column two of whose values differ only by surrounding spaces (' a'
+    and 'a'): they would count as two classes — for the sensitive column, two people where
+    there is one, and every figure of that person's risk would be measured on halves.
+
+    Examples
+    --------
+    >>> _refuse_padded_values("c", pd.Series(["a", "b", "a"]))
+    >>> _refuse_padded_values("c", pd.Series(["a", " a", "b"]))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: label column 'c' holds values that differ only by \
+surrounding spaces (' a' and 'a'), which would count as different classes (or people); \
+strip the spaces (pandas: df['c'].str.strip()) and run again
+    """
+    stripped = values.str.strip()
+    padded = (stripped != values).to_numpy()
+    if not padded.any():
+        return
+    unique = pd.unique(values)
+    plain = set(unique[(pd.Series(unique).str.strip() == pd.Series(unique)).to_numpy()])
+    seen: dict[str, str] = {}
+    for value in unique:  # one entry per distinct value, not per record
+        key = value.strip()
+        other = key if key in plain and key != value else seen.get(key)
+        if other is not None and other != value:
+            raise BioanonError(
+                f"label column '{column}' holds values that differ only by surrounding "
+                f"spaces ({value!r} and {other!r}), which would count as different classes "
+                f"(or people); strip the spaces (pandas: df[{column!r}].str.strip()) and run "
+                "again")
+        seen.setdefault(key, value)
+
+
 def format_of(path: str | os.PathLike) -> str:
     """Return the table format ('parquet', 'csv' or 'npz') from a file name's extension."""
     ext = Path(path).suffix.lower()
@@ -222,6 +256,8 @@ class FeatureTable:
                 f"label column '{column}' has {int(empty.sum())} empty value(s) (first at "
                 f"record {int(np.argmax(empty.to_numpy()))}); fill or drop those records"
             )
+        if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+            _refuse_padded_values(column, values.astype(str))
         n_classes = values.nunique()
         if n_classes < min_classes:
             first = values.iloc[0]

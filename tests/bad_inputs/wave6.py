@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .cases import FAST, ROLES, Case, _csv, _frame_csv, _table, anon
 
@@ -156,7 +157,18 @@ def wave6_cases() -> list[Case]:
             cmd, str(_hard_linked(d)), "-o", str(d / "t.csv"), *ROLES,
             *(FAST if cmd == "anonymize" else [])],
             says="is the input file"))
+    # one person under two spellings (' p1' and 'p1'): two people to the judge, every risk of
+    # that person measured on halves; refused, naming both values and the fix
+    c.append(Case("release-sensitive-values-differing-only-by-spaces", lambda d: [
+        "release", str(_frame_csv(d, _padded_identity)), "-o", str(d / "o.parquet"), *ROLES],
+        says="differ only by surrounding spaces"))
     return c
+
+
+def _padded_identity(frame: pd.DataFrame) -> pd.DataFrame:
+    ids = frame["identity"].astype(str)
+    frame["identity"] = ids.where(np.arange(len(ids)) % 2 == 0, ids + " ")
+    return frame
 
 
 def _hard_linked(d: Path) -> Path:

@@ -12,6 +12,11 @@ their name (the threat model), needs no feature at all:
   the released records of its person (the release's commonest value for a person it does not
   carry): the release tells its members' labels by name.
 
+Names are compared as an attacker reads them, not byte for byte (:func:`name_keys`):
+surrounding spaces and letter case are ignored, and a whole number is the same whether
+written ``7``, ``7.0`` or ``007``: a release that writes ``'Alice '`` or ``7.0`` for
+``alice`` or ``7`` names the same people.
+
 A release whose sensitive values are pseudonyms (none of them a candidate's) gives this
 attacker nothing: every score is 0 and every guess the release's commonest label. A release
 without the column gives no score at all (the attacker does not play).
@@ -27,13 +32,32 @@ from .game import Attacker, Game, Scores
 MEMBERSHIP_NAME = "released names the person"
 
 
+def name_keys(values: np.ndarray) -> np.ndarray:
+    """Each value as an attacker matches names: spaces around it and letter case dropped,
+    and a whole number written one way (``7``, ``7.0``, ``007`` and ``7e0`` are ``7``).
+
+    Examples
+    --------
+    >>> name_keys(np.array([" Alice", "BOB ", "7.0", "007", 7, "7.5", "nan"])).tolist()
+    ['alice', 'bob', '7', '7', '7', '7.5', 'nan']
+    """
+    import pandas as pd
+
+    text = pd.Series(np.asarray(values).astype(str), dtype=object).str.strip().str.casefold()
+    num = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64)
+    whole = np.isfinite(num) & (num == np.round(num)) & (np.abs(num) < 2.0**53)
+    out = text.to_numpy(dtype=object, copy=True)
+    out[whole] = num[whole].astype(np.int64).astype(str)
+    return out.astype(str)
+
+
 def _released_people(game: Game) -> np.ndarray | None:
-    """The released records' sensitive values, or None when the release does not carry
-    them."""
+    """The released records' sensitive values (as :func:`name_keys` matches them), or None
+    when the release does not carry them."""
     col = game.sensitive
     if col is None or col not in game.released_labels:
         return None
-    return np.asarray(game.released_labels[col]).astype(str)
+    return name_keys(np.asarray(game.released_labels[col]))
 
 
 def person_counts(people: np.ndarray, released_people: np.ndarray) -> np.ndarray:
@@ -89,7 +113,7 @@ def membership(game: Game) -> Scores:
     released = _released_people(game)
     if released is None:
         return {}
-    counts = person_counts(game.candidate_ids, released)
+    counts = person_counts(name_keys(np.asarray(game.candidate_ids)), released)
     return {MEMBERSHIP_NAME: game.per_unit(np.log1p(counts.astype(np.float64)))}
 
 
@@ -99,8 +123,9 @@ def inference(game: Game) -> Scores:
     released = _released_people(game)
     if released is None:
         return {}
+    ids = name_keys(np.asarray(game.candidate_ids))
     return {f"released records of the person, '{col}'": person_labels(
-        game.candidate_ids, released, game.released_labels[col])
+        ids, released, game.released_labels[col])
         for col in game.targets if col in game.released_labels}
 
 
@@ -113,4 +138,5 @@ INFERENCE = Attacker(
     "reads the release's sensitive column where it carries one: guesses a candidate's label "
     "as the commonest among the released records of its person", inference)
 
-__all__ = ["INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "person_counts", "person_labels"]
+__all__ = ["INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "name_keys", "person_counts",
+           "person_labels"]

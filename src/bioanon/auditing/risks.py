@@ -355,10 +355,12 @@ def named_people(t: AuditTables) -> dict[str, Any]:
     s = t.sensitive
     if not t.released_has_sensitive:
         return {"named_people": 0, "named_note": None}
-    people = np.unique(t.members.labels[s].to_numpy(str))
-    values = t.released.labels[s].to_numpy(str)
+    from ..attack.released_person import name_keys
+
+    people = np.unique(name_keys(t.members.labels[s].to_numpy()))
+    values = name_keys(t.released.labels[s].to_numpy())
     named = int(np.isin(people, values).sum())
-    others = np.setdiff1d(np.unique(t.holdout.labels[s].to_numpy(str)), people)
+    others = np.setdiff1d(np.unique(name_keys(t.holdout.labels[s].to_numpy())), people)
     named_others = int(np.isin(others, values).sum())
     head = f"RELEASED carries the sensitive column '{s}': its values name "
     note = (f"{head}{named} of INPUT's {people.size} people (and {named_others} of HOLDOUT's "
