@@ -11,6 +11,10 @@ the attacker that read each, the verdict and the findings and notes:
 - **noise + pseudonyms**: the same, its identity values none of INPUT's;
 - **rescaled copy**: INPUT itself, standardized, times 3 plus 7 (an export in other units);
 - **noise + file names**: the noise release with a file-name column ``<person>_<k>.wav``;
+- **noise + padded names**: the noise release carrying INPUT's identity values padded with
+  spaces and in capitals (the names, written another way);
+- **shuffled copy**: INPUT itself plus noise of 0.01, its feature columns holding each
+  other's values (a shuffled or renamed export);
 - **copy**: INPUT itself without its identity column (the reference case).
 
 Prints a table (with the load average and each audit's seconds) and writes JSON::
@@ -53,6 +57,9 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
     z = (members[feats] - members[feats].mean()) / members[feats].std()
     rescaled = members[["expression"]].copy()
     rescaled[feats] = z.to_numpy() * 3.0 + 7.0
+    shuffled = members[["expression"]].copy()
+    shuffled[feats] = (members[feats].to_numpy()[:, rng.permutation(len(feats))]
+                       + rng.normal(scale=0.01, size=(len(members), len(feats))))
     names = members["identity"].astype(str)
     releases = {
         "noise": noise,
@@ -61,6 +68,8 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
         "rescaled copy": rescaled,
         "noise + file names": noise.assign(
             file=[f"{p}_{k}.wav" for k, p in enumerate(names)]),
+        "noise + padded names": noise.assign(identity=(" " + names.str.upper() + " ").to_numpy()),
+        "shuffled copy": shuffled,
         "copy": members.drop(columns=["identity"]),
     }
     return members, holdout, releases

@@ -151,6 +151,29 @@ def test_a_rescaled_copy_of_input_is_read_as_a_copy(people):
     assert ALIGNED in rec.attacker
 
 
+def test_a_copy_of_input_with_its_columns_shuffled_is_read_as_a_copy(people):
+    """A near-copy of INPUT whose feature columns hold each other's values (a shuffled or
+    renamed export) read as harmless: every attacker compared records column by column
+    (record membership "met" at 260 people). The columns' means and sds give the shuffle
+    away, and with each record's values sorted the copy reads as one; a release that keeps
+    the column order is not attacked so (its figures are as before)."""
+    from bioanon.auditing.risks import SORTED, reordered_release
+
+    members, holdout, released = people
+    feats = [c for c in members.columns if c.startswith("f")]
+    rng = np.random.default_rng(5)
+    shuffled = members.drop(columns=["identity", "gender", "environment"])
+    shuffled[feats] = (members[feats].to_numpy()[:, rng.permutation(len(feats))]
+                       + rng.normal(scale=0.01, size=(len(members), len(feats))))
+    rec = _by_name(bioanon.audit(members, shuffled, holdout, **KW))["record-membership"]
+    assert rec.value > 0.9 and rec.met is False
+    assert SORTED in rec.attacker
+    ref = holdout[feats].to_numpy()
+    assert reordered_release(shuffled[feats].to_numpy(), ref)
+    assert not reordered_release(members[feats].to_numpy(), ref)
+    assert not reordered_release(released[feats].to_numpy(), ref)  # noise around means
+
+
 def test_telling_the_judge_re_rolls_nothing_until_the_column_is_kept():
     """The option the judge is told the column with is left out of the judge's seed at its
     default (an option added later does not re-roll earlier verdicts), and enters it when

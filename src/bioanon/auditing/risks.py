@@ -73,6 +73,14 @@ def reference_records(tables: AuditTables, split: HoldoutSplit) -> FeatureTable:
 ALIGN_TOLERANCE = 0.05
 #: the prefix of the attacks played on the rescaled release
 ALIGNED = "release rescaled to the population: "
+#: the prefix of the attacks played with each record's values sorted, released and clear
+#: alike: a release whose columns are the population's in another order (a shuffled or
+#: renamed export of the records) is read through it, whatever the order
+SORTED = "each record's values sorted (any column order): "
+#: a release is attacked with each record's values sorted where its features, column by
+#: column, differ from the reference's by more than twice what their sorted lists differ
+#: (:func:`reordered_release`) plus this
+REORDER_MARGIN = 0.1
 
 
 def aligned_release(released: np.ndarray, reference: np.ndarray) -> np.ndarray | None:
@@ -97,6 +105,31 @@ def aligned_release(released: np.ndarray, reference: np.ndarray) -> np.ndarray |
     return (R - mr) / sr * sf + mf
 
 
+def reordered_release(released: np.ndarray, reference: np.ndarray) -> bool:
+    """Whether RELEASED's columns look like the reference's in another order: each
+    feature's mean and sd, compared column by column with the reference's, differ far more
+    than the two lists of means and of sds compared sorted (by more than twice that, plus
+    :data:`REORDER_MARGIN`; in the reference's median sd and in log sd). A release drawn
+    feature by feature from the population's marginals differs about as much either way; a
+    release whose columns were shuffled differs column by column alone.
+
+    >>> rng = np.random.default_rng(0)
+    >>> ref = rng.normal(size=(400, 6)) * np.arange(1, 7) + np.arange(6)
+    >>> reordered_release(ref[:200], ref[200:]), reordered_release(ref[:200, ::-1], ref[200:])
+    (False, True)
+    """
+    R, F = np.asarray(released, np.float64), np.asarray(reference, np.float64)
+    if R.shape[1] < 2 or R.shape[1] != F.shape[1]:
+        return False
+    mr, sr, mf, sf = R.mean(axis=0), R.std(axis=0), F.mean(axis=0), F.std(axis=0)
+    sr, sf = np.log(np.where(sr > 0, sr, 1.0)), np.log(np.where(sf > 0, sf, 1.0))
+    unit = float(np.exp(np.median(sf)))
+    in_order = float(np.mean(np.abs(sr - sf) + np.abs(mr - mf) / unit))
+    sorted_ = float(np.mean(np.abs(np.sort(sr) - np.sort(sf))
+                            + np.abs(np.sort(mr) - np.sort(mf)) / unit))
+    return in_order > 2.0 * sorted_ + REORDER_MARGIN
+
+
 def _merged(scores: dict[str, np.ndarray], prefix: str, got: dict[str, np.ndarray]) -> None:
     """Add one release's attacks to ``scores``; on the rescaled release, an attack whose
     scores the rescaling left unchanged (one that reads no feature) is not counted twice."""
@@ -106,18 +139,50 @@ def _merged(scores: dict[str, np.ndarray], prefix: str, got: dict[str, np.ndarra
         scores[prefix + k] = v
 
 
-def _played(g: AuditGame, attack: Callable[[np.ndarray], dict[str, np.ndarray]]
-            ) -> dict[str, np.ndarray]:
-    """``attack`` (released features -> scores or hits by attack) on the release, and where
-    its scale is not the population's, on the release rescaled (:func:`aligned_release`),
+def _unchanged(X: np.ndarray) -> np.ndarray:
+    return X
+
+
+def _rows_sorted(X: np.ndarray) -> np.ndarray:
+    """Each record's values in increasing order: the same for any order of the columns.
+
+    >>> _rows_sorted(np.array([[3.0, 1.0, 2.0]])).tolist()
+    [[1.0, 2.0, 3.0]]
+    """
+    return np.sort(np.asarray(X), axis=1)
+
+
+#: how an attack sees the records: (prefix of its name, the released features, the
+#: transform of the clear records, the suffix of its cache)
+View = tuple[str, np.ndarray, Callable[[np.ndarray], np.ndarray], str]
+
+
+def _views(g: AuditGame) -> list[View]:
+    """The release as it is; rescaled, where its scale is not the population's
+    (:func:`aligned_release`); and, where its columns look like the population's in another
+    order (:func:`reordered_release`), with each record's values sorted, released and clear
+    alike (:data:`SORTED`: such a release reads through it as a copy reads as it is)."""
+    if "views" not in g.cache:
+        rel = g.tables.released.X
+        aligned = aligned_release(rel, g.reference.X)
+        views: list[View] = [("", rel, _unchanged, "")]
+        if aligned is not None:
+            views.append((ALIGNED, aligned, _unchanged, ""))
+        if reordered_release(rel, g.reference.X):
+            views.append((SORTED, _rows_sorted(rel), _rows_sorted, "/sorted"))
+        g.cache["views"] = views
+    return list(g.cache["views"])
+
+
+def _played(g: AuditGame,
+            attack: Callable[[np.ndarray, Callable[[np.ndarray], np.ndarray], str],
+                             dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """``attack`` (released features, the transform of the clear records, its cache's
+    suffix -> scores or hits by attack) on every view of the release (:func:`_views`),
     merged by :func:`_merged`."""
-    rel = g.tables.released.X
-    if "aligned" not in g.cache:
-        g.cache["aligned"] = aligned_release(rel, g.reference.X)
-    aligned = g.cache["aligned"]
     out: dict[str, np.ndarray] = {}
-    for prefix, X in [("", rel)] + ([] if aligned is None else [(ALIGNED, aligned)]):
-        _merged(out, prefix, attack(X))
+    for prefix, X, clear, suffix in _views(g):
+        _merged(out, prefix, attack(X, clear, suffix))
     return out
 
 
@@ -170,10 +235,10 @@ def record_membership(g: AuditGame) -> RiskResult:
     """Record membership: every registered membership attacker, cross-fitted."""
     X, member, people = g.candidates()
     t = g.tables
-    scores = _played(g, lambda rel: attack_scores(
-        g.ctx, X, g.labels_of(t.interest), rel, t.released.labels, g.reference.X,
-        -np.ones(member.size, np.int64), None, g.ctx.attack_cache.setdefault("record", {}),
-        cand_ids=people, level="record"))
+    scores = _played(g, lambda rel, view, key: attack_scores(
+        g.ctx, view(X), g.labels_of(t.interest), rel, t.released.labels,
+        view(g.reference.X), -np.ones(member.size, np.int64), None,
+        g.ctx.attack_cache.setdefault("record" + key, {}), cand_ids=people, level="record"))
     risk = MembershipRisk(g.ctx, g.level)
     risk.people_ = people  # folds and interval by identity where 20 or more people
     units = people if np.unique(people).size >= MIN_IDENTITY_LEVEL else None
@@ -195,10 +260,10 @@ def identity_membership(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     lab = g.labels_of(t.interest)[keep]
-    scores = _played(g, lambda rel: attack_scores(
-        g.ctx, X, lab, rel, t.released.labels, g.reference.X, -np.ones(member.size, np.int64),
-        people, g.ctx.attack_cache.setdefault("identity", {}), cand_ids=people,
-        level="group"))
+    scores = _played(g, lambda rel, view, key: attack_scores(
+        g.ctx, view(X), lab, rel, t.released.labels, view(g.reference.X),
+        -np.ones(member.size, np.int64), people,
+        g.ctx.attack_cache.setdefault("identity" + key, {}), cand_ids=people, level="group"))
     uniq, codes = np.unique(people, return_inverse=True)
     unit_member = _by_group(member.astype(float), codes, uniq.size) > 0.5
     rng = g.ctx.rng("membership/identity")
@@ -216,9 +281,9 @@ def record_inference(g: AuditGame) -> RiskResult:
     X, member, people = g.candidates()
     t = g.tables
     truth = {c: g.labels_of(c) for c in t.kept}
-    hits = _played(g, lambda rel: _hits(
-        g.ctx, X, truth, rel, t.released.labels, people, -np.ones(member.size, np.int64),
-        g.ctx.attack_cache.setdefault("record", {}), "record"))
+    hits = _played(g, lambda rel, view, key: _hits(
+        g.ctx, view(X), truth, rel, t.released.labels, people, -np.ones(member.size, np.int64),
+        g.ctx.attack_cache.setdefault("record" + key, {}), "record"))
     return InferenceRisk(g.ctx, g.level)._judge(hits, member, None, "record", people)
 
 
@@ -240,9 +305,9 @@ def identity_inference(g: AuditGame) -> RiskResult:
     keep = member | np.isin(people, non_ids)
     X, member, people = X[keep], member[keep], people[keep]
     truth = {c: g.labels_of(c)[keep] for c in t.kept}
-    hits = _played(g, lambda rel: _hits(
-        g.ctx, X, truth, rel, t.released.labels, people, -np.ones(member.size, np.int64),
-        g.ctx.attack_cache.setdefault("identity", {}), "identity"))
+    hits = _played(g, lambda rel, view, key: _hits(
+        g.ctx, view(X), truth, rel, t.released.labels, people, -np.ones(member.size, np.int64),
+        g.ctx.attack_cache.setdefault("identity" + key, {}), "identity"))
     _, units = np.unique(people, return_inverse=True)
     risk = InferenceRisk(g.ctx, g.level)
     adv = inference_advantage(hits, member, None, units, g.ctx.rng("inference/identity"),
@@ -382,7 +447,8 @@ def verdict_status(r: RiskResult) -> str:
     return "met" if r.passes else "not met"
 
 
-__all__ = ["ALIGNED", "ALIGN_TOLERANCE", "MAX_CANDIDATES", "AuditGame", "aligned_release",
+__all__ = ["ALIGNED", "ALIGN_TOLERANCE", "MAX_CANDIDATES", "REORDER_MARGIN", "SORTED",
+           "AuditGame", "aligned_release", "reordered_release",
            "identity_inference", "identity_membership", "label_join", "named_people",
            "recognition", "record_inference", "record_membership", "utility",
            "verdict_status"]
