@@ -331,3 +331,18 @@ def test_a_parquet_folder_is_judged_on_a_stated_seeded_sample(tmp_path):
     whole = bioanon.audit(folder, tmp_path / "copy.csv", tmp_path / "holdout.parquet",
                           **ROLES, max_records=None, random_state=0)
     assert whole.data["n_input"] == m.n_records and "no:" in whole.data["sampled"]
+
+
+def test_a_shuffled_copy_carrying_its_people_is_recognised(closed):
+    """A near-copy of INPUT with its feature columns shuffled and its identity column kept:
+    recognizers trained on it probed HOLDOUT's records in their own column order and read
+    0.017, "met"; trained and probed with each record's values sorted they read it."""
+    from bioanon.auditing.risks import SORTED
+
+    m, h, _ = closed
+    rng = np.random.default_rng(0)
+    X = m.X[:, rng.permutation(m.n_features)] + rng.normal(scale=0.01, size=m.X.shape)
+    shuffled = FeatureTable(X.astype(np.float32), m.labels[["identity", "expression"]].copy(),
+                            list(m.feature_names))
+    rec = risk_of(bioanon.audit(m, shuffled, h, **ROLES, random_state=1), "record-recognition")
+    assert rec.status == "not met" and SORTED in rec.attacker, (rec.value, rec.attacker)

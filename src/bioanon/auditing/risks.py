@@ -344,10 +344,12 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
     y_rel = y_all_rel[trained]
     y_in = t.members.labels[s].to_numpy(str)
     preds, clear = {}, {}
+    for prefix, X_rel, view, _ in _views(g):  # as it is; rescaled or sorted where it needs
+        X_fit, probe = (X_rel if trained.all() else X_rel[trained]), view(P.X)
+        for m in models:
+            preds[f"{prefix}trained on RELEASED / {model_name(m)}"] = np.asarray(
+                make_recognizer(m, g.seed).fit(X_fit, y_rel).predict(probe)).astype(str)
     for m in models:
-        name = f"trained on RELEASED / {model_name(m)}"
-        preds[name] = np.asarray(make_recognizer(m, g.seed).fit(released.X, y_rel)
-                                 .predict(P.X)).astype(str)
         clear[model_name(m)] = float(np.mean(
             np.asarray(make_recognizer(m, g.seed).fit(t.members.X, y_in).predict(P.X))
             .astype(str) == y))
