@@ -336,8 +336,9 @@ def test_a_parquet_folder_is_judged_on_a_stated_seeded_sample(tmp_path):
 def test_a_shuffled_copy_carrying_its_people_is_recognised(closed):
     """A near-copy of INPUT with its feature columns shuffled and its identity column kept:
     recognizers trained on it probed HOLDOUT's records in their own column order and read
-    0.017, "met"; trained and probed with each record's values sorted they read it."""
-    from bioanon.auditing.risks import SORTED
+    0.017, "met"; with its columns matched to the population's by mean and sd they read
+    0.70 (the copy itself: 0.93)."""
+    from bioanon.auditing.risks import MATCHED, SORTED
 
     m, h, _ = closed
     rng = np.random.default_rng(0)
@@ -345,4 +346,5 @@ def test_a_shuffled_copy_carrying_its_people_is_recognised(closed):
     shuffled = FeatureTable(X.astype(np.float32), m.labels[["identity", "expression"]].copy(),
                             list(m.feature_names))
     rec = risk_of(bioanon.audit(m, shuffled, h, **ROLES, random_state=1), "record-recognition")
-    assert rec.status == "not met" and SORTED in rec.attacker, (rec.value, rec.attacker)
+    assert rec.status == "not met" and rec.value > 0.5, (rec.value, rec.attacker)
+    assert MATCHED in rec.attacker or SORTED in rec.attacker

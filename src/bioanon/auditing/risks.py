@@ -77,6 +77,11 @@ ALIGNED = "release rescaled to the population: "
 #: alike: a release whose columns are the population's in another order (a shuffled or
 #: renamed export of the records) is read through it, whatever the order
 SORTED = "each record's values sorted (any column order): "
+#: the prefix of the attacks played on the release with its columns matched to the
+#: population's by their means and sds (:func:`matched_columns`)
+MATCHED = "release with its columns matched to the population's: "
+#: the widest release whose columns are matched (the cost matrix is features²)
+MAX_MATCHED_FEATURES = 4096
 #: a release is attacked with each record's values sorted where its features, column by
 #: column, differ from the reference's by more than twice what their sorted lists differ
 #: (:func:`reordered_release`) plus this
@@ -130,6 +135,33 @@ def reordered_release(released: np.ndarray, reference: np.ndarray) -> bool:
     return in_order > 2.0 * sorted_ + REORDER_MARGIN
 
 
+def matched_columns(released: np.ndarray, reference: np.ndarray) -> np.ndarray | None:
+    """The order of RELEASED's columns that best matches the reference's, feature by
+    feature, by mean and sd (a linear assignment: ``released[:, order]`` holds in column k
+    what matches the reference's column k), or None where the release is wider than
+    :data:`MAX_MATCHED_FEATURES` or the order found is its own.
+
+    >>> rng = np.random.default_rng(0)
+    >>> ref = rng.normal(size=(400, 4)) * np.arange(1, 5) + np.arange(4)
+    >>> matched_columns(ref[:200, [2, 0, 3, 1]], ref[200:]).tolist()
+    [1, 3, 0, 2]
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    R, F = np.asarray(released, np.float64), np.asarray(reference, np.float64)
+    d = R.shape[1]
+    if d > MAX_MATCHED_FEATURES or d != F.shape[1]:
+        return None
+    mr, mf = R.mean(axis=0), F.mean(axis=0)
+    sr, sf = (np.log(np.where(A.std(axis=0) > 0, A.std(axis=0), 1.0)) for A in (R, F))
+    unit = float(np.exp(np.median(sf)))
+    cost = np.abs(mr[:, None] - mf[None, :]) / unit + np.abs(sr[:, None] - sf[None, :])
+    rows, cols = linear_sum_assignment(cost)
+    order = np.empty(d, np.int64)
+    order[cols] = rows
+    return None if np.array_equal(order, np.arange(d)) else order
+
+
 def _merged(scores: dict[str, np.ndarray], prefix: str, got: dict[str, np.ndarray]) -> None:
     """Add one release's attacks to ``scores``; on the rescaled release, an attack whose
     scores the rescaling left unchanged (one that reads no feature) is not counted twice."""
@@ -160,8 +192,9 @@ View = tuple[str, np.ndarray, Callable[[np.ndarray], np.ndarray], str]
 def _views(g: AuditGame) -> list[View]:
     """The release as it is; rescaled, where its scale is not the population's
     (:func:`aligned_release`); and, where its columns look like the population's in another
-    order (:func:`reordered_release`), with each record's values sorted, released and clear
-    alike (:data:`SORTED`: such a release reads through it as a copy reads as it is)."""
+    order (:func:`reordered_release`), with its columns matched to the population's by mean
+    and sd (:func:`matched_columns`: exact where the features' marginals differ) and with
+    each record's values sorted, released and clear alike (:data:`SORTED`: any order)."""
     if "views" not in g.cache:
         rel = g.tables.released.X
         aligned = aligned_release(rel, g.reference.X)
@@ -169,6 +202,9 @@ def _views(g: AuditGame) -> list[View]:
         if aligned is not None:
             views.append((ALIGNED, aligned, _unchanged, ""))
         if reordered_release(rel, g.reference.X):
+            order = matched_columns(rel, g.reference.X)
+            if order is not None:
+                views.append((MATCHED, rel[:, order], _unchanged, ""))
             views.append((SORTED, _rows_sorted(rel), _rows_sorted, "/sorted"))
         g.cache["views"] = views
     return list(g.cache["views"])
@@ -449,8 +485,9 @@ def verdict_status(r: RiskResult) -> str:
     return "met" if r.passes else "not met"
 
 
-__all__ = ["ALIGNED", "ALIGN_TOLERANCE", "MAX_CANDIDATES", "REORDER_MARGIN", "SORTED",
-           "AuditGame", "aligned_release", "reordered_release",
+__all__ = ["ALIGNED", "ALIGN_TOLERANCE", "MATCHED", "MAX_CANDIDATES", "MAX_MATCHED_FEATURES",
+           "REORDER_MARGIN", "SORTED", "AuditGame", "aligned_release", "matched_columns",
+           "reordered_release",
            "identity_inference", "identity_membership", "label_join", "named_people",
            "recognition", "record_inference", "record_membership", "utility",
            "verdict_status"]
