@@ -118,22 +118,18 @@ surrounding spaces (' a' and 'a'), which would count as different classes (or pe
 strip the spaces (pandas: df['c'].str.strip()) and run again
     """
     stripped = values.str.strip()
-    padded = (stripped != values).to_numpy()
-    if not padded.any():
+    if (stripped == values).all():
         return
-    unique = pd.unique(values)
-    plain = set(unique[(pd.Series(unique).str.strip() == pd.Series(unique)).to_numpy()])
-    seen: dict[str, str] = {}
-    for value in unique:  # one entry per distinct value, not per record
-        key = value.strip()
-        other = key if key in plain and key != value else seen.get(key)
-        if other is not None and other != value:
-            raise BioanonError(
-                f"label column '{column}' holds values that differ only by surrounding "
-                f"spaces ({value!r} and {other!r}), which would count as different classes "
-                f"(or people); strip the spaces (pandas: df[{column!r}].str.strip()) and run "
-                "again")
-        seen.setdefault(key, value)
+    pairs = pd.DataFrame({"value": values, "key": stripped}).drop_duplicates("value")
+    clash = pairs[pairs.duplicated("key", keep=False)]
+    if clash.empty:
+        return
+    two = clash.loc[clash["key"] == clash["key"].iloc[0], "value"].tolist()
+    value, other = sorted(two, key=lambda v: v == v.strip())[:2]  # the padded one first
+    raise BioanonError(
+        f"label column '{column}' holds values that differ only by surrounding spaces "
+        f"({value!r} and {other!r}), which would count as different classes (or people); "
+        f"strip the spaces (pandas: df[{column!r}].str.strip()) and run again")
 
 
 def format_of(path: str | os.PathLike) -> str:

@@ -110,6 +110,15 @@ def aligned_release(released: np.ndarray, reference: np.ndarray) -> np.ndarray |
     return (R - mr) / sr * sf + mf
 
 
+def _marginals(released: np.ndarray, reference: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Each feature's mean and log sd, released and reference (a constant feature's log sd
+    is 0), and the reference's median sd: the unit means are compared in."""
+    R, F = np.asarray(released, np.float64), np.asarray(reference, np.float64)
+    sr, sf = (np.log(np.where(A.std(axis=0) > 0, A.std(axis=0), 1.0)) for A in (R, F))
+    return R.mean(axis=0), sr, F.mean(axis=0), sf, float(np.exp(np.median(sf)))
+
+
 def reordered_release(released: np.ndarray, reference: np.ndarray) -> bool:
     """Whether RELEASED's columns look like the reference's in another order: each
     feature's mean and sd, compared column by column with the reference's, differ far more
@@ -123,12 +132,9 @@ def reordered_release(released: np.ndarray, reference: np.ndarray) -> bool:
     >>> reordered_release(ref[:200], ref[200:]), reordered_release(ref[:200, ::-1], ref[200:])
     (False, True)
     """
-    R, F = np.asarray(released, np.float64), np.asarray(reference, np.float64)
-    if R.shape[1] < 2 or R.shape[1] != F.shape[1]:
+    if np.shape(released)[1] < 2 or np.shape(released)[1] != np.shape(reference)[1]:
         return False
-    mr, sr, mf, sf = R.mean(axis=0), R.std(axis=0), F.mean(axis=0), F.std(axis=0)
-    sr, sf = np.log(np.where(sr > 0, sr, 1.0)), np.log(np.where(sf > 0, sf, 1.0))
-    unit = float(np.exp(np.median(sf)))
+    mr, sr, mf, sf, unit = _marginals(released, reference)
     in_order = float(np.mean(np.abs(sr - sf) + np.abs(mr - mf) / unit))
     sorted_ = float(np.mean(np.abs(np.sort(sr) - np.sort(sf))
                             + np.abs(np.sort(mr) - np.sort(mf)) / unit))
@@ -148,13 +154,10 @@ def matched_columns(released: np.ndarray, reference: np.ndarray) -> np.ndarray |
     """
     from scipy.optimize import linear_sum_assignment
 
-    R, F = np.asarray(released, np.float64), np.asarray(reference, np.float64)
-    d = R.shape[1]
-    if d > MAX_MATCHED_FEATURES or d != F.shape[1]:
+    d = np.shape(released)[1]
+    if d > MAX_MATCHED_FEATURES or d != np.shape(reference)[1]:
         return None
-    mr, mf = R.mean(axis=0), F.mean(axis=0)
-    sr, sf = (np.log(np.where(A.std(axis=0) > 0, A.std(axis=0), 1.0)) for A in (R, F))
-    unit = float(np.exp(np.median(sf)))
+    mr, sr, mf, sf, unit = _marginals(released, reference)
     cost = np.abs(mr[:, None] - mf[None, :]) / unit + np.abs(sr[:, None] - sf[None, :])
     rows, cols = linear_sum_assignment(cost)
     order = np.empty(d, np.int64)
@@ -163,8 +166,9 @@ def matched_columns(released: np.ndarray, reference: np.ndarray) -> np.ndarray |
 
 
 def _merged(scores: dict[str, np.ndarray], prefix: str, got: dict[str, np.ndarray]) -> None:
-    """Add one release's attacks to ``scores``; on the rescaled release, an attack whose
-    scores the rescaling left unchanged (one that reads no feature) is not counted twice."""
+    """Add one view's attacks to ``scores``; on a view other than the release as it is
+    (``prefix``), an attack whose scores the view left unchanged (one that reads no feature)
+    is not counted twice."""
     for k, v in got.items():
         if prefix and k in scores and np.array_equal(scores[k], v):
             continue
