@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,9 +39,14 @@ def all_finite(X: np.ndarray) -> bool:
 
 
 def check_finite(X: np.ndarray, what: str = "features",
-                 names: Sequence[str] | None = None) -> None:
+                 names: Sequence[str] | None = None,
+                 before: Callable[[], Any] | None = None) -> None:
     """Raise a :class:`BioanonError` naming the columns (by ``names`` when given) that hold
     NaN or inf, and the first record holding one.
+
+    ``before`` gives the values before their cast to float32 (called only for a table with a
+    bad cell): a cell finite there overflowed the cast (beyond ±3.4e38), which the error says
+    instead of calling it NaN or inf.
 
     :func:`all_finite` clears a finite table cheaply; only a table with a bad cell pays for
     locating it.
@@ -57,6 +62,8 @@ def check_finite(X: np.ndarray, what: str = "features",
     if all_finite(X):
         return
     bad = ~np.isfinite(X)
+    if before is not None and bad.any():
+        _refuse_overflow(bad, np.asarray(before(), dtype=np.float64), what, names)
     if bad.any():
         row = int(np.argmax(bad.any(axis=1)))
         cols = np.flatnonzero(bad.any(axis=0))
@@ -71,12 +78,31 @@ def check_finite(X: np.ndarray, what: str = "features",
         )
 
 
+def _refuse_overflow(bad: np.ndarray, wide: np.ndarray, what: str,
+                     names: Sequence[str] | None) -> None:
+    """Refuse the cells ``bad`` after the float32 cast that were finite in ``wide`` (the
+    values before it): numbers too large for 32-bit floats, not missing values."""
+    with np.errstate(invalid="ignore"):
+        over = bad & np.isfinite(wide) if wide.shape == bad.shape else np.zeros_like(bad)
+    if not over.any():
+        return
+    row = int(np.argmax(over.any(axis=1)))
+    j = int(np.argmax(over.any(axis=0)))
+    col = (repr(str(names[j])) if names is not None and len(names) == bad.shape[1]
+           else f"#{j}")
+    raise BioanonError(
+        f"{what} hold {int(over.sum())} number(s) too large for 32-bit floats (beyond "
+        f"±3.4e38), first in column {col} at record {row}; rescale "
+        "that column (e.g. to other units) or drop those records first")
+
+
 def as_feature_matrix(X: Any, what: str = "X",
                       names: Sequence[str] | None = None) -> np.ndarray:
     """Validate and convert ``X`` to a 2-D float32 array without NaN or inf (``names`` name
     its columns in the error)."""
     try:
-        arr = np.asarray(X, dtype=np.float32)
+        with np.errstate(over="ignore"):
+            arr = np.asarray(X, dtype=np.float32)
     except (TypeError, ValueError) as exc:
         raise BioanonError(f"{what} is not numeric ({exc}); pass numbers only") from None
     if arr.ndim != 2:
@@ -85,7 +111,7 @@ def as_feature_matrix(X: Any, what: str = "X",
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
-    check_finite(arr, what, names)
+    check_finite(arr, what, names, before=lambda: X)
     return arr
 
 
@@ -100,6 +126,41 @@ def duplicates(names: Sequence[str]) -> list[str]:
     from collections import Counter
 
     return sorted(n for n, k in Counter(names).items() if k > 1)
+
+
+def refuse_revealing_roles(labels: pd.DataFrame, useful: Sequence[str],
+                           sensitive: str) -> None:
+    """Refuse roles where a useful column gives the sensitive one away: every value of the
+    useful column belongs to one sensitive value (the sensitive column holds two or more).
+    Then any model that predicts the useful column predicts the sensitive one through that
+    map, which an attacker holding clear records learns: no release can keep the first
+    useful and hide the second, and a search would only find that out after its work.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"who": list("aabb"), "task": list("xxyy"), "ok": list("xyxy")})
+    >>> refuse_revealing_roles(df, ["ok"], "who")
+    >>> try:
+    ...     refuse_revealing_roles(df, ["task"], "who")
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:66])
+    useful column 'task' gives the sensitive column 'who' away: each o
+    """
+    secret = pd.factorize(labels[sensitive])[0]
+    n_secret = int(secret.max()) + 1 if secret.size else 0
+    if n_secret < 2:
+        return
+    for col in useful:
+        codes = pd.factorize(labels[col])[0]
+        n_useful = int(codes.max()) + 1
+        pairs = np.unique(codes.astype(np.int64) * n_secret + secret).size
+        if pairs == n_useful:
+            raise BioanonError(
+                f"useful column '{col}' gives the sensitive column '{sensitive}' away: each "
+                f"of its {n_useful} values belongs to one '{sensitive}' value, so a model "
+                f"that predicts '{col}' predicts '{sensitive}', and no release can keep one "
+                f"and hide the other; choose a useful column that does not decide "
+                f"'{sensitive}' (or another sensitive column)")
 
 
 def _refuse_padded_values(column: str, values: pd.Series) -> None:
@@ -459,9 +520,11 @@ class FeatureTable:
                                                 numeric_cols.__contains__)
         odd_set = set(odd)
         numeric = [c for c in feat_cols if c not in odd_set]
-        X = df[numeric].to_numpy(dtype=np.float32)
+        with np.errstate(over="ignore"):
+            X = df[numeric].to_numpy(dtype=np.float32)
         names = [str(c) for c in numeric]
-        check_finite(X, "features", names)
+        check_finite(X, "features", names,
+                     before=lambda: df[numeric].to_numpy(dtype=np.float64, na_value=np.nan))
         if odd:
             raise _not_numeric(odd, None, X, names, keep_as_feature, typed)
         if keep_as_feature is not None:
@@ -498,7 +561,9 @@ class FeatureTable:
         _pipelined(lambda k: pf.read_row_group(k, columns=feat_cols),
                    lambda k, part: _fill_rows(X, int(starts[k]), part), groups)
         names = [str(c) for c in feat_cols]
-        check_finite(X, "features", names)
+        check_finite(X, "features", names, before=lambda: np.column_stack(
+            [pf.read(columns=[c]).column(0).to_numpy(zero_copy_only=False)
+             .astype(np.float64) for c in feat_cols]))
         typed = parquet_integer_columns(schema)
         if odd:
             raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)

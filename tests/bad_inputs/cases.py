@@ -53,6 +53,12 @@ def _frame_csv(d: Path, edit: Callable[[pd.DataFrame], pd.DataFrame],
     return p
 
 
+def _frame_parquet(d: Path, edit: Callable[[pd.DataFrame], pd.DataFrame]) -> Path:
+    p = d / "t.parquet"
+    edit(_table().to_frame()).to_parquet(p, index=False)
+    return p
+
+
 def _frame_of(d: Path, frame: pd.DataFrame, name: str = "t.csv") -> Path:
     p = d / name
     frame.to_csv(p, index=False)
@@ -61,6 +67,7 @@ def _frame_of(d: Path, frame: pd.DataFrame, name: str = "t.csv") -> Path:
 
 def _set_cell(value: float) -> Callable[[pd.DataFrame], pd.DataFrame]:
     def edit(df: pd.DataFrame) -> pd.DataFrame:
+        df["f5"] = df["f5"].astype(np.float64)  # a float32 column would hold 1e308 as inf
         df.loc[3, "f5"] = value
         return df
     return edit
@@ -163,8 +170,9 @@ def _cases() -> list[Case]:
     c: list[Case] = []
 
     def add(id: str, build: Callable[[Path], list[str]], kind: str = "error",
-            outputs: tuple[str, ...] = (), xfail: str | None = None) -> None:
-        c.append(Case(id, build, kind, outputs, xfail))
+            outputs: tuple[str, ...] = (), xfail: str | None = None,
+            says: str | None = None) -> None:
+        c.append(Case(id, build, kind, outputs, xfail, says))
 
     rel = ("o.parquet", "o.parquet.manifest.json")
     # --- anonymize: valid inputs
@@ -226,8 +234,14 @@ def _cases() -> list[Case]:
     add("anonymize-nan-feature", lambda d: anon(_frame_csv(d, _set_cell(np.nan)), d, *FAST))
     add("anonymize-plus-inf", lambda d: anon(_frame_csv(d, _set_cell(np.inf)), d, *FAST))
     add("anonymize-minus-inf", lambda d: anon(_frame_csv(d, _set_cell(-np.inf)), d, *FAST))
+    # a finite number beyond float32's range is not called NaN or inf (CSV and Parquet)
     add("anonymize-1e308-overflows-float32",
-        lambda d: anon(_frame_csv(d, _set_cell(1e308)), d, *FAST))
+        lambda d: anon(_frame_csv(d, _set_cell(1e308)), d, *FAST),
+        says="1 number(s) too large for 32-bit floats (beyond ±3.4e38), first in column 'f5' "
+             "at record 3")
+    add("anonymize-parquet-1e308-overflows-float32",
+        lambda d: anon(_frame_parquet(d, _set_cell(-1e308)), d, *FAST),
+        says="too large for 32-bit floats")
     add("anonymize-one-record",
         lambda d: anon(_write_text(d / "t.csv", "identity,expression,f0\na,x,1\n"), d, *FAST,
                        roles=["--interest", "expression", "--sensitive", "identity"]))

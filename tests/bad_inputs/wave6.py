@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .audit import au
 from .cases import FAST, ROLES, Case, _csv, _frame_csv, _table, anon
 
 
@@ -162,6 +163,18 @@ def wave6_cases() -> list[Case]:
     c.append(Case("release-sensitive-values-differing-only-by-spaces", lambda d: [
         "release", str(_frame_csv(d, _padded_identity)), "-o", str(d / "o.parquet"), *ROLES],
         says="differ only by surrounding spaces"))
+    # a useful column that decides the sensitive one (each person one value): refused before
+    # any work, in every command that judges, instead of a search that can only fail
+    gives_away = "useful column 'identity' gives the sensitive column 'gender' away"
+    swapped = ["--interest", "identity", "--sensitive", "gender"]
+    c.append(Case("release-useful-column-decides-the-sensitive-one", lambda d: [
+        "release", str(_csv(d)), "-o", str(d / "o.parquet"), *swapped,
+        "--identifying", "environment", "--label", "expression"], says=gives_away))
+    c.append(Case("evaluate-useful-column-decides-the-sensitive-one", lambda d: [
+        "evaluate", str(_csv(d)), "-o", str(d / "ev"), *swapped, "--label", "expression",
+        "--label", "environment"], says=gives_away))
+    c.append(Case("audit-useful-column-decides-the-sensitive-one",
+                  lambda d: au(d, roles=swapped), says=gives_away))
     return c
 
 

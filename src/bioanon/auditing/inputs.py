@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
-from ..table import FeatureTable
+from ..table import FeatureTable, refuse_revealing_roles
 
 #: where a table comes from: a FeatureTable or a path bioanon reads
 Source = FeatureTable | pd.DataFrame | str | os.PathLike[str]
@@ -305,6 +305,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
             if c not in t.labels.columns:
                 raise BioanonError(f"{what} has no column '{c}'; name a label column it "
                                    f"holds (it has {sorted(map(str, t.labels.columns))})")
+    refuse_revealing_roles(members.labels, [interest], sensitive)
     for c in kept:
         if c not in released.labels.columns:
             if c == interest:  # the utility's column: it cannot be dropped from the audit

@@ -52,7 +52,7 @@ from ..metrics.results import (
     VerificationResult,
 )
 from ..progress import Steps, stages
-from ..table import FeatureTable
+from ..table import FeatureTable, refuse_revealing_roles
 from .beside import Beside
 from .caps import capped_rows
 from .consumer import apply_pick, consumer_panel
@@ -196,6 +196,7 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
         table.label(col)
     if sensitive == interest or sensitive in additional:
         raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
+    refuse_revealing_roles(table.labels, [interest, *additional], sensitive)
     modes = parse_modes(options.attackers)
     models = options.models
     want_all = isinstance(models, str) and models.strip() == "all"
