@@ -15,6 +15,10 @@ the attacker that read each, the verdict and the findings and notes:
   spaces and in capitals (the names, written another way);
 - **shuffled copy**: INPUT itself plus noise of 0.01, its feature columns holding each
   other's values (a shuffled or renamed export);
+- **rotated copy**: INPUT itself turned by a random rotation about its mean, plus noise of
+  0.05 (a rotation perturbation: every distance between records kept);
+- **reflected copy**: INPUT itself with about half its features' signs flipped about their
+  means (each column's marginal keeps its spread);
 - **copy**: INPUT itself without its identity column (the reference case).
 
 Prints a table (with the load average and each audit's seconds) and writes JSON::
@@ -60,6 +64,13 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
     shuffled = members[["expression"]].copy()
     shuffled[feats] = (members[feats].to_numpy()[:, rng.permutation(len(feats))]
                        + rng.normal(scale=0.01, size=(len(members), len(feats))))
+    X = members[feats].to_numpy(np.float64)
+    mu = X.mean(axis=0)
+    rotated = members[["expression"]].copy()
+    rotated[feats] = ((X - mu) @ np.linalg.qr(rng.normal(size=(len(feats), len(feats))))[0]
+                      + rng.normal(scale=0.05, size=X.shape))
+    reflected = members[["expression"]].copy()
+    reflected[feats] = (X - mu) * np.where(rng.random(len(feats)) < 0.5, -1.0, 1.0) + mu
     names = members["identity"].astype(str)
     releases = {
         "noise": noise,
@@ -70,6 +81,8 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
             file=[f"{p}_{k}.wav" for k, p in enumerate(names)]),
         "noise + padded names": noise.assign(identity=(" " + names.str.upper() + " ").to_numpy()),
         "shuffled copy": shuffled,
+        "rotated copy": rotated,
+        "reflected copy": reflected,
         "copy": members.drop(columns=["identity"]),
     }
     return members, holdout, releases

@@ -44,6 +44,7 @@ from ..metrics.scores import wilson_interval
 from ..release import JOIN_FACTOR, join_rate
 from ..table import FeatureTable
 from .inputs import AuditTables, HoldoutSplit
+from .isometry import turned_release
 from .plan import MIN_PROBES, identity_sides, recognition_probes, recognized_values
 
 #: candidates per side the membership and inference attackers score at most (stratified by
@@ -80,6 +81,10 @@ SORTED = "each record's values sorted (any column order): "
 #: the prefix of the attacks played on the release with its columns matched to the
 #: population's by their means and sds (:func:`matched_columns`)
 MATCHED = "release with its columns matched to the population's: "
+#: the prefix of the attacks played on the release mapped back by the distance-preserving
+#: map (a rotation, reflections, a reordering) that carries it onto INPUT's records
+#: (:func:`~.isometry.turned_release`)
+TURNED = "release turned back onto INPUT's axes (PCA attack): "
 #: the widest release whose columns are matched (the cost matrix is features²)
 MAX_MATCHED_FEATURES = 4096
 #: a release is attacked with each record's values sorted where its features, column by
@@ -198,7 +203,9 @@ def _views(g: AuditGame) -> list[View]:
     (:func:`aligned_release`); and, where its columns look like the population's in another
     order (:func:`reordered_release`), with its columns matched to the population's by mean
     and sd (:func:`matched_columns`: exact where the features' marginals differ) and with
-    each record's values sorted, released and clear alike (:data:`SORTED`: any order)."""
+    each record's values sorted, released and clear alike (:data:`SORTED`: any order);
+    and, where it is INPUT's records turned (rotated, reflected, reordered: a
+    distance-preserving map), mapped back (:data:`TURNED`)."""
     if "views" not in g.cache:
         rel = g.tables.released.X
         aligned = aligned_release(rel, g.reference.X)
@@ -210,6 +217,9 @@ def _views(g: AuditGame) -> list[View]:
             if order is not None:
                 views.append((MATCHED, rel[:, order], _unchanged, ""))
             views.append((SORTED, _rows_sorted(rel), _rows_sorted, "/sorted"))
+        turned = turned_release(rel, g.tables.members.X, g.reference.X)
+        if turned is not None:
+            views.append((TURNED, turned.astype(rel.dtype), _unchanged, ""))
         g.cache["views"] = views
     return list(g.cache["views"])
 
