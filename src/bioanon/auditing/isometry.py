@@ -37,13 +37,15 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 #: the widest release mapped (an eigendecomposition of features² entries per table)
 MAX_TURNED_FEATURES = 2048
-#: the mapped release is played where its records' median distance to the nearest INPUT
-#: record is below this share of that to the nearest HOLDOUT record, and of the release's
-#: own (as it is) to INPUT
+#: the mapped release is played where its records' distance to the nearest INPUT record is
+#: below this share of that to the nearest HOLDOUT record (a low quantile: :func:`_nearer`),
+#: and the release as it is does not sit so near
 NEARER_SHARE = 0.7
 #: rounds that refine the map: each record's nearest INPUT record, then the orthogonal map
 #: that best carries the release onto them (orthogonal Procrustes; the iterated closest
@@ -53,8 +55,14 @@ REFINE = 8
 GAP = 1.1
 #: at most this many
 TOP_AXES = 10
-#: records of each side in the nearest-neighbour comparison
+#: the leading axes the first pairs are also read in, after those of :func:`_separated`
+STARTS = (4, 8)
+#: the leading axes of INPUT records are paired in, while the map is refined
+PAIRING_AXES = 16
+#: RELEASED's records in the nearest-neighbour comparison (they also give its axes)
 SAMPLE = 1000
+#: INPUT's and HOLDOUT's records in it, at most (as many of each; INPUT's give its axes)
+SAMPLE_INPUT = 4000
 #: the quantiles an axis's sign is read from
 _QUANTILES = np.linspace(0.01, 0.99, 99)
 
@@ -96,9 +104,9 @@ def _signs(Zr: np.ndarray, Zi: np.ndarray) -> np.ndarray:
     return np.where(mirrored < same, -1.0, 1.0)
 
 
-def _nearest(A: np.ndarray, B: np.ndarray) -> tuple[float, np.ndarray]:
-    """(the median over ``A``'s records of the distance to the nearest record of ``B``,
-    that record's row for each; whole-array: ‖a‖² + ‖b‖² − 2a·b, in blocks of ``A``)."""
+def _nearest(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each of ``A``'s records' distance to the nearest record of ``B``, that record's row;
+    whole-array: ‖a‖² + ‖b‖² − 2a·b, in blocks of ``A``)."""
     bb = (B ** 2).sum(axis=1)
     best = np.empty(A.shape[0])
     idx = np.empty(A.shape[0], np.int64)
@@ -107,30 +115,52 @@ def _nearest(A: np.ndarray, B: np.ndarray) -> tuple[float, np.ndarray]:
         d2 = (part ** 2).sum(axis=1)[:, None] + bb[None, :] - 2.0 * part @ B.T
         idx[a:a + 256] = d2.argmin(axis=1)
         best[a:a + 256] = d2[np.arange(part.shape[0]), idx[a:a + 256]]
-    return float(np.median(np.sqrt(np.maximum(best, 0.0)))), idx
+    return np.sqrt(np.maximum(best, 0.0)), idx
+
+
+def _nearer(A: np.ndarray, Ms: np.ndarray, Fs: np.ndarray, q: float) -> float:
+    """How much nearer ``A``'s records sit to INPUT's sample ``Ms`` than to HOLDOUT's
+    ``Fs`` (of as many records): the ratio of the ``q``-quantiles of their distances to the
+    nearest record (``q``: half the share of INPUT in ``Ms``, the share of a copy's records
+    whose source is in the sample)."""
+    near = float(np.quantile(_nearest(A, Ms)[0], q))
+    return near / max(float(np.quantile(_nearest(A, Fs)[0], q)), 1e-300)
 
 
 def _sample(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     return X if X.shape[0] <= n else X[np.sort(rng.choice(X.shape[0], n, replace=False))]
 
 
-def _turn(R: np.ndarray, M: np.ndarray, rows: np.ndarray, m_rows: np.ndarray) -> np.ndarray:
-    """RELEASED ``R`` carried onto ``M``'s coordinates by the orthogonal map found from
-    their principal axes, then refined on the sampled records ``rows`` of ``R`` and
-    ``m_rows`` of ``M`` (:data:`REFINE`)."""
-    mr, U, w = _axes(R)
-    mi, V, _w = _axes(M)
-    Zr, Zi = (R - mr) @ U, (M - mi) @ V
+def _turns(R: np.ndarray, r_axes: tuple[np.ndarray, np.ndarray, np.ndarray], M: np.ndarray,
+           rows: np.ndarray, m_rows: np.ndarray, share: float) -> Iterator[np.ndarray]:
+    """RELEASED ``R`` (its principal axes ``r_axes``) carried onto ``M``'s coordinates by
+    orthogonal maps: from their principal axes (each axis's sign by :func:`_signs`), the
+    first pairs of records read in the leading few axes (:func:`_separated`, then more:
+    :data:`STARTS`), each refined on the sampled records ``rows`` of ``R`` and ``m_rows`` of
+    ``M`` (:data:`REFINE` rounds at most, each on the ``share`` of pairs that sit closest: of a
+    copy, the records whose source is in the sample). Records are paired in ``M``'s
+    :data:`PAIRING_AXES` leading axes (the map itself is fitted in every feature)."""
+    mr, U, w = r_axes
+    mi, V, _w = _axes(M[m_rows])
+    Zr, Zi = (R[rows] - mr) @ U, (M[m_rows] - mi) @ V
     signs = _signs(Zr, Zi)
-    top = _separated(w)  # the first pairs: in the axes a sample reads alike
-    idx = _nearest(Zr[rows][:, :top] * signs[:top], Zi[m_rows][:, :top])[1]
-    a, Ms = R[rows] - mr, M[m_rows]
-    turn = (U * signs) @ V.T  # the release's axes onto M's
-    for _ in range(REFINE):  # the best turn onto the records paired, then pair again
-        u, _s, vt = np.linalg.svd(a.T @ (Ms[idx] - mi))
-        turn = u @ vt
-        idx = _nearest(a @ turn + mi, Ms)[1]
-    return (R - mr) @ turn + mi
+    a, b = R[rows] - mr, M[m_rows] - mi
+    lead = V[:, :PAIRING_AXES]
+    b_lead = b @ lead
+    keep = max(int(np.ceil(share * rows.size)), min(rows.size, 2 * R.shape[1]))
+    d = R.shape[1]
+    for top in dict.fromkeys(min(t, d) for t in (_separated(w), *STARTS)):
+        idx = _nearest(Zr[:, :top] * signs[:top], Zi[:, :top])[1]
+        near = np.zeros(rows.size)
+        for _ in range(REFINE):  # the best turn onto the records paired, then pair again
+            pairs = np.argsort(near, kind="stable")[:keep]  # the closest pairs (trimmed)
+            u, _s, vt = np.linalg.svd(a[pairs].T @ b[idx[pairs]])
+            turn = u @ vt
+            before = idx
+            near, idx = _nearest(a @ turn @ lead, b_lead)
+            if np.array_equal(idx, before):  # the pairs hold: the map is found
+                break
+        yield (R - mr) @ turn + mi
 
 
 def turned_release(released: np.ndarray, members: np.ndarray,
@@ -147,16 +177,17 @@ def turned_release(released: np.ndarray, members: np.ndarray,
         return None
     rng = np.random.default_rng(0)  # a fixed draw: the decision is the data's alone
     rows = _sample(np.arange(R.shape[0]), SAMPLE, rng)
-    k = min(M.shape[0], F.shape[0], 2 * SAMPLE)
+    k = min(M.shape[0], F.shape[0], SAMPLE_INPUT)
     m_rows = _sample(np.arange(M.shape[0]), k, rng)
     Ms, Fs = M[m_rows], _sample(F, k, rng)
-    if _nearest(R[rows], Ms)[0] < NEARER_SHARE * _nearest(R[rows], Fs)[0]:
+    q = 0.5 * k / M.shape[0]
+    if _nearer(R[rows], Ms, Fs, q) < NEARER_SHARE:
         return None  # as it is, the release already sits on INPUT's records
     mu, sd = M.mean(axis=0), M.std(axis=0)
-    best, share = None, NEARER_SHARE
+    r_axes = _axes(R[rows])
     for scale in (np.ones(d), np.where(sd > 0, sd, 1.0)):  # INPUT as it is, standardized
-        turned = _turn(R, (M - mu) / scale, rows, m_rows) * scale + mu
-        ratio = _nearest(turned[rows], Ms)[0] / max(_nearest(turned[rows], Fs)[0], 1e-300)
-        if ratio < share:
-            best, share = turned, ratio
-    return best
+        for turned in _turns(R, r_axes, (M - mu) / scale, rows, m_rows, 2 * q):
+            turned = turned * scale + mu
+            if _nearer(turned[rows], Ms, Fs, q) < NEARER_SHARE:
+                return turned
+    return None

@@ -24,28 +24,56 @@ def _codes(values: pd.Series) -> np.ndarray:
     return pd.factorize(values.astype(str), sort=True)[0]
 
 
+def repeats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(each record's group of exact repeats, numbered by first appearance; the first record
+    of each group): records whose features are equal byte for byte share a group.
+
+    >>> repeats(np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]]))
+    (array([0, 1, 0]), array([0, 1]))
+    """
+    rows = np.ascontiguousarray(X)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    codes, _uniques = pd.factorize(keys)
+    first = np.full(int(codes.max()) + 1 if codes.size else 0, -1, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size)[::-1]  # the last write of each: its first
+    return codes.astype(np.int64), first
+
+
 def split_table(table: FeatureTable, interest: str, sensitive: str, test_size: float,
                 random_state: int) -> tuple[np.ndarray, np.ndarray]:
     """Closed-set split: per value of ``sensitive``, a share ``test_size`` of its records test.
 
     Every identity appears on both sides (at least one record each). Within an identity the
     records are shuffled, ordered by interest value and taken at even steps, so the interest
-    classes are spread over both sides too.
+    classes are spread over both sides too. Records that repeat another exactly (the same
+    features: a recording listed twice) go to the side of the first (:func:`repeats`): a
+    member whose copy sat among the non-members could not be told from it, and every
+    membership and inference figure would read low.
 
     Raises
     ------
     BioanonError
-        When some identity has fewer than 2 records.
+        When some identity has fewer than 2 distinct records.
     """
     if not 0.0 < test_size < 1.0:
         raise BioanonError(f"test_size={test_size} must lie strictly between 0 and 1")
+    if table.n_records and table.n_features:
+        group, first = repeats(table.X)
+        if first.size < table.n_records:  # split the distinct records, copies follow
+            tr, te = split_table(table.subset(first), interest, sensitive, test_size,
+                                 random_state)
+            test = np.zeros(first.size, dtype=bool)
+            test[te] = True
+            idx = np.arange(table.n_records)
+            return idx[~test[group]], idx[test[group]]
     ident = _codes(table.labels[sensitive])
     counts = np.bincount(ident)
     if counts.min() < 2:
         rare = table.labels[sensitive].astype(str).to_numpy()[ident == np.argmin(counts)][0]
         raise BioanonError(
-            f"'{sensitive}' value '{rare}' has only {counts.min()} record; the closed-set split "
-            "needs at least 2 per identity (1 to train, 1 to test); drop such identities"
+            f"'{sensitive}' value '{rare}' has only {counts.min()} distinct record (records "
+            "repeating another exactly count once); the closed-set split needs at least 2 "
+            "per identity (1 to train, 1 to test); drop such identities"
         )
     rng = np.random.default_rng(random_state)
     interest_codes = _codes(table.labels[interest])
