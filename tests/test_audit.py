@@ -355,8 +355,10 @@ def test_a_copy_of_input_turned_is_read_as_a_copy(closed):
     """INPUT's records rotated, or with some features' signs flipped about their means,
     keep every distance between them: compared column by column with the population they
     read as other people (record membership -0.015 and +0.065 on a 120-person draw, "met"
-    or inconclusive). Turned back onto INPUT's axes (the PCA attack, refined by orthogonal
-    Procrustes) they read as the copy they are; a leak-free release is not turned."""
+    or inconclusive); so did INPUT standardized with its columns shuffled (-0.017: every
+    column has mean 0 and sd 1, so matching columns by their marginals finds nothing).
+    Turned back onto INPUT's axes (the PCA attack, refined by orthogonal Procrustes) they
+    read as the copy they are; a leak-free release is not turned."""
     from bioanon.auditing.isometry import turned_release
     from bioanon.auditing.risks import TURNED
 
@@ -367,8 +369,11 @@ def test_a_copy_of_input_turned_is_read_as_a_copy(closed):
     rotation = np.linalg.qr(rng.normal(size=(m.n_features, m.n_features)))[0]
     signs = np.where(rng.random(m.n_features) < 0.5, -1.0, 1.0)
     labels = m.labels[["expression"]].copy()
+    standardized = (X - mu) / X.std(axis=0)
     for turned in ((X - mu) @ rotation + rng.normal(scale=0.05, size=X.shape),
-                   (X - mu) * signs + mu):
+                   (X - mu) * signs + mu,
+                   standardized[:, rng.permutation(m.n_features)]  # matched by mean and
+                   + rng.normal(scale=0.01, size=X.shape)):       # sd: no column stands out
         rel = FeatureTable(turned.astype(np.float32), labels, list(m.feature_names))
         r = risk_of(bioanon.audit(m, rel, h, **ROLES, random_state=1), "record-membership")
         assert r.status == "not met" and r.value > 0.9, (r.value, r.attacker)

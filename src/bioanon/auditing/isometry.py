@@ -177,16 +177,18 @@ def turned_release(released: np.ndarray, members: np.ndarray,
         return None
     rng = np.random.default_rng(0)  # a fixed draw: the decision is the data's alone
     rows = _sample(np.arange(R.shape[0]), SAMPLE, rng)
-    k = min(M.shape[0], F.shape[0], SAMPLE_INPUT)
+    k = min(M.shape[0], F.shape[0], SAMPLE_INPUT)  # as many of each for the decision
     m_rows = _sample(np.arange(M.shape[0]), k, rng)
     Ms, Fs = M[m_rows], _sample(F, k, rng)
     q = 0.5 * k / M.shape[0]
     if _nearer(R[rows], Ms, Fs, q) < NEARER_SHARE:
         return None  # as it is, the release already sits on INPUT's records
+    mapped = _sample(np.arange(M.shape[0]), SAMPLE_INPUT, rng)  # the map: more of INPUT
     mu, sd = M.mean(axis=0), M.std(axis=0)
     r_axes = _axes(R[rows])
     for scale in (np.ones(d), np.where(sd > 0, sd, 1.0)):  # INPUT as it is, standardized
-        for turned in _turns(R, r_axes, (M - mu) / scale, rows, m_rows, 2 * q):
+        for turned in _turns(R, r_axes, (M - mu) / scale, rows, mapped,
+                             mapped.size / M.shape[0]):
             turned = turned * scale + mu
             if _nearer(turned[rows], Ms, Fs, q) < NEARER_SHARE:
                 return turned
