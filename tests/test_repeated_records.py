@@ -54,6 +54,9 @@ def test_repeated_records_do_not_hide_a_near_copy(single):
 
     assert membership(alone) > 0.9
     assert membership(twice) > 0.9, membership(twice)
+    assert not any("repeat another" in n for n in alone.get("notes", []))
+    said = [n for n in twice["notes"] if "repeat another exactly" in n]
+    assert said and said[0].startswith(f"{single.n_records} record(s)"), twice["notes"]
 
 
 def test_an_identity_of_one_distinct_record_is_refused(single):
