@@ -38,6 +38,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import product
 
 import numpy as np
 
@@ -57,12 +58,17 @@ GAP = 1.1
 TOP_AXES = 10
 #: the leading axes the first pairs are also read in, after those of :func:`_separated`
 STARTS = (4, 8)
+#: the leading axes whose signs are read together, every pattern tried (2**this at most)
+SIGNED_AXES = 4
 #: the leading axes of INPUT records are paired in, while the map is refined
 PAIRING_AXES = 16
 #: RELEASED's records in the nearest-neighbour comparison (they also give its axes)
 SAMPLE = 1000
-#: INPUT's and HOLDOUT's records in it, at most (as many of each; INPUT's give its axes)
+#: INPUT's and HOLDOUT's records in it, at most (as many of each; as many of INPUT's give
+#: its axes)
 SAMPLE_INPUT = 4000
+#: INPUT's records the released ones are paired with while the map is read, at most
+PAIRED_INPUT = 16000
 #: the quantiles an axis's sign is read from
 _QUANTILES = np.linspace(0.01, 0.99, 99)
 
@@ -131,25 +137,51 @@ def _sample(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     return X if X.shape[0] <= n else X[np.sort(rng.choice(X.shape[0], n, replace=False))]
 
 
+def _lead_signs(signs: np.ndarray, Zr: np.ndarray, Zi: np.ndarray, e: int,
+                q: float) -> np.ndarray:
+    """``signs`` with those of the ``e`` leading axes set to the pattern under which the
+    released records sit nearest INPUT's in those axes (the ``q``-quantile of the distance
+    to the nearest: a copy's records sit on their sources). An axis whose values are nearly
+    symmetric gives its sign to no quantile (:func:`_signs`), but the axes together may.
+
+    >>> rng = np.random.default_rng(0)
+    >>> Zi = rng.normal(size=(300, 3)) * [3.0, 2.0, 1.0]
+    >>> _lead_signs(np.ones(3), Zi[:100] * [1, -1, -1], Zi, 3, 0.2).tolist()
+    [1.0, -1.0, -1.0]
+    """
+    if e < 1:
+        return signs
+    patterns = np.array(list(product((1.0, -1.0), repeat=e)))
+    near = [np.quantile(_nearest(Zr[:, :e] * p, Zi[:, :e])[0], q) for p in patterns]
+    return np.r_[patterns[int(np.argmin(near))], signs[e:]]
+
+
 def _turns(R: np.ndarray, r_axes: tuple[np.ndarray, np.ndarray, np.ndarray], M: np.ndarray,
            rows: np.ndarray, m_rows: np.ndarray, share: float) -> Iterator[np.ndarray]:
     """RELEASED ``R`` (its principal axes ``r_axes``) carried onto ``M``'s coordinates by
-    orthogonal maps: from their principal axes (each axis's sign by :func:`_signs`), the
-    first pairs of records read in the leading few axes (:func:`_separated`, then more:
-    :data:`STARTS`), each refined on the sampled records ``rows`` of ``R`` and ``m_rows`` of
+    orthogonal maps: from their principal axes (each axis's sign by :func:`_signs`, and the
+    leading axes' signs also read together: :func:`_lead_signs`), the first pairs of
+    records read in the leading few axes (:func:`_separated`, then more: :data:`STARTS`),
+    each refined on the sampled records ``rows`` of ``R`` and ``m_rows`` of
     ``M`` (:data:`REFINE` rounds at most, each on the ``share`` of pairs that sit closest: of a
     copy, the records whose source is in the sample). Records are paired in ``M``'s
     :data:`PAIRING_AXES` leading axes (the map itself is fitted in every feature)."""
     mr, U, w = r_axes
-    mi, V, _w = _axes(M[m_rows])
+    mi, V, _w = _axes(M[m_rows[:SAMPLE_INPUT]])
     Zr, Zi = (R[rows] - mr) @ U, (M[m_rows] - mi) @ V
-    signs = _signs(Zr, Zi)
+    by_axis = _signs(Zr, Zi)
+    together = _lead_signs(by_axis, Zr, Zi[:SAMPLE_INPUT], min(_separated(w), SIGNED_AXES),
+                           0.5 * min(m_rows.size, SAMPLE_INPUT) / M.shape[0])
     a, b = R[rows] - mr, M[m_rows] - mi
     lead = V[:, :PAIRING_AXES]
     b_lead = b @ lead
-    keep = max(int(np.ceil(share * rows.size)), min(rows.size, 2 * R.shape[1]))
+    keep = max(int(np.ceil(share * rows.size / 2)), min(rows.size, 2 * R.shape[1]))
     d = R.shape[1]
-    for top in dict.fromkeys(min(t, d) for t in (_separated(w), *STARTS)):
+    starts = [(signs, top) for signs in (together, by_axis)
+              for top in dict.fromkeys(min(t, d) for t in (_separated(w), *STARTS))]
+    if np.array_equal(together, by_axis):
+        starts = starts[:len(starts) // 2]
+    for signs, top in starts:
         idx = _nearest(Zr[:, :top] * signs[:top], Zi[:, :top])[1]
         near = np.zeros(rows.size)
         for _ in range(REFINE):  # the best turn onto the records paired, then pair again
@@ -183,7 +215,7 @@ def turned_release(released: np.ndarray, members: np.ndarray,
     q = 0.5 * k / M.shape[0]
     if _nearer(R[rows], Ms, Fs, q) < NEARER_SHARE:
         return None  # as it is, the release already sits on INPUT's records
-    mapped = _sample(np.arange(M.shape[0]), SAMPLE_INPUT, rng)  # the map: more of INPUT
+    mapped = _sample(np.arange(M.shape[0]), PAIRED_INPUT, rng)  # the map: more of INPUT
     mu, sd = M.mean(axis=0), M.std(axis=0)
     r_axes = _axes(R[rows])
     for scale in (np.ones(d), np.where(sd > 0, sd, 1.0)):  # INPUT as it is, standardized
