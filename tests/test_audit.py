@@ -338,7 +338,7 @@ def test_a_shuffled_copy_carrying_its_people_is_recognised(closed):
     recognizers trained on it probed HOLDOUT's records in their own column order and read
     0.017, "met"; with its columns matched to the population's by mean and sd they read
     0.70, and on the release turned back onto INPUT's axes (a reordering is a
-    distance-preserving map) 0.94 (the copy itself: 0.93)."""
+    distance-preserving map) 0.93 (the copy itself: 0.93)."""
     from bioanon.auditing.risks import MATCHED, SORTED, TURNED
 
     m, h, _ = closed
