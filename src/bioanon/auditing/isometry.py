@@ -163,15 +163,16 @@ def _turns(R: np.ndarray, r_axes: tuple[np.ndarray, np.ndarray, np.ndarray], M: 
     leading axes' signs also read together: :func:`_lead_signs`), the first pairs of
     records read in the leading few axes (:func:`_separated`, then more: :data:`STARTS`),
     each refined on the sampled records ``rows`` of ``R`` and ``m_rows`` of
-    ``M`` (:data:`REFINE` rounds at most, each on the ``share`` of pairs that sit closest: of a
-    copy, the records whose source is in the sample). Records are paired in ``M``'s
+    ``M`` (:data:`REFINE` rounds at most, each on the closest half of the ``share`` of
+    pairs whose source a copy has in the sample). Records are paired in ``M``'s
     :data:`PAIRING_AXES` leading axes (the map itself is fitted in every feature)."""
     mr, U, w = r_axes
-    mi, V, _w = _axes(M[m_rows[:SAMPLE_INPUT]])
+    spread = slice(None, None, -(-m_rows.size // SAMPLE_INPUT))  # every k-th: all of INPUT
+    mi, V, _w = _axes(M[m_rows[spread]])
     Zr, Zi = (R[rows] - mr) @ U, (M[m_rows] - mi) @ V
     by_axis = _signs(Zr, Zi)
-    together = _lead_signs(by_axis, Zr, Zi[:SAMPLE_INPUT], min(_separated(w), SIGNED_AXES),
-                           0.5 * min(m_rows.size, SAMPLE_INPUT) / M.shape[0])
+    together = _lead_signs(by_axis, Zr, Zi[spread], min(_separated(w), SIGNED_AXES),
+                           0.5 * Zi[spread].shape[0] / M.shape[0])
     a, b = R[rows] - mr, M[m_rows] - mi
     lead = V[:, :PAIRING_AXES]
     b_lead = b @ lead
