@@ -107,3 +107,19 @@ def test_real_streams_per_device_with_gravity_removed(data_home):
     assert np.median(g_phone) > 8.0  # gravity included
     assert np.median(g_watch) < 3.0  # user acceleration only
     assert set(phone.labels["activity"]) >= {"WALKING", "TURNING"}
+
+
+def test_a_text_cell_skips_its_own_stream_not_the_others(tmp_path):
+    """Stream s0's 'x_acc' holds one cell of text. Read as text, that column once left s0's
+    channels, and s0 (the first stream) then decided everyone's: both good streams were
+    skipped for having an 'x_acc', and the release kept the broken one, a channel short."""
+    segs = make_streams(tmp_path)
+    broken = pd.read_csv(tmp_path / "s0.csv")
+    broken["x_acc"] = broken["x_acc"].astype(object)
+    broken.loc[3, "x_acc"] = "n/a?"
+    broken.to_csv(tmp_path / "s0.csv", index=False)
+    t = load_sensor_csv(tmp_path, segs, window=20, hop=20, step=4)
+    assert [s["file"] for s in t.meta["skipped"]] == ["s0.csv"]
+    assert "column 'x_acc' holds text at row 3 ('n/a?')" in t.meta["skipped"][0]["reason"]
+    assert t.meta["channels"] == ["x_acc", "y_acc", "z_acc", "x_gyro"]
+    assert set(np.unique(t.X[:, 0])) == {1.0, 2.0}  # streams s1 and s2, every channel

@@ -329,6 +329,14 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def not_a_regular_file(path: str | os.PathLike) -> str:
+    """The refusal of an input that is no regular file (a named pipe, a device, a socket):
+    a table is read more than once (hashed, then read), and a pipe would block the second
+    read forever, or hand it nothing."""
+    return (f"input '{path}' is not a regular file (a pipe, a device or a socket); write the "
+            "table to a file first and pass that file")
+
+
 def file_sha256(path: str | os.PathLike) -> str:
     """Return the SHA-256 hex digest of a file's bytes; of a folder (a Parquet dataset of
     part files), the digest of its files' relative names and digests in name order."""
@@ -338,6 +346,8 @@ def file_sha256(path: str | os.PathLike) -> str:
         for f in sorted(p for p in root.rglob("*") if p.is_file()):
             h.update(f.relative_to(root).as_posix().encode() + file_sha256(f).encode())
         return h.hexdigest()
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise BioanonError(not_a_regular_file(path))
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)

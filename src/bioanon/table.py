@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import BioanonError, missing_column
-from .io import HashingWriter, atomic_path
+from .io import HashingWriter, atomic_path, not_a_regular_file
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".npz": "npz"}
 _NPZ_RESERVED = ("X", "feature_names")
@@ -100,6 +100,9 @@ def as_feature_matrix(X: Any, what: str = "X",
                       names: Sequence[str] | None = None) -> np.ndarray:
     """Validate and convert ``X`` to a 2-D float32 array without NaN or inf (``names`` name
     its columns in the error)."""
+    if getattr(getattr(X, "dtype", None), "kind", None) == "c":
+        raise BioanonError(f"{what} holds complex numbers; pass real features (for example "
+                           "the real and imaginary parts as columns of their own)")
     try:
         with np.errstate(over="ignore"):
             arr = np.asarray(X, dtype=np.float32)
@@ -161,6 +164,46 @@ def refuse_revealing_roles(labels: pd.DataFrame, useful: Sequence[str],
                 f"that predicts '{col}' predicts '{sensitive}', and no release can keep one "
                 f"and hide the other; choose a useful column that does not decide "
                 f"'{sensitive}' (or another sensitive column)")
+
+
+def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
+    """Refuse a CSV whose rows end with a separator: its last column has no name and no
+    value (pandas calls it ``Unnamed: N``), and would be read as a feature of empty cells."""
+    if header and header[-1] == "" and df.shape[1] and df.iloc[:, -1].isna().all():
+        raise BioanonError(
+            f"'{p}' ends every row with a separator (a trailing comma): its last column has no "
+            "name and no value; remove the trailing separators and read it again")
+
+
+def refuse_continuous(column: str, values: Any) -> None:
+    """Refuse a label column of measurements rather than classes: floating-point values, some
+    of them fractional, and more distinct values than half the records. Every role a label
+    column takes (useful, sensitive, identifying, group) is a class that models predict and
+    attackers guess; a column of measurements has a class per record, where no figure means
+    anything. Integer-valued floats (identifiers read through a column that held an empty
+    cell) and a few fractional levels (0.5, 1.5) are classes and pass.
+
+    Examples
+    --------
+    >>> refuse_continuous("age", np.array([20.0, 30.0, 20.0, 40.0]))
+    >>> try:
+    ...     refuse_continuous("score", np.array([0.13, 0.57, 0.91, 0.42]))
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:72])
+    label column 'score' holds measurements, not classes: 4 distinct fractio
+    """
+    arr = np.asarray(values)
+    if arr.dtype.kind != "f" or arr.size < 2:
+        return
+    finite = arr[np.isfinite(arr)]
+    if np.all(finite == np.round(finite)):
+        return
+    n_distinct = np.unique(finite).size
+    if n_distinct * 2 > arr.size:
+        raise BioanonError(
+            f"label column '{column}' holds measurements, not classes: {n_distinct} distinct "
+            f"fractional numbers among {arr.size} records; bin it into classes first (for "
+            f"example with pandas.cut), or choose a column of categories")
 
 
 def _refuse_padded_values(column: str, values: pd.Series) -> None:
@@ -315,6 +358,7 @@ class FeatureTable:
             )
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             _refuse_padded_values(column, values.astype(str))
+        refuse_continuous(column, values.to_numpy())
         n_classes = values.nunique()
         if n_classes < min_classes:
             first = values.iloc[0]
@@ -417,6 +461,8 @@ class FeatureTable:
         fmt = format_of(p)
         if not p.exists():
             raise BioanonError(f"input file '{p}' does not exist; check the path")
+        if not p.is_file():
+            raise BioanonError(not_a_regular_file(p))
         if p.stat().st_size == 0:
             raise BioanonError(f"input file '{p}' is empty; pass a table with records")
         if fmt == "npz":
@@ -454,9 +500,15 @@ class FeatureTable:
                 # byte size and joins them column by column, which for 100,000 columns costs
                 # seconds per row
                 df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
+                _refuse_trailing_separators(p, header, df)
                 meta = {}
         except BioanonError:
             raise
+        except UnicodeDecodeError as exc:
+            raise BioanonError(
+                f"cannot read '{p}' as csv: it is not UTF-8 text (byte {exc.start} is "
+                f"{exc.object[exc.start:exc.start + 1]!r}); save it as UTF-8 (in a spreadsheet: "
+                "CSV UTF-8)") from None
         except Exception as exc:  # a broken file is the user's problem: say so in one line
             raise BioanonError(f"cannot read '{p}' as {fmt}: {exc}".splitlines()[0]) from None
         return cls._from_frame(df, label_columns, {**meta, "source": str(p)},

@@ -446,8 +446,10 @@ def _all_cases() -> list[Case]:
     from .options import option_cases
     from .wave5 import wave5_cases
     from .wave6 import wave6_cases
+    from .wave7 import wave7_cases
 
-    return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases()]
+    return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases(),
+            *wave7_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -28,6 +28,7 @@ from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
+from ..io import not_a_regular_file
 from ..progress import StageLog
 from ..table import FeatureTable
 from .app import app  # noqa: F401  (the commands register on it)
@@ -437,6 +438,8 @@ def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
                        "or a folder of Parquet parts")
     if kind == "folder" and not value.is_dir():
         raise _refused(f"source '{value}' is a file; pass the folder of records")
+    if kind == "file" and not value.is_dir() and not value.is_file():
+        raise _refused(not_a_regular_file(value))
     return value
 
 

@@ -204,8 +204,10 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                 if c not in df.columns:
                     raise missing_column(c, df.columns, "sensor channel")
             return list(self.channels)
-        return [c for c in df.columns if c not in (self.time_column, "label")
-                and pd.api.types.is_numeric_dtype(df[c])]
+        cols = [c for c in df.columns if c not in (self.time_column, "label")]
+        for c in cols:
+            _refuse_text_cells(df[c], c)
+        return [c for c in cols if pd.api.types.is_numeric_dtype(df[c])]
 
     def stream_windows(self, df: pd.DataFrame, segments: pd.DataFrame
                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -297,6 +299,32 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             for f, d in extra.items():
                 out[f] = {**d, **out.get(f, {})}
         return out
+
+
+def _refuse_text_cells(values: pd.Series, column: str) -> None:
+    """Refuse a stream whose column of numbers holds a few cells of text (most of its cells
+    read as numbers): read as text, it would leave the channels, and the first stream's
+    channels decide every other stream's. A column of text throughout (a device name) is
+    not a channel and passes.
+
+    Examples
+    --------
+    >>> _refuse_text_cells(pd.Series(["phone", "phone", "phone"]), "device")
+    >>> try:
+    ...     _refuse_text_cells(pd.Series(["0.1", "oops", "0.3", "0.4"]), "x_acc")
+    ... except BioanonError as exc:
+    ...     print(exc)
+    column 'x_acc' holds text at row 1 ('oops') among numbers; fix that cell or drop the row
+    """
+    if pd.api.types.is_numeric_dtype(values) or values.empty:
+        return
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna() & values.notna()
+    if numbers.notna().mean() >= 0.5 and bad.any():
+        row = int(np.argmax(bad.to_numpy()))
+        raise BioanonError(f"column '{column}' holds text at row {row} "
+                           f"({values.iloc[row]!r}) among numbers; fix that cell or drop the "
+                           "row")
 
 
 def _read_stream(path: str | os.PathLike) -> pd.DataFrame:

@@ -90,7 +90,11 @@ def speaker_embeddings(paths: Sequence[str | os.PathLike], batch: int = 256,
     for i, p in enumerate(paths):  # reading and VAD are per file; the network runs batched
         try:
             data, sr = read_wav(p)
-            wav = normalize_volume(to_16k(data, sr), -30, increase_only=True)
+            wav = to_16k(data, sr)
+            if not np.any(wav):  # resampled to nothing audible: no volume to set
+                raise BioanonError(f"audio file '{p}' is silent once resampled: no voice to "
+                                   "describe")
+            wav = normalize_volume(wav, -30, increase_only=True)
             trimmed = trim_long_silences(wav)
             wav = trimmed if trimmed.size >= SAMPLE_RATE // 10 else wav  # VAD found ~no voice
         except BioanonError as exc:

@@ -22,4 +22,9 @@ def read_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
         bad = int(data.size - np.isfinite(data).sum())
         if bad:
             raise BioanonError(f"audio file '{path}' has {bad} NaN/inf sample(s); clean it")
+    if data.dtype == np.uint8:  # 8-bit PCM is unsigned, its silence at 128
+        data = (data.astype(np.float32) - 128.0) / 128.0
+    if not np.any(data):
+        raise BioanonError(f"audio file '{path}' is silent (every sample is zero): no voice "
+                           "to describe")
     return data, int(sr)

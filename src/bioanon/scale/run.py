@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BioanonError
+from ..io import not_a_regular_file
 from ..table import parquet_parts
 
 
@@ -61,6 +62,8 @@ def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
 
     if not source.exists():
         raise BioanonError(f"input '{source}' does not exist; check the path")
+    if not source.is_file() and not source.is_dir():
+        raise BioanonError(not_a_regular_file(source))
     if source.is_file() and source.suffix.lower() not in PARQUET_SUFFIXES:
         raise BioanonError(f"the dask path reads Parquet; '{source.name}' is not (convert it "
                            "with FeatureTable.read(...).write('table.parquet'))")
