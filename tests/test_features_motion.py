@@ -123,3 +123,15 @@ def test_a_text_cell_skips_its_own_stream_not_the_others(tmp_path):
     assert "column 'x_acc' holds text at row 3 ('n/a?')" in t.meta["skipped"][0]["reason"]
     assert t.meta["channels"] == ["x_acc", "y_acc", "z_acc", "x_gyro"]
     assert set(np.unique(t.X[:, 0])) == {1.0, 2.0}  # streams s1 and s2, every channel
+
+
+def test_the_channels_most_streams_have_decide_not_the_first_stream(tmp_path):
+    """The first stream lacks 'x_gyro' (a device without a gyroscope): it is the one skipped,
+    and the other two keep every channel (the first stream's channels once decided)."""
+    segs = make_streams(tmp_path)
+    pd.read_csv(tmp_path / "s0.csv").drop(columns=["x_gyro"]).to_csv(tmp_path / "s0.csv",
+                                                                       index=False)
+    t = load_sensor_csv(tmp_path, segs, window=20, hop=20, step=4)
+    assert [s["file"] for s in t.meta["skipped"]] == ["s0.csv"]
+    assert "differ from the channels most streams have" in t.meta["skipped"][0]["reason"]
+    assert t.meta["channels"] == ["x_acc", "y_acc", "z_acc", "x_gyro"]

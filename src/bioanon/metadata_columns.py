@@ -68,7 +68,7 @@ def _name_reason(name: str) -> str | None:
     words = _tokens(name)
     low = name.lower()
     if low.startswith("unnamed"):
-        return "unnamed: a saved row index"
+        return "no name in the header: a saved row index, or a header cell left empty"
     if words and words[0] in _COUNT_PREFIXES and len(words) > 1:
         return "named like a count"
     if any(w in _TOKENS for w in words) or any(t in low for t in _SUBSTRINGS):

@@ -250,7 +250,8 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
         self._check()
         check_segments(segments, self.label_column)
         per_stream = self._stream_label_table(segments, stream_labels)
-        parts, rows, skipped, chans = [], [], [], None
+        done: list[tuple[str, np.ndarray, np.ndarray, list[str]]] = []
+        skipped: list[dict[str, str]] = []
         files = list(X)
         for i, name in enumerate(files):  # one file per stream; windowing is vectorised
             src = X[name]
@@ -261,17 +262,24 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                 reason = nonfinite_reason(feats)
                 if reason:
                     raise BioanonError(f"stream has {reason}")
-                if chans is not None and ch != chans:
-                    raise BioanonError(f"channels {ch} differ from the first stream's {chans}")
             except BioanonError as exc:
                 skipped.append({"file": str(name), "reason": str(exc)})
                 continue
-            chans = ch
+            done.append((str(name), feats, acts, ch))
+            if progress is not None:
+                progress(i + 1, len(files), os.path.basename(str(name)))
+        chans = _most_common_channels([ch for *_, ch in done])
+        parts, rows = [], []
+        for name, feats, acts, ch in done:
+            if ch != chans:
+                skipped.append({"file": name, "reason": f"channels {ch} differ from the "
+                                                        f"channels most streams have {chans}"})
+                continue
             parts.append(feats)
             meta = per_stream.get(name, {})
             rows.extend({self.label_column: a, **meta} for a in acts)
-            if progress is not None:
-                progress(i + 1, len(files), os.path.basename(str(name)))
+        order = {str(name): i for i, name in enumerate(files)}
+        skipped.sort(key=lambda s: order.get(s["file"], -1))  # in the streams' order
         if not rows:
             first = skipped[0]["reason"] if skipped else "no stream gave a labelled window"
             raise BioanonError(f"no window could be made ({len(skipped)} stream(s) skipped; "
@@ -299,6 +307,23 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             for f, d in extra.items():
                 out[f] = {**d, **out.get(f, {})}
         return out
+
+
+def _most_common_channels(found: list[list[str]]) -> list[str] | None:
+    """The channels most streams have (ties: the first stream's of them); None for none.
+
+    Examples
+    --------
+    >>> _most_common_channels([["ax"], ["ax", "gx"], ["ax", "gx"]])
+    ['ax', 'gx']
+    """
+    if not found:
+        return None
+    from collections import Counter
+
+    counts = Counter(tuple(ch) for ch in found)
+    best = max(counts.values())
+    return next(list(ch) for ch in found if counts[tuple(ch)] == best)
 
 
 def _refuse_text_cells(values: pd.Series, column: str) -> None:
