@@ -117,3 +117,21 @@ def test_a_parameter_the_method_needs_may_come_from_the_grid_alone(table, tmp_pa
                               "--out", str(tmp_path / "o2")])
     assert bad.exit_code == 2 and "sigma=-1.0 is out of range" in bad.output
     assert not (tmp_path / "o2").exists()
+
+
+def test_a_skipped_grid_point_names_the_command_line_s_flag(table, tmp_path):
+    """A grid point the table cannot take is skipped with its reason; on the command line the
+    reason names the flag (``--allow-replacement``), not the library's
+    ``allow_replacement=True``, which tune.json keeps as the parameter's name."""
+    src = tmp_path / "t.parquet"
+    table.write(src)
+    res = CliRunner().invoke(app, ["tune", str(src), "--interest", "expression", "--sensitive",
+                                   "identity", "--grid", "g=4,1000", "--rp", "0", "--models",
+                                   "knn", "--attackers", "naive,parrot", "--out",
+                                   str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "skipped {'g': 1000}" in said and "(--allow-replacement)" in said, said
+    assert "allow_replacement=True" not in said
+    skipped = json.loads((tmp_path / "o" / "tune.json").read_text())["skipped"]
+    assert [s["parameter"] for s in skipped] == ["allow_replacement"]

@@ -15,6 +15,7 @@ from . import common as opt
 from .common import (
     MethodChoice,
     app,
+    cli_message,
     console,
     method_options,
     parse_weighted,
@@ -102,7 +103,8 @@ def tune_command(
     else:
         print_table(summary)
     for s in summary["skipped"]:
-        notes.print(f"skipped {s['params']}: {s['reason']}", highlight=False)
+        reason = cli_message(BioanonError(s["reason"], parameter=s.get("parameter")))
+        notes.print(f"skipped {s['params']}: {reason}", highlight=False)
     if summary["confirmation"] is not None:
         notes.print(f"confirmation on a fresh split and seed: "
                     f"{summary['confirmation']['sentence']}", highlight=False, markup=False)

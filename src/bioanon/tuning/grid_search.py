@@ -227,7 +227,8 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
                               progress=progress.nested(progress.stage or ""),
                               **points_kwargs)
         except BioanonError as exc:
-            skipped.append({"params": point, "reason": str(exc)})
+            skipped.append({"params": point, "reason": str(exc),
+                            **({"parameter": exc.parameter} if exc.parameter else {})})
             continue
         p, u = report["privacy"], report["utility"]
         chance, baseline = p["chance"], p["baseline"]["value"]
