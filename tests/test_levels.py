@@ -597,3 +597,17 @@ def test_an_accepted_risk_says_how_often_a_leak_free_estimate_exceeds_its_target
     none = make_plan(make_biometric(n_identities=300, records_per_identity=12, n_features=32),
                      "expression", "identity")
     assert none.accepted_over == 0.0 and none.accepted_line() == ""
+
+
+def test_a_sample_that_rules_out_no_advantage_below_1_says_nothing():
+    """An advantage is at most 1: where the sizes give a smallest showable target of 1 or
+    more (a group of three values: each game holds one value in and one out), the plan says
+    it can rule out nothing, on the terminal and in JSON, never "can rule out 2.558"."""
+    t = make_biometric(n_identities=40, records_per_identity=10, n_features=32)
+    p = make_plan(t, "expression", "identity", group="environment")
+    row = p.row("group-membership")
+    assert row is not None and row.smallest >= 1.0  # the sizes leave no bound below 1
+    assert row.to_dict()["smallest_showable"] is None
+    line = next(ln for ln in p.render().splitlines() if "group-membership" in ln)
+    assert "can rule out nothing" in line, line
+    assert "needed" in row.to_dict()  # the ways forward are still read from the sizes

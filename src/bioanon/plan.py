@@ -115,7 +115,7 @@ class PlanRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "risk": self.risk, "level": self.level,
-                "target": self.target, "smallest_showable": _num(self.smallest),
+                "target": self.target, "smallest_showable": _showable(self.smallest),
                 "status": self.status, "ok": self.ok, "n_members": self.n_members,
                 "n_nonmembers": self.n_nonmembers, "unit": self.unit, "why": self.why,
                 "ways_forward": list(self.ways_forward), "needed": self.needed,
@@ -277,8 +277,19 @@ class Plan:
                 "refusal": self.refusal_line() or None}
 
 
+def _showable(x: float) -> float | None:
+    """The smallest advantage a sample rules out, or None where it rules out nothing (an
+    advantage is at most 1: a bound of 1 or more rules nothing out).
+
+    >>> _showable(0.093), _showable(2.558), _showable(math.inf)
+    (0.093, None, None)
+    """
+    return float(x) if math.isfinite(x) and x < 1.0 else None
+
+
 def _fmt(x: float) -> str:
-    return f"{x:.3f}" if math.isfinite(x) else "nothing"
+    shown = _showable(x)
+    return "nothing" if shown is None else f"{shown:.3f}"
 
 
 class PlanRefused(BioanonError):

@@ -166,6 +166,24 @@ def refuse_revealing_roles(labels: pd.DataFrame, useful: Sequence[str],
                 f"'{sensitive}' (or another sensitive column)")
 
 
+def refuse_group_role(group: str | None, sensitive: str, useful: Sequence[str]) -> None:
+    """Refuse a group column that is also the sensitive or a useful one: the group keeps each
+    of its values on one side of the split (a session, an execution), and the people are
+    already kept whole by the identity level.
+
+    >>> refuse_group_role("session", "who", ["task"])
+    >>> try:
+    ...     refuse_group_role("task", "who", ["task"])
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:61])
+    group 'task' must differ from the sensitive and useful column
+    """
+    if group is not None and group in (sensitive, *useful):
+        raise BioanonError(f"group '{group}' must differ from the sensitive and useful columns: "
+                           "it keeps each of its values on one side of the split (a session, "
+                           "an execution); name such a column, or none", parameter="group")
+
+
 def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
     """Refuse a CSV whose rows end with a separator: its last column has no name and no
     value (pandas calls it ``Unnamed: N``), and would be read as a feature of empty cells."""

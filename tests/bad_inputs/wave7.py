@@ -127,6 +127,12 @@ def wave7_cases() -> list[Case]:
     c.append(Case("extract-voice-only-silent-recordings", lambda d: [
         "extract", "voice", str(_wav_folder(d, silent, 0)), "-o", str(d / "v.parquet")],
         says="no recording could be read"))
+    # a group that is a role column: named before the plan (the plan once read it as the
+    # unit of its games and said it "can rule out 2.558", an advantage above 1)
+    for role in ("expression", "identity"):
+        c.append(Case(f"release-group-{role}-is-a-role-column", lambda d, r=role: [
+            *_release(_csv(d, n_id=40, per=10), d), "--group", r],
+            says="must differ from the sensitive and useful columns"))
     c.append(Case("extract-motion-text-cell-skips-its-stream-not-the-others",
                   _motion_with_a_text_cell, "ok", ("m.parquet", "m.parquet.skipped.csv"),
                   says="1 input(s) skipped"))

@@ -46,7 +46,7 @@ from ..evaluation.options import EvaluationOptions
 from ..plan import Plan, PlanRefused, make_plan
 from ..privacy import leak_warnings_silenced
 from ..release import check_columns
-from ..table import FeatureTable, refuse_revealing_roles
+from ..table import FeatureTable, refuse_group_role, refuse_revealing_roles
 from .certificate import CertifiedRelease, NotCertified
 from .settings import ReleaseSettings
 
@@ -149,6 +149,7 @@ def check_labels(shape: Shape, roles: Any, judge: EvaluationOptions) -> None:
             shape.labels.label(column)
     if judge.group is not None:
         shape.labels.label(judge.group, min_classes=1)
+    refuse_group_role(judge.group, roles.sensitive, [roles.interest, *roles.additional])
     refuse_revealing_roles(shape.labels.labels, [roles.interest, *map(str, roles.additional)],
                            roles.sensitive)
 

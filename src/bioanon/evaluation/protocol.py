@@ -52,7 +52,7 @@ from ..metrics.results import (
     VerificationResult,
 )
 from ..progress import Steps, stages
-from ..table import FeatureTable, refuse_revealing_roles
+from ..table import FeatureTable, refuse_group_role, refuse_revealing_roles
 from .beside import Beside
 from .caps import capped_rows
 from .consumer import apply_pick, consumer_panel
@@ -211,9 +211,7 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
     group = options.group
     if group is not None:
         table.label(group)
-        if group in (sensitive, interest, *additional):
-            raise BioanonError(f"group '{group}' must differ from the sensitive and "
-                               "useful columns; pass the identity column")
+        refuse_group_role(group, sensitive, [interest, *additional])
     released = options.released_labels
     label_columns = list(released if released is not None else [interest, *additional])
     for c in label_columns:
