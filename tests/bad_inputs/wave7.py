@@ -133,6 +133,10 @@ def wave7_cases() -> list[Case]:
         c.append(Case(f"release-group-{role}-is-a-role-column", lambda d, r=role: [
             *_release(_csv(d, n_id=40, per=10), d), "--group", r],
             says="must differ from the sensitive and useful columns"))
+    # a release holding HOLDOUT's records: HOLDOUT was given to the release process, so it
+    # holds no non-members (it was judged, and read as a recognizer's training set)
+    c.append(Case("audit-released-holding-holdout-records-is-refused", lambda d: au(
+        d, released=d / "ho.parquet"), says="RELEASED rows are HOLDOUT's records"))
     c.append(Case("extract-motion-text-cell-skips-its-stream-not-the-others",
                   _motion_with_a_text_cell, "ok", ("m.parquet", "m.parquet.skipped.csv"),
                   says="1 input(s) skipped"))

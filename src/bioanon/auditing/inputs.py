@@ -352,6 +352,11 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     if dup:
         raise BioanonError(f"{dup} HOLDOUT rows are also in INPUT (identical features); "
                            "HOLDOUT must hold records that were not given to the release")
+    seen = int(_same_rows(r.X, h.X).sum())
+    if seen:
+        raise BioanonError(f"{seen} RELEASED rows are HOLDOUT's records (identical features): "
+                           "HOLDOUT must hold records the release process never saw; pass "
+                           "records kept apart from it")
     notes = []
     if len(common) < len(f_in):
         notes.append(f"RELEASED carries {len(common)} of INPUT's {len(f_in)} features; "
