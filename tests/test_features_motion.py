@@ -135,3 +135,23 @@ def test_the_channels_most_streams_have_decide_not_the_first_stream(tmp_path):
     assert [s["file"] for s in t.meta["skipped"]] == ["s0.csv"]
     assert "differ from the channels most streams have" in t.meta["skipped"][0]["reason"]
     assert t.meta["channels"] == ["x_acc", "y_acc", "z_acc", "x_gyro"]
+
+
+def test_named_channels_with_a_text_cell_skip_the_stream(tmp_path):
+    """``channels=`` named by the user: a text cell in one stream skips that stream with the
+    cell named (it was an internal error: 'could not convert string to float'), and a
+    channel of text throughout is named as no sensor channel."""
+    segs = make_streams(tmp_path)
+    broken = pd.read_csv(tmp_path / "s1.csv")
+    broken["x_acc"] = broken["x_acc"].astype(object)
+    broken.loc[0, "x_acc"] = "oops"
+    broken.to_csv(tmp_path / "s1.csv", index=False)
+    t = load_sensor_csv(tmp_path, segs, window=20, hop=20, channels=["x_acc", "y_acc"])
+    assert [s["file"] for s in t.meta["skipped"]] == ["s1.csv"]
+    assert "holds text at row 0 ('oops')" in t.meta["skipped"][0]["reason"]
+    for k in range(3):
+        frame = pd.read_csv(tmp_path / f"s{k}.csv")
+        frame["device"] = "phone"
+        frame.to_csv(tmp_path / f"s{k}.csv", index=False)
+    with pytest.raises(BioanonError, match="sensor channel 'device' holds text"):
+        load_sensor_csv(tmp_path, segs, window=20, hop=20, channels=["device"])

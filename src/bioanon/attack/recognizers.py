@@ -253,7 +253,11 @@ def parse_models(models: str | Any) -> list[Any]:
         if items == ["all"]:
             return list(RECOGNIZERS)
     else:
-        items = list(models)
+        try:
+            items = list(models)
+        except TypeError:
+            raise BioanonError(f"models={models!r} names no recognizer; name them, e.g. "
+                               "models=knn,forest", parameter="models") from None
     if not items:
         raise BioanonError("no recognizer given; name at least one, e.g. models=knn,forest",
                            parameter="models")

@@ -378,4 +378,34 @@ class EvaluationOptions:
         return self.level_ if option == "level" else getattr(self, option)
 
 
-__all__ = ["DEFAULT_TARGET", "EvaluationOptions", "check_option"]
+def additional_weights(additional: Any) -> dict[str, float]:
+    """The additional attributes as ``{column: weight}``: a mapping as it is, a list of names
+    (or one name) at weight 1.0 each, as :class:`~bioanon.release.Roles` takes them.
+
+    >>> additional_weights(["gender"]), additional_weights({"gender": 0.5})
+    ({'gender': 1.0}, {'gender': 0.5})
+    """
+    if additional is None:
+        return {}
+    if isinstance(additional, Mapping):
+        items = list(additional.items())
+    elif isinstance(additional, str):
+        items = [(additional, 1.0)]
+    elif isinstance(additional, Sequence | set | frozenset):
+        items = [(c, 1.0) for c in additional]
+    else:
+        raise BioanonError(f"additional={additional!r} is not a column list; name the columns "
+                           "to keep, e.g. additional=['gender'] or {'gender': 0.5}",
+                           parameter="additional")
+    out: dict[str, float] = {}
+    for col, weight in items:
+        try:
+            out[str(col)] = float(weight)
+        except (TypeError, ValueError):
+            raise BioanonError(f"additional weight of '{col}' is {weight!r}, not a number; "
+                               "e.g. additional={'gender': 0.5}",
+                               parameter="additional") from None
+    return out
+
+
+__all__ = ["DEFAULT_TARGET", "EvaluationOptions", "additional_weights", "check_option"]

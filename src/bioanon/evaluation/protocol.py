@@ -56,7 +56,7 @@ from ..table import FeatureTable, refuse_group_role, refuse_revealing_roles
 from .beside import Beside
 from .caps import capped_rows
 from .consumer import apply_pick, consumer_panel
-from .options import EvaluationOptions
+from .options import EvaluationOptions, additional_weights
 from .risks import (
     ADVANTAGE_METHOD,
     RiskContext,
@@ -191,7 +191,7 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
     >>> check_judge(t, "expression", "identity", None, EvaluationOptions.of()).label_columns
     ('expression',)
     """
-    additional = dict(additional or {})
+    additional = additional_weights(additional)
     for col in [interest, sensitive, *additional]:
         table.label(col)
     if sensitive == interest or sensitive in additional:
@@ -294,7 +294,7 @@ class Evaluation:
         self.table = table
         self.interest = interest
         self.sensitive = sensitive
-        self.additional = dict(additional or {})
+        self.additional = additional_weights(additional)
         self.anonymizer = anonymizer
         self.random_state = random_state
         self.progress = progress
@@ -359,6 +359,11 @@ class Evaluation:
                 "no anonymizer was given: pass the method to judge (anonymizer=...), e.g. the "
                 "setting bioanon.certify() chose; the seed method's default setting is never "
                 "judged in its place")
+        if not all(hasattr(anonymizer, a) for a in ("get_params", "fit", "transform")):
+            raise BioanonError(
+                f"anonymizer={anonymizer!r} is not a method to judge; pass an estimator with "
+                "fit and transform, e.g. SelectiveMeanAnonymizer(g=8, t=0.5)",
+                parameter="anonymizer")
         anonymizer = _with_layout(_with_seed(anonymizer, self.random_state), self.table)
         self.anonymizer_ = anonymizer
         strategies = self._selection_plan()[0]  # refuses a selection it cannot run, first

@@ -203,6 +203,10 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             for c in self.channels:
                 if c not in df.columns:
                     raise missing_column(c, df.columns, "sensor channel")
+                _refuse_text_cells(df[c], c)
+                if not pd.api.types.is_numeric_dtype(df[c]):
+                    raise BioanonError(f"sensor channel '{c}' holds text, not numbers (e.g. "
+                                       f"{df[c].iloc[0]!r}); name numeric channels")
             return list(self.channels)
         cols = [c for c in df.columns if c not in (self.time_column, "label")]
         for c in cols:

@@ -54,7 +54,7 @@ from typing import Any
 
 from ...attack import ModelCache
 from ...errors import BioanonError
-from ...evaluation.options import EvaluationOptions
+from ...evaluation.options import EvaluationOptions, additional_weights
 from ...evaluation.protocol import judged_sample
 from ...evaluation.seeds import derive_seed
 from ...progress import stages
@@ -267,10 +267,7 @@ def check_judgeable(table: FeatureTable, interest: str, sensitive: str,
 
 def weights(roles: Any) -> dict[str, float]:
     """The additional attributes' weights alpha (1.0 each when ``roles`` lists names only)."""
-    add = roles.additional
-    if isinstance(add, Mapping):
-        return {str(k): float(v) for k, v in add.items()}
-    return {str(c): 1.0 for c in add}
+    return additional_weights(roles.additional)
 
 
 def judge_options(options: EvaluationOptions | None, target: float | None,
