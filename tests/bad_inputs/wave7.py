@@ -137,6 +137,9 @@ def wave7_cases() -> list[Case]:
     # holds no non-members (it was judged, and read as a recognizer's training set)
     c.append(Case("audit-released-holding-holdout-records-is-refused", lambda d: au(
         d, released=d / "ho.parquet"), says="RELEASED rows are HOLDOUT's records"))
+    c.append(Case("evaluate-additional-is-the-interest", lambda d: [
+        "evaluate", str(_csv(d)), "--out", str(d / "ev"), *LABELS, *FAST, "--additional",
+        "expression"], says="column 'expression' is given two roles (interest and additional)"))
     c.append(Case("extract-motion-text-cell-skips-its-stream-not-the-others",
                   _motion_with_a_text_cell, "ok", ("m.parquet", "m.parquet.skipped.csv"),
                   says="1 input(s) skipped"))

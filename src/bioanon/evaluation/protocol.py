@@ -196,6 +196,9 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
         table.label(col)
     if sensitive == interest or sensitive in additional:
         raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
+    if interest in additional:
+        raise BioanonError(f"column '{interest}' is given two roles (interest and "
+                           "additional); give every column exactly one role")
     refuse_revealing_roles(table.labels, [interest, *additional], sensitive)
     modes = parse_modes(options.attackers)
     models = options.models
