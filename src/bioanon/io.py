@@ -66,6 +66,8 @@ def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLik
     if p.is_dir():
         raise BioanonError(f"output '{p}' is a folder; name a file to write")
     parent = p.parent if str(p.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise BioanonError(f"output folder '{parent}' is a file; name a file inside a folder")
     if not parent.is_dir():
         raise BioanonError(f"output folder '{parent}' does not exist; create it first")
     _probe(parent)
@@ -118,6 +120,9 @@ def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike
     existing = p
     while not existing.exists():
         existing = existing.parent
+    if not existing.is_dir():
+        raise fault(f"{given} lies inside '{existing}', which is a file; name a folder for "
+                    f"{what}")
     _probe(existing)
     return p
 

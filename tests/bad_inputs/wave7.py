@@ -140,6 +140,14 @@ def wave7_cases() -> list[Case]:
     c.append(Case("evaluate-additional-is-the-interest", lambda d: [
         "evaluate", str(_csv(d)), "--out", str(d / "ev"), *LABELS, *FAST, "--additional",
         "expression"], says="column 'expression' is given two roles (interest and additional)"))
+    # an output under a path whose folder is a file: said so (it said the folder "does not
+    # exist", or "is not writable")
+    c.append(Case("anonymize-output-under-a-file", lambda d: [
+        "anonymize", str(_csv(d)), "-o", str(d / "t.csv" / "o.parquet"), *ROLES, *FAST],
+        says="is a file; name a file inside a folder"))
+    c.append(Case("evaluate-out-under-a-file", lambda d: [
+        "evaluate", str(_csv(d)), "--out", str(d / "t.csv" / "ev"), *LABELS, *FAST],
+        says="which is a file; name a folder for the report"))
     c.append(Case("extract-motion-text-cell-skips-its-stream-not-the-others",
                   _motion_with_a_text_cell, "ok", ("m.parquet", "m.parquet.skipped.csv"),
                   says="1 input(s) skipped"))
