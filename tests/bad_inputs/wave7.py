@@ -78,6 +78,14 @@ def _motion_with_a_text_cell(d: Path) -> list[str]:
             str(d / "m.parquet")]
 
 
+def _labels_listing_a_file_twice(d: Path) -> list[str]:
+    """A labels CSV naming one recording twice: it was extracted twice, as two records."""
+    src = _wav_folder(d)
+    (d / "labels.csv").write_text("file,speaker\nok0.wav,a\nok1.wav,b\nok0.wav,a\n")
+    return ["extract", "voice", str(src), "--labels", str(d / "labels.csv"), "-o",
+            str(d / "v.parquet")]
+
+
 def _release(src: Path, d: Path) -> list[str]:
     return ["release", str(src), "-o", str(d / "o.parquet"), *ROLES]
 
@@ -148,6 +156,8 @@ def wave7_cases() -> list[Case]:
     c.append(Case("evaluate-out-under-a-file", lambda d: [
         "evaluate", str(_csv(d)), "--out", str(d / "t.csv" / "ev"), *LABELS, *FAST],
         says="which is a file; name a folder for the report"))
+    c.append(Case("extract-voice-labels-listing-a-file-twice", _labels_listing_a_file_twice,
+                  says="the labels list 1 file(s) more than once"))
     c.append(Case("extract-motion-text-cell-skips-its-stream-not-the-others",
                   _motion_with_a_text_cell, "ok", ("m.parquet", "m.parquet.skipped.csv"),
                   says="1 input(s) skipped"))

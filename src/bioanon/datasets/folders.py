@@ -68,6 +68,13 @@ def _records(folder: str | os.PathLike, labels: Any, file_column: str,
     df = (list_files(root, extensions) if labels is None
           else read_labels(labels, file_column))
     col = "file" if labels is None else file_column
+    twice = df[col].astype(str).duplicated(keep=False)
+    if twice.any():
+        rows = [int(i) for i in df.index[twice][:2]]
+        raise BioanonError(f"the labels list {int(df[col][twice].nunique())} file(s) more than "
+                           f"once (e.g. '{df[col][twice].iloc[0]}' in rows {rows[0] + 1} and "
+                           f"{rows[1] + 1}): each would be extracted twice, as two records; "
+                           "list each file once")
     return [root / str(f) for f in df[col]], df
 
 
