@@ -36,6 +36,7 @@ from ..evaluation.risks.inference import BASELINE_NAME as INFERENCE_BASELINE
 from ..evaluation.risks.inference import InferenceRisk, _hits
 from ..evaluation.risks.membership import BASELINE_NAME, MembershipRisk, _by_group, attack_scores
 from ..evaluation.risks.recognition import RecognitionRisk
+from ..evaluation.units import unit_scale
 from ..levels import Level
 from ..metrics import chance_level
 from ..metrics.advantage import crossfit_advantage, inference_advantage
@@ -443,10 +444,12 @@ def utility(g: AuditGame, model: str = "forest") -> dict[str, Any]:
     t = g.tables
     col = t.interest
     y = t.holdout.labels[col].to_numpy(str)
+    unit = np.float32(unit_scale(t.members.X))  # the units the models read (1: as it is)
 
     def rate(train: FeatureTable) -> Rate:
-        est = make_recognizer(model, g.seed).fit(train.X, train.labels[col].to_numpy(str))
-        hits = int(np.sum(np.asarray(est.predict(t.holdout.X)).astype(str) == y))
+        est = make_recognizer(model, g.seed).fit(train.X * unit,
+                                                 train.labels[col].to_numpy(str))
+        hits = int(np.sum(np.asarray(est.predict(t.holdout.X * unit)).astype(str) == y))
         return Rate.from_counts(hits, y.size)
 
     cas, clear = rate(t.released), rate(t.members)

@@ -69,6 +69,7 @@ from .risks import (
 from .risks.base import target_at
 from .seeds import derive_seed, reseeded
 from .split import group_split, person_level_columns, repeats, split_table
+from .units import unit_scale
 from .utility import utility_views
 from .verdict import (
     verdict,
@@ -430,8 +431,9 @@ class Evaluation:
             return self
         stage = self._restage()
         if same_model:
-            self._consumer(self.utility_raw_[self.interest], stage.train, stage.test,
-                           stage.anon_train)
+            train, test, anon_train, _ = self._in_units(stage.train, stage.test,
+                                                        stage.anon_train, None)
+            self._consumer(self.utility_raw_[self.interest], train, test, anon_train)
         else:  # every utility view again with the final options' model, then the panel
             self._utility(stage.train, stage.test, stage.anon_train, stage.anon_test,
                           self.anonymizer_, lambda _text: None, announce=False)
@@ -451,10 +453,12 @@ class Evaluation:
         col = self.interest
         y = stage.train.labels[col].to_numpy()
         rows = capped_rows(y, options.max_fit_records, self.random_state, f"utility/{col}")
-        X = stage.anon_train if rows is None else stage.anon_train[rows]
+        _, test, anon_train, _ = self._in_units(stage.train, stage.test, stage.anon_train, None)
+        assert anon_train is not None
+        X = anon_train if rows is None else anon_train[rows]
         ran = (self.utility_raw_.get(col) or {}).get("consumer") or {}
-        return release_pick(X, y if rows is None else y[rows], stage.test.X,
-                            stage.test.labels[col].to_numpy(), seed=self.random_state,
+        return release_pick(X, y if rows is None else y[rows], test.X,
+                            test.labels[col].to_numpy(), seed=self.random_state,
                             n_jobs=options.n_jobs, models=options.consumer_models(),
                             known=ran.get("models") or ())
 
@@ -623,6 +627,7 @@ class Evaluation:
         progress line."""
         if announce:
             tick(self._utility_stage())
+        train, test, anon_train, anon_test = self._in_units(train, test, anon_train, anon_test)
         opts = self.options
         columns = [self.interest, *self.additional]
         self.person_level_ = (person_level_columns(self.table.labels, self.sensitive, columns)
@@ -645,6 +650,26 @@ class Evaluation:
             tick("utility of person-level attributes on unseen identities")
             self._unseen_identity_utility(util, anonymizer)
         self.utility_raw_ = util
+
+    def _in_units(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray | None,
+                  anon_test: np.ndarray | None
+                  ) -> tuple[FeatureTable, FeatureTable, np.ndarray | None, np.ndarray | None]:
+        """The arrays the utility models read, in the units :func:`.units.unit_scale` gives
+        the whole table (one power of two: the same arrays, as they are, for a table in the
+        usual range), clear and released alike, after anonymization."""
+        if getattr(self, "unit_", None) is None:
+            self.unit_ = unit_scale(self.table.X)
+        s = self.unit_
+        if s == 1.0:
+            return train, test, anon_train, anon_test
+
+        def scaled(t: FeatureTable) -> FeatureTable:
+            return FeatureTable._of_checked((t.X * np.float32(s)).astype(np.float32),
+                                            t.labels, t.feature_names, t.meta)
+
+        return (scaled(train), scaled(test),
+                None if anon_train is None else (anon_train * np.float32(s)).astype(np.float32),
+                None if anon_test is None else (anon_test * np.float32(s)).astype(np.float32))
 
     def _consumer(self, entry: dict[str, Any], train: FeatureTable, test: FeatureTable,
                   anon_train: np.ndarray | None,
@@ -778,13 +803,15 @@ class Evaluation:
                 continue
             train, test = self.table.subset(tr), self.table.subset(te)
             a_tr, a_te = anonymize_splits(anonymizer, train, test)
-            out = utility_views(train, test, np.asarray(a_tr, np.float32),
-                                np.asarray(a_te, np.float32), [col], self.options.utility_model,
+            train, test, s_tr, s_te = self._in_units(train, test, np.asarray(a_tr, np.float32),
+                                                     np.asarray(a_te, np.float32))
+            assert s_tr is not None and s_te is not None
+            out = utility_views(train, test, s_tr, s_te, [col], self.options.utility_model,
                                 self.random_state, self.options.n_jobs,
                                 max_fit_records=self.options.max_fit_records)[col]
             out["split"] = "unseen identities"
             if col == self.interest:
-                self._consumer(out, train, test, np.asarray(a_tr, np.float32))
+                self._consumer(out, train, test, s_tr)
             util[col] = out
             self.utility_notes_.append(
                 f"'{col}' is constant within each '{self.sensitive}': its utility is scored on "
