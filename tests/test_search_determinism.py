@@ -187,3 +187,45 @@ def test_an_evaluation_is_its_stage_1_then_resume(table: FeatureTable, method: s
         assert _report(ev) == _report(full)
     with pytest.raises(Exception, match="stage-1 evaluation"):
         full.resume()
+
+
+def test_the_command_line_and_the_library_judge_one_table_alike_without_a_seed(tmp_path):
+    """Without a seed the judge's seed comes from the table and the options: the command
+    line reads the role columns first and resolves ``--level`` to a Level, the library keeps
+    the file's column order and ``level=None``; the same data and options are one judge (the
+    fingerprint, every row's figures), where they once judged different splits."""
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+
+    t = make_biometric(n_identities=40, records_per_identity=30, n_features=32,
+                       random_state=0)
+    assert list(t.labels.columns)[0] != "expression"  # the command line reorders them
+    src = tmp_path / "t.parquet"
+    t.write(src)
+    accept = ["--accept-risk", "identity-membership", "--accept-risk", "identity-inference",
+              "--reason", WHY]
+    res = CliRunner().invoke(app, [
+        "release", str(src), "-o", str(tmp_path / "o.parquet"), "--interest", "expression",
+        "--sensitive", "identity", "--methods", "selective-mean,noise", "--target-advantage",
+        "0.3", "--models", "knn", "--attackers", "naive,parrot,reverse", "--jobs", "1",
+        *accept])
+    assert res.exit_code in (0, 1), res.output
+    cli = json.loads((tmp_path / "o.parquet.report" / "report.json").read_text())["search"]
+    try:
+        out = certify(FeatureTable.read(src), ROLES, methods=["selective-mean", "noise"],
+                      target=0.3, models=["knn"], attackers="naive,parrot,reverse", n_jobs=1,
+                      accept_risks={"identity-membership": WHY, "identity-inference": WHY})
+        lib = out.search
+    except NotCertified as exc:
+        lib = exc.search
+
+    def figures(rows: list[dict[str, Any]]) -> list[Any]:
+        def num(v: Any) -> Any:
+            return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+        return [(r["setting"], num(r.get("cas")),
+                 [(x["name"], num(x.get("value"))) for x in r.get("risks") or []])
+                for r in rows]
+
+    assert cli["judged"]["fingerprint"] == lib.judged["fingerprint"]
+    assert figures(cli["rows"]) == figures(lib.rows)

@@ -96,18 +96,37 @@ def _names(key: str, value: Any) -> Any:
     return value
 
 
+def _labels_digest(h: Any, labels: pd.DataFrame) -> None:
+    """Feed ``labels`` to ``h`` by column name, whatever their order: the command line reads
+    the named columns first, a table read in Python keeps the file's order, and both are the
+    same data (they must get the same judge)."""
+    names = sorted(str(c) for c in labels.columns)
+    h.update(json.dumps(names).encode())
+    if names:
+        ordered = labels.set_axis([str(c) for c in labels.columns], axis=1)[names]
+        hashed = pd.util.hash_pandas_object(ordered.astype(str), index=False)
+        h.update(np.ascontiguousarray(hashed.to_numpy(np.uint64)).tobytes())
+
+
 def table_digest(table: Any) -> bytes:
-    """SHA-256 of a table's features (float32, row order kept), feature names and labels."""
+    """SHA-256 of a table's features (float32, row order kept), feature names and labels (by
+    name: the order of the label columns is not data).
+
+    Examples
+    --------
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=4, records_per_identity=5, n_features=32)
+    >>> u = t.subset(list(range(t.n_records)))
+    >>> u.labels = u.labels[list(reversed(u.labels.columns))]
+    >>> table_digest(t) == table_digest(u)
+    True
+    """
     h = hashlib.sha256()
     X = np.ascontiguousarray(np.asarray(table.X, dtype=np.float32))
     h.update(str(X.shape).encode())
     h.update(X.tobytes())
     h.update(json.dumps(list(table.feature_names or [])).encode())
-    labels: pd.DataFrame = table.labels
-    h.update(json.dumps([str(c) for c in labels.columns]).encode())
-    if len(labels.columns):
-        hashed = pd.util.hash_pandas_object(labels.astype(str), index=False)
-        h.update(np.ascontiguousarray(hashed.to_numpy(np.uint64)).tobytes())
+    _labels_digest(h, table.labels)
     return h.digest()
 
 
@@ -153,10 +172,8 @@ def labels_seed(labels: pd.DataFrame, roles: Any) -> int:
     """A seed derived from a table's label columns and the roles alone (the dask path's panel
     sample is drawn from the labels before any feature is read): the same input gives the
     same sample, so the judge there is not a draw either."""
-    h = hashlib.sha256(json.dumps([str(c) for c in labels.columns]).encode())
-    if len(labels.columns):
-        h.update(pd.util.hash_pandas_object(labels.astype(str), index=False)
-                 .to_numpy(np.uint64).tobytes())
+    h = hashlib.sha256()
+    _labels_digest(h, labels)
     h.update(repr(_canonical(roles)).encode())
     return root_seed(h.digest())
 __all__ = ["DERIVED", "SEEDED", "fingerprint", "judged_inputs", "judged_statement", "labels_seed",

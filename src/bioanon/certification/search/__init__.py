@@ -199,8 +199,9 @@ def search(table: FeatureTable, interest: str, sensitive: str,
     cands, skipped = checked_candidates(space, table, methods, interest, sensitive, add)
     from ...evaluation.risks import check_accepted
 
+    # the level resolved (None, 'standard' and Level(standard) are one level: one judge)
     opts = replace(opts, selection=None, membership=True, verification=False,
-                   accept_risks=check_accepted(opts.accept_risks))
+                   accept_risks=check_accepted(opts.accept_risks), level=opts.level_)
     checked = check_judgeable(table, interest, sensitive, add, opts)
     inputs = judged_inputs(table, {
         "interest": interest, "sensitive": sensitive, "additional": add,
