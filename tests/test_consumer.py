@@ -155,7 +155,8 @@ def test_the_forest_is_cross_validated_out_of_bag_and_read_once(
     monkeypatch.setattr(consumer_mod, "make_recognizer", counted)
     again = consumer_panel(X, y, release, Xt, yt, seed=3, models=("forest", "lda"),
                            fitted={("release", "forest"): forest, ("clear", "forest"): clear})
-    assert again == out and fits == ["lda", "lda"]
+    # made (to fit, or to read its kind) for LDA alone: no forest is made again
+    assert again == out and set(fits) == {"lda"}
     # a forest fitted without its out-of-bag predictions is fitted again, not misread
     assert oob_hits(RandomForestClassifier(5, random_state=0).fit(X, y), y) is None
     consumer_panel(X, y, release, Xt, yt, seed=3, models=("forest",),
@@ -214,3 +215,21 @@ def test_a_panel_added_to_a_tuning_evaluation_makes_the_final_report(
     assert [m["model"] for m in first["models"]] == ["lda", "logreg"]
     again = build_report(ranked.with_consumer_panel(options))
     assert same(again["utility"], final["utility"]) and same(again["risks"], final["risks"])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_folds_run_apart_give_each_model_s_own_figures(table: FeatureTable,
+                                                          n_jobs: int) -> None:
+    """A model's folds run as tasks of their own beside its fit on all the records: the same
+    cross-validated hits and predictions as the model's one task (the forest, read out of
+    bag, stays one task)."""
+    from bioanon.evaluation.consumer import _fit_task, fit_tasks
+
+    X, y, Xt, _ = _split(table)
+    tasks = [(m, 5, X, y, Xt, 3, None) for m in ("forest", "logreg", "knn")]
+    tasks.append(("lda", 5, X, y, Xt, 0, None))  # no folds: the fit alone
+    got = fit_tasks(tasks, n_jobs)
+    for task, (hits, pred) in zip(tasks, got, strict=True):
+        want_hits, want_pred = _fit_task(*task)
+        assert hits == want_hits and np.array_equal(pred, want_pred), task[0]
+    assert got[0][0] is not None and got[3][0] is None
