@@ -120,11 +120,10 @@ def fit_tasks(tasks: Sequence[tuple[Any, ...]], n_jobs: int | None
 
     Examples
     --------
-    >>> from bioanon.datasets import make_biometric
-    >>> t = make_biometric(n_identities=4, records_per_identity=30, n_features=32,
-    ...                    random_state=0)
-    >>> y = t.labels["expression"].to_numpy()
-    >>> task = ("lda", 0, t.X[:90], y[:90], t.X[90:], 3, None)
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat(["a", "b", "c"], 30)
+    >>> X = rng.normal(size=(90, 8)) + (y == "a")[:, None]
+    >>> task = ("lda", 0, X, y, X[::7], 3, None)
     >>> (hits, pred), = fit_tasks([task], n_jobs=2)
     >>> one_task = _fit_task(*task)
     >>> hits == one_task[0] and bool((pred == one_task[1]).all())
