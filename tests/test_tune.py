@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bioanon.cli import app
+from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
 from bioanon.table import FeatureTable
 from bioanon.tuning.k_tuning import knee, tune_k
@@ -52,3 +53,10 @@ def test_cli_tune_k(tmp_path, small_table: FeatureTable) -> None:
     assert "labels" not in doc and "clusters" not in doc  # no assignments
     bad = CliRunner().invoke(app, ["tune-k", str(src), "--out", str(out), "--k-min", "1"])
     assert bad.exit_code == 2 and "--k-min" in bad.output
+
+
+def test_tune_k_refuses_attributes_naming_a_column_twice():
+    """A frame naming one attribute twice was a NumPy shape error inside the sweep."""
+    t = make_biometric(n_identities=5, records_per_identity=6, n_features=32, random_state=0)
+    with pytest.raises(BioanonError, match=r"attributes name \['expression'\] more than once"):
+        tune_k(t.X, range(2, 4), attributes=t.labels[["expression", "expression"]])

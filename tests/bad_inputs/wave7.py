@@ -161,4 +161,11 @@ def wave7_cases() -> list[Case]:
     c.append(Case("extract-motion-text-cell-skips-its-stream-not-the-others",
                   _motion_with_a_text_cell, "ok", ("m.parquet", "m.parquet.skipped.csv"),
                   says="1 input(s) skipped"))
+    # wave 6, twenty-first session: an attribute named twice was an internal error (a
+    # two-column frame where one column belonged); it is tracked once
+    c.append(Case("tune-k-attribute-named-twice-is-tracked-once", lambda d: [
+        "tune-k", str(_csv(d)), "--out", str(d / "tk"), "--sensitive", "identity", "--label",
+        "gender", "--label", "environment", "--attribute", "expression", "--attribute",
+        "expression", "--k-max", "4"], "ok", ("tk/tune-k.json", "tk/tune-k.png",
+                                                            "tk/dendrogram.png")))
     return c

@@ -64,7 +64,7 @@ def tune_k_command(
         raise BioanonError(f"need 2 <= --k-min <= --k-max (got {k_min}, {k_max})")
     json_path = out / "tune-k.json"
     check_output_dir(out, [input], ["tune-k.json", "tune-k.png", "dendrogram.png"])
-    attrs = list(attribute or [])
+    attrs = list(dict.fromkeys(attribute or []))  # one named twice is tracked once
     table = read_input(input, [sensitive, *attrs, *(label or [])])
     identity = None if sensitive is None else table.label(sensitive).to_numpy()
     for a in attrs:

@@ -145,6 +145,9 @@ def tune_k(X: np.ndarray, ks: Sequence[int] = range(2, 21), clusterer: str = "md
                            f"{', '.join(CLUSTERERS)}")
     if linkage not in LINKAGES:
         raise BioanonError(f"linkage '{linkage}' is unknown; choose from {', '.join(LINKAGES)}")
+    if attributes is not None and attributes.columns.duplicated().any():
+        twice = sorted({str(c) for c in attributes.columns[attributes.columns.duplicated()]})
+        raise BioanonError(f"attributes name {twice} more than once; name each column once")
     rng = np.random.default_rng(random_state)
     if risk_threshold == "auto":
         thr: float | None = pairwise_percentile(X, identity, threshold_percentile, rng)
