@@ -176,6 +176,28 @@ def kept_as_feature(name: str, keep_as_feature: Sequence[str]) -> bool:
     return any(name == k or fnmatch.fnmatchcase(name, k) for k in keep_as_feature)
 
 
+def refuse_unknown_kept(names: Sequence[str], keep_as_feature: Sequence[str],
+                        source: str) -> None:
+    """Refuse a ``keep_as_feature`` entry that names no feature column of ``source`` (a label
+    column, or no column at all): it would be left without effect, silently.
+
+    Examples
+    --------
+    >>> refuse_unknown_kept(["f0", "px_1"], ["px_*"], "t.csv")
+    >>> try:
+    ...     refuse_unknown_kept(["f0"], ["age"], "'t.parquet'")
+    ... except BioanonError as exc:
+    ...     print(str(exc).split(";")[0])
+    keep_as_feature=age names no feature column of 't.parquet'
+    """
+    unknown = [k for k in keep_as_feature if not any(kept_as_feature(str(n), [k])
+                                                     for n in names)]
+    if unknown:
+        raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
+                           f"{source}; name feature columns (or patterns such as 'px_*')",
+                           parameter="keep_as_feature")
+
+
 def check_feature_columns(X: np.ndarray, names: Sequence[str],
                           keep_as_feature: Sequence[str] = (), source: str = "the table",
                           integer_typed: Collection[str] = ()) -> dict[str, str]:
@@ -205,11 +227,7 @@ def check_feature_columns(X: np.ndarray, names: Sequence[str],
         One line naming each column, why it looks like metadata and the two ways forward.
     """
     keep = list(keep_as_feature)
-    unknown = [k for k in keep if not any(kept_as_feature(str(n), [k]) for n in names)]
-    if unknown:
-        raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
-                           f"{source}; name feature columns (or patterns such as 'px_*')",
-                           parameter="keep_as_feature")
+    refuse_unknown_kept(names, keep, source)
     found = metadata_like_columns(X, names, integer_typed)
     refused = {c: why for c, why in found.items() if not kept_as_feature(c, keep)}
     if refused:

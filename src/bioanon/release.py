@@ -537,16 +537,12 @@ def check_columns(X: np.ndarray, names: Sequence[str], keep_as_feature: Sequence
     >>> check_columns(X, ["sample_rate", "f0"], None, declared=True)
     {}
     """
-    from .metadata_columns import check_feature_columns, kept_as_feature
+    from .metadata_columns import check_feature_columns, refuse_unknown_kept
 
     keep = list(keep_as_feature or [])
     if not declared:
         return check_feature_columns(X, names, keep, source)
-    unknown = [k for k in keep if not any(kept_as_feature(str(n), [k]) for n in names)]
-    if unknown:
-        raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
-                           f"{source}; name feature columns (or patterns such as 'px_*')",
-                           parameter="keep_as_feature")
+    refuse_unknown_kept(names, keep, source)
     return {}
 
 

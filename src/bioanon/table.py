@@ -484,7 +484,8 @@ class FeatureTable:
         if p.stat().st_size == 0:
             raise BioanonError(f"input file '{p}' is empty; pass a table with records")
         if fmt == "npz":
-            return cls._read_npz(p, label_columns)
+            return _declared(cls._read_npz(p, label_columns), keep_as_feature,
+                             f"'{p.name}' (an NPZ file: its X array holds the features)")
         try:
             if fmt == "parquet":
                 import pyarrow.parquet as pq
@@ -500,8 +501,11 @@ class FeatureTable:
                 else:  # columns bioanon wrote as labels are never features
                     label_columns = list(dict.fromkeys([*label_columns, *known]))
                 meta = {**md.get("meta", {}), "source": str(p)}
-                return cls._from_parquet(pf, label_columns, meta, origin,
-                                         None if origin is None else keep_as_feature)
+                table = cls._from_parquet(pf, label_columns, meta, origin,
+                                          None if origin is None else keep_as_feature)
+                return table if origin is not None else _declared(
+                    table, keep_as_feature, f"'{p.name}' (written by bioanon, whose metadata "
+                                            "says which columns are features)")
             else:
                 import csv
 
@@ -566,6 +570,12 @@ class FeatureTable:
             meta.update(_audit(X, list(first.feature_names or []), keep_as_feature,
                                f"'{p.name}' (Parquet parts without bioanon metadata)",
                                parquet_integer_columns(schema)))
+        elif keep_as_feature:
+            from .metadata_columns import refuse_unknown_kept
+
+            refuse_unknown_kept(list(first.feature_names or []), keep_as_feature,
+                                f"'{p.name}' (written by bioanon, whose metadata says which "
+                                "columns are features)")
         return cls(X, labels, list(first.feature_names), meta)
 
     @classmethod
@@ -840,6 +850,18 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
             msg += f"; also, {describe_refused(refused)}"
             return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
     return BioanonError(msg, parameter="label_columns")
+
+
+def _declared(table: FeatureTable, keep_as_feature: Sequence[str] | None,
+              source: str) -> FeatureTable:
+    """``table``, read from a file that declares its features (bioanon's Parquet, an NPZ),
+    once every ``keep_as_feature`` entry names one of them: an entry naming a label column or
+    nothing would be left without effect."""
+    if keep_as_feature:
+        from .metadata_columns import refuse_unknown_kept
+
+        refuse_unknown_kept(list(table.feature_names or []), keep_as_feature, source)
+    return table
 
 
 def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],

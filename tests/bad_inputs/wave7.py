@@ -168,4 +168,28 @@ def wave7_cases() -> list[Case]:
         "gender", "--label", "environment", "--attribute", "expression", "--attribute",
         "expression", "--k-max", "4"], "ok", ("tk/tune-k.json", "tk/tune-k.png",
                                                             "tk/dendrogram.png")))
+    # anonymize on a table that declares its features (bioanon's Parquet, an NPZ): a
+    # --keep-as-feature naming a label column or nothing was left without effect, exit 0
+    # (release refused it already)
+    for name, col in (("a-label-column", "environment"), ("no-column", "nope")):
+        c.append(Case(f"anonymize-bioanon-parquet-keep-as-feature-naming-{name}",
+                      lambda d, col=col: [*anon(_parquet(d), d, *FAST), "--keep-as-feature",
+                                          col], says=f"--keep-as-feature {col} names no "
+                                                     "feature column of 't.parquet' (written "
+                                                     "by bioanon"))
+    c.append(Case("anonymize-npz-keep-as-feature-naming-no-column", lambda d: [
+        *anon(_bioanon_npz(d), d, *FAST), "--keep-as-feature", "nope"],
+        says="--keep-as-feature nope names no feature column of 't.npz' (an NPZ file"))
     return c
+
+
+def _parquet(d: Path) -> Path:
+    p = d / "t.parquet"
+    _table().write(p)
+    return p
+
+
+def _bioanon_npz(d: Path) -> Path:
+    p = d / "t.npz"
+    _table().write(p)
+    return p

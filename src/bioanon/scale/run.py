@@ -141,7 +141,11 @@ def check_parquet_columns(source: Path, features: Sequence[str],
 
 
 def parquet_source_name(source: Path) -> str:
-    """How the column check names a Parquet input that does not record its labels."""
+    """How the column check names a Parquet input: one that records its labels (bioanon
+    wrote it) or one that does not."""
+    if declares_labels(source):
+        return (f"'{source.name}' (written by bioanon, whose metadata says which columns are "
+                "features)")
     return (f"'{source.name}' (Parquet without bioanon metadata: only the columns named are "
             "labels)")
 
