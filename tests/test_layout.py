@@ -179,3 +179,17 @@ def test_the_command_line_refuses_a_keep_with_no_effect(owner_table, tmp_path, l
         assert fault in " ".join(res.output.split()), res.output
         assert "Traceback" not in res.output and not out.exists()
     assert path.read_bytes() == before
+
+
+def test_a_layout_for_a_method_that_reads_none_is_refused() -> None:
+    """A declared layout only changes a method with a layout parameter (dp-cells' stated
+    basis): given to another method, it was left without effect."""
+    from bioanon import evaluate
+    from bioanon.anonymize import SelectiveMeanAnonymizer
+
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32,
+                       random_state=0)
+    with pytest.raises(BioanonError, match="layout=4x8 has no effect with method "
+                                           "'selective-mean'"):
+        evaluate(t, "expression", "identity", layout="4x8",
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=8, t=0.5))

@@ -135,6 +135,30 @@ def table_layout(table: Any) -> Layout | None:
     return None if text is None else parse_layout(text, int(table.X.shape[1]))
 
 
+def refuse_unread_layout(anonymizer: Any, layout: Any) -> None:
+    """Refuse a declared ``layout`` for a method that reads none (one without a ``layout``
+    parameter): declared there, it would change nothing.
+
+    >>> from bioanon.anonymize import SelectiveMeanAnonymizer
+    >>> from bioanon.anonymize.dp_cells import DPCellsAnonymizer
+    >>> refuse_unread_layout(DPCellsAnonymizer(), "4x8")
+    >>> try:
+    ...     refuse_unread_layout(SelectiveMeanAnonymizer(), "4x8")
+    ... except BioanonError as exc:
+    ...     print(str(exc).split(":")[0])
+    layout=4x8 has no effect with method 'selective-mean'
+    """
+    if layout is None:
+        return
+    params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
+    if "layout" in params:
+        return
+    name = getattr(anonymizer, "method_name", "") or type(anonymizer).__name__
+    raise BioanonError(f"layout={layout} has no effect with method '{name}': a layout states "
+                       "the trajectories a stated basis reads (dp-cells' temporal DCT), and "
+                       "this method reads none; leave it out", parameter="layout")
+
+
 def with_layout(table: Any, layout: Any) -> Any:
     """``table`` declaring ``layout`` (checked against its features); None: unchanged."""
     if layout is None:
@@ -273,6 +297,6 @@ def resolve_layout(feature_names: Sequence[str] | None, d: int, *, block: int | 
     return lay if lay is not None and lay.n_trajectories else None
 
 
-__all__ = ["dct_basis", "public_dct_basis", "resolve_layout", "trajectory_length",
-           "GRAMMAR", "META_KEY", "Layout", "layout_dct_basis", "parse_layout",
-           "table_layout", "with_layout"]
+__all__ = ["dct_basis", "public_dct_basis", "refuse_unread_layout", "resolve_layout",
+           "trajectory_length", "GRAMMAR", "META_KEY", "Layout", "layout_dct_basis",
+           "parse_layout", "table_layout", "with_layout"]

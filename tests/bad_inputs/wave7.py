@@ -177,6 +177,14 @@ def wave7_cases() -> list[Case]:
                                           col], says=f"--keep-as-feature {col} names no "
                                                      "feature column of 't.parquet' (written "
                                                      "by bioanon"))
+    # a declared layout for a method that reads none (no layout parameter): exit 0 with the
+    # layout left without effect
+    layout = "has no effect with method 'selective-mean'"
+    c.append(Case("anonymize-layout-for-a-method-reading-none", lambda d: [
+        *anon(_csv(d), d, *FAST), "--layout", "4x8"], says=layout))
+    c.append(Case("evaluate-layout-for-a-method-reading-none", lambda d: [
+        "evaluate", str(_csv(d)), "--out", str(d / "ev"), *LABELS, *FAST, "--layout", "4x8"],
+        says=layout))
     c.append(Case("anonymize-npz-keep-as-feature-naming-no-column", lambda d: [
         *anon(_bioanon_npz(d), d, *FAST), "--keep-as-feature", "nope"],
         says="--keep-as-feature nope names no feature column of 't.npz' (an NPZ file"))

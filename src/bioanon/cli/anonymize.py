@@ -11,7 +11,7 @@ from .._version import __version__
 from ..anonymize.relevance import relevance_sample_size
 from ..errors import BioanonError
 from ..io import check_output_file, sha256_in_background
-from ..layout import parse_layout, with_layout
+from ..layout import parse_layout, refuse_unread_layout, with_layout
 from ..release import NO_ROLE, Roles, manifest_path, release, write_release
 from ..release_unit import check_unit_paths
 from ..table import format_of
@@ -121,6 +121,7 @@ def anonymize(
                   keep=keep or [], other=label or [])
     roles.of()  # one role per column, before any work
     anon = choice.build(interest, sensitive, list(add))
+    refuse_unread_layout(anon, layout)  # a layout the method reads nothing of: refused
     method = choice.method
     if anon.fit_on_auxiliary and getattr(anon, "decoupler", None) is None:
         raise BioanonError(

@@ -72,10 +72,11 @@ def evaluate(
     })
     if interest is None:
         raise BioanonError("evaluate needs --interest (the attribute whose utility is measured)")
-    from ..layout import parse_layout, with_layout
+    from ..layout import parse_layout, refuse_unread_layout, with_layout
 
     if layout is not None:
         parse_layout(layout)  # the grammar, before reading
+        refuse_unread_layout(anon, layout)  # a layout the method reads nothing of
     table = with_layout(read_input(input, [interest, *add, sensitive, options.group,
                                            *(options.metadata or []), *(label or [])]), layout)
     choice.check_on(anon, table)  # a parameter the table leaves idle: refused

@@ -221,9 +221,11 @@ def evaluate(table: Any, interest: str, sensitive: str,
     ['record-recognition', 'record-membership']
     """
     from ..evaluation import Evaluation
-    from ..layout import with_layout
+    from ..layout import refuse_unread_layout, with_layout
     from ..table import table_of
 
+    if anonymizer is not None:
+        refuse_unread_layout(anonymizer, layout)
     table = with_layout(table_of(table, [interest, sensitive, *(additional or {})]), layout)
     return build_report(Evaluation(table, interest, sensitive, additional, anonymizer,
                                    random_state=random_state, progress=progress, cache=cache,
