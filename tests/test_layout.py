@@ -193,3 +193,18 @@ def test_a_layout_for_a_method_that_reads_none_is_refused() -> None:
                                            "'selective-mean'"):
         evaluate(t, "expression", "identity", layout="4x8",
                  anonymizer=SelectiveMeanAnonymizer("expression", g=8, t=0.5))
+
+
+def test_a_layout_for_a_search_whose_methods_read_none_is_refused() -> None:
+    """certify(methods=[...], layout=...) where no named method reads a layout: refused
+    before any work; with dp-cells among them, or every method searched, it is not."""
+    from bioanon import certify
+    from bioanon.certification.settings import refuse_layout_no_method_reads
+
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32,
+                       random_state=0)
+    with pytest.raises(BioanonError, match="layout=4x8 has no effect with the methods noise"):
+        certify(t, Roles(sensitive="identity", interest="expression"), methods=["noise"],
+                layout="4x8")
+    refuse_layout_no_method_reads(None, "4x8")
+    refuse_layout_no_method_reads(["noise", "dp-cells"], "4x8")

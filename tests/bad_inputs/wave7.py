@@ -185,6 +185,9 @@ def wave7_cases() -> list[Case]:
     c.append(Case("evaluate-layout-for-a-method-reading-none", lambda d: [
         "evaluate", str(_csv(d)), "--out", str(d / "ev"), *LABELS, *FAST, "--layout", "4x8"],
         says=layout))
+    c.append(Case("release-layout-with-methods-reading-none", lambda d: [
+        *_release(_csv(d, n_id=40, per=10), d), "--methods", "noise", "--layout", "4x8"],
+        says="has no effect with the methods noise"))
     c.append(Case("anonymize-npz-keep-as-feature-naming-no-column", lambda d: [
         *anon(_bioanon_npz(d), d, *FAST), "--keep-as-feature", "nope"],
         says="--keep-as-feature nope names no feature column of 't.npz' (an NPZ file"))

@@ -186,8 +186,11 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         For a keyword that is no option.
     """
     from ..layout import with_layout
+    from .settings import refuse_layout_no_method_reads
 
-    source = InMemory(with_layout(as_table(table, roles), options.pop("layout", None)))
+    layout = options.pop("layout", None)
+    refuse_layout_no_method_reads(options.get("methods"), layout)
+    source = InMemory(with_layout(as_table(table, roles), layout))
     return front_door(source, roles, options)
 
 

@@ -118,6 +118,31 @@ def _methods(value: Any) -> None:
                            parameter="methods")
 
 
+def refuse_layout_no_method_reads(methods: Any, layout: Any) -> None:
+    """Refuse a declared ``layout`` for a search whose named ``methods`` (a list, or a
+    comma-separated string; None: every method, dp-cells among them) all read none.
+
+    >>> refuse_layout_no_method_reads(["noise", "dp-cells"], "4x8")
+    >>> try:
+    ...     refuse_layout_no_method_reads("noise,selective-mean", "4x8")
+    ... except BioanonError as exc:
+    ...     print(str(exc).split(":")[0])
+    layout=4x8 has no effect with the methods noise, selective-mean
+    """
+    if layout is None or methods is None:
+        return
+    from ..anonymize.registry import get_method
+
+    names = [m.strip() for m in methods.split(",")] if isinstance(methods, str) else list(methods)
+    names = [str(m) for m in names if str(m).strip()]
+    if not names or any("layout" in getattr(get_method(m), "params", {}) for m in names):
+        return
+    raise BioanonError(f"layout={layout} has no effect with the methods {', '.join(names)}: a "
+                       "layout states the trajectories a stated basis reads (dp-cells' "
+                       "temporal DCT), and these methods read none; add dp-cells to the "
+                       "methods, or leave it out", parameter="layout")
+
+
 def _method_list(text: str | None) -> list[str] | None:
     """``--methods`` as typed (comma-separated) -> the list of names."""
     if text is None:
@@ -456,4 +481,5 @@ def settings_of(function: str, values: Mapping[str, Any],
 
 
 __all__ = ["PATHS", "SETTINGS", "Flag", "ReleaseSettings", "Setting", "declare", "omitted",
+           "refuse_layout_no_method_reads",
            "settings_of", "source_for"]
