@@ -481,5 +481,4 @@ def settings_of(function: str, values: Mapping[str, Any],
 
 
 __all__ = ["PATHS", "SETTINGS", "Flag", "ReleaseSettings", "Setting", "declare", "omitted",
-           "refuse_layout_no_method_reads",
-           "settings_of", "source_for"]
+           "refuse_layout_no_method_reads", "settings_of", "source_for"]
