@@ -186,11 +186,8 @@ def certify(table: FeatureTable, roles: Any, **options: Any) -> CertifiedRelease
         For a keyword that is no option.
     """
     from ..layout import with_layout
-    from .settings import refuse_layout_no_method_reads
 
-    layout = options.pop("layout", None)
-    refuse_layout_no_method_reads(options.get("methods"), layout)
-    source = InMemory(with_layout(as_table(table, roles), layout))
+    source = InMemory(with_layout(as_table(table, roles), options.pop("layout", None)))
     return front_door(source, roles, options)
 
 
@@ -234,7 +231,12 @@ class InMemory:
         self.checked: Any = None
 
     def refuse(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> None:
-        """Nothing of its own before the table is read (it is read already)."""
+        """A layout the table declares that no method of the search reads (the table is
+        read already)."""
+        from ..layout import META_KEY
+        from .settings import refuse_layout_no_method_reads
+
+        refuse_layout_no_method_reads(settings.methods, (self.data.meta or {}).get(META_KEY))
 
     def shape(self, roles: Any, settings: ReleaseSettings, judge: EvaluationOptions) -> Shape:
         """The table itself (its labels are declared: only ``keep_as_feature`` is checked;

@@ -197,11 +197,9 @@ def release_command(
     with json_outcome(as_json, output):
         _refuse_unused(path, dask, scheduler)
         if layout is not None:
-            from ..certification.settings import refuse_layout_no_method_reads
             from ..layout import parse_layout
 
             parse_layout(layout)  # the grammar, before any work
-            refuse_layout_no_method_reads(release.get("methods"), layout)
         _check_outputs(input, output, bucketed, public_data)
         if bucketed and (keep or quasi or force):
             raise BioanonError("--keep/--quasi/--force are not available on the dask path "
