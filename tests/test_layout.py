@@ -208,3 +208,18 @@ def test_a_layout_for_a_search_whose_methods_read_none_is_refused() -> None:
                 layout="4x8")
     refuse_layout_no_method_reads(None, "4x8")
     refuse_layout_no_method_reads(["noise", "dp-cells"], "4x8")
+
+
+def test_a_composition_reads_the_layout_its_first_method_reads() -> None:
+    """dp-cells+leace reads the declared layout through dp-cells (a composition has no layout
+    parameter of its own): accepted, where noise+leace is refused."""
+    from bioanon.anonymize.registry import build_method, get_method
+    from bioanon.certification.settings import refuse_layout_no_method_reads
+    from bioanon.layout import reads_layout, refuse_unread_layout
+
+    roles = {"interest": "expression", "sensitive": "identity"}
+    refuse_unread_layout(build_method("dp-cells+leace", {}, **roles), "4x8")
+    refuse_layout_no_method_reads(["noise", "dp-cells+leace"], "4x8")
+    assert reads_layout(get_method("dp-cells")) and not reads_layout(get_method("noise"))
+    with pytest.raises(BioanonError, match="has no effect"):
+        refuse_unread_layout(build_method("noise+leace", {"sigma": 1.0}, **roles), "4x8")

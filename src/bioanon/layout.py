@@ -135,6 +135,19 @@ def table_layout(table: Any) -> Layout | None:
     return None if text is None else parse_layout(text, int(table.X.shape[1]))
 
 
+def reads_layout(anonymizer: Any) -> bool:
+    """Whether a method (an estimator, or a method class) reads a declared layout: it has a
+    ``layout`` parameter, or it is a composition whose first method has one."""
+    if isinstance(anonymizer, type):
+        params: Any = getattr(anonymizer, "params", {})
+    else:
+        params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
+    if "layout" in params:
+        return True
+    inner = params.get("method") if isinstance(params, dict) else None
+    return inner is not None and not isinstance(inner, str) and reads_layout(inner)
+
+
 def refuse_unread_layout(anonymizer: Any, layout: Any) -> None:
     """Refuse a declared ``layout`` for a method that reads none (one without a ``layout``
     parameter): declared there, it would change nothing.
@@ -148,10 +161,7 @@ def refuse_unread_layout(anonymizer: Any, layout: Any) -> None:
     ...     print(str(exc).split(":")[0])
     layout=4x8 has no effect with method 'selective-mean'
     """
-    if layout is None:
-        return
-    params = anonymizer.get_params(deep=False) if hasattr(anonymizer, "get_params") else {}
-    if "layout" in params:
+    if layout is None or reads_layout(anonymizer):
         return
     name = getattr(anonymizer, "method_name", "") or type(anonymizer).__name__
     raise BioanonError(f"layout={layout} has no effect with method '{name}': a layout states "
@@ -297,6 +307,6 @@ def resolve_layout(feature_names: Sequence[str] | None, d: int, *, block: int | 
     return lay if lay is not None and lay.n_trajectories else None
 
 
-__all__ = ["dct_basis", "public_dct_basis", "refuse_unread_layout", "resolve_layout",
-           "trajectory_length", "GRAMMAR", "META_KEY", "Layout", "layout_dct_basis",
-           "parse_layout", "table_layout", "with_layout"]
+__all__ = ["dct_basis", "public_dct_basis", "reads_layout", "refuse_unread_layout",
+           "resolve_layout", "trajectory_length", "GRAMMAR", "META_KEY", "Layout",
+           "layout_dct_basis", "parse_layout", "table_layout", "with_layout"]

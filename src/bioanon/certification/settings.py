@@ -132,10 +132,12 @@ def refuse_layout_no_method_reads(methods: Any, layout: Any) -> None:
     if layout is None or methods is None:
         return
     from ..anonymize.registry import get_method
+    from ..layout import reads_layout
 
     names = [m.strip() for m in methods.split(",")] if isinstance(methods, str) else list(methods)
     names = [str(m) for m in names if str(m).strip()]
-    if not names or any("layout" in getattr(get_method(m), "params", {}) for m in names):
+    # a composition METHOD+POST reads what its first method reads
+    if not names or any(reads_layout(get_method(m.split("+")[0])) for m in names):
         return
     raise BioanonError(f"layout={layout} has no effect with the methods {', '.join(names)}: a "
                        "layout states the trajectories a stated basis reads (dp-cells' "
