@@ -177,9 +177,10 @@ def kept_as_feature(name: str, keep_as_feature: Sequence[str]) -> bool:
 
 
 def refuse_unknown_kept(names: Sequence[str], keep_as_feature: Sequence[str],
-                        source: str) -> None:
+                        source: str, labels: Collection[str] = ()) -> None:
     """Refuse a ``keep_as_feature`` entry that names no feature column of ``source`` (a label
-    column, or no column at all): it would be left without effect, silently.
+    column, or no column at all): it would be left without effect, silently. An entry
+    naming one of ``labels`` (the table's label columns) is said to be a label column.
 
     Examples
     --------
@@ -193,9 +194,11 @@ def refuse_unknown_kept(names: Sequence[str], keep_as_feature: Sequence[str],
     unknown = [k for k in keep_as_feature if not any(kept_as_feature(str(n), [k])
                                                      for n in names)]
     if unknown:
+        fix = ("it is a label column there, not a feature; leave it out"
+               if unknown[0] in set(map(str, labels))
+               else "name feature columns (or patterns such as 'px_*')")
         raise BioanonError(f"keep_as_feature={unknown[0]} names no feature column of "
-                           f"{source}; name feature columns (or patterns such as 'px_*')",
-                           parameter="keep_as_feature")
+                           f"{source}; {fix}", parameter="keep_as_feature")
 
 
 def check_feature_columns(X: np.ndarray, names: Sequence[str],

@@ -860,7 +860,8 @@ def _declared(table: FeatureTable, keep_as_feature: Sequence[str] | None,
     if keep_as_feature:
         from .metadata_columns import refuse_unknown_kept
 
-        refuse_unknown_kept(list(table.feature_names or []), keep_as_feature, source)
+        refuse_unknown_kept(list(table.feature_names or []), keep_as_feature, source,
+                            [str(c) for c in table.labels.columns])
     return table
 
 

@@ -171,12 +171,14 @@ def wave7_cases() -> list[Case]:
     # anonymize on a table that declares its features (bioanon's Parquet, an NPZ): a
     # --keep-as-feature naming a label column or nothing was left without effect, exit 0
     # (release refused it already)
-    for name, col in (("a-label-column", "environment"), ("no-column", "nope")):
+    for name, col, fix in (("a-label-column", "environment", "it is a label column there"),
+                           ("no-column", "nope", "name feature columns")):
         c.append(Case(f"anonymize-bioanon-parquet-keep-as-feature-naming-{name}",
                       lambda d, col=col: [*anon(_parquet(d), d, *FAST), "--keep-as-feature",
                                           col], says=f"--keep-as-feature {col} names no "
                                                      "feature column of 't.parquet' (written "
-                                                     "by bioanon"))
+                                                     "by bioanon, whose metadata says which "
+                                                     f"columns are features); {fix}"))
     # a declared layout for a method that reads none (no layout parameter): exit 0 with the
     # layout left without effect
     layout = "has no effect with method 'selective-mean'"
