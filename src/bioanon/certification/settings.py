@@ -134,8 +134,8 @@ def refuse_layout_no_method_reads(methods: Any, layout: Any) -> None:
     from ..anonymize.registry import get_method
     from ..layout import reads_layout
 
-    names = [m.strip() for m in methods.split(",")] if isinstance(methods, str) else list(methods)
-    names = [str(m) for m in names if str(m).strip()]
+    names = (_method_list(methods) or []) if isinstance(methods, str) else [
+        str(m) for m in methods if str(m).strip()]
     # a composition METHOD+POST reads what its first method reads
     if not names or any(reads_layout(get_method(m.split("+")[0])) for m in names):
         return
