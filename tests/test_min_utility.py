@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bioanon.certification.search import (
@@ -288,3 +289,100 @@ def test_a_refusal_for_margin_says_margin_not_recognition() -> None:
     facts = refusal_facts(res.tradeoff, res.rows)["most_useful"]  # --json's refusal
     assert facts["short_of_margin"] == ["record-membership"]
     assert facts["pass_probability"] == pytest.approx(top["pass_probability"])
+
+
+# ---------------------------------------------------------------------- the floor at stage 1
+def _without_the_floor_at_stage_1(**kw: Any) -> SearchResult:
+    """The same search with stage 1's utility floor switched off (every attacker judges a
+    setting under it): the reference the floor must not change the outcome of."""
+    from dataclasses import replace
+
+    from bioanon.certification.search import staged
+
+    judge_anonymizer = staged.judge_anonymizer
+    with pytest.MonkeyPatch.context() as m:  # n_jobs=1: stage 1 runs in this process
+        m.setattr(staged, "judge_anonymizer", lambda judge, *a: judge_anonymizer(
+            replace(judge, min_utility=None), *a))
+        return search(**kw)
+
+
+def _public(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows as their report holds them (NaN equal to NaN)."""
+    import json
+
+    return [json.dumps({k: v for k, v in r.items() if not k.startswith("_")}, sort_keys=True,
+                       default=str) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def floored_everywhere(table: FeatureTable) -> SearchResult:
+    return _without_the_floor_at_stage_1(table=table, interest="expression",
+                                         sensitive="identity", min_utility=0.97, **KW)
+
+
+def test_stage_1_decides_a_setting_under_the_floor_without_its_attackers(
+        floored: SearchResult, floored_everywhere: SearchResult) -> None:
+    from bioanon.certification.search.rows import FLOORED, STAGE1
+    from bioanon.evaluation.risks.base import FLOORED_REASON
+
+    decided = [j for j, r in enumerate(floored.rows) if r["judged_by"] == FLOORED]
+    assert decided, "the table must hold a setting under the floor for this test to bite"
+    for j, (r, ref) in enumerate(zip(floored.rows, floored_everywhere.rows, strict=True)):
+        if j not in decided:  # a setting the floor did not decide: the very same row
+            assert _public([r]) == _public([ref])
+            continue
+        # the utility is the one every attacker's run measures, and it fails the floor
+        assert ref["judged_by"] == STAGE1 and not ref["met_utility"]
+        assert (r["cas"], r["cas_ci"], r["clear"]) == (ref["cas"], ref["cas_ci"], ref["clear"])
+        assert not r["met"] and not r["met_utility"] and not r["passed_stage1"]
+        own = [x for x in r["risks"] if x["status"] != "accepted"]  # accepted: the user's
+        assert own and all(FLOORED_REASON in x["reason"] for x in own)
+        assert any(x["status"] in ("met", "not met") for x in ref["risks"])  # measured there
+    # the choice, its confirmation and the trade-off are the search's without the floor
+    assert floored.chosen == floored_everywhere.chosen
+    assert floored.certified == floored_everywhere.certified
+    assert floored.tradeoff_table() == floored_everywhere.tradeoff_table()
+
+
+def test_a_refusal_judges_the_floored_settings_for_its_trade_off(table: FeatureTable) -> None:
+    # a floor no release reaches: nothing above it meets the level, so the refusal's
+    # trade-off names the most useful setting under it that does, with the figures every
+    # attacker gives it (stage 1 again, without the floor)
+    kw = {**KW, "table": table, "interest": "expression", "sensitive": "identity",
+          "min_utility": 1.0}
+    res, ref = search(**kw), _without_the_floor_at_stage_1(**kw)
+    assert not res.certified and res.chosen is None
+    assert _public(res.rows) == _public(ref.rows)
+    assert res.tradeoff_table() == ref.tradeoff_table()
+    assert res.refusal_line() == ref.refusal_line()
+    mine = next(e for e in res.tradeoff_table() if e["chosen"])
+    assert mine["setting"] is not None and mine["below_floor"]
+
+
+def test_an_evaluation_decided_by_the_floor_keeps_its_utility_and_cannot_resume(
+        table: FeatureTable) -> None:
+    from bioanon.anonymize import GaussianNoiseAnonymizer
+    from bioanon.evaluation import Evaluation
+    from bioanon.evaluation.options import EvaluationOptions
+    from bioanon.evaluation.risks.base import FLOORED_REASON
+
+    def stage1(**kw: Any) -> Evaluation:
+        return Evaluation(table, "expression", "identity", None,
+                          GaussianNoiseAnonymizer(sigma=3.0), random_state=5,
+                          options=EvaluationOptions.of(n_jobs=1, consumer_panel="ranking")
+                          ).evaluate(recognition=False, screen=0.99, **kw)
+
+    free, low, high = stage1(), stage1(floor=0.1), stage1(floor=0.99)
+    assert free.floored_ is None and low.floored_ is None  # CAS above a floor of 0.1
+    assert high.floored_ and FLOORED_REASON in high.floored_
+    assert high.utility() == free.utility() == low.utility()  # the same CAS, measured once
+    # a floor the setting clears changes nothing: every risk as without one (NaN as NaN)
+    assert [str(r.to_dict()) for r in low.risks()] == [str(r.to_dict()) for r in free.risks()]
+    assert all(r.status == "inconclusive at this size" and FLOORED_REASON in r.reason
+               for r in high.risks())
+    assert any(np.isfinite(r.value) for r in free.risks())
+    with pytest.raises(BioanonError, match="utility floor decided cannot be resumed"):
+        high.resume()
+    with pytest.raises(BioanonError, match="floor= apply to a stage-1 evaluation"):
+        Evaluation(table, "expression", "identity", None, GaussianNoiseAnonymizer(),
+                   random_state=5).evaluate(floor=0.5)

@@ -22,7 +22,7 @@ import pytest
 import bioanon.evaluation.protocol as protocol
 from bioanon.anonymize.registry import build_method
 from bioanon.certification import CertifiedRelease, NotCertified, certify
-from bioanon.certification.search import BUDGET_LEFT, STAGE1, Clock, search
+from bioanon.certification.search import BUDGET_LEFT, FULL_PANEL, Clock, search
 from bioanon.datasets import make_biometric
 from bioanon.evaluation import Evaluation
 from bioanon.release import Roles
@@ -115,7 +115,7 @@ def test_a_budget_that_runs_out_refuses_naming_what_it_left(
     full = search(table, "expression", "identity", methods=THIRD_GROUP["methods"],
                   budget_minutes=60, **kw)
     assert full.certified
-    judged = [r["cas"] for r in full.rows if r["judged_by"] != STAGE1]
+    judged = [r["cas"] for r in full.rows if r["judged_by"] == FULL_PANEL]
     assert len(judged) >= 2 and max(judged) > full.rows[full.chosen]["cas"]  # not group 1
     slow_clock(monkeypatch)
     with pytest.raises(NotCertified) as refused:
@@ -144,7 +144,7 @@ def test_two_workers_judge_stage_1_as_one_does(table: FeatureTable, quiet: Any) 
 
 def test_stage_2_resumes_stage_1(quiet: Any, calls: dict[str, int]) -> None:
     rows = quiet.search.rows
-    panel = [r for r in rows if r["judged_by"] != STAGE1]
+    panel = [r for r in rows if r["judged_by"] == FULL_PANEL]
     failed = [s for s in quiet.search.skipped if "setting" in s]  # a class smaller than g
     assert panel and len(panel) < len(rows)
     # stage 1 anonymized and scored every setting once; stage 2 ran the panel only; the

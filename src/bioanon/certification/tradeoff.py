@@ -65,12 +65,13 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
     a row that no recognition figure could carry (FSDD at 6 speakers: ±0.03 against 0.05
     leaves a leak-free release 0.84, which took a stage-1 row at 0.9 under the 0.8 needed,
     and the refusal pointed to a level that refused in turn)."""
+    from ..evaluation.risks.base import FLOORED_REASON
     from ..evaluation.verdict import judge_risks
     from .margin import CONFIRM_PROBABILITY, pass_probability, pass_probability_of
 
     raw = row.get("_risks")
-    if raw is None:
-        return False, [], []
+    if raw is None or any(FLOORED_REASON in str(getattr(r, "reason", "")) for r in raw):
+        return False, [], []  # no figure, or none measured: the utility floor decided it
     risks = judge_risks(list(raw), float(target), lv, dict(accept), guarantee)
     shown: list[str] = []
     if inconclusive_ok:  # what the plan at this level cannot show, accepted on its estimate
@@ -297,8 +298,13 @@ def _short_part(f: Mapping[str, Any]) -> str:
     """One risk a row fell short on, in words: its estimate and upper bound against the
     target, or that it was not measured (and why, when stage 1's screen decided the row)."""
     if not (math.isfinite(f["value"]) and math.isfinite(f["upper"])):
+        from ..evaluation.risks.base import FLOORED_REASON
+
+        reason = f.get("reason", "")
         why = (" (stage 1's screen: the cheap membership attackers had decided the setting)"
-               if "screened at stage 1" in f.get("reason", "") else "")
+               if "screened at stage 1" in reason else
+               " (stage 1's utility floor had decided the setting)"
+               if FLOORED_REASON in reason else "")
         return f"{f['name']} not measured{why}"
     return (f"{f['name']} {f['statistic']} {f['value']:.3f} (upper bound {f['upper']:.3f})"
             + ("" if f["target"] is None else f" > target {f['target']:g}"))

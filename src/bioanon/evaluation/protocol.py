@@ -66,7 +66,7 @@ from .risks import (
     not_covered,
     registry,
 )
-from .risks.base import target_at
+from .risks.base import floor_decision, target_at
 from .seeds import derive_seed, reseeded
 from .split import group_split, person_level_columns, repeats, split_table
 from .units import unit_scale
@@ -323,7 +323,8 @@ class Evaluation:
         self.label_columns = list(c.label_columns)
 
     # ------------------------------------------------------------------ the protocol
-    def evaluate(self, recognition: bool = True, screen: float | None = None) -> Evaluation:
+    def evaluate(self, recognition: bool = True, screen: float | None = None,
+                 floor: float | None = None) -> Evaluation:
         """Run the protocol; return ``self`` with every result filled in.
 
         A table of more than ``max_records`` records is judged on a stratified sample of its
@@ -346,13 +347,22 @@ class Evaluation:
             figure is its record-level membership result, every other membership and
             inference level reads "not measured" with the reason, and ``screened_`` holds
             it; such an evaluation cannot be resumed. None: every attacker runs.
+        floor : float, optional
+            With ``screen``: a search's utility floor (a fraction of the clear accuracy).
+            Where the screen leaves the setting undecided, the CAS is measured next, and a
+            setting whose CAS falls under the floor (or whose lower bound does not rise
+            above chance) is decided there (:data:`.risks.base.FLOOR_RULE`): the other
+            attackers do not run, every membership and inference level reads "not
+            measured" with the reason, and ``floored_`` holds it; such an evaluation
+            cannot be resumed.
         """
-        if screen is not None and recognition:
-            raise BioanonError("screen= applies to a stage-1 evaluation "
-                               "(evaluate(recognition=False, screen=...))")
+        if (screen is not None or floor is not None) and recognition:
+            raise BioanonError("screen= and floor= apply to a stage-1 evaluation "
+                               "(evaluate(recognition=False, screen=..., floor=...))")
         self.recognition_run_ = recognition
         self.screen_ = screen
         self.screened_: str | None = None
+        self.floored_: str | None = None
         self._check()
         self._sample()
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
@@ -380,12 +390,9 @@ class Evaluation:
         if screen is None:  # utility beside the cheap risks when the jobs allow
             stage = self._utility_beside_risks(train, test, anon_train, anon_test, mixing,
                                                anonymizer, tick)
-        else:
-            stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
-            self._cheap_risks(stage, tick)
-        if screen is not None:  # the screen first: a setting it decides needs no CAS
-            self._utility(train, test, anon_train, anon_test, anonymizer, tick,
-                          release=not self.screened_)
+        else:  # the screen first: a setting it decides needs no CAS
+            stage = self._screen_first(train, test, anon_train, anon_test, mixing,
+                                       anonymizer, tick, floor)
         if not recognition:
             #: for resume(): in process only (dropped when pickled; None: derive it again)
             self.stage_: StageState | None = stage
@@ -407,9 +414,10 @@ class Evaluation:
         if getattr(self, "recognition_run_", True):
             raise BioanonError("resume() finishes a stage-1 evaluation: call "
                                "evaluate(recognition=False) first")
-        if getattr(self, "screened_", None):
-            raise BioanonError("a setting the stage-1 screen decided cannot be resumed (its "
-                               "other attackers never ran): evaluate it afresh")
+        if getattr(self, "screened_", None) or getattr(self, "floored_", None):
+            raise BioanonError("a setting the stage-1 screen or utility floor decided cannot "
+                               "be resumed (its other attackers never ran): evaluate it "
+                               "afresh")
         stage = self.__dict__.pop("stage_", None) or self._restage()
         self.recognition_run_ = True
         progress = stages(self.progress, "evaluating", "bioanon.evaluation")
@@ -612,6 +620,29 @@ class Evaluation:
             tick(text)
         return stage
 
+    def _screen_first(self, train: FeatureTable, test: FeatureTable, anon_train: np.ndarray,
+                      anon_test: np.ndarray, mixing: list[Any], anonymizer: Any,
+                      tick: Callable[[str], None], floor: float | None) -> StageState:
+        """A search's stage 1 under its screen, one step after the other: the screen (the
+        cheap membership attackers' first game), then the CAS — right after the screen when
+        a ``floor`` is set, so that a setting under it is decided before the other attackers
+        run (:data:`.risks.base.FLOOR_RULE`), else after every cheap risk, and only for a
+        setting the screen left undecided. Returns the risks' stage state."""
+        stage = self._privacy_inputs(train, test, anon_train, anon_test, mixing)
+        measured: list[bool] = []
+
+        def after_screen() -> str | None:
+            self._utility(train, test, anon_train, anon_test, anonymizer, tick)
+            measured.append(True)
+            u = self.utility()[self.interest]
+            return floor_decision(u.cas.value, u.cas.ci, u.clear.value, u.chance, floor)
+
+        self._cheap_risks(stage, tick, after_screen if floor else None)
+        if not measured:
+            self._utility(train, test, anon_train, anon_test, anonymizer, tick,
+                          release=not self.screened_)
+        return stage
+
     def _utility_stage(self) -> str:
         panel = {"off": "", "ranking": ", the linear consumers' pick",
                  "forest-ranking": ", the pick of the forest and the linear consumers"}.get(
@@ -700,9 +731,11 @@ class Evaluation:
         if fitted:
             fitted.clear()  # the models are let go once the panel has read them
 
-    def _cheap_risks(self, stage: StageState, tick: Callable[[str], None]) -> None:
+    def _cheap_risks(self, stage: StageState, tick: Callable[[str], None],
+                     after_screen: Callable[[], str | None] | None = None) -> None:
         """Every registered risk that needs no attack panel (stage 1), as the full
-        evaluation reports them; the panel's results stay empty until :meth:`resume`."""
+        evaluation reports them; the panel's results stay empty until :meth:`resume`.
+        ``after_screen``: see :attr:`.risks.base.RiskContext.after_screen`."""
         self.panel_ = None
         self.contributors_ = None
         self.crossfit_ = None
@@ -712,9 +745,12 @@ class Evaluation:
                           truth=stage.y_te, chance=self.chance_, control=self.control_,
                           max_candidates=self.options.max_candidates,
                           screen=getattr(self, "screen_", None),
-                          released_sensitive=self.options.sensitive_released)
+                          released_sensitive=self.options.sensitive_released,
+                          after_screen=after_screen)
         self._run_risks(ctx, tick, panel=False)
+        ctx.after_screen = None  # it holds this evaluation: nothing keeps it
         self.screened_ = ctx.screened
+        self.floored_ = ctx.floored
         self.verification_ = []
         self.selection_ = None
         self.strategies_, self.counts_ = [], []

@@ -94,7 +94,9 @@ def judge_anonymizer(judge: Judge, anonymizer: Any, recognition: bool,
                               options=judge.for_tuning,
                               checked=judge.checked).evaluate(
                                   recognition=recognition,
-                                  screen=None if recognition else judge.screen)
+                                  screen=None if recognition else judge.screen,
+                                  floor=(None if recognition or judge.screen is None
+                                         else judge.min_utility or None))
     except MemoryError:
         raise BioanonError(f"out of memory on {judge.tuning_table.n_features} features (a "
                            "model of features × features numbers does not fit); reduce the "

@@ -98,6 +98,11 @@ STAGE1 = "stage 1 (utility, membership and inference, no recognition panel)"
 SCREENED = ("stage 1's screen (record- or group-level membership by the cheap attackers, "
             "already above every level's target; no other attacker, no recognition panel, and no "
             "CAS: no model is trained on a release that cannot be chosen at any level)")
+#: ``judged_by`` of a row stage 1's utility floor decided (:data:`~bioanon.evaluation.risks.
+#: base.FLOOR_RULE`): the screen's first game, then the CAS under the floor
+FLOORED = ("stage 1's utility floor (the CAS, measured right after the screen's first game, "
+           "under the floor or at chance; no other attacker, no recognition panel: no risk "
+           "decides a setting that fails utility at every level)")
 NOT_JUDGED = "not judged by the panel: a more useful setting met every target"
 BUDGET_LEFT = "not judged by the panel: the time budget ran out (the search was cut short)"
 
@@ -117,6 +122,9 @@ def cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
     failed = [r.name for r in risks if not r.passes]
     useful = bool(u.cas.ci[0] > u.chance and floor_met(u.cas.value, u.clear.value,
                                                        min_utility))
+    floored = getattr(ev, "floored_", None)
+    margin = ({"pass_probability": 0.0, "short_of_margin": []} if floored
+              else _margin(risks, list(accept)))
     return {
         "method": c.method, "params": _public(c.params), "setting": c.label(),
         "cas": u.cas.value, "cas_ci": list(u.cas.ci), "clear": u.clear.value,
@@ -129,8 +137,9 @@ def cheap_row(c: Candidate, ev: Evaluation, target: float, *, level: Any,
         "risks": [r.to_dict() for r in risks], "failed_risks": failed,
         "met_recognition": None, "met_privacy": False if failed else None,
         "met_utility": useful, "met": False,
-        "judged_by": SCREENED if getattr(ev, "screened_", None) else STAGE1,
-        **_margin(risks, list(accept)),
+        "judged_by": (SCREENED if getattr(ev, "screened_", None)
+                      else FLOORED if floored else STAGE1),
+        **margin,
         "passed_stage1": bool(useful and not failed and has_margin(risks, list(accept))),
         "_risks": cheap,
     }
@@ -164,6 +173,9 @@ def row_line(row: Mapping[str, Any]) -> str:
                     f"{gate['pick']}, CAS {gate['cas']:.3f} < floor {gate['floor']:.3f})")
     if row.get("not_judged"):
         verdict_ = str(row["not_judged"])
+    elif row.get("judged_by") == FLOORED:
+        verdict_ = ("fails (utility) [decided at stage 1 by the utility floor: no attacker "
+                    "ran after the screen's first game]")
     elif row.get("judged_by") == SCREENED:
         verdict_ = f"{verdict_} [screened at stage 1: the cheap attackers decided it]"
     elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:

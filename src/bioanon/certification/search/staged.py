@@ -23,7 +23,7 @@ from .judging import (
     stage1_row,
 )
 from .result import SearchResult
-from .rows import BUDGET_LEFT, NOT_JUDGED, STAGE1
+from .rows import BUDGET_LEFT, FLOORED, NOT_JUDGED, STAGE1
 
 
 def judge_levels(judge: Judge, result: SearchResult, panels: int,
@@ -110,7 +110,8 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
         result.rows.append(row)
         judged.append(c)
         kept.append(outcome if row["passed_stage1"] else None)
-        evals.append(None if getattr(outcome, "screened_", None) else outcome)
+        decided = getattr(outcome, "screened_", None) or getattr(outcome, "floored_", None)
+        evals.append(None if decided else outcome)  # a decided one cannot be resumed
         held += _hold_state(outcome, row["passed_stage1"], held)
     del outcomes
     nothing_judged(result, n_skipped)
@@ -123,12 +124,60 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
 
     clock.start_budget()  # the budget bounds the panel's stage only
     _stage2(result, judge, panel, clock, lambda text: progress(total[0] - 1, total[0], text))
+    for j, again in unfloor(judge, result, judged, _HeldAt(progress, total[0] - 1)).items():
+        evals[j] = again
     # the trade-off's panels (judge_levels) resume what stage 1 computed for a row
     for j, ev in enumerate(evals):
         if (ev is not None and result.rows[j].get("judged_by") == STAGE1
                 and getattr(ev, "recognition_run_", True) is False):
             result.rows[j]["_stage1"] = ev
     return total[0]
+
+
+def unfloor(judge: Judge, result: SearchResult, judged: Sequence[Candidate], progress: Any
+            ) -> dict[int, Evaluation]:
+    """Stage 1 once more, without the utility floor, for the settings it decided, where the
+    refusal needs their figures: when no setting above the floor met the chosen level on
+    the tuning split, its trade-off entry is the most useful setting under the floor that
+    does (what the table allows: :func:`~..tradeoff.level_rows`). Their rows become the
+    rows an undecided stage 1 gives, to the bit (the same seed, split and attackers); a
+    search that found a setting above the floor, or whose floor decided nothing, runs
+    nothing here. Returns the new stage-1 evaluations by row."""
+    rows = result.rows
+    floored = [j for j, r in enumerate(rows) if r.get("judged_by") == FLOORED]
+    if not floored or any(e["chosen"] and e["setting"] is not None
+                          for e in result.tradeoff_table()):
+        return {}
+    progress(0, None, f"stage 1 again: {len(floored)} setting(s) the utility floor decided, "
+                      "judged on privacy for the trade-off")
+    outcomes = stage1(replace(judge, min_utility=None), [judged[j] for j in floored],
+                      progress, 0)
+    out: dict[int, Evaluation] = {}
+    for j, outcome in zip(floored, outcomes, strict=True):
+        if isinstance(outcome, BioanonError):  # it ran once: it runs again
+            continue
+        rows[j] = stage1_row(judge, judged[j], outcome)
+        _hold_state(outcome, False, 0)  # nothing of it goes to stage 2
+        out[j] = outcome
+    return out
+
+
+class _HeldAt:
+    """A search's progress held at one step: a later pass of stage 1 says its lines without
+    moving the count back."""
+
+    def __init__(self, progress: Any, step: int) -> None:
+        self.progress, self.step = progress, step
+
+    def __call__(self, done: int, total: int | None, text: str) -> None:
+        self.progress(self.step, getattr(self.progress, "total", None) or total, text)
+
+    def nested(self, label: str) -> Any:
+        return self.progress.nested(label)
+
+    @property
+    def stage(self) -> str | None:
+        return getattr(self.progress, "stage", None)
 
 
 #: the most stage-1 state (anonymized splits) a search keeps in memory for stage 2; beyond

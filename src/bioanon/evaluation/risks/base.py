@@ -10,7 +10,7 @@ words.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,6 +45,44 @@ SCREEN_RULE = ("screened at stage 1: the cheap membership attackers (tracing, de
                "the search and its trade-off read; the other attackers, the other games, the "
                "identity level and inference were not run (the setting fails at every level "
                "whatever they show)")
+#: the utility floor of a search's stage 1, in words: a setting the screen did not decide and
+#: whose CAS then falls under the floor (or to chance) is decided there, as it fails utility
+#: at every level whatever its risks read (the floor does not depend on the level)
+FLOORED_REASON = "decided at stage 1 by the utility floor"
+FLOOR_RULE = (FLOORED_REASON + ": the CAS {cas:.3f} [95% CI {lo:.3f}, "
+              "{hi:.3f}] {why}; the attackers after the screen's first game, the identity "
+              "level and inference were not run (the setting fails utility at every level "
+              "whatever they show)")
+
+
+def floor_decision(cas: float, cas_ci: tuple[float, float], clear: float, chance: float,
+                   floor: float | None) -> str | None:
+    """Why a stage-1 setting fails utility at every level (:data:`FLOOR_RULE`), or None: its
+    CAS under ``floor`` × the clear accuracy, or its lower 95% bound not above chance — the
+    rule a search's row applies (``met_utility``), read before the remaining attackers run.
+
+    Examples
+    --------
+    >>> floor_decision(0.5, (0.45, 0.55), 0.9, 0.1, 0.8)[:58]
+    'decided at stage 1 by the utility floor: the CAS 0.500 [95'
+    >>> floor_decision(0.85, (0.8, 0.9), 0.9, 0.1, 0.8) is None
+    True
+    """
+    if floor is None or not floor:
+        return None
+    lo, hi = float(cas_ci[0]), float(cas_ci[1])
+    if not (np.isfinite(cas) and np.isfinite(clear)):
+        return None
+    if float(cas) < float(floor) * float(clear):
+        why = (f"is under the floor {float(floor):g} × the clear accuracy {float(clear):.3f} "
+               f"= {float(floor) * float(clear):.3f}")
+    elif not lo > float(chance):
+        why = f"does not rise above chance ({float(chance):.3f}) by its lower 95% bound"
+    else:
+        return None
+    return FLOOR_RULE.format(cas=float(cas), lo=lo, hi=hi, why=why)
+
+
 #: fewest identities for an identity-level figure at all: its interval comes from the spread
 #: over identities (a bootstrap, paired differences), which is not to be trusted below this
 #: (one constant with the plan: :data:`bioanon.levels.MIN_IDENTITIES`)
@@ -139,6 +177,11 @@ class RiskContext:
     #: (None: no screen, every attacker runs); ``screened`` says why it was decided
     screen: float | None = None
     screened: str | None = None
+    #: with a screen, called once right after it leaves the setting undecided: the CAS is
+    #: measured then, and a reason (:func:`floor_decision`) decides the setting on utility
+    #: without the other attackers; ``floored`` holds it (None: every attacker runs)
+    after_screen: Callable[[], str | None] | None = field(default=None, repr=False)
+    floored: str | None = None
     #: whether the release carries the sensitive column itself (a release made by anything
     #: else, or one kept with ``keep_sensitive``): the attackers may then read each released
     #: record's person off it (:mod:`bioanon.attack.released_person`). False for bioanon's own

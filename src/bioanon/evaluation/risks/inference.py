@@ -97,9 +97,10 @@ class InferenceRisk:
                                    "the release carries no label column"))
             self.results_ = out
             return self
-        if ctx.screened:  # a search's stage-1 screen decided the setting on membership
+        decided = ctx.screened or ctx.floored  # a search's stage 1 decided the setting
+        if decided:  # on membership (the screen) or on utility (the floor)
             self.results_ = [not_covered("inference", level, "advantage",
-                                         target_at(self.target, level), ctx.screened,
+                                         target_at(self.target, level), decided,
                                          float("nan"), BASELINE_NAME)
                              for level in ("record", "identity")]
             return self

@@ -188,7 +188,7 @@ class MembershipRisk:
         self.legacy_: list[MembershipResult] = []
         out: list[RiskResult] = []
         # ---------------------------------------------------------------- record / group
-        if ctx.screen is not None and self._screen():
+        if ctx.screen is not None and (self._screen() or self._floored()):
             return self
         if ctx.group is None:
             scores, member, units = self._record_games()
@@ -258,6 +258,22 @@ class MembershipRisk:
         self.legacy_ = [membership_auc(scores, member, level)]
         self.results_ = [r, not_covered("membership", "identity", "advantage",
                                         self._target("identity"), why, 0.0, BASELINE_NAME)]
+        return True
+
+    def _floored(self) -> bool:
+        """Right after a screen that did not decide: the context's ``after_screen`` (the
+        CAS, measured then); True (every level "not measured" with its reason, the context
+        marked ``floored``) when it decides the setting on utility (:data:`~.base.
+        FLOOR_RULE`)."""
+        ctx = self.ctx
+        why = ctx.after_screen() if ctx.after_screen is not None else None
+        if not why:
+            return False
+        ctx.floored = why
+        self.legacy_ = []
+        self.results_ = [not_covered("membership", level, "advantage", self._target(level),
+                                     why, 0.0, BASELINE_NAME)
+                         for level in (ctx.level, "identity")]
         return True
 
     def _screen_record(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, str]:
