@@ -322,7 +322,7 @@ def floored_everywhere(table: FeatureTable) -> SearchResult:
 
 def test_stage_1_decides_a_setting_under_the_floor_without_its_attackers(
         floored: SearchResult, floored_everywhere: SearchResult) -> None:
-    from bioanon.certification.search.rows import FLOORED, STAGE1
+    from bioanon.certification.search.rows import FLOORED, STAGE1, row_line
     from bioanon.evaluation.risks.base import FLOORED_REASON
 
     decided = [j for j, r in enumerate(floored.rows) if r["judged_by"] == FLOORED]
@@ -337,6 +337,9 @@ def test_stage_1_decides_a_setting_under_the_floor_without_its_attackers(
         assert not r["met"] and not r["met_utility"] and not r["passed_stage1"]
         own = [x for x in r["risks"] if x["status"] != "accepted"]  # accepted: the user's
         assert own and all(FLOORED_REASON in x["reason"] for x in own)
+        line = row_line(r)  # the terminal says so, and no risk reads "inconclusive"
+        assert "risks not measured -> fails (utility) [decided at stage 1 by the utility " \
+               "floor" in line and "inconclusive" not in line
         assert any(x["status"] in ("met", "not met") for x in ref["risks"])  # measured there
     # the choice, its confirmation and the trade-off are the search's without the floor
     assert floored.chosen == floored_everywhere.chosen

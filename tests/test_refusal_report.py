@@ -271,3 +271,18 @@ def test_the_closest_report_shows_the_consumers_that_ranked_it(refused: NotCerti
     panel = report["utility"]["consumer"]
     assert tuple(m["model"] for m in panel["models"]) == RANKING_MODELS
     assert "whole panel judging the confirmation" in panel["rule"]
+
+
+def test_a_row_the_consumer_gate_put_under_the_floor_is_named_by_the_gate_s_figure() -> None:
+    # the ranking panel's CAS (0.933) is above the floor and far above chance; the whole
+    # panel's pick (the forest, 0.927) is under it: the refusal says that, never "not above
+    # chance" of a lower bound of 0.88 against a chance of 0.27
+    row = {"method": "m", "_params": {}, "setting": "m()", "cas": 0.933,
+           "cas_ci": [0.882, 0.963], "clear": 0.96, "interest_chance": 0.273, "met": False,
+           "met_utility": False, "met_privacy": True, "risks": [],
+           "consumer_gate": {"cas": 0.927, "cas_ci": [0.873, 0.959], "clear": 0.96,
+                             "pick": "forest", "floor": 0.9312, "passed": False}}
+    d = deciding(SearchResult([row], 0.3, min_utility=0.97))
+    assert d is not None and d["risk"] == "utility floor" and d["value"] == 0.927
+    assert "the consumer's whole panel on the tuning split, its pick forest" in d["text"]
+    assert "< floor 0.97 × clear 0.960 = 0.931" in d["text"] and "chance" not in d["text"]

@@ -104,11 +104,13 @@ def deciding_of_risks(risks: Sequence[Mapping[str, Any]], split: str, setting: s
 
 def _utility(split: str, setting: str | None, cas: float, ci: Sequence[float], clear: float,
              chance: float | None, floor: float | None,
-             risks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+             risks: Sequence[Mapping[str, Any]], by: str = "") -> dict[str, Any]:
     """The deciding object when the utility fell short: below the floor (point estimate
-    against ``floor`` × clear), else not above chance (lower 95% bound against chance)."""
+    against ``floor`` × clear), else not above chance (lower 95% bound against chance).
+    ``by``: whose CAS it is, when not the row's (the consumer's whole panel's pick)."""
     lo, hi = (_num(ci[0]), _num(ci[1])) if ci else (math.nan, math.nan)
     band = f" [95% CI {lo:.3f}, {hi:.3f}]" if math.isfinite(lo) else ""
+    band += f" ({by})" if by else ""
     if floor is not None and cas < floor * clear:
         risk, target, judged = "utility floor", floor * clear, "estimate ≥ target"
         why = (f"CAS {cas:.3f}{band} < floor {floor:g} × clear {clear:.3f} = "
@@ -219,6 +221,13 @@ def deciding(result: Any) -> dict[str, Any] | None:
         return None
     risks = list(row.get("risks") or [])
     out = deciding_of_risks(risks, "tuning", row["setting"])
+    gate = row.get("consumer_gate") or {}
+    if out is None and gate.get("passed") is False:  # the whole panel's pick fell short
+        out = _utility("tuning", row["setting"], _num(gate.get("cas")),
+                       gate.get("cas_ci") or [], _num(gate.get("clear")),
+                       row.get("interest_chance"), result.min_utility, risks,
+                       f"the consumer's whole panel on the tuning split, its pick "
+                       f"{gate.get('pick')}")
     if out is None and not row.get("met_utility", True):
         out = _utility("tuning", row["setting"], _num(row["cas"]), row.get("cas_ci") or [],
                        _num(row["clear"]), row.get("interest_chance"), result.min_utility,

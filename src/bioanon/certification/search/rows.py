@@ -163,6 +163,8 @@ def row_line(row: Mapping[str, Any]) -> str:
         fig = ("—" if not np.isfinite(v)
                else f"{v:.3f} (upper bound {r['ci'][1]:.3f}{limit})")
         parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
+    if row.get("judged_by") == FLOORED:  # none measured: the floor decided first
+        parts = ["risks not measured"]
     failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
     margin = [f"{name}: margin" for name in row.get("short_of_margin", [])]
     verdict_ = "meets every target" if row["met"] else (
