@@ -4,14 +4,17 @@ were handled badly, each kept fixed here (0 tracebacks, 0 wrong exits, 0 silent 
 
 Before the fixes: a typo in a size option ran the machine out of memory (``tune-k
 --k-max 1000000000`` listed a billion k values; ``train-decoupler --latent-dim 1000000000``
-failed inside torch's allocator as an internal error).
+failed inside torch's allocator as an internal error); ``extract voice --n-mfcc 41`` asked
+for more coefficients than the 40 mel bands give (an error about feature names), ``--rate
+1e300`` was an internal error, and ``--n-steps``, ``--size`` and ``--upsample`` typos ran out
+of memory (refused as "release the table in parts (--dask)", an option extract lacks).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .cases import Case, _csv
+from .cases import Case, _csv, _motion, _png, _wav_folder
 
 TD = ["--sensitive", "identity", "--label", "gender", "--label", "environment", "--label",
       "expression"]
@@ -20,6 +23,18 @@ TD = ["--sensitive", "identity", "--label", "gender", "--label", "environment", 
 def _train_decoupler(d: Path, *extra: str) -> list[str]:
     return ["train-decoupler", str(_csv(d)), "-o", str(d / "d.pt"), *TD, "--epochs", "1",
             *extra]
+
+
+def _faces(d: Path) -> Path:
+    src = d / "imgs"
+    src.mkdir()
+    for i in range(3):
+        _png(src / f"p{i}.png", 16)
+    return src
+
+
+def _voice(d: Path, *extra: str) -> list[str]:
+    return ["extract", "voice", str(_wav_folder(d)), "-o", str(d / "v.parquet"), *extra]
 
 
 def wave8_cases() -> list[Case]:
@@ -32,4 +47,18 @@ def wave8_cases() -> list[Case]:
             says="--latent-dim 1000000000 and --hidden 256 make a decoupler of"),
         Case("train-decoupler-hidden-a-hundred-million-is-refused", lambda d: _train_decoupler(
             d, "--hidden", "100000000"), says="lower the latent size or the hidden width"),
+        # extract: the layout of the features sized past what the method gives or memory holds
+        Case("extract-voice-n-mfcc-above-the-mel-bands", lambda d: _voice(d, "--n-mfcc", "41"),
+             says="--n-mfcc 41 is more coefficients than the 40 mel bands give"),
+        Case("extract-voice-n-steps-a-billion", lambda d: _voice(d, "--n-steps", "1000000000"),
+             says="--n-steps 1000000000 is out of range; use at most 1000"),
+        Case("extract-face-size-100000", lambda d: [
+            "extract", "face", str(_faces(d)), "-o", str(d / "f.parquet"), "--size", "100000"],
+            says="--size 100000 is too large; use at most 1024 pixels"),
+        Case("extract-face-upsample-1000", lambda d: [
+            "extract", "face", str(_faces(d)), "-o", str(d / "f.parquet"), "--upsample",
+            "1000"], says="--upsample 1000 is out of range; use 0 to 3"),
+        Case("extract-motion-rate-1e300", lambda d: [
+            *_motion(d, [("s1.csv", 0, 400, "walk")]), "--rate", "1e300"],
+            says="--rate 1e+300 is out of range; use a rate above 0 and at most 100000 Hz"),
     ]

@@ -199,7 +199,7 @@ FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
            "max_records": "--sample-records", "epsilon": "--epsilon", "n_workers": "--workers",
            "labels": "--label", "label_columns": "--label", "random_state": "--seed",
            "image_shape": "--param image_shape=HxW", "shape": "--shape HxW",
-           "accept_risks": "--accept-risk {value} --reason \"...\""}
+           "accept_risks": "--accept-risk {value} --reason \"...\"", "rate_hz": "--rate"}
 
 
 def _declared_flag(parameter: str) -> str:

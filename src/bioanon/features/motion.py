@@ -97,6 +97,10 @@ def motion_feature_names(features: str, channels: Sequence[str], window: int,
     return [f"{c}_{stat}" for stat in STATS for c in cols]
 
 
+#: the highest resampling rate (Hz): the uniform grid of a stream has duration × rate points
+MAX_RATE_HZ = 100_000.0
+
+
 def resample_uniform(values: np.ndarray, time_ms: np.ndarray, rate_hz: float
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Linear interpolation onto a uniform grid; returns (values, nearest source row)."""
@@ -190,8 +194,10 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             raise BioanonError("window must be at least 2 samples, hop and step at least 1")
         if self.gravity not in ("keep", "remove"):
             raise BioanonError(f"gravity='{self.gravity}' is unknown; use 'keep' or 'remove'")
-        if self.rate_hz is not None and self.rate_hz <= 0:
-            raise BioanonError(f"rate_hz={self.rate_hz} must be positive")
+        if self.rate_hz is not None and not 0 < self.rate_hz <= MAX_RATE_HZ:
+            raise BioanonError(f"rate_hz={self.rate_hz:g} is out of range; use a rate above 0 "
+                               f"and at most {MAX_RATE_HZ:g} Hz (motion sensors sample tens to "
+                               "thousands of times a second; e.g. 50)", parameter="rate_hz")
 
     def fit(self, X: Any = None, y: Any = None) -> MotionFeatures:
         """Nothing to learn; checks the parameters."""
