@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cases import Case, _csv, _motion, _png, _wav_folder
+from .cases import Case, _csv, _motion, _png, _wav_folder, anon
 
 TD = ["--sensitive", "identity", "--label", "gender", "--label", "environment", "--label",
       "expression"]
@@ -61,4 +61,20 @@ def wave8_cases() -> list[Case]:
         Case("extract-motion-rate-1e300", lambda d: [
             *_motion(d, [("s1.csv", 0, 400, "walk")]), "--rate", "1e300"],
             says="--rate 1e+300 is out of range; use a rate above 0 and at most 100000 Hz"),
+        # method parameters: a risk loop of a billion rounds ran for hours; dp-mix's public
+        # standardization given half (center alone) was dropped without a word, and of the
+        # wrong length was an internal error (NumPy's broadcast message)
+        Case("anonymize-cluster-mix-max-rounds-a-billion", lambda d: anon(
+            _csv(d), d, "--method", "cluster-mix", "--k", "4", "--param",
+            "max_rounds=1000000000"),
+            says="max_rounds=1000000000 is out of range; use an integer in [0, 1000]"),
+        Case("anonymize-dp-mix-center-without-scale", lambda d: anon(
+            _csv(d), d, "--method", "dp-mix", "--g", "4", "--param", "center=0"),
+            says="center=0 has no effect with method 'dp-mix': applies with scale"),
+        Case("anonymize-dp-mix-scale-without-center", lambda d: anon(
+            _csv(d), d, "--method", "dp-mix", "--g", "4", "--param", "scale=1"),
+            says="scale=1 has no effect with method 'dp-mix': applies with center"),
+        Case("anonymize-dp-mix-center-of-two-values-for-32-features", lambda d: anon(
+            _csv(d), d, "--method", "dp-mix", "--g", "4", "--param", "center=1,2", "--param",
+            "scale=1,2"), says="center has 2 values for the 32 features; give one per feature"),
     ]

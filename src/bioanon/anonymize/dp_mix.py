@@ -167,9 +167,29 @@ class DPMixAnonymizer(Anonymizer):
         """True when the standardization is public (``center`` and ``scale`` given)."""
         return self.center is not None and self.scale is not None
 
+    def _ignored(self) -> dict[str, str]:
+        # the public standardization takes both: one alone was dropped without a word
+        both = "applies with {}: the public standardization takes both (e.g. the mean and "\
+               "standard deviation of auxiliary records)"
+        out = {}
+        if self.center is not None and self.scale is None:
+            out["center"] = both.format("scale")
+        if self.scale is not None and self.center is None:
+            out["scale"] = both.format("center")
+        return out
+
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
-        """Check the labels (each release is computed from its own records)."""
+        """Check the labels (each release is computed from its own records) and the public
+        standardization's length (one value, or one per feature)."""
         check_strata(labels, self.interest, [], X.shape[0])
+        if self.strict:
+            d = X.shape[1]
+            for name in ("center", "scale"):
+                size = np.size(getattr(self, name))
+                if size not in (1, d):
+                    raise BioanonError(f"{name} has {size} values for the {d} features; give "
+                                       "one per feature (or one for them all), e.g. the mean "
+                                       "and standard deviation of auxiliary records")
 
     def noise_scale(self, d: int) -> float:
         """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this
