@@ -41,6 +41,7 @@ from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .bounded_design import circulant_sets
+from .dp_box import per_feature
 from .params import Param, epsilon_param
 from .registration import register
 from .row_blocks import apply_vp_mix, mixing_matrix
@@ -183,13 +184,8 @@ class DPMixAnonymizer(Anonymizer):
         standardization's length (one value, or one per feature)."""
         check_strata(labels, self.interest, [], X.shape[0])
         if self.strict:
-            d = X.shape[1]
             for name in ("center", "scale"):
-                size = np.size(getattr(self, name))
-                if size not in (1, d):
-                    raise BioanonError(f"{name} has {size} values for the {d} features; give "
-                                       "one per feature (or one for them all), e.g. the mean "
-                                       "and standard deviation of auxiliary records")
+                per_feature(getattr(self, name), X.shape[1], name)
 
     def noise_scale(self, d: int) -> float:
         """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this
