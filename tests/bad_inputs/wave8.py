@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .cases import Case, _csv, _motion, _png, _wav_folder, anon
+from .audit import au
+from .cases import ROLES, Case, _csv, _motion, _png, _wav_folder, anon
 
 TD = ["--sensitive", "identity", "--label", "gender", "--label", "environment", "--label",
       "expression"]
@@ -85,4 +86,13 @@ def wave8_cases() -> list[Case]:
                                                    "center=1,2", "--param", "bounds=-5,5"),
                           says="center has 2 values for the 32 features; give one per "
                                "feature"))
+    # one risk accepted twice with two reasons: the second reason replaced the first, unsaid
+    twice = ["--accept-risk", "record-membership", "--reason", "a", "--accept-risk",
+             "record-membership", "--reason", "b"]
+    said = "--accept-risk record-membership is given twice, with the reasons 'a' and 'b'"
+    cases += [
+        Case("release-accept-risk-twice-with-two-reasons", lambda d: [
+            "release", str(_csv(d)), "-o", str(d / "o.parquet"), *ROLES, *twice], says=said),
+        Case("audit-accept-risk-twice-with-two-reasons", lambda d: au(d, *twice), says=said),
+    ]
     return cases
