@@ -95,4 +95,10 @@ def wave8_cases() -> list[Case]:
             "release", str(_csv(d)), "-o", str(d / "o.parquet"), *ROLES, *twice], says=said),
         Case("audit-accept-risk-twice-with-two-reasons", lambda d: au(d, *twice), says=said),
     ]
+    # a grid none of whose settings could be evaluated: the refusal spoke the library's
+    # allow_replacement=True where the command line takes --allow-replacement
+    cases.append(Case("tune-grid-of-no-usable-setting-names-the-flag", lambda d: [
+        "tune", str(_csv(d)), "--out", str(d / "tu"), "--interest", "expression",
+        "--sensitive", "identity", "--label", "gender", "--label", "environment", "--grid",
+        "g=4"], says="or allow sampling with replacement (--allow-replacement))"))
     return cases
