@@ -34,6 +34,12 @@ def _faces(d: Path) -> Path:
     return src
 
 
+def _labels(d: Path, header: str, row: str) -> Path:
+    p = d / "l.csv"
+    p.write_text(header + "\n" + "".join(row.format(i=i) + "\n" for i in range(3)))
+    return p
+
+
 def _voice(d: Path, *extra: str) -> list[str]:
     return ["extract", "voice", str(_wav_folder(d)), "-o", str(d / "v.parquet"), *extra]
 
@@ -101,4 +107,11 @@ def wave8_cases() -> list[Case]:
         "tune", str(_csv(d)), "--out", str(d / "tu"), "--interest", "expression",
         "--sensitive", "identity", "--label", "gender", "--label", "environment", "--grid",
         "g=4"], says="or allow sampling with replacement (--allow-replacement))"))
+    # a labels CSV naming a column twice: pandas kept 'speaker' and 'speaker.1' (or 'file.1'),
+    # each extracted as a label of its own, exit 0
+    for col, header, row in (("speaker", "file,speaker,speaker", "ok{i}.wav,a,b"),
+                             ("file", "file,file", "ok{i}.wav,ok{i}.wav")):
+        cases.append(Case(f"extract-voice-labels-naming-{col}-twice", lambda d, h=header, r=row:
+                          _voice(d, "--labels", str(_labels(d, h, r))),
+                          says=f"l.csv' names the column '{col}' more than once"))
     return cases
