@@ -114,4 +114,23 @@ def wave8_cases() -> list[Case]:
         cases.append(Case(f"extract-voice-labels-naming-{col}-twice", lambda d, h=header, r=row:
                           _voice(d, "--labels", str(_labels(d, h, r))),
                           says=f"l.csv' names the column '{col}' more than once"))
+    # the motion segment table: an empty or text row number was an internal error; a time in
+    # seconds was cut to a row; two labels for the same rows kept the later one, unsaid; an
+    # empty label labelled windows 'nan'
+    for name, rows, says in (
+            ("empty-start-row", [("s1.csv", None, 400, "walk")],
+             "has start_row empty and end_row 400; give whole row numbers"),
+            ("text-start-row", [("s1.csv", "abc", 400, "walk")],
+             "has start_row 'abc' and end_row 400; give whole row numbers"),
+            ("seconds-not-rows", [("s1.csv", 0.5, 7.8, "walk")],
+             "has start_row 0.5 and end_row 7.8; give whole row numbers of the stream"),
+            ("overlapping-labels", [("s1.csv", 0, 300, "walk"), ("s1.csv", 200, 400, "run")],
+             "segments 1 and 2 of 's1.csv' overlap (rows 200 to 300) with different labels "
+             "('walk' and 'run')"),
+            ("empty-label", [("s1.csv", 0, 400, None)],
+             "segment 1 ('s1.csv') has no 'activity' value"),
+            ("reversed", [("s1.csv", 300, 100, "walk")],
+             "runs from row 300 to row 100; give 0 <= start_row < end_row")):
+        cases.append(Case(f"extract-motion-segment-{name}", lambda d, r=rows: [
+            *_motion(d, r), "--window", "50"], says=says))
     return cases
