@@ -82,3 +82,16 @@ def test_audit_refuses_a_list_of_accepted_risks_and_a_target_that_is_no_number(h
         assert e.value.parameter == "target_recognition"
     res = audit(m, m.drop_labels("identity"), h, **kw, labels="gender", random_state=0)
     assert res.verdict.status in ("met", "not met", "inconclusive")
+
+
+def test_an_estimator_fitted_on_a_frame_with_its_labels_names_them(table):
+    """``SelectiveMeanAnonymizer(...).fit(table.to_frame())`` was NumPy's "could not convert
+    string to float: 'person00'"."""
+    from bioanon import SelectiveMeanAnonymizer
+    from bioanon.table import table_of
+
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    with pytest.raises(BioanonError, match=r"X \(a DataFrame\) holds 4 non-numeric column\(s\) "
+                                           r"\(\['identity', .*pass a FeatureTable"):
+        sma.fit(table.to_frame())
+    assert sma.fit(table_of(table.to_frame())).n_features_in_ == 32
