@@ -133,4 +133,24 @@ def wave8_cases() -> list[Case]:
              "runs from row 300 to row 100; give 0 <= start_row < end_row")):
         cases.append(Case(f"extract-motion-segment-{name}", lambda d, r=rows: [
             *_motion(d, r), "--window", "50"], says=says))
+    # an empty path (an unset shell variable, --out "$REPORT") was taken for the current
+    # folder: evaluate and tune-k wrote their reports there, exit 0, and datasets listed it
+    empty = "is empty; name a path (an empty value, such as an unset shell variable"
+    cases += [
+        Case("evaluate-out-empty-string", lambda d: [
+            "evaluate", str(_csv(d)), "--out", "", "--interest", "expression", "--sensitive",
+            "identity", "--label", "gender", "--label", "environment", "--g", "4"],
+            says=f"--out {empty}"),
+        Case("tune-k-out-empty-string", lambda d: [
+            "tune-k", str(_csv(d)), "--out", "", *TD, "--k-max", "3"], says=f"--out {empty}"),
+        Case("datasets-home-empty-string", lambda d: ["datasets", "--home", ""],
+             says=f"--home {empty}"),
+        Case("anonymize-out-empty-string", lambda d: [
+            "anonymize", str(_csv(d)), "-o", "", *ROLES, "--g", "4"], says=f"--out {empty}"),
+        Case("release-public-data-empty-string", lambda d: [
+            "release", str(_csv(d)), "-o", str(d / "o.parquet"), *ROLES, "--public-data", "",
+            "--epsilon", "1"], says=f"--public-data {empty}"),
+        Case("anonymize-input-empty-string", lambda d: [
+            "anonymize", "", "-o", str(d / "o.parquet"), *ROLES], says=f"INPUT {empty}"),
+    ]
     return cases
