@@ -89,27 +89,6 @@ def _add_hidden_aliases(param: Any, aliases: list[str]) -> None:
     param.add_to_parser = add_to_parser
 
 
-def _refuse_empty_path(param: Any) -> None:
-    """Refuse an empty value of a path option or argument before click makes it '.': an unset
-    shell variable (``--out "$REPORT"``) once wrote the report into the current folder, exit 0.
-    An explicit ``.`` is still the current folder."""
-    original = param.process_value
-
-    def process_value(ctx: Any, value: Any) -> Any:
-        values = value if isinstance(value, list | tuple) else [value]
-        if any(isinstance(v, str) and not v.strip() for v in values):
-            from .common import _refused
-
-            name = max(param.opts, key=len) if param.param_type_name == "option" else \
-                param.name.upper()
-            raise _refused(f"{name} is empty; name a path (an empty value, such as an unset "
-                           "shell variable, is not taken for the current folder: write . for "
-                           "it)")
-        return original(ctx, value)
-
-    param.process_value = process_value
-
-
 def conform(cmd: Any) -> None:
     """Apply the vocabulary to one built command (idempotent)."""
     if getattr(cmd, "_bioanon_vocabulary", False):
@@ -135,8 +114,6 @@ def conform(cmd: Any) -> None:
     taken = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
     for param in cmd.params:
         desc = param.type_descriptor
-        if _type_name(desc.annotation) == "Path":
-            _refuse_empty_path(param)
         is_option = param.param_type_name == "option"
         if is_option and ("--out" in param.opts or "--output" in param.opts):
             opts = [o for o in param.opts if o not in ("-o", "--out", "--output")]
