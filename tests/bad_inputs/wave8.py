@@ -133,6 +133,11 @@ def wave8_cases() -> list[Case]:
              "runs from row 300 to row 100; give 0 <= start_row < end_row")):
         cases.append(Case(f"extract-motion-segment-{name}", lambda d, r=rows: [
             *_motion(d, r), "--window", "50"], says=says))
+    # clipping bounds of one value (bounds=1,1): a release of ones, exit 0
+    for method, extra in (("laplace", ("--epsilon", "1")), ("dp-synthetic", ())):
+        cases.append(Case(f"anonymize-{method}-bounds-of-one-value", lambda d, m=method, e=extra:
+                          anon(_csv(d), d, "--method", m, *e, "--param", "bounds=1,1"),
+                          says="bounds (1, 1) clip every feature to one value"))
     # an empty path (an unset shell variable, --out "$REPORT") was taken for the current
     # folder: evaluate and tune-k wrote their reports there, exit 0, and datasets listed it
     empty = "is empty; name a path (an empty value, such as an unset shell variable"

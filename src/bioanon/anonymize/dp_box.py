@@ -120,6 +120,10 @@ def declared_box(bounds: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
         bounds, ("lower", "upper"), strict=False))
     if np.any(hi < lo):
         raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
+    if d and np.all(hi == lo):  # bounds=1,1 released a table of ones, exit 0
+        raise BioanonError(f"bounds ({lo[0]:g}, {hi[0]:g}) clip every feature to one value, "
+                           "so the release would hold nothing of the features; give lo < hi, "
+                           "e.g. bounds=-5,5")
     return lo, hi
 
 
