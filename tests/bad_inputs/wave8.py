@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .audit import au
-from .cases import ROLES, Case, _csv, _motion, _png, _wav_folder, anon
+from .cases import ROLES, Case, _csv, _motion, _png, _table, _wav_folder, anon
 
 TD = ["--sensitive", "identity", "--label", "gender", "--label", "environment", "--label",
       "expression"]
@@ -32,6 +32,19 @@ def _faces(d: Path) -> Path:
     for i in range(3):
         _png(src / f"p{i}.png", 16)
     return src
+
+
+def _csv_audit(d: Path) -> list[str | Path]:
+    """INPUT, RELEASED and --control HOLDOUT of :func:`bad_inputs.audit.au`, all CSV."""
+    import numpy as np
+
+    t = _table(n_id=8, per=30)
+    rows = np.arange(t.n_records)
+    src, ho, rel = d / "in.csv", d / "ho.csv", d / "rel.csv"
+    t.subset(rows % 2 == 0).write(src)
+    t.subset(rows % 2 == 1).write(ho)
+    t.subset(rows % 2 == 0).drop_labels(["identity"]).write(rel)
+    return [src, rel, "--control", ho]
 
 
 def _labels(d: Path, header: str, row: str) -> Path:
@@ -138,6 +151,12 @@ def wave8_cases() -> list[Case]:
         cases.append(Case(f"anonymize-{method}-bounds-of-one-value", lambda d, m=method, e=extra:
                           anon(_csv(d), d, "--method", m, *e, "--param", "bounds=1,1"),
                           says="bounds (1, 1) clip every feature to one value"))
+    # audit --sample-records with no Parquet table: CSV tables are read whole, the option was
+    # left without effect
+    cases.append(Case("audit-sample-records-without-a-parquet-table", lambda d: [
+        "audit", *map(str, _csv_audit(d)), "--interest", "expression", "--sensitive",
+        "identity", "--sample-records", "100"],
+        says="--sample-records has no effect here: it samples a Parquet table"))
     # an empty path (an unset shell variable, --out "$REPORT") was taken for the current
     # folder: evaluate and tune-k wrote their reports there, exit 0, and datasets listed it
     empty = "is empty; name a path (an empty value, such as an unset shell variable"
