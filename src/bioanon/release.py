@@ -104,6 +104,13 @@ class Roles:
     keep: Sequence[str] = ()
     other: Sequence[str] = ()
 
+    def __post_init__(self) -> None:
+        # a bare string is one column, not a list of its letters (identifying="gender" once
+        # gave the columns 'g', 'e', 'n', 'd', 'r' their roles)
+        for name in ("additional", "identifying", "quasi", "keep", "other"):
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, (getattr(self, name),))
+
     @property
     def never_released(self) -> list[str]:
         """The identifying and other label columns: read, never released."""
@@ -122,7 +129,11 @@ class Roles:
         named += [(c, "other label") for c in self.other]
         out: dict[str, str] = {}
         for col, role in named:
-            if not col or not str(col).strip():
+            if not isinstance(col, str | int) or isinstance(col, bool):
+                raise BioanonError(f"the {role} column {col!r} is not a column name (a "
+                                   f"{type(col).__name__}); name one column by its name, e.g. "
+                                   "Roles(sensitive='speaker', interest='digit')")
+            if isinstance(col, str) and not col.strip():
                 raise BioanonError(f"empty column name given the role {role}; name a column")
             if col in out and out[col] != role:
                 raise BioanonError(

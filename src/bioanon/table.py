@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,6 +273,33 @@ def format_of(path: str | os.PathLike) -> str:
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst", ".7z")
 
 
+def path_of(path: Any, example: str) -> Path:
+    """``path`` as a :class:`~pathlib.Path`; anything but a str or path-like is refused in one
+    line (``os``'s TypeError named no fix). ``example``: the call, as the fix shows it.
+
+    >>> path_of(3, "FeatureTable.read('table.parquet')")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: path must be a file name (a str or a pathlib.Path), not int; \
+e.g. FeatureTable.read('table.parquet')
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise BioanonError(f"path must be a file name (a str or a pathlib.Path), not "
+                           f"{type(path).__name__}; e.g. {example}")
+    return Path(path)
+
+
+def names_of(columns: str | Sequence[str] | None) -> list[str] | None:
+    """Column names given as a sequence; a bare string is one name (not its letters).
+
+    >>> names_of("speaker"), names_of(["a", "b"]), names_of(None)
+    (['speaker'], ['a', 'b'], None)
+    """
+    if columns is None:
+        return None
+    return [columns] if isinstance(columns, str) else list(columns)
+
+
 @dataclass
 class FeatureTable:
     """Feature vectors with their labels and provenance.
@@ -399,9 +426,13 @@ class FeatureTable:
         return FeatureTable(X, self.labels.copy(), list(self.feature_names),
                             {**self.meta, **meta})
 
-    def drop_labels(self, columns: Sequence[str]) -> FeatureTable:
-        """Return a copy without the given label columns."""
-        return FeatureTable._of_checked(self.X, self.labels.drop(columns=list(columns)),
+    def drop_labels(self, columns: str | Sequence[str]) -> FeatureTable:
+        """Return a copy without the given label columns (a bare string is one column)."""
+        names = names_of(columns) or []
+        for c in names:
+            if c not in self.labels.columns:
+                raise missing_column(c, self.labels.columns)
+        return FeatureTable._of_checked(self.X, self.labels.drop(columns=names),
                                         list(self.feature_names or []), dict(self.meta))
 
     # ------------------------------------------------------------------ I/O
@@ -415,9 +446,10 @@ class FeatureTable:
 
         The output appears only once complete (temporary file, then rename).
         """
+        path = path_of(path, "table.write('table.parquet')")
         with atomic_path(path) as tmp:
             self.write_to(tmp, format_of(path))
-        return Path(path)
+        return path
 
     def write_to(self, tmp: str | os.PathLike, fmt: str | None = None) -> str | None:
         """Write the table to ``tmp`` directly (not atomic: callers rename it into place).
@@ -469,11 +501,14 @@ class FeatureTable:
             The columns kept knowingly are listed in ``meta["kept_as_feature"]``. None (the
             default) checks nothing: for tables that are not released.
         """
-        p = Path(path)
+        p = path_of(path, "FeatureTable.read('table.parquet')")
+        label_columns = names_of(label_columns)
         from .release_journal import journal_path, settle
 
-        if os.path.lexists(journal_path(p)):  # a release whose writer was killed mid-switch:
-            settle(p)  # what it proves it staged is replaced by what it kept; nothing else
+        named = p if p.name else p.resolve()  # '.' has no name: its journal is its folder's
+        if named.name and os.path.lexists(journal_path(named)):  # a release whose writer was
+            settle(named)  # killed mid-switch: what it proves it staged is replaced by what it
+            # kept; nothing else
         if p.is_dir():
             return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)
@@ -882,6 +917,17 @@ def parquet_integer_columns(schema: Any) -> set[str]:
     return {str(f.name) for f in schema if pa.types.is_integer(f.type)}
 
 
+def visible_files(folder: Path) -> Iterator[Path]:
+    """The files under ``folder``, each folder's in name order, lazily; hidden and
+    ``_``-prefixed files and folders (``.git``, ``_SUCCESS``, ``_temporary``) are skipped."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+        for name in sorted(files):
+            f = Path(root) / name
+            if not name.startswith((".", "_")) and f.is_file():
+                yield f
+
+
 def parquet_parts(folder: Path) -> list[Path]:
     """The part files of a folder that stands for one Parquet table, each checked.
 
@@ -892,17 +938,19 @@ def parquet_parts(folder: Path) -> list[Path]:
     """
     import pyarrow.parquet as pq
 
-    parts = sorted(f for f in folder.rglob("*") if f.is_file()
-                   and not any(s.startswith((".", "_")) for s in f.relative_to(folder).parts))
+    parts = []
+    for f in visible_files(folder):  # the first stray file ends the walk (a home folder
+        if f.suffix.lower() not in (".parquet", ".parq", ".pq"):  # or '/' was walked whole)
+            raise BioanonError(f"input folder '{folder}' holds '{f.relative_to(folder)}', not "
+                               "a Parquet part; a folder input holds only .parquet files")
+        parts.append(f)
+    parts.sort()
     if not parts:
         raise BioanonError(f"input folder '{folder}' holds no Parquet files; pass a table file "
                            "or a folder of Parquet parts")
     first = None
     for f in parts:
         name = f.relative_to(folder)
-        if f.suffix.lower() not in (".parquet", ".parq", ".pq"):
-            raise BioanonError(f"input folder '{folder}' holds '{name}', not a Parquet part; a "
-                               "folder input holds only .parquet files")
         if f.stat().st_size == 0:
             raise BioanonError(f"part '{name}' of '{folder}' is empty; remove it or rewrite the "
                                "folder")

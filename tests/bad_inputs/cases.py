@@ -447,9 +447,10 @@ def _all_cases() -> list[Case]:
     from .wave5 import wave5_cases
     from .wave6 import wave6_cases
     from .wave7 import wave7_cases
+    from .wave8 import wave8_cases
 
     return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases(),
-            *wave7_cases()]
+            *wave7_cases(), *wave8_cases()]
 
 
 CASES: list[Case] = _all_cases()

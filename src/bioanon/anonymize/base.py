@@ -422,6 +422,14 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                     f"{self.n_features_in_} features as input; release data with the "
                     "features it was fitted on")
             return arr, labels, table
+        if isinstance(X, pd.DataFrame):  # labels beside the features: NumPy's "could not
+            text = [str(c) for c in X.columns  # convert string to float" named no fix
+                    if not pd.api.types.is_numeric_dtype(X[c])]
+            if text:
+                raise BioanonError(
+                    f"X (a DataFrame) holds {len(text)} non-numeric column(s) ({text[:4]}); "
+                    "pass a FeatureTable (bioanon.table.table_of(frame) reads them as labels) "
+                    "or the numeric features as X with the labels as y")
         try:
             arr = validate_data(self, X, reset=reset, dtype=np.float32, accept_sparse=False,
                                 ensure_all_finite=True)

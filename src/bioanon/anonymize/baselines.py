@@ -25,6 +25,7 @@ from ..privacy import PrivacyLeakWarning, check_epsilon, laplace
 from ..table import FeatureTable
 from . import image_ops
 from .base import FLOAT32_EPS, Anonymizer, below_resolution
+from .dp_box import declared_box
 from .params import Param, epsilon_param
 from .registration import register
 
@@ -158,8 +159,7 @@ class LaplaceAnonymizer(_RecordwiseBase):
             lo = np.quantile(X, self.clip_quantile, axis=0)
             hi = np.quantile(X, 1.0 - self.clip_quantile, axis=0)
         else:
-            lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (X.shape[1],))
-                      for b in self.bounds)
+            lo, hi = declared_box(self.bounds, X.shape[1])
         clipped = float(np.mean((X < lo) | (X > hi)))
         if clipped > 0.05:
             return None  # clipping changes values: a release of its own kind
@@ -200,10 +200,7 @@ class LaplaceAnonymizer(_RecordwiseBase):
             lo = np.quantile(X, self.clip_quantile, axis=0)
             hi = np.quantile(X, 1.0 - self.clip_quantile, axis=0)
         else:
-            lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (X.shape[1],))
-                      for b in self.bounds)
-            if np.any(hi < lo):
-                raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
+            lo, hi = declared_box(self.bounds, X.shape[1])
         width = hi - lo
         scale = (width.sum() if self.budget == "record" else width) / float(self.epsilon)
         return laplace(np.clip(X, lo, hi), scale, rng)

@@ -110,6 +110,7 @@ from .dp_box import (
     accounting_units,
     box_bounds,
     check_box_and_unit,
+    per_feature,
     public_records,
     records_per_unit,
     release_inputs,
@@ -616,7 +617,7 @@ class DPBasisAnonymizer(Anonymizer):
         pub = None if self.public_data is None else self._public(d)
         lo, hi = box_bounds(self.bounds, pub, X, "dp-basis")
         if self.center is not None:
-            mid = np.broadcast_to(np.asarray(self.center, dtype=np.float64), (d,)).copy()
+            mid = per_feature(self.center, d, "center")
         elif pub is not None:
             mid = pub.mean(axis=0)
         else:

@@ -95,11 +95,35 @@ def public_records(public_data: Any, d: int) -> np.ndarray:
     return P
 
 
+def per_feature(value: Any, d: int, name: str) -> np.ndarray:
+    """``value`` (one number, or one per feature) as ``d`` float64 values (a copy); any other
+    length is refused naming ``name`` (NumPy's broadcast error once ended the run).
+
+    >>> per_feature(2, 3, "center")
+    array([2., 2., 2.])
+    >>> per_feature([1, 2], 32, "center")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: center has 2 values for the 32 features; give one per \
+feature (or one for them all)
+    """
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim > 1 or arr.size not in (1, d):
+        raise BioanonError(f"{name} has {arr.size} values for the {d} features; give one per "
+                           "feature (or one for them all)")
+    return np.broadcast_to(arr.reshape(-1) if arr.ndim else arr, (d,)).copy()
+
+
 def declared_box(bounds: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
     """A declared ``(lo, hi)`` broadcast to ``d`` features (float64 copies), checked."""
-    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)).copy() for b in bounds)
+    lo, hi = (per_feature(b, d, f"bounds' {side} bound") for b, side in zip(
+        bounds, ("lower", "upper"), strict=False))
     if np.any(hi < lo):
         raise BioanonError("bounds (lo, hi) need lo <= hi for every feature")
+    if d and np.all(hi == lo):  # bounds=1,1 released a table of ones, exit 0
+        raise BioanonError(f"bounds ({lo[0]:g}, {hi[0]:g}) clip every feature to one value, "
+                           "so the release would hold nothing of the features; give lo < hi, "
+                           "e.g. bounds=-5,5")
     return lo, hi
 
 

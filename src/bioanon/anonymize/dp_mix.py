@@ -41,6 +41,7 @@ from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
 from .base import Anonymizer, DPCapability, Release, label_values
 from .bounded_design import circulant_sets
+from .dp_box import per_feature
 from .params import Param, epsilon_param
 from .registration import register
 from .row_blocks import apply_vp_mix, mixing_matrix
@@ -167,9 +168,24 @@ class DPMixAnonymizer(Anonymizer):
         """True when the standardization is public (``center`` and ``scale`` given)."""
         return self.center is not None and self.scale is not None
 
+    def _ignored(self) -> dict[str, str]:
+        # the public standardization takes both: one alone was dropped without a word
+        both = "applies with {}: the public standardization takes both (e.g. the mean and "\
+               "standard deviation of auxiliary records)"
+        out = {}
+        if self.center is not None and self.scale is None:
+            out["center"] = both.format("scale")
+        if self.scale is not None and self.center is None:
+            out["scale"] = both.format("center")
+        return out
+
     def _fit(self, X: np.ndarray, labels: Any, table: FeatureTable | None) -> None:
-        """Check the labels (each release is computed from its own records)."""
+        """Check the labels (each release is computed from its own records) and the public
+        standardization's length (one value, or one per feature)."""
         check_strata(labels, self.interest, [], X.shape[0])
+        if self.strict:
+            for name in ("center", "scale"):
+                per_feature(getattr(self, name), X.shape[1], name)
 
     def noise_scale(self, d: int) -> float:
         """σ (standardized units) for ``d`` features: the analytic Gaussian mechanism at this

@@ -76,6 +76,8 @@ from .dp_box import (
     box_bounds,
     box_scale,
     check_box_and_unit,
+    declared_box,
+    per_feature,
     records_per_unit,
 )
 from .params import Param, epsilon_param
@@ -102,7 +104,7 @@ def public_basis(X_public: Any, bounds: Any, rank: int) -> np.ndarray:
     X = np.asarray(X_public, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 2:
         raise BioanonError("a public basis needs a 2-D array of at least 2 public records")
-    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (X.shape[1],)) for b in bounds)
+    lo, hi = declared_box(bounds, X.shape[1])
     u = box_scale(X, lo, hi)
     u -= u.mean(axis=0)
     _, _, vt = np.linalg.svd(u, full_matrices=False)
@@ -127,9 +129,8 @@ def public_clip(X_public: Any, bounds: Any, quantile: float = 0.9, center: Any =
     if not 0.0 < quantile <= 1.0:
         raise BioanonError(f"quantile={quantile} must lie in (0, 1]; e.g. quantile=0.9")
     d = X.shape[1]
-    lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (d,)) for b in bounds)
-    mid = None if center is None else np.broadcast_to(np.asarray(center, dtype=np.float64),
-                                                      (d,))
+    lo, hi = declared_box(bounds, d)
+    mid = None if center is None else per_feature(center, d, "center")
     u = box_scale(X, lo, hi, mid)
     if basis is not None:
         u = u @ np.asarray(basis, dtype=np.float64).T
@@ -476,7 +477,7 @@ class DPSyntheticAnonymizer(Anonymizer):
         basis = self._basis(d)
         center = None
         if self.center is not None:
-            center = np.broadcast_to(np.asarray(self.center, dtype=np.float64), (d,))
+            center = per_feature(self.center, d, "center")
         sums, moment = noisy_statistics(Xu, su, n_strata, lo, hi, float(self.clip) * math.sqrt(d),
                                         sigma_sums, sigma_moment,
                                         np.random.default_rng(noise_seq), bool(self.hardened),

@@ -27,6 +27,9 @@ from .cluster_release import CLUSTER_PARAMS, ClusterReleaseBase
 from .params import Param
 from .registration import register
 
+#: the most rounds of the risk loop
+MAX_ROUNDS = 1000
+
 
 @register("cluster-mix", required=("k",))
 class ClusterMixAnonymizer(ClusterReleaseBase):
@@ -86,7 +89,9 @@ class ClusterMixAnonymizer(ClusterReleaseBase):
                                       help="percentile of the auto threshold"),
         "beta": Param("float", low=0, high=1, low_open=True, high_open=True,
                       help="weight cut of at-risk members per round"),
-        "max_rounds": Param("int", low=0, help="rounds of the risk loop"),
+        # bounded: each round is a pass over the table (a typo of a billion rounds ran for
+        # hours); past a thousand rounds of beta >= 0.01 an at-risk weight is below 5e-5
+        "max_rounds": Param("int", low=0, high=MAX_ROUNDS, help="rounds of the risk loop"),
     }
     search_space: ClassVar[tuple[dict[str, Any], ...]] = ({"k": 10},)
     protects = "record linkage: every released vector is shared by k to 2k-1 records " \

@@ -22,6 +22,7 @@ from ..evaluation.seeds import check_seed, derive_seed
 from ..levels import Level, resolve_level
 from ..metrics.results import RiskResult
 from ..plan import Plan
+from ..table import names_of
 from .inputs import (
     MAX_RECORDS,
     AuditTables,
@@ -250,7 +251,13 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
     """
     lv = resolve_level(level)
     check_seed(random_state)
+    labels = names_of(labels) or []  # a bare string is one column, not its letters
     accepted = check_accepted(accept_risks)
+    if (isinstance(target_recognition, bool) or not isinstance(target_recognition, int | float)
+            or not 0 <= target_recognition <= 1):
+        raise BioanonError(f"target_recognition={target_recognition!r} is out of range; use a "
+                           "number in [0, 1] (the bound on recognition's advantage), e.g. "
+                           "0.05", parameter="target_recognition")
     if isinstance(reproduce, str):
         check_command(reproduce)
     elif reproduce is not None and not callable(reproduce):

@@ -22,6 +22,7 @@ from .common import (
     print_json,
     print_risks,
     progress_bar,
+    refuse_unused,
     user_errors,
 )
 from .options import AcceptRiskOpt, LevelOpt, ReasonOpt, parse_accept, parse_level
@@ -92,6 +93,11 @@ def audit(
 
     lv = parse_level(level)
     accepted = parse_accept(accept_risk, reason)
+    parquet = any(p.is_dir() or p.suffix.lower() in (".parquet", ".parq", ".pq")
+                  for p in (input, released, control))
+    refuse_unused({"sample_records": (parquet, "it samples a Parquet table (a file or a "
+                                               "folder of parts); CSV and NPZ tables are read "
+                                               "whole")})
     if out is not None:
         _check_out(out, [input, released, control])
     notes = notes_console(as_json)

@@ -199,7 +199,7 @@ FLAG_OF = {"public": "--public-data", "target": "--target-advantage",
            "max_records": "--sample-records", "epsilon": "--epsilon", "n_workers": "--workers",
            "labels": "--label", "label_columns": "--label", "random_state": "--seed",
            "image_shape": "--param image_shape=HxW", "shape": "--shape HxW",
-           "accept_risks": "--accept-risk {value} --reason \"...\""}
+           "accept_risks": "--accept-risk {value} --reason \"...\"", "rate_hz": "--rate"}
 
 
 def _declared_flag(parameter: str) -> str:
@@ -414,10 +414,14 @@ OUT_FLAGS = ("-o", "--out")
 
 
 def _parquet_folder(path: Path) -> bool:
-    """A folder that stands for one Parquet table: named ``*.parquet`` or holding part files
-    (checked part by part when read)."""
-    return path.suffix.lower() in (".parquet", ".parq", ".pq") or any(
-        f.suffix.lower() in (".parquet", ".parq", ".pq") for f in path.rglob("*"))
+    """A folder that stands for one Parquet table: named ``*.parquet`` or whose first file is
+    a part (every part is checked when read). Only that first file is looked for: a home
+    folder or '/' given by mistake was once walked whole, for seconds or minutes."""
+    from ..table import visible_files
+
+    first = next(iter(visible_files(path)), None)
+    return path.suffix.lower() in (".parquet", ".parq", ".pq") or (
+        first is not None and first.suffix.lower() in (".parquet", ".parq", ".pq"))
 
 
 def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:

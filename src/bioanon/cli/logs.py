@@ -166,6 +166,33 @@ def json_error(message: str, kind: str, exit_code: int) -> None:
         state.json_printed = True
 
 
+def refuse_empty_paths(cmd: Any) -> None:
+    """Make every path option and argument of ``cmd`` refuse an empty value before click
+    makes it '.': an unset shell variable (``--out "$REPORT"``) once wrote the report into
+    the current folder, exit 0. An explicit ``.`` is still the current folder (idempotent)."""
+    for param in cmd.params:
+        if (getattr(param, "_bioanon_nonempty", False)
+                or getattr(param.type_descriptor.annotation, "__name__", "") != "Path"):
+            continue
+        param._bioanon_nonempty = True
+        param.process_value = _nonempty(param, param.process_value)
+
+
+def _nonempty(param: Any, original: Any) -> Any:
+    def process_value(ctx: Any, value: Any) -> Any:
+        values = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            name = (max(param.opts, key=len) if param.param_type_name == "option"
+                    else param.name.upper())
+            message = (f"{name} is empty; name a path (an empty value, such as an unset shell "
+                       "variable, is not taken for the current folder: write . for it)")
+            json_error(message, "input", 2)
+            raise _fail(message)
+        return original(ctx, value)
+
+    return process_value
+
+
 @contextlib.contextmanager
 def usage_errors_as_lines() -> Iterator[None]:
     """A usage error (unknown option, missing or invalid value) as the one ``error:`` line
@@ -306,4 +333,5 @@ class VerbosityGroup(TyperGroup):
         from .vocabulary import conform
 
         conform(cmd)  # -o/--out (old spellings hidden), readable metavars
+        refuse_empty_paths(cmd)
         return cmd

@@ -273,7 +273,14 @@ def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str
         raise BioanonError(f"{len(names)} --accept-risk but {len(why)} --reason; give one "
                            "--reason \"...\" for all of them, or one after each "
                            "--accept-risk")
-    return registry.check_accepted(dict(zip(names, why, strict=True)))
+    pairs: dict[str, str] = {}
+    for name, text in zip(names, why, strict=True):  # the second reason once replaced the
+        if name in pairs and pairs[name].strip() != text.strip():  # first without a word
+            raise BioanonError(f"--accept-risk {name} is given twice, with the reasons "
+                               f"{pairs[name]!r} and {text!r}; accept each risk once, with "
+                               "one --reason")
+        pairs[name] = text
+    return registry.check_accepted(pairs)
 
 
 #: the keyword a command decorated with :func:`judge_options` receives

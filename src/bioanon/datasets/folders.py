@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BioanonError, missing_column
-from ..table import FeatureTable
+from ..table import FeatureTable, duplicates
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".webp")
 AUDIO_EXTENSIONS = (".wav",)
@@ -40,12 +40,32 @@ def read_labels(labels: str | os.PathLike | pd.DataFrame, file_column: str = "fi
             df = pd.read_csv(p, keep_default_na=False, na_values=[""])
         except Exception as exc:
             raise BioanonError(f"cannot read labels '{p}': {exc}".splitlines()[0]) from None
+        _refuse_repeated(_header(p), f"labels '{p}'")
+    _refuse_repeated([str(c) for c in df.columns], "the labels table")
     if file_column not in df.columns:
         raise missing_column(file_column, df.columns, "file-name column of the labels",
                              numeric=df.select_dtypes("number").columns)
     if df.empty:
         raise BioanonError("the labels table has no rows; list at least one file")
     return df.reset_index(drop=True)
+
+
+def _header(p: Path) -> list[str]:
+    """The first row of a CSV file as written (pandas renames a repeated name: 'a', 'a.1')."""
+    import csv
+
+    with open(p, newline="", encoding="utf-8-sig", errors="replace") as fh:
+        return next(csv.reader(fh), [])
+
+
+def _refuse_repeated(header: list[str], what: str) -> None:
+    """Refuse a column named twice: pandas kept both as 'speaker' and 'speaker.1', each then
+    extracted as a label of its own (exit 0)."""
+    dup = duplicates(header)
+    if dup:
+        named = ", ".join(f"'{c}'" for c in dup)
+        raise BioanonError(f"{what} names the column {named} more than once; rename the "
+                           "copies so every column name is used once")
 
 
 def list_files(folder: str | os.PathLike, extensions: Sequence[str]) -> pd.DataFrame:

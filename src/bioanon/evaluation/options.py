@@ -95,11 +95,7 @@ def _n_jobs(value: Any) -> None:
 def _accepted(value: Any) -> None:
     from .risks import check_accepted
 
-    if not isinstance(value, Mapping):
-        raise BioanonError(f"accept_risks={value!r} must map each accepted risk "
-                           "(LEVEL-RISK) to its reason, e.g. accept_risks={'identity-"
-                           "membership': 'why'}")
-    check_accepted(value)
+    check_accepted(value)  # a mapping {LEVEL-RISK: reason}, checked there
 
 
 def _identities(value: Any) -> None:

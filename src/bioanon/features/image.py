@@ -167,6 +167,12 @@ def landmark_graph(points: np.ndarray) -> np.ndarray:
     return (dist / np.maximum(eyes, 1e-9)[:, None]).astype(np.float32)
 
 
+#: the largest side of the aligned crop (size² pixel features a record)
+MAX_SIZE = 1024
+#: the most times the face detector upsamples a photo (each doubles both sides)
+MAX_UPSAMPLE = 3
+
+
 def face_feature_names(features: str, size: int = 64, n_components: int = 0) -> list[str]:
     """Column names of one face representation."""
     if features == "pixels":
@@ -268,6 +274,14 @@ class FaceFeatures(TransformerMixin, BaseEstimator):
     def _extract(self, records: Sequence[Record], progress: Progress | None) -> tuple:
         if self.size < 16:
             raise BioanonError(f"size={self.size} is too small; use at least 16 pixels")
+        if self.size > MAX_SIZE:  # size² pixel features a record: a typo exhausted memory
+            raise BioanonError(f"size={self.size} is too large; use at most {MAX_SIZE} pixels "
+                               "(a record holds size² pixel features; e.g. 64)",
+                               parameter="size")
+        if not 0 <= self.upsample <= MAX_UPSAMPLE:  # each upsampling doubles both sides
+            raise BioanonError(f"upsample={self.upsample} is out of range; use 0 to "
+                               f"{MAX_UPSAMPLE} (each doubles the photo's sides; e.g. 1)",
+                               parameter="upsample")
         return extract_faces(list(records), self.features, self.size, self.upsample,
                              self.fallback, progress)
 

@@ -97,6 +97,10 @@ def motion_feature_names(features: str, channels: Sequence[str], window: int,
     return [f"{c}_{stat}" for stat in STATS for c in cols]
 
 
+#: the highest resampling rate (Hz): the uniform grid of a stream has duration × rate points
+MAX_RATE_HZ = 100_000.0
+
+
 def resample_uniform(values: np.ndarray, time_ms: np.ndarray, rate_hz: float
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Linear interpolation onto a uniform grid; returns (values, nearest source row)."""
@@ -135,10 +139,64 @@ def row_labels(n_rows: int, segments: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def check_segments(segments: pd.DataFrame, label_column: str) -> None:
-    """Raise a one-line error when the segment table lacks a needed column."""
+    """Raise a one-line error when the segment table lacks a needed column, or a segment is
+    not rows [start_row, end_row) with a label, or two segments give a row two labels.
+
+    An empty or text row number was an internal error; a fractional one (seconds, not rows)
+    was cut to a row; a reversed segment labelled nothing; overlapping segments of two labels
+    gave the rows the later one's, unsaid; an empty label labelled rows 'nan'.
+
+    >>> seg = pd.DataFrame({"file": ["a", "a"], "start_row": [0, 50], "end_row": [100, 200],
+    ...                     "activity": ["walk", "run"]})
+    >>> check_segments(seg, "activity")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: segments 1 and 2 of 'a' overlap (rows 50 to 100) with \
+different labels ('walk' and 'run'); a row has one label: correct the segment table
+    """
     for c in (*SEGMENT_COLUMNS, label_column):
         if c not in segments.columns:
             raise missing_column(c, segments.columns, "segment table column")
+    rows = segments[["start_row", "end_row"]].apply(pd.to_numeric, errors="coerce")
+    start, end = rows["start_row"].to_numpy(np.float64), rows["end_row"].to_numpy(np.float64)
+    label = segments[label_column]
+    for i in range(len(segments)):
+        where = f"segment {i + 1} ('{segments['file'].iloc[i]}')"
+        if not (np.isfinite(start[i]) and np.isfinite(end[i]) and start[i] % 1 == 0
+                and end[i] % 1 == 0):
+            raise BioanonError(f"{where} has start_row {_cell(segments['start_row'].iloc[i])} "
+                               f"and end_row {_cell(segments['end_row'].iloc[i])}; give whole row "
+                               "numbers of the stream (from 0, the end row excluded), not "
+                               "times")
+        if not 0 <= start[i] < end[i]:
+            raise BioanonError(f"{where} runs from row {start[i]:.0f} to row {end[i]:.0f}; give "
+                               "0 <= start_row < end_row")
+        if pd.isna(label.iloc[i]) or not str(label.iloc[i]).strip():
+            raise BioanonError(f"{where} has no '{label_column}' value; fill it in or drop the "
+                               "segment")
+    _refuse_overlaps(segments, start, end, label)
+
+
+def _cell(value: Any) -> str:
+    """A segment table's cell as its CSV showed it ('empty' for a missing one)."""
+    if pd.isna(value):
+        return "empty"
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _refuse_overlaps(segments: pd.DataFrame, start: np.ndarray, end: np.ndarray,
+                     label: pd.Series) -> None:
+    """Refuse two segments of one stream that overlap with different labels."""
+    for name, idx in segments.groupby("file", sort=False).indices.items():
+        order = idx[np.argsort(start[idx], kind="stable")]
+        for a, b in zip(order[:-1], order[1:], strict=True):
+            if start[b] < end[a] and str(label.iloc[a]) != str(label.iloc[b]):
+                a, b = sorted((int(a), int(b)))
+                raise BioanonError(
+                    f"segments {a + 1} and {b + 1} of '{name}' overlap (rows "
+                    f"{max(start[a], start[b]):.0f} to {min(end[a], end[b]):.0f}) with different "
+                    f"labels ('{label.iloc[a]}' and '{label.iloc[b]}'); a row has one label: "
+                    "correct the segment table")
 
 
 class MotionFeatures(TransformerMixin, BaseEstimator):
@@ -190,8 +248,10 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             raise BioanonError("window must be at least 2 samples, hop and step at least 1")
         if self.gravity not in ("keep", "remove"):
             raise BioanonError(f"gravity='{self.gravity}' is unknown; use 'keep' or 'remove'")
-        if self.rate_hz is not None and self.rate_hz <= 0:
-            raise BioanonError(f"rate_hz={self.rate_hz} must be positive")
+        if self.rate_hz is not None and not 0 < self.rate_hz <= MAX_RATE_HZ:
+            raise BioanonError(f"rate_hz={self.rate_hz:g} is out of range; use a rate above 0 "
+                               f"and at most {MAX_RATE_HZ:g} Hz (motion sensors sample tens to "
+                               "thousands of times a second; e.g. 50)", parameter="rate_hz")
 
     def fit(self, X: Any = None, y: Any = None) -> MotionFeatures:
         """Nothing to learn; checks the parameters."""

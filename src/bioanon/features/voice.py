@@ -40,7 +40,13 @@ def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
     return np.clip(np.minimum(up, down), 0.0, None)
 
 
-def mfcc(signal: np.ndarray, sr: int, n_mfcc: int = 20, n_mels: int = 40,
+#: mel bands of the MFCC filterbank: the most cepstral coefficients a frame has
+N_MELS = 40
+#: the most points of the MFCC time grid (each one 2·n_mfcc features per recording)
+MAX_STEPS = 1000
+
+
+def mfcc(signal: np.ndarray, sr: int, n_mfcc: int = 20, n_mels: int = N_MELS,
          frame_s: float = 0.025, hop_s: float = 0.010) -> np.ndarray:
     """MFCC matrix of one signal, shape (n_frames, n_mfcc)."""
     x = np.asarray(signal, dtype=np.float64)
@@ -151,6 +157,14 @@ class VoiceFeatures(TransformerMixin, BaseEstimator):
                                f"{', '.join(VOICE_FEATURES)}")
         if self.n_mfcc < 1 or self.n_steps < 1:
             raise BioanonError("n_mfcc and n_steps must be at least 1")
+        if self.n_mfcc > N_MELS:  # the DCT of N_MELS mel bands has N_MELS coefficients
+            raise BioanonError(f"n_mfcc={self.n_mfcc} is more coefficients than the {N_MELS} "
+                               f"mel bands give; use n_mfcc={N_MELS} or fewer (e.g. 20)",
+                               parameter="n_mfcc")
+        if self.n_steps > MAX_STEPS:
+            raise BioanonError(f"n_steps={self.n_steps} is out of range; use at most "
+                               f"{MAX_STEPS} points of the time grid (a recording has 100 "
+                               "frames a second; e.g. 10)", parameter="n_steps")
         return self
 
     def transform(self, X: Sequence[str | os.PathLike], labels: pd.DataFrame | None = None,

@@ -248,7 +248,8 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
         progress(len(points), len(points), "done")
     if not rows:
         first = skipped[0]["reason"] if skipped else "empty grid"
-        raise BioanonError(f"no setting of the grid could be evaluated (first: {first})")
+        raise BioanonError(f"no setting of the grid could be evaluated (first: {first})",
+                           parameter=skipped[0].get("parameter") if skipped else None)
     front = [int(j) for j in pareto_front([1 - r["worst_case"] for r in rows],
                                           [r["U"] for r in rows])]
     ok = [j for j, r in enumerate(rows) if r["met"]]

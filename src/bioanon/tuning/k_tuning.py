@@ -104,6 +104,21 @@ class KTuning:
         return out
 
 
+def _k_values(ks: Sequence[int], n: int) -> list[int]:
+    """The distinct k values, sorted; a range's bounds are checked before it is listed (a
+    largest k of a billion once built a billion-element set and ran out of memory)."""
+    if isinstance(ks, range) and len(ks) and max(ks[0], ks[-1]) > n:
+        raise BioanonError(f"k={max(ks[0], ks[-1])} exceeds the {n} records; lower the "
+                           f"largest k to at most {n}")
+    values = sorted({int(k) for k in ks})
+    if not values or values[0] < 2:
+        raise BioanonError("k values must be at least 2; e.g. ks=range(2, 21)")
+    if values[-1] > n:
+        raise BioanonError(f"k={values[-1]} exceeds the {n} records; lower the largest k to "
+                           f"at most {n}")
+    return values
+
+
 def tune_k(X: np.ndarray, ks: Sequence[int] = range(2, 21), clusterer: str = "mdav",
            linkage: str = "ward", identity: np.ndarray | None = None,
            attributes: pd.DataFrame | None = None,
@@ -135,11 +150,7 @@ def tune_k(X: np.ndarray, ks: Sequence[int] = range(2, 21), clusterer: str = "md
     progress = stages(progress, "tuning k", "bioanon.tune")
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
-    ks = sorted({int(k) for k in ks})
-    if not ks or ks[0] < 2:
-        raise BioanonError("k values must be at least 2; e.g. ks=range(2, 21)")
-    if ks[-1] > n:
-        raise BioanonError(f"k={ks[-1]} exceeds the {n} records; lower the largest k")
+    ks = _k_values(ks, n)
     if clusterer not in CLUSTERERS:
         raise BioanonError(f"clusterer '{clusterer}' is unknown; choose from "
                            f"{', '.join(CLUSTERERS)}")

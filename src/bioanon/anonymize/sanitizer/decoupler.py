@@ -63,6 +63,27 @@ DEFAULT_CONFIG: dict[str, Any] = {
 }
 
 
+#: the most weights a decoupler may hold (400 MB of float32; training keeps about four times
+#: that: the gradients and Adam's two moments)
+MAX_WEIGHTS = 100_000_000
+
+
+def _refuse_oversized(c: dict[str, Any], n_features: int) -> None:
+    """Refuse a latent or hidden size whose networks would not fit in memory (a typo such as
+    latent_dim=1000000000 once failed inside torch's allocator, as an internal error)."""
+    m, h = c["latent_dim"], c["hidden"]
+    # encoder and decoder (the conv heads map the latent to at most 64·8·8 cells), adversary
+    body = 4096 if c["architecture"] == "conv" else h
+    weights = 2 * n_features * h + h * h + 2 * m * body + 128 * m
+    if weights > MAX_WEIGHTS:
+        raise BioanonError(
+            f"latent_dim={m} and hidden={h} make a decoupler of {weights / 1e6:,.0f} million "
+            f"weights on {n_features} features, more than the {MAX_WEIGHTS // 10**6} million "
+            "bioanon trains in memory; lower the latent size or the hidden width (e.g. "
+            "latent_dim=32 and hidden=256)",
+            parameter=("latent_dim", "hidden"))
+
+
 def check_config(cfg: dict[str, Any], n_features: int) -> dict[str, Any]:
     """Validate the training configuration; return it with plain Python types."""
     unknown = sorted(set(cfg) - set(DEFAULT_CONFIG))
@@ -76,6 +97,7 @@ def check_config(cfg: dict[str, Any], n_features: int) -> dict[str, Any]:
     if not c["sensitive_dim"] < c["latent_dim"]:
         raise BioanonError(f"sensitive_dim={c['sensitive_dim']} must be smaller than "
                            f"latent_dim={c['latent_dim']} (z_NS would be empty)")
+    _refuse_oversized(c, n_features)
     for key in ("beta", "alpha_vae", "alpha_aligner", "alpha_dcorr", "alpha_adversary"):
         c[key] = float(c[key])
         if c[key] < 0:

@@ -186,6 +186,10 @@ def check_accepted(accept: Mapping[str, str] | None) -> dict[str, str]:
     >>> check_accepted({"identity-membership": " too few people "})
     {'identity-membership': 'too few people'}
     """
+    if accept is not None and not isinstance(accept, Mapping):  # a list once failed in dict()
+        raise BioanonError(f"accept_risks={accept!r} must map each accepted risk "
+                           "(LEVEL-RISK) to its reason, e.g. accept_risks={'identity-"
+                           "membership': 'why'}")
     out: dict[str, str] = {}
     valid = accept_names()
     for name, reason in dict(accept or {}).items():

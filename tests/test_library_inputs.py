@@ -1,0 +1,97 @@
+"""The library's entry points given a plausible wrong kind of argument (wave 8): one
+BioanonError naming the problem and the fix, never os's TypeError, pandas' KeyError or a
+column list made of a name's letters; or, where the meaning is plain, the call works (a bare
+string where a list of columns is asked is one column)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bioanon import BioanonError, FeatureTable, Roles, audit
+from bioanon.datasets import make_biometric
+
+
+@pytest.fixture(scope="module")
+def table():
+    return make_biometric(n_identities=8, records_per_identity=30, n_features=32,
+                          random_state=0)
+
+
+@pytest.fixture(scope="module")
+def halves(table):
+    rows = np.arange(table.n_records)
+    return table.subset(rows % 2 == 0), table.subset(rows % 2 == 1)
+
+
+@pytest.mark.parametrize("path", [3, ["t.csv"], None])
+def test_read_and_write_name_a_path_that_is_not_one(table, path):
+    """``FeatureTable.read(3)`` was os's "expected str, bytes or os.PathLike object"."""
+    with pytest.raises(BioanonError, match="path must be a file name .* e.g. FeatureTable.read"):
+        FeatureTable.read(path)
+    with pytest.raises(BioanonError, match="path must be a file name .* e.g. table.write"):
+        table.write(path)
+
+
+def test_read_of_the_current_folder_names_what_it_holds(tmp_path, monkeypatch, table):
+    """``FeatureTable.read('.')`` was pathlib's "PosixPath('.') has an empty name" (the
+    journal beside a release was looked up by the folder's name, which '.' lacks)."""
+    table.write(tmp_path / "t.csv")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(BioanonError, match="input folder '.' holds 't.csv', not a Parquet"):
+        FeatureTable.read(".")
+
+
+def test_a_bare_string_of_columns_is_one_column(tmp_path, table):
+    """``label_columns='identity'`` once named the columns 'i', 'd', 'e', ...; ``drop_labels``
+    the same (a KeyError listing the letters)."""
+    p = tmp_path / "t.csv"
+    table.drop_labels(["gender", "expression", "environment"]).write(p)
+    assert FeatureTable.read(p, label_columns="identity").labels.columns.tolist() == [
+        "identity"]
+    assert "identity" not in table.drop_labels("identity").labels.columns
+    with pytest.raises(BioanonError, match="label column 'nope' not found; available"):
+        table.drop_labels(["nope"])
+
+
+def test_roles_take_a_bare_string_as_one_column_and_refuse_a_list_for_one():
+    """``Roles(identifying='gender')`` gave the letters of 'gender' the identifying role;
+    ``interest=['digit']`` was a TypeError (unhashable list); ``sensitive=0`` (a DataFrame's
+    integer column) was called an empty name."""
+    assert Roles(sensitive="speaker", identifying="file", keep="split").of() == {
+        "speaker": "sensitive", "file": "identifying", "split": "kept"}
+    assert Roles(sensitive=0).of() == {0: "sensitive"}
+    with pytest.raises(BioanonError, match=r"the interest column \['digit'\] is not a column "
+                                           r"name \(a list\); name one column"):
+        Roles(sensitive="speaker", interest=["digit"]).of()
+    with pytest.raises(BioanonError, match="empty column name given the role sensitive"):
+        Roles(sensitive=" ").of()
+
+
+def test_audit_refuses_a_list_of_accepted_risks_and_a_target_that_is_no_number(halves):
+    """A list of risk names was a ValueError from dict(); a text target a TypeError from
+    a comparison; a bare string of labels named the columns 'g', 'e', ..."""
+    m, h = halves
+    kw = {"interest": "expression", "sensitive": "identity"}
+    with pytest.raises(BioanonError, match=r"accept_risks=\['record-membership'\] must map "
+                                           "each accepted risk"):
+        audit(m, m, h, **kw, accept_risks=["record-membership"])
+    for wrong in ("x", float("nan"), 2.0):
+        with pytest.raises(BioanonError, match="target_recognition=.* is out of range") as e:
+            audit(m, m, h, **kw, target_recognition=wrong)
+        assert e.value.parameter == "target_recognition"
+    res = audit(m, m.drop_labels("identity"), h, **kw, labels="gender", random_state=0)
+    assert res.verdict.status in ("met", "not met", "inconclusive")
+
+
+def test_an_estimator_fitted_on_a_frame_with_its_labels_names_them(table):
+    """``SelectiveMeanAnonymizer(...).fit(table.to_frame())`` was NumPy's "could not convert
+    string to float: 'person00'"."""
+    from bioanon import SelectiveMeanAnonymizer
+    from bioanon.table import table_of
+
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    with pytest.raises(BioanonError, match=r"X \(a DataFrame\) holds 4 non-numeric column\(s\) "
+                                           r"\(\['identity', .*pass a FeatureTable"):
+        sma.fit(table.to_frame())
+    assert sma.fit(table_of(table.to_frame())).n_features_in_ == 32
