@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -101,7 +102,8 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
     kept: list[Evaluation | None] = []  # stage 1's evaluation of the settings that passed it
     evals: list[Evaluation | None] = []  # every stage-1 evaluation the panel could resume
     held = 0  # bytes of stage-1 state kept in this process
-    outcomes = stage1(judge, cands, progress, total[0])
+    token = uuid.uuid4().hex  # the workers' cache of clear-trained models, for this search
+    outcomes = stage1(judge, cands, progress, total[0], token)
     for c, outcome in zip(cands, outcomes, strict=True):
         if isinstance(outcome, BioanonError):
             skip_setting(result, c, outcome)
@@ -124,7 +126,8 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
 
     clock.start_budget()  # the budget bounds the panel's stage only
     _stage2(result, judge, panel, clock, lambda text: progress(total[0] - 1, total[0], text))
-    for j, again in unfloor(judge, result, judged, _HeldAt(progress, total[0] - 1)).items():
+    held_at = _HeldAt(progress, total[0] - 1)
+    for j, again in unfloor(judge, result, judged, held_at, token).items():
         evals[j] = again
     # the trade-off's panels (judge_levels) resume what stage 1 computed for a row
     for j, ev in enumerate(evals):
@@ -134,15 +137,16 @@ def staged_search(judge: Judge, result: SearchResult, cands: list[Candidate],
     return total[0]
 
 
-def unfloor(judge: Judge, result: SearchResult, judged: Sequence[Candidate], progress: Any
-            ) -> dict[int, Evaluation]:
+def unfloor(judge: Judge, result: SearchResult, judged: Sequence[Candidate], progress: Any,
+            token: str | None = None) -> dict[int, Evaluation]:
     """Stage 1 once more, without the utility floor, for the settings it decided, where the
     refusal needs their figures: when no setting above the floor met the chosen level on
     the tuning split, its trade-off entry is the most useful setting under the floor that
     does (what the table allows: :func:`~..tradeoff.level_rows`). Their rows become the
     rows an undecided stage 1 gives, to the bit (the same seed, split and attackers); a
     search that found a setting above the floor, or whose floor decided nothing, runs
-    nothing here. Returns the new stage-1 evaluations by row."""
+    nothing here. ``token``: stage 1's (its worker processes keep the clear-trained models
+    they fitted then). Returns the new stage-1 evaluations by row."""
     rows = result.rows
     floored = [j for j, r in enumerate(rows) if r.get("judged_by") == FLOORED]
     if not floored or any(e["chosen"] and e["setting"] is not None
@@ -151,7 +155,7 @@ def unfloor(judge: Judge, result: SearchResult, judged: Sequence[Candidate], pro
     progress(0, None, f"stage 1 again: {len(floored)} setting(s) the utility floor decided, "
                       "judged on privacy for the trade-off")
     outcomes = stage1(replace(judge, min_utility=None), [judged[j] for j in floored],
-                      progress, 0)
+                      progress, 0, token)
     out: dict[int, Evaluation] = {}
     for j, outcome in zip(floored, outcomes, strict=True):
         if isinstance(outcome, BioanonError):  # it ran once: it runs again
@@ -199,8 +203,8 @@ def _hold_state(ev: Evaluation, passed: bool, held: int) -> int:
     return 0
 
 
-def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
-           ) -> list[Evaluation | BioanonError]:
+def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int,
+           token: str | None = None) -> list[Evaluation | BioanonError]:
     """Stage 1 (utility and every risk but recognition) of every setting, in the
     candidates' order: each one's stage-1 evaluation, or the error that stopped it.
 
@@ -216,7 +220,7 @@ def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
     anonymizers = [judge.anonymizer(c) for c in cands]
     if n > 1 and picklable((judge.options, judge.checked, anonymizers)):
         return _stage1_parallel(judge, cands, anonymizers, n,
-                                lambda i, text: progress(i, total, text))
+                                lambda i, text: progress(i, total, text), token)
     out: list[Evaluation | BioanonError] = []
     for i, (c, anon) in enumerate(zip(cands, anonymizers, strict=True)):
         progress(i, total, f"stage 1: {c.label()} ({i + 1}/{len(cands)})")
@@ -228,17 +232,17 @@ def stage1(judge: Judge, cands: Sequence[Candidate], progress: Any, total: int
 
 
 def _stage1_parallel(judge: Judge, cands: Sequence[Candidate], anonymizers: list[Any],
-                     n: int, say: Callable[[int, str], None]
+                     n: int, say: Callable[[int, str], None], token: str | None = None
                      ) -> list[Evaluation | BioanonError]:
-    """:func:`stage1` in ``n`` worker processes."""
-    import uuid
+    """:func:`stage1` in ``n`` worker processes (``token``: the search's, whose workers
+    keep their clear-trained models between its passes; None: a new one)."""
     import warnings
 
     from sklearn.utils.parallel import Parallel, delayed  # passes sklearn's config on
 
     work = replace(judge, table=judge.tuning_table, tuning=None, judge_as=None, cache=None,
                    options=replace(judge.options, n_jobs=1))
-    token = uuid.uuid4().hex  # the workers' cache of clear-trained models, for this search
+    token = token or uuid.uuid4().hex  # the workers' cache of clear-trained models
     out: list[Evaluation | BioanonError | None] = [None] * len(cands)
     say(0, f"stage 1: {len(cands)} settings in {n} worker processes")
     tasks = (delayed(_stage1_task)(work, i, anon, token) for i, anon in enumerate(anonymizers))
