@@ -22,7 +22,10 @@ import pandas as pd
 from .errors import BioanonError, missing_column
 from .io import HashingWriter, atomic_path, not_a_regular_file
 
-FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".npz": "npz"}
+FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv",
+           ".npz": "npz"}
+#: the extensions of a Parquet file (one list for every reader and writer)
+PARQUET_SUFFIXES = tuple(ext for ext, fmt in FORMATS.items() if fmt == "parquet")
 _NPZ_RESERVED = ("X", "feature_names")
 
 
@@ -940,7 +943,7 @@ def parquet_parts(folder: Path) -> list[Path]:
 
     parts = []
     for f in visible_files(folder):  # the first stray file ends the walk (a home folder
-        if f.suffix.lower() not in (".parquet", ".parq", ".pq"):  # or '/' was walked whole)
+        if f.suffix.lower() not in PARQUET_SUFFIXES:  # or '/' was walked whole)
             raise BioanonError(f"input folder '{folder}' holds '{f.relative_to(folder)}', not "
                                "a Parquet part; a folder input holds only .parquet files")
         parts.append(f)

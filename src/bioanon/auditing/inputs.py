@@ -76,8 +76,10 @@ def _parquet_rows(path: str) -> int | None:
     """Records of a Parquet file or folder (from its metadata), None for another format."""
     from pathlib import Path
 
+    from ..table import PARQUET_SUFFIXES
+
     p = Path(path)
-    if not (p.is_dir() or p.suffix.lower() in (".parquet", ".pq")):
+    if not (p.is_dir() or p.suffix.lower() in PARQUET_SUFFIXES):
         return None
     import pyarrow.dataset as ds
 

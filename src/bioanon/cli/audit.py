@@ -93,7 +93,9 @@ def audit(
 
     lv = parse_level(level)
     accepted = parse_accept(accept_risk, reason)
-    parquet = any(p.is_dir() or p.suffix.lower() in (".parquet", ".parq", ".pq")
+    from ..table import PARQUET_SUFFIXES
+
+    parquet = any(p.is_dir() or p.suffix.lower() in PARQUET_SUFFIXES
                   for p in (input, released, control))
     refuse_unused({"sample_records": (parquet, "it samples a Parquet table (a file or a "
                                                "folder of parts); CSV and NPZ tables are read "

@@ -417,11 +417,11 @@ def _parquet_folder(path: Path) -> bool:
     """A folder that stands for one Parquet table: named ``*.parquet`` or whose first file is
     a part (every part is checked when read). Only that first file is looked for: a home
     folder or '/' given by mistake was once walked whole, for seconds or minutes."""
-    from ..table import visible_files
+    from ..table import PARQUET_SUFFIXES, visible_files
 
     first = next(iter(visible_files(path)), None)
-    return path.suffix.lower() in (".parquet", ".parq", ".pq") or (
-        first is not None and first.suffix.lower() in (".parquet", ".parq", ".pq"))
+    return path.suffix.lower() in PARQUET_SUFFIXES or (
+        first is not None and first.suffix.lower() in PARQUET_SUFFIXES)
 
 
 def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:

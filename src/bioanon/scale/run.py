@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import BioanonError
 from ..io import not_a_regular_file
-from ..table import parquet_parts
+from ..table import PARQUET_SUFFIXES, parquet_parts
 
 
 def check_bucketable(method: str, anonymizer: Any) -> None:
@@ -31,9 +31,6 @@ def check_bucketable(method: str, anonymizer: Any) -> None:
                        "(without dask)")
 
 
-#: extensions a folder of Parquet parts may carry (dask, Spark and pyarrow write such folders
-#: and every reader accepts them)
-PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 
 
 def check_folder_name(output: Path) -> None:
