@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...evaluation import Evaluation
+from ...evaluation.risks.base import floor_met
 from ...evaluation.verdict import (
     RISK_RULE,
     verdict,
@@ -29,18 +30,6 @@ CHOICE_RULE = ("privacy: " + RISK_RULE + "; utility: CAS above the interest's ch
 FLOOR_RULE = ("; utility floor: the CAS must also reach {floor:g} × the clear accuracy (point "
               "estimates, on the same held-out clear records), on the tuning split and again "
               "on the confirmation")
-
-
-def floor_met(cas: float, clear: float, min_utility: float | None) -> bool:
-    """Whether a CAS reaches the utility floor, ``min_utility`` × the clear accuracy (True
-    when no floor is set: None or 0).
-
-    Examples
-    --------
-    >>> floor_met(0.90, 0.96, 0.95), floor_met(0.92, 0.96, 0.95), floor_met(0.3, 0.96, None)
-    (False, True, True)
-    """
-    return min_utility is None or float(cas) >= float(min_utility) * float(clear)
 
 
 def _public(params: Mapping[str, Any]) -> dict[str, Any]:

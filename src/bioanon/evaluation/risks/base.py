@@ -55,6 +55,18 @@ FLOOR_RULE = (FLOORED_REASON + ": the CAS {cas:.3f} [95% CI {lo:.3f}, "
               "whatever they show)")
 
 
+def floor_met(cas: float, clear: float, min_utility: float | None) -> bool:
+    """Whether a CAS reaches the utility floor, ``min_utility`` × the clear accuracy (True
+    when no floor is set: None or 0).
+
+    Examples
+    --------
+    >>> floor_met(0.90, 0.96, 0.95), floor_met(0.92, 0.96, 0.95), floor_met(0.3, 0.96, None)
+    (False, True, True)
+    """
+    return min_utility is None or float(cas) >= float(min_utility) * float(clear)
+
+
 def floor_decision(cas: float, cas_ci: tuple[float, float], clear: float, chance: float,
                    floor: float | None) -> str | None:
     """Why a stage-1 setting fails utility at every level (:data:`FLOOR_RULE`), or None: its
@@ -73,7 +85,7 @@ def floor_decision(cas: float, cas_ci: tuple[float, float], clear: float, chance
     lo, hi = float(cas_ci[0]), float(cas_ci[1])
     if not (np.isfinite(cas) and np.isfinite(clear)):
         return None
-    if float(cas) < float(floor) * float(clear):
+    if not floor_met(cas, clear, floor):
         why = (f"is under the floor {float(floor):g} × the clear accuracy {float(clear):.3f} "
                f"= {float(floor) * float(clear):.3f}")
     elif not lo > float(chance):
