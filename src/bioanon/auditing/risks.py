@@ -46,6 +46,7 @@ from ..release import JOIN_FACTOR, join_rate
 from ..table import FeatureTable
 from .inputs import AuditTables, HoldoutSplit
 from .isometry import turned_release
+from .linear_map import linear_release
 from .plan import MIN_PROBES, identity_sides, recognition_probes, recognized_values
 
 #: candidates per side the membership and inference attackers score at most (stratified by
@@ -86,6 +87,9 @@ MATCHED = "release with its columns matched to the population's: "
 #: map (a rotation, reflections, a reordering) that carries it onto INPUT's records
 #: (:func:`~.isometry.turned_release`)
 TURNED = "release turned back onto INPUT's axes (PCA attack): "
+#: the prefix of the attacks played on the release mapped back by the invertible linear map
+#: that carries it onto INPUT's records (:func:`~.linear_map.linear_release`)
+LINEAR = "release mapped back onto INPUT's features (linear-map attack): "
 #: the widest release whose columns are matched (the cost matrix is features²)
 MAX_MATCHED_FEATURES = 4096
 #: a release is attacked with each record's values sorted where its features, column by
@@ -206,7 +210,8 @@ def _views(g: AuditGame) -> list[View]:
     and sd (:func:`matched_columns`: exact where the features' marginals differ) and with
     each record's values sorted, released and clear alike (:data:`SORTED`: any order);
     and, where it is INPUT's records turned (rotated, reflected, reordered: a
-    distance-preserving map), mapped back (:data:`TURNED`)."""
+    distance-preserving map), mapped back (:data:`TURNED`); where it is not, but is an
+    invertible linear map of them, mapped back by that (:data:`LINEAR`)."""
     if "views" not in g.cache:
         rel = g.tables.released.X
         aligned = aligned_release(rel, g.reference.X)
@@ -221,8 +226,21 @@ def _views(g: AuditGame) -> list[View]:
         turned = turned_release(rel, g.tables.members.X, g.reference.X)
         if turned is not None:
             views.append((TURNED, turned.astype(rel.dtype), _unchanged, ""))
+        else:
+            linear = _linear(g)
+            if linear is not None:
+                views.append((LINEAR, linear.astype(rel.dtype), _unchanged, ""))
         g.cache["views"] = views
     return list(g.cache["views"])
+
+
+def _linear(g: AuditGame) -> np.ndarray | None:
+    """RELEASED mapped back where it is an invertible linear map of INPUT
+    (:func:`~.linear_map.linear_release`, its coordinates read per interest class)."""
+    t = g.tables
+    return linear_release(t.released.X, t.released.labels[t.interest].to_numpy(str),
+                          t.members.X, t.members.labels[t.interest].to_numpy(str),
+                          g.reference.X)
 
 
 def _played(g: AuditGame,
