@@ -226,19 +226,21 @@ def _views(g: AuditGame) -> list[View]:
         turned = turned_release(rel, g.tables.members.X, g.reference.X)
         if turned is not None:
             views.append((TURNED, turned.astype(rel.dtype), _unchanged, ""))
-        else:
-            linear = _linear(g)
+        else:  # read from the rescaled release where there is one: a rescaling is linear
+            linear = _linear(g, rel if aligned is None else aligned)
             if linear is not None:
                 views.append((LINEAR, linear.astype(rel.dtype), _unchanged, ""))
         g.cache["views"] = views
     return list(g.cache["views"])
 
 
-def _linear(g: AuditGame) -> np.ndarray | None:
-    """RELEASED mapped back where it is an invertible linear map of INPUT
-    (:func:`~.linear_map.linear_release`, its coordinates read per interest class)."""
+def _linear(g: AuditGame, released: np.ndarray) -> np.ndarray | None:
+    """``released`` (RELEASED, or its rescaled view) mapped back where it is an invertible
+    linear map of INPUT (:func:`~.linear_map.linear_release`, its coordinates read per
+    interest class); None where it is not, or already sits on INPUT's records (a rescaled
+    copy: the rescaled view reads it)."""
     t = g.tables
-    return linear_release(t.released.X, t.released.labels[t.interest].to_numpy(str),
+    return linear_release(released, t.released.labels[t.interest].to_numpy(str),
                           t.members.X, t.members.labels[t.interest].to_numpy(str),
                           g.reference.X)
 
