@@ -130,18 +130,21 @@ def leak_free_probability(risks: Sequence[Mapping[str, Any]],
                           accepted: Sequence[str] = ()) -> float:
     """The chance that a release leaking nothing passes a fresh evaluation of ``risks``
     (their measured ones met, those accepted by name left out) when judged with intervals as
-    wide as these: :func:`~.margin.pass_probability_of` at an estimate of 0 with each
-    interval's upper half-width. Under :data:`~.margin.CONFIRM_PROBABILITY` the table is too
-    small for the margin at these targets, whatever the setting (more noise cannot help).
+    wide as these: its advantage is 0, so a fresh evaluation passes each risk with
+    :func:`~bioanon.metrics.pass_chance.most_stated` (at the standard error each interval's
+    upper half-width gives), the most any reading of the risk can state. Under
+    :data:`~.margin.CONFIRM_PROBABILITY` the table is too small for the margin at these
+    targets, whatever the setting (more noise cannot help).
 
     Examples
     --------
     >>> r = {"name": "record-recognition", "status": "met", "value": 0.007,
     ...      "ci": [-0.039, 0.037], "target": 0.05}
     >>> round(leak_free_probability([r]), 2)
-    0.82
+    0.9
     """
-    from .margin import pass_probability_of
+    from ..metrics.normal import ppf
+    from ..metrics.pass_chance import most_stated
 
     p = 1.0
     skip = set(accepted)
@@ -151,7 +154,7 @@ def leak_free_probability(risks: Sequence[Mapping[str, Any]],
         value, hi, target = _num(r.get("value")), _num((r.get("ci") or [0, math.nan])[1]), \
             _num(r.get("target"))
         if all(math.isfinite(x) for x in (value, hi, target)):
-            p *= pass_probability_of(0.0, hi - value, target)
+            p *= most_stated(max((hi - value) / ppf(0.975), 1e-12), target)
     return p
 
 

@@ -59,15 +59,18 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
     re-judged, and the risks counted as accepted because the table cannot show them.
 
     A row the recognition panel never judged passes only if its margin holds with the
-    recognition figure still to come at its best — an estimate of 0 with the interval
-    half-width ``recognition_hw`` the panel measured on this table's other settings
-    (:func:`recognition_half_width`): a necessary condition, so a level is never offered on
+    recognition figure still to come at its best — the most any reading states at the
+    interval half-width ``recognition_hw`` the panel measured on this table's other settings
+    (:func:`recognition_half_width`; :func:`~bioanon.metrics.pass_chance.most_stated`, what a
+    true advantage of 0 passes with): a necessary condition, so a level is never offered on
     a row that no recognition figure could carry (FSDD at 6 speakers: ±0.03 against 0.05
-    leaves a leak-free release 0.84, which took a stage-1 row at 0.9 under the 0.8 needed,
-    and the refusal pointed to a level that refused in turn)."""
+    leaves at most 0.90, which takes a stage-1 row at 0.88 under the 0.8 needed; without it
+    the refusal pointed to a level that refused in turn)."""
     from ..evaluation.risks.base import FLOORED_REASON
     from ..evaluation.verdict import judge_risks
-    from .margin import CONFIRM_PROBABILITY, pass_probability, pass_probability_of
+    from ..metrics.normal import ppf
+    from ..metrics.pass_chance import most_stated
+    from .margin import CONFIRM_PROBABILITY, pass_probability
 
     raw = row.get("_risks")
     if raw is None or any(FLOORED_REASON in str(getattr(r, "reason", "")) for r in raw):
@@ -84,7 +87,7 @@ def _passes(row: Mapping[str, Any], lv: Any, target: float, accept: Mapping[str,
     p = pass_probability(risks, [*accept, *shown])
     if (recognition_hw is not None and guarantee is None and not _has_recognition(row)
             and not any(name in accept for name in _recognition_names())):
-        p *= pass_probability_of(0.0, float(recognition_hw), float(target))
+        p *= most_stated(float(recognition_hw) / ppf(0.975), float(target))
     ok = useful and all(r.passes for r in risks) and p >= CONFIRM_PROBABILITY
     return ok, risks, shown
 

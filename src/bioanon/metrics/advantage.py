@@ -170,24 +170,29 @@ def margin_chance(target: float, se: float, sd: float, probability: float) -> fl
     """The chance that a release leaking nothing is chosen with margin: that its measured
     figure ``v`` (about normal around 0, standard deviation ``sd``), judged with standard
     error ``se``, gives a fresh evaluation a chance of at least ``probability`` to pass
-    (:func:`bioanon.certification.margin.pass_probability_of`: Φ((t − 1.96·se − v) /
-    (√2·se)) ≥ p, i.e. v ≤ t − (1.96 + √2·z_p)·se)::
+    (:func:`~.pass_chance.fresh_pass_chance`, which falls as ``v`` grows: ``v`` at most the
+    reading :func:`~.pass_chance.reading_for` finds)::
 
-        Φ((target − (1.96 + √2·z_p)·se) / sd)
+        Φ(reading_for(probability, se, target) / sd)
 
-    :func:`smallest_showable` asks that the leak-free release's *upper bound* pass 95% of
-    the time; the search's margin asks more of it, so a target just showable can still
-    refuse at some seeds.
+    0 where no reading states that chance (even a true 0 passes less often:
+    :func:`~.pass_chance.most_stated`). :func:`smallest_showable` asks that the leak-free
+    release's *upper bound* pass 95% of the time; the search's margin asks more of it, so a
+    target just showable can still refuse at some seeds.
 
     >>> round(margin_chance(0.05, 0.0136, 0.0136, 0.8), 2)   # FSDD's recognition, 6 speakers
-    0.7
+    0.45
     >>> round(margin_chance(0.10, 0.0157, 0.016, 0.8), 2)    # FSDD's record membership
     1.0
+    >>> margin_chance(0.05, 0.018, 0.018, 0.8)               # no reading has the margin
+    0.0
     """
+    from .pass_chance import reading_for
+
     if not (se > 0 and sd > 0) or not np.isfinite(target):
         return 0.0
-    z = float(ppf(probability))
-    return float(cdf((float(target) - (Z95 + np.sqrt(2.0) * z) * se) / sd))
+    v = reading_for(probability, se, float(target))
+    return float(cdf(v / sd)) if np.isfinite(v) else 0.0
 
 
 # ---------------------------------------------------------------------- the statistic

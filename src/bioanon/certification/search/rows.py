@@ -23,7 +23,8 @@ Progress = Callable[[int, int, str], None]
 CHOICE_RULE = ("privacy: " + RISK_RULE + "; utility: CAS above the interest's chance; chosen: "
                "the highest CAS among the settings meeting both on the tuning split with "
                "margin (a probability of at least 0.8 that a fresh evaluation meets every "
-               "measured target too); certified only when a re-evaluation on a fresh "
+               "measured target too, each risk's true advantage taken as never below 0); "
+               "certified only when a re-evaluation on a fresh "
                "split with a fresh evaluation seed meets every target too")
 
 #: the rule's utility clause when the user sets a floor (``min_utility``)
