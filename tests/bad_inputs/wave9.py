@@ -14,7 +14,8 @@ definite"); an integer parameter typed as ``1e30`` was echoed as the 31-digit
 
 from __future__ import annotations
 
-from .cases import Case, _csv, anon
+from .audit import au
+from .cases import ROLES, Case, _csv, _pixels, anon
 
 OVERFLOWS = "NaN/inf value(s) from finite input: its noise or scale overflows float32"
 
@@ -61,4 +62,24 @@ def wave9_cases() -> list[Case]:
         cases.append(Case(f"anonymize-{method}-{param.split('=')[0].replace('_', '-')}-"
                           "overflowing-without-numpy-warning", lambda d, m=method, p=param:
                           anon(_csv(d), d, "--method", m, "--param", p), says=OVERFLOWS))
+    # audit --level 1e-300: the whole audit ran, then Python's OverflowError (the plan's
+    # records needed) or the report's DP budget at δ = 1e-6 failed: refused before any work
+    cases.append(Case("audit-level-1e-300-is-out-of-range", lambda d: au(d, "--level",
+                                                                        "1e-300"),
+                      says="--level 1e-300 is out of range; use a target advantage strictly "
+                           "between 1e-06 and 1"))
+    # a level below what the table's δ (1/identities²) lets a DP budget prove: the refusal
+    # suggested "--epsilon 0", which release refuses
+    cases.append(Case("release-level-below-the-tables-delta-suggests-no-epsilon-0", lambda d: [
+        "release", str(_csv(d)), "-o", str(d / "o.parquet"), *ROLES, "--level", "0.01"],
+        says="about 98159 records (now 48); or accept by name"))
+    # preview --shape -4x-4 matched 16 features, then NumPy's reshape failed (internal error)
+    cases.append(Case("preview-shape-of-negative-sides", lambda d: [
+        "preview", str(_pixels(d, "a.parquet")), str(_pixels(d, "b.parquet", seed=1)), "-o",
+        str(d / "s.png"), "--shape", "-4x-4"],
+        says="image shape -4x-4 needs sides of at least 1 pixel"))
+    # --reproduce-timeout without --reproduce bounded nothing: the audit ran, the option unread
+    cases.append(Case("audit-reproduce-timeout-without-reproduce", lambda d: au(
+        d, "--reproduce-timeout", "5"), says="--reproduce-timeout has no effect here: it "
+                                              "bounds one run of the --reproduce command"))
     return cases
