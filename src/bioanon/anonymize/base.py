@@ -431,12 +431,17 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                     "pass a FeatureTable (bioanon.table.table_of(frame) reads them as labels) "
                     "or the numeric features as X with the labels as y")
         try:
-            arr = validate_data(self, X, reset=reset, dtype=np.float32, accept_sparse=False,
-                                ensure_all_finite=True)
+            with np.errstate(over="ignore"):  # 1e300 to float32: NumPy's warning came first
+                arr = validate_data(self, X, reset=reset, dtype=np.float32,
+                                    accept_sparse=False, ensure_all_finite=True)
         except BioanonError:
             raise
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             msg = str(exc).strip()
+            if isinstance(exc, TypeError) and "Sparse data" not in msg:
+                raise  # scikit-learn's estimator checks expect float()'s TypeError
+            if "infinity" in msg or "NaN" in msg:
+                as_feature_matrix(X, "X")  # names the column, the record and the fix
             if "features as input" in msg:
                 msg = msg.rstrip(".") + "; release data with the features it was fitted on"
             raise BioanonError(msg) from None
