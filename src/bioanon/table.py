@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,7 +300,9 @@ def names_of(columns: str | Sequence[str] | None) -> list[str] | None:
     """
     if columns is None:
         return None
-    return [columns] if isinstance(columns, str) else list(columns)
+    if isinstance(columns, str) or not isinstance(columns, Iterable):
+        return [columns]  # type: ignore[list-item]  # a column named by a number (3): one
+    return list(columns)
 
 
 def _record_index(index: Any, n: int) -> np.ndarray:
