@@ -157,3 +157,43 @@ def test_dp_mix_clip_past_float32_is_refused_without_numpy_warning(table):
         warnings.simplefilter("error")
         with pytest.raises(SettingError, match="lower clip"):
             DPMixAnonymizer("expression", g=4, clip=1e300, random_state=0).fit_transform(table)
+
+
+def test_an_estimator_given_a_sparse_or_an_overflowing_array_names_the_fix(table):
+    """A sparse X was scikit-learn's TypeError; float64 values past float32 printed NumPy's
+    overflow warning, then scikit-learn's "contains infinity or a value too large"."""
+    import warnings
+
+    import scipy.sparse as sp
+
+    from bioanon import SelectiveMeanAnonymizer
+
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    with pytest.raises(BioanonError, match="Sparse data was passed for X, but dense data is "
+                                           r"required. Use '.toarray\(\)'"):
+        sma.fit(sp.csr_matrix(table.X), table.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(BioanonError, match=r"too large for 32-bit floats \(beyond ±3.4e38"
+                                               r"\), first in column #0 at record 0; rescale"):
+            sma.fit(np.full(table.X.shape, 1e300), table.labels)
+
+
+def test_label_columns_given_as_a_number_is_one_column(tmp_path, table):
+    """``FeatureTable.read(p, label_columns=3)`` was TypeError: 'int' object is not iterable."""
+    p = tmp_path / "t.csv"
+    table.write(p)
+    with pytest.raises(BioanonError, match="label column '3' not found"):
+        FeatureTable.read(p, label_columns=3)
+
+
+@pytest.mark.parametrize("name, value", [("max_candidates", 0), ("max_candidates", 1.5),
+                                         ("max_records", "abc"), ("max_records", float("nan"))])
+def test_audit_counts_out_of_range_are_named(halves, name, value):
+    """``max_candidates=0`` was blamed on the tables ("the sizes are too small to show
+    anything: 0 INPUT records against 0 HOLDOUT"), 1.5 was cut to 1 and ``max_records='abc'``
+    was int()'s ValueError."""
+    m, h = halves
+    with pytest.raises(BioanonError, match=f"^{name}=.* must be an integer of at least") as e:
+        audit(m, m, h, interest="expression", sensitive="identity", **{name: value})
+    assert e.value.parameter == name
