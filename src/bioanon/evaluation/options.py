@@ -36,6 +36,7 @@ bioanon.errors.BioanonError: test_size=1.5 is out of range; use a number in (0, 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -86,10 +87,17 @@ class Parsed:
         return self.range + (" or none" if self.none else "")
 
 
+def max_jobs() -> int:
+    """The most parallel fits asked for that is not a typo: four per core, at least 64 (one
+    thread each; ``--jobs 100000`` ran out of threads, an internal error)."""
+    return max(64, 4 * (os.cpu_count() or 1))
+
+
 def _n_jobs(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value == 0:
-        raise BioanonError(f"n_jobs={value!r} is out of range; use a nonzero integer "
-                           "(-1: all cores) or none")
+    if (isinstance(value, bool) or not isinstance(value, int) or value == 0
+            or value > max_jobs()):
+        raise BioanonError(f"n_jobs={value!r} is out of range; use a nonzero integer up to "
+                           f"{max_jobs()} (-1: all cores) or none")
 
 
 def _accepted(value: Any) -> None:
