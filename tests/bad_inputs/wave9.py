@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .audit import au
 from .cases import ROLES, Case, _csv, _pixels, anon
+from .wave8 import _train_decoupler
 
 OVERFLOWS = "NaN/inf value(s) from finite input: its noise or scale overflows float32"
 
@@ -82,4 +83,22 @@ def wave9_cases() -> list[Case]:
     cases.append(Case("audit-reproduce-timeout-without-reproduce", lambda d: au(
         d, "--reproduce-timeout", "5"), says="--reproduce-timeout has no effect here: it "
                                               "bounds one run of the --reproduce command"))
+    # a typo in --jobs: a hundred thousand threads asked for ran the process out of them
+    # (an internal error, 'DummyProcess' object has no attribute 'terminate')
+    cases.append(Case("evaluate-jobs-a-hundred-thousand", lambda d: [
+        "evaluate", str(_csv(d)), "--out", str(d / "rep"), "--interest", "expression",
+        "--sensitive", "identity", "--label", "gender", "--label", "environment", "--g", "4",
+        "--t", "0.5", "--jobs", "100000"],
+        says="--jobs 100000 is out of range; use -1 (all cores) or a positive number of "
+             "parallel fits up to"))
+    # train-decoupler: --lr 1e300 overflowed torch's float, --image-shape -4x-8 multiplied
+    # to the 32 features and failed in torch's reshape (internal errors)
+    cases += [
+        Case("train-decoupler-lr-1e300", lambda d: _train_decoupler(d, "--lr", "1e300"),
+             says="--lr 1e+300 is out of range; use a number in (0, 1]"),
+        Case("train-decoupler-conv-image-shape-of-negative-sides", lambda d: _train_decoupler(
+            d, "--architecture", "conv", "--image-shape", "-4x-8"),
+            says="must multiply to the 32 features and be at most 64×64, each side at "
+                 "least 1"),
+    ]
     return cases
