@@ -91,6 +91,12 @@ def wave9_cases() -> list[Case]:
         "--t", "0.5", "--jobs", "100000"],
         says="--jobs 100000 is out of range; use -1 (all cores) or a positive number of "
              "parallel fits up to"))
+    # --n-random 1000000000000 listed a trillion random draws before any fit: a hang
+    cases.append(Case("evaluate-n-random-a-trillion", lambda d: [
+        "evaluate", str(_csv(d)), "--out", str(d / "rep"), "--interest", "expression",
+        "--sensitive", "identity", "--label", "gender", "--label", "environment", "--g", "4",
+        "--t", "0.5", "--selection", "random", "--n-random", "1000000000000"],
+        says="--n-random 1000000000000 is out of range; use an integer in [1, 1000]"))
     # train-decoupler: --lr 1e300 overflowed torch's float, --image-shape -4x-8 multiplied
     # to the 32 features and failed in torch's reshape (internal errors)
     cases += [

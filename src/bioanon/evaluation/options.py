@@ -248,7 +248,10 @@ class EvaluationOptions:
         parse_strategies, "selection strategies (comma-separated), 'auto', 'all' or 'none'"))
     identities: Sequence[int] | str | None = option(None, Parsed(
         _identities, "identity counts of at least 2, e.g. 3,6,12", none=True))
-    n_random: int = option(10, Param("int", low=1, help="repeats of the random selection"))
+    # at most 1000: each repeat fits an attacker; --n-random 1000000000000 listed a
+    # trillion draws before any fit (a hang, then out of memory)
+    n_random: int = option(10, Param("int", low=1, high=1000,
+                                     help="repeats of the random selection"))
     metadata: Sequence[str] | None = option(None, Parsed(
         _columns, "per-identity label columns of the metadata selection", none=True))
     group: str | None = option(None, Param(
