@@ -239,12 +239,13 @@ def _int(text: str) -> int:
 
 
 def _huge(text: str) -> bool:
-    """``text`` is a whole number in float notation past the exact integers (``1e30``)."""
+    """``text`` is a positive whole number in float notation past the exact integers
+    (``1e30``)."""
     try:
         x = float(text)
     except ValueError:
         return False
-    return math.isfinite(x) and abs(x) > 2**53 and x == int(x)
+    return math.isfinite(x) and x > 2**53 and x == int(x)  # -1e30 is "not valid"
 
 
 def _shape(text: str) -> tuple[int, int]:
