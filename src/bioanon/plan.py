@@ -574,7 +574,6 @@ def _fixed(risk: str, level: str, target: float, why: str,
                    (f"accept {name}",))
 
 
-
 def _squared_ratio(smallest: float, target: float) -> float:
     """``(smallest / target) ** 2``, infinite when it leaves the floats: ``--level 1e-300``
     was Python's OverflowError, an internal error.
