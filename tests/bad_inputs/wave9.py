@@ -9,7 +9,12 @@ dp-mix, a share of ``1e-300`` on the DP methods, ``reg=1e300`` on synthetic) pri
 ``reg=0`` on a class of fewer records than features another (NumPy's "Matrix is not positive
 definite"); an integer parameter typed as ``1e30`` was echoed as the 31-digit
 ``1000000000000000019884624838656``, and one typed in digits was read through a float
-(``--k 99999999999999999999999`` became ``99999999999999991611392``).
+(``--k 99999999999999999999999`` became ``99999999999999991611392``). ``audit --level
+1e-300`` ran the whole audit, then failed (an internal error); ``release --level 0.01`` on
+4 identities suggested ``--epsilon 0``; ``preview --shape -4x-4`` and ``train-decoupler
+--image-shape -4x-8`` failed in a reshape, ``--lr 1e300`` in torch (internal errors);
+``--jobs 100000`` ran out of threads; ``--n-random 1000000000000`` hung; ``audit
+--reproduce-timeout`` without ``--reproduce`` was left without effect, exit 0 or 1.
 """
 
 from __future__ import annotations
