@@ -105,6 +105,11 @@ def wave9_cases() -> list[Case]:
         "--sensitive", "identity", "--label", "gender", "--label", "environment", "--g", "4",
         "--t", "0.5", "--selection", "random", "--n-random", "1000000000000"],
         says="--n-random 1000000000000 is out of range; use an integer in [1, 1000]"))
+    # the output named as the --public-data file: refused, but called "the input file"
+    cases.append(Case("release-output-is-the-public-data", lambda d: [
+        "release", str(_csv(d)), "-o", str(d / "pub.csv"), *ROLES, "--epsilon", "1",
+        "--public-data", str(_csv(d, "pub.csv", n_id=2, seed=1))],
+        says="pub.csv' is the --public-data file; choose another output path"))
     # train-decoupler: --lr 1e300 overflowed torch's float, --image-shape -4x-8 multiplied
     # to the 32 features and failed in torch's reshape (internal errors)
     cases += [
