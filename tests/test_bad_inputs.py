@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from bad_inputs.cases import CASES, Case
+from bad_inputs.cases import CASES, Case, foreign_warning
 from bad_inputs.coverage import missing
 from typer.testing import CliRunner
 
@@ -67,6 +67,7 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
         assert case.says is None or case.says in " ".join(output.split()), output
         return
     assert res.exit_code == 2, output
+    assert not foreign_warning(output), f"a library's warning before the refusal: {output}"
     errors = [ln for ln in output.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1, output
     assert new == [], f"output left behind: {new}"

@@ -112,3 +112,88 @@ def test_a_parq_file_is_a_parquet_table_for_every_reader(tmp_path: pathlib.Path)
     assert _parquet_rows(str(p)) == t.n_records
     assert {format_of(f"x{ext}") for ext in PARQUET_SUFFIXES} == {"parquet"}
     assert set(PARQUET_SUFFIXES) == {".parquet", ".parq", ".pq"}
+
+
+@pytest.mark.parametrize("index, says", [
+    ([0, 300], r"index holds positions from 0 to 300, but the table has 240 records; give "
+               r"positions from 0 to 239 \(or -240 to -1 counting from the end\)"),
+    ([-241], "index holds positions from -241 to -241"),
+    ([True, False], r"index is a boolean mask of shape \(2,\) for 240 records"),
+    ([0.0, 1.0], "index must be a sequence of record positions .* type float64"),
+    (3, r"got one value \(3\); wrap it in a list"),
+])
+def test_subset_names_an_index_out_of_range(table, index, says):
+    """``table.subset([0, 300])`` was NumPy's "index 300 is out of bounds for axis 0 with
+    size 240" (an IndexError naming neither the parameter nor the fix)."""
+    with pytest.raises(BioanonError, match=says) as e:
+        table.subset(index)
+    assert e.value.parameter == "index"
+    assert table.subset([0, -1]).n_records == 2
+    assert table.subset(np.arange(table.n_records) < 5).n_records == 5
+
+
+def test_an_integer_parameter_from_float_text_is_quoted_as_typed():
+    """``k=1e30`` was read through a float and echoed as 1000000000000000019884624838656;
+    digits were read through a float too (99999999999999999999999 became ...1611392)."""
+    from bioanon.anonymize.params import Param
+
+    p = Param("int", low=2, help="group size")
+    with pytest.raises(BioanonError, match=r"^k=1e30 is too large; use an integer >= 2 "
+                                           r"\(group size\)$"):
+        p.parse("k", "1e30")
+    assert p.parse("k", "99999999999999999999999") == 99999999999999999999999
+    assert p.parse("k", "1e3") == 1000
+
+
+def test_dp_mix_clip_past_float32_is_refused_without_numpy_warning(table):
+    """``DPMixAnonymizer(clip=1e300)`` printed NumPy's "overflow encountered in cast" (the
+    clipping ratio in float32), then its release came out NaN/inf."""
+    import warnings
+
+    from bioanon.anonymize.base import SettingError
+    from bioanon.anonymize.dp_mix import DPMixAnonymizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(SettingError, match="lower clip"):
+            DPMixAnonymizer("expression", g=4, clip=1e300, random_state=0).fit_transform(table)
+
+
+def test_an_estimator_given_a_sparse_or_an_overflowing_array_names_the_fix(table):
+    """A sparse X was scikit-learn's TypeError; float64 values past float32 printed NumPy's
+    overflow warning, then scikit-learn's "contains infinity or a value too large"."""
+    import warnings
+
+    import scipy.sparse as sp
+
+    from bioanon import SelectiveMeanAnonymizer
+
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    with pytest.raises(BioanonError, match="Sparse data was passed for X, but dense data is "
+                                           r"required. Use '.toarray\(\)'"):
+        sma.fit(sp.csr_matrix(table.X), table.labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(BioanonError, match=r"too large for 32-bit floats \(beyond ±3.4e38"
+                                               r"\), first in column #0 at record 0; rescale"):
+            sma.fit(np.full(table.X.shape, 1e300), table.labels)
+
+
+def test_label_columns_given_as_a_number_is_one_column(tmp_path, table):
+    """``FeatureTable.read(p, label_columns=3)`` was TypeError: 'int' object is not iterable."""
+    p = tmp_path / "t.csv"
+    table.write(p)
+    with pytest.raises(BioanonError, match="label column '3' not found"):
+        FeatureTable.read(p, label_columns=3)
+
+
+@pytest.mark.parametrize("name, value", [("max_candidates", 0), ("max_candidates", 1.5),
+                                         ("max_records", "abc"), ("max_records", float("nan"))])
+def test_audit_counts_out_of_range_are_named(halves, name, value):
+    """``max_candidates=0`` was blamed on the tables ("the sizes are too small to show
+    anything: 0 INPUT records against 0 HOLDOUT"), 1.5 was cut to 1 and ``max_records='abc'``
+    was int()'s ValueError."""
+    m, h = halves
+    with pytest.raises(BioanonError, match=f"^{name}=.* must be an integer of at least") as e:
+        audit(m, m, h, interest="expression", sensitive="identity", **{name: value})
+    assert e.value.parameter == name

@@ -151,9 +151,11 @@ def resolve_level(level: str | float | Level | None) -> Level:
         raise BioanonError(f"level={level!r} is not a level; name one of "
                            f"{', '.join(LEVELS)} or give a target advantage in (0, 1), e.g. "
                            "level=0.1") from None
-    if not (math.isfinite(t) and 0.0 < t < 1.0):
-        raise BioanonError(f"level={level!r}: a target advantage must lie strictly between 0 "
-                           "and 1, e.g. level=0.1")
+    if not (math.isfinite(t) and DELTA_SHOWN < t < 1.0):
+        # at or below δ no (ε, δ) budget proves the target: the report's dp_needed failed
+        # once the whole audit had run (level=1e-300)
+        raise BioanonError(f"level={level!r}: a target advantage must lie strictly between "
+                           f"{DELTA_SHOWN:g} and 1, e.g. level=0.1")
     return Level(f"{t:g}", t, t, "a number: the same target advantage at both levels")
 
 

@@ -63,6 +63,7 @@ from .metrics.advantage import (
     smallest_showable,
 )
 from .metrics.normal import cdf
+from .privacy import EPSILON_RANGE
 from .privacy_bounds import Guarantee, gaussian_epsilon_for_advantage
 
 #: the words of a plan row's status (the same everywhere: terminal, report, JSON)
@@ -573,6 +574,21 @@ def _fixed(risk: str, level: str, target: float, why: str,
                    (f"accept {name}",))
 
 
+def _squared_ratio(smallest: float, target: float) -> float:
+    """``(smallest / target) ** 2``, infinite when it leaves the floats: ``--level 1e-300``
+    was Python's OverflowError, an internal error.
+
+    >>> _squared_ratio(0.2, 0.1), _squared_ratio(0.5, 1e-300)
+    (4.0, inf)
+    """
+    if not (math.isfinite(smallest) and target > 0):
+        return math.inf
+    try:
+        return (smallest / target) ** 2
+    except OverflowError:
+        return math.inf
+
+
 def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int, unit: str,
          guarantee: Guarantee | None, accept: Mapping[str, str], n_rec: int, n_id: int,
          guarantee_applies: bool = True) -> PlanRow:
@@ -595,8 +611,7 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
         why = (f"even a leak-free release would read an upper bound above {target:g} in more "
                "than 5% of evaluations")
     if status != SHOWABLE:
-        scale = ((smallest / target) ** 2 if math.isfinite(smallest) and target > 0
-                 else math.inf)
+        scale = _squared_ratio(smallest, target)
         if level == "identity" or unit.startswith("identities"):
             if target > 0 and (level == "identity" or math.isfinite(scale)):
                 need = (identities_needed(target) if level == "identity"
@@ -608,10 +623,11 @@ def _row(risk: str, level: str, target: float, smallest: float, n1: int, n0: int
                 need_r = math.ceil(n_rec * scale)
                 needed["records"] = int(need_r)
                 ways.append(f"about {need_r} records (now {n_rec})")
-        if guarantee_applies and target > 0:
-            delta = 1.0 / max(n_id, 2) ** 2
-            eps = gaussian_epsilon_for_advantage(target, delta)
-            needed["epsilon_identity"] = eps
+        delta = 1.0 / max(n_id, 2) ** 2
+        eps = gaussian_epsilon_for_advantage(target, delta) if guarantee_applies \
+            and target > 0 else 0.0
+        if eps >= EPSILON_RANGE[0]:  # none below: a target under what the table's δ allows
+            needed["epsilon_identity"] = eps  # was suggested as --epsilon 0, refused
             needed["delta"] = delta
             ways.append(f"epsilon {eps:.3g} at the identity unit (a strict DP budget "
                         "whose bound covers it)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,7 +300,37 @@ def names_of(columns: str | Sequence[str] | None) -> list[str] | None:
     """
     if columns is None:
         return None
-    return [columns] if isinstance(columns, str) else list(columns)
+    if isinstance(columns, str) or not isinstance(columns, Iterable):
+        return [columns]  # type: ignore[list-item]  # a column named by a number (3): one
+    return list(columns)
+
+
+def _record_index(index: Any, n: int) -> np.ndarray:
+    """``index`` as an array NumPy indexes records with, checked with one vectorized bounds
+    check: NumPy's IndexError named neither the parameter nor the fix.
+
+    >>> _record_index([0, -1], 3).tolist()
+    [0, -1]
+    """
+    idx = np.asarray(index)
+    if idx.dtype == np.bool_:
+        if idx.shape != (n,):
+            raise BioanonError(f"index is a boolean mask of shape {idx.shape} for {n} records; "
+                               "give one value per record", parameter="index")
+        return idx
+    if idx.size == 0 and idx.ndim == 1:
+        return idx.astype(np.intp)
+    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+        got = (f"one value ({idx.item()!r}); wrap it in a list" if idx.ndim == 0
+               else f"{idx.ndim}-D values of type {idx.dtype}")
+        raise BioanonError("index must be a sequence of record positions (integers) or a "
+                           f"boolean mask; got {got}", parameter="index")
+    lo, hi = int(idx.min()), int(idx.max())  # the one vectorized bounds check
+    if lo < -n or hi >= n:
+        raise BioanonError(f"index holds positions from {lo} to {hi}, but the table has {n} "
+                           f"records; give positions from 0 to {n - 1} (or -{n} to -1 "
+                           "counting from the end)", parameter="index")
+    return idx
 
 
 @dataclass
@@ -418,8 +448,9 @@ class FeatureTable:
         return values
 
     def subset(self, index: Sequence[int] | np.ndarray) -> FeatureTable:
-        """Return the records at ``index`` (positions) as a new table."""
-        idx = np.asarray(index)
+        """Return the records at ``index`` (positions, or a boolean mask of one value per
+        record) as a new table."""
+        idx = _record_index(index, self.n_records)
         return FeatureTable._of_checked(self.X[idx],
                                         self.labels.iloc[idx].reset_index(drop=True),
                                         list(self.feature_names or []), dict(self.meta))

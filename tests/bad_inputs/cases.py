@@ -8,6 +8,7 @@ or ``"ok"`` (a valid input: exit 0 and exactly the files named in ``outputs`` ap
 from __future__ import annotations
 
 import os
+import re
 import struct
 import zlib
 from collections.abc import Callable
@@ -32,6 +33,17 @@ class Case:
     xfail: str | None = None
     #: words the error line (or, for a valid input, the output) must hold: the right refusal
     says: str | None = None
+
+
+#: a Python or NumPy warning as the command line prints it (``warning: overflow encountered in
+#: cast (RuntimeWarning)``): text a refusal must come without; bioanon's own
+#: PrivacyLeakWarning is a message to the user, not such text
+_FOREIGN_WARNING = re.compile(r"\((?!PrivacyLeakWarning\))\w*Warning\)")
+
+
+def foreign_warning(output: str) -> bool:
+    """The output holds a library's warning (NumPy's overflow, pandas', scikit-learn's)."""
+    return bool(_FOREIGN_WARNING.search(" ".join(output.split())))
 
 
 # ---------------------------------------------------------------------- tiny inputs
@@ -448,9 +460,10 @@ def _all_cases() -> list[Case]:
     from .wave6 import wave6_cases
     from .wave7 import wave7_cases
     from .wave8 import wave8_cases
+    from .wave9 import wave9_cases
 
     return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases(),
-            *wave7_cases(), *wave8_cases()]
+            *wave7_cases(), *wave8_cases(), *wave9_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 
 from bioanon.cli import app
 
-from .cases import CASES, Case
+from .cases import CASES, Case, foreign_warning
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
@@ -28,7 +29,8 @@ def judge(case: Case, folder: Path) -> str:
     """One word for one case: clean, valid, traceback, wrong-exit, partial, modified, silent."""
     argv = case.build(folder)
     before = _snapshot(folder)
-    res = CliRunner().invoke(app, argv)
+    with warnings.catch_warnings():  # a fresh registry: each case shows its own warnings
+        res = CliRunner().invoke(app, argv)
     after = _snapshot(folder)
     if "Traceback" in res.output or (res.exception is not None
                                      and not isinstance(res.exception, SystemExit)):
@@ -41,7 +43,8 @@ def judge(case: Case, folder: Path) -> str:
     if res.exit_code == 0:
         return "silent"
     errors = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
-    if res.exit_code != 2 or len(errors) != 1:
+    # a library's warning printed before the refusal: the error is not the one clear line
+    if res.exit_code != 2 or len(errors) != 1 or foreign_warning(res.output):
         return "wrong-exit"
     return "partial" if new else "clean"
 

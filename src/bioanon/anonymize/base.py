@@ -431,12 +431,17 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                     "pass a FeatureTable (bioanon.table.table_of(frame) reads them as labels) "
                     "or the numeric features as X with the labels as y")
         try:
-            arr = validate_data(self, X, reset=reset, dtype=np.float32, accept_sparse=False,
-                                ensure_all_finite=True)
+            with np.errstate(over="ignore"):  # 1e300 to float32: NumPy's warning came first
+                arr = validate_data(self, X, reset=reset, dtype=np.float32,
+                                    accept_sparse=False, ensure_all_finite=True)
         except BioanonError:
             raise
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             msg = str(exc).strip()
+            if isinstance(exc, TypeError) and "Sparse data" not in msg:
+                raise  # scikit-learn's estimator checks expect float()'s TypeError
+            if "infinity" in msg or "NaN" in msg:
+                as_feature_matrix(X, "X")  # names the column, the record and the fix
             if "features as input" in msg:
                 msg = msg.rstrip(".") + "; release data with the features it was fitted on"
             raise BioanonError(msg) from None
@@ -461,10 +466,18 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         """Release ``X`` with a fitted estimator; return the records and diagnostics."""
         check_is_fitted(self, "n_features_in_")
         arr, labels, table = self._input(X, y, reset=False)
-        out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
-                            table)
-        result = out if isinstance(out, Release) else Release(out)
+        result = self._checked_release(arr, labels, table)
         return Release(self._finite_output(result.X), result.info)
+
+    def _checked_release(self, arr: np.ndarray, labels: Any,
+                         table: FeatureTable | None) -> Release:
+        """:meth:`_release` without NumPy's overflow warnings: a setting whose noise or scale
+        leaves float32's range is refused by :meth:`_finite_output`, naming it; the warning
+        (``overflow encountered in cast``) was printed before that refusal."""
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
+                                table)
+        return out if isinstance(out, Release) else Release(out)
 
     def release_with_mixing(self, X: Any, y: Any = None) -> tuple[np.ndarray, Any]:
         """Fit, release ``X`` and return the release with its secret mixing matrix.
@@ -475,9 +488,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
         """
         self.fit(X, y)
         arr, labels, table = self._input(X, y, reset=False)
-        out = self._release(arr, labels, resolve_seed(getattr(self, "random_state", None)),
-                            table)
-        result = out if isinstance(out, Release) else Release(out)
+        result = self._checked_release(arr, labels, table)
         mixing = result.mixing() if callable(result.mixing) else result.mixing
         return self._finite_output(result.X), mixing
 

@@ -81,7 +81,7 @@ from ..privacy import (
     zcdp_rho,
 )
 from ..table import FeatureTable
-from .base import Anonymizer, DPCapability, Release, label_values
+from .base import Anonymizer, DPCapability, Release, SettingError, label_values
 from .basis_model import clip_rows, public_lda, public_pca, random_basis
 from .dp_box import (
     NEIGHBOURING,
@@ -695,6 +695,15 @@ class DPCellsAnonymizer(Anonymizer):
         >>> round(s["sums"], 3) == round(2 * 1.3 * 2 / (2 * est.rho_split_["sums"]) ** 0.5, 3)
         True
         """
+        try:
+            return self._sigmas(k, d)
+        except OverflowError:  # Python's "(34, 'Numerical result out of range')", exit 1
+            raise SettingError(
+                f"clip={float(self.clip):g} and var_clip={float(self.var_clip):g} make "
+                "dp-cells' noise overflow: this setting is unusable (the input is fine); use "
+                "radii of a few units (the defaults are clip=1.3 and var_clip=1)") from None
+
+    def _sigmas(self, k: int, d: int) -> dict[str, float]:
         m = self._m()
         cw = float(self.clip) * math.sqrt(k)
         cb = float(self.var_clip) * math.sqrt(k)

@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import BioanonError
 from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..table import FeatureTable
-from .base import Anonymizer, DPCapability, Release, label_values
+from .base import Anonymizer, DPCapability, Release, SettingError, label_values
 from .bounded_design import circulant_sets
 from .dp_box import per_feature
 from .params import Param, epsilon_param
@@ -69,8 +69,10 @@ def clip_rows(Z: np.ndarray, clip: float) -> np.ndarray:
     >>> clip_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0).tolist()
     [[0.6000000000000001, 0.8], [0.3, 0.4]]
     """
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    Z *= np.minimum(1.0, clip / np.maximum(norms, 1e-30))[:, None].astype(Z.dtype)
+    # the ratio in float64: a clip past float32's range (clip=1e300) scales nothing, where
+    # float32 arithmetic printed NumPy's overflow warning before any refusal
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z, dtype=np.float64))
+    Z *= np.minimum(1.0, float(clip) / np.maximum(norms, 1e-30))[:, None].astype(Z.dtype)
     return Z
 
 
@@ -194,6 +196,17 @@ class DPMixAnonymizer(Anonymizer):
         return analytic_gaussian_sigma(float(self.epsilon), float(self.delta),
                               mix_sensitivity(int(self.g), clip))
 
+    def _check_noise(self, sigma: float, clip: float, d: int) -> None:
+        """Refuse, before computing, noise past float32's range (``clip=1e300``): NumPy's
+        overflow warning was printed, then the release came out NaN/inf."""
+        if sigma < float(np.finfo(np.float32).max) / 1e6:
+            return
+        raise SettingError(
+            f"dp-mix's noise (sd {sigma:.3g} per standardized feature, from clip={clip:g}, "
+            f"epsilon={float(self.epsilon):g}, g={int(self.g)}) overflows float32: this "
+            "setting is unusable (the input is fine); lower clip (the default, none, is "
+            f"sqrt(d) = {math.sqrt(d):.3g} for {d} features) or raise epsilon")
+
     def _standardization(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(location, scale) per feature: the public ones when given, else the batch's."""
         n, d = X.shape
@@ -228,6 +241,7 @@ class DPMixAnonymizer(Anonymizer):
         s_design, s_noise = np.random.SeedSequence(seed).spawn(2)
         M = mixing_matrix(circulant_sets(strat, g, np.random.default_rng(s_design)))
         sigma = self.noise_scale(d)
+        self._check_noise(sigma, clip, d)
         one = np.zeros(1)
         out = apply_vp_mix(Z, M, np.zeros(n, dtype=np.int64), one + 1.0, one,
                            np.zeros((1, d)), noise_sd=np.full((1, d), sigma),

@@ -214,17 +214,38 @@ class Param:
             else:
                 value = text
         except (TypeError, ValueError):
-            raise BioanonError(f"{name}={raw!r} is not valid; use {_a(self.range_text())}"
-                               ) from None
+            what = "is too large" if self.kind == "int" and _huge(text) else "is not valid"
+            shown = text if what == "is too large" else repr(raw)
+            raise BioanonError(f"{name}={shown} {what}; use {_a(self.range_text())}"
+                               + (f" ({self.help})" if self.help else "")) from None
         self.check(name, value)
         return value
 
 
 def _int(text: str) -> int:
+    """An integer from text: digits exactly; a float's text (``1e3``, ``16.0``) when it is a
+    whole number a float holds exactly (at most 2**53): ``1e30`` read through a float was
+    the 31-digit ``1000000000000000019884624838656``, which no one typed.
+
+    >>> _int("1e3"), _int("99999999999999999999")
+    (1000, 99999999999999999999)
+    """
+    if text.lstrip("+-").isdigit():
+        return int(text)
     x = float(text)
-    if not math.isfinite(x) or x != int(x):
+    if not math.isfinite(x) or x != int(x) or abs(x) > 2**53:
         raise ValueError(text)
     return int(x)
+
+
+def _huge(text: str) -> bool:
+    """``text`` is a positive whole number in float notation past the exact integers
+    (``1e30``)."""
+    try:
+        x = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(x) and x > 2**53 and x == int(x)  # -1e30 is "not valid"
 
 
 def _shape(text: str) -> tuple[int, int]:

@@ -30,7 +30,7 @@ from sklearn.mixture import GaussianMixture
 
 from ..errors import BioanonError
 from ..table import FeatureTable
-from .base import Anonymizer
+from .base import Anonymizer, SettingError
 from .params import Param
 from .registration import register
 from .release_model import ReleaseModel
@@ -74,7 +74,12 @@ def sample_by_stratum(X: np.ndarray, strat: np.ndarray, n_components: int, covar
         if rows.size < 2:
             raise BioanonError("a class has a single record: no model can be fitted to it; "
                                "drop or merge it")
-        gm.fit((np.asarray(X[rows], dtype=np.float64) - loc) / scale)
+        try:
+            gm.fit((np.asarray(X[rows], dtype=np.float64) - loc) / scale)
+        except ValueError as exc:  # scikit-learn's "ill-defined empirical covariance"
+            if "ill-defined" not in str(exc):
+                raise
+            raise _singular(rows.size, X.shape[1], reg) from None
         gm.random_state = int(rng.integers(2**31 - 1))
         sample, _ = gm.sample(rows.size)
         # gm.sample orders by component: shuffle, then back to the features' units
@@ -158,12 +163,29 @@ def gaussian_release(X: np.ndarray, strat: np.ndarray, loc: np.ndarray, scale: n
     out = np.empty(X.shape, dtype=np.float32)
     for s in range(mu.shape[0]):  # a matrix product per stratum
         rows = np.flatnonzero(strat == s)
-        L = np.linalg.cholesky(cov[s]).astype(np.float32)
+        L = _cholesky(cov[s], rows.size, reg)
         E = rng.standard_normal((rows.size, X.shape[1]), dtype=np.float32)
         out[rows] = E @ L.T + mu[s].astype(np.float32)
     out *= scale.astype(np.float32)
     out += loc.astype(np.float32)
     return out
+
+
+def _singular(n: int, d: int, reg: float) -> SettingError:
+    return SettingError(
+        f"the covariance of a class of {n} records over {d} features is singular: reg={reg:g} "
+        "is too small to make it positive definite; raise reg (the default is 0.01) or use "
+        "covariance='ledoit-wolf'")
+
+
+def _cholesky(cov: np.ndarray, n: int, reg: float) -> np.ndarray:
+    """The Cholesky factor (float32) of one class's covariance; a singular one (``reg=0``
+    on a class of fewer records than features) is refused naming ``reg``: NumPy's "Matrix is
+    not positive definite" was an internal error."""
+    try:
+        return np.linalg.cholesky(cov).astype(np.float32)
+    except np.linalg.LinAlgError:
+        raise _singular(n, cov.shape[0], reg) from None
 
 
 def _gaussian_sample(Xs: np.ndarray, loc: np.ndarray, scale: np.ndarray, reg: float,
@@ -175,7 +197,7 @@ def _gaussian_sample(Xs: np.ndarray, loc: np.ndarray, scale: np.ndarray, reg: fl
     Zc = Z - mean.astype(np.float32)
     cov = (Zc.T @ Zc).astype(np.float64) / Z.shape[0]
     cov[np.diag_indices_from(cov)] += reg + 1e-9
-    L = np.linalg.cholesky(cov).astype(np.float32)
+    L = _cholesky(cov, Z.shape[0], reg)
     E = rng.standard_normal(Z.shape, dtype=np.float32)
     return (E @ L.T + mean.astype(np.float32)) * scale.astype(np.float32) + loc.astype(np.float32)
 

@@ -9,6 +9,8 @@ both. Nothing is written: the command line writes the report.
 from __future__ import annotations
 
 import hashlib
+import math
+import numbers
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -232,6 +234,19 @@ class AuditJob:
                            list(t.notes), time.perf_counter() - t0)
 
 
+
+def _check_count(name: str, value: Any, low: int, what: str) -> None:
+    """``value`` is None or a whole number of at least ``low``: ``max_candidates=0`` was
+    blamed on the tables ("the sizes are too small ... 0 INPUT records"), 1.5 cut to 1, and
+    ``max_records='abc'`` was int()'s ValueError."""
+    x = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) \
+        else math.nan
+    ok = value is None or (math.isfinite(x) and x == int(x) and x >= low)
+    if not ok:
+        raise BioanonError(f"{name}={value!r} must be an integer of at least {low} ({what}) "
+                           "or None", parameter=name)
+
+
 def prepare_audit(input: Source, released: Source, control: Source, *, interest: str,
                   sensitive: str, labels: Sequence[str] = (), level: Any = None,
                   random_state: int | None = None,
@@ -267,10 +282,9 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
         raise BioanonError(f"reproduce_timeout={reproduce_timeout} must be a number of "
                            "seconds above 0 (at most 1e7), e.g. 600", parameter="reproduce_timeout")
     wanted = list(dict.fromkeys([interest, sensitive, *labels]))
-    if max_records is not None and (int(max_records) != max_records or max_records < 100):
-        raise BioanonError(f"max_records={max_records} must be an integer of at least 100 "
-                           "(records of a Parquet table judged at most)",
-                           parameter="max_records")
+    _check_count("max_records", max_records, 100, "records of a Parquet table judged at most")
+    _check_count("max_candidates", max_candidates, 1, "members and non-members attacked at "
+                                                      "most a side")
 
     def read(source: Source, what: str) -> Any:
         return read_table(source, wanted, what, max_records, (interest, sensitive),

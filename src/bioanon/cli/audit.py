@@ -99,7 +99,10 @@ def audit(
                   for p in (input, released, control))
     refuse_unused({"sample_records": (parquet, "it samples a Parquet table (a file or a "
                                                "folder of parts); CSV and NPZ tables are read "
-                                               "whole")})
+                                               "whole"),
+                   # alone it bounded nothing: the audit ran, exit 0 or 1, the option unread
+                   "reproduce_timeout": (reproduce is not None, "it bounds one run of the "
+                                         "--reproduce command")})
     if out is not None:
         _check_out(out, [input, released, control])
     notes = notes_console(as_json)

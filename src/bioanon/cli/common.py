@@ -93,7 +93,7 @@ OPTION_RANGES: dict[str, Param] = {
     "alpha_adversary": Param("float", low=0, help="a loss weight, e.g. 10"),
     "epochs": Param("int", low=1, help="e.g. 60"),
     "batch_size": Param("int", low=1, help="records, e.g. 256"),
-    "lr": Param("float", low=0, low_open=True, help="e.g. 0.002"),
+    "lr": Param("float", low=0, high=1, low_open=True, help="e.g. 0.002"),
     "hidden": Param("int", low=1, help="units, e.g. 256"),
 }
 
@@ -133,9 +133,11 @@ def check_option(name: str, value: Any) -> None:
         spec = declared if isinstance(declared, Param) else None
     flag = option_flag(name)
     if name == "jobs":
-        if value == 0 or value < -1:
+        from ..evaluation.options import max_jobs
+
+        if value == 0 or value < -1 or value > max_jobs():
             raise BioanonError(f"{flag} {value} is out of range; use -1 (all cores) or a "
-                               "positive number of parallel fits")
+                               f"positive number of parallel fits up to {max_jobs()}")
         return
     if spec is None:
         if isinstance(value, float) and not math.isfinite(value):

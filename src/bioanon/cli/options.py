@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -245,7 +246,7 @@ def parse_level(level: str | None, target_membership: float | None = None,
                 target_inference: float | None = None) -> Any:
     """The :class:`~bioanon.levels.Level` of ``--level`` (None: the default); the removed
     ``--target-membership`` / ``--target-inference`` refused in one line naming ``--level``."""
-    from ..levels import resolve_level
+    from ..levels import DELTA_SHOWN, resolve_level
 
     for flag, v in (("--target-membership", target_membership),
                     ("--target-inference", target_inference)):
@@ -257,8 +258,20 @@ def parse_level(level: str | None, target_membership: float | None = None,
     try:
         return resolve_level(level)
     except BioanonError:
+        if _finite(level):
+            raise BioanonError(f"--level {level} is out of range; use a target advantage "
+                               f"strictly between {DELTA_SHOWN:g} and 1 (or strict, standard, "
+                               "basic), e.g. --level 0.1") from None
         raise BioanonError(f"--level {level!r} is not a level; use strict, standard, basic or "
-                           "a target advantage in (0, 1), e.g. --level 0.1") from None
+                           f"a target advantage in ({DELTA_SHOWN:g}, 1), e.g. --level 0.1"
+                           ) from None
+
+
+def _finite(text: str | None) -> bool:
+    try:
+        return math.isfinite(float(text))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
 
 
 def parse_accept(accept: list[str] | None, reason: list[str] | None) -> dict[str, str]:

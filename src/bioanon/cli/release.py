@@ -268,7 +268,11 @@ def _check_outputs(input: Path, output: Path, bucketed: bool, public_data: Path 
     check_unit_paths(output)  # the reports' folders, the journal: nothing of the user's lost
     if public_data is not None:  # never written over
         for out_path in ([] if bucketed else [output]) + [manifest_path(output)]:
-            check_output_file(out_path, [public_data])
+            try:
+                check_output_file(out_path, [public_data])
+            except BioanonError as exc:  # it said "is the input file": INPUT is another
+                raise BioanonError(str(exc).replace("is the input file",
+                                                    "is the --public-data file", 1)) from None
         check_output_dir(report_dir(output), [public_data], REPORT_FILES)
 
 

@@ -36,6 +36,7 @@ bioanon.errors.BioanonError: test_size=1.5 is out of range; use a number in (0, 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -86,10 +87,17 @@ class Parsed:
         return self.range + (" or none" if self.none else "")
 
 
+def max_jobs() -> int:
+    """The most parallel fits asked for that is not a typo: four per core, at least 64 (one
+    thread each; ``--jobs 100000`` ran out of threads, an internal error)."""
+    return max(64, 4 * (os.cpu_count() or 1))
+
+
 def _n_jobs(value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value == 0:
-        raise BioanonError(f"n_jobs={value!r} is out of range; use a nonzero integer "
-                           "(-1: all cores) or none")
+    if (isinstance(value, bool) or not isinstance(value, int) or value == 0
+            or value > max_jobs()):
+        raise BioanonError(f"n_jobs={value!r} is out of range; use a nonzero integer up to "
+                           f"{max_jobs()} (-1: all cores) or none")
 
 
 def _accepted(value: Any) -> None:
@@ -240,7 +248,10 @@ class EvaluationOptions:
         parse_strategies, "selection strategies (comma-separated), 'auto', 'all' or 'none'"))
     identities: Sequence[int] | str | None = option(None, Parsed(
         _identities, "identity counts of at least 2, e.g. 3,6,12", none=True))
-    n_random: int = option(10, Param("int", low=1, help="repeats of the random selection"))
+    # at most 1000: each repeat fits an attacker; --n-random 1000000000000 listed a
+    # trillion draws before any fit (a hang, then out of memory)
+    n_random: int = option(10, Param("int", low=1, high=1000,
+                                     help="repeats of the random selection"))
     metadata: Sequence[str] | None = option(None, Parsed(
         _columns, "per-identity label columns of the metadata selection", none=True))
     group: str | None = option(None, Param(

@@ -40,6 +40,9 @@ def image_shape(meta: dict, n_features: int, shape: Sequence[int] | None = None
                                "shape=(h, w)", parameter=("features", "shape"))
         hw = (side, side)
     h, w = (int(v) for v in hw)
+    if h < 1 or w < 1:  # -4x-4 matched 16 features, then failed in NumPy's reshape
+        raise BioanonError(f"image shape {h}x{w} needs sides of at least 1 pixel; pass the "
+                           "shape the pixels were extracted with, e.g. 64x64")
     if h * w != n_features:
         raise BioanonError(f"image shape {h}x{w} does not match {n_features} features; pass "
                            "the shape the pixels were extracted with")

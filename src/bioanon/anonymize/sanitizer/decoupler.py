@@ -107,8 +107,9 @@ def check_config(cfg: dict[str, Any], n_features: int) -> dict[str, Any]:
         raise BioanonError(f"warmup={c['warmup']} must lie in [0, 1): the share of epochs over "
                            "which β rises from 0")
     c["lr"] = float(c["lr"])
-    if c["lr"] <= 0:
-        raise BioanonError(f"lr={c['lr']} must be positive")
+    if not 0 < c["lr"] <= 1:  # lr=1e300 overflowed torch's float: an internal error
+        raise BioanonError(f"lr={c['lr']:g} is out of range; use a learning rate in (0, 1], "
+                           "e.g. 0.002")
     if c["architecture"] not in ("mlp", "conv"):
         raise BioanonError(f"architecture '{c['architecture']}' is unknown; use mlp or conv")
     if c["architecture"] == "conv":
@@ -120,9 +121,9 @@ def check_config(cfg: dict[str, Any], n_features: int) -> dict[str, Any]:
                                    f"{n_features} non-square pixel features")
             shape = (side, side)
         shape = (int(shape[0]), int(shape[1]))
-        if shape[0] * shape[1] != n_features or max(shape) > 64:
+        if shape[0] * shape[1] != n_features or max(shape) > 64 or min(shape) < 1:
             raise BioanonError(f"image_shape={shape} must multiply to the {n_features} features "
-                               "and be at most 64×64")
+                               "and be at most 64×64, each side at least 1")
         c["image_shape"] = list(shape)
     else:
         c["image_shape"] = None

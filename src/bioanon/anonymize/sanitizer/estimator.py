@@ -96,7 +96,7 @@ class SanitizerAnonymizer(Anonymizer):
         "image_shape": Param("shape", none=True, help="image shape of the conv decoupler"),
         "epochs": _pos_int(help="training epochs"),
         "batch_size": _pos_int(help="training batch size"),
-        "lr": Param("float", low=0, low_open=True, help="learning rate"),
+        "lr": Param("float", low=0, high=1, low_open=True, help="learning rate"),
         "warmup": Param("float", low=0, high=1, high_open=True,
                         help="share of epochs over which beta rises"),
         "projection_dim": _pos_int(none=True, help="RON-Gauss projection p <= k"),
