@@ -36,7 +36,6 @@ bioanon.errors.BioanonError: test_size=1.5 is out of range; use a number in (0, 
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -87,10 +86,15 @@ class Parsed:
         return self.range + (" or none" if self.none else "")
 
 
+#: the most parallel fits asked for that is not a typo (one thread each; ``--jobs 100000``
+#: ran out of threads, an internal error): the same on every machine, so that a command
+#: valid on one is valid on all (the cores change only the time)
+MAX_JOBS = 1024
+
+
 def max_jobs() -> int:
-    """The most parallel fits asked for that is not a typo: four per core, at least 64 (one
-    thread each; ``--jobs 100000`` ran out of threads, an internal error)."""
-    return max(64, 4 * (os.cpu_count() or 1))
+    """:data:`MAX_JOBS`."""
+    return MAX_JOBS
 
 
 def _n_jobs(value: Any) -> None:
