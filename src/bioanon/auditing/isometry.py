@@ -137,6 +137,16 @@ def _sample(X: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     return X if X.shape[0] <= n else X[np.sort(rng.choice(X.shape[0], n, replace=False))]
 
 
+def decision_samples(M: np.ndarray, F: np.ndarray, rng: np.random.Generator
+                     ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(INPUT's and HOLDOUT's seeded samples of as many records each, at most
+    :data:`SAMPLE_INPUT`; the quantile :func:`_nearer` reads: half the share of INPUT in its
+    sample) for the decision whether a release mapped back sits on INPUT's records."""
+    k = min(M.shape[0], F.shape[0], SAMPLE_INPUT)
+    m_rows = _sample(np.arange(M.shape[0]), k, rng)
+    return M[m_rows], _sample(F, k, rng), 0.5 * k / M.shape[0]
+
+
 def _lead_signs(signs: np.ndarray, Zr: np.ndarray, Zi: np.ndarray, e: int,
                 q: float) -> np.ndarray:
     """``signs`` with those of the ``e`` leading axes set to the pattern under which the
@@ -210,10 +220,7 @@ def turned_release(released: np.ndarray, members: np.ndarray,
         return None
     rng = np.random.default_rng(0)  # a fixed draw: the decision is the data's alone
     rows = _sample(np.arange(R.shape[0]), SAMPLE, rng)
-    k = min(M.shape[0], F.shape[0], SAMPLE_INPUT)  # as many of each for the decision
-    m_rows = _sample(np.arange(M.shape[0]), k, rng)
-    Ms, Fs = M[m_rows], _sample(F, k, rng)
-    q = 0.5 * k / M.shape[0]
+    Ms, Fs, q = decision_samples(M, F, rng)
     if _nearer(R[rows], Ms, Fs, q) < NEARER_SHARE:
         return None  # as it is, the release already sits on INPUT's records
     mapped = _sample(np.arange(M.shape[0]), PAIRED_INPUT, rng)  # the map: more of INPUT

@@ -54,7 +54,15 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .isometry import NEARER_SHARE, PAIRED_INPUT, SAMPLE, SAMPLE_INPUT, _nearer, _nearest, _sample
+from .isometry import (
+    NEARER_SHARE,
+    PAIRED_INPUT,
+    SAMPLE,
+    _nearer,
+    _nearest,
+    _sample,
+    decision_samples,
+)
 
 #: the widest release read (generalized eigenproblems of features² entries per table)
 MAX_LINEAR_FEATURES = 1024
@@ -161,10 +169,7 @@ def linear_release(released: np.ndarray, released_labels: np.ndarray, members: n
     order = rng.permutation(R.shape[0])
     half = R.shape[0] // 2
     fit, decide = np.sort(order[:half][:SAMPLE]), np.sort(order[half:][:SAMPLE])
-    k = min(M.shape[0], F.shape[0], SAMPLE_INPUT)  # as many of each for the decision
-    m_rows = _sample(np.arange(M.shape[0]), k, rng)
-    Ms, Fs = M[m_rows], _sample(F, k, rng)
-    q = 0.5 * k / M.shape[0]
+    Ms, Fs, q = decision_samples(M, F, rng)
     if _nearer(R[decide], Ms, Fs, q) < NEARER_SHARE:
         return None  # as it is, the release already sits on INPUT's records
     mapped = _sample(np.arange(M.shape[0]), PAIRED_INPUT, rng)
