@@ -531,6 +531,8 @@ def test_plan_says_when_the_margin_is_tight():
     assert 0.3 < rec.margin < 0.8 and p.margin_chance == pytest.approx(rec.margin, rel=0.01)
     assert "margin: a release leaking nothing" in p.render()
     assert f"record-recognition {rec.margin:.2f}" in p.margin_line()
+    # under an even chance the line says a leak-free release is more likely refused
+    assert rec.margin < 0.5 and "more likely refused than certified" in p.margin_line()
     assert p.to_dict()["margin_chance"] == pytest.approx(p.margin_chance)
     from bioanon.report.first_screen import plan_section  # the report says it too
 

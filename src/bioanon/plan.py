@@ -181,11 +181,14 @@ class Plan:
         low = sorted((r for r in self.rows if r.status == SHOWABLE and r.margin < 0.99),
                      key=lambda r: r.margin)
         which = ", ".join(f"{r.name} {r.margin:.2f}" for r in low)
+        odds = ("so another seed may refuse where this one certifies" if p >= 0.5 else
+                "so even a release leaking nothing is more likely refused than certified, "
+                "at any seed")
         return (f"margin: a release leaking nothing is chosen with the search's margin (a "
                 f"chance of at least {CONFIRM_PROBABILITY:g} that a fresh evaluation passes) "
                 f"with chance about {p:.2f} on this table's shape ({which}): the targets "
-                "can be shown, only just, so another seed may refuse where this one "
-                "certifies; more records or identities widen the margin")
+                f"can be shown, only just, {odds}; more records or identities widen the "
+                "margin (or accept the risk by name)")
 
     @property
     def accepted_over(self) -> float:
