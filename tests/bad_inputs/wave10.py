@@ -11,7 +11,8 @@ error, "Maximum allowed size exceeded"); times too coarse for the gravity filter
 time as "NaN or inf sensor values", and one time for every row passed, the sampling rate made
 up. A sensor value of 1e300 printed NumPy's ``overflow encountered in cast`` before the
 refusal, a stream separated by semicolons was refused as "features is empty (shape (4, 0))",
-and ``--channels ax,ax`` as duplicate feature names ``ax_t0, ax_t12, ...``.
+and ``--channels ax,ax`` as duplicate feature names ``ax_t0, ax_t12, ...``. ``extract voice``
+of a WAV whose header says 10 Hz was an internal error, and at 100 Hz extracted constants.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cases import Case
+from .cases import Case, _wav
 
 
 def _stream(**columns: object) -> pd.DataFrame:
@@ -97,5 +98,21 @@ def _motion_cases() -> list[Case]:
     ]
 
 
+def _voice_at(d: Path, rate: int) -> list[str]:
+    src = d / "wavs"
+    src.mkdir()
+    _wav(src / "a.wav", np.random.default_rng(0).normal(size=4000).astype(np.float32), sr=rate)
+    return ["extract", "voice", str(src), "-o", str(d / "v.parquet")]
+
+
+def _voice_cases() -> list[Case]:
+    # a WAV header's sample rate of 10 Hz: a 25 ms frame of 0 samples, an internal error
+    # ("slice step cannot be zero"); at 100 Hz every mel band was empty, the features
+    # constants, exit 0
+    return [Case(f"extract-voice-sampled-at-{rate}-hz", lambda d, r=rate: _voice_at(d, r),
+                 says=f"is sampled at {rate} Hz, too slowly for voice features")
+            for rate in (10, 100)]
+
+
 def wave10_cases() -> list[Case]:
-    return [*_motion_cases()]
+    return [*_motion_cases(), *_voice_cases()]
