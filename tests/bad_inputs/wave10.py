@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cases import Case, _wav
+from .cases import FAST, Case, _csv, _wav, anon
 
 
 def _stream(**columns: object) -> pd.DataFrame:
@@ -114,5 +114,23 @@ def _voice_cases() -> list[Case]:
             for rate in (10, 100)]
 
 
+def _comma_space_csv(d: Path) -> Path:
+    """A CSV written with ', ' between its values: every name but the first starts with a
+    space."""
+    p = _csv(d)
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join(", ".join(line.split(",")) for line in lines) + "\n")
+    return p
+
+
+def _table_cases() -> list[Case]:
+    # the refusal listed the column as available: "label column 'expression' not found (did
+    # you mean ' expression'?); available: identity, gender, expression, ..."
+    return [Case("anonymize-csv-with-a-space-after-each-comma", lambda d: anon(
+        _comma_space_csv(d), d, *FAST),
+        says="label column 'expression' not found: the table names it ' expression', with "
+             "spaces around it")]
+
+
 def wave10_cases() -> list[Case]:
-    return [*_motion_cases(), *_voice_cases()]
+    return [*_motion_cases(), *_voice_cases(), *_table_cases()]
