@@ -85,3 +85,14 @@ def test_labels_given_per_segment_are_listed(data_home):
     res = CliRunner().invoke(app, ["datasets", "--home", str(data_home)])
     said = " ".join(res.output.split())  # a table cell: words may wrap, never vanish
     assert "per segment" in said and "(3,525):" in said and "activity" in said
+
+
+def test_bioanon_data_naming_a_file_says_so(tmp_path, monkeypatch):
+    """``BIOANON_DATA`` set to a file was refused as "not found" (``--home`` said "is a
+    file")."""
+    monkeypatch.setenv("BIOANON_DATA", str(tmp_path / "f.txt"))
+    (tmp_path / "f.txt").write_text("x")
+    res = runner.invoke(app, ["datasets"])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith(f"error: data home '{tmp_path / 'f.txt'}' (from BIOANON_DATA) "
+                                 "is a file, not a folder; set BIOANON_DATA"), res.output

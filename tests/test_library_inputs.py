@@ -197,3 +197,30 @@ def test_audit_counts_out_of_range_are_named(halves, name, value):
     with pytest.raises(BioanonError, match=f"^{name}=.* must be an integer of at least") as e:
         audit(m, m, h, interest="expression", sensitive="identity", **{name: value})
     assert e.value.parameter == name
+
+
+def test_a_label_column_of_numbers_and_text_is_named(tmp_path, table):
+    """A label column mixing ints and strings (ids 1, 2 and 'p3' gathered from two sources)
+    was Python's TypeError ("'<' not supported between instances of 'int' and 'str'") when an
+    estimator sorted its classes, Arrow's when the table was written, and an audit called the
+    holdout of another population; the table, ``from_frame`` and an estimator's ``y`` now
+    name the column and the fix."""
+    from bioanon import SelectiveMeanAnonymizer
+
+    mixed = [i % 3 if i % 2 else f"e{i % 3}" for i in range(table.n_records)]
+    says = r"label column 'expression' holds both numbers and text \('e0' at record 0 and 1 " \
+           r"at record 1\); make it one type \(pandas: df\['expression'\].astype\(str\)\)"
+    with pytest.raises(BioanonError, match=says):
+        FeatureTable(table.X, table.labels.assign(expression=mixed), table.feature_names)
+    with pytest.raises(BioanonError, match=says):
+        FeatureTable.from_frame(table.to_frame().assign(expression=mixed),
+                                list(table.labels.columns))
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    with pytest.raises(BioanonError, match=says):
+        sma.fit(table.X, table.labels.assign(expression=mixed))
+    with pytest.raises(BioanonError, match=says):
+        sma.fit(table.X, np.array(mixed, dtype=object))
+    # numbers of two kinds, and text with empty values, are one type each
+    ok = table.labels.assign(expression=[1 if i % 2 else 2.0 for i in range(table.n_records)],
+                             gender=[None if i == 0 else "f" for i in range(table.n_records)])
+    FeatureTable(table.X, ok, table.feature_names).write(tmp_path / "t.parquet")

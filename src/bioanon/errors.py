@@ -68,6 +68,12 @@ def missing_column(name: str, available: Iterable[str], what: str = "label colum
 (and 2 numeric columns: f0 ... f1)"
     """
     available = [str(c) for c in available]
+    padded = [c for c in available if c != c.strip() and c.strip() == str(name).strip()]
+    if padded:  # the listing showed the name as if it were there
+        return BioanonError(
+            f"{what} '{name}' not found: the table names it {padded[0]!r}, with spaces around "
+            "it (a CSV written with a space after each comma, perhaps); remove the spaces from "
+            "the table's column names, or give the name with its spaces")
     nums = set(map(str, numeric))
     first = [c for c in available if c not in nums]
     rest = [c for c in available if c in nums]

@@ -227,6 +227,41 @@ def refuse_continuous(column: str, values: Any) -> None:
             f"example with pandas.cut), or choose a column of categories")
 
 
+def refuse_mixed_types(column: str, values: Any) -> None:
+    """Refuse a label column holding both numbers and text (``1`` and ``'p1'``, or ``1`` and
+    ``'1'``): sorting its classes was Python's TypeError, writing it Arrow's, and a value
+    written both ways counts as two classes (or people). Only object columns are looked at
+    (a column read from a file holds one type).
+
+    Examples
+    --------
+    >>> refuse_mixed_types("c", pd.Series(["a", None, "b"], dtype=object))
+    >>> refuse_mixed_types("c", pd.Series([1, "p1", 2], dtype=object))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: label column 'c' holds both numbers and text (1 at record 0 \
+and 'p1' at record 1); make it one type (pandas: df['c'].astype(str))
+    """
+    arr = np.asarray(values)
+    if arr.dtype != object or pd.api.types.infer_dtype(arr, skipna=True) not in (
+            "mixed", "mixed-integer"):
+        return
+    text = [i for i, v in enumerate(arr) if isinstance(v, str | bytes)]
+    number = [i for i, v in enumerate(arr) if isinstance(v, int | float | np.number)
+              and not pd.isna(v)]
+    if not text or not number:
+        return
+    first, then = sorted((number[0], text[0]))
+    raise BioanonError(
+        f"label column '{column}' holds both numbers and text ({_plain_value(arr[first])!r} "
+        f"at record {first} and {_plain_value(arr[then])!r} at record {then}); make it one "
+        f"type (pandas: df[{column!r}].astype(str))")
+
+
+def _plain_value(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
 def _refuse_padded_values(column: str, values: pd.Series) -> None:
     """Refuse a label column two of whose values differ only by surrounding spaces (' a'
     and 'a'): they would count as two classes — for the sensitive column, two people where
@@ -390,6 +425,9 @@ class FeatureTable:
         if not isinstance(self.labels, pd.DataFrame):
             self.labels = pd.DataFrame(self.labels)
         self.labels = _plain_labels(self.labels.reset_index(drop=True))
+        for column, dtype in self.labels.dtypes.items():
+            if pd.api.types.is_object_dtype(dtype):
+                refuse_mixed_types(str(column), self.labels[column])
         if len(self.labels) != self.X.shape[0]:
             raise BioanonError(
                 f"labels have {len(self.labels)} rows but X has {self.X.shape[0]} records; "

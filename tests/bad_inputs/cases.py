@@ -461,9 +461,10 @@ def _all_cases() -> list[Case]:
     from .wave7 import wave7_cases
     from .wave8 import wave8_cases
     from .wave9 import wave9_cases
+    from .wave10 import wave10_cases
 
     return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases(),
-            *wave7_cases(), *wave8_cases(), *wave9_cases()]
+            *wave7_cases(), *wave8_cases(), *wave9_cases(), *wave10_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -32,7 +32,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..errors import BioanonError, missing_column
 from ..privacy import resolve_seed
-from ..table import FeatureTable, all_finite, as_feature_matrix, refuse_continuous
+from ..table import (
+    FeatureTable,
+    all_finite,
+    as_feature_matrix,
+    refuse_continuous,
+    refuse_mixed_types,
+)
 from .params import Param, check_params
 from .release_model import ReleaseModel
 
@@ -105,6 +111,7 @@ def label_values(labels: Any, column: str, n: int) -> np.ndarray:
         )
     if pd.isna(values).any():
         raise BioanonError(f"label column '{column}' has empty values; fill or drop them")
+    refuse_mixed_types(column, values)
     refuse_continuous(column, values)
     return values
 

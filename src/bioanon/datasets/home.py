@@ -26,7 +26,8 @@ def data_home(path: str | os.PathLike | None = None) -> Path:
 def missing_home(home: Path) -> BioanonError:
     """The one-line error for a data home that does not exist, saying where bioanon looked."""
     if os.environ.get("BIOANON_DATA"):
-        where = f"data home '{home}' (from BIOANON_DATA) not found"
+        found = "is a file, not a folder" if home.exists() else "not found"
+        where = f"data home '{home}' (from BIOANON_DATA) {found}"
     else:
         where = ("no data home found: BIOANON_DATA is not set and none of "
                  f"{', '.join(str(h) for h in DEFAULT_HOMES)} exists")

@@ -99,6 +99,13 @@ def motion_feature_names(features: str, channels: Sequence[str], window: int,
 
 #: the highest resampling rate (Hz): the uniform grid of a stream has duration × rate points
 MAX_RATE_HZ = 100_000.0
+#: the most points of one stream's uniform grid (time span × rate): times in micro- or
+#: nanoseconds read as milliseconds made billions of points (a hang, then out of memory)
+MAX_GRID_POINTS = 10_000_000
+#: the cutoff (Hz) of the low-pass estimate of gravity
+GRAVITY_CUTOFF_HZ = 0.3
+#: the largest magnitude a float32 holds
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def resample_uniform(values: np.ndarray, time_ms: np.ndarray, rate_hz: float
@@ -115,13 +122,23 @@ def resample_uniform(values: np.ndarray, time_ms: np.ndarray, rate_hz: float
 
 
 def remove_gravity(values: np.ndarray, channels: Sequence[str], rate_hz: float,
-                   cutoff_hz: float = 0.3) -> np.ndarray:
-    """Subtract a low-pass (gravity) estimate from every channel whose name contains 'acc'."""
+                   cutoff_hz: float = GRAVITY_CUTOFF_HZ) -> np.ndarray:
+    """Subtract a low-pass (gravity) estimate from every channel whose name contains 'acc'.
+
+    A stream sampled at no more than twice the cutoff has no band below it to filter: refused
+    (SciPy's error about "critical frequencies" was an internal error).
+    """
     from scipy.signal import butter, sosfiltfilt
 
     idx = [j for j, c in enumerate(channels) if "acc" in c]
     if not idx or values.shape[0] < 16:
         return values
+    if not rate_hz > 2 * cutoff_hz:
+        raise BioanonError(
+            f"the stream samples at {rate_hz:.3g} Hz (from its time column, read in "
+            f"milliseconds): too slowly to remove gravity, whose {cutoff_hz:g} Hz low-pass "
+            f"needs more than {2 * cutoff_hz:g} Hz; keep gravity, or convert the times to "
+            "milliseconds if they are in other units")
     sos = butter(2, cutoff_hz, btype="low", fs=rate_hz, output="sos")
     out = values.copy()
     out[:, idx] -= sosfiltfilt(sos, values[:, idx], axis=0,
@@ -246,6 +263,11 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                                "'stats'")
         if self.window < 2 or self.hop < 1 or self.step < 1:
             raise BioanonError("window must be at least 2 samples, hop and step at least 1")
+        named = list(self.channels or [])
+        twice = sorted({c for c in named if named.count(c) > 1})
+        if twice:
+            raise BioanonError(f"the channels list names {twice[0]!r} more than once ({named}): "
+                               "each would be a feature twice; name every channel once")
         if self.gravity not in ("keep", "remove"):
             raise BioanonError(f"gravity='{self.gravity}' is unknown; use 'keep' or 'remove'")
         if self.rate_hz is not None and not 0 < self.rate_hz <= MAX_RATE_HZ:
@@ -277,14 +299,15 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Features and majority labels of one stream's windows."""
         chans = self._channels(df)
-        values = df[chans].to_numpy(np.float32)
+        if not chans:
+            raise BioanonError(_no_channels(df))
+        values = sensor_values(df, chans)
         labels = row_labels(len(df), segments, self.label_column)
         rate = self.rate_hz
         if rate is not None or self.gravity == "remove":
-            if self.time_column not in df.columns:
-                raise missing_column(self.time_column, df.columns, "time column")
-            t = df[self.time_column].to_numpy(np.float64)
+            t = stream_times(df, self.time_column)
             if rate is not None:
+                check_grid(t, rate, self.time_column, self.window)
                 values, nearest = resample_uniform(values, t, rate)
                 labels = labels[nearest]
             else:
@@ -414,6 +437,80 @@ def _refuse_text_cells(values: pd.Series, column: str) -> None:
         raise BioanonError(f"column '{column}' holds text at row {row} "
                            f"({values.iloc[row]!r}) among numbers; fix that cell or drop the "
                            "row")
+
+
+def sensor_values(df: pd.DataFrame, channels: Sequence[str]) -> np.ndarray:
+    """The channels of one stream as float32, refusing NaN, inf and numbers beyond float32's
+    range by channel and row, before the cast (whose NumPy warning, ``overflow encountered in
+    cast``, was printed before the refusal)."""
+    raw = df[list(channels)].to_numpy(np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(raw) | (np.abs(raw) > _FLOAT32_MAX)
+    if bad.any():
+        row, j = (int(v) for v in np.argwhere(bad)[0])
+        raise BioanonError(
+            f"the stream has {int(bad.sum())} sensor value(s) that are NaN, inf or beyond "
+            f"32-bit floats (±3.4e38), first in channel '{channels[j]}' at row {row} "
+            f"({raw[row, j]:g}); clean or drop those rows")
+    return raw.astype(np.float32)
+
+
+def stream_times(df: pd.DataFrame, column: str) -> np.ndarray:
+    """One stream's times (ms) for resampling or filtering: numbers, finite, never going
+    back, spanning some time (text was an internal error; NaN read as a bad sensor value;
+    times going back made an empty grid, refused as a stream without windows)."""
+    if column not in df.columns:
+        raise missing_column(column, df.columns, "time column")
+    col = df[column]
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        raise BioanonError(f"time column '{column}' holds {col.dtype} values, not numbers of "
+                           f"milliseconds (e.g. {col.iloc[0]!r}); convert it to milliseconds")
+    t = col.to_numpy(np.float64)
+    bad = ~np.isfinite(t)
+    if bad.any():
+        raise BioanonError(f"time column '{column}' has {int(bad.sum())} empty or infinite "
+                           f"value(s) (first at row {int(np.argmax(bad))}); fill or drop "
+                           "those rows")
+    back = np.flatnonzero(np.diff(t) < 0)
+    if back.size:
+        i = int(back[0]) + 1
+        raise BioanonError(f"time column '{column}' goes back in time at row {i} ({t[i]:g} "
+                           f"after {t[i - 1]:g}); sort the stream by time or fix that row")
+    if t.size > 1 and t[-1] == t[0]:
+        raise BioanonError(f"time column '{column}' holds one time ({t[0]:g}) for all "
+                           f"{t.size} rows, which places no sample; check the column")
+    return t
+
+
+def check_grid(t: np.ndarray, rate_hz: float, column: str, window: int) -> None:
+    """Refuse a uniform grid too large to build (times in micro- or nanoseconds read as
+    milliseconds: billions of points) or too small for one window (times in seconds)."""
+    span = float(t[-1] - t[0])
+    points = span * rate_hz / 1000.0 + 1
+    said = (f"resampling at {rate_hz:g} Hz over this stream's {span:g} ms (its time column "
+            f"'{column}', read in milliseconds) makes {points:.4g} points")
+    if points > MAX_GRID_POINTS:
+        raise BioanonError(f"{said}, more than the {MAX_GRID_POINTS:,} one stream may have; "
+                           "if its times are in micro- or nanoseconds, convert them to "
+                           "milliseconds; or lower the rate")
+    if points < window:
+        raise BioanonError(f"{said}, fewer than one window of {window} samples; if its times "
+                           "are in seconds, convert them to milliseconds; or raise the rate")
+
+
+def _no_channels(df: pd.DataFrame) -> str:
+    """Why a stream has no sensor channel: another separator (its header one column holding
+    it) or no column of numbers (a stream read whole as text had windows of no feature,
+    refused as an empty table)."""
+    from ..table import _OTHER_SEPARATORS
+
+    cols = [str(c) for c in df.columns]
+    for sep, name in _OTHER_SEPARATORS.items():
+        if len(cols) == 1 and sep in cols[0]:
+            return (f"the stream looks separated by {name} (its header is one column, "
+                    f"{cols[0][:40]!r}); write it with commas")
+    return (f"the stream has no column of numbers to use as a sensor channel (columns: "
+            f"{', '.join(cols[:8])}); give its sensor values as numbers")
 
 
 def _read_stream(path: str | os.PathLike) -> pd.DataFrame:

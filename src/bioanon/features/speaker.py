@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BioanonError, install_hint
-from .wav import read_wav
+from .wav import read_wav, refuse_slow_rate
 
 VOICE_EXTRA = install_hint("voice", then="--no-deps resemblyzer")
 EMBED_DIM = 256
@@ -90,6 +90,7 @@ def speaker_embeddings(paths: Sequence[str | os.PathLike], batch: int = 256,
     for i, p in enumerate(paths):  # reading and VAD are per file; the network runs batched
         try:
             data, sr = read_wav(p)
+            refuse_slow_rate(sr, f"audio file '{p}'")  # upsampled, hours of nothing
             wav = to_16k(data, sr)
             if not np.any(wav):  # resampled to nothing audible: no volume to set
                 raise BioanonError(f"audio file '{p}' is silent once resampled: no voice to "

@@ -20,28 +20,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from ..errors import BioanonError
 from ..table import FeatureTable
 from . import nonfinite_reason
-from .wav import read_wav
+from .wav import N_MELS, mel_filterbank, read_wav, refuse_slow_rate
 
-
-def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
-    """Triangular mel filters, shape (n_mels, n_fft // 2 + 1)."""
-    def hz_to_mel(f: np.ndarray) -> np.ndarray:
-        return 2595.0 * np.log10(1.0 + f / 700.0)
-
-    def mel_to_hz(m: np.ndarray) -> np.ndarray:
-        return 700.0 * (10.0 ** (m / 2595.0) - 1.0)
-
-    mels = np.linspace(hz_to_mel(np.array(0.0)), hz_to_mel(np.array(sr / 2.0)), n_mels + 2)
-    bins = np.fft.rfftfreq(n_fft, 1.0 / sr)
-    edges = mel_to_hz(mels)
-    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
-    up = (bins[None, :] - lo) / np.maximum(mid - lo, 1e-9)
-    down = (hi - bins[None, :]) / np.maximum(hi - mid, 1e-9)
-    return np.clip(np.minimum(up, down), 0.0, None)
-
-
-#: mel bands of the MFCC filterbank: the most cepstral coefficients a frame has
-N_MELS = 40
 #: the most points of the MFCC time grid (each one 2·n_mfcc features per recording)
 MAX_STEPS = 1000
 
@@ -49,6 +29,7 @@ MAX_STEPS = 1000
 def mfcc(signal: np.ndarray, sr: int, n_mfcc: int = 20, n_mels: int = N_MELS,
          frame_s: float = 0.025, hop_s: float = 0.010) -> np.ndarray:
     """MFCC matrix of one signal, shape (n_frames, n_mfcc)."""
+    refuse_slow_rate(sr, n_mels=n_mels, frame_s=frame_s)
     x = np.asarray(signal, dtype=np.float64)
     if x.ndim > 1:
         x = x.mean(axis=1)
@@ -115,6 +96,7 @@ def mfcc_rows(paths: Sequence[str | os.PathLike], n_mfcc: int = 20, n_steps: int
     for i, p in enumerate(paths):  # file reading is per file; the maths inside is vectorised
         try:
             data, sr = read_wav(p)
+            refuse_slow_rate(sr, f"audio file '{p}'")
             vec = mfcc_vector(data, sr, n_mfcc, n_steps)
             reason = nonfinite_reason(vec)
             if reason:

@@ -28,3 +28,51 @@ def read_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
         raise BioanonError(f"audio file '{path}' is silent (every sample is zero): no voice "
                            "to describe")
     return data, int(sr)
+
+
+#: mel bands of the MFCC filterbank: the most cepstral coefficients a frame has
+N_MELS = 40
+
+
+def mel_filterbank(sr: int, n_fft: int, n_mels: int) -> np.ndarray:
+    """Triangular mel filters, shape (n_mels, n_fft // 2 + 1)."""
+    def hz_to_mel(f: np.ndarray) -> np.ndarray:
+        return 2595.0 * np.log10(1.0 + f / 700.0)
+
+    def mel_to_hz(m: np.ndarray) -> np.ndarray:
+        return 700.0 * (10.0 ** (m / 2595.0) - 1.0)
+
+    mels = np.linspace(hz_to_mel(np.array(0.0)), hz_to_mel(np.array(sr / 2.0)), n_mels + 2)
+    bins = np.fft.rfftfreq(n_fft, 1.0 / sr)
+    edges = mel_to_hz(mels)
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    up = (bins[None, :] - lo) / np.maximum(mid - lo, 1e-9)
+    down = (hi - bins[None, :]) / np.maximum(hi - mid, 1e-9)
+    return np.clip(np.minimum(up, down), 0.0, None)
+
+
+def refuse_slow_rate(sr: int, what: str = "the audio", n_mels: int = N_MELS,
+                     frame_s: float = 0.025) -> None:
+    """Refuse a sample rate too low for voice features: a frame whose spectrum leaves a mel band
+    without a frequency bin gives that band (and the coefficients mixing it) no information;
+    below 40 Hz the frame is empty (an internal error, "slice step cannot be zero").
+
+    >>> refuse_slow_rate(8000)
+    >>> refuse_slow_rate(10)
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: the audio is sampled at 10 Hz, too slowly for voice features: \
+a 25 ms frame holds 0 samples, which leave 40 of the 40 mel bands without a frequency; use \
+recordings sampled at 4000 Hz or more (a rate this low is often a damaged file header)
+    """
+    frame = int(round(frame_s * sr))
+    empty = n_mels
+    if frame >= 2:
+        n_fft = 1 << int(np.ceil(np.log2(frame)))
+        empty = int((mel_filterbank(sr, n_fft, n_mels).sum(axis=1) == 0).sum())
+    if empty:
+        raise BioanonError(
+            f"{what} is sampled at {sr} Hz, too slowly for voice features: a "
+            f"{frame_s * 1000:g} ms frame holds {frame} samples, which leave {empty} of the "
+            f"{n_mels} mel bands without a frequency; use recordings sampled at 4000 Hz or "
+            "more (a rate this low is often a damaged file header)")
