@@ -244,3 +244,37 @@ def test_categorical_labels_read_as_their_values(tmp_path):
     assert pd.factorize(a.labels["expression"])[0].tolist() == (
         pd.factorize(b.labels["expression"])[0].tolist())  # codes by appearance in both
     assert table_digest(a) == table_digest(b)
+
+
+def test_a_csv_label_keeps_the_text_the_file_holds(tmp_path):
+    # pandas reads "00" as 0, "1e3" as 1000.0 and "true" as True: a label released from a CSV
+    # must carry the values the file holds, so such a column keeps its text; a column whose
+    # every value reads back the same ("0" ... "9") keeps its numbers
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+    from bioanon.datasets import make_biometric
+
+    t = make_biometric(n_identities=6, records_per_identity=20, n_features=32, random_state=0)
+    n = t.n_records
+    df = pd.DataFrame(t.X, columns=t.feature_names)
+    codes = t.labels["expression"].astype("category").cat.codes.to_numpy()
+    df.insert(0, "expression", [f"0{c}" for c in codes])
+    df.insert(1, "identity", t.labels["identity"].astype(str).to_numpy())
+    df.insert(2, "flag", np.where(np.arange(n) % 2, "true", "false"))
+    df.insert(3, "take", np.arange(n) % 5)
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    back = FeatureTable.read(src, label_columns=["expression", "identity", "flag", "take"])
+    assert back.labels["expression"].tolist() == df["expression"].tolist()
+    assert back.labels["flag"].tolist() == df["flag"].tolist()
+    assert back.labels["take"].tolist() == df["take"].tolist()  # numbers read back the same
+    assert back.feature_names == t.feature_names
+    df.drop(columns=["flag", "take"]).to_csv(src, index=False)
+    out = tmp_path / "o.csv"
+    res = CliRunner().invoke(app, ["anonymize", str(src), "-o", str(out), "--interest",
+                                   "expression", "--sensitive", "identity", "--method", "noise",
+                                   "--param", "sigma=1", "--seed", "0"])
+    assert res.exit_code == 0, res.output
+    released = pd.read_csv(out, dtype=str)
+    assert sorted(set(released["expression"])) == sorted(set(df["expression"]))

@@ -196,6 +196,36 @@ def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame
             "name and no value; remove the trailing separators and read it again")
 
 
+def _keep_label_text(p: Path, df: pd.DataFrame, label_columns: Sequence[str] | None) -> None:
+    """Give each named label column of a CSV its text where pandas' reading of it as numbers
+    or booleans would not write every value back as the file has it (``00`` read as ``0``,
+    ``1e3`` as ``1000.0``, ``2`` as ``2.0`` beside an empty cell, ``true`` as ``True``): a
+    label is a class, and its release must carry the values the input holds. A column whose
+    every value reads back the same (``0`` … ``9``) keeps pandas' type. Empty cells stay
+    empty either way.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = f.write_text("code,digit,x\\n00,1,0.5\\n01,2,0.7\\n")
+    >>> df = pd.read_csv(f)
+    >>> _keep_label_text(f, df, ["code", "digit"])
+    >>> df["code"].tolist(), df["digit"].tolist()
+    (['00', '01'], [1, 2])
+    """
+    typed = [c for c in label_columns or () if c in df.columns
+             and not (pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c]))]
+    if not typed:
+        return
+    text = pd.read_csv(p, usecols=typed, dtype=str)
+    for c in typed:
+        kept = text[c].notna().to_numpy()
+        read = df[c].to_numpy()[kept].astype(str)
+        if not np.array_equal(read, text[c].to_numpy()[kept].astype(str)):
+            df[c] = text[c]
+
+
 def refuse_continuous(column: str, values: Any) -> None:
     """Refuse a label column of measurements rather than classes: floating-point values, some
     of them fractional, and more distinct values than half the records. Every role a label
@@ -630,6 +660,7 @@ class FeatureTable:
                 # seconds per row
                 df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
                 _refuse_trailing_separators(p, header, df)
+                _keep_label_text(p, df, label_columns)
                 meta = {}
         except BioanonError:
             raise
