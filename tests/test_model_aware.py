@@ -418,3 +418,40 @@ def test_game_scores_in_the_stated_basis() -> None:
                                                  "cache": {}}))
     assert "model-aware LR (mixture of 4 tied, all d)" in plain
     assert not any("stated basis" in k for k in plain)
+
+
+def test_the_reference_side_is_fitted_once_per_split_and_gives_the_same_scores(monkeypatch
+                                                                              ) -> None:
+    """The reference models of the families in all d features depend on no release: a second
+    release judged on the same candidates and reference (a search's next setting) fits none
+    of them again, and its scores are those a fresh process (an empty cache) gives."""
+    rng = np.random.default_rng(5)
+    Xm, ym = _population(rng, 40)
+    Xo, yo = _population(rng, 40)
+    ref, y_ref = _population(rng, 120)
+    cand, y_cand = np.vstack([Xm, Xo]), np.r_[ym, yo]
+    fams = [parametric.Family("diag"), parametric.Family("pooled"),
+            parametric.Family("pooled", 8)]  # the last one's basis is the release's own
+    fits: list[int] = []
+    fitted = parametric.fitted_family
+    monkeypatch.setattr(parametric, "fitted_family",
+                        lambda Z, c, n, fam, B, g, k: fits.append(k) or fitted(Z, c, n, fam, B,
+                                                                               g, k))
+
+    def scores(release: np.ndarray) -> dict[str, np.ndarray]:
+        return parametric.likelihood_ratios(cand, y_cand, release, ym, ref, y_ref, fams,
+                                            rng=np.random.default_rng(0))
+
+    parametric._REFERENCE_SIDE.clear()
+    first = scores(_diag_release(Xm, ym, rng))
+    assert fits.count(parametric.FOLDS) == 3  # each family's reference models, once
+    second_release = _diag_release(Xm, ym, rng)
+    fits.clear()
+    second = scores(second_release)
+    # the release's own fits, and the reference of the one family in the release's basis
+    assert fits.count(parametric.FOLDS) == 1 and fits.count(1) == 3
+    parametric._REFERENCE_SIDE.clear()
+    fresh = scores(second_release)
+    assert set(second) == set(fresh) == set(first)
+    for name in fresh:
+        assert np.array_equal(second[name], fresh[name])
