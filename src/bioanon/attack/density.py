@@ -133,7 +133,8 @@ def density_scores_multi(candidates_clear: np.ndarray, released_X: np.ndarray,
     if reference_cache is not None and all(k in reference_cache for k in ks):
         d_ref = reference_cache
     else:
-        d_ref = _reference_distances(C, ref, mu, sd, ks, skip)
+        d_ref = _reference_distances(C, ref, mu, sd, ks, skip,
+                                     (np.asarray(candidates_clear), np.asarray(reference_X)))
         if reference_cache is not None:
             reference_cache.update(d_ref)
     tiny = 1e-9 * float(np.sqrt(C.shape[1]))
@@ -141,12 +142,18 @@ def density_scores_multi(candidates_clear: np.ndarray, released_X: np.ndarray,
 
 
 def _reference_distances(C: np.ndarray, ref: np.ndarray, mu: np.ndarray, sd: np.ndarray,
-                         ks: tuple[int, ...], skip: np.ndarray | None) -> dict[int, np.ndarray]:
+                         ks: tuple[int, ...], skip: np.ndarray | None,
+                         given: tuple[np.ndarray, np.ndarray] | None = None
+                         ) -> dict[int, np.ndarray]:
     """The candidates' k-th distances to the reference (standardized by it), kept in this
     process by a digest of what they depend on: they do not depend on the release, so every
     setting a search judges on one split (and each of its shadow games) shares them, and a
-    repeated call returns the very numbers the first computed (the same work, done once)."""
-    key = content_key(C, ref, np.asarray(ks, np.int64), *(() if skip is None else (skip,)),
+    repeated call returns the very numbers the first computed (the same work, done once).
+    ``given``: the candidates and reference as the caller got them, ``C`` and ``ref``
+    following from them; the digest reads those (half the bytes of float32 tables)."""
+    C_key, ref_key = (C, ref) if given is None else given
+    key = content_key(C_key, ref_key, np.asarray(ks, np.int64),
+                      *(() if skip is None else (skip,)),
                       tags=("skip" if skip is not None else "all",
                             "f32" if C.shape[0] * ref.shape[0] > FLOAT32_PAIRS else "f64"))
     got = _REFERENCE.get(key)

@@ -259,6 +259,7 @@ class _Setup:
     r_codes: np.ndarray
     key: tuple[Any, ...]
     models: dict[str, list[Any]]
+    raw: np.ndarray | None = None  # the reference as given (its digest's input)
     digest_: str = ""
 
     @property
@@ -275,10 +276,13 @@ class _Setup:
         return (np.asarray(X, np.float64) - self.mu) / self.sd
 
     def digest(self) -> str:
-        """A digest of the reference side (the standardized reference, its classes, the
-        folds of the reference and of the candidates), made once."""
+        """A digest of the reference side (the reference as given, which fixes its
+        standardization; its classes; the folds of the reference and of the candidates),
+        made once. The records as given are hashed, not their standardized float64 copy:
+        half the bytes for a float32 table."""
         if not self.digest_:
-            self.digest_ = content_key(self.Zr, self.r_codes, self.f_ref, self.f_cand,
+            given = self.Zr if self.raw is None else self.raw
+            self.digest_ = content_key(given, self.r_codes, self.f_ref, self.f_cand,
                                        self.classes.astype(str))
         return self.digest_
 
@@ -320,7 +324,7 @@ def _setup(cache: dict[str, Any], reference: np.ndarray, reference_labels: np.nd
     classes = np.unique(np.asarray(reference_labels).astype(str))
     made = _Setup(mu, sd, classes, f_ref, f_cand, np.empty((0, 0)), np.empty(0, np.int64),
                   key, {})
-    made.Zr = made.z(reference)
+    made.Zr, made.raw = made.z(reference), np.asarray(reference)
     made.r_codes = made.codes(reference_labels)
     cache["setup"] = made
     return made
@@ -387,7 +391,7 @@ def likelihood_ratios(candidates: np.ndarray, candidate_labels: np.ndarray,
     one = np.zeros(len(released), np.int64)
     bases: dict[int, np.ndarray] = {}
     frame = _stated_frame(st, reference, stated, scale, bounds, any(f.stated for f in fams))
-    cand = content_key(Zc, c_codes)
+    cand = content_key(np.asarray(candidates), c_codes)  # as given: Zc follows from it
     out: Scores = {}
     for fam in fams:
         B = None
@@ -519,7 +523,7 @@ def parametric_labels(game: Game) -> Scores:
                     game.in_reference, game.rng("parametric/folds"))
         known = st.classes.size
         Zc, Zs = st.z(game.candidates), st.z(game.released)
-        cand = content_key(Zc, tags=("labels",))
+        cand = content_key(np.asarray(game.candidates), tags=("labels",))
         s_codes = st.codes(game.released_labels[col])
         one = np.zeros(len(game.released), np.int64)
         runs: list[tuple[str, Family, np.ndarray, np.ndarray, np.ndarray, str]] = [
