@@ -224,3 +224,20 @@ def test_a_label_column_of_numbers_and_text_is_named(tmp_path, table):
     ok = table.labels.assign(expression=[1 if i % 2 else 2.0 for i in range(table.n_records)],
                              gender=[None if i == 0 else "f" for i in range(table.n_records)])
     FeatureTable(table.X, ok, table.feature_names).write(tmp_path / "t.parquet")
+
+
+def test_a_masked_array_with_masked_values_is_refused(table):
+    """A NumPy masked array was read through its mask: the values under it became features
+    without a word. With a masked value it is refused by name; without one it is read."""
+    from bioanon import SelectiveMeanAnonymizer
+
+    mask = np.zeros(table.X.shape, bool)
+    mask[3, 1] = True
+    X = np.ma.masked_array(table.X, mask=mask)
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    with pytest.raises(BioanonError, match=r"^X is a masked array with 1 masked value\(s\)"):
+        sma.fit(X, table.labels)
+    with pytest.raises(BioanonError, match="masked array"):
+        FeatureTable(X, table.labels, table.feature_names)
+    read = FeatureTable(np.ma.masked_array(table.X), table.labels, table.feature_names)
+    assert np.array_equal(read.X, table.X)

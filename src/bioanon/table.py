@@ -106,6 +106,7 @@ def as_feature_matrix(X: Any, what: str = "X",
     if getattr(getattr(X, "dtype", None), "kind", None) == "c":
         raise BioanonError(f"{what} holds complex numbers; pass real features (for example "
                            "the real and imaginary parts as columns of their own)")
+    refuse_masked(X, what)
     try:
         with np.errstate(over="ignore"):
             arr = np.asarray(X, dtype=np.float32)
@@ -119,6 +120,27 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
     check_finite(arr, what, names, before=lambda: X)
     return arr
+
+
+def refuse_masked(X: Any, what: str = "X") -> None:
+    """Refuse a NumPy masked array holding a masked value: reading it as an array takes the
+    values under the mask as features, without a word.
+
+    Examples
+    --------
+    >>> refuse_masked(np.ma.masked_array([[1.0, 2.0]]))     # nothing masked: read as is
+    >>> refuse_masked(np.ma.masked_array([[1.0, 2.0]], mask=[[0, 1]]))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: X is a masked array with 1 masked value(s): the values \
+under the mask would be used as features; fill or drop them (numpy: X.filled(value), or keep \
+the rows without a masked value)
+    """
+    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
+        raise BioanonError(
+            f"{what} is a masked array with {int(np.ma.count_masked(X))} masked value(s): "
+            "the values under the mask would be used as features; fill or drop them "
+            "(numpy: X.filled(value), or keep the rows without a masked value)")
 
 
 def duplicates(names: Sequence[str]) -> list[str]:

@@ -37,6 +37,7 @@ from ..table import (
     all_finite,
     as_feature_matrix,
     refuse_continuous,
+    refuse_masked,
     refuse_mixed_types,
 )
 from .params import Param, check_params
@@ -437,6 +438,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                     f"X (a DataFrame) holds {len(text)} non-numeric column(s) ({text[:4]}); "
                     "pass a FeatureTable (bioanon.table.table_of(frame) reads them as labels) "
                     "or the numeric features as X with the labels as y")
+        refuse_masked(X)
         try:
             with np.errstate(over="ignore"):  # 1e300 to float32: NumPy's warning came first
                 arr = validate_data(self, X, reset=reset, dtype=np.float32,
