@@ -22,21 +22,17 @@ average. Prints a table and writes JSON::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import time
+import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from bioanon.auditing.linear_map import linear_release
-from bioanon.datasets import make_biometric
-from bioanon.io import write_text_atomic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from audit_turned import grid, halves  # noqa: E402  (the same tables, split and grid)
 
 OUT = Path(__file__).resolve().parent / "results" / "audit_linear.json"
-WIDTHS = (32, 128)
-SIZES = (1000, 2000, 4000, 8000)
 NAMES = ("copy", "noise 0.05", "noise 0.1", "noise 0.2", "90 %", "HOLDOUT", "Gaussian")
 
 
@@ -44,11 +40,7 @@ def releases(d: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                       dict[str, tuple[np.ndarray, np.ndarray]]]:
     """(INPUT, its classes, HOLDOUT, the releases with their classes) for ``d`` features
     and ``n`` INPUT records."""
-    t = make_biometric(n_identities=n // 5, records_per_identity=10, n_features=d,
-                       random_state=0)
-    X = t.X.astype(np.float64)
-    y = t.labels["expression"].to_numpy(str)
-    member = np.isin(t.labels["identity"].to_numpy(), np.unique(t.labels["identity"])[::2])
+    X, y, member = halves(d, n)
     M, yM, F, yF = X[member], y[member], X[~member], y[~member]
     rng = np.random.default_rng(0)
     A, shift, sd = rng.normal(size=(d, d)), rng.normal(size=d), M.std(axis=0)
@@ -71,25 +63,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    rows: list[dict[str, Any]] = []
-    print(f"{'features':>8s} {'INPUT':>6s}  " + " ".join(f"{n:>12s}" for n in NAMES) + "  load")
-    for d in WIDTHS:
-        for n in SIZES:
-            M, yM, F, rel = releases(d, n)
-            row: dict[str, Any] = {"features": d, "input_records": int(M.shape[0])}
-            for name, (R, yR) in rel.items():
-                t0 = time.perf_counter()
-                found = linear_release(R, yR, M, yM, F) is not None
-                row[name] = {"found": found, "seconds": round(time.perf_counter() - t0, 2)}
-            row["load"] = round(os.getloadavg()[0], 2)
-            rows.append(row)
-            cells = [f"{'yes' if row[k]['found'] else 'no'} ({row[k]['seconds']:.1f} s)"
-                     for k in NAMES]
-            print(f"{d:8d} {M.shape[0]:6d}  " + " ".join(f"{c:>12s}" for c in cells)
-                  + f"  {row['load']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(args.out, json.dumps(rows, indent=1) + "\n")
-    print(f"wrote {args.out}")
+
+    def cases(d: int, n: int) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, ...]]]:
+        M, yM, F, rel = releases(d, n)
+        return M, {k: (R, yR, yM, F) for k, (R, yR) in rel.items()}
+
+    grid(NAMES, 12, cases,
+         lambda r, M: linear_release(r[0], r[1], M, r[2], r[3]) is not None, args.out)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,19 @@ WIDTHS = (32, 128)
 SIZES = (1000, 2000, 4000, 8000)
 
 
-def releases(d: int, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """(INPUT, HOLDOUT, the releases) for ``d`` features and ``n`` INPUT records."""
+def halves(d: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``make_biometric``'s table for ``d`` features and ``n`` INPUT records: its features,
+    its expression labels, and which records are INPUT's (every other person)."""
     t = make_biometric(n_identities=n // 5, records_per_identity=10, n_features=d,
                        random_state=0)
-    X = t.X.astype(np.float64)
     ids = t.labels["identity"].to_numpy()
-    member = np.isin(ids, np.unique(ids)[::2])
+    return (t.X.astype(np.float64), t.labels["expression"].to_numpy(str),
+            np.isin(ids, np.unique(ids)[::2]))
+
+
+def releases(d: int, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """(INPUT, HOLDOUT, the releases) for ``d`` features and ``n`` INPUT records."""
+    X, _, member = halves(d, n)
     M, F = X[member], X[~member]
     rng = np.random.default_rng(0)
     Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
@@ -48,30 +55,44 @@ def releases(d: int, n: int) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarr
                   "rotated half": M[::2] @ Q, "HOLDOUT": F}
 
 
+def grid(names: Sequence[str], width: int, cases: Callable[[int, int], Any],
+         found: Callable[[Any, Any], bool], out: Path) -> None:
+    """For every width and INPUT size: ``cases(d, n)`` gives (INPUT, {name: release}), and
+    ``found(release, INPUT)`` whether the audit finds its map, timed. Prints a row per size
+    (each cell ``width`` wide, the load beside it) and writes the rows as JSON to ``out``."""
+    rows: list[dict[str, Any]] = []
+    print(f"{'features':>8s} {'INPUT':>6s}  " + " ".join(f"{k:>{width}s}" for k in names)
+          + "  load")
+    for d in WIDTHS:
+        for n in SIZES:
+            M, rel = cases(d, n)
+            row: dict[str, Any] = {"features": d, "input_records": int(M.shape[0])}
+            for name, R in rel.items():
+                t0 = time.perf_counter()
+                hit = found(R, M)
+                row[name] = {"found": hit, "seconds": round(time.perf_counter() - t0, 2)}
+            row["load"] = round(os.getloadavg()[0], 2)
+            rows.append(row)
+            cells = [f"{'yes' if row[k]['found'] else 'no'} ({row[k]['seconds']:.1f} s)"
+                     for k in names]
+            print(f"{d:8d} {M.shape[0]:6d}  " + " ".join(f"{c:>{width}s}" for c in cells)
+                  + f"  {row['load']}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, json.dumps(rows, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    rows: list[dict[str, Any]] = []
-    print(f"{'features':>8s} {'INPUT':>6s}  {'rotated':>14s} {'rotated half':>14s} "
-          f"{'HOLDOUT':>14s}  load")
-    for d in WIDTHS:
-        for n in SIZES:
-            M, F, rel = releases(d, n)
-            row: dict[str, Any] = {"features": d, "input_records": int(M.shape[0])}
-            for name, R in rel.items():
-                t0 = time.perf_counter()
-                found = turned_release(R, M, F) is not None
-                row[name] = {"found": found, "seconds": round(time.perf_counter() - t0, 2)}
-            row["load"] = round(os.getloadavg()[0], 2)
-            rows.append(row)
-            cells = [f"{'yes' if row[k]['found'] else 'no'} ({row[k]['seconds']:.1f} s)"
-                     for k in rel]
-            print(f"{d:8d} {M.shape[0]:6d}  {cells[0]:>14s} {cells[1]:>14s} {cells[2]:>14s}  "
-                  f"{row['load']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(args.out, json.dumps(rows, indent=1) + "\n")
-    print(f"wrote {args.out}")
+
+    def cases(d: int, n: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        M, F, rel = releases(d, n)
+        return M, {k: (R, F) for k, R in rel.items()}
+
+    grid(("rotated", "rotated half", "HOLDOUT"), 14, cases,
+         lambda release, M: turned_release(release[0], M, release[1]) is not None, args.out)
 
 
 if __name__ == "__main__":
