@@ -286,3 +286,33 @@ def test_a_row_the_consumer_gate_put_under_the_floor_is_named_by_the_gate_s_figu
     assert d is not None and d["risk"] == "utility floor" and d["value"] == 0.927
     assert "the consumer's whole panel on the tuning split, its pick forest" in d["text"]
     assert "< floor 0.97 × clear 0.960 = 0.931" in d["text"] and "chance" not in d["text"]
+
+
+def test_a_refusal_for_margin_says_which_met_risk_had_no_margin() -> None:
+    """A refusal decided by the margin: every figure of the deciding row meets its target, so
+    its risk table read "met" on every line of a refused report. The deciding risk's line now
+    says it met without margin, with the chance and the leak-free chance."""
+    from bioanon.report.first_screen import NO_MARGIN, deciding_section, risk_table_section
+
+    def risk(level: str, name: str, value: float) -> dict[str, Any]:
+        return {"name": f"{level}-{name}", "risk": name, "level": level,
+                "statistic": "advantage", "value": value, "ci": [value - 0.03, value + 0.03],
+                "attacker": "an attacker", "baseline": 0.0, "baseline_name": "control",
+                "target": 0.05, "status": "met", "status_text": "met", "met": True,
+                "passes": True, "reason": "", "extras": {}}
+
+    risks = [risk("record", "recognition", -0.011), risk("record", "membership", 0.02)]
+    deciding = {"split": "tuning", "setting": "a()", "level": "record", "risk": "recognition",
+                "status": "no margin", "pass_probability": 0.79,
+                "leak_free_probability": 0.93, "risks": risks, "figures_of": "a()"}
+    for page in (risk_table_section({"risks": risks, "deciding": deciding}),
+                 deciding_section({"deciding": deciding})):
+        lines = page.split("<tr>")
+        recognition = next(x for x in lines if "record recognition" in x)
+        membership = next(x for x in lines if "record membership" in x)
+        assert NO_MARGIN in recognition and "0.79, under the 0.8" in recognition
+        assert "leaking nothing: 0.93" in recognition
+        assert NO_MARGIN not in membership and ">met<" in membership
+    # a refusal decided otherwise (a risk over its target) keeps the rows as they are
+    other = {**deciding, "status": "not met"}
+    assert NO_MARGIN not in risk_table_section({"risks": risks, "deciding": other})

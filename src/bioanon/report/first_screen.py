@@ -8,6 +8,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..levels import CONFIRM_PROBABILITY
 from .html_cells import NA, n_test, rate_text
 from .intervals import view_interval
 
@@ -183,13 +184,48 @@ def risk_table_section(report: Mapping[str, Any]) -> str:
     title = "Risks: every one must be met"
     if d:  # a refused run: say whose figures these are (they may all pass)
         title = f"Risks of {d.get('figures_of') or 'the closest setting'}"
+        if d.get("split") == "tuning":
+            rows = without_margin(rows, d)
     return (f"<h2 id='risks'>{html.escape(title)}</h2>"
             + _risk_table(rows, "risk-table"))
 
 
+#: the status of the risk a refusal for margin names (its row said "met")
+NO_MARGIN = "met, without margin"
+
+
+def without_margin(rows: Sequence[Mapping[str, str]], deciding: Mapping[str, Any]
+                   ) -> list[dict[str, str]]:
+    """The risk rows of a refusal decided by the margin, the deciding risk's row saying so:
+    its figure meets the target on the tuning split, but the chance that a fresh evaluation
+    passes is under what the search chooses with, so its status is not a plain "met" (a
+    refused report whose every row read "met" told the reader nothing had fallen short).
+
+    >>> rows = [{"risk": "record recognition", "status": "met", "reason": ""}]
+    >>> d = {"status": "no margin", "level": "record", "risk": "recognition",
+    ...      "pass_probability": 0.63, "leak_free_probability": 0.81}
+    >>> without_margin(rows, d)[0]["status"]
+    'met, without margin'
+    """
+    out = [dict(r) for r in rows]
+    if deciding.get("status") != "no margin":
+        return out
+    name = f"{deciding.get('level')} {deciding.get('risk')}"
+    chance = float(deciding.get("pass_probability") or 0.0)
+    free = deciding.get("leak_free_probability")
+    for r in out:
+        if r["risk"] == name and r["status"] == "met":
+            r["status"] = NO_MARGIN
+            r["reason"] = (f"the chance that a fresh evaluation passes is {chance:.2f}, "
+                           f"under the {CONFIRM_PROBABILITY:g} the search chooses with"
+                           + ("" if free is None else
+                              f" (a release leaking nothing: {float(free):.2f})"))
+    return out
+
+
 #: a risk's status, coloured
 STATUS_CLASS = {"met": "ok", "accepted": "ok", "covered by the guarantee": "ok",
-                "not met": "bad", "inconclusive at this size": "bad"}
+                "not met": "bad", "inconclusive at this size": "bad", NO_MARGIN: "bad"}
 
 
 def _risk_table(rows: Sequence[Mapping[str, str]], table_id: str) -> str:
@@ -221,8 +257,9 @@ def deciding_section(report: Mapping[str, Any]) -> str:
     if d.get("split") != "tuning" or not d.get("risks"):
         return ""
     return (f"<h2 id='deciding-row'>What decided: {html.escape(str(d.get('setting')))} on "
-            "the tuning split</h2>" + _risk_table(risk_rows({"risks": d["risks"]}),
-                                                   "deciding-table"))
+            "the tuning split</h2>"
+            + _risk_table(without_margin(risk_rows({"risks": d["risks"]}), d),
+                          "deciding-table"))
 
 
 def risk_details_section(report: Mapping[str, Any]) -> str:
