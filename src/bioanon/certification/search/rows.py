@@ -152,10 +152,13 @@ def row_line(row: Mapping[str, Any]) -> str:
         limit = "" if target is None else f", target {target:g}"
         fig = ("—" if not np.isfinite(v)
                else f"{v:.3f} (upper bound {r['ci'][1]:.3f}{limit})")
-        parts.append(f"{r['name']} {r['statistic']} {fig} {r['status']}")
+        status = "not measured" if _unmeasured(r) else r["status"]
+        parts.append(f"{r['name']} {r['statistic']} {fig} {status}")
     if row.get("judged_by") == FLOORED:  # none measured: the floor decided first
         parts = ["risks not measured"]
-    failed = [r["name"] for r in row.get("risks", []) if r["status"] not in PASSING]
+    # a risk the screen left unmeasured was never judged: not a failure of this size
+    failed = [r["name"] for r in row.get("risks", [])
+              if r["status"] not in PASSING and not _unmeasured(r)]
     margin = [f"{name}: margin" for name in row.get("short_of_margin", [])]
     verdict_ = "meets every target" if row["met"] else (
         f"fails ({', '.join(failed or margin)})" if failed or margin else "fails (utility)")
@@ -176,6 +179,13 @@ def row_line(row: Mapping[str, Any]) -> str:
            else "CAS not measured (screened)")
     return (f"  {row['setting']}: {cas} (clear {row['clear']:.3f}); "
             + "; ".join(parts) + f" -> {verdict_}")
+
+
+def _unmeasured(risk: Mapping[str, Any]) -> bool:
+    """A risk stage 1's screen left unmeasured (the cheap attackers decided the setting
+    first): no figure, and its reason says so — not a risk this size cannot show."""
+    return (not np.isfinite(float(risk["value"]))
+            and str(risk.get("reason", "")).startswith("not measured: screened at stage 1"))
 
 
 def risk_text(row: Mapping[str, Any]) -> str:
