@@ -28,6 +28,7 @@ from ..metrics import (
     top_k_accuracy,
     wilson_interval,
 )
+from .panel_sample import panel_probe_rows, sample_words
 from .parallel import is_parallel, parallel_map
 from .recognizers import make_recognizer, model_name, single_threaded
 from .scalable import resolve_scale_classes, substitute
@@ -299,6 +300,12 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
         the reverse attacker's come from clear probes), keyed ``"mode / recognizer"`` (kept
         in process: contributor disclosure and the cross-fitted worst case read them).
 
+    Where every test record against every identity would exceed
+    :data:`~bioanon.attack.verification.MAX_TRIALS` scores, the attackers are scored on a
+    seeded random sample of the test records (:func:`~bioanon.attack.panel_sample.
+    panel_probe_rows`; the linkage attacker still searches every clear test record): the
+    guesses, rates and ``n`` are then the sampled records'.
+
     With more identities in ``y_train`` than :data:`~bioanon.attack.scalable.SCALE_CLASSES`
     (100, or as :func:`~bioanon.attack.scalable.resolve_scale_classes` reads it),
     recognizers whose cost grows with the number of classes (forest, SVMs, ...) are replaced
@@ -316,7 +323,12 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     models, substitutions = _panel_models(list(models), n_classes, "auto")
     fractions = sorted({MODES[m].anonymized_fraction for m in modes} - {None} | {0.0})
     train_sets = {f: training_set(X_train, A_train, y_train, f, seed) for f in fractions}
-    test = _TestSets(X_test, A_test, y_test)
+    gallery = _TestSets(X_test, A_test, y_test)
+    probe_rows = panel_probe_rows(y_test, seed)
+    if probe_rows is not None:
+        y_test = np.asarray(y_test)[probe_rows]
+    test = gallery if probe_rows is None else _TestSets(X_test[probe_rows],
+                                                        A_test[probe_rows], y_test)
     clear_key = fingerprint(X_train, np.asarray(y_train).astype(str))
     results, jobs, slots = _plan_fits(models, fractions, modes, train_sets, y_train, test,
                                       seed, top_k, n_jobs, cache, clear_key)
@@ -326,10 +338,14 @@ def run_panel(X_train: np.ndarray, A_train: np.ndarray, y_train: np.ndarray,
     attacks = _mode_records(models, modes, results, substitutions, y_test, chance, seed,
                             top_k, predictions)
     if "linkage" in modes:
-        attacks.append(_linkage_record(test, chance, seed, top_k, predictions))
+        attacks.append(_linkage_record(gallery, test, probe_rows, chance, seed, top_k,
+                                       predictions))
         timing["cosine_nn"] = {"none": attacks[-1]["fit_seconds"]}
     return {"attacks": attacks, "clear": clear, "timing": timing,
-            "substitutions": substitutions}
+            "substitutions": substitutions,
+            "probes": {"n": int(len(test.y)), "of": int(len(gallery.y)),
+                       "sample": sample_words(probe_rows, len(gallery.y))},
+            "probe_rows": probe_rows}
 
 
 @dataclass(frozen=True)
@@ -463,11 +479,14 @@ def _mode_records(models: list[Any], modes: Sequence[str],
     return attacks
 
 
-def _linkage_record(test: _TestSets, chance: float, seed: int, top_k: int,
+def _linkage_record(gallery: _TestSets, test: _TestSets, rows: np.ndarray | None,
+                    chance: float, seed: int, top_k: int,
                     predictions: dict[str, np.ndarray] | None) -> dict[str, Any]:
-    """The linkage attacker: each release record matched to the clear test records."""
+    """The linkage attacker: each release record of ``test`` matched to every clear test
+    record (``gallery``; ``rows``: the gallery row of each of ``test``'s records, None when
+    they are the gallery's own)."""
     start = time.perf_counter()
-    link = LinkageAttacker(k=top_k).fit(test.X, test.y)
+    link = LinkageAttacker(k=top_k).fit(gallery.X, gallery.y)
     scores, classes = link.class_scores(test.A)
     if predictions is not None:
         predictions["linkage / cosine_nn"] = classes[np.argmax(scores, axis=1)]
@@ -476,9 +495,11 @@ def _linkage_record(test: _TestSets, chance: float, seed: int, top_k: int,
                         summary=summarize_scores(scores.__getitem__, len(scores), classes,
                                                  test.y, top_k, "decision"))
     del scores  # the (n, n) matrix is not needed by the record rates
-    rates = link.record_hit_rates(test.A, np.arange(len(test.y)), top_k)
+    own = np.arange(len(test.y)) if rows is None else rows
+    rates = link.record_hit_rates(test.A, own, top_k)
     rec["record_top_k"] = rates
-    rec["record_chance_top_k"] = [min(1.0, k / len(test.y)) for k in range(1, len(rates) + 1)]
+    rec["record_chance_top_k"] = [min(1.0, k / len(gallery.y))
+                                  for k in range(1, len(rates) + 1)]
     rec["fit_seconds"] = time.perf_counter() - start
     return rec
 

@@ -31,7 +31,8 @@ def contributor_identities(M: sp.spmatrix, identities: np.ndarray) -> sp.csr_mat
 
 
 def contributor_disclosure(M: sp.spmatrix, identities: np.ndarray, predicted: np.ndarray,
-                           attacker: str) -> ContributorResult:
+                           attacker: str, rows: np.ndarray | None = None
+                           ) -> ContributorResult:
     """Rate at which ``predicted[i]`` is a contributor's identity of released record ``i``.
 
     Parameters
@@ -40,10 +41,13 @@ def contributor_disclosure(M: sp.spmatrix, identities: np.ndarray, predicted: np
         Mixing matrix of the release: non-zero at (i, j) when record j went into record i.
     identities : array (n,)
         Identity of each record of the released split (input order).
-    predicted : array (n,)
-        The attacker's guess of each released record's identity.
+    predicted : array (n,) or (len(rows),)
+        The attacker's guess of each released record's identity (of the records ``rows``).
     attacker : str
         Name of the attacker, for the report.
+    rows : array of int, optional
+        The released records guessed, when the attacker was scored on a sample of them
+        (:func:`~bioanon.attack.panel_sample.panel_probe_rows`; None: all).
 
     Examples
     --------
@@ -56,15 +60,18 @@ def contributor_disclosure(M: sp.spmatrix, identities: np.ndarray, predicted: np
     ids = np.asarray(identities).astype(str)
     uniq = np.unique(ids)
     C = contributor_identities(M, ids)
+    mine = ids
+    if rows is not None:  # the released records the attacker guessed
+        C, mine = C[np.asarray(rows)], ids[np.asarray(rows)]
     pred = np.asarray(predicted).astype(str)
     col = np.searchsorted(uniq, pred)
     known = (col < uniq.size) & (uniq[np.minimum(col, uniq.size - 1)] == pred)
-    hit = np.zeros(ids.size, dtype=bool)
-    rows = np.flatnonzero(known)
-    hit[rows] = np.asarray(C[rows, col[rows]]).ravel() > 0
+    hit = np.zeros(mine.size, dtype=bool)
+    at = np.flatnonzero(known)
+    hit[at] = np.asarray(C[at, col[at]]).ravel() > 0
     n_contrib = np.diff(C.indptr)
     base = float(np.mean(n_contrib / uniq.size))
-    rate = Rate.from_counts(int(hit.sum()), ids.size)
-    own = bool(np.all(np.asarray(C[np.arange(ids.size), np.searchsorted(uniq, ids)]).ravel()
+    rate = Rate.from_counts(int(hit.sum()), mine.size)
+    own = bool(np.all(np.asarray(C[np.arange(mine.size), np.searchsorted(uniq, mine)]).ravel()
                       > 0))
     return ContributorResult(rate, base, attacker, bool(rate.ci[0] > base), own)

@@ -514,6 +514,8 @@ class Evaluation:
                           self.modes, self.model_list, seed=seed, top_k=self.options.top_k,
                           n_jobs=self.options.n_jobs, cache=self.cache, progress=panel_progress,
                           predictions=predictions)
+        rows = panel.pop("probe_rows")  # None: every released record was scored
+        y_probe = y_te if rows is None else y_te[rows]
         state.done = max(state.done, base + 1)
         self.panel_ = panel
         self._baseline()
@@ -524,7 +526,7 @@ class Evaluation:
         # ------------------------------------------------------------ contributors
         self.contributors_: ContributorResult | None = None
         if mixing:  # guesses about released records only (not the reverse attacker's)
-            results = [contributor_disclosure(mixing[0], y_te, pred, name)
+            results = [contributor_disclosure(mixing[0], y_te, pred, name, rows)
                        for name, pred in predictions.items()
                        if MODES[name.split(" / ")[0]].probes == "anonymized"]
             if results:
@@ -534,9 +536,10 @@ class Evaluation:
         # ------------------------------------------------------------ risks (registered)
         ctx = RiskContext(train, test, anon_test, self.anonymizer_, self.interest,
                           self.sensitive, self.label_columns, self.options.group, seed,
-                          predictions=predictions, truth=y_te, chance=self.chance_,
+                          predictions=predictions, truth=y_probe, chance=self.chance_,
                           control=self.control_, max_candidates=self.options.max_candidates,
-                          released_sensitive=self.options.sensitive_released)
+                          released_sensitive=self.options.sensitive_released,
+                          panel_sample=panel["probes"]["sample"])
         self._run_risks(ctx, tick, panel=True, kept=self.risk_results_)
         ctx = None  # type: ignore[assignment]  # holds the identity release: let it go
         # ------------------------------------------------------------ verification

@@ -128,6 +128,7 @@ def build_report(ev: Any) -> Report:
         "timing": panel["timing"],
         # recognizers replaced by one-pass substitutes above many classes (named, with why)
         "substitutions": panel.get("substitutions", []),
+        "probes": panel.get("probes"),  # all released records, or a stated seeded sample
     }
     if ev.selection_ is not None:
         privacy["selection"] = ev.selection_

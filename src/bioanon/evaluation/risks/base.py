@@ -199,6 +199,9 @@ class RiskContext:
     #: record's person off it (:mod:`bioanon.attack.released_person`). False for bioanon's own
     #: releases, whose label frame the judge holds but never releases
     released_sensitive: bool = False
+    #: the released records the attack panel was scored on, in words, when a sample of them
+    #: (:func:`~bioanon.attack.panel_sample.sample_words`; '' for all of them)
+    panel_sample: str = ""
 
     @property
     def level(self) -> str:

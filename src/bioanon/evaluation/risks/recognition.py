@@ -104,6 +104,8 @@ class RecognitionRisk:
             null_upper = max(null_upper, perm["null_upper"])
             method = (f"the wider of {ADVANTAGE_METHOD} and, with {k} identities (records "
                       f"cluster by person), the {perm['method']}")
+        if self.ctx.panel_sample:  # the panel scored a sample of the released records
+            method = f"{method}; the released records scored: {self.ctx.panel_sample}"
         self.crossfit_ = {
             "accuracy": rate.value, "ci": list(rate.ci), "attackers": chosen,
             "advantage": {"value": d, "ci": [lo, hi], "method": method},
