@@ -52,7 +52,7 @@ import pandas as pd
 from ._version import __version__
 from .errors import BioanonError, missing_column, suggest
 from .release_unit import manifest_path, verify_release, write_unit
-from .table import FeatureTable, all_finite, format_of
+from .table import FeatureTable, all_finite, format_of, refuse_nested
 
 #: the roles a label column can have
 ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept",
@@ -271,6 +271,8 @@ def join_check(labels: pd.DataFrame, plan: ColumnPlan, sensitive: str,
     """
     if not plan.checked:
         return None
+    for c in plan.checked:  # released as they are: one value per record, as every label
+        refuse_nested(c, labels[c])
     key = [c for c in plan.released if c != sensitive]
     base = [c for c in key if plan.roles[c] in ("interest", "additional")]
     chance = join_rate(labels, [], sensitive)

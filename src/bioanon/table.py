@@ -107,10 +107,15 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(f"{what} holds complex numbers; pass real features (for example "
                            "the real and imaginary parts as columns of their own)")
     refuse_masked(X, what)
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # NumPy: "an array element with a sequence"
+        raise BioanonError(f"{what} is a SciPy sparse matrix; pass a dense array "
+                           "(X.toarray())")
+    refuse_dates(X, what)
     try:
         with np.errstate(over="ignore"):
             arr = np.asarray(X, dtype=np.float32)
     except (TypeError, ValueError) as exc:
+        refuse_ragged(X, what)
         raise BioanonError(f"{what} is not numeric ({exc}); pass numbers only") from None
     if arr.ndim != 2:
         raise BioanonError(
@@ -120,6 +125,37 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
     check_finite(arr, what, names, before=lambda: X)
     return arr
+
+
+def refuse_dates(X: Any, what: str = "X") -> None:
+    """Refuse features of dates or durations: NumPy reads them as their count of seconds,
+    microseconds or nanoseconds, rounded to float32, without a word.
+
+    >>> refuse_dates(np.zeros((2, 2)))
+    >>> refuse_dates(np.array([["2024-01-01"]], dtype="datetime64[D]"))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: X: dates or durations (datetime64[D]) are not measurements; \
+convert them to numbers first (e.g. seconds since a reference time), or keep them as a label
+    """
+    dtypes = list(X.dtypes) if isinstance(X, pd.DataFrame) else [getattr(X, "dtype", None)]
+    timed = [t for t in dtypes if getattr(t, "kind", None) in ("M", "m")]
+    if timed:
+        raise BioanonError(f"{what}: dates or durations ({timed[0]}) are not measurements; "
+                           "convert them to numbers first (e.g. seconds since a reference "
+                           "time), or keep them as a label")
+
+
+def refuse_ragged(X: Any, what: str = "X") -> None:
+    """Refuse a list of rows of different lengths in words (NumPy's "inhomogeneous shape")."""
+    if not isinstance(X, list | tuple):
+        return
+    lengths = [len(row) if isinstance(row, list | tuple | np.ndarray) else 1 for row in X]
+    odd = next((i for i, n in enumerate(lengths) if n != lengths[0]), None)
+    if odd is not None:
+        raise BioanonError(f"{what}: rows of different lengths (record 0 has "
+                           f"{lengths[0]} values, record {odd} has {lengths[odd]}); give "
+                           "every record the same features")
 
 
 def refuse_masked(X: Any, what: str = "X") -> None:
@@ -310,6 +346,38 @@ and 'p1' at record 1); make it one type (pandas: df['c'].astype(str))
         f"type (pandas: df[{column!r}].astype(str))")
 
 
+def refuse_nested(column: str, values: Any) -> None:
+    """Refuse a label column holding lists, arrays or mappings (a Parquet list, map or struct
+    column): a label is one class or id per record; counting its classes was pandas'
+    "unhashable type", and writing it to NPZ or back to Parquet failed. Only object columns
+    are looked at, and only those whose values are not all of one plain type.
+
+    Examples
+    --------
+    >>> refuse_nested("c", pd.Series(["a", None, "b"], dtype=object))
+    >>> refuse_nested("c", pd.Series([["a"], ["b"]], dtype=object))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: label column 'c' holds lists (['a'] at record 0), not one \
+value per record; make it one class or id per record (pandas: df['c'].astype(str)), or give \
+this role to another column
+    """
+    arr = np.asarray(values)
+    if arr.dtype != object or pd.api.types.infer_dtype(arr, skipna=True) not in (
+            "mixed", "mixed-integer", "unknown-array"):
+        return
+    for i, v in enumerate(arr):
+        if isinstance(v, dict | np.ndarray) or (pd.api.types.is_list_like(v)
+                                                 and not isinstance(v, str | bytes)):
+            kind = ("mappings" if isinstance(v, dict)
+                    else "lists" if isinstance(v, list | np.ndarray) else type(v).__name__ + "s")
+            shown = v.tolist() if isinstance(v, np.ndarray) else v
+            raise BioanonError(
+                f"label column '{column}' holds {kind} ({shown!r} at record {i}), not one value "
+                f"per record; make it one class or id per record (pandas: "
+                f"df[{column!r}].astype(str)), or give this role to another column")
+
+
 def _plain_value(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
@@ -469,7 +537,10 @@ class FeatureTable:
         X = self.X
         if not (checked and isinstance(X, np.ndarray) and X.dtype == np.float32
                 and X.ndim == 2 and X.size):
-            shape = np.shape(X)
+            try:
+                shape = np.shape(X)
+            except ValueError:  # a list of rows of different lengths
+                shape = ()
             names = self.feature_names if self.feature_names is not None else (
                 [f"f{j}" for j in range(shape[1])] if len(shape) == 2 else None)
             X = as_feature_matrix(X, "features", names)
@@ -516,6 +587,7 @@ class FeatureTable:
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
+        refuse_nested(column, values)
         empty = values.isna()
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             empty |= values.astype(str).str.strip().eq("")  # "" is no label either
