@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import BioanonError, missing_column
+from .file_kinds import refuse_other_kind
 from .io import HashingWriter, atomic_path, not_a_regular_file
 
 FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv",
@@ -252,6 +253,36 @@ def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame
         raise BioanonError(
             f"'{p}' ends every row with a separator (a trailing comma): its last column has no "
             "name and no value; remove the trailing separators and read it again")
+
+
+def _refuse_repeated_header(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
+    """Refuse a CSV whose header comes again among its rows (files joined with their
+    headers): every feature column then held text, refused as "not numeric"."""
+    if df.empty or not header or len(header) != df.shape[1]:
+        return
+    first = df.iloc[:, 0]
+    if not (pd.api.types.is_object_dtype(first) or pd.api.types.is_string_dtype(first)):
+        return
+    names = [str(h) for h in header]
+    names[0] = names[0].lstrip("\ufeff")  # a byte order mark, which pandas drops
+    for i in np.flatnonzero((first.astype(str) == names[0]).to_numpy()):
+        if df.iloc[i].astype(str).tolist() == names:
+            raise BioanonError(
+                f"'{p.name}' repeats its header as record {i} (line {i + 2}): files joined "
+                "with their headers, perhaps; keep the header once, at the top, and read it "
+                "again")
+
+
+def _refuse_comment_line(p: Path, header: Sequence[str]) -> None:
+    """Refuse a CSV whose first line is a comment (``# exported by ...``): it was taken for
+    a header of one column, and every column named was "not found"."""
+    line = header[0].lstrip("\ufeff") if len(header) == 1 else ""
+    if line.lstrip().startswith("#"):
+        shown = line if len(line) <= 40 else line[:40] + "..."
+        raise BioanonError(
+            f"'{p.name}' starts with a comment line ('{shown}'), not its header; remove the "
+            "lines above the header, e.g. pandas.read_csv(path, comment='#').to_csv("
+            "new_path, index=False)")
 
 
 def _keep_label_text(p: Path, df: pd.DataFrame, label_columns: Sequence[str] | None) -> None:
@@ -714,6 +745,7 @@ class FeatureTable:
             raise BioanonError(not_a_regular_file(p))
         if p.stat().st_size == 0:
             raise BioanonError(f"input file '{p}' is empty; pass a table with records")
+        refuse_other_kind(p, fmt)
         if fmt == "npz":
             return _declared(cls._read_npz(p, label_columns), keep_as_feature,
                              f"'{p.name}' (an NPZ file: its X array holds the features)")
@@ -745,6 +777,7 @@ class FeatureTable:
                     header = next(rows, [])
                     if len(header) == 1:  # another separator? its first row tells more
                         _check_separator(p, header, fh.readline())
+                        _refuse_comment_line(p, header)
                 dup = duplicates(header)
                 if dup:
                     raise BioanonError(
@@ -754,6 +787,7 @@ class FeatureTable:
                 # seconds per row
                 df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
                 _refuse_trailing_separators(p, header, df)
+                _refuse_repeated_header(p, header, df)
                 _keep_label_text(p, df, label_columns)
                 meta = {}
         except BioanonError:

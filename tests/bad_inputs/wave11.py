@@ -11,6 +11,14 @@ INPUT whose interest or sensitive column has an empty value (the utility read ``
 exit 1), called an empty value in RELEASED or HOLDOUT "values INPUT never has ([nan])", and
 refused the CSV copy of INPUT when INPUT's interest is boolean (``True``/``False`` read back
 as ``1``/``0``: "values INPUT never has (['0', '1'])").
+
+A table file whose name says another format was refused in a reader's words for another
+problem: a Parquet or NPZ file, an Excel workbook or a gzip archive named ``.csv`` as "not
+UTF-8 text: save it as UTF-8", a web page saved by a failed download as "the table has no
+records", a CSV file named ``.npz`` as "an array of Python objects", named ``.parquet`` as
+"Parquet magic bytes not found". A CSV in UTF-16 without a byte order mark, or starting with
+a comment line, was "label column 'expression' not found"; two CSV files joined with their
+headers, "feature column(s) [...] are not numeric".
 """
 
 from __future__ import annotations
@@ -129,5 +137,66 @@ def _audit_cases() -> list[Case]:
     ]
 
 
+def _named(d: Path, name: str, data: bytes) -> Path:
+    p = d / name
+    p.write_bytes(data)
+    return p
+
+
+def _as_bytes(fmt: str) -> bytes:
+    """The small table as the bytes of a ``fmt`` file (parquet, npz, gzip, xlsx)."""
+    import gzip
+    import io
+    import zipfile
+
+    frame = _table().to_frame()
+    buf = io.BytesIO()
+    if fmt == "parquet":
+        frame.to_parquet(buf, index=False)
+    elif fmt == "npz":
+        np.savez(buf, X=_table().X)
+    elif fmt == "gzip":
+        return gzip.compress(frame.to_csv(index=False).encode())
+    else:  # the parts of a workbook every .xlsx holds first
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("[Content_Types].xml", "<Types/>")
+            z.writestr("xl/worksheets/sheet1.xml", frame.to_csv(index=False))
+    return buf.getvalue()
+
+
+def _file_cases() -> list[Case]:
+    csv = _table().to_frame().to_csv(index=False)
+    lines = csv.splitlines(keepends=True)
+    page = b"<!DOCTYPE html>\n<html><body><h1>404 Not Found</h1></body></html>\n"
+    cases = [
+        # "not UTF-8 text (byte 270 is b'\\xb9'); save it as UTF-8"
+        ("parquet-file-named-csv", "t.csv", _as_bytes("parquet"),
+         "'t.csv' is a Parquet file, not CSV text as its name says; rename it to end in "
+         ".parquet"),
+        ("npz-file-named-csv", "t.csv", _as_bytes("npz"), "rename it to end in .npz"),
+        # "holds an array of Python objects, which bioanon does not load"
+        ("csv-file-named-npz", "t.npz", csv.encode(),
+         "'t.npz' is CSV text, not an NPZ file as its name says; rename it to end in .csv"),
+        # "Parquet magic bytes not found in footer"
+        ("csv-file-named-parquet", "t.parquet", csv.encode(), "rename it to end in .csv"),
+        ("excel-workbook-named-csv", "t.csv", _as_bytes("xlsx"),
+         "'t.csv' is an Excel workbook (.xlsx), not CSV text"),
+        ("gzip-file-named-csv", "t.csv", _as_bytes("gzip"), "is gzip-compressed"),
+        # a failed download: "the table has no records"
+        ("web-page-named-csv", "t.csv", page, "'t.csv' is a web page (HTML), not CSV text"),
+        # "label column 'expression' not found (did you mean ' e x p r e s s i o n '?)"
+        ("utf16-csv-without-byte-order-mark", "t.csv", csv.encode("utf-16-le"),
+         "is UTF-16 text (without a byte order mark): it is not UTF-8 text"),
+        # "label column 'expression' not found; available: # exported by tool X"
+        ("csv-starting-with-a-comment-line", "t.csv", ("# exported by tool X\n" + csv).encode(),
+         "'t.csv' starts with a comment line ('# exported by tool X'), not its header"),
+        # two files joined: "feature column(s) ['f0', 'f1', ...] are not numeric"
+        ("csv-repeating-its-header", "t.csv", "".join(lines[:11] + lines[:1] + lines[11:])
+         .encode(), "'t.csv' repeats its header as record 10 (line 12)"),
+    ]
+    return [Case(f"anonymize-{id}", lambda d, n=name, b=data: anon(_named(d, n, b), d, *FAST),
+                 says=says) for id, name, data, says in cases]
+
+
 def wave11_cases() -> list[Case]:
-    return [*_nested_cases(), *_npz_cases(), *_audit_cases()]
+    return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases()]
