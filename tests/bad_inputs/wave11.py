@@ -18,7 +18,8 @@ UTF-8 text: save it as UTF-8", a web page saved by a failed download as "the tab
 records", a CSV file named ``.npz`` as "an array of Python objects", named ``.parquet`` as
 "Parquet magic bytes not found". A CSV in UTF-16 without a byte order mark, or starting with
 a comment line, was "label column 'expression' not found"; two CSV files joined with their
-headers, "feature column(s) [...] are not numeric".
+headers, "feature column(s) [...] are not numeric". An output whose name is longer than the
+file system allows was told to "free space or choose another output".
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FAST, Case, _table, anon
+from .cases import FAST, Case, _csv, _table, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -198,5 +199,18 @@ def _file_cases() -> list[Case]:
                  says=says) for id, name, data, says in cases]
 
 
+def _long_name_cases() -> list[Case]:
+    # "File name too long: '...'; free space or choose another output"
+    long = "o" * 300
+    says = "choose a shorter name"
+    return [
+        Case("anonymize-output-name-too-long", lambda d: anon(
+            _csv(d), d, *FAST, out=f"{long}.parquet"), says=says),
+        Case("evaluate-out-folder-name-too-long", lambda d: [
+            "evaluate", str(_csv(d)), *EV, "--out", str(d / long)], says=says),
+    ]
+
+
 def wave11_cases() -> list[Case]:
-    return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases()]
+    return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases(),
+            *_long_name_cases()]

@@ -267,6 +267,19 @@ def _refused(message: str) -> typer.Exit:
     return _fail(message)
 
 
+def _os_fix(exc: OSError) -> str:
+    """The fix of an operating system's refusal to write (a name too long was told to free
+    space)."""
+    import errno
+
+    if exc.errno == errno.ENAMETOOLONG:
+        return ("choose a shorter name (most file systems allow 255 bytes a folder or file "
+                "name)")
+    if exc.errno == errno.EROFS:
+        return "choose an output on a writable file system"
+    return "free space or choose another output"
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -295,8 +308,7 @@ def user_errors(func: F) -> F:
                            "setting") from None
         except OSError as exc:  # disk full, read-only file system ...
             where = f": '{exc.filename}'" if exc.filename else ""
-            raise _refused(f"{exc.strerror or exc}{where}; free space or choose another "
-                           "output") from None
+            raise _refused(f"{exc.strerror or exc}{where}; {_os_fix(exc)}") from None
         except KeyboardInterrupt:
             done = COMMITTED[committed_before:]
             said = (f"interrupted after {done[-1]} was written whole (with its manifest)"
