@@ -19,7 +19,10 @@ records", a CSV file named ``.npz`` as "an array of Python objects", named ``.pa
 "Parquet magic bytes not found". A CSV in UTF-16 without a byte order mark, or starting with
 a comment line, was "label column 'expression' not found"; two CSV files joined with their
 headers, "feature column(s) [...] are not numeric". An output whose name is longer than the
-file system allows was told to "free space or choose another output".
+file system allows was told to "free space or choose another output". ``evaluate`` of a table
+of 2 records per identity, or at ``--test-size 0.9``, failed after the anonymization on
+scikit-learn's "Requesting 2-fold cross-validation but provided less than 2 examples" (exit
+1), and of 3 records per identity on k-NN's "Expected n_neighbors <= n_samples_fit".
 """
 
 from __future__ import annotations
@@ -211,6 +214,36 @@ def _long_name_cases() -> list[Case]:
     ]
 
 
+def _sized(d: Path, per: int) -> Path:
+    p = d / "t.csv"
+    _table(n_id=4, per=per).write(p)
+    return p
+
+
+def _small_cases() -> list[Case]:
+    noise = ["--method", "noise", "--sigma", "1"]
+
+    def ev(per: int, *extra: str) -> Callable[[Path], list[str]]:
+        return lambda d: ["evaluate", str(_sized(d, per)), *EV, *noise, *extra, "--out",
+                          str(d / "rep")]
+
+    return [
+        # scikit-learn's "Requesting 2-fold cross-validation but provided less than 2
+        # examples for at least one class", after the anonymization (exit 1)
+        Case("evaluate-test-size-leaving-one-record-to-train", ev(12, "--test-size", "0.9"),
+             says="at --test-size 0.9 'identity' value 'person00' keeps 1 of its 12 records "
+                  "to train; the attacks need 2 or more per identity: lower it, e.g. "
+                  "--test-size 0.25"),
+        Case("evaluate-two-records-per-identity", ev(2),
+             says="'identity' value 'person00' has 2 records; the attacks need 2 or more per "
+                  "identity to train beside 1 to test"),
+        # 8 training records: the consumer's k-NN (5 neighbours) on a 2-fold split was
+        # "Expected n_neighbors <= n_samples_fit" (exit 1)
+        Case("evaluate-three-records-per-identity-valid", ev(3), "ok",
+             ("rep/report.html", "rep/report.json")),
+    ]
+
+
 def wave11_cases() -> list[Case]:
     return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases(),
-            *_long_name_cases()]
+            *_long_name_cases(), *_small_cases()]

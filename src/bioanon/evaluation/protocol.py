@@ -68,7 +68,7 @@ from .risks import (
 )
 from .risks.base import floor_decision, target_at
 from .seeds import derive_seed, reseeded
-from .split import group_split, person_level_columns, repeats, split_table
+from .split import group_split, judged_split, person_level_columns, repeats
 from .units import unit_scale
 from .utility import utility_views
 from .verdict import (
@@ -572,16 +572,15 @@ class Evaluation:
         """The split (closed set per identity, or whole groups) and both splits anonymized."""
         table, opts, seed = self.table, self.options, self.random_state
         tick("splitting")
+        tr, te = judged_split(table, self.interest, self.sensitive, opts.test_size, seed,
+                              opts.group)
         if opts.group is None:
-            tr, te = split_table(table, self.interest, self.sensitive, opts.test_size, seed)
             n_copies = table.n_records - repeats(table.X)[1].size
             if n_copies:
                 self.notes_.append(
                     f"{n_copies} record(s) repeat another exactly (the same features): each "
                     "is kept with the record it repeats, on one side of every record split, "
                     "so that no member's copy is judged a non-member")
-        else:
-            tr, te = group_split(table, opts.group, self.sensitive, opts.test_size, seed)
         train, test = table.subset(tr), table.subset(te)
         anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
         anon_train = np.asarray(anon_train, dtype=np.float32)
