@@ -22,7 +22,8 @@ headers, "feature column(s) [...] are not numeric". An output whose name is long
 file system allows was told to "free space or choose another output". ``evaluate`` of a table
 of 2 records per identity, or at ``--test-size 0.9``, failed after the anonymization on
 scikit-learn's "Requesting 2-fold cross-validation but provided less than 2 examples" (exit
-1), and of 3 records per identity on k-NN's "Expected n_neighbors <= n_samples_fit".
+1), and of 3 records per identity on k-NN's "Expected n_neighbors <= n_samples_fit";
+``--identities ,`` ran with the default counts.
 """
 
 from __future__ import annotations
@@ -241,6 +242,9 @@ def _small_cases() -> list[Case]:
         # "Expected n_neighbors <= n_samples_fit" (exit 1)
         Case("evaluate-three-records-per-identity-valid", ev(3), "ok",
              ("rep/report.html", "rep/report.json")),
+        # the default counts, without a word
+        Case("evaluate-identities-only-a-comma", ev(12, "--identities", ","),
+             says="--identities ',' names no identity count"),
     ]
 
 
