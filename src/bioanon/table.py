@@ -776,7 +776,7 @@ class FeatureTable:
                     rows = csv.reader(fh)
                     header = next(rows, [])
                     if len(header) == 1:  # another separator? its first row tells more
-                        _check_separator(p, header, fh.readline())
+                        check_separator(p, header, fh.readline())
                         _refuse_comment_line(p, header)
                 dup = duplicates(header)
                 if dup:
@@ -1058,13 +1058,13 @@ def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
-def _check_separator(path: Path, header: list[str], first_row: str = "") -> None:
+def check_separator(path: Path, header: list[str], first_row: str = "") -> None:
     """Refuse a CSV whose header is one column holding another separator: it was written
     with semicolons, tabs or bars, and every row would be read as one text column. A first
     row with decimal commas (``0,5;1,25``) adds ``decimal=','`` to the fix.
 
-    >>> _check_separator(Path("t.csv"), ["f0", "f1"])
-    >>> _check_separator(Path("t.csv"), ["f0;f1;speaker"], "0,5;1,25;a")
+    >>> check_separator(Path("t.csv"), ["f0", "f1"])
+    >>> check_separator(Path("t.csv"), ["f0;f1;speaker"], "0,5;1,25;a")
     Traceback (most recent call last):
     ...
     bioanon.errors.BioanonError: 't.csv' looks separated by semicolons (its header is one \

@@ -23,7 +23,10 @@ file system allows was told to "free space or choose another output". ``evaluate
 of 2 records per identity, or at ``--test-size 0.9``, failed after the anonymization on
 scikit-learn's "Requesting 2-fold cross-validation but provided less than 2 examples" (exit
 1), and of 3 records per identity on k-NN's "Expected n_neighbors <= n_samples_fit";
-``--identities ,`` ran with the default counts.
+``--identities ,`` ran with the default counts. A labels CSV (``extract --labels``) separated
+by semicolons was "file-name column of the labels 'file' not found (did you mean
+'file;who'?)", one in Latin-1 Python's "'utf-8' codec can't decode byte 0xe9 in position 3"
+(a position in pandas' chunk), and an Excel workbook named ``.csv`` the same.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FAST, Case, _csv, _table, anon
+from .cases import FAST, Case, _csv, _table, _wav, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -248,6 +251,34 @@ def _small_cases() -> list[Case]:
     ]
 
 
+def _labelled_voice(d: Path, labels: bytes) -> list[str]:
+    src = d / "wavs"
+    src.mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        _wav(src / f"a{i}.wav", rng.normal(size=4000).astype(np.float32))
+    (d / "l.csv").write_bytes(labels)
+    return ["extract", "voice", str(src), "--labels", str(d / "l.csv"), "-o",
+            str(d / "v.parquet")]
+
+
+def _labels_cases() -> list[Case]:
+    text = "file,who\na0.wav,José\na1.wav,y\na2.wav,x\na3.wav,y\n"
+    return [
+        # "file-name column of the labels 'file' not found (did you mean 'file;who'?)"
+        Case("extract-voice-labels-separated-by-semicolons", lambda d: _labelled_voice(
+            d, text.replace(",", ";").encode()),
+            says="'l.csv' looks separated by semicolons (its header is one column, "
+                 "'file;who')"),
+        # Python's "'utf-8' codec can't decode byte 0xe9 in position 3" (of pandas' chunk)
+        Case("extract-voice-labels-in-latin-1", lambda d: _labelled_voice(
+            d, text.encode("latin-1")),
+            says="it is not UTF-8 text (byte 19 is b'\\xe9'); save it as UTF-8"),
+        Case("extract-voice-labels-an-excel-workbook", lambda d: _labelled_voice(
+            d, _as_bytes("xlsx")), says="'l.csv' is an Excel workbook (.xlsx), not CSV text"),
+    ]
+
+
 def wave11_cases() -> list[Case]:
     return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases(),
-            *_long_name_cases(), *_small_cases()]
+            *_long_name_cases(), *_small_cases(), *_labels_cases()]
