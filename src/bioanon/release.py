@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .errors import BioanonError, missing_column, suggest
+from .errors import BioanonError, missing_column, refuse_class, suggest
 from .release_unit import manifest_path, verify_release, write_unit
 from .table import FeatureTable, all_finite, format_of, refuse_nested
 
@@ -408,6 +408,7 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any], path: str | 
 
 
 def _check_anonymizer_roles(anonymizer: Any, roles: Roles) -> None:
+    refuse_class(anonymizer)
     get = getattr(anonymizer, "get_params", None)
     params = get(deep=False) if callable(get) else {}
     for name in ("interest", "sensitive"):

@@ -39,7 +39,7 @@ from ..attack.selection import (
 )
 from ..attack.threat import MODES, parse_modes
 from ..attack.verification import VOICEPRIVACY, verification
-from ..errors import BioanonError
+from ..errors import BioanonError, refuse_class
 from ..metrics import chance_level, mixture, utility
 from ..metrics.results import (
     AttackResult,
@@ -373,6 +373,7 @@ class Evaluation:
                 "no anonymizer was given: pass the method to judge (anonymizer=...), e.g. the "
                 "setting bioanon.certify() chose; the seed method's default setting is never "
                 "judged in its place")
+        refuse_class(anonymizer)
         if not all(hasattr(anonymizer, a) for a in ("get_params", "fit", "transform")):
             raise BioanonError(
                 f"anonymizer={anonymizer!r} is not a method to judge; pass an estimator with "
