@@ -699,8 +699,10 @@ class FeatureTable:
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
             for col in self.labels.columns:
                 values = self.labels[col].to_numpy()
-                if values.dtype == object:  # strings: store as unicode, never pickles
-                    values = values.astype(str)
+                if values.dtype == object:  # strings: store as unicode, never pickles; an
+                    missing = pd.isna(values)  # empty value as '' (as CSV has it), not the
+                    values = values.astype(str)  # class 'nan', 'None' or '<NA>'
+                    values[missing] = ""
                 arrays[str(col)] = values
             _write_npz(Path(tmp), arrays)
         return None
