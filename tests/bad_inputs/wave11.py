@@ -26,7 +26,10 @@ scikit-learn's "Requesting 2-fold cross-validation but provided less than 2 exam
 ``--identities ,`` ran with the default counts. A labels CSV (``extract --labels``) separated
 by semicolons was "file-name column of the labels 'file' not found (did you mean
 'file;who'?)", one in Latin-1 Python's "'utf-8' codec can't decode byte 0xe9 in position 3"
-(a position in pandas' chunk), and an Excel workbook named ``.csv`` the same.
+(a position in pandas' chunk), and an Excel workbook named ``.csv`` the same. Features in far
+units were internal errors: ``anonymize --method ksame`` of features about 1e30 ("operands
+could not be broadcast"), ``evaluate`` of features about 1e-42 ("Input X contains
+infinity", after NumPy's "overflow encountered in cast").
 """
 
 from __future__ import annotations
@@ -279,6 +282,32 @@ def _labels_cases() -> list[Case]:
     ]
 
 
+def _scaled(d: Path, scale: float) -> Path:
+    """The small table, its features multiplied by ``scale`` (other units), as bioanon
+    writes it."""
+    from bioanon.table import FeatureTable
+
+    t = _table()
+    p = d / "t.parquet"
+    FeatureTable(t.X.astype(np.float64) * scale, t.labels, t.feature_names).write(p)
+    return p
+
+
+def _scale_cases() -> list[Case]:
+    rel = ("o.parquet", "o.parquet.manifest.json")
+    return [
+        # NaN distances in the clustering's float32 products: "operands could not be
+        # broadcast together with shapes (39,) (45,)" (exit 1)
+        Case("anonymize-ksame-features-of-1e30-valid", lambda d: anon(
+            _scaled(d, 1e30), d, "--method", "ksame", "--k", "3"), "ok", rel),
+        # the utility models' power of two (2**140) as float32 was inf: NumPy's "overflow
+        # encountered in cast", then scikit-learn's "Input X contains infinity" (exit 1)
+        Case("evaluate-features-of-1e-42-valid", lambda d: [
+            "evaluate", str(_scaled(d, 1e-42)), *EV, "--g", "4", "--t", "0.5", "--out",
+            str(d / "rep")], "ok", ("rep/report.html", "rep/report.json")),
+    ]
+
+
 def wave11_cases() -> list[Case]:
     return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases(),
-            *_long_name_cases(), *_small_cases(), *_labels_cases()]
+            *_long_name_cases(), *_small_cases(), *_labels_cases(), *_scale_cases()]

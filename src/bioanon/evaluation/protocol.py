@@ -69,7 +69,7 @@ from .risks import (
 from .risks.base import floor_decision, target_at
 from .seeds import derive_seed, reseeded
 from .split import group_split, judged_split, person_level_columns, repeats
-from .units import unit_scale
+from .units import in_units, unit_scale
 from .utility import utility_views
 from .verdict import (
     verdict,
@@ -695,12 +695,12 @@ class Evaluation:
             return train, test, anon_train, anon_test
 
         def scaled(t: FeatureTable) -> FeatureTable:
-            return FeatureTable._of_checked((t.X * np.float32(s)).astype(np.float32),
-                                            t.labels, t.feature_names, t.meta)
+            return FeatureTable._of_checked(in_units(t.X, s), t.labels, t.feature_names,
+                                            t.meta)
 
         return (scaled(train), scaled(test),
-                None if anon_train is None else (anon_train * np.float32(s)).astype(np.float32),
-                None if anon_test is None else (anon_test * np.float32(s)).astype(np.float32))
+                None if anon_train is None else in_units(anon_train, s),
+                None if anon_test is None else in_units(anon_test, s))
 
     def _consumer(self, entry: dict[str, Any], train: FeatureTable, test: FeatureTable,
                   anon_train: np.ndarray | None,
