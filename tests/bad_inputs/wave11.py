@@ -29,7 +29,8 @@ by semicolons was "file-name column of the labels 'file' not found (did you mean
 (a position in pandas' chunk), and an Excel workbook named ``.csv`` the same. Features in far
 units were internal errors: ``anonymize --method ksame`` of features about 1e30 ("operands
 could not be broadcast"), ``evaluate`` of features about 1e-42 ("Input X contains
-infinity", after NumPy's "overflow encountered in cast").
+infinity", after NumPy's "overflow encountered in cast"). ``--method vp-mix`` named a class too
+small for its donors by its code ("interest class '0'"), not its value.
 """
 
 from __future__ import annotations
@@ -308,6 +309,13 @@ def _scale_cases() -> list[Case]:
     ]
 
 
+def _naming_cases() -> list[Case]:
+    # "interest class '0' has 14 records": the class's code, not its value
+    return [Case("anonymize-vp-mix-class-too-small-is-named", lambda d: anon(
+        _csv(d), d, "--method", "vp-mix"), says="interest class 'expr0' has 14 records")]
+
+
 def wave11_cases() -> list[Case]:
     return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases(),
-            *_long_name_cases(), *_small_cases(), *_labels_cases(), *_scale_cases()]
+            *_long_name_cases(), *_small_cases(), *_labels_cases(), *_scale_cases(),
+            *_naming_cases()]
