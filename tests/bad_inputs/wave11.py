@@ -311,8 +311,14 @@ def _scale_cases() -> list[Case]:
 
 def _naming_cases() -> list[Case]:
     # "interest class '0' has 14 records": the class's code, not its value
+    strata = ["--interest", "expression", "--sensitive", "identity", "--additional", "gender",
+              "--identifying", "environment"]
     return [Case("anonymize-vp-mix-class-too-small-is-named", lambda d: anon(
-        _csv(d), d, "--method", "vp-mix"), says="interest class 'expr0' has 14 records")]
+        _csv(d), d, "--method", "vp-mix"), says="interest class 'expr0' has 14 records"),
+        # with an additional attribute, a stratum's code within its class
+        Case("anonymize-vp-mix-stratum-too-small-is-named", lambda d: anon(
+            _csv(d), d, "--method", "vp-mix", "--param", "g=8", "--param", "t=0.5",
+            roles=strata), says="interest class 'expr1 / F' has 3 records")]
 
 
 def wave11_cases() -> list[Case]:

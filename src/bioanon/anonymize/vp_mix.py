@@ -50,7 +50,7 @@ from .relevance import (
     select_features,
 )
 from .row_blocks import apply_vp_mix, mixing_matrix
-from .strata import check_strata, strata, sums_by
+from .strata import check_strata, strata, stratum_names, sums_by
 
 
 # ---------------------------------------------------------------------- the math
@@ -61,21 +61,23 @@ def donor_sets(classes: np.ndarray, strat: np.ndarray, g: int, t: float,
 
     Identity plays no part in the draw. With ``allow_replacement``, a stratum too small to
     give ``g`` donors with spread left over (``n_s − 1 ≤ k₁``) is drawn with replacement.
-    Loops over interest classes, never over records. ``names``: the interest values by class
-    code, for an error to name a class as the table has it (not its code, '0').
+    Loops over interest classes, never over records. ``names``: the strata's names by code
+    (:func:`~.strata.stratum_names`), for an error to name one as the table has it (not its
+    code, '0').
     """
     if np.array_equal(classes, strat) and not _needs_replacement(strat, g, allow_replacement):
         return assemble_sets(strat, g, 1.0, rng, names, allow_replacement, include_self=False)
     sets = np.empty((classes.size, g), dtype=np.int64)
     for c in np.unique(classes):
         members = np.flatnonzero(classes == c)
-        _, sub = np.unique(strat[members], return_inverse=True)
+        present, sub = np.unique(strat[members], return_inverse=True)
         if sub.max() == 0 and _needs_replacement(sub, g, allow_replacement):
             sets[members] = members[_with_replacement(members.size, g, rng)]
             continue
         t_c = t if sub.max() > 0 else 1.0  # one stratum only: all donors from it
-        sets[members] = members[assemble_sets(sub, g, t_c, rng, None, allow_replacement,
-                                              include_self=False)]
+        sets[members] = members[assemble_sets(sub, g, t_c, rng,
+                                              None if names is None else names[present],
+                                              allow_replacement, include_self=False)]
     return sets
 
 
@@ -337,7 +339,7 @@ class VarianceMixAnonymizer(Anonymizer):
                                 bool(self.allow_replacement))
         s_donors, s_noise = np.random.SeedSequence(seed).spawn(2)
         rng = np.random.default_rng(s_donors)
-        names = np.unique(label_values(labels, self.interest, n))  # by class code
+        names = stratum_names(labels, self.interest, self._additional(), n)
         sets = (circulant_sets(strat, g, rng) if self.design == "bounded" else
                 donor_sets(classes, strat, g, t, rng, bool(self.allow_replacement), names))
         M = mixing_matrix(sets)
