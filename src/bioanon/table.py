@@ -21,7 +21,7 @@ import pandas as pd
 
 from .errors import BioanonError, missing_column
 from .file_kinds import refuse_other_kind
-from .io import HashingWriter, atomic_path, not_a_regular_file
+from .io import HashingWriter, atomic_path, not_a_regular_file, not_found
 
 FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv",
            ".npz": "npz"}
@@ -742,7 +742,7 @@ class FeatureTable:
             return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)
         if not p.exists():
-            raise BioanonError(f"input file '{p}' does not exist; check the path")
+            raise BioanonError(not_found(p))
         if not p.is_file():
             raise BioanonError(not_a_regular_file(p))
         if p.stat().st_size == 0:

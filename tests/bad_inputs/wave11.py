@@ -30,7 +30,9 @@ by semicolons was "file-name column of the labels 'file' not found (did you mean
 units were internal errors: ``anonymize --method ksame`` of features about 1e30 ("operands
 could not be broadcast"), ``evaluate`` of features about 1e-42 ("Input X contains
 infinity", after NumPy's "overflow encountered in cast"). ``--method vp-mix`` named a class too
-small for its donors by its code ("interest class '0'"), not its value.
+small for its donors by its code ("interest class '0'"), not its value. A URL given as an input
+(``https://``, ``s3://``, ``file://``) was "input file 'https:/example.org/t.csv' does not
+exist".
 """
 
 from __future__ import annotations
@@ -321,7 +323,23 @@ def _naming_cases() -> list[Case]:
             roles=strata), says="interest class 'expr1 / F' has 3 records")]
 
 
+def _url_cases() -> list[Case]:
+    # "input file 'https:/example.org/t.csv' does not exist; check the path" (pathlib folds
+    # the '//'): no word that a URL is not read
+    from .audit import au
+
+    return [
+        Case("anonymize-input-a-url", lambda d: anon("https://example.org/t.csv", d, *FAST),
+             says="input file 'https://example.org/t.csv' is a URL; bioanon reads local "
+                  "files: download it first"),
+        Case("anonymize-input-a-file-url", lambda d: anon(f"file://{_csv(d)}", d, *FAST),
+             says="is a file: URL; pass the path itself"),
+        Case("audit-released-a-url", lambda d: au(d, released=Path("s3://bucket/rel.csv")),
+             says="'s3://bucket/rel.csv' is a URL"),
+    ]
+
+
 def wave11_cases() -> list[Case]:
     return [*_nested_cases(), *_npz_cases(), *_audit_cases(), *_file_cases(),
             *_long_name_cases(), *_small_cases(), *_labels_cases(), *_scale_cases(),
-            *_naming_cases()]
+            *_naming_cases(), *_url_cases()]

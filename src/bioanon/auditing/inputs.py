@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
+from ..io import not_found
 from ..table import FeatureTable, refuse_revealing_roles
 
 #: where a table comes from: a FeatureTable or a path bioanon reads
@@ -177,7 +178,7 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
     else:
         path = os.fspath(source)
         if not os.path.exists(path):
-            raise BioanonError(f"{what} '{path}' does not exist; check the path")
+            raise BioanonError(not_found(path, what))
         try:
             n = _parquet_rows(path) if max_records is not None else None
             if n is not None and max_records is not None and n > max_records:

@@ -28,7 +28,7 @@ from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
-from ..io import not_a_regular_file
+from ..io import not_a_regular_file, not_found
 from ..progress import StageLog
 from ..table import FeatureTable
 from .app import app  # noqa: F401  (the commands register on it)
@@ -450,7 +450,7 @@ def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
     kind = "folder" if param.name == "src" else "file"
     if not value.exists():
         fix = "pass the folder of records" if kind == "folder" else "check the path"
-        raise _refused(f"input {kind} '{value}' does not exist; {fix}")
+        raise _refused(not_found(value, f"input {kind}", fix))
     if kind == "file" and value.is_dir() and not _parquet_folder(value):
         raise _refused(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz) "
                        "or a folder of Parquet parts")
