@@ -72,3 +72,25 @@ def test_the_audit_plan_names_a_released_class_of_one_member(frames):
         job.plan.render())
     assert "'gender'" not in job.plan.small_classes  # 'x' is not in the release
     assert job.plan.to_dict()["small_classes"] == job.plan.small_classes
+
+
+def test_a_boolean_interest_is_judged_on_its_csv_copy_and_an_empty_label_is_named(tmp_path):
+    """A boolean interest reads back from a CSV copy as 1 and 0: the copy was refused as
+    "values INPUT never has (['0', '1'])". An interest empty in INPUT was judged as the class
+    'nan' (utility 0.000); it is refused in one line."""
+    t = make_biometric(n_identities=8, records_per_identity=30, n_features=32, random_state=0)
+    labels = t.labels.assign(expression=t.labels["expression"] == "expr0")
+    t = bioanon.FeatureTable(t.X, labels, t.feature_names)
+    rows = np.arange(t.n_records)
+    members, holdout = t.subset(rows % 2 == 0), t.subset(rows % 2 == 1)
+    members.write(tmp_path / "in.parquet")
+    members.drop_labels(["identity"]).to_frame().to_csv(tmp_path / "rel.csv", index=False)
+    res = bioanon.audit(tmp_path / "in.parquet", tmp_path / "rel.csv", holdout, **KW,
+                        random_state=0)
+    assert res.findings["copied_rows"] == members.n_records
+    empty = members.labels.assign(expression=members.labels["expression"].astype(object))
+    empty.loc[5, "expression"] = None
+    with pytest.raises(BioanonError, match=r"^INPUT's 'expression' has 1 empty value\(s\) "
+                                           r"\(first at record 5\)"):
+        bioanon.audit(bioanon.FeatureTable(members.X, empty, members.feature_names),
+                      tmp_path / "rel.csv", holdout, **KW)

@@ -135,3 +135,28 @@ def test_utility_views_reuse_the_clear_model_across_settings(monkeypatch):
                                           "logreg", 0, 1)
         assert shared == alone
     assert len(fits) == 3 + 4  # shared: clear once + release twice; alone: 2 × 2
+
+
+@pytest.mark.parametrize("scale", [1e18, 1e30])
+def test_features_in_far_units_are_judged_without_numpy_overflow(scale):
+    """Features of 1e18 or more (nanosecond timestamps, other units): a membership
+    attacker's standardization squared them in float32 (NumPy's "overflow encountered in
+    square" printed by a valid run; a scale of inf: that attacker read every record alike).
+    No warning now, and the figure is the one read in the table's own units."""
+    import warnings
+
+    from bioanon.table import FeatureTable
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32,
+                       random_state=0)
+    far = FeatureTable(t.X.astype(np.float64) * scale, t.labels, t.feature_names)
+
+    def membership(table):
+        rep = evaluate(table, "expression", "identity",
+                       anonymizer=SelectiveMeanAnonymizer("expression", g=4, t=0.5,
+                                                          random_state=0), random_state=0)
+        return [r["value"] for r in rep["risks"] if r["name"] == "record-membership"]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert membership(far) == pytest.approx(membership(t), abs=0.05)

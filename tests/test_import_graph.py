@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bioanon.progress", "bioanon.io", "bioanon.privacy", "bioanon.table", "bioanon.metrics",
      "bioanon.sampling", "bioanon.privacy_bounds", "bioanon.levels",
      "bioanon.plain_text", "bioanon.metadata_columns", "bioanon.release_journal",
-     "bioanon.release_unit", "bioanon.layout"),
+     "bioanon.release_unit", "bioanon.layout", "bioanon.file_kinds"),
     ("bioanon.features", "bioanon.datasets", "bioanon.anonymize", "bioanon.attack",
      "bioanon.pipeline", "bioanon.release"),
     # the plan derives its rows from the evaluation's risk registry

@@ -241,3 +241,49 @@ def test_a_masked_array_with_masked_values_is_refused(table):
         FeatureTable(X, table.labels, table.feature_names)
     read = FeatureTable(np.ma.masked_array(table.X), table.labels, table.feature_names)
     assert np.array_equal(read.X, table.X)
+
+
+def test_features_of_dates_rows_of_two_lengths_or_a_sparse_matrix_are_named(table):
+    """Dates as features were read as their count of microseconds rounded to float32, without
+    a word (by FeatureTable and by an estimator); a list of rows of two lengths was NumPy's
+    ValueError ("inhomogeneous shape"); a SciPy sparse matrix was "not numeric"."""
+    import scipy.sparse as sp
+
+    from bioanon import SelectiveMeanAnonymizer
+
+    dates = np.datetime64("2024-01-01", "s") + (table.X * 1000).astype("timedelta64[s]")
+    ragged = [[1.0, 2.0], [1.0]] + [[1.0, 2.0]] * (table.n_records - 2)
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5)
+    for X, says in [(dates, r"dates or durations \(datetime64\[s\]\) are not measurements"),
+                    (dates - dates, r"dates or durations \(timedelta64\[s\]\)"),
+                    (ragged, r"rows of different lengths \(record 0 has 2 values, record 1 "
+                             r"has 1\)")]:
+        with pytest.raises(BioanonError, match=says):
+            FeatureTable(X, table.labels)
+        with pytest.raises(BioanonError, match=says):
+            sma.fit(X, table.labels)
+    with pytest.raises(BioanonError, match=r"SciPy sparse matrix; pass a dense array"):
+        FeatureTable(sp.csr_matrix(table.X), table.labels)
+
+
+def test_a_label_column_of_lists_is_refused_in_a_role_and_dropped_without_one(table, tmp_path):
+    """A label column of lists or mappings (a Parquet list or struct column) given a role was
+    pandas' "unhashable type"; kept as it is, NPZ's "setting an array element with a
+    sequence". Without a role it is dropped, as any other label column no role names."""
+    from bioanon import SelectiveMeanAnonymizer
+    from bioanon.release import release
+
+    lists = [[v] for v in table.labels["expression"]]
+    t = FeatureTable(table.X, table.labels.assign(tags=lists), table.feature_names)
+    sma = SelectiveMeanAnonymizer("expression", g=4, t=0.5, random_state=0)
+    with pytest.raises(BioanonError, match=r"label column 'tags' holds lists \(\['expr"):
+        t.label("tags")
+    with pytest.raises(BioanonError, match="label column 'tags' holds lists"):
+        release(t, sma, Roles(interest="expression", sensitive="identity", keep=["tags"]),
+                force=True)
+    with pytest.raises(BioanonError, match="label column 'expression' holds mappings"):
+        SelectiveMeanAnonymizer("expression", g=4, t=0.5).fit(
+            table.X, table.labels.assign(expression=[{"v": v} for v in lists]))
+    res = release(t, sma, Roles(interest="expression", sensitive="identity",
+                                identifying=["tags"]))
+    assert list(res.table.labels.columns) == ["expression"] and "tags" in res.dropped

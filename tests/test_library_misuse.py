@@ -44,3 +44,18 @@ def test_models_that_are_not_a_list_are_named(table):
     with pytest.raises(BioanonError, match="models=3 names no recognizer") as exc:
         certify(table, Roles(sensitive="identity", interest="expression"), models=3)
     assert exc.value.parameter == "models"
+
+
+def test_an_anonymizer_class_without_its_parentheses_is_named(table):
+    """The class where an estimator belongs has ``fit`` and ``get_params`` too: it failed
+    inside them ("get_params() missing 1 required positional argument: 'self'")."""
+    from bioanon import evaluate
+    from bioanon.release import release
+
+    says = (r"^anonymizer=SelectiveMeanAnonymizer is a class, not an estimator; pass one made "
+            r"from it, e.g. SelectiveMeanAnonymizer\(...\)")
+    with pytest.raises(BioanonError, match=says):
+        evaluate(table, "expression", "identity", anonymizer=SelectiveMeanAnonymizer)
+    with pytest.raises(BioanonError, match=says):
+        release(table, SelectiveMeanAnonymizer, Roles(interest="expression",
+                                                      sensitive="identity"))

@@ -278,3 +278,16 @@ def test_a_csv_label_keeps_the_text_the_file_holds(tmp_path):
     assert res.exit_code == 0, res.output
     released = pd.read_csv(out, dtype=str)
     assert sorted(set(released["expression"])) == sorted(set(df["expression"]))
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_npz_writes_an_empty_label_value_empty_not_as_a_class(tmp_path, dtype):
+    """An empty value of a text label column (a kept column of a CSV with an empty cell)
+    was written to NPZ as the text 'nan' or '<NA>': read back, a class of its own. It is
+    written '' (as CSV writes it), which every label check reads as empty."""
+    labels = pd.DataFrame({"site": pd.Series(["a", None, "b", "a"], dtype=dtype)})
+    FeatureTable(np.zeros((4, 2)), labels).write(tmp_path / "t.npz")
+    back = FeatureTable.read(tmp_path / "t.npz")
+    assert back.labels["site"].tolist() == ["a", "", "b", "a"]
+    with pytest.raises(BioanonError, match=r"'site' has 1 empty value\(s\) \(first at record 1\)"):
+        back.label("site")

@@ -49,6 +49,23 @@ def install_hint(extra: str, then: str = "") -> str:
     return f"install the {extra} extra: {command}" + (f" && {pip} {then}" if then else "")
 
 
+def refuse_class(value: object, name: str = "anonymizer") -> None:
+    """Refuse an estimator's class where an estimator belongs (the parentheses forgotten): it
+    has ``fit`` and ``get_params`` too, and failed inside them ("get_params() missing 1
+    required positional argument: 'self'").
+
+    >>> refuse_class(int)
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: anonymizer=int is a class, not an estimator; pass one made \
+from it, e.g. int(...) with its parameters
+    """
+    if isinstance(value, type):
+        raise BioanonError(f"{name}={value.__name__} is a class, not an estimator; pass one made "
+                           f"from it, e.g. {value.__name__}(...) with its parameters",
+                           parameter=name)
+
+
 def suggest(name: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest choice, or an empty string."""
     close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)

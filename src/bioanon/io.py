@@ -334,6 +334,27 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def not_found(path: str | os.PathLike, what: str = "input file",
+              fix: str = "check the path") -> str:
+    """The refusal of an input that does not exist; a URL (``https://``, ``s3://``: pathlib
+    folds its '//' into '/') is named as one, since bioanon reads local files only.
+
+    >>> not_found("https:/example.org/t.csv")
+    "input file 'https://example.org/t.csv' is a URL; bioanon reads local files: download it \
+first and pass the file"
+    >>> not_found("t.csv")
+    "input file 't.csv' does not exist; check the path"
+    """
+    text = os.fspath(path)
+    url = re.match(r"([A-Za-z][A-Za-z0-9+.-]+):/+(.*)", text)
+    if url and url.group(1).lower() == "file":
+        return f"{what} '{text}' is a file: URL; pass the path itself ('/{url.group(2)}')"
+    if url:
+        return (f"{what} '{url.group(1)}://{url.group(2)}' is a URL; bioanon reads local "
+                "files: download it first and pass the file")
+    return f"{what} '{text}' does not exist; {fix}"
+
+
 def not_a_regular_file(path: str | os.PathLike) -> str:
     """The refusal of an input that is no regular file (a named pipe, a device, a socket):
     a table is read more than once (hashed, then read), and a pipe would block the second

@@ -50,9 +50,9 @@ import numpy as np
 import pandas as pd
 
 from ._version import __version__
-from .errors import BioanonError, missing_column, suggest
+from .errors import BioanonError, missing_column, refuse_class, suggest
 from .release_unit import manifest_path, verify_release, write_unit
-from .table import FeatureTable, all_finite, format_of
+from .table import FeatureTable, all_finite, format_of, refuse_nested
 
 #: the roles a label column can have
 ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept",
@@ -271,6 +271,8 @@ def join_check(labels: pd.DataFrame, plan: ColumnPlan, sensitive: str,
     """
     if not plan.checked:
         return None
+    for c in plan.checked:  # released as they are: one value per record, as every label
+        refuse_nested(c, labels[c])
     key = [c for c in plan.released if c != sensitive]
     base = [c for c in key if plan.roles[c] in ("interest", "additional")]
     chance = join_rate(labels, [], sensitive)
@@ -406,6 +408,7 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any], path: str | 
 
 
 def _check_anonymizer_roles(anonymizer: Any, roles: Roles) -> None:
+    refuse_class(anonymizer)
     get = getattr(anonymizer, "get_params", None)
     params = get(deep=False) if callable(get) else {}
     for name in ("interest", "sensitive"):

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import BioanonError, missing_column
-from .io import HashingWriter, atomic_path, not_a_regular_file
+from .file_kinds import refuse_other_kind
+from .io import HashingWriter, atomic_path, not_a_regular_file, not_found
 
 FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv",
            ".npz": "npz"}
@@ -107,10 +108,15 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(f"{what} holds complex numbers; pass real features (for example "
                            "the real and imaginary parts as columns of their own)")
     refuse_masked(X, what)
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # NumPy: "an array element with a sequence"
+        raise BioanonError(f"{what} is a SciPy sparse matrix; pass a dense array "
+                           "(X.toarray())")
+    refuse_dates(X, what)
     try:
         with np.errstate(over="ignore"):
             arr = np.asarray(X, dtype=np.float32)
     except (TypeError, ValueError) as exc:
+        refuse_ragged(X, what)
         raise BioanonError(f"{what} is not numeric ({exc}); pass numbers only") from None
     if arr.ndim != 2:
         raise BioanonError(
@@ -120,6 +126,37 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
     check_finite(arr, what, names, before=lambda: X)
     return arr
+
+
+def refuse_dates(X: Any, what: str = "X") -> None:
+    """Refuse features of dates or durations: NumPy reads them as their count of seconds,
+    microseconds or nanoseconds, rounded to float32, without a word.
+
+    >>> refuse_dates(np.zeros((2, 2)))
+    >>> refuse_dates(np.array([["2024-01-01"]], dtype="datetime64[D]"))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: X: dates or durations (datetime64[D]) are not measurements; \
+convert them to numbers first (e.g. seconds since a reference time), or keep them as a label
+    """
+    dtypes = list(X.dtypes) if isinstance(X, pd.DataFrame) else [getattr(X, "dtype", None)]
+    timed = [t for t in dtypes if getattr(t, "kind", None) in ("M", "m")]
+    if timed:
+        raise BioanonError(f"{what}: dates or durations ({timed[0]}) are not measurements; "
+                           "convert them to numbers first (e.g. seconds since a reference "
+                           "time), or keep them as a label")
+
+
+def refuse_ragged(X: Any, what: str = "X") -> None:
+    """Refuse a list of rows of different lengths in words (NumPy's "inhomogeneous shape")."""
+    if not isinstance(X, list | tuple):
+        return
+    lengths = [len(row) if isinstance(row, list | tuple | np.ndarray) else 1 for row in X]
+    odd = next((i for i, n in enumerate(lengths) if n != lengths[0]), None)
+    if odd is not None:
+        raise BioanonError(f"{what}: rows of different lengths (record 0 has "
+                           f"{lengths[0]} values, record {odd} has {lengths[odd]}); give "
+                           "every record the same features")
 
 
 def refuse_masked(X: Any, what: str = "X") -> None:
@@ -218,6 +255,36 @@ def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame
             "name and no value; remove the trailing separators and read it again")
 
 
+def _refuse_repeated_header(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
+    """Refuse a CSV whose header comes again among its rows (files joined with their
+    headers): every feature column then held text, refused as "not numeric"."""
+    if df.empty or not header or len(header) != df.shape[1]:
+        return
+    first = df.iloc[:, 0]
+    if not (pd.api.types.is_object_dtype(first) or pd.api.types.is_string_dtype(first)):
+        return
+    names = [str(h) for h in header]
+    names[0] = names[0].lstrip("\ufeff")  # a byte order mark, which pandas drops
+    for i in np.flatnonzero((first.astype(str) == names[0]).to_numpy()):
+        if df.iloc[i].astype(str).tolist() == names:
+            raise BioanonError(
+                f"'{p.name}' repeats its header as record {i} (line {i + 2}): files joined "
+                "with their headers, perhaps; keep the header once, at the top, and read it "
+                "again")
+
+
+def _refuse_comment_line(p: Path, header: Sequence[str]) -> None:
+    """Refuse a CSV whose first line is a comment (``# exported by ...``): it was taken for
+    a header of one column, and every column named was "not found"."""
+    line = header[0].lstrip("\ufeff") if len(header) == 1 else ""
+    if line.lstrip().startswith("#"):
+        shown = line if len(line) <= 40 else line[:40] + "..."
+        raise BioanonError(
+            f"'{p.name}' starts with a comment line ('{shown}'), not its header; remove the "
+            "lines above the header, e.g. pandas.read_csv(path, comment='#').to_csv("
+            "new_path, index=False)")
+
+
 def _keep_label_text(p: Path, df: pd.DataFrame, label_columns: Sequence[str] | None) -> None:
     """Give each named label column of a CSV its text where pandas' reading of it as numbers
     or booleans would not write every value back as the file has it (``00`` read as ``0``,
@@ -308,6 +375,38 @@ and 'p1' at record 1); make it one type (pandas: df['c'].astype(str))
         f"label column '{column}' holds both numbers and text ({_plain_value(arr[first])!r} "
         f"at record {first} and {_plain_value(arr[then])!r} at record {then}); make it one "
         f"type (pandas: df[{column!r}].astype(str))")
+
+
+def refuse_nested(column: str, values: Any) -> None:
+    """Refuse a label column holding lists, arrays or mappings (a Parquet list, map or struct
+    column): a label is one class or id per record; counting its classes was pandas'
+    "unhashable type", and writing it to NPZ or back to Parquet failed. Only object columns
+    are looked at, and only those whose values are not all of one plain type.
+
+    Examples
+    --------
+    >>> refuse_nested("c", pd.Series(["a", None, "b"], dtype=object))
+    >>> refuse_nested("c", pd.Series([["a"], ["b"]], dtype=object))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: label column 'c' holds lists (['a'] at record 0), not one \
+value per record; make it one class or id per record (pandas: df['c'].astype(str)), or give \
+this role to another column
+    """
+    arr = np.asarray(values)
+    if arr.dtype != object or pd.api.types.infer_dtype(arr, skipna=True) not in (
+            "mixed", "mixed-integer", "unknown-array"):
+        return
+    for i, v in enumerate(arr):
+        if isinstance(v, dict | np.ndarray) or (pd.api.types.is_list_like(v)
+                                                 and not isinstance(v, str | bytes)):
+            kind = ("mappings" if isinstance(v, dict)
+                    else "lists" if isinstance(v, list | np.ndarray) else type(v).__name__ + "s")
+            shown = v.tolist() if isinstance(v, np.ndarray) else v
+            raise BioanonError(
+                f"label column '{column}' holds {kind} ({shown!r} at record {i}), not one value "
+                f"per record; make it one class or id per record (pandas: "
+                f"df[{column!r}].astype(str)), or give this role to another column")
 
 
 def _plain_value(v: Any) -> Any:
@@ -469,7 +568,10 @@ class FeatureTable:
         X = self.X
         if not (checked and isinstance(X, np.ndarray) and X.dtype == np.float32
                 and X.ndim == 2 and X.size):
-            shape = np.shape(X)
+            try:
+                shape = np.shape(X)
+            except ValueError:  # a list of rows of different lengths
+                shape = ()
             names = self.feature_names if self.feature_names is not None else (
                 [f"f{j}" for j in range(shape[1])] if len(shape) == 2 else None)
             X = as_feature_matrix(X, "features", names)
@@ -516,6 +618,7 @@ class FeatureTable:
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
+        refuse_nested(column, values)
         empty = values.isna()
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             empty |= values.astype(str).str.strip().eq("")  # "" is no label either
@@ -596,8 +699,10 @@ class FeatureTable:
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
             for col in self.labels.columns:
                 values = self.labels[col].to_numpy()
-                if values.dtype == object:  # strings: store as unicode, never pickles
-                    values = values.astype(str)
+                if values.dtype == object:  # strings: store as unicode, never pickles; an
+                    missing = pd.isna(values)  # empty value as '' (as CSV has it), not the
+                    values = values.astype(str)  # class 'nan', 'None' or '<NA>'
+                    values[missing] = ""
                 arrays[str(col)] = values
             _write_npz(Path(tmp), arrays)
         return None
@@ -637,11 +742,12 @@ class FeatureTable:
             return cls._read_parquet_folder(p, label_columns, keep_as_feature)
         fmt = format_of(p)
         if not p.exists():
-            raise BioanonError(f"input file '{p}' does not exist; check the path")
+            raise BioanonError(not_found(p))
         if not p.is_file():
             raise BioanonError(not_a_regular_file(p))
         if p.stat().st_size == 0:
             raise BioanonError(f"input file '{p}' is empty; pass a table with records")
+        refuse_other_kind(p, fmt)
         if fmt == "npz":
             return _declared(cls._read_npz(p, label_columns), keep_as_feature,
                              f"'{p.name}' (an NPZ file: its X array holds the features)")
@@ -672,7 +778,8 @@ class FeatureTable:
                     rows = csv.reader(fh)
                     header = next(rows, [])
                     if len(header) == 1:  # another separator? its first row tells more
-                        _check_separator(p, header, fh.readline())
+                        check_separator(p, header, fh.readline())
+                        _refuse_comment_line(p, header)
                 dup = duplicates(header)
                 if dup:
                     raise BioanonError(
@@ -682,6 +789,7 @@ class FeatureTable:
                 # seconds per row
                 df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
                 _refuse_trailing_separators(p, header, df)
+                _refuse_repeated_header(p, header, df)
                 _keep_label_text(p, df, label_columns)
                 meta = {}
         except BioanonError:
@@ -952,13 +1060,13 @@ def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "vertical bars"}
 
 
-def _check_separator(path: Path, header: list[str], first_row: str = "") -> None:
+def check_separator(path: Path, header: list[str], first_row: str = "") -> None:
     """Refuse a CSV whose header is one column holding another separator: it was written
     with semicolons, tabs or bars, and every row would be read as one text column. A first
     row with decimal commas (``0,5;1,25``) adds ``decimal=','`` to the fix.
 
-    >>> _check_separator(Path("t.csv"), ["f0", "f1"])
-    >>> _check_separator(Path("t.csv"), ["f0;f1;speaker"], "0,5;1,25;a")
+    >>> check_separator(Path("t.csv"), ["f0", "f1"])
+    >>> check_separator(Path("t.csv"), ["f0;f1;speaker"], "0,5;1,25;a")
     Traceback (most recent call last):
     ...
     bioanon.errors.BioanonError: 't.csv' looks separated by semicolons (its header is one \

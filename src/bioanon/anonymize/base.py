@@ -37,8 +37,11 @@ from ..table import (
     all_finite,
     as_feature_matrix,
     refuse_continuous,
+    refuse_dates,
     refuse_masked,
     refuse_mixed_types,
+    refuse_nested,
+    refuse_ragged,
 )
 from .params import Param, check_params
 from .release_model import ReleaseModel
@@ -110,6 +113,7 @@ def label_values(labels: Any, column: str, n: int) -> np.ndarray:
             f"label column '{column}' has {values.shape[0]} values for {n} records; "
             "pass one label per record"
         )
+    refuse_nested(column, values)
     if pd.isna(values).any():
         raise BioanonError(f"label column '{column}' has empty values; fill or drop them")
     refuse_mixed_types(column, values)
@@ -439,6 +443,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                     "pass a FeatureTable (bioanon.table.table_of(frame) reads them as labels) "
                     "or the numeric features as X with the labels as y")
         refuse_masked(X)
+        refuse_dates(X)
         try:
             with np.errstate(over="ignore"):  # 1e300 to float32: NumPy's warning came first
                 arr = validate_data(self, X, reset=reset, dtype=np.float32,
@@ -449,6 +454,7 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
             msg = str(exc).strip()
             if isinstance(exc, TypeError) and "Sparse data" not in msg:
                 raise  # scikit-learn's estimator checks expect float()'s TypeError
+            refuse_ragged(X)
             if "infinity" in msg or "NaN" in msg:
                 as_feature_matrix(X, "X")  # names the column, the record and the fix
             if "features as input" in msg:

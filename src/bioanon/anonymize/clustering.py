@@ -22,6 +22,7 @@ release, so nothing here writes them anywhere.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +54,19 @@ def check_k(n: int | None, k: Any) -> int:
     return k
 
 
+def _power_of_two(X: np.ndarray) -> float:
+    """1, or the power of two that brings the largest magnitude of ``X`` near 1 when it lies
+    outside [2**-50, 2**50] (distances keep their order: every one is scaled alike).
+
+    >>> _power_of_two(np.array([[3.0]])), _power_of_two(np.array([[2.0 ** 100]]))
+    (1.0, 7.888609052210118e-31)
+    """
+    peak = float(np.max(np.abs(X))) if X.size else 0.0
+    if peak == 0.0 or 2.0 ** -50 <= peak <= 2.0 ** 50:
+        return 1.0
+    return float(2.0 ** -math.floor(math.log2(peak)))
+
+
 class _Pool:
     """The records not yet clustered, with fast distances to any point.
 
@@ -63,7 +77,11 @@ class _Pool:
     def __init__(self, X: np.ndarray) -> None:
         X64 = np.asarray(X, dtype=np.float64)
         self.shift = X64.mean(axis=0)  # centring keeps float32 distances accurate
-        self.X = np.ascontiguousarray(X64 - self.shift, dtype=np.float32)
+        centred = X64 - self.shift
+        #: a power of two bringing values far outside the usual range near 1 (features of
+        #: 1e30 overflowed the float32 products: NaN distances, an internal error); 1 else
+        self.scale = _power_of_two(centred)
+        self.X = np.ascontiguousarray(centred * self.scale, dtype=np.float32)
         self.idx = np.arange(X.shape[0])
         self.sq = np.einsum("ij,ij->i", self.X, self.X, dtype=np.float64)
         self.alive = np.ones(X.shape[0], dtype=bool)
@@ -181,7 +199,7 @@ def k_member(X: np.ndarray, k: int, random_state: Any = None,
     rng = np.random.default_rng(random_state)
     labels = np.full(n, -1, dtype=np.int64)
     pool = _Pool(X)
-    seed_point = X[int(rng.integers(n))] - pool.shift
+    seed_point = (X[int(rng.integers(n))] - pool.shift) * pool.scale
     first = True
     c = 0
     while pool.n_alive >= k:

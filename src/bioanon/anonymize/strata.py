@@ -44,6 +44,23 @@ def strata(labels: Any, interest: str, additional: Sequence[str], n: int
     return codes, pd.factorize(joint, sort=True)[0].astype(np.int64)
 
 
+def stratum_names(labels: Any, interest: str, additional: Sequence[str], n: int
+                  ) -> np.ndarray:
+    """The name of each stratum code of :func:`strata`, for an error to name a stratum as the
+    table has it: the interest value, or the values joined by ' / '.
+
+    >>> stratum_names({"p": [0, 0, 1, 1], "q": ["a", "b", "a", "a"]}, "p", ["q"], 4).tolist()
+    ['0 / a', '0 / b', '1 / a']
+    """
+    y = label_values(labels, interest, n)
+    if not additional:
+        return np.unique(y).astype(str)
+    cols = [pd.Series(y).astype(str).to_numpy()] + [
+        pd.Series(label_values(labels, c, n)).astype(str).to_numpy() for c in additional]
+    uniques = pd.factorize(pd.MultiIndex.from_arrays(cols), sort=True)[1]
+    return np.array([" / ".join(map(str, u)) for u in uniques])
+
+
 def check_strata(labels: Any, interest: str, additional: Sequence[str], n: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`strata`, refusing an interest column of one class: every method that models or

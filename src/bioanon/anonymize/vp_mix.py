@@ -50,30 +50,34 @@ from .relevance import (
     select_features,
 )
 from .row_blocks import apply_vp_mix, mixing_matrix
-from .strata import check_strata, strata, sums_by
+from .strata import check_strata, strata, stratum_names, sums_by
 
 
 # ---------------------------------------------------------------------- the math
 def donor_sets(classes: np.ndarray, strat: np.ndarray, g: int, t: float,
-               rng: np.random.Generator, allow_replacement: bool = False) -> np.ndarray:
+               rng: np.random.Generator, allow_replacement: bool = False,
+               names: np.ndarray | None = None) -> np.ndarray:
     """Donors of every record: ``g`` others of its interest class, ``round(t·g)`` of its stratum.
 
     Identity plays no part in the draw. With ``allow_replacement``, a stratum too small to
     give ``g`` donors with spread left over (``n_s − 1 ≤ k₁``) is drawn with replacement.
-    Loops over interest classes, never over records.
+    Loops over interest classes, never over records. ``names``: the strata's names by code
+    (:func:`~.strata.stratum_names`), for an error to name one as the table has it (not its
+    code, '0').
     """
     if np.array_equal(classes, strat) and not _needs_replacement(strat, g, allow_replacement):
-        return assemble_sets(strat, g, 1.0, rng, None, allow_replacement, include_self=False)
+        return assemble_sets(strat, g, 1.0, rng, names, allow_replacement, include_self=False)
     sets = np.empty((classes.size, g), dtype=np.int64)
     for c in np.unique(classes):
         members = np.flatnonzero(classes == c)
-        _, sub = np.unique(strat[members], return_inverse=True)
+        present, sub = np.unique(strat[members], return_inverse=True)
         if sub.max() == 0 and _needs_replacement(sub, g, allow_replacement):
             sets[members] = members[_with_replacement(members.size, g, rng)]
             continue
         t_c = t if sub.max() > 0 else 1.0  # one stratum only: all donors from it
-        sets[members] = members[assemble_sets(sub, g, t_c, rng, None, allow_replacement,
-                                              include_self=False)]
+        sets[members] = members[assemble_sets(sub, g, t_c, rng,
+                                              None if names is None else names[present],
+                                              allow_replacement, include_self=False)]
     return sets
 
 
@@ -335,8 +339,9 @@ class VarianceMixAnonymizer(Anonymizer):
                                 bool(self.allow_replacement))
         s_donors, s_noise = np.random.SeedSequence(seed).spawn(2)
         rng = np.random.default_rng(s_donors)
+        names = stratum_names(labels, self.interest, self._additional(), n)
         sets = (circulant_sets(strat, g, rng) if self.design == "bounded" else
-                donor_sets(classes, strat, g, t, rng, bool(self.allow_replacement)))
+                donor_sets(classes, strat, g, t, rng, bool(self.allow_replacement), names))
         M = mixing_matrix(sets)
         lam = (self.w - 1.0) / (self.w - 1.0 + g)
         sd = None

@@ -28,8 +28,14 @@ from .tracing import cosine_precision
 
 
 def _standardize(ref: np.ndarray, *arrays: np.ndarray) -> list[np.ndarray]:
-    mean = ref.mean(axis=0)
-    scale = ref.std(axis=0)
+    with np.errstate(over="ignore"):
+        mean = ref.mean(axis=0)
+        scale = ref.std(axis=0)
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale))):
+        # float32 features of 1e18 or more: their squares overflowed (NumPy's warning, a
+        # scale of inf: every standardized value 0, this attacker reading records alike)
+        ref64 = np.asarray(ref, np.float64)
+        mean, scale = ref64.mean(axis=0), ref64.std(axis=0)
     scale = np.where(scale == 0, 1.0, scale)
     return [(np.asarray(a, dtype=np.float64) - mean) / scale for a in arrays]
 

@@ -55,12 +55,14 @@ def _rbf_svm(seed: int | None) -> Any:
 
 
 def _knn(seed: int | None) -> Any:
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.pipeline import make_pipeline
+    from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
 
-    return make_pipeline(StandardScaler(),
-                         KNeighborsClassifier(n_neighbors=5, metric="cosine", weights="distance"))
+    from .capped_knn import CappedKNeighbors  # fewer records than neighbours: all of them
+
+    # the steps named as make_pipeline names scikit-learn's own k-NN
+    return Pipeline([("standardscaler", StandardScaler()), ("kneighborsclassifier",
+                     CappedKNeighbors(n_neighbors=5, metric="cosine", weights="distance"))])
 
 
 def _mlp(seed: int | None) -> Any:

@@ -70,11 +70,16 @@ def identity_counts(n_identities: int, requested: Sequence[int] | str | None = N
     [6, 3]
     """
     if isinstance(requested, str):
+        typed = requested
         try:
             requested = [int(v) for v in requested.split(",") if v.strip()]
         except ValueError:
             raise BioanonError(f"identities='{requested}' must be whole numbers, e.g. "
                                "identities=3,6,12", parameter="identities") from None
+        if not requested:  # ',' or '': the default was taken without a word
+            raise BioanonError(f"identities='{typed}' names no identity count; give whole numbers, "
+                               "e.g. identities=3,6,12 (or leave it out for 50%, 25%, ... of "
+                               "the identities)", parameter="identities")
     if requested:
         bad = [c for c in requested if c < 2]
         if bad:

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
+from ..io import not_found
 from ..table import FeatureTable, refuse_revealing_roles
 
 #: where a table comes from: a FeatureTable or a path bioanon reads
@@ -40,12 +41,32 @@ Source = FeatureTable | pd.DataFrame | str | os.PathLike[str]
 
 
 def _text(values: pd.Series) -> pd.Series:
-    """Label values as text; integral numbers without their ``.0`` (``3.0`` → ``"3"``)."""
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+    """Label values as text; integral numbers without their ``.0`` (``3.0`` → ``"3"``), and
+    True and False as ``"1"`` and ``"0"`` (a CSV copy of a boolean label reads as numbers).
+
+    >>> _text(pd.Series([True, False])).tolist(), _text(pd.Series([1.0, 0.0])).tolist()
+    (['1', '0'], ['1', '0'])
+    """
+    if pd.api.types.is_bool_dtype(values):
+        return pd.Series(np.where(values.to_numpy(bool), "1", "0"), index=values.index)
+    if pd.api.types.is_numeric_dtype(values):
         v = values.to_numpy(np.float64)
         if np.all(np.isfinite(v)) and np.all(v == np.round(v)):
             return pd.Series(v.astype(np.int64).astype(str), index=values.index)
     return values.astype(str)
+
+
+def _refuse_empty(what: str, column: str, values: pd.Series) -> None:
+    """Refuse a judged label column with an empty value (none, NaN, blank text): as text it
+    was the class ``'nan'``, and the audit ran on it (an interest empty in INPUT read as a
+    utility of 0.000, a sensitive value empty as one more person)."""
+    empty = values.isna()
+    if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
+        empty |= values.astype(str).str.strip().eq("")
+    if empty.any():
+        raise BioanonError(f"{what}'s '{column}' has {int(empty.sum())} empty value(s) (first "
+                           f"at record {int(np.argmax(empty.to_numpy()))}); every record "
+                           "needs its label: fill or drop those records")
 
 
 #: records of one Parquet table (file or folder of parts) the audit reads at most; a larger
@@ -157,7 +178,7 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
     else:
         path = os.fspath(source)
         if not os.path.exists(path):
-            raise BioanonError(f"{what} '{path}' does not exist; check the path")
+            raise BioanonError(not_found(path, what))
         try:
             n = _parquet_rows(path) if max_records is not None else None
             if n is not None and max_records is not None and n > max_records:
@@ -188,6 +209,7 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
         names = [names[j] for j in keep]
     for c in wanted:
         if c in labels.columns:
+            _refuse_empty(what, c, labels[c])
             labels[c] = _text(labels[c])
     if X.shape[1] == 0:
         raise BioanonError(f"{what} has no feature column; pass a table of numeric features "

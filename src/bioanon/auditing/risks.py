@@ -36,7 +36,7 @@ from ..evaluation.risks.inference import BASELINE_NAME as INFERENCE_BASELINE
 from ..evaluation.risks.inference import InferenceRisk, _hits
 from ..evaluation.risks.membership import BASELINE_NAME, MembershipRisk, _by_group, attack_scores
 from ..evaluation.risks.recognition import RecognitionRisk
-from ..evaluation.units import unit_scale
+from ..evaluation.units import in_units, unit_scale
 from ..levels import Level
 from ..metrics import chance_level
 from ..metrics.advantage import crossfit_advantage, inference_advantage
@@ -464,12 +464,13 @@ def utility(g: AuditGame, model: str = "forest") -> dict[str, Any]:
     t = g.tables
     col = t.interest
     y = t.holdout.labels[col].to_numpy(str)
-    unit = np.float32(unit_scale(t.members.X))  # the units the models read (1: as it is)
+    unit = unit_scale(t.members.X)  # the units the models read (1: as it is)
 
     def rate(train: FeatureTable) -> Rate:
-        est = make_recognizer(model, g.seed).fit(train.X * unit,
+        est = make_recognizer(model, g.seed).fit(in_units(train.X, unit),
                                                  train.labels[col].to_numpy(str))
-        hits = int(np.sum(np.asarray(est.predict(t.holdout.X * unit)).astype(str) == y))
+        hits = int(np.sum(np.asarray(est.predict(in_units(t.holdout.X, unit))).astype(str)
+                          == y))
         return Rate.from_counts(hits, y.size)
 
     cas, clear = rate(t.released), rate(t.members)

@@ -28,7 +28,7 @@ from ..anonymize.params import Param
 from ..anonymize.registry import build_method
 from ..errors import BioanonError
 from ..evaluation.options import EvaluationOptions
-from ..io import not_a_regular_file
+from ..io import not_a_regular_file, not_found
 from ..progress import StageLog
 from ..table import FeatureTable
 from .app import app  # noqa: F401  (the commands register on it)
@@ -267,6 +267,19 @@ def _refused(message: str) -> typer.Exit:
     return _fail(message)
 
 
+def _os_fix(exc: OSError) -> str:
+    """The fix of an operating system's refusal to write (a name too long was told to free
+    space)."""
+    import errno
+
+    if exc.errno == errno.ENAMETOOLONG:
+        return ("choose a shorter name (most file systems allow 255 bytes a folder or file "
+                "name)")
+    if exc.errno == errno.EROFS:
+        return "choose an output on a writable file system"
+    return "free space or choose another output"
+
+
 def user_errors(func: F) -> F:
     """Turn user errors into one line on stderr and exit status 2.
 
@@ -295,8 +308,7 @@ def user_errors(func: F) -> F:
                            "setting") from None
         except OSError as exc:  # disk full, read-only file system ...
             where = f": '{exc.filename}'" if exc.filename else ""
-            raise _refused(f"{exc.strerror or exc}{where}; free space or choose another "
-                           "output") from None
+            raise _refused(f"{exc.strerror or exc}{where}; {_os_fix(exc)}") from None
         except KeyboardInterrupt:
             done = COMMITTED[committed_before:]
             said = (f"interrupted after {done[-1]} was written whole (with its manifest)"
@@ -438,7 +450,7 @@ def existing_input(ctx: Any, param: Any, value: Path | None) -> Path | None:
     kind = "folder" if param.name == "src" else "file"
     if not value.exists():
         fix = "pass the folder of records" if kind == "folder" else "check the path"
-        raise _refused(f"input {kind} '{value}' does not exist; {fix}")
+        raise _refused(not_found(value, f"input {kind}", fix))
     if kind == "file" and value.is_dir() and not _parquet_folder(value):
         raise _refused(f"input '{value}' is a folder; pass a table file (.parquet, .csv, .npz) "
                        "or a folder of Parquet parts")

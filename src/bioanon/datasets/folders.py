@@ -20,7 +20,8 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BioanonError, missing_column
-from ..table import FeatureTable, duplicates
+from ..file_kinds import refuse_other_kind
+from ..table import FeatureTable, check_separator, duplicates
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".webp")
 AUDIO_EXTENSIONS = (".wav",)
@@ -36,11 +37,19 @@ def read_labels(labels: str | os.PathLike | pd.DataFrame, file_column: str = "fi
         p = Path(labels)
         if not p.is_file():
             raise BioanonError(f"labels file '{p}' not found; check the path")
+        if p.stat().st_size:  # an Excel workbook, a web page ...: named, as for a table
+            refuse_other_kind(p, "csv")
         try:
             df = pd.read_csv(p, keep_default_na=False, na_values=[""])
+        except UnicodeDecodeError:  # as the table reader says it, at the file's byte
+            raise BioanonError(f"cannot read labels '{p}': {_not_utf8(p)}; save it as UTF-8 "
+                               "(in a spreadsheet: CSV UTF-8)") from None
         except Exception as exc:
             raise BioanonError(f"cannot read labels '{p}': {exc}".splitlines()[0]) from None
-        _refuse_repeated(_header(p), f"labels '{p}'")
+        header = _header(p)
+        if len(header) == 1:  # 'file;speaker': a file written with another separator
+            check_separator(p, header)
+        _refuse_repeated(header, f"labels '{p}'")
     _refuse_repeated([str(c) for c in df.columns], "the labels table")
     if file_column not in df.columns:
         raise missing_column(file_column, df.columns, "file-name column of the labels",
@@ -48,6 +57,16 @@ def read_labels(labels: str | os.PathLike | pd.DataFrame, file_column: str = "fi
     if df.empty:
         raise BioanonError("the labels table has no rows; list at least one file")
     return df.reset_index(drop=True)
+
+
+def _not_utf8(p: Path) -> str:
+    """Where ``p`` stops being UTF-8 (pandas counts the byte within its chunk)."""
+    try:
+        p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (f"it is not UTF-8 text (byte {exc.start} is "
+                f"{exc.object[exc.start:exc.start + 1]!r})")
+    return "it is not UTF-8 text"
 
 
 def _header(p: Path) -> list[str]:

@@ -39,7 +39,7 @@ from ..attack.selection import (
 )
 from ..attack.threat import MODES, parse_modes
 from ..attack.verification import VOICEPRIVACY, verification
-from ..errors import BioanonError
+from ..errors import BioanonError, refuse_class
 from ..metrics import chance_level, mixture, utility
 from ..metrics.results import (
     AttackResult,
@@ -68,8 +68,8 @@ from .risks import (
 )
 from .risks.base import floor_decision, target_at
 from .seeds import derive_seed, reseeded
-from .split import group_split, person_level_columns, repeats, split_table
-from .units import unit_scale
+from .split import group_split, judged_split, person_level_columns, repeats
+from .units import in_units, unit_scale
 from .utility import utility_views
 from .verdict import (
     verdict,
@@ -373,6 +373,7 @@ class Evaluation:
                 "no anonymizer was given: pass the method to judge (anonymizer=...), e.g. the "
                 "setting bioanon.certify() chose; the seed method's default setting is never "
                 "judged in its place")
+        refuse_class(anonymizer)
         if not all(hasattr(anonymizer, a) for a in ("get_params", "fit", "transform")):
             raise BioanonError(
                 f"anonymizer={anonymizer!r} is not a method to judge; pass an estimator with "
@@ -575,16 +576,15 @@ class Evaluation:
         """The split (closed set per identity, or whole groups) and both splits anonymized."""
         table, opts, seed = self.table, self.options, self.random_state
         tick("splitting")
+        tr, te = judged_split(table, self.interest, self.sensitive, opts.test_size, seed,
+                              opts.group)
         if opts.group is None:
-            tr, te = split_table(table, self.interest, self.sensitive, opts.test_size, seed)
             n_copies = table.n_records - repeats(table.X)[1].size
             if n_copies:
                 self.notes_.append(
                     f"{n_copies} record(s) repeat another exactly (the same features): each "
                     "is kept with the record it repeats, on one side of every record split, "
                     "so that no member's copy is judged a non-member")
-        else:
-            tr, te = group_split(table, opts.group, self.sensitive, opts.test_size, seed)
         train, test = table.subset(tr), table.subset(te)
         anon_train, anon_test = anonymize_splits(anonymizer, train, test, tick, mixing)
         anon_train = np.asarray(anon_train, dtype=np.float32)
@@ -698,12 +698,12 @@ class Evaluation:
             return train, test, anon_train, anon_test
 
         def scaled(t: FeatureTable) -> FeatureTable:
-            return FeatureTable._of_checked((t.X * np.float32(s)).astype(np.float32),
-                                            t.labels, t.feature_names, t.meta)
+            return FeatureTable._of_checked(in_units(t.X, s), t.labels, t.feature_names,
+                                            t.meta)
 
         return (scaled(train), scaled(test),
-                None if anon_train is None else (anon_train * np.float32(s)).astype(np.float32),
-                None if anon_test is None else (anon_test * np.float32(s)).astype(np.float32))
+                None if anon_train is None else in_units(anon_train, s),
+                None if anon_test is None else in_units(anon_test, s))
 
     def _consumer(self, entry: dict[str, Any], train: FeatureTable, test: FeatureTable,
                   anon_train: np.ndarray | None,

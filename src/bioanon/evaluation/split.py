@@ -122,6 +122,51 @@ def group_split(table: FeatureTable, group: str, sensitive: str, test_size: floa
     return idx[~test], idx[test]
 
 
+def judged_split(table: FeatureTable, interest: str, sensitive: str, test_size: float,
+                 random_state: int, group: str | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluation's split (:func:`split_table`, or :func:`group_split` by ``group``),
+    refused when an identity keeps fewer than 2 training records: the attack panel's
+    calibrated recognizers cross-validate within each identity (scikit-learn's "Requesting
+    2-fold cross-validation but provided less than 2 examples", an internal error after
+    the anonymization, on a table of 2 records per identity or at ``test_size`` 0.9).
+
+    >>> from bioanon.datasets import make_biometric
+    >>> t = make_biometric(n_identities=4, records_per_identity=12, n_features=32,
+    ...                    random_state=0)
+    >>> tr, te = judged_split(t, "expression", "identity", 0.25, 0)
+    >>> tr.size, te.size
+    (36, 12)
+    >>> judged_split(t, "expression", "identity", 0.9, 0)
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: at test_size=0.9 'identity' value 'person00' keeps 1 of its \
+12 records to train; the attacks need 2 or more per identity: lower it, e.g. test_size=0.25
+    """
+    if group is None:
+        tr, te = split_table(table, interest, sensitive, test_size, random_state)
+    else:
+        tr, te = group_split(table, group, sensitive, test_size, random_state)
+    ids = table.labels[sensitive].astype(str).to_numpy()
+    values, total = np.unique(ids, return_counts=True)
+    kept = np.bincount(np.searchsorted(values, ids[tr]), minlength=values.size)
+    if kept.min() < 2:
+        i = int(np.argmin(kept))
+        if total[i] < 3:
+            raise BioanonError(
+                f"'{sensitive}' value '{values[i]}' has {total[i]} records; the attacks need 2 "
+                "or more per identity to train beside 1 to test: drop the identities of fewer "
+                "than 3 records, or give them more")
+        n = int(total.min())  # the default share, else the largest of 5% steps that fits
+        fit = next((k / 20 for k in (5, *range(19, 0, -1))
+                    if n - min(max(round(k / 20 * n), 1), n - 1) >= 2), 0.05)
+        raise BioanonError(
+            f"at test_size={test_size} '{sensitive}' value '{values[i]}' keeps {kept[i]} of its "
+            f"{total[i]} records to train; the attacks need 2 or more per identity: lower it, "
+            f"e.g. test_size={fit:g}", parameter="test_size")
+    return tr, te
+
+
 def person_level_columns(labels: pd.DataFrame, identity: str,
                          columns: Sequence[str]) -> list[str]:
     """The columns of ``columns`` whose value is constant within every identity.

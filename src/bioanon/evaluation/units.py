@@ -41,3 +41,18 @@ def unit_scale(X: np.ndarray) -> float:
     if LOW <= med <= HIGH:
         return 1.0
     return float(2.0 ** -round(math.log2(med)))
+
+
+def in_units(X: np.ndarray, scale: float) -> np.ndarray:
+    """``X`` multiplied by :func:`unit_scale`'s power of two, as float32: in float64 first,
+    so that a power beyond float32's range (``2**140`` for features of about 1e-42, whose
+    ``np.float32`` was inf) multiplies without overflow. Exact either way (a power of two
+    changes only the exponent); ``scale`` 1: ``X`` as it is.
+
+    >>> x = in_units(np.full((1, 2), 1e-42, np.float32), 2.0 ** 140)
+    >>> x.dtype, bool(np.all(np.isfinite(x))), float(x[0, 0]) > 1
+    (dtype('float32'), True, True)
+    """
+    if scale == 1.0:
+        return X
+    return (np.asarray(X, np.float64) * scale).astype(np.float32)

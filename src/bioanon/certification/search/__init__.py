@@ -252,14 +252,11 @@ def check_judgeable(table: FeatureTable, interest: str, sensitive: str,
     class) depend on them alone, so a failure there is the input's, not a setting's.
     Returns the judge's check."""
     from ...evaluation.protocol import check_judge
-    from ...evaluation.split import group_split, split_table
+    from ...evaluation.split import judged_split
 
     checked = check_judge(table, interest, sensitive, additional, opts)
     try:
-        if opts.group is None:
-            split_table(table, interest, sensitive, opts.test_size, 0)
-        else:
-            group_split(table, opts.group, sensitive, opts.test_size, 0)
+        judged_split(table, interest, sensitive, opts.test_size, 0, opts.group)
     except BioanonError as exc:
         raise BioanonError(f"no setting can be judged on this table: {exc}",
                            parameter=exc.parameter) from None
