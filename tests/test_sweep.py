@@ -27,6 +27,12 @@ def test_parse_grid_types_and_errors():
         "g": [4, 8], "w": [1.5], "relevance": ["mutual_info"]}
     with pytest.raises(BioanonError, match="KEY=V1,V2"):
         parse_grid(["g"])
+    # a value lost between commas is said, not dropped (g=8,,16 was read as g=8,16)
+    for typo in ("g=8,,16", "g=8,16,", "g=,8"):
+        with pytest.raises(BioanonError, match="has an empty value"):
+            parse_grid([typo])
+        with pytest.raises(BioanonError, match="has an empty value"):
+            parse_grid([typo], SelectiveMeanAnonymizer)
 
 
 def test_sweep_ranks_settings_recommends_by_the_verdict_rule_and_confirms(table):

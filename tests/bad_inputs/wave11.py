@@ -23,7 +23,8 @@ file system allows was told to "free space or choose another output". ``evaluate
 of 2 records per identity, or at ``--test-size 0.9``, failed after the anonymization on
 scikit-learn's "Requesting 2-fold cross-validation but provided less than 2 examples" (exit
 1), and of 3 records per identity on k-NN's "Expected n_neighbors <= n_samples_fit";
-``--identities ,`` ran with the default counts. A labels CSV (``extract --labels``) separated
+``--identities ,`` ran with the default counts, and ``tune --grid g=8,,16`` ran as
+``g=8,16``. A labels CSV (``extract --labels``) separated
 by semicolons was "file-name column of the labels 'file' not found (did you mean
 'file;who'?)", one in Latin-1 Python's "'utf-8' codec can't decode byte 0xe9 in position 3"
 (a position in pandas' chunk), and an Excel workbook named ``.csv`` the same. Features in far
@@ -254,6 +255,11 @@ def _small_cases() -> list[Case]:
         # the default counts, without a word
         Case("evaluate-identities-only-a-comma", ev(12, "--identities", ","),
              says="--identities ',' names no identity count"),
+        # read as g=8,16 without a word (the lead's, after the helper's round)
+        Case("tune-grid-value-lost-between-commas",
+             lambda d: ["tune", str(_sized(d, 12)), *EV, "--grid", "g=8,,16", "--out",
+                        str(d / "tune")],
+             says="has an empty value (two commas in a row, or one at an end)"),
     ]
 
 

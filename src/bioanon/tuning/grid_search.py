@@ -132,17 +132,21 @@ def parse_grid(items: Sequence[str], method: Any = None) -> dict[str, list[Any]]
             raise BioanonError(f"grid='{item}' must look like KEY=V1,V2 (e.g. g=16,32,64)",
                                parameter="grid")
         key = key.strip()
+        if any(not v.strip() for v in raw.split(",")):  # 'g=8,,16' or 'g=8,': a value lost
+            raise BioanonError(f"grid='{item}' has an empty value (two commas in a row, or "
+                               "one at an end); give each value once, e.g. g=8,16",
+                               parameter="grid")
         if method is not None and not isinstance(method, type) and hasattr(method,
                                                                              "parse_param"):
-            pairs = [method.parse_param(key, v) for v in raw.split(",") if v.strip()]
+            pairs = [method.parse_param(key, v) for v in raw.split(",")]
             grid[pairs[0][0] if pairs else key] = [v for _, v in pairs]
             continue
         if method is not None and hasattr(method, "params"):
             from ..anonymize.registry import parse_value
 
-            values = [parse_value(method, key, v) for v in raw.split(",") if v.strip()]
+            values = [parse_value(method, key, v) for v in raw.split(",")]
         else:
-            values = [_value(v.strip()) for v in raw.split(",") if v.strip()]
+            values = [_value(v.strip()) for v in raw.split(",")]
         grid[key] = values
     return grid
 
