@@ -11,6 +11,7 @@ from bioanon.anonymize import SelectiveMeanAnonymizer
 from bioanon.cli import app
 from bioanon.datasets import make_biometric
 from bioanon.errors import BioanonError
+from bioanon.table import FeatureTable
 from bioanon.tuning.grid_search import parse_grid, sweep
 
 FAST = {"models": ["knn"], "attackers": ["naive", "parrot", "linkage"]}
@@ -141,3 +142,18 @@ def test_a_skipped_grid_point_names_the_command_line_s_flag(table, tmp_path):
     assert "allow_replacement=True" not in said
     skipped = json.loads((tmp_path / "o" / "tune.json").read_text())["skipped"]
     assert [s["parameter"] for s in skipped] == ["allow_replacement"]
+
+
+def test_an_empty_group_value_is_refused_before_any_setting_runs(table, monkeypatch):
+    labels = table.labels.copy()
+    labels["session"] = ["a", "b"] * (table.n_records // 2)
+    labels.loc[3, "session"] = None
+    t = FeatureTable(table.X, labels, table.feature_names)
+    ran = []
+    monkeypatch.setattr("bioanon.tuning.grid_search.evaluate",
+                        lambda *a, **k: ran.append(1))
+    with pytest.raises(BioanonError, match="label column 'session' has 1 empty value"):
+        sweep(t, SelectiveMeanAnonymizer("expression", r_p=0.1), {"g": [2, 4]},
+              "expression", "identity", group="session", **FAST)
+    assert not ran  # it was "no setting of the grid could be evaluated", after every one
+

@@ -210,6 +210,11 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
                                f"{suggest(key, known)}; it has {', '.join(sorted(known))}")
         if not grid[key]:
             raise BioanonError(f"grid[{key!r}] has no values; give it at least one")
+    # a role's column with an empty or missing value is refused before any setting runs,
+    # not once per setting and then as "no setting of the grid could be evaluated"
+    for col in (interest, sensitive, evaluate_kwargs.get("group"), *(additional or {})):
+        if col is not None:
+            table.label(str(col))
     points = list(ParameterGrid({k: list(v) for k, v in grid.items()}))
     progress = stages(progress, "sweeping", "bioanon.sweep")
     for point in points:  # refuse a bad setting before any work
