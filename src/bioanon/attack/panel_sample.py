@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .verification import MAX_TRIALS
+from .verification import MAX_TRIALS, bounded_rows
 
 
 def panel_probe_rows(y: np.ndarray, seed: int, max_trials: int | None = None
@@ -36,10 +36,8 @@ def panel_probe_rows(y: np.ndarray, seed: int, max_trials: int | None = None
     every record against every identity would exceed ``max_trials`` scores."""
     y = np.asarray(y)
     n, n_ids = y.size, int(np.unique(y).size)
-    most = max(1, (MAX_TRIALS if max_trials is None else max_trials) // max(n_ids, 1))
-    if n <= most:
-        return None
-    return np.sort(np.random.default_rng([seed, n, n_ids, 1]).choice(n, most, replace=False))
+    return bounded_rows(n, n_ids, [seed, n, n_ids, 1],
+                        MAX_TRIALS if max_trials is None else max_trials)
 
 
 def sample_words(rows: np.ndarray | None, n: int) -> str:

@@ -180,10 +180,24 @@ def probe_sample(trials: np.ndarray, y_trials: np.ndarray, n_ids: int, seed: int
     ((10, 2), ' (a seeded random sample of 10 of 50 probes, each against every identity)')
     """
     n = trials.shape[0]
+    rows = bounded_rows(n, n_ids, [seed, n, n_ids], max_trials)
+    if rows is None:
+        return trials, y_trials, ""
+    return (trials[rows], y_trials[rows],
+            f" (a seeded random sample of {rows.size:,} of {n:,} probes, each against every "
+            "identity)")
+
+
+def bounded_rows(n: int, n_ids: int, key: list[int], max_trials: int | None = None
+                 ) -> np.ndarray | None:
+    """None when ``n`` probes against ``n_ids`` identities stay within ``max_trials`` scores
+    (None: :data:`MAX_TRIALS` as it is now); else a sorted random sample of
+    ``max_trials // n_ids`` of the ``n`` rows, drawn by a generator seeded with ``key``.
+
+    >>> bounded_rows(50, 10, [0]) is None, bounded_rows(50, 10, [0], max_trials=100).size
+    (True, 10)
+    """
     most = max(1, (MAX_TRIALS if max_trials is None else max_trials) // max(n_ids, 1))
     if n <= most:
-        return trials, y_trials, ""
-    rows = np.sort(np.random.default_rng([seed, n, n_ids]).choice(n, most, replace=False))
-    return (trials[rows], y_trials[rows],
-            f" (a seeded random sample of {most:,} of {n:,} probes, each against every "
-            "identity)")
+        return None
+    return np.sort(np.random.default_rng(key).choice(n, most, replace=False))
