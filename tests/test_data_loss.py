@@ -466,3 +466,47 @@ def test_the_dask_front_door_checks_the_refused_report_before_work(src, tmp_path
         certify_parquet(src, out, Roles(sensitive="identity", interest="expression",
                                         identifying=["gender", "environment"]))
     assert refused_report_path(out).read_text() == "my notes" and not out.exists()
+
+
+# ------------------------------------------------- a file of the user's in an output folder
+FOLDER_COMMANDS = {
+    "evaluate": (["evaluate", "{src}", "-o", "{out}", "--sensitive", "identity", "--interest",
+                  "expression", "--method", "noise", "--param", "sigma=1"], "report.json"),
+    "tune": (["tune", "{src}", "-o", "{out}", "--sensitive", "identity", "--interest",
+              "expression", "--method", "noise", "--grid", "sigma=1,2"], "tune.png"),
+    "tune-k": (["tune-k", "{src}", "-o", "{out}", "--sensitive", "identity"], "tune-k.json"),
+    "audit": (["audit", "{src}", "{src2}", "--control", "{src2}", "-o", "{out}",
+               "--sensitive", "identity", "--interest", "expression"], "report.html"),
+    "demo": (["demo", "--out", "{out}"], "release.parquet"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(FOLDER_COMMANDS))
+def test_a_users_file_at_an_output_name_in_the_out_folder_is_refused_before_work(
+        src, tmp_path, command):
+    argv, name = FOLDER_COMMANDS[command]
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).write_text("the user's own file")
+    (out / "notes.txt").write_text("another file of the user's")
+    src2 = tmp_path / "other.parquet"
+    shutil.copy(src, src2)
+    before = _files(tmp_path)
+    res = CliRunner().invoke(app, [a.format(src=src, src2=src2, out=out) for a in argv])
+    assert res.exit_code == 2, res.output
+    line = " ".join(res.output.split())
+    assert line.startswith(f"error: '{out / name}' is a file bioanon did not write"), line
+    assert line.endswith("choose another --out") and "Traceback" not in res.output
+    assert _files(tmp_path) == before
+
+
+def test_a_folder_bioanon_wrote_is_written_again_and_marked(src, tmp_path):
+    out = tmp_path / "out"
+    argv = [a.format(src=src, out=out) for a in FOLDER_COMMANDS["evaluate"][0]]
+    assert CliRunner().invoke(app, argv).exit_code == 0
+    assert (out / ru.REPORT_MARKER).is_file()
+    (out / "report.json").write_text("stale")
+    assert CliRunner().invoke(app, [*argv, "--seed", "3"]).exit_code == 0  # the marker: ours
+    assert json.loads((out / "report.json").read_text())["bioanon_version"]
+    (out / ru.REPORT_MARKER).unlink()  # a folder written before the marker: its report.json
+    assert CliRunner().invoke(app, argv).exit_code == 0

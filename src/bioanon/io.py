@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import queue
 import re
@@ -117,6 +118,10 @@ def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike
         check_not_input(p / name, inputs)
         if (p / name).is_dir():
             raise fault(f"'{p / name}' is a folder; remove it or choose another {parameter}=")
+    clash = [name for name in files if os.path.lexists(p / name)]
+    if clash and not written_by_bioanon(p, files):
+        raise fault(f"'{p / clash[0]}' is a file bioanon did not write (the folder holds no "
+                    f"bioanon output); move it away or choose another {parameter}=")
     existing = p
     while not existing.exists():
         existing = existing.parent
@@ -125,6 +130,48 @@ def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike
                     f"{what}")
     _probe(existing)
     return p
+
+
+#: the hidden file in every output folder bioanon writes (a report, a sweep): a file at one of
+#: its outputs' names is replaced only in a folder bioanon wrote
+REPORT_MARKER = ".bioanon-report"
+
+
+def mark_output(folder: str | os.PathLike) -> None:
+    """Mark ``folder`` as one bioanon wrote (:data:`REPORT_MARKER`)."""
+    marker = Path(folder) / REPORT_MARKER
+    marker.write_text("written by bioanon: the next run writing here replaces the files of "
+                      "its own names\n", encoding="utf-8")
+    os.chmod(marker, file_mode())
+
+
+def _bioanon_json(path: Path) -> bool:
+    """Whether ``path`` is a JSON document bioanon wrote: a report (``bioanon_version``), or
+    a sweep's (its ``input`` and ``summary``), written before folders were marked."""
+    if path.is_symlink() or not path.is_file() or path.suffix != ".json":
+        return False
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return isinstance(data, dict) and ("bioanon_version" in data
+                                           or {"input", "summary"} <= data.keys())
+    return False
+
+
+def written_by_bioanon(folder: str | os.PathLike, files: Iterable[str] = ("report.json",)
+                       ) -> bool:
+    """Whether bioanon wrote ``folder``: it holds :data:`REPORT_MARKER`, or one of the JSON
+    documents among ``files`` is bioanon's (a folder written before the marker).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()); _ = (d / "report.json").write_text("{}")
+    >>> written_by_bioanon(d), (mark_output(d), written_by_bioanon(d))[1]
+    (False, True)
+    """
+    f = Path(folder)
+    marker = f / REPORT_MARKER
+    if marker.is_file() and not marker.is_symlink():
+        return True
+    return any(_bioanon_json(f / name) for name in files)
 
 
 def _umask() -> int:

@@ -73,14 +73,17 @@ from typing import Any
 
 from .errors import BioanonError
 from .io import (
+    REPORT_MARKER,
     aside_name,
     file_mode,
     file_sha256,
+    mark_output,
     new_temp_dir,
     new_temp_path,
     remove_stale_temporaries,
     remove_tree,
     signals_deferred,
+    written_by_bioanon,
 )
 from .release_journal import (
     VERSION,
@@ -115,11 +118,6 @@ COMMITTED: list[Path] = []
 #: the steps of a refused unit's report (no table, no manifest)
 REFUSED_STEPS = ("staged", "report-moved-aside", "report-replaced")
 
-#: the hidden file in every report folder bioanon writes: a folder at a report's path is
-#: replaced only when bioanon wrote it (not listed in the manifest)
-REPORT_MARKER = ".bioanon-report"
-
-
 def refused_report_path(path: str | os.PathLike) -> Path:
     """Where a refused run's report goes when a release is already at ``path`` (which stays):
     ``PATH.refused-report/``."""
@@ -148,10 +146,7 @@ def _report_digests(folder: Path) -> dict[str, str]:
 
 def _mark(folder: Path) -> None:
     """Mark ``folder`` as a report bioanon wrote (:data:`REPORT_MARKER`)."""
-    marker = folder / REPORT_MARKER
-    marker.write_text("a report written by bioanon: the next release or refusal at this "
-                      "output replaces this folder whole\n", encoding="utf-8")
-    os.chmod(marker, file_mode())
+    mark_output(folder)
 
 
 def is_bioanon_report(folder: str | os.PathLike) -> bool:
@@ -161,14 +156,8 @@ def is_bioanon_report(folder: str | os.PathLike) -> bool:
     f = Path(folder)
     if f.is_symlink() or not f.is_dir():
         return False
-    marker, doc = f / REPORT_MARKER, f / "report.json"
-    if marker.is_file() and not marker.is_symlink():
+    if written_by_bioanon(f):
         return True
-    if doc.is_file() and not doc.is_symlink():
-        with contextlib.suppress(OSError, ValueError):
-            data = json.loads(doc.read_text(encoding="utf-8"))
-            return isinstance(data, dict) and "bioanon_version" in data
-        return False
     with contextlib.suppress(OSError):
         return not any(f.iterdir())
     return False

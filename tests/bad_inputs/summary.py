@@ -16,6 +16,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bioanon.cli import app
+from bioanon.io import REPORT_MARKER
 
 from .cases import CASES, Case, foreign_warning
 
@@ -37,7 +38,7 @@ def judge(case: Case, folder: Path) -> str:
         return "traceback"
     if any(after.get(k) != v for k, v in before.items()):
         return "modified"
-    new = sorted(set(after) - set(before))
+    new = sorted(n for n in set(after) - set(before) if Path(n).name != REPORT_MARKER)
     if case.kind == "ok":
         return "valid" if res.exit_code == 0 and new == sorted(case.outputs) else "wrong-exit"
     if res.exit_code == 0:

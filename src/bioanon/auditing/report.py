@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..io import write_text_atomic
+from ..io import mark_output, write_text_atomic
 from ..report.html import plan_section, render_html, risk_details_section, risk_table_section
 from .run import AuditResult
 
@@ -87,6 +87,7 @@ def write_report(result: AuditResult, out: str | os.PathLike) -> dict[str, Path]
     folder.mkdir(parents=True, exist_ok=True)
     write_text_atomic(paths["json"], text)
     write_text_atomic(paths["html"], page)
+    mark_output(folder)
     return paths
 
 

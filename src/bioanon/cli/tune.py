@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..io import atomic_path, check_output_dir, write_text_atomic
+from ..io import atomic_path, check_output_dir, mark_output, write_text_atomic
 from . import common as opt
 from .common import (
     MethodChoice,
@@ -97,6 +97,7 @@ def tune_command(
                                             indent=2, default=str))
     with atomic_path(out / "tune.png") as tmp:
         tmp.write_bytes(png)
+    mark_output(out)
     notes = opt.notes_console(as_json)
     if as_json:
         opt.print_json(summary)

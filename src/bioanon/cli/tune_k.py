@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..errors import BioanonError
-from ..io import atomic_path, check_output_dir, write_text_atomic
+from ..io import atomic_path, check_output_dir, mark_output, write_text_atomic
 from .common import (
     OUT_FLAGS,
     InputArg,
@@ -88,6 +88,7 @@ def tune_k_command(
         with atomic_path(out / name) as tmp:
             tmp.write_bytes(png)
         written.append(name)
+    mark_output(out)
     notes = notes_console(as_json)
     if as_json:
         print_json(summary)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..io import write_text_atomic
+from ..io import mark_output, write_text_atomic
 from .summary import summary, summary_rows
 
 
@@ -91,6 +91,7 @@ class Report(Mapping[str, Any]):
         html = render_html(self)
         write_text_atomic(paths["json"], self.to_json())
         write_text_atomic(paths["html"], html)
+        mark_output(out)
         return paths
 
     def summary(self) -> dict[str, Any]:
