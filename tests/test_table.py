@@ -36,6 +36,21 @@ def test_parquet_remembers_label_columns(tmp_path):
     assert back2.n_features == 3
 
 
+@pytest.mark.parametrize("dtype", ["Int64", "UInt8", "Int16"])
+def test_a_parquet_integer_label_with_missing_values_stays_integer(tmp_path, dtype):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # written by another tool (no pandas metadata in the file: Spark, polars, pyarrow)
+    pq.write_table(pa.table({"age": pa.array([31, None, 36, 31], type=dtype.lower()),
+                             "n": [1, 2, 3, 4], "m0": np.arange(4.0)}), tmp_path / "in.parquet")
+    back = FeatureTable.read(tmp_path / "in.parquet", label_columns=["age", "n"])
+    assert str(back.labels["age"].dtype) == dtype and back.labels["n"].dtype == np.int64
+    back.write(tmp_path / "out.parquet")  # a kept column is written as it came (not 31.0)
+    column = pq.read_table(tmp_path / "out.parquet", columns=["age"]).column(0)
+    assert str(column.type) == dtype.lower() and column.to_pylist() == [31, None, 36, 31]
+
+
 def test_nan_in_features_is_refused_with_position():
     X = np.zeros((3, 2))
     X[1, 1] = np.nan

@@ -917,7 +917,7 @@ class FeatureTable:
             raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)
         if keep_as_feature is not None:
             meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
-        frame = (pf.read(columns=labels).to_pandas() if labels
+        frame = (arrow_labels(pf.read(columns=labels)) if labels
                  else pd.DataFrame(index=range(n)))
         return cls._of_checked(X, frame, names, dict(meta))
 
@@ -1141,6 +1141,26 @@ def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
 
     kept = check_feature_columns(X, names, keep_as_feature, source, integer_typed)
     return {"kept_as_feature": kept} if kept else {}
+
+
+def arrow_labels(table: Any) -> pd.DataFrame:
+    """A ``pyarrow`` table of label columns as a pandas frame, an integer column with missing
+    values as pandas' nullable integer of its width (``Int64``, ``UInt8``, ...): the default
+    conversion makes it float64, so a kept column would be written back as 31.0, NaN.
+
+    >>> import pyarrow as pa
+    >>> arrow_labels(pa.table({"age": [31, None], "n": [1, 2]})).dtypes.tolist()
+    [Int64Dtype(), dtype('int64')]
+    """
+    import pyarrow as pa
+
+    frame = table.to_pandas()
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        t = column.type
+        if pa.types.is_integer(t) and column.null_count:
+            kind = ("U" if pa.types.is_unsigned_integer(t) else "") + f"Int{t.bit_width}"
+            frame[name] = column.to_pandas(types_mapper={t: pd.api.types.pandas_dtype(kind)}.get)
+    return frame
 
 
 def parquet_integer_columns(schema: Any) -> set[str]:
