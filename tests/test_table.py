@@ -51,6 +51,25 @@ def test_a_parquet_integer_label_with_missing_values_stays_integer(tmp_path, dty
     assert str(column.type) == dtype.lower() and column.to_pylist() == [31, None, 36, 31]
 
 
+def test_a_parquet_decimal_feature_is_read_as_a_number(tmp_path):
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    values = [decimal.Decimal(v) for v in ("1.250", "-0.500", "3.000", "0.125")]
+    pq.write_table(pa.table({"who": ["a", "b", "a", "b"], "m0": np.arange(4.0),
+                             "d": pa.array(values, pa.decimal128(6, 3))}), tmp_path / "d.parquet")
+    back = FeatureTable.read(tmp_path / "d.parquet", label_columns=["who"])
+    assert back.feature_names == ["m0", "d"]
+    assert back.X[:, 1].tolist() == [1.25, -0.5, 3.0, 0.125]
+    values[2] = None  # a missing decimal: refused by name, as a missing float is
+    pq.write_table(pa.table({"who": ["a", "b", "a", "b"],
+                             "d": pa.array(values, pa.decimal128(6, 3))}), tmp_path / "n.parquet")
+    with pytest.raises(BioanonError, match="NaN/inf value.*column 'd'.*record 2"):
+        FeatureTable.read(tmp_path / "n.parquet", label_columns=["who"])
+
+
 def test_nan_in_features_is_refused_with_position():
     X = np.zeros((3, 2))
     X[1, 1] = np.nan

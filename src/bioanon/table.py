@@ -895,8 +895,7 @@ class FeatureTable:
 
         def numeric(c: str) -> bool:
             t = schema.field(c).type
-            return bool(pa.types.is_integer(t) or pa.types.is_floating(t)
-                        or pa.types.is_boolean(t))
+            return bool(arrow_numeric(t) or pa.types.is_boolean(t))
 
         n = pf.metadata.num_rows
         labels, feat_cols, odd = _split_columns(list(schema.names), n, label_columns, numeric)
@@ -910,8 +909,8 @@ class FeatureTable:
                    lambda k, part: _fill_rows(X, int(starts[k]), part), groups)
         names = [str(c) for c in feat_cols]
         check_finite(X, "features", names, before=lambda: np.column_stack(
-            [pf.read(columns=[c]).column(0).to_numpy(zero_copy_only=False)
-             .astype(np.float64) for c in feat_cols]))
+            [column_values(pf.read(columns=[c]).column(0)).astype(np.float64)
+             for c in feat_cols]))
         typed = parquet_integer_columns(schema)
         if odd:
             raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)
@@ -1143,6 +1142,29 @@ def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
     return {"kept_as_feature": kept} if kept else {}
 
 
+def arrow_numeric(t: Any) -> bool:
+    """Whether a ``pyarrow`` type holds numbers bioanon reads as features: integers,
+    floating point, decimals (read as float64, then float32 as every feature)."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t))
+
+
+def column_values(column: Any) -> np.ndarray:
+    """A numeric ``pyarrow`` column (or chunked column) as a NumPy array, a decimal one cast
+    to float64 by Arrow (whole-array; ``to_numpy`` alone gives Python ``Decimal`` objects).
+
+    >>> import decimal, pyarrow as pa
+    >>> column_values(pa.array([decimal.Decimal("1.25"), None], pa.decimal128(5, 2)))
+    array([1.25,  nan])
+    """
+    import pyarrow as pa
+
+    if pa.types.is_decimal(column.type):
+        column = column.cast(pa.float64())
+    return np.asarray(column.to_numpy(zero_copy_only=False))
+
+
 def arrow_labels(table: Any) -> pd.DataFrame:
     """A ``pyarrow`` table of label columns as a pandas frame, an integer column with missing
     values as pandas' nullable integer of its width (``Int64``, ``UInt8``, ...): the default
@@ -1257,7 +1279,7 @@ def fill_rows(X: np.ndarray, start: int, columns: Sequence[np.ndarray]) -> None:
 def _fill_rows(X: np.ndarray, start: int, tab: Any) -> None:
     """Copy a ``pyarrow.Table`` of numeric columns into rows ``start:`` of ``X``."""
     for batch in tab.to_batches():
-        fill_rows(X, start, [c.to_numpy(zero_copy_only=False) for c in batch.columns])
+        fill_rows(X, start, [column_values(c) for c in batch.columns])
         start += batch.num_rows
 
 

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
-from ..table import FeatureTable, all_finite, fill_rows
+from ..table import FeatureTable, all_finite, column_values, fill_rows
 
 #: records per Arrow batch when a partition is read (its memory on top of the partition's)
 BATCH_ROWS = 1 << 16
@@ -109,7 +109,7 @@ def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
         if rows.size:
             picked = batch.take(pa.array(rows, type=pa.int64()))
             for j, f in enumerate(features):
-                X[done:hi, j] = picked.column(f).to_numpy(zero_copy_only=False)
+                X[done:hi, j] = column_values(picked.column(f))
             parts.append(picked.select(list(labels)).to_pandas())
         done, start = hi, stop
     if done != index.size:  # pragma: no cover - the file changed between the two reads
@@ -271,8 +271,7 @@ def scan_partitions(specs: Sequence[PartitionSpec], labels: Sequence[str],
                 continue
             take = min(batch.num_rows - lo, m - filled)
             piece = batch.slice(lo, take)
-            fill_rows(X, filled, [piece.column(f).to_numpy(zero_copy_only=False)
-                                  for f in features])
+            fill_rows(X, filled, [column_values(piece.column(f)) for f in features])
             pieces.append(piece.select(labels))
             filled += take
             if lo + take >= batch.num_rows:

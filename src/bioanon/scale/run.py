@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import BioanonError
 from ..io import not_a_regular_file
-from ..table import PARQUET_SUFFIXES, parquet_parts
+from ..table import PARQUET_SUFFIXES, arrow_numeric, column_values, parquet_parts
 
 
 def check_bucketable(method: str, anonymizer: Any) -> None:
@@ -54,7 +54,6 @@ def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
     """Columns of a Parquet file or folder: (all, numeric, labels bioanon wrote there)."""
     import json
 
-    import pyarrow as pa
     import pyarrow.dataset as ds
 
     if not source.exists():
@@ -71,8 +70,7 @@ def parquet_schema(source: Path) -> tuple[list[str], list[str], list[str]]:
     except Exception as exc:
         raise BioanonError(f"cannot read '{source}' as Parquet: {exc}".splitlines()[0]) from None
     names = list(schema.names)
-    numeric = [f.name for f in schema if pa.types.is_integer(f.type)
-               or pa.types.is_floating(f.type)]
+    numeric = [f.name for f in schema if arrow_numeric(f.type)]
     md = json.loads((schema.metadata or {}).get(b"bioanon", b"{}"))
     known = [c for c in md.get("label_columns") or [] if c in names]
     return names, numeric, known
@@ -116,8 +114,7 @@ def read_head(source: Path, features: Sequence[str], rows: int = HEAD_ROWS) -> n
     for batch in batches():
         take = min(batch.num_rows, rows - n)
         X = np.empty((take, len(features)), dtype=np.float32)
-        fill_rows(X, 0, [batch.column(f).to_numpy(zero_copy_only=False)[:take]
-                         for f in features])
+        fill_rows(X, 0, [column_values(batch.column(f))[:take] for f in features])
         parts.append(X)
         n += take
         if n >= rows:
