@@ -70,6 +70,18 @@ def test_a_parquet_decimal_feature_is_read_as_a_number(tmp_path):
         FeatureTable.read(tmp_path / "n.parquet", label_columns=["who"])
 
 
+@pytest.mark.parametrize("named", [True, False])
+def test_a_csv_label_pandas_takes_for_missing_is_a_class(tmp_path, named):
+    path = tmp_path / "t.csv"  # Namibia's code, a null token, an empty cell
+    path.write_text("land,who,m0\nNA,null,0.5\nDE,ab,0.7\n,ab,0.9\nNA,cd,1.1\n")
+    back = FeatureTable.read(path, label_columns=["land", "who"] if named else None)
+    assert back.labels["land"].tolist()[:2] == ["NA", "DE"] and pd.isna(back.labels["land"][2])
+    assert back.labels["who"].tolist() == ["null", "ab", "ab", "cd"]
+    back.write(tmp_path / "out.csv")  # written back as the file has it
+    assert (tmp_path / "out.csv").read_text().splitlines()[1:4] == [
+        "NA,null,0.5", "DE,ab,0.7", ",ab,0.9"]
+
+
 def test_nan_in_features_is_refused_with_position():
     X = np.zeros((3, 2))
     X[1, 1] = np.nan

@@ -286,29 +286,35 @@ def _refuse_comment_line(p: Path, header: Sequence[str]) -> None:
 
 
 def _keep_label_text(p: Path, df: pd.DataFrame, label_columns: Sequence[str] | None) -> None:
-    """Give each named label column of a CSV its text where pandas' reading of it as numbers
-    or booleans would not write every value back as the file has it (``00`` read as ``0``,
-    ``1e3`` as ``1000.0``, ``2`` as ``2.0`` beside an empty cell, ``true`` as ``True``): a
-    label is a class, and its release must carry the values the input holds. A column whose
-    every value reads back the same (``0`` … ``9``) keeps pandas' type. Empty cells stay
-    empty either way.
+    """Give each label column of a CSV its text where pandas' reading of it would not write
+    every value back as the file has it: as numbers or booleans (``00`` read as ``0``,
+    ``1e3`` as ``1000.0``, ``2`` as ``2.0`` beside an empty cell, ``true`` as ``True``), or
+    a value pandas takes for missing (``NA``, ``null``, ``N/A``, ``nan``: a country, a
+    speaker's initials). A label is a class, and its release must carry the values the input
+    holds; only an empty cell is missing. A column whose every value reads back the same
+    (``0`` … ``9``) keeps pandas' type. ``label_columns`` None: the text columns (the labels
+    of a CSV read without names).
 
     Examples
     --------
     >>> import tempfile
     >>> f = Path(tempfile.mkdtemp()) / "t.csv"
-    >>> _ = f.write_text("code,digit,x\\n00,1,0.5\\n01,2,0.7\\n")
+    >>> _ = f.write_text("code,digit,land,x\\n00,1,NA,0.5\\n01,2,,0.7\\n")
     >>> df = pd.read_csv(f)
-    >>> _keep_label_text(f, df, ["code", "digit"])
-    >>> df["code"].tolist(), df["digit"].tolist()
-    (['00', '01'], [1, 2])
+    >>> _keep_label_text(f, df, ["code", "digit", "land"])
+    >>> df["code"].tolist(), df["digit"].tolist(), df["land"].tolist()
+    (['00', '01'], [1, 2], ['NA', nan])
     """
-    typed = [c for c in label_columns or () if c in df.columns
-             and not (pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c]))]
-    if not typed:
+    def text_typed(c: Any) -> bool:
+        return bool(pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c]))
+
+    named = [c for c in df.columns if text_typed(c)] if label_columns is None else [
+        c for c in label_columns if c in df.columns]
+    odd = [c for c in named if not text_typed(c) or df[c].isna().any()]
+    if not odd:
         return
-    text = pd.read_csv(p, usecols=typed, dtype=str)
-    for c in typed:
+    text = pd.read_csv(p, usecols=odd, dtype=str, keep_default_na=False, na_values=[""])
+    for c in odd:
         kept = text[c].notna().to_numpy()
         read = df[c].to_numpy()[kept].astype(str)
         if not np.array_equal(read, text[c].to_numpy()[kept].astype(str)):
