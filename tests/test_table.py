@@ -82,6 +82,23 @@ def test_a_csv_label_pandas_takes_for_missing_is_a_class(tmp_path, named):
         "NA,null,0.5", "DE,ab,0.7", ",ab,0.9"]
 
 
+def test_labels_stored_as_bytes_are_read_as_text_or_refused_as_a_role(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"who": pa.array([b"p1", b"p2", b"p1"], pa.binary()),
+                             "raw": pa.array([b"\xff", b"a", b"b"], pa.binary()),
+                             "m0": np.arange(3.0)}), tmp_path / "b.parquet")
+    back = FeatureTable.read(tmp_path / "b.parquet", label_columns=["who", "raw"])
+    assert back.labels["who"].tolist() == ["p1", "p2", "p1"]  # an old writer's strings
+    assert back.label("who").tolist() == ["p1", "p2", "p1"]
+    with pytest.raises(BioanonError, match=r"label column 'raw' holds bytes \(b'\\xff' at "
+                                           r"record 0\), not text; decode them"):
+        back.label("raw")  # not UTF-8: bytes, refused once given a role
+    np.savez(tmp_path / "b.npz", X=np.zeros((3, 2)), who=np.array([b"p1", b"p2", b"p1"]))
+    assert FeatureTable.read(tmp_path / "b.npz").labels["who"].tolist() == ["p1", "p2", "p1"]
+
+
 def test_nan_in_features_is_refused_with_position():
     X = np.zeros((3, 2))
     X[1, 1] = np.nan

@@ -8,6 +8,7 @@ label).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -387,7 +388,9 @@ def refuse_nested(column: str, values: Any) -> None:
     """Refuse a label column holding lists, arrays or mappings (a Parquet list, map or struct
     column): a label is one class or id per record; counting its classes was pandas'
     "unhashable type", and writing it to NPZ or back to Parquet failed. Only object columns
-    are looked at, and only those whose values are not all of one plain type.
+    are looked at, and only those whose values are not all of one plain type. A column of
+    bytes (not UTF-8: the readers decode text) is refused too: its classes read ``b'p1'``,
+    and scikit-learn's models take it for no kind of target.
 
     Examples
     --------
@@ -400,8 +403,14 @@ value per record; make it one class or id per record (pandas: df['c'].astype(str
 this role to another column
     """
     arr = np.asarray(values)
-    if arr.dtype != object or pd.api.types.infer_dtype(arr, skipna=True) not in (
-            "mixed", "mixed-integer", "unknown-array"):
+    kind = pd.api.types.infer_dtype(arr, skipna=True) if arr.dtype == object else None
+    if arr.dtype.kind == "S" or kind == "bytes":
+        i = int(np.flatnonzero(pd.notna(arr))[0]) if kind == "bytes" else 0
+        raise BioanonError(
+            f"label column '{column}' holds bytes ({arr[i]!r} at record {i}), not text; decode "
+            f"them (pandas: df[{column!r}].str.decode('utf-8'), or 'latin-1'), or give this "
+            "role to another column")
+    if kind not in ("mixed", "mixed-integer", "unknown-array"):
         return
     for i, v in enumerate(arr):
         if isinstance(v, dict | np.ndarray) or (pd.api.types.is_list_like(v)
@@ -962,7 +971,7 @@ class FeatureTable:
             if arr.dtype.kind not in "biufUSM":
                 raise BioanonError(f"label array '{c}' in '{p}' has dtype {arr.dtype}; save "
                                    "numbers or strings")
-        labels = pd.DataFrame({c: arrays[c] for c in label_columns})
+        labels = pd.DataFrame({c: as_text(arrays[c]) for c in label_columns})
         names = arrays.get("feature_names")
         if names is not None and (names.ndim != 1 or names.shape[0] != X.shape[1]):
             raise BioanonError(f"'feature_names' in '{p}' has shape {names.shape} for "
@@ -1171,10 +1180,27 @@ def column_values(column: Any) -> np.ndarray:
     return np.asarray(column.to_numpy(zero_copy_only=False))
 
 
+def as_text(values: np.ndarray) -> np.ndarray:
+    """An NPZ label array of bytes (``S`` dtype) as text when it is UTF-8 (a class ``b'p1'``
+    is ``'p1'``); any other array as it is.
+
+    >>> as_text(np.array([b"p1", b"p2"])).tolist(), as_text(np.array([1, 2])).tolist()
+    (['p1', 'p2'], [1, 2])
+    """
+    if values.dtype.kind != "S":
+        return values
+    try:
+        return np.char.decode(values, "utf-8")
+    except UnicodeDecodeError:
+        return values
+
+
 def arrow_labels(table: Any) -> pd.DataFrame:
-    """A ``pyarrow`` table of label columns as a pandas frame, an integer column with missing
-    values as pandas' nullable integer of its width (``Int64``, ``UInt8``, ...): the default
-    conversion makes it float64, so a kept column would be written back as 31.0, NaN.
+    """A ``pyarrow`` table of label columns as a pandas frame: a binary column of UTF-8 text
+    as text (older writers store strings so; pandas would give Python ``bytes``, a class
+    ``b'p1'``), an integer column with missing values as pandas' nullable integer of its
+    width (``Int64``, ``UInt8``, ...): the default conversion makes it float64, so a kept
+    column would be written back as 31.0, NaN.
 
     >>> import pyarrow as pa
     >>> arrow_labels(pa.table({"age": [31, None], "n": [1, 2]})).dtypes.tolist()
@@ -1185,7 +1211,10 @@ def arrow_labels(table: Any) -> pd.DataFrame:
     frame = table.to_pandas()
     for name, column in zip(table.column_names, table.columns, strict=True):
         t = column.type
-        if pa.types.is_integer(t) and column.null_count:
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            with contextlib.suppress(pa.ArrowInvalid):  # not UTF-8: bytes (refused as a role)
+                frame[name] = column.cast(pa.large_string()).to_pandas()
+        elif pa.types.is_integer(t) and column.null_count:
             kind = ("U" if pa.types.is_unsigned_integer(t) else "") + f"Int{t.bit_width}"
             frame[name] = column.to_pandas(types_mapper={t: pd.api.types.pandas_dtype(kind)}.get)
     return frame
