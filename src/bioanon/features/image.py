@@ -92,11 +92,20 @@ def read_gray(record: Record) -> np.ndarray:
             scale = 255.0 if img.max() <= 1.0 else 1.0
             img = np.clip(img * scale, 0, 255).astype(np.uint8)
         return np.ascontiguousarray(img)
+    import warnings
+
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(record) as im:
-            return np.asarray(im.convert("L"), dtype=np.uint8).copy()
+        with warnings.catch_warnings():  # Pillow's warning of a huge image: refused here
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(record) as im:
+                return np.asarray(im.convert("L"), dtype=np.uint8).copy()
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+        raise BioanonError(
+            f"cannot read image '{record}': it has more than {Image.MAX_IMAGE_PIXELS:,} "
+            "pixels, the most Pillow opens from a file it cannot trust (a decompression "
+            "bomb); downscale it (a face needs far fewer pixels)") from None
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise BioanonError(f"cannot read image '{record}': {exc}".splitlines()[0]) from None
 
