@@ -1,7 +1,7 @@
 """What a table file holds, from its first bytes, when its name says another format.
 
-A file named ``.csv`` that is a Parquet file, an Excel workbook, a gzip archive or a web page
-saved by a failed download was refused with a reader's words for another problem ("not UTF-8
+A file named ``.csv`` that is a Parquet file, an Excel workbook, a gzip archive, JSON or a web
+page saved by a failed download was refused with a reader's words for another problem ("not UTF-8
 text: save it as UTF-8", "the table has no records"); a CSV file named ``.npz`` as "an array of
 Python objects". :func:`refuse_other_kind` names what the file is and the fix, before any
 reader runs; a file whose first bytes say nothing (a broken file of its own format, text in
@@ -21,8 +21,9 @@ _NAMES = {"parquet": "a Parquet file", "npz": "an NPZ file", "csv": "CSV text"}
 
 def file_kind(path: Path) -> str | None:
     """The kind of file ``path`` is, from its first bytes: ``parquet``, ``npz``, ``xlsx``,
-    ``zip``, ``xls``, ``gzip``, ``utf16`` (without a byte order mark), ``html``, ``csv`` (text
-    with a comma in its first line), or None (nothing recognised).
+    ``zip``, ``xls``, ``gzip``, ``utf16`` (without a byte order mark), ``html``, ``json`` (an
+    array of records, or JSON lines), ``csv`` (text with a comma in its first line), or None
+    (nothing recognised).
 
     >>> import tempfile, os
     >>> p = Path(tempfile.mkdtemp()) / "t.csv"
@@ -48,6 +49,9 @@ def file_kind(path: Path) -> str | None:
     text = head.lstrip(b"\xef\xbb\xbf").lstrip().lower()
     if text.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
         return "html"
+    if text.startswith(b"{") or (text.startswith(b"[") and text[1:].lstrip()[:1] in (
+            b"{", b"[", b'"')):
+        return "json"
     first = head.split(b"\n", 1)[0]
     if b"\x00" not in head and b"," in first:
         try:
@@ -97,6 +101,10 @@ def refuse_other_kind(path: Path, fmt: str) -> None:
     if kind == "gzip":
         raise BioanonError(f"{name} gzip-compressed, not {_NAMES[fmt]}; decompress it first "
                            "(gunzip), or use Parquet (compressed by itself)")
+    if kind == "json":
+        raise BioanonError(f"{name} JSON, not {_NAMES[fmt]}; convert it to Parquet, e.g. "
+                           "pandas.read_json(path).to_parquet('table.parquet') (lines=True for "
+                           "one record per line)")
     if kind == "zip":
         raise BioanonError(f"{name} a zip archive, not {_NAMES[fmt]}; unzip it and pass the "
                            "table inside")
