@@ -91,6 +91,23 @@ def test_preview_cli(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_preview_images_never_replace_a_users_image(tmp_path):
+    t = pixel_table(n=6)
+    t.write(tmp_path / "orig.parquet")
+    t.with_features(1.0 - t.X).write(tmp_path / "rel.parquet")
+    argv = ["preview", str(tmp_path / "orig.parquet"), str(tmp_path / "rel.parquet"), "-o",
+            str(tmp_path / "s.png"), "--images", str(tmp_path / "img")]
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "record00003.png").write_bytes(b"the user's own picture")
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 2 and not (tmp_path / "s.png").exists(), res.output
+    assert "record00003.png' is a file bioanon did not write" in " ".join(res.output.split())
+    assert (tmp_path / "img" / "record00003.png").read_bytes() == b"the user's own picture"
+    (tmp_path / "img" / "record00003.png").unlink()
+    assert runner.invoke(app, argv).exit_code == 0
+    assert runner.invoke(app, argv).exit_code == 0  # its own images: written again
+
+
 def test_preview_html_only_for_pixels():
     t = pixel_table(n=4)
     snippet = preview_html(t, t.X[::-1], n=3, by="person")

@@ -9,10 +9,17 @@ import numpy as np
 import typer
 
 from ..errors import BioanonError
-from ..io import atomic_path, check_output_dir, check_output_file, write_text_atomic
+from ..io import (
+    atomic_path,
+    check_output_dir,
+    check_output_file,
+    mark_output,
+    write_text_atomic,
+)
 from ..report.preview import (
     contact_sheet,
     contact_sheet_html,
+    image_names,
     image_shape,
     pick_columns,
     write_images,
@@ -74,6 +81,9 @@ def preview(
     orig = FeatureTable.read(original)
     rel = FeatureTable.read(released)
     aligned(orig, rel)
+    if images is not None:  # a file of the user's at a released image's name (now known)
+        check_output_dir(images, [original, released], image_names(rel.n_records),
+                         parameter="images", what="the released images")
     hw = image_shape(orig.meta, orig.n_features, parse_hxw(shape, "--shape"))
     cols = pick_columns(orig.labels, min(n, orig.n_records), by)
     captions = orig.labels[by].astype(str).to_numpy()[cols] if by else None
@@ -87,4 +97,5 @@ def preview(
         console.print(f"wrote {html}")
     if images is not None:
         paths = write_images(rel.X, hw, images)
+        mark_output(images)
         console.print(f"wrote {len(paths)} released images to {images}/")

@@ -58,6 +58,15 @@ def to_images(X: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return (np.clip(arr, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8).reshape(-1, h, w)
 
 
+def image_names(n: int) -> list[str]:
+    """The file names :func:`write_images` gives ``n`` records by default.
+
+    >>> image_names(2)
+    ['record00000.png', 'record00001.png']
+    """
+    return [f"record{i:05d}.png" for i in range(n)]
+
+
 def write_images(X: np.ndarray, shape: Sequence[int], folder: str | os.PathLike,
                  names: Sequence[str] | None = None) -> list[Path]:
     """Write each row as a grayscale PNG in ``folder`` (created); returns the paths."""
@@ -66,7 +75,7 @@ def write_images(X: np.ndarray, shape: Sequence[int], folder: str | os.PathLike,
     imgs = to_images(X, shape)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    names = list(names) if names is not None else [f"record{i:05d}" for i in range(len(imgs))]
+    names = list(names) if names is not None else image_names(len(imgs))
     if len(names) != len(imgs):
         raise BioanonError(f"{len(names)} names for {len(imgs)} images")
     paths = []
