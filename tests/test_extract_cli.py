@@ -123,3 +123,26 @@ def test_no_empty_skipped_list_and_no_stale_one(tmp_path):
     assert res.exit_code == 0, res.output
     assert FeatureTable.read(out).n_records == 4
     assert not listing.exists()  # nothing skipped: no empty list, and the stale one is gone
+
+
+@pytest.mark.parametrize("what", ["notes", "symlink"])
+def test_a_users_file_at_the_skipped_list_is_refused_before_work(tmp_path, what):
+    from scipy.io import wavfile
+
+    src = tmp_path / "wavs"
+    src.mkdir()
+    t = np.arange(4000) / 8000.0
+    for i in range(2):
+        wavfile.write(src / f"tone{i}.wav", 8000,
+                      (0.3 * np.sin(2 * np.pi * (200 + 50 * i) * t) * 32767).astype(np.int16))
+    out, listing = tmp_path / "voice.parquet", tmp_path / "voice.parquet.skipped.csv"
+    mine = tmp_path / "mine.txt"
+    mine.write_text("my notes on the skipped recordings\n")
+    if what == "symlink":
+        listing.symlink_to(mine)
+    else:
+        listing.write_text(mine.read_text())
+    res = runner.invoke(app, ["extract", "voice", str(src), "-o", str(out)])
+    assert res.exit_code == 2, res.output  # nothing was skipped: it would have removed it
+    assert "is a file bioanon did not write" in " ".join(res.output.split())
+    assert not out.exists() and listing.read_text() == mine.read_text()

@@ -59,6 +59,26 @@ def skipped_path(output: Path) -> Path:
     return output.with_name(output.name + ".skipped.csv")
 
 
+#: the first line of every skipped-files list bioanon writes
+SKIPPED_HEADER = "file,action,reason"
+
+
+def check_skipped_path(path: Path) -> None:
+    """Refuse, before any work, a file at ``path`` (``OUTPUT.skipped.csv``) that is not a
+    skipped-files list bioanon wrote: the extraction replaces or removes that list."""
+    if not path.is_file() and not path.is_symlink():
+        return
+    try:
+        with open(path, encoding="utf-8") as fh:
+            ours = not path.is_symlink() and fh.readline().strip() == SKIPPED_HEADER
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        raise BioanonError(f"'{path}' is a file bioanon did not write (not a skipped-files "
+                           "list), where this extraction writes or removes its list of "
+                           "skipped inputs; move it away or choose another output")
+
+
 def skipped_frame(meta: dict[str, Any]) -> pd.DataFrame:
     """The skipped and centre-cropped inputs of an extraction, with reasons."""
     rows = [{"file": s["file"], "action": "skipped", "reason": s["reason"]}
@@ -66,7 +86,7 @@ def skipped_frame(meta: dict[str, Any]) -> pd.DataFrame:
     rows += [{"file": f, "action": "centre crop",
               "reason": "no face found; the centre of the photo was used"}
              for f in meta.get("fallback", [])]
-    return pd.DataFrame(rows, columns=["file", "action", "reason"])
+    return pd.DataFrame(rows, columns=SKIPPED_HEADER.split(","))
 
 
 @app.command()
@@ -141,6 +161,7 @@ def extract(
     inputs = [p for p in (labels, stream_labels) if p is not None]
     check_output_file(output, inputs)
     check_output_file(skip_out, inputs)
+    check_skipped_path(skip_out)
     if src.exists() and not src.is_dir():
         raise BioanonError(f"source '{src}' is a file; pass the folder of records")
     if not src.is_dir():
