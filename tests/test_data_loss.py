@@ -510,3 +510,37 @@ def test_a_folder_bioanon_wrote_is_written_again_and_marked(src, tmp_path):
     assert json.loads((out / "report.json").read_text())["bioanon_version"]
     (out / ru.REPORT_MARKER).unlink()  # a folder written before the marker: its report.json
     assert CliRunner().invoke(app, argv).exit_code == 0
+
+
+@pytest.mark.parametrize("what", ["file", "json", "symlink", "folder"])
+@pytest.mark.parametrize("command", ["anonymize", "release", "write_unit"])
+def test_a_users_thing_at_the_manifest_path_is_refused_before_work(src, tmp_path, what,
+                                                                   command):
+    out = tmp_path / "rel.parquet"
+    where = ru.manifest_path(out)
+    if what == "json":  # JSON of the user's, not a bioanon manifest
+        where.write_text('{"owner": "me", "notes": "mine"}')
+    else:
+        _put(where, what, tmp_path)
+    before = _files(tmp_path)
+    if command == "write_unit":
+        with pytest.raises(BioanonError, match="where bioanon writes the manifest"):
+            _write(out, "v1")
+    else:
+        argv = ([command, str(src), "-o", str(out), *ROLES, "--method", "noise", "--param",
+                 "sigma=1"] if command == "anonymize" else
+                ["release", str(src), "-o", str(out), *ROLES, *QUICK])
+        res = CliRunner().invoke(app, argv)
+        assert res.exit_code == 2, res.output
+        line = " ".join(res.output.split())
+        assert line.startswith("error: ") and f"{where}' is " in line, line
+        if what in ("file", "json"):  # a folder (or a link to one) is refused as a folder
+            assert line.endswith("move it away or choose another output")
+    assert _files(tmp_path) == before and not out.exists()
+    if what != "folder":
+        where.unlink()
+    else:
+        shutil.rmtree(where)
+    _write(out, "v1")  # the manifest bioanon wrote is replaced by the next release
+    _write(out, "v2")
+    assert verify_release(out)

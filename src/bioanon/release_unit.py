@@ -177,11 +177,32 @@ def _check_report_folder(folder: Path, out: Path, what: str) -> None:
                        "it or choose another output")
 
 
+def _check_manifest(path: Path, out: Path) -> None:
+    """Refuse anything at ``OUTPUT.manifest.json`` but a manifest bioanon wrote (a JSON
+    document naming ``out`` under ``output``, as every unit's manifest does, or one with
+    ``bioanon_version``): a release replaces it."""
+    if not exists(path):
+        return
+    ours = False
+    if path.is_file() and not path.is_symlink():
+        with contextlib.suppress(OSError, ValueError):
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            named = doc.get("output") if isinstance(doc, dict) else None
+            ours = isinstance(doc, dict) and ("bioanon_version" in doc or (
+                isinstance(named, dict) and named.get("name") == out.name))
+    if not ours:
+        kind = ("a symbolic link" if path.is_symlink() else "a folder" if path.is_dir()
+                else "a file bioanon did not write (not a bioanon manifest)")
+        raise BioanonError(f"'{path}' is {kind}, where bioanon writes the manifest of '{out}'; "
+                           "move it away or choose another output")
+
+
 def check_unit_paths(path: str | os.PathLike) -> None:
     """Check, before any work, that a release unit can be written at ``path`` without loss.
 
     Refuses (one line each, naming the path and the fix) a file, a symbolic link or a folder
-    bioanon did not write at ``PATH.report`` or ``PATH.refused-report``; anything but a file
+    bioanon did not write at ``PATH.report``, ``PATH.refused-report`` or
+    ``PATH.manifest.json``; anything but a file
     at the journal's path, a damaged journal, one whose writer still runs and one whose
     recovery could not prove what it would change (:func:`recover`); a previous version
     (``.PATH.previous``) left without its journal.
@@ -196,6 +217,7 @@ def check_unit_paths(path: str | os.PathLike) -> None:
                 raise BioanonError(f"'{prev}' is a previous version of '{target}' left by an "
                                    "interrupted write (no journal names it); inspect it, keep "
                                    "what you need, then remove it")
+        _check_manifest(manifest_path(out), out)
     _check_report_folder(report_path(out), out, "the report")
     _check_report_folder(refused_report_path(out), out, "a refused run's report")
 
