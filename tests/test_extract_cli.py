@@ -103,15 +103,21 @@ def test_extract_motion(tmp_path, data_home):
     assert res.exit_code == 2 and "--labels" in res.output
 
 
-def test_no_empty_skipped_list_and_no_stale_one(tmp_path):
+def _tones(tmp_path, n: int):
+    """A folder of ``n`` half-second tones, as WAV files."""
     from scipy.io import wavfile
 
     src = tmp_path / "wavs"
     src.mkdir()
     t = np.arange(4000) / 8000.0
-    for i in range(4):
+    for i in range(n):
         wavfile.write(src / f"tone{i}.wav", 8000,
                       (0.3 * np.sin(2 * np.pi * (200 + 50 * i) * t) * 32767).astype(np.int16))
+    return src
+
+
+def test_no_empty_skipped_list_and_no_stale_one(tmp_path):
+    src = _tones(tmp_path, 4)
     (src / "broken.wav").write_bytes(b"RIFFxxxxWAVE")
     out = tmp_path / "voice.csv"
     listing = tmp_path / "voice.csv.skipped.csv"
@@ -127,14 +133,7 @@ def test_no_empty_skipped_list_and_no_stale_one(tmp_path):
 
 @pytest.mark.parametrize("what", ["notes", "symlink"])
 def test_a_users_file_at_the_skipped_list_is_refused_before_work(tmp_path, what):
-    from scipy.io import wavfile
-
-    src = tmp_path / "wavs"
-    src.mkdir()
-    t = np.arange(4000) / 8000.0
-    for i in range(2):
-        wavfile.write(src / f"tone{i}.wav", 8000,
-                      (0.3 * np.sin(2 * np.pi * (200 + 50 * i) * t) * 32767).astype(np.int16))
+    src = _tones(tmp_path, 2)
     out, listing = tmp_path / "voice.parquet", tmp_path / "voice.parquet.skipped.csv"
     mine = tmp_path / "mine.txt"
     mine.write_text("my notes on the skipped recordings\n")
