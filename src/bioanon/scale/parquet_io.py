@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BioanonError
-from ..table import FeatureTable, all_finite, column_values, fill_rows
+from ..table import FeatureTable, all_finite, arrow_labels, column_values, fill_rows
 
 #: records per Arrow batch when a partition is read (its memory on top of the partition's)
 BATCH_ROWS = 1 << 16
@@ -78,8 +78,8 @@ def read_labels(source: Path, columns: Sequence[str]) -> Any:
     """The label columns ``columns`` of a Parquet file or folder (nothing else is read)."""
     import pyarrow.dataset as ds
 
-    return ds.dataset(str(source), format="parquet").to_table(
-        columns=list(columns)).to_pandas()
+    return arrow_labels(ds.dataset(str(source), format="parquet").to_table(
+        columns=list(columns)))
 
 
 def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
@@ -110,7 +110,7 @@ def read_rows(source: Path, index: np.ndarray, labels: Sequence[str],
             picked = batch.take(pa.array(rows, type=pa.int64()))
             for j, f in enumerate(features):
                 X[done:hi, j] = column_values(picked.column(f))
-            parts.append(picked.select(list(labels)).to_pandas())
+            parts.append(arrow_labels(picked.select(list(labels))))
         done, start = hi, stop
     if done != index.size:  # pragma: no cover - the file changed between the two reads
         raise BioanonError(f"'{source}' changed while it was read; run again")
@@ -276,7 +276,7 @@ def scan_partitions(specs: Sequence[PartitionSpec], labels: Sequence[str],
             filled += take
             if lo + take >= batch.num_rows:
                 held = None
-        lab = (pa.Table.from_batches(pieces).to_pandas() if pieces else
+        lab = (arrow_labels(pa.Table.from_batches(pieces)) if pieces else
                pd.DataFrame({c: [] for c in labels}))
         yield X, lab
 
