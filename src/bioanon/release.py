@@ -59,8 +59,10 @@ ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifyin
          "other label")
 #: role given in the manifest to a label column the user did not name
 NO_ROLE = "none (dropped)"
-#: provenance of the input that may travel with a release (nothing that could undo it)
-PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device")
+#: provenance of the input that may travel with a release (nothing that could undo it);
+#: ``float16_labels`` names the label columns the input stored as float16, written back so
+PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device",
+               "float16_labels")
 #: a join on the released label columns may name identities at most this × the reference
 JOIN_FACTOR = 1.2
 NOT_CERTIFIED = ("not certified: no privacy target was checked on this release; "
@@ -458,7 +460,7 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     table.label(roles.sensitive)
     for col in (roles.interest, *roles.additional):  # every label the method reads: checked
         if col:                                      # before any work starts
-            table.label(col, min_classes=1)
+            table.label(col, min_classes=1, target=True)
     _check_anonymizer_roles(anonymizer, roles)
     check = (join_checked if join_checked is not None
              else join_check(table.labels, plan, roles.sensitive, force=force))

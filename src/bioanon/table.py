@@ -69,6 +69,7 @@ def check_finite(X: np.ndarray, what: str = "features",
     bad = ~np.isfinite(X)
     if before is not None and bad.any():
         _refuse_overflow(bad, np.asarray(before(), dtype=np.float64), what, names)
+    _refuse_empty_columns(X, what, names)
     if bad.any():
         row = int(np.argmax(bad.any(axis=1)))
         cols = np.flatnonzero(bad.any(axis=0))
@@ -81,6 +82,36 @@ def check_finite(X: np.ndarray, what: str = "features",
             f"{what} contain {int(bad.sum())} NaN/inf value(s) in {which} (first at record "
             f"{row}); impute or drop those records first"
         )
+
+
+def _refuse_empty_columns(X: np.ndarray, what: str, names: Sequence[str] | None) -> None:
+    """Refuse a column of more than one record with no value at all (a CSV column of empty
+    cells, an all-null Parquet column): imputing it or dropping its records, as a few
+    missing values are fixed, would drop every record; the column is to be dropped or named
+    a label.
+
+    >>> try:
+    ...     _refuse_empty_columns(np.array([[0.0, np.nan], [1.0, np.nan]]), "features", "ab")
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:64])
+    features: column 'b' is empty (no value in any of the 2 records)
+    """
+    if X.shape[0] < 2:
+        return
+    empty = np.flatnonzero(np.isnan(X).all(axis=0))
+    if empty.size == 0:
+        return
+    shown = [repr(str(names[j])) if names is not None and len(names) == X.shape[1]
+             else f"#{j}" for j in empty[:5]]
+    more = f" and {empty.size - 5} more" if empty.size > 5 else ""
+    which = ("column " if empty.size == 1 else "columns ") + ", ".join(shown) + more
+    one = empty.size == 1
+    fix = f"drop {'it' if one else 'them'} from the table"
+    if names is not None:  # a column of a frame or a file (an array has no label columns)
+        fix += (f", or name {'it as a label column' if one else 'them as label columns'} "
+                "(label_columns=COL)")
+    raise BioanonError(f"{what}: {which} {'is' if one else 'are'} empty (no value in any of "
+                       f"the {X.shape[0]} records); {fix}", parameter="label_columns")
 
 
 def _refuse_overflow(bad: np.ndarray, wide: np.ndarray, what: str,
@@ -123,8 +154,12 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(
             f"{what} must be 2-D (records × features), got shape {arr.shape}; reshape it"
         )
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
+    if arr.shape[0] == 0:
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
+    if arr.shape[1] == 0:
+        raise BioanonError(f"{what} has no feature columns (shape {arr.shape}: {arr.shape[0]} "
+                           "records of nothing to anonymize); pass at least one numeric "
+                           "feature column")
     check_finite(arr, what, names, before=lambda: X)
     return arr
 
@@ -424,6 +459,44 @@ this role to another column
                 f"df[{column!r}].astype(str)), or give this role to another column")
 
 
+#: what pandas infers of a column of Python objects that scikit-learn's models take for no
+#: kind of class ("Unknown label type"), with the words an error names them by
+_UNTARGETABLE = {"date": "dates", "time": "times of day", "decimal": "decimal numbers",
+                 "datetime": "timestamps", "datetime64": "timestamps with a time zone",
+                 "period": "periods", "interval": "intervals"}
+
+
+def refuse_untargetable(column: str, values: Any) -> None:
+    """Refuse a useful column (one models learn to predict) holding dates, times, decimals or
+    zoned timestamps (Parquet ``date32``, ``time64``, ``decimal128``, ``timestamp[tz]``):
+    pandas holds them as Python objects, which scikit-learn's models take for no kind of
+    class, so the fit failed deep inside it. As the sensitive column, or kept, they pass.
+
+    Examples
+    --------
+    >>> import datetime
+    >>> refuse_untargetable("c", pd.Series(["a", "b"]))
+    >>> try:
+    ...     refuse_untargetable("c", pd.Series([datetime.date(2020, 1, 2)]))
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:68])
+    label column 'c' holds dates (datetime.date(2020, 1, 2) at record 0)
+    """
+    series = pd.Series(values)
+    if series.dtype != object and not isinstance(series.dtype, pd.DatetimeTZDtype | pd.PeriodDtype
+                                                  | pd.IntervalDtype):
+        return
+    kind = _UNTARGETABLE.get(pd.api.types.infer_dtype(series, skipna=True))
+    if kind is None:
+        return
+    at = int(np.flatnonzero(series.notna().to_numpy())[0])
+    raise BioanonError(
+        f"label column '{column}' holds {kind} ({_plain_value(series.iloc[at])!r} at record "
+        f"{at}), which the models that learn to predict it take for no kind of class; make "
+        f"it text (pandas: df[{column!r}] = df[{column!r}].astype(str)) or integer codes, or "
+        "give this role to another column")
+
+
 def _plain_value(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
@@ -593,6 +666,10 @@ class FeatureTable:
         self.X = X
         if not isinstance(self.labels, pd.DataFrame):
             self.labels = pd.DataFrame(self.labels)
+        halves = [str(c) for c, t in self.labels.dtypes.items() if t == np.float16]
+        if halves:  # held as float32 (see _plain_labels), written back as float16
+            self.meta = {**self.meta, _HALF_LABELS: sorted({*self.meta.get(_HALF_LABELS, ()),
+                                                            *halves})}
         self.labels = _plain_labels(self.labels.reset_index(drop=True))
         for column, dtype in self.labels.dtypes.items():
             if pd.api.types.is_object_dtype(dtype):
@@ -628,12 +705,16 @@ class FeatureTable:
         """Number of features (columns of X)."""
         return int(self.X.shape[1])
 
-    def label(self, column: str, min_classes: int = 2) -> pd.Series:
-        """Return one label column, checked to exist and to have at least ``min_classes``."""
+    def label(self, column: str, min_classes: int = 2, *, target: bool = False) -> pd.Series:
+        """Return one label column, checked to exist and to have at least ``min_classes``;
+        ``target``: a column models learn to predict (the interest, an additional attribute),
+        whose values must be classes they take (:func:`refuse_untargetable`)."""
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
         refuse_nested(column, values)
+        if target:
+            refuse_untargetable(column, values)
         empty = values.isna()
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             empty |= values.astype(str).str.strip().eq("")  # "" is no label either
@@ -706,14 +787,16 @@ class FeatureTable:
             finally:
                 sink.close()
             return sink.hexdigest()
+        labels = written_labels(self)
         if fmt == "csv":  # pandas' default is one row per chunk past 100,000 columns
-            cols = self.n_features + self.labels.shape[1]
-            self.to_frame().to_csv(tmp, index=False,
-                                   chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
+            cols = self.n_features + labels.shape[1]
+            feats = pd.DataFrame(self.X, columns=self.feature_names)
+            pd.concat([labels.reset_index(drop=True), feats], axis=1).to_csv(
+                tmp, index=False, chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
         else:
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
-            for col in self.labels.columns:
-                values = self.labels[col].to_numpy()
+            for col in labels.columns:
+                values = labels[col].to_numpy()
                 if values.dtype == object:  # strings: store as unicode, never pickles; an
                     missing = pd.isna(values)  # empty value as '' (as CSV has it), not the
                     values = values.astype(str)  # class 'nan', 'None' or '<NA>'
@@ -1047,20 +1130,51 @@ not ndarray; e.g. FeatureTable(X, labels) or FeatureTable.read(path)
                        "FeatureTable.read(path)", parameter="table")
 
 
+#: the ``meta`` entry naming the label columns the input stored as float16 (held as float32)
+_HALF_LABELS = "float16_labels"
+
+
+def written_labels(table: FeatureTable) -> pd.DataFrame:
+    """The label columns as a table's writers write them: a column the input stored as
+    float16 (held as float32 in memory, see :func:`_plain_labels`) as float16 again, so a
+    kept label goes out in the type it came in.
+
+    >>> t = FeatureTable(np.zeros((2, 1)), pd.DataFrame({"h": np.float16([0.1, 1.0])}))
+    >>> str(t.labels["h"].dtype), str(written_labels(t)["h"].dtype)
+    ('float32', 'float16')
+    """
+    labels = table.labels
+    halves = [c for c in table.meta.get(_HALF_LABELS, ())
+              if c in labels.columns and labels[c].dtype == np.float32]
+    if not halves:
+        return labels
+    labels = labels.copy()
+    for c in halves:
+        labels[c] = labels[c].astype(np.float16)
+    return labels
+
+
 def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """``labels`` with every categorical column stored as its values' own type (a column of
     strings as strings): how a label is stored never changes a figure, a split or a seed
     (pandas orders a categorical's groups and codes by its categories, a plain column's by
-    appearance).
+    appearance). A float16 column (an NPZ or Parquet half-float label) is stored as float32,
+    which holds each of its values exactly: pandas cannot group or index float16 ("float16
+    indexes are not supported").
 
     >>> df = pd.DataFrame({"y": pd.Categorical(["b", "a"]), "n": pd.Categorical([2, 1])})
     >>> [str(t) for t in _plain_labels(df).dtypes], _plain_labels(df)["n"].tolist()
     (['str', 'int64'], [2, 1])
+    >>> str(_plain_labels(pd.DataFrame({"h": np.float16([0.5, 1.0])}))["h"].dtype)
+    'float32'
     """
     cats = [c for c, t in labels.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
-    if not cats:
+    halves = [c for c, t in labels.dtypes.items() if t == np.float16]
+    if not cats and not halves:
         return labels
     labels = labels.copy()
+    for c in halves:
+        labels[c] = labels[c].astype(np.float32)
     for c in cats:
         col = labels[c]
         try:
@@ -1336,7 +1450,8 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    labels = pa.Table.from_pandas(table.labels.reset_index(drop=True), preserve_index=False)
+    labels = pa.Table.from_pandas(written_labels(table).reset_index(drop=True),
+                                  preserve_index=False)
     names = [str(c) for c in table.labels.columns]
     feats = list(table.feature_names or [])
     md = {b"bioanon": json.dumps({"label_columns": names, "meta": table.meta},
