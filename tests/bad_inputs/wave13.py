@@ -1,0 +1,131 @@
+"""Cases of wave 13 (reliability, round thirteen): inputs a data owner gives by mistake, or
+writes with another tool, that were handled badly, each kept fixed here.
+
+Before the fixes, a Parquet label column of dates, times of day, decimals or timestamps with
+a time zone (``date32``, ``time64``, ``decimal128``, ``timestamp[tz]``, as Spark or a
+database export writes them) given the interest or an additional role was an internal error
+in ``anonymize``, ``evaluate``, ``release`` and ``tune`` (scikit-learn's "Unknown label type:
+unknown"), and in ``tune`` was "no setting of the grid could be evaluated". A label column
+stored as float16 (an NPZ or Parquet half-float array) was an internal error in ``evaluate``
+(pandas' "float16 indexes are not supported"). An NPZ whose ``X`` has records but no column
+was refused as "X is empty (shape (48, 0)); pass at least one record". A CSV column of empty
+cells (or an all-null Parquet column) was "features contain 48 NaN/inf value(s) in column
+'empty'; impute or drop those records first": dropping those records drops them all. An
+output that is a named pipe was replaced by the release without a word.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .cases import FAST, Case, _table, anon
+
+EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
+      "environment"]
+QUICK = ["--models", "knn", "--attackers", "naive"]
+REFUSED = "which the models that learn to predict it take for no kind of class"
+
+
+def _typed(d: Path, column: str, kind: str) -> Path:
+    """The small table as Parquet written by Arrow (no bioanon metadata), ``column``'s
+    classes stored as Arrow ``kind`` values (a date, a time of day, a decimal, a zoned
+    timestamp)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = _table().to_frame()
+    codes = frame[column].astype("category").cat.codes.to_numpy()
+    values = {
+        "date": lambda: pa.array([datetime.date(2020, 1, 1 + int(c)) for c in codes]),
+        "time": lambda: pa.array([datetime.time(9, int(c)) for c in codes]),
+        "decimal": lambda: pa.array([decimal.Decimal(int(c)) for c in codes],
+                                    pa.decimal128(5, 0)),
+        "zoned": lambda: pa.array([datetime.datetime(2020, 1, 1 + int(c),
+                                                     tzinfo=datetime.UTC)
+                                   for c in codes], pa.timestamp("us", tz="UTC")),
+    }[kind]()
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    table = table.set_column(table.schema.get_field_index(column), column, values)
+    p = d / "t.parquet"
+    pq.write_table(table, p)
+    return p
+
+
+def _npz(d: Path, X: np.ndarray | None = None, **labels: np.ndarray) -> Path:
+    t = _table()
+    frame = t.to_frame()
+    p = d / "t.npz"
+    np.savez(p, X=t.X if X is None else X, who=frame["identity"].to_numpy().astype(str),
+             ex=frame["expression"].to_numpy().astype(str), **labels)
+    return p
+
+
+def _half_sensitive(d: Path) -> list[str]:
+    t = _table()
+    who = (np.arange(t.n_records) // 12).astype(np.float16)
+    p = _npz(d)
+    arrays = dict(np.load(p))
+    np.savez(p, **{**arrays, "who": who})
+    return ["evaluate", str(p), "--interest", "ex", "--sensitive", "who", "--method", "noise",
+            "--sigma", "1", *QUICK, "--out", str(d / "rep")]
+
+
+def _empty_column(d: Path) -> list[str]:
+    p = d / "t.csv"
+    _table().to_frame().assign(empty=np.nan).to_csv(p, index=False)
+    return anon(p, d, *FAST)
+
+
+def _pipe_output(d: Path) -> list[str]:
+    src = d / "t.parquet"
+    _table().write(src)
+    os.mkfifo(d / "o.parquet")
+    return anon(src, d, *FAST)
+
+
+def wave13_cases() -> list[Case]:
+    rel = ("o.parquet", "o.parquet.manifest.json")
+    report = ("rep/report.html", "rep/report.json")
+    return [
+        Case("anonymize-parquet-date-interest",
+             lambda d: anon(_typed(d, "expression", "date"), d, *FAST),
+             says=f"label column 'expression' holds dates (datetime.date(2020, 1, 2) at "
+                  f"record 0), {REFUSED}"),
+        Case("anonymize-parquet-time-additional",
+             lambda d: anon(_typed(d, "gender", "time"), d, *FAST, roles=[
+                 "--interest", "expression", "--sensitive", "identity", "--additional",
+                 "gender", "--identifying", "environment"]),
+             says="label column 'gender' holds times of day"),
+        Case("evaluate-parquet-decimal-interest",
+             lambda d: ["evaluate", str(_typed(d, "expression", "decimal")), *EV, "--method",
+                        "noise", "--sigma", "1", *QUICK, "--out", str(d / "rep")],
+             says="label column 'expression' holds decimal numbers (Decimal('1') at record 0)"),
+        Case("release-parquet-zoned-timestamp-interest",
+             lambda d: ["release", str(_typed(d, "expression", "zoned")), "-o",
+                        str(d / "o.parquet"), *EV, "--budget-minutes", "0.000001",
+                        "--methods", "noise", *QUICK, "--jobs", "1"],
+             says="label column 'expression' holds timestamps with a time zone"),
+        Case("tune-parquet-date-interest-refused-before-the-grid",
+             lambda d: ["tune", str(_typed(d, "expression", "date")), *EV, "--method",
+                        "noise", "--grid", "sigma=1,2", *QUICK, "--out", str(d / "tu")],
+             says="label column 'expression' holds dates"),
+        Case("anonymize-parquet-date-sensitive-valid",
+             lambda d: anon(_typed(d, "identity", "date"), d, *FAST), "ok", rel),
+        Case("evaluate-npz-float16-sensitive-valid", _half_sensitive, "ok",
+             report),
+        Case("anonymize-npz-x-without-columns",
+             lambda d: ["anonymize", str(_npz(d, X=np.zeros((48, 0), np.float32))), "-o",
+                        str(d / "o.npz"), "--sensitive", "who", "--interest", "ex", *FAST],
+             says="X has no feature columns (shape (48, 0): 48 records of nothing to "
+                  "anonymize)"),
+        Case("anonymize-csv-column-of-empty-cells", _empty_column,
+             says="column 'empty' is empty (no value in any of the 48 records); drop it from "
+                  "the table, or name it as a label column (--label COL)"),
+        Case("anonymize-output-a-named-pipe", _pipe_output,
+             says="is not a regular file (a pipe, a device or a socket)"),
+    ]
