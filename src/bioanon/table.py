@@ -907,10 +907,14 @@ class FeatureTable:
                              keep_as_feature: Sequence[str] | None = None) -> FeatureTable:
         """Read a folder of Parquet part files (as dask, Spark, pyarrow and the bucketed
         release write them) as one table, parts in name order (checked by
-        :func:`parquet_parts`)."""
+        :func:`parquet_parts`). A part without rows (Spark writes one for an empty
+        partition) adds nothing; a folder of such parts only is a table without records."""
+        import pyarrow.parquet as pq
+
         parts = parquet_parts(p)
+        filled = [f for f in parts if pq.read_metadata(f).num_rows > 0] or parts[:1]
         tables, first = [], None
-        for f in parts:
+        for f in filled:
             try:
                 t = cls.read(f, label_columns)
             except BioanonError as exc:
@@ -922,15 +926,13 @@ class FeatureTable:
                   or list(t.labels.columns) != list(first.labels.columns)):
                 raise BioanonError(
                     f"part '{f.relative_to(p)}' of '{p}' has other columns than "
-                    f"'{parts[0].relative_to(p)}'; every part of a folder needs the same "
+                    f"'{filled[0].relative_to(p)}'; every part of a folder needs the same "
                     "columns and types")
             tables.append(t)
         assert first is not None
         X = np.concatenate([t.X for t in tables]) if len(tables) > 1 else first.X
         labels = pd.concat([t.labels for t in tables], ignore_index=True)
         meta = {**first.meta, "source": str(p)}
-        import pyarrow.parquet as pq
-
         schema = pq.read_schema(parts[0])
         if keep_as_feature is not None and b"bioanon" not in (schema.metadata or {}):
             meta.update(_audit(X, list(first.feature_names or []), keep_as_feature,

@@ -11,7 +11,9 @@ stored as float16 (an NPZ or Parquet half-float array) was an internal error in 
 was refused as "X is empty (shape (48, 0)); pass at least one record". A CSV column of empty
 cells (or an all-null Parquet column) was "features contain 48 NaN/inf value(s) in column
 'empty'; impute or drop those records first": dropping those records drops them all. An
-output that is a named pipe was replaced by the release without a word.
+output that is a named pipe was replaced by the release without a word. A folder of Parquet
+parts holding a part without rows (Spark writes one for an empty partition) was refused in
+memory as "part 'part-1.parquet': the table has no records" (the dask path read it).
 """
 
 from __future__ import annotations
@@ -88,6 +90,22 @@ def _pipe_output(d: Path) -> list[str]:
     return anon(src, d, *FAST)
 
 
+def _spark_folder(d: Path) -> Path:
+    """A folder of Parquet parts as Spark writes it: an empty partition's part holds no row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = _table().to_frame()
+    table = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(None)
+    src = d / "in"
+    src.mkdir()
+    (src / "_SUCCESS").write_bytes(b"")
+    pq.write_table(table.slice(0, 24), src / "part-00000.snappy.parquet")
+    pq.write_table(table.slice(0, 0), src / "part-00001.snappy.parquet")
+    pq.write_table(table.slice(24), src / "part-00002.snappy.parquet")
+    return src
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -128,4 +146,9 @@ def wave13_cases() -> list[Case]:
                   "the table, or name it as a label column (--label COL)"),
         Case("anonymize-output-a-named-pipe", _pipe_output,
              says="is not a regular file (a pipe, a device or a socket)"),
+        Case("anonymize-parquet-folder-with-an-empty-spark-part-valid",
+             lambda d: anon(_spark_folder(d), d, *FAST), "ok", rel),
+        Case("evaluate-parquet-folder-with-an-empty-spark-part-valid",
+             lambda d: ["evaluate", str(_spark_folder(d)), *EV, "--method", "noise", "--sigma",
+                        "1", *QUICK, "--out", str(d / "rep")], "ok", report),
     ]
