@@ -14,6 +14,9 @@ cells (or an all-null Parquet column) was "features contain 48 NaN/inf value(s) 
 output that is a named pipe was replaced by the release without a word. A folder of Parquet
 parts holding a part without rows (Spark writes one for an empty partition) was refused in
 memory as "part 'part-1.parquet': the table has no records" (the dask path read it).
+``extract voice`` of recordings shorter than one 25 ms analysis frame (a few samples, a
+truncated file) padded each with silence to one frame and wrote that frame repeated over the
+time grid as its features: recordings of one sample each gave one row of features for all.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FAST, Case, _table, anon
+from .cases import FAST, Case, _table, _wav_folder, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -106,6 +109,12 @@ def _spark_folder(d: Path) -> Path:
     return src
 
 
+def _short_wavs(d: Path, n_good: int) -> list[str]:
+    short = {f"short{i}.wav": np.random.default_rng(i).normal(size=10).astype(np.float32)
+             for i in range(3)}
+    return ["extract", "voice", str(_wav_folder(d, short, n_good)), "-o", str(d / "v.parquet")]
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -151,4 +160,9 @@ def wave13_cases() -> list[Case]:
         Case("evaluate-parquet-folder-with-an-empty-spark-part-valid",
              lambda d: ["evaluate", str(_spark_folder(d)), *EV, "--method", "noise", "--sigma",
                         "1", *QUICK, "--out", str(d / "rep")], "ok", report),
+        Case("extract-voice-recordings-shorter-than-a-frame", lambda d: _short_wavs(d, 0),
+             says="holds 10 sample(s) (1.25 ms at 8000 Hz), shorter than one 25 ms analysis "
+                  "frame"),
+        Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
+             ("v.parquet", "v.parquet.skipped.csv")),
     ]
