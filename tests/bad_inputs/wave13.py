@@ -17,6 +17,9 @@ memory as "part 'part-1.parquet': the table has no records" (the dask path read 
 ``extract voice`` of recordings shorter than one 25 ms analysis frame (a few samples, a
 truncated file) padded each with silence to one frame and wrote that frame repeated over the
 time grid as its features: recordings of one sample each gave one row of features for all.
+An option of one value given twice with different values (``--sensitive speaker --sensitive
+identity``, ``-o a.parquet -o b.parquet``, ``--level strict --level basic``) ran with the last,
+the other dropped without a word.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FAST, Case, _table, _wav_folder, anon
+from .audit import au
+from .cases import FAST, ROLES, Case, _table, _wav_folder, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -115,6 +119,12 @@ def _short_wavs(d: Path, n_good: int) -> list[str]:
     return ["extract", "voice", str(_wav_folder(d, short, n_good)), "-o", str(d / "v.parquet")]
 
 
+def _twice(d: Path, *extra: str, roles: list[str] = ROLES) -> list[str]:
+    src = d / "t.parquet"
+    _table().write(src)
+    return anon(src, d, *extra, roles=roles)
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -163,6 +173,22 @@ def wave13_cases() -> list[Case]:
         Case("extract-voice-recordings-shorter-than-a-frame", lambda d: _short_wavs(d, 0),
              says="holds 10 sample(s) (1.25 ms at 8000 Hz), shorter than one 25 ms analysis "
                   "frame"),
+        Case("anonymize-sensitive-given-twice",
+             lambda d: _twice(d, *FAST, roles=["--interest", "expression", "--sensitive",
+                                                "gender", "--sensitive", "identity"]),
+             says="--sensitive is given twice, as 'gender' and as 'identity'; it takes one "
+                  "value (the last would be used, the other dropped): give it once"),
+        Case("anonymize-out-given-twice",
+             lambda d: [*_twice(d, *FAST), "-o", str(d / "b.parquet")],
+             says="--out is given twice"),
+        Case("anonymize-g-given-twice-with-one-value-valid",
+             lambda d: _twice(d, *FAST, "--g", "8"), "ok", rel),
+        Case("audit-level-given-twice", lambda d: au(d, "--level", "strict", "--level", "basic"),
+             says="--level is given twice, as 'strict' and as 'basic'"),
+        Case("evaluate-method-given-twice",
+             lambda d: ["evaluate", _twice(d)[1], *EV, "--method", "laplace", "--method",
+                        "noise", "--out", str(d / "rep")],
+             says="--method is given twice, as 'laplace' and as 'noise'"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]

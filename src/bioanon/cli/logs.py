@@ -193,6 +193,55 @@ def _nonempty(param: Any, original: Any) -> Any:
     return process_value
 
 
+def refuse_repeated_options(cmd: Any) -> None:
+    """Make ``cmd`` refuse an option of one value given twice with different values
+    (``--sensitive speaker --sensitive identity``): click keeps the last and drops the
+    other without a word, so a role, a method or an output the user typed was ignored. The
+    same value twice (a script's default repeated) passes."""
+    if getattr(cmd, "_bioanon_once", False):
+        return
+    cmd._bioanon_once = True
+    original = cmd.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> Any:
+        repeated = _repeated(cmd, args)
+        if repeated is not None:
+            flag, first, then = repeated
+            message = (f"{flag} is given twice, as {first!r} and as {then!r}; it takes one "
+                       "value (the last would be used, the other dropped): give it once")
+            json_error(message, "input", 2)
+            raise _fail(message)
+        return original(ctx, args)
+
+    cmd.parse_args = parse_args
+
+
+def _repeated(cmd: Any, args: list[str]) -> tuple[str, str, str] | None:
+    """The first option of one value ``args`` give twice with different values: (its
+    longest name, the first value, the other); None when there is none."""
+    takes = {}  # every option name that takes a value -> (its parameter, one value only)
+    for param in cmd.params:
+        if param.param_type_name == "option" and not param.is_flag and param.nargs == 1:
+            for name in [*param.opts, *param.secondary_opts]:
+                takes[name] = (param, not param.multiple)
+    seen: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            break
+        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name in takes and (eq or i + 1 < len(args)):
+            if not eq:
+                value = args[i + 1]
+                i += 1
+            param, once = takes[name]
+            if once and seen.setdefault(param.name, value) != value:
+                return max(param.opts, key=len), seen[param.name], value
+        i += 1
+    return None
+
+
 @contextlib.contextmanager
 def usage_errors_as_lines() -> Iterator[None]:
     """A usage error (unknown option, missing or invalid value) as the one ``error:`` line
@@ -334,4 +383,5 @@ class VerbosityGroup(TyperGroup):
 
         conform(cmd)  # -o/--out (old spellings hidden), readable metavars
         refuse_empty_paths(cmd)
+        refuse_repeated_options(cmd)
         return cmd
