@@ -466,6 +466,21 @@ _UNTARGETABLE = {"date": "dates", "time": "times of day", "decimal": "decimal nu
                  "period": "periods", "interval": "intervals"}
 
 
+def untargetable_kind(values: Any) -> str | None:
+    """What a column holds that scikit-learn's models take for no kind of class (the words
+    of :data:`_UNTARGETABLE`), or None for text, numbers, booleans.
+
+    >>> import decimal
+    >>> untargetable_kind(np.array([decimal.Decimal(1)], dtype=object)), untargetable_kind([1])
+    ('decimal numbers', None)
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values))
+    if series.dtype != object and not isinstance(series.dtype, pd.DatetimeTZDtype | pd.PeriodDtype
+                                                  | pd.IntervalDtype):
+        return None
+    return _UNTARGETABLE.get(pd.api.types.infer_dtype(series, skipna=True))
+
+
 def refuse_untargetable(column: str, values: Any) -> None:
     """Refuse a useful column (one models learn to predict) holding dates, times, decimals or
     zoned timestamps (Parquet ``date32``, ``time64``, ``decimal128``, ``timestamp[tz]``):
@@ -483,10 +498,7 @@ def refuse_untargetable(column: str, values: Any) -> None:
     label column 'c' holds dates (datetime.date(2020, 1, 2) at record 0)
     """
     series = pd.Series(values)
-    if series.dtype != object and not isinstance(series.dtype, pd.DatetimeTZDtype | pd.PeriodDtype
-                                                  | pd.IntervalDtype):
-        return
-    kind = _UNTARGETABLE.get(pd.api.types.infer_dtype(series, skipna=True))
+    kind = untargetable_kind(series)
     if kind is None:
         return
     at = int(np.flatnonzero(series.notna().to_numpy())[0])

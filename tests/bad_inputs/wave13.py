@@ -5,7 +5,9 @@ Before the fixes, a Parquet label column of dates, times of day, decimals or tim
 a time zone (``date32``, ``time64``, ``decimal128``, ``timestamp[tz]``, as Spark or a
 database export writes them) given the interest or an additional role was an internal error
 in ``anonymize``, ``evaluate``, ``release`` and ``tune`` (scikit-learn's "Unknown label type:
-unknown"), and in ``tune`` was "no setting of the grid could be evaluated". A label column
+unknown"), and in ``tune`` was "no setting of the grid could be evaluated"; as the sensitive
+column they were the same internal error once a method scored the features' relevance to it
+(``--rs``). A label column
 stored as float16 (an NPZ or Parquet half-float array) was an internal error in ``evaluate``
 (pandas' "float16 indexes are not supported"). An NPZ whose ``X`` has records but no column
 was refused as "X is empty (shape (48, 0)); pass at least one record". A CSV column of empty
@@ -153,6 +155,9 @@ def wave13_cases() -> list[Case]:
              says="label column 'expression' holds dates"),
         Case("anonymize-parquet-date-sensitive-valid",
              lambda d: anon(_typed(d, "identity", "date"), d, *FAST), "ok", rel),
+        Case("anonymize-parquet-decimal-sensitive-scored-for-relevance-valid",
+             lambda d: anon(_typed(d, "identity", "decimal"), d, *FAST, "--rs", "0.2"), "ok",
+             rel),
         Case("evaluate-npz-float16-sensitive-valid", _half_sensitive, "ok",
              report),
         Case("anonymize-npz-x-without-columns",
