@@ -986,7 +986,7 @@ class FeatureTable:
         check_finite(X, "features", names,
                      before=lambda: df[numeric].to_numpy(dtype=np.float64, na_value=np.nan))
         if odd:
-            raise _not_numeric(odd, None, X, names, keep_as_feature, typed)
+            raise _not_numeric(odd, None, X, names, keep_as_feature, typed, df)
         if keep_as_feature is not None:
             meta = {**meta, **_audit(X, names, keep_as_feature, source, typed)}
         return cls._of_checked(X, df[labels].reset_index(drop=True), names, meta)
@@ -1237,9 +1237,12 @@ def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:
 
 def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: list[str],
                  keep_as_feature: Sequence[str] | None,
-                 integer_typed: Collection[str] = ()) -> BioanonError:
+                 integer_typed: Collection[str] = (),
+                 frame: pd.DataFrame | None = None) -> BioanonError:
     """The one error naming every non-numeric feature column (and, for a table to release,
-    every numeric one that looks like metadata: all the columns to name, in one round)."""
+    every numeric one that looks like metadata: all the columns to name, in one round);
+    ``frame``'s values name a column of numbers spoilt by a few text cells or written with
+    thousands separators or decimal commas (:func:`_numbers_as_text`)."""
     from .metadata_columns import describe_refused, refused_columns
 
     cols = [str(c) for c in columns]
@@ -1250,6 +1253,8 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
         fix += ("; or keep its label columns by writing it with bioanon "
                 "(FeatureTable.write) instead of pandas")
     msg = f"{head}feature column(s) {shown} are not numeric; {fix}"
+    if frame is not None:
+        msg += _numbers_as_text(frame, list(columns))
     index = [c for c in cols if re.fullmatch(r"__index_level_\d+__", c)]
     if index:
         msg += (f"; {index[0]} is the DataFrame's index, which pandas wrote as a column: "
@@ -1260,6 +1265,52 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
             msg += f"; also, {describe_refused(refused)}"
             return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
     return BioanonError(msg, parameter="label_columns")
+
+
+#: numbers written with thousands separators (a group never starts with 0), or with a decimal
+#: comma, and pandas' option that reads them
+_WRITTEN_NUMBERS = ((r"[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?", "thousands separators",
+                     "thousands=','"),
+                    (r"[-+]?\d*,\d+", "decimal commas", "decimal=','"))
+
+
+def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
+    """What the message adds about columns of numbers read as text: a few text cells among
+    numbers (an export's ``#DIV/0!`` or ``-``), where they are; numbers written with
+    thousands separators or decimal commas, how to read them. A column of text adds nothing
+    (naming it a label is the fix).
+
+    >>> df = pd.DataFrame({"a": ["1.5", "#DIV/0!", "2"], "b": ["1,234.5", "2,000", "3"],
+    ...                    "c": ["0,5", "-1,25", "2"]})
+    >>> for note in _numbers_as_text(df, ["a", "b", "c"]).split("; ")[1:]:
+    ...     print(note)
+    column 'a' holds numbers but for 1 cell(s) of text ('#DIV/0!' at record 1): correct or
+    drop those records
+    column 'b' holds numbers written with thousands separators ('1,234.5'): read it with
+    pandas.read_csv(path, thousands=',') and write it back with to_csv(new_path, index=False)
+    column 'c' holds numbers written with decimal commas ('0,5'): read it with
+    pandas.read_csv(path, decimal=',') and write it back with to_csv(new_path, index=False)
+    """
+    notes = []
+    for c in columns[:3]:
+        text = frame[c].dropna().astype(str).str.strip()
+        bad = pd.to_numeric(text, errors="coerce").isna().to_numpy()
+        if text.empty:
+            continue
+        if 0 < bad.sum() * 2 <= len(text):
+            at = int(np.argmax(bad))
+            notes.append(f"column {str(c)!r} holds numbers but for {int(bad.sum())} cell(s) "
+                         f"of text ({text.iloc[at]!r} at record {int(text.index[at])}): "
+                         "correct or drop those records")
+            continue
+        for pattern, words, option in _WRITTEN_NUMBERS:
+            plain = text[bad]
+            if bad.any() and plain.str.fullmatch(pattern).all():
+                notes.append(f"column {str(c)!r} holds numbers written with {words} "
+                             f"({plain.iloc[0]!r}): read it with pandas.read_csv(path, "
+                             f"{option}) and write it back with to_csv(new_path, index=False)")
+                break
+    return "".join(f"; {n}" for n in notes)
 
 
 def _declared(table: FeatureTable, keep_as_feature: Sequence[str] | None,

@@ -21,7 +21,10 @@ truncated file) padded each with silence to one frame and wrote that frame repea
 time grid as its features: recordings of one sample each gave one row of features for all.
 An option of one value given twice with different values (``--sensitive speaker --sensitive
 identity``, ``-o a.parquet -o b.parquet``, ``--level strict --level basic``) ran with the last,
-the other dropped without a word.
+the other dropped without a word. A CSV feature column of numbers with one text cell (an
+export's ``#DIV/0!``), or of numbers written with thousands separators (``"1,234.5"``) or
+decimal commas (``"0,5"``), was only "feature column(s) ['f0'] are not numeric; name them as
+label columns": the advice for a column of text, with no cell to look at.
 """
 
 from __future__ import annotations
@@ -127,6 +130,17 @@ def _twice(d: Path, *extra: str, roles: list[str] = ROLES) -> list[str]:
     return anon(src, d, *extra, roles=roles)
 
 
+def _written(d: Path, how: str) -> list[str]:
+    frame = _table().to_frame()
+    f0 = frame["f0"].astype(np.float64)
+    frame["f0"] = {"cell": f0.astype(object).where(frame.index != 5, "#DIV/0!"),
+                   "thousands": (f0 * 10000).map(lambda v: f"{v:,.1f}"),
+                   "comma": f0.map(lambda v: f"{v:.3f}".replace(".", ","))}[how]
+    p = d / "t.csv"
+    frame.to_csv(p, index=False)
+    return anon(p, d, *FAST)
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -194,6 +208,15 @@ def wave13_cases() -> list[Case]:
              lambda d: ["evaluate", _twice(d)[1], *EV, "--method", "laplace", "--method",
                         "noise", "--out", str(d / "rep")],
              says="--method is given twice, as 'laplace' and as 'noise'"),
+        Case("anonymize-csv-feature-with-one-text-cell", lambda d: _written(d, "cell"),
+             says="column 'f0' holds numbers but for 1 cell(s) of text ('#DIV/0!' at record "
+                  "5): correct or drop those records"),
+        Case("anonymize-csv-feature-with-thousands-separators",
+             lambda d: _written(d, "thousands"),
+             says="column 'f0' holds numbers written with thousands separators ('-6,722.4'): "
+                  "read it with pandas.read_csv(path, thousands=',')"),
+        Case("anonymize-csv-feature-with-decimal-commas", lambda d: _written(d, "comma"),
+             says="column 'f0' holds numbers written with decimal commas ('-0,672')"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
