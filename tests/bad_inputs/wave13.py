@@ -25,6 +25,8 @@ the other dropped without a word. A CSV feature column of numbers with one text 
 export's ``#DIV/0!``), or of numbers written with thousands separators (``"1,234.5"``) or
 decimal commas (``"0,5"``), was only "feature column(s) ['f0'] are not numeric; name them as
 label columns": the advice for a column of text, with no cell to look at.
+``preview --by`` a label column with an empty value was an internal error (Python's "'<' not
+supported between instances of 'float' and 'str'").
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from .audit import au
 from .cases import FAST, ROLES, Case, _table, _wav_folder, anon
@@ -141,6 +144,17 @@ def _written(d: Path, how: str) -> list[str]:
     return anon(p, d, *FAST)
 
 
+def _preview_by_empty(d: Path) -> list[str]:
+    from bioanon.table import FeatureTable
+
+    rng = np.random.default_rng(0)
+    who = pd.DataFrame({"who": ["a", None, "b", "a", "b", "a"]})
+    for name in ("a.parquet", "b.parquet"):
+        FeatureTable(rng.random((6, 16)), who, meta={"image_shape": [4, 4]}).write(d / name)
+    return ["preview", str(d / "a.parquet"), str(d / "b.parquet"), "-o", str(d / "s.png"),
+            "--by", "who"]
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -217,6 +231,8 @@ def wave13_cases() -> list[Case]:
                   "read it with pandas.read_csv(path, thousands=',')"),
         Case("anonymize-csv-feature-with-decimal-commas", lambda d: _written(d, "comma"),
              says="column 'f0' holds numbers written with decimal commas ('-0,672')"),
+        Case("preview-by-a-column-with-an-empty-value-valid", _preview_by_empty, "ok",
+             ("s.png",)),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
