@@ -401,3 +401,15 @@ def test_a_column_without_any_value_is_named_empty_not_records_to_drop():
         FeatureTable(X, pd.DataFrame({"a": [1, 2, 3]}))
     with pytest.raises(BioanonError, match=r"has no feature columns \(shape \(3, 0\)"):
         FeatureTable(np.zeros((3, 0)), pd.DataFrame({"a": [1, 2, 3]}))
+
+
+def test_npz_feature_names_saved_as_bytes_are_read_as_text(tmp_path):
+    """Names saved as bytes were read as "b'g0'" and written back so."""
+    p = tmp_path / "t.npz"
+    np.savez(p, X=np.zeros((2, 2)), who=np.array(["a", "b"]),
+             feature_names=np.array([b"g0", b"g1"]))
+    assert FeatureTable.read(p).feature_names == ["g0", "g1"]
+    np.savez(p, X=np.zeros((2, 2)), who=np.array(["a", "b"]),
+             feature_names=np.array([b"\xff0", b"g1"]))
+    with pytest.raises(BioanonError, match="holds bytes that are not UTF-8 text"):
+        FeatureTable.read(p)

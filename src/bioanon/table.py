@@ -1070,6 +1070,12 @@ class FeatureTable:
                                    "numbers or strings")
         labels = pd.DataFrame({c: as_text(arrays[c]) for c in label_columns})
         names = arrays.get("feature_names")
+        if names is not None:  # names saved as bytes (h5py, older writers): their text, not
+            names = as_text(names)  # "b'f0'"
+            if names.dtype.kind == "S":
+                raise BioanonError(f"'feature_names' in '{p}' holds bytes that are not UTF-8 "
+                                   f"text ({names.flat[0]!r}); save the names as text, e.g. "
+                                   "np.asarray(names, dtype=str)")
         if names is not None and (names.ndim != 1 or names.shape[0] != X.shape[1]):
             raise BioanonError(f"'feature_names' in '{p}' has shape {names.shape} for "
                                f"{X.shape[1]} features; save one name per feature")

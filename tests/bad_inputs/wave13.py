@@ -27,6 +27,8 @@ decimal commas (``"0,5"``), was only "feature column(s) ['f0'] are not numeric; 
 label columns": the advice for a column of text, with no cell to look at.
 ``preview --by`` a label column with an empty value was an internal error (Python's "'<' not
 supported between instances of 'float' and 'str'").
+An NPZ whose ``feature_names`` are bytes (h5py, older writers) named its features ``b'g0'``,
+``b'g1'``, ..., written back so (and ``--keep-as-feature g0`` named no column).
 """
 
 from __future__ import annotations
@@ -155,6 +157,13 @@ def _preview_by_empty(d: Path) -> list[str]:
             "--by", "who"]
 
 
+def _npz_named(d: Path) -> Path:
+    p = _npz(d)
+    arrays = dict(np.load(p))
+    np.savez(p, **arrays, feature_names=np.array([f"g{j}".encode() for j in range(32)]))
+    return p
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -233,6 +242,10 @@ def wave13_cases() -> list[Case]:
              says="column 'f0' holds numbers written with decimal commas ('-0,672')"),
         Case("preview-by-a-column-with-an-empty-value-valid", _preview_by_empty, "ok",
              ("s.png",)),
+        Case("anonymize-npz-feature-names-as-bytes-valid",
+             lambda d: ["anonymize", str(_npz_named(d)), "-o", str(d / "o.npz"), "--sensitive",
+                        "who", "--interest", "ex", "--keep-as-feature", "g0", *FAST], "ok",
+             ("o.npz", "o.npz.manifest.json")),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
