@@ -405,6 +405,9 @@ first and pass the file"
     if url:
         return (f"{what} '{url.group(1)}://{url.group(2)}' is a URL; bioanon reads local "
                 "files: download it first and pass the file")
+    if text == "-":  # the shell's name for standard input: a table is read more than once
+        return (f"{what} '-' stands for standard input, which bioanon does not read (it reads a "
+                "table more than once); write it to a file first and pass that file")
     return f"{what} '{text}' does not exist; {fix}"
 
 

@@ -546,6 +546,9 @@ strip the spaces (pandas: df['c'].str.strip()) and run again
 def format_of(path: str | os.PathLike) -> str:
     """Return the table format ('parquet', 'csv' or 'npz') from a file name's extension."""
     ext = Path(path).suffix.lower()
+    if os.fspath(path) == "-":
+        raise BioanonError("'-' stands for standard input or output, which bioanon does not "
+                           "use for tables; name a .parquet, .csv or .npz file")
     if ext in _COMPRESSED:
         raise BioanonError(
             f"'{Path(path).name}' names a compressed file ({ext}); bioanon reads and writes "

@@ -29,6 +29,8 @@ label columns": the advice for a column of text, with no cell to look at.
 supported between instances of 'float' and 'str'").
 An NPZ whose ``feature_names`` are bytes (h5py, older writers) named its features ``b'g0'``,
 ``b'g1'``, ..., written back so (and ``--keep-as-feature g0`` named no column).
+An input ``-`` (standard input, as many tools take it) was "input file '-' does not exist;
+check the path", and ``-o -`` "unknown table format '-'".
 """
 
 from __future__ import annotations
@@ -246,6 +248,10 @@ def wave13_cases() -> list[Case]:
              lambda d: ["anonymize", str(_npz_named(d)), "-o", str(d / "o.npz"), "--sensitive",
                         "who", "--interest", "ex", "--keep-as-feature", "g0", *FAST], "ok",
              ("o.npz", "o.npz.manifest.json")),
+        Case("anonymize-input-a-dash", lambda d: anon("-", d, *FAST),
+             says="input file '-' stands for standard input, which bioanon does not read"),
+        Case("anonymize-output-a-dash", lambda d: _twice(d, *FAST)[:2] + ["-o", "-", *ROLES],
+             says="'-' stands for standard input or output, which bioanon does not use"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
