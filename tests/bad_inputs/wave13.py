@@ -31,6 +31,9 @@ An NPZ whose ``feature_names`` are bytes (h5py, older writers) named its feature
 ``b'g1'``, ..., written back so (and ``--keep-as-feature g0`` named no column).
 An input ``-`` (standard input, as many tools take it) was "input file '-' does not exist;
 check the path", and ``-o -`` "unknown table format '-'".
+A column named with accents composed otherwise than typed (a macOS file name's NFD
+``identite\u0301`` for ``identité``) or holding an invisible character (a zero-width space)
+was "label column 'identité' not found (did you mean 'identité'?)": two names alike on screen.
 """
 
 from __future__ import annotations
@@ -166,6 +169,12 @@ def _npz_named(d: Path) -> Path:
     return p
 
 
+def _renamed(d: Path, identity: str) -> Path:
+    p = d / "t.csv"
+    _table().to_frame().rename(columns={"identity": identity}).to_csv(p, index=False)
+    return p
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -252,6 +261,15 @@ def wave13_cases() -> list[Case]:
              says="input file '-' stands for standard input, which bioanon does not read"),
         Case("anonymize-output-a-dash", lambda d: _twice(d, *FAST)[:2] + ["-o", "-", *ROLES],
              says="'-' stands for standard input or output, which bioanon does not use"),
+        Case("anonymize-column-named-in-decomposed-unicode",
+             lambda d: anon(_renamed(d, "identite\u0301"), d, *FAST, roles=[
+                 "--interest", "expression", "--sensitive", "identit\u00e9", "--identifying",
+                 "gender", "--identifying", "environment"]),
+             says="the table names it 'identite\\u0301', which looks the same but is written "
+                  "with other characters (you typed 'identit\\xe9'"),
+        Case("anonymize-column-named-with-a-zero-width-space",
+             lambda d: anon(_renamed(d, "ident\u200bity"), d, *FAST),
+             says="the table names it 'ident\\u200bity', which looks the same"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
