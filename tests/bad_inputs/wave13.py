@@ -34,6 +34,9 @@ check the path", and ``-o -`` "unknown table format '-'".
 A column named with accents composed otherwise than typed (a macOS file name's NFD
 ``identite\u0301`` for ``identité``) or holding an invisible character (a zero-width space)
 was "label column 'identité' not found (did you mean 'identité'?)": two names alike on screen.
+``extract voice --labels`` naming files in composed accents (NFC) while the folder, copied
+from macOS, holds them decomposed (NFD) skipped every one as "No such file or directory" for
+a name the folder listing showed.
 """
 
 from __future__ import annotations
@@ -175,6 +178,22 @@ def _renamed(d: Path, identity: str) -> Path:
     return p
 
 
+def _accented_wavs(d: Path) -> list[str]:
+    import unicodedata
+
+    from .cases import _wav
+
+    src = d / "wavs"
+    src.mkdir()
+    names = [f"voix_{i}_\u00e9t\u00e9.wav" for i in range(3)]
+    for i, name in enumerate(names):
+        noise = np.random.default_rng(i).normal(size=4000).astype(np.float32)
+        _wav(src / unicodedata.normalize("NFD", name), noise)
+    pd.DataFrame({"file": names, "who": list("abc")}).to_csv(d / "l.csv", index=False)
+    return ["extract", "voice", str(src), "--labels", str(d / "l.csv"), "-o",
+            str(d / "v.parquet")]
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -270,6 +289,8 @@ def wave13_cases() -> list[Case]:
         Case("anonymize-column-named-with-a-zero-width-space",
              lambda d: anon(_renamed(d, "ident\u200bity"), d, *FAST),
              says="the table names it 'ident\\u200bity', which looks the same"),
+        Case("extract-voice-labels-in-composed-accents-for-decomposed-files-valid",
+             _accented_wavs, "ok", ("v.parquet",)),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]

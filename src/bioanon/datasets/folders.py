@@ -114,7 +114,30 @@ def _records(folder: str | os.PathLike, labels: Any, file_column: str,
                            f"once (e.g. '{df[col][twice].iloc[0]}' in rows {rows[0] + 1} and "
                            f"{rows[1] + 1}): each would be extracted twice, as two records; "
                            "list each file once")
-    return [root / str(f) for f in df[col]], df
+    return [on_disk(root / str(f)) for f in df[col]], df
+
+
+def on_disk(path: Path) -> Path:
+    """``path``, or the file the disk holds under the same name with its accents composed
+    the other way (a labels file typed in NFC for files copied from macOS, whose names are
+    NFD): Linux compares names byte by byte, so the recording was skipped as missing while
+    the folder listing showed it.
+
+    >>> import tempfile, unicodedata
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / unicodedata.normalize("NFD", "été.wav")).write_bytes(b"")
+    >>> on_disk(d / unicodedata.normalize("NFC", "été.wav")).exists()
+    True
+    """
+    if path.exists():
+        return path
+    import unicodedata
+
+    for form in ("NFC", "NFD"):
+        other = path.with_name(unicodedata.normalize(form, path.name))
+        if other.exists():
+            return other
+    return path
 
 
 def _finish(table: FeatureTable, folder: str | os.PathLike, keep_file: bool,
