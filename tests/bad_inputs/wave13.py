@@ -36,7 +36,7 @@ A column named with accents composed otherwise than typed (a macOS file name's N
 was "label column 'identité' not found (did you mean 'identité'?)": two names alike on screen.
 ``extract voice --labels`` naming files in composed accents (NFC) while the folder, copied
 from macOS, holds them decomposed (NFD) skipped every one as "No such file or directory" for
-a name the folder listing showed.
+a name the folder listing showed; one made on Windows (``recordings\\a.wav``) did the same.
 """
 
 from __future__ import annotations
@@ -194,6 +194,19 @@ def _accented_wavs(d: Path) -> list[str]:
             str(d / "v.parquet")]
 
 
+def _backslashed_wavs(d: Path) -> list[str]:
+    from .cases import _wav
+
+    (d / "recordings").mkdir()
+    for i in range(3):
+        _wav(d / "recordings" / f"a{i}.wav",
+             np.random.default_rng(i).normal(size=4000).astype(np.float32))
+    pd.DataFrame({"file": [f"recordings\\a{i}.wav" for i in range(3)],
+                  "who": list("abc")}).to_csv(d / "l.csv", index=False)
+    return ["extract", "voice", str(d), "--labels", str(d / "l.csv"), "-o",
+            str(d / "v.parquet")]
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -291,6 +304,8 @@ def wave13_cases() -> list[Case]:
              says="the table names it 'ident\\u200bity', which looks the same"),
         Case("extract-voice-labels-in-composed-accents-for-decomposed-files-valid",
              _accented_wavs, "ok", ("v.parquet",)),
+        Case("extract-voice-labels-with-windows-backslashes-valid", _backslashed_wavs, "ok",
+             ("v.parquet",)),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]

@@ -118,10 +118,11 @@ def _records(folder: str | os.PathLike, labels: Any, file_column: str,
 
 
 def on_disk(path: Path) -> Path:
-    """``path``, or the file the disk holds under the same name with its accents composed
-    the other way (a labels file typed in NFC for files copied from macOS, whose names are
-    NFD): Linux compares names byte by byte, so the recording was skipped as missing while
-    the folder listing showed it.
+    """``path``, or the file the disk holds under the same name written with '/' for the
+    '\\' of a labels file made on Windows (``recordings\\a.wav``), or with its accents
+    composed the other way (a labels file typed in NFC for files copied from macOS, whose
+    names are NFD): Linux compares names byte by byte, so the recording was skipped as
+    missing while the folder listing showed it.
 
     >>> import tempfile, unicodedata
     >>> d = Path(tempfile.mkdtemp())
@@ -133,8 +134,9 @@ def on_disk(path: Path) -> Path:
         return path
     import unicodedata
 
+    slashed = (path.parent / path.name.replace("\\", "/") if os.sep == "/" else path)
     for form in ("NFC", "NFD"):
-        other = path.with_name(unicodedata.normalize(form, path.name))
+        other = Path(unicodedata.normalize(form, str(slashed)))
         if other.exists():
             return other
     return path
