@@ -36,7 +36,8 @@ A column named with accents composed otherwise than typed (a macOS file name's N
 was "label column 'identité' not found (did you mean 'identité'?)": two names alike on screen.
 ``extract voice --labels`` naming files in composed accents (NFC) while the folder, copied
 from macOS, holds them decomposed (NFD) skipped every one as "No such file or directory" for
-a name the folder listing showed; one made on Windows (``recordings\\a.wav``) did the same.
+a name the folder listing showed; one made on Windows (``recordings\\a.wav``) did the same,
+and ``extract motion``'s segment table so had no labelled window.
 """
 
 from __future__ import annotations
@@ -207,6 +208,19 @@ def _backslashed_wavs(d: Path) -> list[str]:
             str(d / "v.parquet")]
 
 
+def _backslashed_streams(d: Path) -> list[str]:
+    src = d / "streams"
+    (src / "s1").mkdir(parents=True)
+    t = np.arange(400) * 20.0
+    pd.DataFrame({"timestamp": t, "ax": np.sin(t), "ay": np.cos(t)}).to_csv(
+        src / "s1" / "a.csv", index=False)
+    pd.DataFrame([("s1\\a.csv", 0, 400, "walk")],
+                 columns=["file", "start_row", "end_row", "activity"]).to_csv(
+        d / "seg.csv", index=False)
+    return ["extract", "motion", str(src), "--labels", str(d / "seg.csv"), "-o",
+            str(d / "m.parquet")]
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -306,6 +320,8 @@ def wave13_cases() -> list[Case]:
              _accented_wavs, "ok", ("v.parquet",)),
         Case("extract-voice-labels-with-windows-backslashes-valid", _backslashed_wavs, "ok",
              ("v.parquet",)),
+        Case("extract-motion-segments-with-windows-backslashes-valid", _backslashed_streams,
+             "ok", ("m.parquet",)),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]

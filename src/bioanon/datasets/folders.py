@@ -237,6 +237,6 @@ def load_sensor_csv(folder: str | os.PathLike, segments: str | os.PathLike | pd.
         streams = None if streams is None else streams[streams["file"].isin(files)]
     files = list(dict.fromkeys(seg["file"]))
     table = MotionFeatures(label_column=label_column, **options).transform(
-        {f: root / f for f in files}, seg, streams, progress=progress)
+        {f: on_disk(root / f) for f in files}, seg, streams, progress=progress)
     table.meta["source"] = str(root)
     return table
