@@ -413,3 +413,14 @@ def test_npz_feature_names_saved_as_bytes_are_read_as_text(tmp_path):
              feature_names=np.array([b"\xff0", b"g1"]))
     with pytest.raises(BioanonError, match="holds bytes that are not UTF-8 text"):
         FeatureTable.read(p)
+
+
+def test_feature_names_as_one_string_and_meta_not_a_mapping_are_refused():
+    """'xyz' named three features x, y, z; a list as meta failed at the table's first copy
+    (Python's "cannot convert dictionary update sequence"); None is no meta."""
+    X, labels = np.zeros((2, 3)), pd.DataFrame({"a": [1, 2]})
+    with pytest.raises(BioanonError, match="not the one string 'xyz'"):
+        FeatureTable(X, labels, feature_names="xyz")
+    with pytest.raises(BioanonError, match="meta must be a mapping .* not list"):
+        FeatureTable(X, labels, meta=[1])
+    assert FeatureTable(X, labels, meta=None).subset([0]).meta == {}

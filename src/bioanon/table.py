@@ -509,6 +509,30 @@ def refuse_untargetable(column: str, values: Any) -> None:
         "give this role to another column")
 
 
+def _refuse_odd_names_and_meta(table: Any) -> None:
+    """Refuse ``feature_names`` given as one string (read letter by letter: 'xyz' named three
+    features x, y, z) and a ``meta`` that is no mapping (a list, a string: the first copy of
+    the table failed in Python's dict()); ``meta=None`` is no meta.
+
+    >>> FeatureTable(np.zeros((1, 3)), pd.DataFrame({"a": [1]}), meta=None).meta
+    {}
+    >>> FeatureTable(np.zeros((1, 3)), pd.DataFrame({"a": [1]}), feature_names="xyz")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: feature_names must be a list of names, not the one string ...
+    """
+    from collections.abc import Mapping
+
+    if isinstance(table.feature_names, str | bytes):
+        raise BioanonError(f"feature_names must be a list of names, not the one string "
+                           f"{table.feature_names!r}; e.g. feature_names=['f0', 'f1']")
+    if table.meta is None:
+        table.meta = {}
+    elif not isinstance(table.meta, Mapping):
+        raise BioanonError(f"meta must be a mapping of names to values (a dict), not "
+                           f"{type(table.meta).__name__}; e.g. meta={{'source': 'lab'}}")
+
+
 def _plain_value(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
@@ -668,6 +692,7 @@ class FeatureTable:
         return table
 
     def _settle(self, checked: bool) -> None:
+        _refuse_odd_names_and_meta(self)
         X = self.X
         if not (checked and isinstance(X, np.ndarray) and X.dtype == np.float32
                 and X.ndim == 2 and X.size):
