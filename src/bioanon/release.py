@@ -460,7 +460,7 @@ def release(table: FeatureTable, anonymizer: Any, roles: Roles, *, fit: bool = T
     table.label(roles.sensitive)
     for col in (roles.interest, *roles.additional):  # every label the method reads: checked
         if col:                                      # before any work starts
-            table.label(col, min_classes=1, target=True)
+            table.label(col, min_classes=1)
     _check_anonymizer_roles(anonymizer, roles)
     check = (join_checked if join_checked is not None
              else join_check(table.labels, plan, roles.sensitive, force=force))

@@ -7,7 +7,8 @@ database export writes them) given the interest or an additional role was an int
 in ``anonymize``, ``evaluate``, ``release`` and ``tune`` (scikit-learn's "Unknown label type:
 unknown"), and in ``tune`` was "no setting of the grid could be evaluated"; as the sensitive
 column they were the same internal error once a method scored the features' relevance to it
-(``--rs``). A label column
+(``--rs``). Now ``anonymize`` releases them (a method takes them as the classes they are) and
+the commands that train models to predict them refuse them in one line. A label column
 stored as float16 (an NPZ or Parquet half-float array) was an internal error in ``evaluate``
 (pandas' "float16 indexes are not supported"). An NPZ whose ``X`` has records but no column
 was refused as "X is empty (shape (48, 0)); pass at least one record". A CSV column of empty
@@ -225,15 +226,17 @@ def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
     return [
-        Case("anonymize-parquet-date-interest",
-             lambda d: anon(_typed(d, "expression", "date"), d, *FAST),
-             says=f"label column 'expression' holds dates (datetime.date(2020, 1, 2) at "
-                  f"record 0), {REFUSED}"),
-        Case("anonymize-parquet-time-additional",
+        Case("anonymize-parquet-date-interest-valid",
+             lambda d: anon(_typed(d, "expression", "date"), d, *FAST), "ok", rel),
+        Case("anonymize-parquet-time-additional-valid",
              lambda d: anon(_typed(d, "gender", "time"), d, *FAST, roles=[
                  "--interest", "expression", "--sensitive", "identity", "--additional",
-                 "gender", "--identifying", "environment"]),
-             says="label column 'gender' holds times of day"),
+                 "gender", "--identifying", "environment"]), "ok", rel),
+        Case("evaluate-parquet-date-interest",
+             lambda d: ["evaluate", str(_typed(d, "expression", "date")), *EV, "--method",
+                        "noise", "--sigma", "1", *QUICK, "--out", str(d / "rep")],
+             says=f"label column 'expression' holds dates (datetime.date(2020, 1, 2) at "
+                  f"record 0), {REFUSED}"),
         Case("evaluate-parquet-decimal-interest",
              lambda d: ["evaluate", str(_typed(d, "expression", "decimal")), *EV, "--method",
                         "noise", "--sigma", "1", *QUICK, "--out", str(d / "rep")],
