@@ -424,3 +424,35 @@ def test_feature_names_as_one_string_and_meta_not_a_mapping_are_refused():
     with pytest.raises(BioanonError, match="meta must be a mapping .* not list"):
         FeatureTable(X, labels, meta=[1])
     assert FeatureTable(X, labels, meta=None).subset([0]).meta == {}
+
+
+def test_kept_parquet_label_columns_are_written_back_in_their_arrow_types(tmp_path):
+    """Through pandas a dictionary column came back as plain text, ``string`` as
+    large_string, ``decimal128(7, 2)`` as ``decimal128(3, 2)``: a kept column left in
+    another type than it came in. Each is cast back to the type the input recorded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from bioanon.cli import app
+    from bioanon.datasets import make_biometric
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32, random_state=0)
+    n = t.n_records
+    typed = {"site": pa.array(["north", "south"] * (n // 2)).dictionary_encode(),
+             "batch": pa.array([decimal.Decimal("1.25")] * n, pa.decimal128(7, 2)),
+             "room": pa.array(["a"] * n, pa.string())}
+    table = pa.Table.from_pandas(t.to_frame(), preserve_index=False).replace_schema_metadata()
+    for name, values in typed.items():
+        table = table.append_column(name, values)
+    src, out = tmp_path / "t.parquet", tmp_path / "o.parquet"
+    pq.write_table(table, src)
+    keep = [a for c in typed for a in ("--keep", c)]
+    res = CliRunner().invoke(app, ["anonymize", str(src), "-o", str(out), "--interest",
+                                   "expression", "--sensitive", "identity", "--identifying",
+                                   "gender", "--identifying", "environment", *keep, "--force",
+                                   "--method", "noise", "--param", "sigma=1", "--seed", "0"])
+    assert res.exit_code == 0, res.output
+    back = pq.read_schema(out)
+    for name, values in typed.items():
+        assert back.field(name).type == values.type, name

@@ -1058,6 +1058,8 @@ class FeatureTable:
             meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
         frame = (arrow_labels(pf.read(columns=labels)) if labels
                  else pd.DataFrame(index=range(n)))
+        if labels:  # written back in these types (see restore_label_types)
+            meta = {**meta, LABEL_TYPES: arrow_types(schema, labels)}
         return cls._of_checked(X, frame, names, dict(meta))
 
     @classmethod
@@ -1433,6 +1435,53 @@ def arrow_labels(table: Any) -> pd.DataFrame:
     return frame
 
 
+#: the ``meta`` entry recording the Arrow types of a Parquet input's label columns
+LABEL_TYPES = "arrow_label_types"
+
+
+def arrow_types(schema: Any, columns: Sequence[str]) -> str:
+    """The Arrow types of ``columns`` of ``schema``, as text a table's meta carries (an Arrow
+    schema, serialized, in base64)."""
+    import base64
+
+    import pyarrow as pa
+
+    fields = pa.schema([schema.field(c).remove_metadata() for c in columns])
+    return base64.b64encode(fields.serialize().to_pybytes()).decode("ascii")
+
+
+def restore_label_types(labels: Any, recorded: str | None) -> Any:
+    """``labels`` (an Arrow table of label columns converted from pandas) with each column
+    the input recorded (:func:`arrow_types`) cast back to its type where that is exact: the
+    conversion through pandas made a dictionary column plain text, ``string`` large_string,
+    ``decimal128(5, 2)`` the narrowest precision its values need, so a kept column came back
+    in another type than it went in. A column the cast would change keeps its type.
+
+    >>> import pyarrow as pa
+    >>> t = pa.table({"d": pa.array(["a", "b"]).dictionary_encode(), "n": [1, 2]})
+    >>> back = pa.Table.from_pandas(t.to_pandas().astype({"d": str}), preserve_index=False)
+    >>> restore_label_types(back, arrow_types(t.schema, ["d"])).schema.field("d").type
+    DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    """
+    if not recorded:
+        return labels
+    import base64
+
+    import pyarrow as pa
+
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(recorded)))
+    except (ValueError, TypeError, pa.ArrowException):  # not bioanon's record: left as it is
+        return labels
+    for want in schema:
+        at = labels.schema.get_field_index(want.name)
+        if at < 0 or labels.schema.field(at).type == want.type:
+            continue
+        with contextlib.suppress(pa.ArrowException, ValueError, TypeError):
+            labels = labels.set_column(at, want.name, labels.column(at).cast(want.type))
+    return labels
+
+
 def parquet_integer_columns(schema: Any) -> set[str]:
     """The columns a ``pyarrow`` schema stores with an integer type."""
     import pyarrow as pa
@@ -1549,8 +1598,9 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    labels = pa.Table.from_pandas(written_labels(table).reset_index(drop=True),
-                                  preserve_index=False)
+    labels = restore_label_types(
+        pa.Table.from_pandas(written_labels(table).reset_index(drop=True), preserve_index=False),
+        table.meta.get(LABEL_TYPES))
     names = [str(c) for c in table.labels.columns]
     feats = list(table.feature_names or [])
     md = {b"bioanon": json.dumps({"label_columns": names, "meta": table.meta},
