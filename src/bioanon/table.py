@@ -321,6 +321,31 @@ def _refuse_comment_line(p: Path, header: Sequence[str]) -> None:
             "new_path, index=False)")
 
 
+def _refuse_title_line(p: Path, header: Sequence[str], second: Sequence[str] | None) -> None:
+    """Refuse a CSV whose first line is not its header: Excel's ``sep=,`` line, or a title
+    (``Experiment 12 export``) above rows of many more fields. It was taken for the header,
+    and every column named was "not found" among 'sep=' and 'Unnamed: 1'.
+
+    >>> _refuse_title_line(Path("t.csv"), ["who", "f0"], ["a", "0.5"])
+    >>> _refuse_title_line(Path("t.csv"), ["Experiment 12"], ["who", "f0", "f1"])
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: 't.csv' starts with a line of 1 field(s) ('Experiment 12') ...
+    """
+    first = ",".join(header).lstrip("\ufeff")
+    shown = first if len(first) <= 40 else first[:40] + "..."
+    if re.fullmatch(r"sep=.?", first.strip()):
+        raise BioanonError(
+            f"'{p.name}' starts with Excel's separator line ('{shown}'), not its header; "
+            "remove that line, e.g. pandas.read_csv(path, skiprows=1).to_csv(new_path, "
+            "index=False)")
+    if second is not None and len(header) * 2 < len(second):
+        raise BioanonError(
+            f"'{p.name}' starts with a line of {len(header)} field(s) ('{shown}') above rows "
+            f"of {len(second)}, not its header: a title? remove the lines above the header, "
+            "e.g. pandas.read_csv(path, skiprows=1).to_csv(new_path, index=False)")
+
+
 def _keep_label_text(p: Path, df: pd.DataFrame, label_columns: Sequence[str] | None) -> None:
     """Give each label column of a CSV its text where pandas' reading of it would not write
     every value back as the file has it: as numbers or booleans (``00`` read as ``0``,
@@ -914,10 +939,15 @@ class FeatureTable:
 
                 with open(p, newline="", encoding="utf-8") as fh:
                     rows = csv.reader(fh)
-                    header = next(rows, [])
+                    header = next((r for r in rows if r), [])  # blank lines: skipped,
+                    try:  # as pandas skips them
+                        second = next((r for r in rows if r), None)
+                    except csv.Error:  # a cell past csv's field limit: pandas reads it
+                        second = None
                     if len(header) == 1:  # another separator? its first row tells more
-                        check_separator(p, header, fh.readline())
+                        check_separator(p, header, ",".join(second or []))
                         _refuse_comment_line(p, header)
+                    _refuse_title_line(p, header, second)
                 dup = duplicates(header)
                 if dup:
                     raise BioanonError(

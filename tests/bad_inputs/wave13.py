@@ -39,6 +39,8 @@ was "label column 'identité' not found (did you mean 'identité'?)": two names 
 from macOS, holds them decomposed (NFD) skipped every one as "No such file or directory" for
 a name the folder listing showed; one made on Windows (``recordings\\a.wav``) did the same,
 and ``extract motion``'s segment table so had no labelled window.
+A CSV whose first line is Excel's ``sep=,`` or a title above the header was "label column
+'expression' not found; available: sep=, Unnamed: 1" (or the title).
 """
 
 from __future__ import annotations
@@ -222,6 +224,12 @@ def _backslashed_streams(d: Path) -> list[str]:
             str(d / "m.parquet")]
 
 
+def _above_header(d: Path, line: str) -> list[str]:
+    p = d / "t.csv"
+    p.write_text(line + _table().to_frame().to_csv(index=False), encoding="utf-8")
+    return anon(p, d, *FAST)
+
+
 def wave13_cases() -> list[Case]:
     rel = ("o.parquet", "o.parquet.manifest.json")
     report = ("rep/report.html", "rep/report.json")
@@ -325,6 +333,15 @@ def wave13_cases() -> list[Case]:
              ("v.parquet",)),
         Case("extract-motion-segments-with-windows-backslashes-valid", _backslashed_streams,
              "ok", ("m.parquet",)),
+        Case("anonymize-csv-starting-with-excels-separator-line",
+             lambda d: _above_header(d, "sep=,\n"),
+             says="'t.csv' starts with Excel's separator line ('sep=,'), not its header"),
+        Case("anonymize-csv-starting-with-a-title-line",
+             lambda d: _above_header(d, "Experiment 12, lab B\n"),
+             says="'t.csv' starts with a line of 2 field(s) ('Experiment 12, lab B') above "
+                  "rows of 36, not its header: a title?"),
+        Case("anonymize-csv-starting-with-a-blank-line-valid",
+             lambda d: _above_header(d, "\n"), "ok", rel),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
