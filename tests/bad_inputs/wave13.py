@@ -41,6 +41,8 @@ a name the folder listing showed; one made on Windows (``recordings\\a.wav``) di
 and ``extract motion``'s segment table so had no labelled window.
 A CSV whose first line is Excel's ``sep=,`` or a title above the header was "label column
 'expression' not found; available: sep=, Unnamed: 1" (or the title).
+``evaluate --selection ''`` (an unset shell variable) turned the identity selection off
+without a word, where the default is ``auto``.
 """
 
 from __future__ import annotations
@@ -342,6 +344,10 @@ def wave13_cases() -> list[Case]:
                   "rows of 36, not its header: a title?"),
         Case("anonymize-csv-starting-with-a-blank-line-valid",
              lambda d: _above_header(d, "\n"), "ok", rel),
+        Case("evaluate-selection-empty",
+             lambda d: ["evaluate", _twice(d)[1], *EV, "--method", "noise", "--sigma", "1",
+                        *QUICK, "--selection", "", "--out", str(d / "rep")],
+             says="--selection '' names no strategy; give auto, all, none or strategies"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
