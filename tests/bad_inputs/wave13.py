@@ -42,7 +42,9 @@ and ``extract motion``'s segment table so had no labelled window.
 A CSV whose first line is Excel's ``sep=,`` or a title above the header was "label column
 'expression' not found; available: sep=, Unnamed: 1" (or the title).
 ``evaluate --selection ''`` (an unset shell variable) turned the identity selection off
-without a word, where the default is ``auto``.
+without a word, where the default is ``auto``; ``evaluate --label ''`` or ``--metadata ''``,
+``extract motion --device ''``, ``--channels ''`` or ``--time-column ''``, ``extract
+--features ''`` were dropped the same way, the default taken.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from .audit import au
-from .cases import FAST, ROLES, Case, _table, _wav_folder, anon
+from .cases import FAST, ROLES, Case, _motion, _table, _wav_folder, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -347,7 +349,18 @@ def wave13_cases() -> list[Case]:
         Case("evaluate-selection-empty",
              lambda d: ["evaluate", _twice(d)[1], *EV, "--method", "noise", "--sigma", "1",
                         *QUICK, "--selection", "", "--out", str(d / "rep")],
-             says="--selection '' names no strategy; give auto, all, none or strategies"),
+             says="--selection is empty; give a value or leave the option out (an empty value, "
+                  "such as an unset shell variable, is not taken for the default)"),
+        Case("evaluate-label-empty",
+             lambda d: ["evaluate", _twice(d)[1], *EV, "--method", "noise", "--sigma", "1",
+                        *QUICK, "--label", "", "--out", str(d / "rep")],
+             says="--label is empty; give a value or leave the option out"),
+        Case("extract-motion-device-empty",
+             lambda d: [*_motion(d, [("s1.csv", 0, 400, "walk")]), "--device", ""],
+             says="--device is empty"),
+        Case("extract-voice-features-empty",
+             lambda d: ["extract", "voice", str(_wav_folder(d)), "-o", str(d / "v.parquet"),
+                        "--features", ""], says="--features is empty"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]

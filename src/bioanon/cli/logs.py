@@ -167,25 +167,32 @@ def json_error(message: str, kind: str, exit_code: int) -> None:
 
 
 def refuse_empty_paths(cmd: Any) -> None:
-    """Make every path option and argument of ``cmd`` refuse an empty value before click
-    makes it '.': an unset shell variable (``--out "$REPORT"``) once wrote the report into
-    the current folder, exit 0. An explicit ``.`` is still the current folder (idempotent)."""
+    """Make every path or text option and argument of ``cmd`` refuse an empty value: an
+    unset shell variable (``--out "$REPORT"``) once wrote the report into the current folder
+    (click makes an empty path '.'), exit 0; an empty column (``--label "$COL"``), device or
+    feature kind was dropped and the default taken without a word. An explicit ``.`` is
+    still the current folder (idempotent)."""
     for param in cmd.params:
-        if (getattr(param, "_bioanon_nonempty", False)
-                or getattr(param.type_descriptor.annotation, "__name__", "") != "Path"):
+        kind = param.type_descriptor.annotation
+        path = getattr(kind, "__name__", "") == "Path"
+        text = (param.param_type_name == "option" and param.name != "reason"  # its own words
+                and kind in (str, list[str]) and not param.type_descriptor.is_choice)
+        if getattr(param, "_bioanon_nonempty", False) or not (path or text):
             continue
         param._bioanon_nonempty = True
-        param.process_value = _nonempty(param, param.process_value)
+        param.process_value = _nonempty(param, param.process_value, path)
 
 
-def _nonempty(param: Any, original: Any) -> Any:
+def _nonempty(param: Any, original: Any, path: bool = True) -> Any:
     def process_value(ctx: Any, value: Any) -> Any:
         values = value if isinstance(value, list | tuple) else [value]
         if any(isinstance(v, str) and not v.strip() for v in values):
             name = (max(param.opts, key=len) if param.param_type_name == "option"
                     else param.name.upper())
             message = (f"{name} is empty; name a path (an empty value, such as an unset shell "
-                       "variable, is not taken for the current folder: write . for it)")
+                       "variable, is not taken for the current folder: write . for it)" if path
+                       else f"{name} is empty; give a value or leave the option out (an empty "
+                       "value, such as an unset shell variable, is not taken for the default)")
             json_error(message, "input", 2)
             raise _fail(message)
         return original(ctx, value)
