@@ -45,6 +45,14 @@ A CSV whose first line is Excel's ``sep=,`` or a title above the header was "lab
 without a word, where the default is ``auto``; ``evaluate --label ''`` or ``--metadata ''``,
 ``extract motion --device ''``, ``--channels ''`` or ``--time-column ''``, ``extract
 --features ''`` were dropped the same way, the default taken.
+
+Kept by unit tests rather than cases here (their defect shows in a file's types or values,
+not in the run's outcome): kept label columns of a Parquet input came back in other Arrow
+types (a dictionary column as text, ``decimal128(7, 2)`` as ``decimal128(3, 2)``) and a
+float16 label as float32 (tests/test_table.py); a 16-bit grey photo was read white nearly
+everywhere (tests/test_image_read.py); ``feature_names="xyz"`` named three features x, y, z
+and a list as ``meta`` failed at the table's first copy (tests/test_table.py); a 1-D X
+printed every value in scikit-learn's error (tests/test_library_inputs.py).
 """
 
 from __future__ import annotations
