@@ -45,6 +45,8 @@ A CSV whose first line is Excel's ``sep=,`` or a title above the header was "lab
 without a word, where the default is ``auto``; ``evaluate --label ''`` or ``--metadata ''``,
 ``extract motion --device ''``, ``--channels ''`` or ``--time-column ''``, ``extract
 --features ''`` were dropped the same way, the default taken.
+``extract motion --window 99999999999`` was an internal error (NumPy's "Maximum allowed
+dimension exceeded"), and ``train-decoupler --epochs 60000000000`` trained until stopped.
 
 Kept by unit tests rather than cases here (their defect shows in a file's types or values,
 not in the run's outcome): kept label columns of a Parquet input came back in other Arrow
@@ -369,6 +371,15 @@ def wave13_cases() -> list[Case]:
         Case("extract-voice-features-empty",
              lambda d: ["extract", "voice", str(_wav_folder(d)), "-o", str(d / "v.parquet"),
                         "--features", ""], says="--features is empty"),
+        Case("extract-motion-window-a-hundred-billion",
+             lambda d: [*_motion(d, [("s1.csv", 0, 400, "walk")]), "--window",
+                        "100000000000"],
+             says="--window 100000000000 is out of range; use at most 100,000 samples"),
+        Case("train-decoupler-epochs-sixty-billion",
+             lambda d: ["train-decoupler", _twice(d)[1], "-o", str(d / "d.pt"), "--sensitive",
+                        "identity", "--label", "gender", "--label", "environment", "--label",
+                        "expression", "--epochs", "60000000000"],
+             says="--epochs 60000000000 is out of range; use at most 100,000 training epochs"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
