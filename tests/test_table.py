@@ -456,3 +456,14 @@ def test_kept_parquet_label_columns_are_written_back_in_their_arrow_types(tmp_pa
     back = pq.read_schema(out)
     for name, values in typed.items():
         assert back.field(name).type == values.type, name
+
+
+@pytest.mark.parametrize("name", ["X", "feature_names"])
+def test_a_label_named_like_an_npz_array_is_not_written_over_it(tmp_path, name):
+    """The label's array replaced the features (or their names) in the file, without a
+    word; nothing is written now."""
+    t = FeatureTable(np.ones((2, 3)), pd.DataFrame({name: ["a", "b"]}))
+    with pytest.raises(BioanonError, match=f"label column '{name}' cannot go into an NPZ"):
+        t.write(tmp_path / "t.npz")
+    assert not (tmp_path / "t.npz").exists()
+    t.write(tmp_path / "t.parquet")

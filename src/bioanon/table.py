@@ -859,6 +859,12 @@ class FeatureTable:
             pd.concat([labels.reset_index(drop=True), feats], axis=1).to_csv(
                 tmp, index=False, chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
         else:
+            clash = [str(c) for c in labels.columns if str(c) in _NPZ_RESERVED]
+            if clash:  # its array replaced the features (or their names) in the file
+                raise BioanonError(
+                    f"label column '{clash[0]}' cannot go into an NPZ file, whose array "
+                    f"'{clash[0]}' holds the {'features' if clash[0] == 'X' else 'feature names'}"
+                    "; rename the column, or write Parquet or CSV")
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
             for col in labels.columns:
                 values = labels[col].to_numpy()

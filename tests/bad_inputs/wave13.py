@@ -47,6 +47,9 @@ without a word, where the default is ``auto``; ``evaluate --label ''`` or ``--me
 --features ''`` were dropped the same way, the default taken.
 ``extract motion --window 99999999999`` was an internal error (NumPy's "Maximum allowed
 dimension exceeded"), and ``train-decoupler --epochs 60000000000`` trained until stopped.
+A kept label column named ``X`` (or ``feature_names``) written to NPZ replaced the released
+features (or their names) in the file, exit 0: the release held the label where its
+features belonged.
 
 Kept by unit tests rather than cases here (their defect shows in a file's types or values,
 not in the run's outcome): kept label columns of a Parquet input came back in other Arrow
@@ -190,9 +193,17 @@ def _npz_named(d: Path) -> Path:
     return p
 
 
-def _renamed(d: Path, identity: str) -> Path:
+def _renamed(d: Path, identity: str, **extra: str) -> Path:
     p = d / "t.csv"
-    _table().to_frame().rename(columns={"identity": identity}).to_csv(p, index=False)
+    frame = _table().to_frame().rename(columns={"identity": identity})
+    frame.assign(**extra).to_csv(p, index=False)
+    return p
+
+
+def _labels_with(d: Path, **extra: str) -> Path:
+    p = d / "l.csv"
+    pd.DataFrame({"file": [f"ok{i}.wav" for i in range(3)], "who": list("abc"),
+                  **extra}).to_csv(p, index=False)
     return p
 
 
@@ -380,6 +391,15 @@ def wave13_cases() -> list[Case]:
                         "identity", "--label", "gender", "--label", "environment", "--label",
                         "expression", "--epochs", "60000000000"],
              says="--epochs 60000000000 is out of range; use at most 100,000 training epochs"),
+        Case("anonymize-kept-column-named-x-to-npz",
+             lambda d: anon(_renamed(d, "identity", X="k"), d, *FAST, "--keep", "X", "--force",
+                            out="o.npz"),
+             says="label column 'X' cannot go into an NPZ file, whose array 'X' holds the "
+                  "features"),
+        Case("extract-voice-labels-column-named-feature-names-to-npz",
+             lambda d: ["extract", "voice", str(_wav_folder(d)), "--labels",
+                        str(_labels_with(d, feature_names="x")), "-o", str(d / "v.npz")],
+             says="label column 'feature_names' cannot go into an NPZ file"),
         Case("extract-voice-short-recordings-skipped-valid", lambda d: _short_wavs(d, 3), "ok",
              ("v.parquet", "v.parquet.skipped.csv")),
     ]
