@@ -163,3 +163,20 @@ def test_release_keeps_public_meta_like_image_shape(tmp_path):
                "--block", "2")
     assert res.exit_code == 0, res.output
     assert FeatureTable.read(out).meta["image_shape"] == [4, 8]
+
+
+def test_an_option_of_one_value_given_twice_is_found_in_every_spelling():
+    """``--seed=1 --seed 2`` and ``-o a -o b`` are refused; a value that looks like an option
+    (``--reason --seed``), a repeatable option and one value given twice are not."""
+    import typer
+
+    from bioanon.cli.app import app as the_app
+    from bioanon.cli.logs import _repeated
+
+    group = typer.main.get_command(the_app)
+    cmd = group.get_command(None, "anonymize")
+    assert _repeated(cmd, ["t.csv", "--seed=1", "--seed", "2"]) == ("--seed", "1", "2")
+    assert _repeated(cmd, ["t.csv", "-o", "a.csv", "--out", "b.csv"])[0] == "--out"
+    assert _repeated(cmd, ["t.csv", "--label", "a", "--label", "b", "--g", "8", "--g=8"]) is None
+    assert _repeated(cmd, ["t.csv", "--interest", "--seed", "--seed", "3"]) is None
+    assert _repeated(cmd, ["t.csv", "--", "--seed", "1", "--seed", "2"]) is None

@@ -24,3 +24,20 @@ def test_an_image_past_pillows_limit_is_refused_in_one_line(tmp_path, monkeypatc
             read_gray(path)
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10_000)
     assert read_gray(path).shape == (side, side)
+
+
+@pytest.mark.parametrize("mode", ["I;16", "F", "array"])
+def test_a_16_bit_or_float_photo_keeps_its_grey_levels(tmp_path, mode):
+    """Pillow's conversion to 8-bit grey clips every value past 255: a 16-bit photo (0 to
+    65535) was read white nearly everywhere, and its features written without a word. It is
+    scaled to 0-255, as its 8-bit copy reads (a NumPy array of uint16 too)."""
+    grey = np.tile(np.arange(0, 256, 16, dtype=np.uint8), (16, 1))
+    if mode == "array":
+        assert np.array_equal(read_gray(grey.astype(np.uint16) * 257), grey)
+        return
+    path = tmp_path / ("p.png" if mode == "I;16" else "p.tiff")
+    wide = (Image.fromarray(grey.astype(np.uint16) * 257) if mode == "I;16"
+            else Image.fromarray(grey).convert("F"))
+    wide.save(path)
+    assert Image.open(path).mode.startswith(mode)
+    assert np.array_equal(read_gray(path), grey)

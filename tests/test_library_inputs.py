@@ -287,3 +287,14 @@ def test_a_label_column_of_lists_is_refused_in_a_role_and_dropped_without_one(ta
     res = release(t, sma, Roles(interest="expression", sensitive="identity",
                                 identifying=["tags"]))
     assert list(res.table.labels.columns) == ["expression"] and "tags" in res.dropped
+
+
+def test_a_1d_x_is_refused_in_one_line_without_the_array():
+    """scikit-learn's message printed every value of a 1-D X over many lines."""
+    from bioanon import SelectiveMeanAnonymizer
+
+    t = make_biometric(n_identities=4, records_per_identity=12, n_features=32, random_state=0)
+    with pytest.raises(BioanonError) as info:
+        SelectiveMeanAnonymizer("expression", g=8, t=0.5).fit(t.X[:, 0], t.labels)
+    assert "\n" not in str(info.value) and "Reshape your data" in str(info.value)
+    assert "(shape (48,))" in str(info.value)

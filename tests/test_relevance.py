@@ -127,3 +127,20 @@ def test_a_search_fits_the_same_relevance_once(monkeypatch, xy):
     relevance_scores(X, y, "forest", random_state=None)
     relevance_scores(X, y, "forest", random_state=None)
     assert len(fits) == 6
+
+
+def test_classes_of_dates_or_decimals_are_scored_as_their_classes():
+    """A label column of dates or decimals (a Parquet date32 or decimal column given the
+    sensitive role) reached the forest as Python objects: scikit-learn's "Unknown label type"
+    as an internal error. They are scored as the classes they are."""
+    import datetime
+    import decimal
+
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    codes = (X[:, 1] > 0).astype(int)
+    expected = relevance_scores(X, codes, "forest", random_state=0, max_records=None)
+    for y in ([datetime.date(2020, 1, 1 + int(c)) for c in codes],
+              [decimal.Decimal(int(c)) for c in codes]):
+        got = relevance_scores(X, np.array(y, dtype=object), "forest", random_state=0,
+                               max_records=None)
+        assert np.allclose(got, expected)

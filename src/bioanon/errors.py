@@ -72,6 +72,22 @@ def suggest(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+#: characters a column name can hold unseen: zero-width spaces and joiners, the byte order mark
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+
+
+def _seen(name: str) -> str:
+    """A name as it reads on screen: accents composed one way (NFC; a macOS file name is
+    NFD), invisible characters dropped, compatibility forms folded (NFKC: a no-break space).
+
+    >>> _seen("identite\u0301") == _seen("identit\u00e9"), _seen("a\u200bb")
+    (True, 'ab')
+    """
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", name.translate(_INVISIBLE))
+
+
 def missing_column(name: str, available: Iterable[str], what: str = "label column",
                    numeric: Iterable[str] = ()) -> BioanonError:
     """Build the error for a column that is not there, suggesting the closest name.
@@ -91,6 +107,13 @@ def missing_column(name: str, available: Iterable[str], what: str = "label colum
             f"{what} '{name}' not found: the table names it {padded[0]!r}, with spaces around "
             "it (a CSV written with a space after each comma, perhaps); remove the spaces from "
             "the table's column names, or give the name with its spaces")
+    lookalike = [c for c in available if c != str(name) and _seen(c) == _seen(str(name))]
+    if lookalike:  # "did you mean 'identité'?" after 'identité' named no difference
+        return BioanonError(
+            f"{what} '{name}' not found: the table names it {ascii(lookalike[0])}, which looks "
+            f"the same but is written with other characters (you typed {ascii(str(name))}: "
+            "accents composed otherwise, or an invisible character); copy the name from the "
+            "table, or rename its column")
     nums = set(map(str, numeric))
     first = [c for c in available if c not in nums]
     rest = [c for c in available if c in nums]

@@ -60,12 +60,18 @@ def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLik
                       ) -> Path:
     """Check, before any work, that a file can be written at ``path``.
 
-    Refuses an output that is an input, a folder, inside a missing or read-only folder.
+    Refuses an output that is an input, a folder, a named pipe, a device or a socket (the
+    written file would be renamed over it, removing it), inside a missing or read-only
+    folder.
     """
     p = Path(path)
     check_not_input(p, inputs)
     if p.is_dir():
         raise BioanonError(f"output '{p}' is a folder; name a file to write")
+    if p.exists() and not p.is_file():
+        raise BioanonError(f"output '{p}' is not a regular file (a pipe, a device or a "
+                           "socket), which writing the output would replace; name a file "
+                           "to write")
     parent = p.parent if str(p.parent) else Path(".")
     if parent.exists() and not parent.is_dir():
         raise BioanonError(f"output folder '{parent}' is a file; name a file inside a folder")
@@ -399,6 +405,9 @@ first and pass the file"
     if url:
         return (f"{what} '{url.group(1)}://{url.group(2)}' is a URL; bioanon reads local "
                 "files: download it first and pass the file")
+    if text == "-":  # the shell's name for standard input: a table is read more than once
+        return (f"{what} '-' stands for standard input, which bioanon does not read (it reads a "
+                "table more than once); write it to a file first and pass that file")
     return f"{what} '{text}' does not exist; {fix}"
 
 

@@ -59,8 +59,11 @@ ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifyin
          "other label")
 #: role given in the manifest to a label column the user did not name
 NO_ROLE = "none (dropped)"
-#: provenance of the input that may travel with a release (nothing that could undo it)
-PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device")
+#: provenance of the input that may travel with a release (nothing that could undo it);
+#: ``float16_labels`` names the label columns the input stored as float16, written back so;
+#: ``arrow_label_types`` the Arrow types of a Parquet input's label columns, written back so
+PUBLIC_META = ("image_shape", "value_range", "features", "window", "hop", "device",
+               "float16_labels", "arrow_label_types")
 #: a join on the released label columns may name identities at most this × the reference
 JOIN_FACTOR = 1.2
 NOT_CERTIFIED = ("not certified: no privacy target was checked on this release; "

@@ -69,6 +69,7 @@ def check_finite(X: np.ndarray, what: str = "features",
     bad = ~np.isfinite(X)
     if before is not None and bad.any():
         _refuse_overflow(bad, np.asarray(before(), dtype=np.float64), what, names)
+    _refuse_empty_columns(X, what, names)
     if bad.any():
         row = int(np.argmax(bad.any(axis=1)))
         cols = np.flatnonzero(bad.any(axis=0))
@@ -81,6 +82,36 @@ def check_finite(X: np.ndarray, what: str = "features",
             f"{what} contain {int(bad.sum())} NaN/inf value(s) in {which} (first at record "
             f"{row}); impute or drop those records first"
         )
+
+
+def _refuse_empty_columns(X: np.ndarray, what: str, names: Sequence[str] | None) -> None:
+    """Refuse a column of more than one record with no value at all (a CSV column of empty
+    cells, an all-null Parquet column): imputing it or dropping its records, as a few
+    missing values are fixed, would drop every record; the column is to be dropped or named
+    a label.
+
+    >>> try:
+    ...     _refuse_empty_columns(np.array([[0.0, np.nan], [1.0, np.nan]]), "features", "ab")
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:64])
+    features: column 'b' is empty (no value in any of the 2 records)
+    """
+    if X.shape[0] < 2:
+        return
+    empty = np.flatnonzero(np.isnan(X).all(axis=0))
+    if empty.size == 0:
+        return
+    shown = [repr(str(names[j])) if names is not None and len(names) == X.shape[1]
+             else f"#{j}" for j in empty[:5]]
+    more = f" and {empty.size - 5} more" if empty.size > 5 else ""
+    which = ("column " if empty.size == 1 else "columns ") + ", ".join(shown) + more
+    one = empty.size == 1
+    fix = f"drop {'it' if one else 'them'} from the table"
+    if names is not None:  # a column of a frame or a file (an array has no label columns)
+        fix += (f", or name {'it as a label column' if one else 'them as label columns'} "
+                "(label_columns=COL)")
+    raise BioanonError(f"{what}: {which} {'is' if one else 'are'} empty (no value in any of "
+                       f"the {X.shape[0]} records); {fix}", parameter="label_columns")
 
 
 def _refuse_overflow(bad: np.ndarray, wide: np.ndarray, what: str,
@@ -123,8 +154,12 @@ def as_feature_matrix(X: Any, what: str = "X",
         raise BioanonError(
             f"{what} must be 2-D (records × features), got shape {arr.shape}; reshape it"
         )
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
+    if arr.shape[0] == 0:
         raise BioanonError(f"{what} is empty (shape {arr.shape}); pass at least one record")
+    if arr.shape[1] == 0:
+        raise BioanonError(f"{what} has no feature columns (shape {arr.shape}: {arr.shape[0]} "
+                           "records of nothing to anonymize); pass at least one numeric "
+                           "feature column")
     check_finite(arr, what, names, before=lambda: X)
     return arr
 
@@ -286,6 +321,31 @@ def _refuse_comment_line(p: Path, header: Sequence[str]) -> None:
             "new_path, index=False)")
 
 
+def _refuse_title_line(p: Path, header: Sequence[str], second: Sequence[str] | None) -> None:
+    """Refuse a CSV whose first line is not its header: Excel's ``sep=,`` line, or a title
+    (``Experiment 12 export``) above rows of many more fields. It was taken for the header,
+    and every column named was "not found" among 'sep=' and 'Unnamed: 1'.
+
+    >>> _refuse_title_line(Path("t.csv"), ["who", "f0"], ["a", "0.5"])
+    >>> _refuse_title_line(Path("t.csv"), ["Experiment 12"], ["who", "f0", "f1"])
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: 't.csv' starts with a line of 1 field(s) ('Experiment 12') ...
+    """
+    first = ",".join(header).lstrip("\ufeff")
+    shown = first if len(first) <= 40 else first[:40] + "..."
+    if re.fullmatch(r"sep=.?", first.strip()):
+        raise BioanonError(
+            f"'{p.name}' starts with Excel's separator line ('{shown}'), not its header; "
+            "remove that line, e.g. pandas.read_csv(path, skiprows=1).to_csv(new_path, "
+            "index=False)")
+    if second is not None and len(header) * 2 < len(second):
+        raise BioanonError(
+            f"'{p.name}' starts with a line of {len(header)} field(s) ('{shown}') above rows "
+            f"of {len(second)}, not its header: a title? remove the lines above the header, "
+            "e.g. pandas.read_csv(path, skiprows=1).to_csv(new_path, index=False)")
+
+
 def _keep_label_text(p: Path, df: pd.DataFrame, label_columns: Sequence[str] | None) -> None:
     """Give each label column of a CSV its text where pandas' reading of it would not write
     every value back as the file has it: as numbers or booleans (``00`` read as ``0``,
@@ -424,6 +484,80 @@ this role to another column
                 f"df[{column!r}].astype(str)), or give this role to another column")
 
 
+#: what pandas infers of a column of Python objects that scikit-learn's models take for no
+#: kind of class ("Unknown label type"), with the words an error names them by
+_UNTARGETABLE = {"date": "dates", "time": "times of day", "decimal": "decimal numbers",
+                 "datetime": "timestamps", "datetime64": "timestamps with a time zone",
+                 "period": "periods", "interval": "intervals"}
+
+
+def untargetable_kind(values: Any) -> str | None:
+    """What a column holds that scikit-learn's models take for no kind of class (the words
+    of :data:`_UNTARGETABLE`), or None for text, numbers, booleans.
+
+    >>> import decimal
+    >>> untargetable_kind(np.array([decimal.Decimal(1)], dtype=object)), untargetable_kind([1])
+    ('decimal numbers', None)
+    """
+    series = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values))
+    if series.dtype != object and not isinstance(series.dtype, pd.DatetimeTZDtype | pd.PeriodDtype
+                                                  | pd.IntervalDtype):
+        return None
+    return _UNTARGETABLE.get(pd.api.types.infer_dtype(series, skipna=True))
+
+
+def refuse_untargetable(column: str, values: Any) -> None:
+    """Refuse a useful column (one models learn to predict) holding dates, times, decimals or
+    zoned timestamps (Parquet ``date32``, ``time64``, ``decimal128``, ``timestamp[tz]``):
+    pandas holds them as Python objects, which scikit-learn's models take for no kind of
+    class, so the fit failed deep inside it. As the sensitive column, or kept, they pass.
+
+    Examples
+    --------
+    >>> import datetime
+    >>> refuse_untargetable("c", pd.Series(["a", "b"]))
+    >>> try:
+    ...     refuse_untargetable("c", pd.Series([datetime.date(2020, 1, 2)]))
+    ... except BioanonError as exc:
+    ...     print(str(exc)[:68])
+    label column 'c' holds dates (datetime.date(2020, 1, 2) at record 0)
+    """
+    series = pd.Series(values)
+    kind = untargetable_kind(series)
+    if kind is None:
+        return
+    at = int(np.flatnonzero(series.notna().to_numpy())[0])
+    raise BioanonError(
+        f"label column '{column}' holds {kind} ({_plain_value(series.iloc[at])!r} at record "
+        f"{at}), which the models that learn to predict it take for no kind of class; make "
+        f"it text (pandas: df[{column!r}] = df[{column!r}].astype(str)) or integer codes, or "
+        "give this role to another column")
+
+
+def _refuse_odd_names_and_meta(table: Any) -> None:
+    """Refuse ``feature_names`` given as one string (read letter by letter: 'xyz' named three
+    features x, y, z) and a ``meta`` that is no mapping (a list, a string: the first copy of
+    the table failed in Python's dict()); ``meta=None`` is no meta.
+
+    >>> FeatureTable(np.zeros((1, 3)), pd.DataFrame({"a": [1]}), meta=None).meta
+    {}
+    >>> FeatureTable(np.zeros((1, 3)), pd.DataFrame({"a": [1]}), feature_names="xyz")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: feature_names must be a list of names, not the one string ...
+    """
+    from collections.abc import Mapping
+
+    if isinstance(table.feature_names, str | bytes):
+        raise BioanonError(f"feature_names must be a list of names, not the one string "
+                           f"{table.feature_names!r}; e.g. feature_names=['f0', 'f1']")
+    if table.meta is None:
+        table.meta = {}
+    elif not isinstance(table.meta, Mapping):
+        raise BioanonError(f"meta must be a mapping of names to values (a dict), not "
+                           f"{type(table.meta).__name__}; e.g. meta={{'source': 'lab'}}")
+
+
 def _plain_value(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
@@ -461,6 +595,9 @@ strip the spaces (pandas: df['c'].str.strip()) and run again
 def format_of(path: str | os.PathLike) -> str:
     """Return the table format ('parquet', 'csv' or 'npz') from a file name's extension."""
     ext = Path(path).suffix.lower()
+    if os.fspath(path) == "-":
+        raise BioanonError("'-' stands for standard input or output, which bioanon does not "
+                           "use for tables; name a .parquet, .csv or .npz file")
     if ext in _COMPRESSED:
         raise BioanonError(
             f"'{Path(path).name}' names a compressed file ({ext}); bioanon reads and writes "
@@ -580,6 +717,7 @@ class FeatureTable:
         return table
 
     def _settle(self, checked: bool) -> None:
+        _refuse_odd_names_and_meta(self)
         X = self.X
         if not (checked and isinstance(X, np.ndarray) and X.dtype == np.float32
                 and X.ndim == 2 and X.size):
@@ -593,6 +731,10 @@ class FeatureTable:
         self.X = X
         if not isinstance(self.labels, pd.DataFrame):
             self.labels = pd.DataFrame(self.labels)
+        halves = [str(c) for c, t in self.labels.dtypes.items() if t == np.float16]
+        if halves:  # held as float32 (see _plain_labels), written back as float16
+            self.meta = {**self.meta, _HALF_LABELS: sorted({*self.meta.get(_HALF_LABELS, ()),
+                                                            *halves})}
         self.labels = _plain_labels(self.labels.reset_index(drop=True))
         for column, dtype in self.labels.dtypes.items():
             if pd.api.types.is_object_dtype(dtype):
@@ -628,12 +770,16 @@ class FeatureTable:
         """Number of features (columns of X)."""
         return int(self.X.shape[1])
 
-    def label(self, column: str, min_classes: int = 2) -> pd.Series:
-        """Return one label column, checked to exist and to have at least ``min_classes``."""
+    def label(self, column: str, min_classes: int = 2, *, target: bool = False) -> pd.Series:
+        """Return one label column, checked to exist and to have at least ``min_classes``;
+        ``target``: a column models learn to predict (the interest, an additional attribute),
+        whose values must be classes they take (:func:`refuse_untargetable`)."""
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
         refuse_nested(column, values)
+        if target:
+            refuse_untargetable(column, values)
         empty = values.isna()
         if values.dtype == object or isinstance(values.dtype, pd.StringDtype):
             empty |= values.astype(str).str.strip().eq("")  # "" is no label either
@@ -706,14 +852,22 @@ class FeatureTable:
             finally:
                 sink.close()
             return sink.hexdigest()
+        labels = written_labels(self)
         if fmt == "csv":  # pandas' default is one row per chunk past 100,000 columns
-            cols = self.n_features + self.labels.shape[1]
-            self.to_frame().to_csv(tmp, index=False,
-                                   chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
+            cols = self.n_features + labels.shape[1]
+            feats = pd.DataFrame(self.X, columns=self.feature_names)
+            pd.concat([labels.reset_index(drop=True), feats], axis=1).to_csv(
+                tmp, index=False, chunksize=max(1, _CSV_CHUNK_CELLS // max(cols, 1)))
         else:
+            clash = [str(c) for c in labels.columns if str(c) in _NPZ_RESERVED]
+            if clash:  # its array replaced the features (or their names) in the file
+                raise BioanonError(
+                    f"label column '{clash[0]}' cannot go into an NPZ file, whose array "
+                    f"'{clash[0]}' holds the {'features' if clash[0] == 'X' else 'feature names'}"
+                    "; rename the column, or write Parquet or CSV")
             arrays = {"X": self.X, "feature_names": np.asarray(self.feature_names)}
-            for col in self.labels.columns:
-                values = self.labels[col].to_numpy()
+            for col in labels.columns:
+                values = labels[col].to_numpy()
                 if values.dtype == object:  # strings: store as unicode, never pickles; an
                     missing = pd.isna(values)  # empty value as '' (as CSV has it), not the
                     values = values.astype(str)  # class 'nan', 'None' or '<NA>'
@@ -791,10 +945,15 @@ class FeatureTable:
 
                 with open(p, newline="", encoding="utf-8") as fh:
                     rows = csv.reader(fh)
-                    header = next(rows, [])
+                    header = next((r for r in rows if r), [])  # blank lines: skipped,
+                    try:  # as pandas skips them
+                        second = next((r for r in rows if r), None)
+                    except csv.Error:  # a cell past csv's field limit: pandas reads it
+                        second = None
                     if len(header) == 1:  # another separator? its first row tells more
-                        check_separator(p, header, fh.readline())
+                        check_separator(p, header, ",".join(second or []))
                         _refuse_comment_line(p, header)
+                    _refuse_title_line(p, header, second)
                 dup = duplicates(header)
                 if dup:
                     raise BioanonError(
@@ -824,10 +983,14 @@ class FeatureTable:
                              keep_as_feature: Sequence[str] | None = None) -> FeatureTable:
         """Read a folder of Parquet part files (as dask, Spark, pyarrow and the bucketed
         release write them) as one table, parts in name order (checked by
-        :func:`parquet_parts`)."""
+        :func:`parquet_parts`). A part without rows (Spark writes one for an empty
+        partition) adds nothing; a folder of such parts only is a table without records."""
+        import pyarrow.parquet as pq
+
         parts = parquet_parts(p)
+        filled = [f for f in parts if pq.read_metadata(f).num_rows > 0] or parts[:1]
         tables, first = [], None
-        for f in parts:
+        for f in filled:
             try:
                 t = cls.read(f, label_columns)
             except BioanonError as exc:
@@ -839,15 +1002,13 @@ class FeatureTable:
                   or list(t.labels.columns) != list(first.labels.columns)):
                 raise BioanonError(
                     f"part '{f.relative_to(p)}' of '{p}' has other columns than "
-                    f"'{parts[0].relative_to(p)}'; every part of a folder needs the same "
+                    f"'{filled[0].relative_to(p)}'; every part of a folder needs the same "
                     "columns and types")
             tables.append(t)
         assert first is not None
         X = np.concatenate([t.X for t in tables]) if len(tables) > 1 else first.X
         labels = pd.concat([t.labels for t in tables], ignore_index=True)
         meta = {**first.meta, "source": str(p)}
-        import pyarrow.parquet as pq
-
         schema = pq.read_schema(parts[0])
         if keep_as_feature is not None and b"bioanon" not in (schema.metadata or {}):
             meta.update(_audit(X, list(first.feature_names or []), keep_as_feature,
@@ -889,7 +1050,7 @@ class FeatureTable:
         check_finite(X, "features", names,
                      before=lambda: df[numeric].to_numpy(dtype=np.float64, na_value=np.nan))
         if odd:
-            raise _not_numeric(odd, None, X, names, keep_as_feature, typed)
+            raise _not_numeric(odd, None, X, names, keep_as_feature, typed, df)
         if keep_as_feature is not None:
             meta = {**meta, **_audit(X, names, keep_as_feature, source, typed)}
         return cls._of_checked(X, df[labels].reset_index(drop=True), names, meta)
@@ -933,6 +1094,8 @@ class FeatureTable:
             meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
         frame = (arrow_labels(pf.read(columns=labels)) if labels
                  else pd.DataFrame(index=range(n)))
+        if labels:  # written back in these types (see restore_label_types)
+            meta = {**meta, LABEL_TYPES: arrow_types(schema, labels)}
         return cls._of_checked(X, frame, names, dict(meta))
 
     @classmethod
@@ -973,6 +1136,12 @@ class FeatureTable:
                                    "numbers or strings")
         labels = pd.DataFrame({c: as_text(arrays[c]) for c in label_columns})
         names = arrays.get("feature_names")
+        if names is not None:  # names saved as bytes (h5py, older writers): their text, not
+            names = as_text(names)  # "b'f0'"
+            if names.dtype.kind == "S":
+                raise BioanonError(f"'feature_names' in '{p}' holds bytes that are not UTF-8 "
+                                   f"text ({names.flat[0]!r}); save the names as text, e.g. "
+                                   "np.asarray(names, dtype=str)")
         if names is not None and (names.ndim != 1 or names.shape[0] != X.shape[1]):
             raise BioanonError(f"'feature_names' in '{p}' has shape {names.shape} for "
                                f"{X.shape[1]} features; save one name per feature")
@@ -1047,20 +1216,51 @@ not ndarray; e.g. FeatureTable(X, labels) or FeatureTable.read(path)
                        "FeatureTable.read(path)", parameter="table")
 
 
+#: the ``meta`` entry naming the label columns the input stored as float16 (held as float32)
+_HALF_LABELS = "float16_labels"
+
+
+def written_labels(table: FeatureTable) -> pd.DataFrame:
+    """The label columns as a table's writers write them: a column the input stored as
+    float16 (held as float32 in memory, see :func:`_plain_labels`) as float16 again, so a
+    kept label goes out in the type it came in.
+
+    >>> t = FeatureTable(np.zeros((2, 1)), pd.DataFrame({"h": np.float16([0.1, 1.0])}))
+    >>> str(t.labels["h"].dtype), str(written_labels(t)["h"].dtype)
+    ('float32', 'float16')
+    """
+    labels = table.labels
+    halves = [c for c in table.meta.get(_HALF_LABELS, ())
+              if c in labels.columns and labels[c].dtype == np.float32]
+    if not halves:
+        return labels
+    labels = labels.copy()
+    for c in halves:
+        labels[c] = labels[c].astype(np.float16)
+    return labels
+
+
 def _plain_labels(labels: pd.DataFrame) -> pd.DataFrame:
     """``labels`` with every categorical column stored as its values' own type (a column of
     strings as strings): how a label is stored never changes a figure, a split or a seed
     (pandas orders a categorical's groups and codes by its categories, a plain column's by
-    appearance).
+    appearance). A float16 column (an NPZ or Parquet half-float label) is stored as float32,
+    which holds each of its values exactly: pandas cannot group or index float16 ("float16
+    indexes are not supported").
 
     >>> df = pd.DataFrame({"y": pd.Categorical(["b", "a"]), "n": pd.Categorical([2, 1])})
     >>> [str(t) for t in _plain_labels(df).dtypes], _plain_labels(df)["n"].tolist()
     (['str', 'int64'], [2, 1])
+    >>> str(_plain_labels(pd.DataFrame({"h": np.float16([0.5, 1.0])}))["h"].dtype)
+    'float32'
     """
     cats = [c for c, t in labels.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
-    if not cats:
+    halves = [c for c, t in labels.dtypes.items() if t == np.float16]
+    if not cats and not halves:
         return labels
     labels = labels.copy()
+    for c in halves:
+        labels[c] = labels[c].astype(np.float32)
     for c in cats:
         col = labels[c]
         try:
@@ -1109,9 +1309,12 @@ def _foreign_parquet(path: Path, metadata: dict[bytes, bytes]) -> str:
 
 def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: list[str],
                  keep_as_feature: Sequence[str] | None,
-                 integer_typed: Collection[str] = ()) -> BioanonError:
+                 integer_typed: Collection[str] = (),
+                 frame: pd.DataFrame | None = None) -> BioanonError:
     """The one error naming every non-numeric feature column (and, for a table to release,
-    every numeric one that looks like metadata: all the columns to name, in one round)."""
+    every numeric one that looks like metadata: all the columns to name, in one round);
+    ``frame``'s values name a column of numbers spoilt by a few text cells or written with
+    thousands separators or decimal commas (:func:`_numbers_as_text`)."""
     from .metadata_columns import describe_refused, refused_columns
 
     cols = [str(c) for c in columns]
@@ -1122,6 +1325,8 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
         fix += ("; or keep its label columns by writing it with bioanon "
                 "(FeatureTable.write) instead of pandas")
     msg = f"{head}feature column(s) {shown} are not numeric; {fix}"
+    if frame is not None:
+        msg += _numbers_as_text(frame, list(columns))
     index = [c for c in cols if re.fullmatch(r"__index_level_\d+__", c)]
     if index:
         msg += (f"; {index[0]} is the DataFrame's index, which pandas wrote as a column: "
@@ -1132,6 +1337,52 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
             msg += f"; also, {describe_refused(refused)}"
             return BioanonError(msg, parameter=("label_columns", "keep_as_feature"))
     return BioanonError(msg, parameter="label_columns")
+
+
+#: numbers written with thousands separators (a group never starts with 0), or with a decimal
+#: comma, and pandas' option that reads them
+_WRITTEN_NUMBERS = ((r"[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?", "thousands separators",
+                     "thousands=','"),
+                    (r"[-+]?\d*,\d+", "decimal commas", "decimal=','"))
+
+
+def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
+    """What the message adds about columns of numbers read as text: a few text cells among
+    numbers (an export's ``#DIV/0!`` or ``-``), where they are; numbers written with
+    thousands separators or decimal commas, how to read them. A column of text adds nothing
+    (naming it a label is the fix).
+
+    >>> df = pd.DataFrame({"a": ["1.5", "#DIV/0!", "2"], "b": ["1,234.5", "2,000", "3"],
+    ...                    "c": ["0,5", "-1,25", "2"]})
+    >>> for note in _numbers_as_text(df, ["a", "b", "c"]).split("; ")[1:]:
+    ...     print(note)
+    column 'a' holds numbers but for 1 cell(s) of text ('#DIV/0!' at record 1): correct or
+    drop those records
+    column 'b' holds numbers written with thousands separators ('1,234.5'): read it with
+    pandas.read_csv(path, thousands=',') and write it back with to_csv(new_path, index=False)
+    column 'c' holds numbers written with decimal commas ('0,5'): read it with
+    pandas.read_csv(path, decimal=',') and write it back with to_csv(new_path, index=False)
+    """
+    notes = []
+    for c in columns[:3]:
+        text = frame[c].dropna().astype(str).str.strip()
+        bad = pd.to_numeric(text, errors="coerce").isna().to_numpy()
+        if text.empty:
+            continue
+        if 0 < bad.sum() * 2 <= len(text):
+            at = int(np.argmax(bad))
+            notes.append(f"column {str(c)!r} holds numbers but for {int(bad.sum())} cell(s) "
+                         f"of text ({text.iloc[at]!r} at record {int(text.index[at])}): "
+                         "correct or drop those records")
+            continue
+        for pattern, words, option in _WRITTEN_NUMBERS:
+            plain = text[bad]
+            if bad.any() and plain.str.fullmatch(pattern).all():
+                notes.append(f"column {str(c)!r} holds numbers written with {words} "
+                             f"({plain.iloc[0]!r}): read it with pandas.read_csv(path, "
+                             f"{option}) and write it back with to_csv(new_path, index=False)")
+                break
+    return "".join(f"; {n}" for n in notes)
 
 
 def _declared(table: FeatureTable, keep_as_feature: Sequence[str] | None,
@@ -1218,6 +1469,53 @@ def arrow_labels(table: Any) -> pd.DataFrame:
             kind = ("U" if pa.types.is_unsigned_integer(t) else "") + f"Int{t.bit_width}"
             frame[name] = column.to_pandas(types_mapper={t: pd.api.types.pandas_dtype(kind)}.get)
     return frame
+
+
+#: the ``meta`` entry recording the Arrow types of a Parquet input's label columns
+LABEL_TYPES = "arrow_label_types"
+
+
+def arrow_types(schema: Any, columns: Sequence[str]) -> str:
+    """The Arrow types of ``columns`` of ``schema``, as text a table's meta carries (an Arrow
+    schema, serialized, in base64)."""
+    import base64
+
+    import pyarrow as pa
+
+    fields = pa.schema([schema.field(c).remove_metadata() for c in columns])
+    return base64.b64encode(fields.serialize().to_pybytes()).decode("ascii")
+
+
+def restore_label_types(labels: Any, recorded: str | None) -> Any:
+    """``labels`` (an Arrow table of label columns converted from pandas) with each column
+    the input recorded (:func:`arrow_types`) cast back to its type where that is exact: the
+    conversion through pandas made a dictionary column plain text, ``string`` large_string,
+    ``decimal128(5, 2)`` the narrowest precision its values need, so a kept column came back
+    in another type than it went in. A column the cast would change keeps its type.
+
+    >>> import pyarrow as pa
+    >>> t = pa.table({"d": pa.array(["a", "b"]).dictionary_encode(), "n": [1, 2]})
+    >>> back = pa.Table.from_pandas(t.to_pandas().astype({"d": str}), preserve_index=False)
+    >>> restore_label_types(back, arrow_types(t.schema, ["d"])).schema.field("d").type
+    DictionaryType(dictionary<values=string, indices=int32, ordered=0>)
+    """
+    if not recorded:
+        return labels
+    import base64
+
+    import pyarrow as pa
+
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(recorded)))
+    except (ValueError, TypeError, pa.ArrowException):  # not bioanon's record: left as it is
+        return labels
+    for want in schema:
+        at = labels.schema.get_field_index(want.name)
+        if at < 0 or labels.schema.field(at).type == want.type:
+            continue
+        with contextlib.suppress(pa.ArrowException, ValueError, TypeError):
+            labels = labels.set_column(at, want.name, labels.column(at).cast(want.type))
+    return labels
 
 
 def parquet_integer_columns(schema: Any) -> set[str]:
@@ -1336,7 +1634,9 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    labels = pa.Table.from_pandas(table.labels.reset_index(drop=True), preserve_index=False)
+    labels = restore_label_types(
+        pa.Table.from_pandas(written_labels(table).reset_index(drop=True), preserve_index=False),
+        table.meta.get(LABEL_TYPES))
     names = [str(c) for c in table.labels.columns]
     feats = list(table.feature_names or [])
     md = {b"bioanon": json.dumps({"label_columns": names, "meta": table.meta},

@@ -459,6 +459,9 @@ class Anonymizer(AnonymizerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEs
                 as_feature_matrix(X, "X")  # names the column, the record and the fix
             if "features as input" in msg:
                 msg = msg.rstrip(".") + "; release data with the features it was fitted on"
+            lines = msg.splitlines()  # a 1-D X: scikit-learn prints the whole array between
+            if len(lines) > 1 and lines[1].startswith("array="):  # its two lines of text
+                msg = f"{lines[0].rstrip(':')} (shape {np.shape(X)}); {lines[-1]}"
             raise BioanonError(msg) from None
         return arr, y, None
 

@@ -18,6 +18,7 @@ from sklearn.feature_selection import mutual_info_classif
 
 from ..attack.kept import Kept, content_key
 from ..errors import BioanonError
+from ..table import untargetable_kind
 
 SCORERS = ("forest", "mutual_info")
 
@@ -126,6 +127,8 @@ def _scores(X: np.ndarray, y: np.ndarray, scorer: Any, seed: int | None,
         rows = stratified_positions(np.asarray(y), int(max_records),
                                     np.random.default_rng(seed))
         X, y = np.asarray(X)[rows], np.asarray(y)[rows]
+    if untargetable_kind(y) is not None:  # dates, decimals: scikit-learn's "Unknown label
+        y = np.unique(np.asarray(y), return_inverse=True)[1].ravel()  # type": their classes
     if isinstance(scorer, str):
         if scorer == "forest":
             est = RandomForestClassifier(n_estimators=100, min_samples_leaf=2,

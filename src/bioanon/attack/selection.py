@@ -44,6 +44,10 @@ def parse_strategies(strategies: str | Sequence[str] | None) -> tuple[list[str],
         return [], False
     items = ([s.strip() for s in strategies.split(",") if s.strip()]
              if isinstance(strategies, str) else list(strategies))
+    if not items and isinstance(strategies, str):  # '' or ',' (an unset variable) turned
+        raise BioanonError(  # the selection off without a word
+            f"selection={strategies!r} names no strategy; give auto, all, none or strategies "
+            f"among {', '.join(STRATEGIES)}", parameter="selection")
     if items in ([], ["none"]):
         return [], False
     if items == ["auto"]:

@@ -146,7 +146,7 @@ def check_labels(shape: Shape, roles: Any, judge: EvaluationOptions) -> None:
                            "interest=COL", parameter="interest")
     for column in dict.fromkeys([roles.interest, roles.sensitive, *roles.additional]):
         if column is not None:
-            shape.labels.label(column)
+            shape.labels.label(column, target=column != roles.sensitive)
     if judge.group is not None:
         shape.labels.label(judge.group, min_classes=1)
     refuse_group_role(judge.group, roles.sensitive, [roles.interest, *roles.additional])

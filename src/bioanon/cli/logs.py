@@ -167,30 +167,86 @@ def json_error(message: str, kind: str, exit_code: int) -> None:
 
 
 def refuse_empty_paths(cmd: Any) -> None:
-    """Make every path option and argument of ``cmd`` refuse an empty value before click
-    makes it '.': an unset shell variable (``--out "$REPORT"``) once wrote the report into
-    the current folder, exit 0. An explicit ``.`` is still the current folder (idempotent)."""
+    """Make every path or text option and argument of ``cmd`` refuse an empty value: an
+    unset shell variable (``--out "$REPORT"``) once wrote the report into the current folder
+    (click makes an empty path '.'), exit 0; an empty column (``--label "$COL"``), device or
+    feature kind was dropped and the default taken without a word. An explicit ``.`` is
+    still the current folder (idempotent)."""
     for param in cmd.params:
-        if (getattr(param, "_bioanon_nonempty", False)
-                or getattr(param.type_descriptor.annotation, "__name__", "") != "Path"):
+        kind = param.type_descriptor.annotation
+        path = getattr(kind, "__name__", "") == "Path"
+        text = (param.param_type_name == "option" and param.name != "reason"  # its own words
+                and kind in (str, list[str]) and not param.type_descriptor.is_choice)
+        if getattr(param, "_bioanon_nonempty", False) or not (path or text):
             continue
         param._bioanon_nonempty = True
-        param.process_value = _nonempty(param, param.process_value)
+        param.process_value = _nonempty(param, param.process_value, path)
 
 
-def _nonempty(param: Any, original: Any) -> Any:
+def _nonempty(param: Any, original: Any, path: bool = True) -> Any:
     def process_value(ctx: Any, value: Any) -> Any:
         values = value if isinstance(value, list | tuple) else [value]
         if any(isinstance(v, str) and not v.strip() for v in values):
             name = (max(param.opts, key=len) if param.param_type_name == "option"
                     else param.name.upper())
             message = (f"{name} is empty; name a path (an empty value, such as an unset shell "
-                       "variable, is not taken for the current folder: write . for it)")
+                       "variable, is not taken for the current folder: write . for it)" if path
+                       else f"{name} is empty; give a value or leave the option out (an empty "
+                       "value, such as an unset shell variable, is not taken for the default)")
             json_error(message, "input", 2)
             raise _fail(message)
         return original(ctx, value)
 
     return process_value
+
+
+def refuse_repeated_options(cmd: Any) -> None:
+    """Make ``cmd`` refuse an option of one value given twice with different values
+    (``--sensitive speaker --sensitive identity``): click keeps the last and drops the
+    other without a word, so a role, a method or an output the user typed was ignored. The
+    same value twice (a script's default repeated) passes."""
+    if getattr(cmd, "_bioanon_once", False):
+        return
+    cmd._bioanon_once = True
+    original = cmd.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> Any:
+        repeated = _repeated(cmd, args)
+        if repeated is not None:
+            flag, first, then = repeated
+            message = (f"{flag} is given twice, as {first!r} and as {then!r}; it takes one "
+                       "value (the last would be used, the other dropped): give it once")
+            json_error(message, "input", 2)
+            raise _fail(message)
+        return original(ctx, args)
+
+    cmd.parse_args = parse_args
+
+
+def _repeated(cmd: Any, args: list[str]) -> tuple[str, str, str] | None:
+    """The first option of one value ``args`` give twice with different values: (its
+    longest name, the first value, the other); None when there is none."""
+    takes = {}  # every option name that takes a value -> (its parameter, one value only)
+    for param in cmd.params:
+        if param.param_type_name == "option" and not param.is_flag and param.nargs == 1:
+            for name in [*param.opts, *param.secondary_opts]:
+                takes[name] = (param, not param.multiple)
+    seen: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if token == "--":
+            break
+        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name in takes and (eq or i + 1 < len(args)):
+            if not eq:
+                value = args[i + 1]
+                i += 1
+            param, once = takes[name]
+            if once and seen.setdefault(param.name, value) != value:
+                return max(param.opts, key=len), seen[param.name], value
+        i += 1
+    return None
 
 
 @contextlib.contextmanager
@@ -334,4 +390,5 @@ class VerbosityGroup(TyperGroup):
 
         conform(cmd)  # -o/--out (old spellings hidden), readable metavars
         refuse_empty_paths(cmd)
+        refuse_repeated_options(cmd)
         return cmd

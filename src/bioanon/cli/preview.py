@@ -17,6 +17,7 @@ from ..io import (
     write_text_atomic,
 )
 from ..report.preview import (
+    class_names,
     contact_sheet,
     contact_sheet_html,
     image_names,
@@ -86,7 +87,7 @@ def preview(
                          parameter="images", what="the released images")
     hw = image_shape(orig.meta, orig.n_features, parse_hxw(shape, "--shape"))
     cols = pick_columns(orig.labels, min(n, orig.n_records), by)
-    captions = orig.labels[by].astype(str).to_numpy()[cols] if by else None
+    captions = class_names(orig.labels[by])[cols] if by else None
     png = contact_sheet(orig.X[cols], rel.X[cols], hw, captions,
                         title=f"{original.name} → {released.name}")
     with atomic_path(output) as tmp:

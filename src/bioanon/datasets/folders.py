@@ -114,7 +114,32 @@ def _records(folder: str | os.PathLike, labels: Any, file_column: str,
                            f"once (e.g. '{df[col][twice].iloc[0]}' in rows {rows[0] + 1} and "
                            f"{rows[1] + 1}): each would be extracted twice, as two records; "
                            "list each file once")
-    return [root / str(f) for f in df[col]], df
+    return [on_disk(root / str(f)) for f in df[col]], df
+
+
+def on_disk(path: Path) -> Path:
+    """``path``, or the file the disk holds under the same name written with '/' for the
+    '\\' of a labels file made on Windows (``recordings\\a.wav``), or with its accents
+    composed the other way (a labels file typed in NFC for files copied from macOS, whose
+    names are NFD): Linux compares names byte by byte, so the recording was skipped as
+    missing while the folder listing showed it.
+
+    >>> import tempfile, unicodedata
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / unicodedata.normalize("NFD", "été.wav")).write_bytes(b"")
+    >>> on_disk(d / unicodedata.normalize("NFC", "été.wav")).exists()
+    True
+    """
+    if path.exists():
+        return path
+    import unicodedata
+
+    slashed = (path.parent / path.name.replace("\\", "/") if os.sep == "/" else path)
+    for form in ("NFC", "NFD"):
+        other = Path(unicodedata.normalize(form, str(slashed)))
+        if other.exists():
+            return other
+    return path
 
 
 def _finish(table: FeatureTable, folder: str | os.PathLike, keep_file: bool,
@@ -212,6 +237,6 @@ def load_sensor_csv(folder: str | os.PathLike, segments: str | os.PathLike | pd.
         streams = None if streams is None else streams[streams["file"].isin(files)]
     files = list(dict.fromkeys(seg["file"]))
     table = MotionFeatures(label_column=label_column, **options).transform(
-        {f: root / f for f in files}, seg, streams, progress=progress)
+        {f: on_disk(root / f) for f in files}, seg, streams, progress=progress)
     table.meta["source"] = str(root)
     return table

@@ -194,7 +194,7 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
     """
     additional = additional_weights(additional)
     for col in [interest, sensitive, *additional]:
-        table.label(col)
+        table.label(col, target=col != sensitive)
     if sensitive == interest or sensitive in additional:
         raise BioanonError(f"'{sensitive}' cannot be both sensitive and useful; pick one role")
     if interest in additional:

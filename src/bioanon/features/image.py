@@ -80,6 +80,27 @@ def _face_encoder() -> Any:
     return _dlib().face_recognition_model_v1(str(face_model_paths()["resnet"]))
 
 
+def as_uint8(img: np.ndarray, full: float | None = None) -> np.ndarray:
+    """Grey levels of any range as 0-255: ``full`` (the format's white, 65535 for a 16-bit
+    photo) as 255; without it, values up to 1 (floats) times 255, up to 255 as they are, up
+    to 65535 divided by 257, beyond that scaled by the brightest; negative values as 0.
+    Clipping at 255 left a 16-bit photo white where it was brighter than 255 of 65535
+    (nearly everywhere), without a word.
+
+    >>> as_uint8(np.array([[0, 257, 65535]], np.uint16)).tolist()
+    [[0, 1, 255]]
+    >>> as_uint8(np.array([[0.0, 0.5, 1.0]])).tolist()
+    [[0, 128, 255]]
+    """
+    if img.dtype == np.uint8:
+        return img
+    x = np.asarray(img, dtype=np.float64)
+    top = float(x.max()) if x.size else 0.0
+    scale = (255.0 / full if full else 255.0 if top <= 1.0 else 1.0 if top <= 255.0
+             else 1.0 / 257.0 if top <= 65535.0 else 255.0 / top)
+    return np.clip(np.rint(x * scale), 0, 255).astype(np.uint8)
+
+
 def read_gray(record: Record) -> np.ndarray:
     """A photo as a 2-D uint8 grayscale array; unreadable files raise a one-line error."""
     if isinstance(record, np.ndarray):
@@ -88,10 +109,7 @@ def read_gray(record: Record) -> np.ndarray:
             img = img[..., :3].astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
         if img.ndim != 2:
             raise BioanonError(f"image array has shape {record.shape}; pass (h, w) or (h, w, 3)")
-        if img.dtype != np.uint8:
-            scale = 255.0 if img.max() <= 1.0 else 1.0
-            img = np.clip(img * scale, 0, 255).astype(np.uint8)
-        return np.ascontiguousarray(img)
+        return np.ascontiguousarray(as_uint8(img))
     import warnings
 
     from PIL import Image, UnidentifiedImageError
@@ -100,6 +118,9 @@ def read_gray(record: Record) -> np.ndarray:
         with warnings.catch_warnings():  # Pillow's warning of a huge image: refused here
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(record) as im:
+                if im.mode.startswith(("I", "F")):  # 16-bit, 32-bit or float grey: Pillow's
+                    return as_uint8(np.asarray(im),  # "L" clips every value past 255
+                                    65535.0 if im.mode.startswith("I;16") else None)
                 return np.asarray(im.convert("L"), dtype=np.uint8).copy()
     except (Image.DecompressionBombWarning, Image.DecompressionBombError):
         raise BioanonError(

@@ -99,6 +99,9 @@ def motion_feature_names(features: str, channels: Sequence[str], window: int,
 
 #: the highest resampling rate (Hz): the uniform grid of a stream has duration × rate points
 MAX_RATE_HZ = 100_000.0
+#: the longest window in samples (a second at :data:`MAX_RATE_HZ`): a typo such as
+#: window=99999999999 was NumPy's "Maximum allowed dimension exceeded", an internal error
+MAX_WINDOW = 100_000
 #: the most points of one stream's uniform grid (time span × rate): times in micro- or
 #: nanoseconds read as milliseconds made billions of points (a hang, then out of memory)
 MAX_GRID_POINTS = 10_000_000
@@ -263,6 +266,10 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                                "'stats'")
         if self.window < 2 or self.hop < 1 or self.step < 1:
             raise BioanonError("window must be at least 2 samples, hop and step at least 1")
+        if self.window > MAX_WINDOW:  # its feature names alone filled the memory
+            raise BioanonError(f"window={self.window} is out of range; use at most "
+                               f"{MAX_WINDOW:,} samples (a window is a few seconds of a "
+                               "stream: 200 samples at 50 Hz)", parameter="window")
         named = list(self.channels or [])
         twice = sorted({c for c in named if named.count(c) > 1})
         if twice:

@@ -27,7 +27,32 @@ def read_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
     if not np.any(data):
         raise BioanonError(f"audio file '{path}' is silent (every sample is zero): no voice "
                            "to describe")
+    refuse_short(len(data), int(sr), f"audio file '{path}'")
     return data, int(sr)
+
+
+#: the analysis frame of the voice features (seconds): a recording needs one at least
+FRAME_S = 0.025
+
+
+def refuse_short(n_samples: int, sr: int, what: str = "the audio") -> None:
+    """Refuse a recording shorter than one analysis frame: it was padded with silence to one
+    frame, so its features were that frame repeated over the whole time grid (a recording of
+    one sample gave the same features as any other), written without a word. A rate too low
+    for any frame is left to :func:`refuse_slow_rate`.
+
+    >>> refuse_short(4000, 8000)
+    >>> refuse_short(10, 8000)
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: the audio holds 10 sample(s) (1.25 ms at 8000 Hz), shorter ...
+    """
+    frame = int(round(FRAME_S * sr))
+    if 0 < n_samples < frame:
+        raise BioanonError(
+            f"{what} holds {n_samples} sample(s) ({n_samples / sr * 1000:.3g} ms at {sr} Hz), "
+            f"shorter than one {FRAME_S * 1000:g} ms analysis frame: too short to describe a "
+            f"voice; leave it out, or record at least {FRAME_S * 1000:g} ms")
 
 
 #: mel bands of the MFCC filterbank: the most cepstral coefficients a frame has

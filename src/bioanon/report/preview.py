@@ -143,6 +143,18 @@ def contact_sheet_html(png: bytes, caption: str = "Originals (top) and released 
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
+def class_names(values: pd.Series) -> np.ndarray:
+    """A label column as the text of its classes, an empty value as '' (pandas keeps a
+    missing value missing through ``astype(str)``: next to text, sorting the classes was
+    Python's "'<' not supported between 'float' and 'str'", an internal error).
+
+    >>> class_names(pd.Series(["a", None, "b"])).tolist(), class_names(pd.Series([1, 2])).tolist()
+    (['a', '', 'b'], ['1', '2'])
+    """
+    text = values.astype(object)
+    return np.array(["" if pd.isna(v) else str(v) for v in text], dtype=object)
+
+
 def pick_columns(labels: pd.DataFrame, n: int, by: str | None = None,
                  random_state: int | None = 0) -> np.ndarray:
     """Positions of ``n`` records to show: one per class of ``by`` first, then at random."""
@@ -153,7 +165,7 @@ def pick_columns(labels: pd.DataFrame, n: int, by: str | None = None,
         return np.sort(order[:n])
     if by not in df.columns:
         raise missing_column(by, df.columns)
-    values = df[by].astype(str).to_numpy()[order]
+    values = class_names(df[by])[order]
     _, first = np.unique(values, return_index=True)
     chosen = list(order[np.sort(first)][:n])
     taken = set(chosen)
@@ -174,6 +186,6 @@ def preview_html(original: FeatureTable, released: np.ndarray, n: int = 8,
     hw = image_shape(original.meta, original.n_features)
     cols = pick_columns(original.labels, min(n, original.n_records, MAX_COLUMNS), by,
                         random_state)
-    captions = original.labels[by].astype(str).to_numpy()[cols] if by else None
+    captions = class_names(original.labels[by])[cols] if by else None
     png = contact_sheet(original.X[cols], np.asarray(released)[cols], hw, captions)
     return contact_sheet_html(png)

@@ -214,7 +214,7 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
     # not once per setting and then as "no setting of the grid could be evaluated"
     for col in (interest, sensitive, evaluate_kwargs.get("group"), *(additional or {})):
         if col is not None:
-            table.label(str(col))
+            table.label(str(col), target=col == interest or col in (additional or {}))
     points = list(ParameterGrid({k: list(v) for k, v in grid.items()}))
     progress = stages(progress, "sweeping", "bioanon.sweep")
     for point in points:  # refuse a bad setting before any work

@@ -66,6 +66,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
 #: the most weights a decoupler may hold (400 MB of float32; training keeps about four times
 #: that: the gradients and Adam's two moments)
 MAX_WEIGHTS = 100_000_000
+#: the most training epochs (the default is 60): a typo such as epochs=60000000000 trained
+#: until stopped, with no sign it would not end
+MAX_EPOCHS = 100_000
 
 
 def _refuse_oversized(c: dict[str, Any], n_features: int) -> None:
@@ -94,6 +97,9 @@ def check_config(cfg: dict[str, Any], n_features: int) -> dict[str, Any]:
         if int(c[key]) != c[key] or int(c[key]) < 1:
             raise BioanonError(f"{key}={c[key]} must be a positive integer")
         c[key] = int(c[key])
+    if c["epochs"] > MAX_EPOCHS:
+        raise BioanonError(f"epochs={c['epochs']} is out of range; use at most {MAX_EPOCHS:,} "
+                           "training epochs (the default is 60)", parameter="epochs")
     if not c["sensitive_dim"] < c["latent_dim"]:
         raise BioanonError(f"sensitive_dim={c['sensitive_dim']} must be smaller than "
                            f"latent_dim={c['latent_dim']} (z_NS would be empty)")
