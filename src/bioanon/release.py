@@ -247,6 +247,13 @@ def join_rate(labels: pd.DataFrame, columns: Sequence[str], sensitive: str) -> f
     >>> df = pd.DataFrame({"who": list("aabb"), "tag": [1, 2, 3, 4], "x": [0, 0, 0, 0]})
     >>> join_rate(df, ["tag"], "who"), join_rate(df, ["x"], "who")
     (1.0, 0.5)
+
+    An empty value is a value the attacker joins on like any other (``site`` names ``a`` by
+    its empty value, ``b`` and ``c`` by theirs):
+
+    >>> df = pd.DataFrame({"who": list("aabc"), "site": [None, None, "s", "t"]})
+    >>> join_rate(df, ["site"], "who")
+    1.0
     """
     n = len(labels)
     if n == 0:
@@ -254,8 +261,8 @@ def join_rate(labels: pd.DataFrame, columns: Sequence[str], sensitive: str) -> f
     if not columns:
         return float(labels[sensitive].value_counts().max() / n)
     frame = labels[[*columns, sensitive]].astype(str)  # one dtype: NaN joins like a value
-    counts = frame.groupby([*columns, sensitive], sort=False).size()
-    best = counts.groupby(level=list(range(len(columns))), sort=False).max()
+    counts = frame.groupby([*columns, sensitive], sort=False, dropna=False).size()
+    best = counts.groupby(level=list(range(len(columns))), sort=False, dropna=False).max()
     return float(best.sum() / n)
 
 
