@@ -1639,7 +1639,8 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
         table.meta.get(LABEL_TYPES))
     names = [str(c) for c in table.labels.columns]
     feats = list(table.feature_names or [])
-    md = {b"bioanon": json.dumps({"label_columns": names, "meta": table.meta},
+    meta = {k: v for k, v in table.meta.items() if k != LABEL_TYPES}  # read from the schema
+    md = {b"bioanon": json.dumps({"label_columns": names, "meta": meta},
                                  default=str).encode()}
     schema = pa.schema([*(labels.schema.field(c) for c in names),
                         *(pa.field(f, pa.float32()) for f in feats)], metadata=md)
