@@ -67,8 +67,17 @@ from it, e.g. int(...) with its parameters
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:
-    """Return ``" (did you mean 'x'?)"`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=0.5)
+    """Return ``" (did you mean 'x'?)"`` for the closest choice, or an empty string; a
+    choice that differs only in case is the closest (difflib alone reads ``G`` and ``g`` as
+    nothing alike).
+
+    >>> suggest("G", ["g", "t", "w"]), suggest("digt", ["digit", "speaker"]), suggest("q", "ab")
+    (" (did you mean 'g'?)", " (did you mean 'digit'?)", '')
+    """
+    options = [str(c) for c in choices]
+    folded = {c.casefold(): c for c in reversed(options)}
+    close = ([folded[str(name).casefold()]] if str(name).casefold() in folded else
+             difflib.get_close_matches(str(name), options, n=1, cutoff=0.5))
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 

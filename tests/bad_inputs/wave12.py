@@ -10,7 +10,8 @@ advice to name it a label. A Parquet label column of strings stored as binary (o
 writers) read as Python bytes, and given a role was an internal error (scikit-learn's
 "Unknown label type: unknown"); one of bytes that are not text was the same. A CSV label
 ``NA`` (a country's code), ``null`` or ``N/A`` was taken for a missing value: refused as an
-empty value given a role, written back as an empty cell when kept.
+empty value given a role, written back as an empty cell when kept. A method's parameter typed
+in the wrong case (``G=8`` for ``g``) got no "did you mean".
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from .cases import FAST, Case, _table, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment", "--method", "noise", "--sigma", "1"]
+
+
+def _parquet(d: Path) -> Path:
+    p = d / "t.parquet"
+    _table().write(p)
+    return p
 
 
 def _json(d: Path, lines: bool) -> Path:
@@ -91,4 +98,8 @@ def wave12_cases() -> list[Case]:
              says="label column 'expression' holds bytes (b'\\xffexpr"),
         Case("anonymize-csv-label-na-is-a-class-valid", _na_label, "ok",
              ("o.parquet", "o.parquet.manifest.json")),
+        # "has no parameter 'G'; it accepts ..., g, ...": no suggestion for a case slip
+        Case("anonymize-parameter-in-the-wrong-case",
+             lambda d: anon(_parquet(d), d, "--method", "vp-mix", "--param", "G=8"),
+             says="has no parameter 'G' (did you mean 'g'?)"),
     ]
