@@ -106,7 +106,7 @@ def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike
     bioanon.errors.BioanonError: out='...io.py' is an existing file; name a folder for the report
     """
     p = Path(path)
-    inputs = list(inputs)
+    inputs, files = list(inputs), list(files)  # each read more than once
     given = f"{parameter}='{p}'"
 
     def fault(text: str) -> BioanonError:
