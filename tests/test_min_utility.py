@@ -344,22 +344,63 @@ def test_stage_1_decides_a_setting_under_the_floor_without_its_attackers(
     # the choice, its confirmation and the trade-off are the search's without the floor
     assert floored.chosen == floored_everywhere.chosen
     assert floored.certified == floored_everywhere.certified
-    assert floored.tradeoff_table() == floored_everywhere.tradeoff_table()
+    mine, ref = floored.tradeoff_table(), floored_everywhere.tradeoff_table()
+    assert [_entry(e) for e in mine] == [_entry(e) for e in ref]
+    # an entry a setting left under the floor could come before says so (none would here)
+    assert all(e["floored_unjudged"] == 0 for e in ref)
+    rows_cas = [r["cas"] for r in floored.rows]
+    for e in mine:
+        above = [j for j in decided if e["setting"] is None or rows_cas[j] > e["cas"]]
+        assert e["floored_unjudged"] == len(above)
+
+
+def _entry(e: dict[str, Any]) -> dict[str, Any]:
+    """A trade-off entry without what only says which settings were left unjudged."""
+    return {k: v for k, v in e.items() if k != "floored_unjudged"}
 
 
 def test_a_refusal_judges_the_floored_settings_for_its_trade_off(table: FeatureTable) -> None:
     # a floor no release reaches: nothing above it meets the level, so the refusal's
     # trade-off names the most useful setting under it that does, with the figures every
-    # attacker gives it (stage 1 again, without the floor)
+    # attacker gives it (stage 1 again, without the floor), judged by decreasing CAS until
+    # one meets the chosen level: the settings after it are left as the floor decided them
+    from bioanon.certification.search.rows import FLOORED
+
     kw = {**KW, "table": table, "interest": "expression", "sensitive": "identity",
           "min_utility": 1.0}
     res, ref = search(**kw), _without_the_floor_at_stage_1(**kw)
     assert not res.certified and res.chosen is None
-    assert _public(res.rows) == _public(ref.rows)
-    assert res.tradeoff_table() == ref.tradeoff_table()
-    assert res.refusal_line() == ref.refusal_line()
     mine = next(e for e in res.tradeoff_table() if e["chosen"])
     assert mine["setting"] is not None and mine["below_floor"]
+    order = sorted(range(len(ref.rows)), key=lambda j: -ref.rows[j]["cas"])
+    after = order[order.index(mine["_row"]) + 1:]
+    assert after, "settings must come after the entry for this test to bite"
+    for j, (r, f) in enumerate(zip(res.rows, ref.rows, strict=True)):
+        if j in after:  # left under the floor, its CAS measured
+            assert r["judged_by"] == FLOORED and r["cas"] == f["cas"]
+        else:  # judged again: the row every attacker gives it, to the bit
+            assert _public([r]) == _public([f])
+    table_ref = ref.tradeoff_table()
+    assert _entry(mine) == _entry(next(e for e in table_ref if e["chosen"]))
+    for e, f in zip(res.tradeoff_table(), table_ref, strict=True):
+        assert e["floored_unjudged"] or _entry(e) == _entry(f)  # open ones say they are
+    assert res.refusal_line() == ref.refusal_line()
+
+
+def test_the_floored_settings_judged_for_the_trade_off_do_not_depend_on_the_workers(
+        table: FeatureTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    # judged one at a time or several at once (as on a machine of more cores), the refusal
+    # keeps the same rows: those a batch judged after the entry are let go
+    from bioanon.certification.search import staged
+
+    kw = {**KW, "table": table, "interest": "expression", "sensitive": "identity",
+          "min_utility": 1.0}
+    one = search(**kw)
+    monkeypatch.setattr(staged, "unfloor_share", lambda n_jobs, n: n)  # all at once
+    every = search(**kw)
+    assert _public(one.rows) == _public(every.rows)
+    assert one.tradeoff_table() == every.tradeoff_table()
+    assert any(e["floored_unjudged"] for e in one.tradeoff_table())
 
 
 def test_an_evaluation_decided_by_the_floor_keeps_its_utility_and_cannot_resume(

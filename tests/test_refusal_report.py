@@ -253,6 +253,28 @@ def test_the_trade_off_says_a_row_needs_a_risk_accepted_never_accepts_it() -> No
                                           sections=[tradeoff_section])
 
 
+def test_a_trade_off_row_left_open_by_settings_under_the_floor_says_so() -> None:
+    """A level no judged setting met, while settings the utility floor decided were not
+    judged at it, reads "none among the settings judged", never a bare "none"; an entry
+    they could come before names them too (terminal and page alike)."""
+    none = {"level": "strict", "record_target": 0.05, "identity_target": 0.1,
+            "chosen": False, "setting": None, "fraction": None, "judged_by": None,
+            "below_floor": None, "accepts": [], "floored_unjudged": 5}
+    line = table_lines([none])[1]
+    assert line.endswith("none among the settings judged (5 settings under the utility "
+                         "floor not judged at this level)")
+    page = tradeoff_section({"tradeoff": [none]})
+    assert "no setting judged met every target (5 settings under the utility floor" in page
+    some = {**none, "setting": "a()", "fraction": 0.5, "cas": 0.5, "cas_ci": [0.4, 0.6],
+            "clear": 1.0, "judged_by": "the full panel", "floored_unjudged": 1}
+    assert "1 setting under the utility floor not judged at this level, more useful" in \
+        table_lines([some])[1]
+    assert "1 setting under the utility floor not judged" in tradeoff_section(
+        {"tradeoff": [some]})
+    closed = {**none, "floored_unjudged": 0}
+    assert table_lines([closed])[1].endswith(": none")
+
+
 def test_the_closest_report_shows_the_consumers_that_ranked_it(refused: NotCertified
                                                                ) -> None:
     """The closest setting's report is its row as the search judged it, the CAS too: the

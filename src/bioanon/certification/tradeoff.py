@@ -43,6 +43,7 @@ import numpy as np
 
 from ..levels import CONFIRM_PROBABILITY, LEVELS, resolve_level
 from ..metrics.results import INCONCLUSIVE, PASSING
+from ..report.first_screen import unjudged_text
 
 #: the levels of the table, strictest first
 TABLE_LEVELS = ("strict", "standard", "basic")
@@ -172,14 +173,18 @@ def level_rows(rows: Sequence[Mapping[str, Any]], chosen: Any, target: float,
     -------
     list of dict
         ``level``, ``record_target``, ``identity_target``, ``chosen`` (the user's level),
-        ``setting`` (None: no setting meets the level), ``cas``, ``cas_ci``, ``clear``,
-        ``fraction`` (CAS / clear), ``judged_by``, ``below_floor``, ``accepts`` (risks
-        counted as accepted because this table cannot show them at that level).
+        ``setting`` (None: no setting judged meets the level), ``cas``, ``cas_ci``,
+        ``clear``, ``fraction`` (CAS / clear), ``judged_by``, ``below_floor``, ``accepts``
+        (risks counted as accepted because this table cannot show them at that level),
+        ``floored_unjudged`` (how many settings the utility floor decided, their risks not
+        measured, would come before the entry if they met the level: 0 when the entry is
+        the table's best, whatever those settings leak).
     """
     mine = resolve_level(chosen)
     levels = [LEVELS[n] for n in TABLE_LEVELS]
     if mine.name not in TABLE_LEVELS:
         levels.append(mine)
+    unjudged = _floored_unjudged(rows)
     out = []
     for lv in levels:
         is_mine = lv.name == mine.name
@@ -187,7 +192,9 @@ def level_rows(rows: Sequence[Mapping[str, Any]], chosen: Any, target: float,
         entry: dict[str, Any] = {
             "level": lv.name, "record_target": lv.record, "identity_target": lv.identity,
             "chosen": is_mine, "setting": None, "cas": None, "cas_ci": None, "clear": None,
-            "fraction": None, "judged_by": None, "below_floor": None, "accepts": shown}
+            "fraction": None, "judged_by": None, "below_floor": None, "accepts": shown,
+            "floored_unjudged": sum(j is None or (-cas, f) < (-float(rows[j]["cas"]), j)
+                                    for cas, f in unjudged)}
         if j is not None:
             r = rows[j]
             cas, clear = float(r["cas"]), float(r["clear"])
@@ -201,6 +208,24 @@ def level_rows(rows: Sequence[Mapping[str, Any]], chosen: Any, target: float,
                          _row=j)
         out.append(entry)
     return out
+
+
+def _floored_unjudged(rows: Sequence[Mapping[str, Any]]) -> list[tuple[float, int]]:
+    """(CAS, index) of the rows the utility floor decided, their risks not measured, whose
+    CAS is above chance (one at chance is never an entry).
+
+    >>> from types import SimpleNamespace as R
+    >>> from bioanon.evaluation.risks.base import FLOORED_REASON
+    >>> floored = {"cas": 0.5, "cas_ci": [0.4, 0.6], "interest_chance": 0.1,
+    ...            "_risks": [R(reason=FLOORED_REASON + ": ...")]}
+    >>> _floored_unjudged([{"cas": 0.9, "_risks": []}, floored])
+    [(0.5, 1)]
+    """
+    from ..evaluation.risks.base import FLOORED_REASON
+
+    return [(float(r["cas"]), j) for j, r in enumerate(rows)
+            if any(FLOORED_REASON in str(getattr(x, "reason", "")) for x in r.get("_risks") or ())
+            and float(r["cas_ci"][0]) > float(r["interest_chance"])]
 
 
 def _has_recognition(row: Mapping[str, Any]) -> bool:
@@ -270,13 +295,16 @@ def table_lines(table: Sequence[Mapping[str, Any]]) -> list[str]:
         head = (f"  {e['level']}{' (chosen)' if e['chosen'] else ''} "
                 f"{e['record_target']:g} / {e['identity_target']:g}: ")
         if e["setting"] is None:
-            out.append(head + "none")
+            out.append(head + "none" + (f" among the settings judged ({unjudged_text(e)})"
+                                        if e.get("floored_unjudged") else ""))
             continue
         notes = [] if e["judged_by"] == PANEL else [str(e["judged_by"])]
         if e.get("below_floor"):
             notes.append("below the utility floor")
         if e.get("accepts"):
             notes.append(needs_text(e["accepts"]) + " (not showable here)")
+        if e.get("floored_unjudged"):
+            notes.append(unjudged_text(e) + ", more useful")
         out.append(head + f"{_frac(e)} {e['setting']}"
                    + (f" [{'; '.join(notes)}]" if notes else ""))
     return out

@@ -134,6 +134,18 @@ def headline_section(report: Mapping[str, Any]) -> str:
     return f"<div id='headline' class='{'passes' if ok else 'fails'}'>{''.join(lines)}</div>"
 
 
+def unjudged_text(entry: Mapping[str, Any]) -> str:
+    """What an entry leaves open: the settings the utility floor decided that were not
+    judged on privacy at its level (``floored_unjudged``).
+
+    >>> unjudged_text({"floored_unjudged": 5})
+    '5 settings under the utility floor not judged at this level'
+    """
+    n = int(entry.get("floored_unjudged") or 0)
+    return (f"{n} setting{'s' if n != 1 else ''} under the utility floor not judged at this "
+            "level")
+
+
 def tradeoff_section(report: Mapping[str, Any]) -> str:
     """The trade-off before the choice, on the first screen: per level (strict, standard,
     basic), the best CAS the search found meeting that level's targets and its setting, with
@@ -145,10 +157,11 @@ def tradeoff_section(report: Mapping[str, Any]) -> str:
     for e in table:
         name = html.escape(str(e["level"])) + (" <b>(chosen)</b>" if e.get("chosen") else "")
         targets = f"{e['record_target']:g} / {e['identity_target']:g}"
+        open_ = unjudged_text(e) if e.get("floored_unjudged") else ""
         if e.get("setting") is None:
             body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td><td>none</td>"
-                        f"<td class='text'>{NA}</td><td class='text'>no setting met every "
-                        "target</td></tr>")
+                        f"<td class='text'>{NA}</td><td class='text'>no setting judged met "
+                        f"every target{html.escape(f' ({open_})' if open_ else '')}</td></tr>")
             continue
         notes = [str(e["judged_by"])]
         if e.get("below_floor"):
@@ -156,6 +169,8 @@ def tradeoff_section(report: Mapping[str, Any]) -> str:
         if e.get("accepts"):  # the user did not accept them: the row needs them accepted
             notes.append("needs " + ", ".join(e["accepts"]) + " accepted by name (not "
                          "showable at this level)")
+        if open_:
+            notes.append(open_ + ", more useful")
         frac = NA if e.get("fraction") is None else f"{e['fraction']:.2f} ×"
         ci = e.get("cas_ci") or [float("nan")] * 2
         body.append(f"<tr><td class='text'>{name}</td><td>{targets}</td>"

@@ -142,28 +142,53 @@ def unfloor(judge: Judge, result: SearchResult, judged: Sequence[Candidate], pro
     """Stage 1 once more, without the utility floor, for the settings it decided, where the
     refusal needs their figures: when no setting above the floor met the chosen level on
     the tuning split, its trade-off entry is the most useful setting under the floor that
-    does (what the table allows: :func:`~..tradeoff.level_rows`). Their rows become the
-    rows an undecided stage 1 gives, to the bit (the same seed, split and attackers); a
-    search that found a setting above the floor, or whose floor decided nothing, runs
-    nothing here. ``token``: stage 1's (its worker processes keep the clear-trained models
-    they fitted then). Returns the new stage-1 evaluations by row."""
+    does (what the table allows: :func:`~..tradeoff.level_rows`).
+
+    They are judged by decreasing CAS (each floored row measured its CAS; ties in the rows'
+    order, the table's own rule), a worker's share at a time, until one meets the chosen
+    level: it is that level's entry, and no setting after it could be. Those after it stay
+    as the floor decided them (also those a batch judged beside it, so that the rows are
+    the same whatever the number of workers), and the table says of any other level's entry
+    that a setting left under the floor could still change it
+    (``floored_unjudged``). The rows judged become the rows an undecided stage 1 gives, to
+    the bit (the same seed, split and attackers); a search that found a setting above the
+    floor, or whose floor decided nothing, runs nothing here. ``token``: stage 1's (its
+    worker processes keep the clear-trained models they fitted then). Returns the new
+    stage-1 evaluations by row."""
     rows = result.rows
     floored = [j for j, r in enumerate(rows) if r.get("judged_by") == FLOORED]
-    if not floored or any(e["chosen"] and e["setting"] is not None
-                          for e in result.tradeoff_table()):
+    if not floored or _chosen_found(result):
         return {}
-    progress(0, None, f"stage 1 again: {len(floored)} setting(s) the utility floor decided, "
-                      "judged on privacy for the trade-off")
-    outcomes = stage1(replace(judge, min_utility=None), [judged[j] for j in floored],
-                      progress, 0, token)
+    order = sorted(floored, key=lambda j: -float(rows[j]["cas"]))  # stable: rows' order
+    progress(0, None, f"stage 1 again: the {len(order)} setting(s) the utility floor decided, "
+                      "most useful first, judged on privacy for the trade-off until one "
+                      "meets the chosen level")
+    share = unfloor_share(judge.options.n_jobs, len(order))
     out: dict[int, Evaluation] = {}
-    for j, outcome in zip(floored, outcomes, strict=True):
-        if isinstance(outcome, BioanonError):  # it ran once: it runs again
-            continue
-        rows[j] = stage1_row(judge, judged[j], outcome)
-        _hold_state(outcome, False, 0)  # nothing of it goes to stage 2
-        out[j] = outcome
+    for k in range(0, len(order), share):
+        batch = order[k:k + share]
+        outcomes = stage1(replace(judge, min_utility=None), [judged[j] for j in batch],
+                          progress, 0, token)
+        for j, outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, BioanonError):  # it ran once: it runs again
+                continue
+            rows[j] = stage1_row(judge, judged[j], outcome)
+            _hold_state(outcome, False, 0)  # nothing of it goes to stage 2
+            out[j] = outcome
+            if _chosen_found(result):
+                return out
     return out
+
+
+def unfloor_share(n_jobs: int | None, n_settings: int) -> int:
+    """How many floored settings :func:`unfloor` judges at once: one per stage-1 worker
+    (the rows it keeps do not depend on it)."""
+    return workers(n_jobs, n_settings)
+
+
+def _chosen_found(result: SearchResult) -> bool:
+    """Whether the chosen level's trade-off entry names a setting."""
+    return any(e["chosen"] and e["setting"] is not None for e in result.tradeoff_table())
 
 
 class _HeldAt:
