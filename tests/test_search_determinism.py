@@ -142,6 +142,24 @@ def test_two_workers_judge_stage_1_as_one_does(table: FeatureTable, quiet: Any) 
     assert _records(two) == _records(quiet)
 
 
+def test_two_workers_taking_the_dp_settings_first_judge_them_as_one_does(
+        table: FeatureTable) -> None:
+    # the workers take the differentially private settings first (stage 1's dispatch
+    # order); every row is still the one a single process gives, in the candidates' order
+    from bioanon.certification.search import search
+    from bioanon.certification.search.staged import dispatch_order
+
+    kw: dict[str, Any] = {**JUDGE, "methods": ["noise", "dp-cells"], "target_advantage": 1.0,
+                          "budget_minutes": 60}
+    one, two = (search(table, "expression", "identity", n_jobs=n, **kw) for n in (1, 2))
+    assert [r["method"] for r in one.rows][:2] == ["noise", "dp-cells"]  # the order differs
+    assert dispatch_order([type("A", (), {})(), type("B", (), {"dp": "gdp"})()]) == [1, 0]
+    assert [json.dumps({k: v for k, v in r.items() if not k.startswith("_")}, sort_keys=True)
+            for r in one.rows] == [json.dumps({k: v for k, v in r.items()
+                                               if not k.startswith("_")}, sort_keys=True)
+                                   for r in two.rows]
+
+
 def test_stage_2_resumes_stage_1(quiet: Any, calls: dict[str, int]) -> None:
     rows = quiet.search.rows
     panel = [r for r in rows if r["judged_by"] == FULL_PANEL]

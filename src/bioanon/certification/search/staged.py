@@ -270,7 +270,8 @@ def _stage1_parallel(judge: Judge, cands: Sequence[Candidate], anonymizers: list
     token = token or uuid.uuid4().hex  # the workers' cache of clear-trained models
     out: list[Evaluation | BioanonError | None] = [None] * len(cands)
     say(0, f"stage 1: {len(cands)} settings in {n} worker processes")
-    tasks = (delayed(_stage1_task)(work, i, anon, token) for i, anon in enumerate(anonymizers))
+    tasks = (delayed(_stage1_task)(work, i, anonymizers[i], token)
+             for i in dispatch_order(anonymizers))
     for k, (i, outcome, caught) in enumerate(
             Parallel(n_jobs=n, backend="loky", return_as="generator_unordered")(tasks)):
         for category, message in caught:
@@ -282,6 +283,24 @@ def _stage1_parallel(judge: Judge, cands: Sequence[Candidate], anonymizers: list
             out[i] = outcome
         say(k + 1, f"stage 1: {cands[i].label()} judged ({k + 1}/{len(cands)})")
     return [o for o in out if o is not None]
+
+
+def dispatch_order(anonymizers: Sequence[Any]) -> list[int]:
+    """The order stage 1's workers take the settings in: the differentially private methods
+    first (designed to sit near the targets, the screen seldom decides them: each takes
+    every cheap attacker, several times a screened setting's time), then the others, each
+    group in the candidates' order, so that the quick settings fill the workers' last
+    seconds instead of one long setting keeping a worker busy while the other waits
+    (FSDD's stage 1, per-setting times measured one after the other: 25.3 s on 2 workers in
+    the candidates' order, 22.7 s in this one, 22.7 s the best split). The figures do not
+    depend on it: each setting's evaluation is its own, returned by its index.
+
+    >>> from types import SimpleNamespace as A
+    >>> dispatch_order([A(), A(dp="gdp"), A(), A(dp="zcdp")])
+    [1, 3, 0, 2]
+    """
+    return sorted(range(len(anonymizers)),
+                  key=lambda i: getattr(anonymizers[i], "dp", None) is None)
 
 
 #: each worker process's cache of clear-trained models: (the search's token, the cache)
