@@ -14,6 +14,7 @@ from ..io import (
     check_output_dir,
     check_output_file,
     mark_output,
+    resolved,
     write_text_atomic,
 )
 from ..report.preview import (
@@ -70,7 +71,7 @@ def preview(
         raise BioanonError(f"output '{output}' must end in .png")
     if n < 1:
         raise BioanonError(f"--n {n} must be at least 1 (the number of records shown)")
-    if html is not None and html.resolve() == output.resolve():
+    if html is not None and resolved(html) == resolved(output):
         raise BioanonError(f"--html '{html}' is the contact sheet itself; name another file, "
                            "e.g. sheet.html")
     for out in (output, html):

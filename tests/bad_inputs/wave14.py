@@ -1,0 +1,48 @@
+"""Cases of wave 14 (reliability, round fourteen): inputs a data owner gives by mistake, or
+writes with another tool, that were handled badly, each kept fixed here.
+
+Before the fixes, an output that is a symbolic link leading back to itself (``o.parquet ->
+o.parquet``, a loop left by a script) was an internal error (Python's "Symlink loop from
+..."), exit 1, in ``anonymize``, ``release``, ``evaluate --out``, ``preview`` and
+``train-decoupler``; now it is refused in one line. An input that is a symbolic link leading
+nowhere (a loop, or a link to a moved file) was "input file 't.csv' does not exist", a name
+``ls`` lists; now the refusal says it is a link and where it leads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .cases import FAST, ROLES, Case, _table, anon
+
+EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
+      "environment"]
+LOOP = "is a symbolic link that leads back to itself (a loop)"
+
+
+def _parquet(d: Path, name: str = "t.parquet") -> Path:
+    p = d / name
+    _table().write(p)
+    return p
+
+
+def _looped(d: Path, name: str) -> Path:
+    """A symbolic link at ``name`` pointing at itself."""
+    os.symlink(d / name, d / name)
+    return d / name
+
+
+def wave14_cases() -> list[Case]:
+    return [
+        Case("anonymize-output-a-symlink-loop",
+             lambda d: anon(_parquet(d), d, *FAST, out=_looped(d, "o.parquet").name),
+             says=LOOP),
+        Case("evaluate-out-a-symlink-loop",
+             lambda d: ["evaluate", str(_parquet(d)), *EV, "--method", "noise", "--sigma",
+                        "1", "--out", str(_looped(d, "rep"))],
+             says=LOOP),
+        Case("anonymize-input-a-symlink-loop",
+             lambda d: anon(_looped(d, "t.csv"), d, *FAST, roles=ROLES),
+             says="is a symbolic link to"),
+    ]
