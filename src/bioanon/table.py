@@ -1102,7 +1102,7 @@ class FeatureTable:
     def _read_npz(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
         try:
             with np.load(p, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+                arrays = {k: _native(z[k]) for k in z.files}
         except ValueError as exc:
             if "allow_pickle" not in str(exc):
                 raise BioanonError(f"cannot read '{p}' as npz: {exc}".splitlines()[0]) from None
@@ -1147,6 +1147,17 @@ class FeatureTable:
                                f"{X.shape[1]} features; save one name per feature")
         return cls(X, labels, None if names is None else [str(n) for n in names],
                    {"source": str(p)})
+
+
+def _native(a: np.ndarray) -> np.ndarray:
+    """``a`` in this machine's byte order: an array saved big-endian (``>i8``, by another
+    machine or MATLAB's exports) given a role was an internal error (pandas' "Big-endian
+    buffer not supported on little-endian compiler").
+
+    >>> _native(np.arange(3, dtype=">i8")).dtype.isnative
+    True
+    """
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
 #: past this many columns a CSV is parsed in one pass (see :meth:`FeatureTable.read`)

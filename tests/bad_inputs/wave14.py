@@ -7,12 +7,17 @@ o.parquet``, a loop left by a script) was an internal error (Python's "Symlink l
 ``train-decoupler``; now it is refused in one line. An input that is a symbolic link leading
 nowhere (a loop, or a link to a moved file) was "input file 't.csv' does not exist", a name
 ``ls`` lists; now the refusal says it is a link and where it leads.
+An NPZ whose label arrays were saved big-endian (``>i8``, ``>U12``: another machine's NumPy,
+a MATLAB export) was an internal error given a role (pandas' "Big-endian buffer not supported
+on little-endian compiler"); now it is read as the same values in this machine's order.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+import numpy as np
 
 from .cases import FAST, ROLES, Case, _table, anon
 
@@ -33,6 +38,17 @@ def _looped(d: Path, name: str) -> Path:
     return d / name
 
 
+def _big_endian_npz(d: Path) -> list[str]:
+    t = _table()
+    frame = t.to_frame()
+    ex = frame["expression"].astype("category").cat.codes.to_numpy()
+    p = d / "t.npz"
+    np.savez(p, X=t.X.astype(">f8"), who=frame["identity"].to_numpy().astype(">U12"),
+             ex=ex.astype(">i8"))
+    return ["anonymize", str(p), "-o", str(d / "o.npz"), "--sensitive", "who", "--interest",
+            "ex", *FAST]
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -45,4 +61,6 @@ def wave14_cases() -> list[Case]:
         Case("anonymize-input-a-symlink-loop",
              lambda d: anon(_looped(d, "t.csv"), d, *FAST, roles=ROLES),
              says="is a symbolic link to"),
+        Case("anonymize-npz-big-endian-labels-valid", _big_endian_npz, "ok",
+             ("o.npz", "o.npz.manifest.json")),
     ]
