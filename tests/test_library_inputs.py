@@ -298,3 +298,33 @@ def test_a_1d_x_is_refused_in_one_line_without_the_array():
         SelectiveMeanAnonymizer("expression", g=8, t=0.5).fit(t.X[:, 0], t.labels)
     assert "\n" not in str(info.value) and "Reshape your data" in str(info.value)
     assert "(shape (48,))" in str(info.value)
+
+
+@pytest.mark.parametrize("interest, sensitive, says", [
+    (["expression"], "identity", r"the interest column \['expression'\] is not a column name "
+                                 r"\(a list\); name one column by its name"),
+    ("expression", ("identity",), r"the sensitive column \('identity',\) is not a column "
+                                  r"name \(a tuple\)"),
+])
+def test_evaluate_names_a_role_given_a_list(table, interest, sensitive, says):
+    """``evaluate(t, ['expression'], 'identity')`` was pandas' "unhashable type: 'list'"
+    (a TypeError from deep inside the label lookup)."""
+    from bioanon import SelectiveMeanAnonymizer, evaluate
+
+    with pytest.raises(BioanonError, match=says):
+        evaluate(table, interest, sensitive, models=["knn"], n_jobs=1,
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=4, t=0.5))
+
+
+@pytest.mark.parametrize("seed", [1.5, -3, None, 2**40, "7"])
+def test_evaluate_names_a_seed_out_of_range(table, seed):
+    """The evaluation seed 1.5 was NumPy's "SeedSequence expects int or sequence of ints",
+    -3 its "expected non-negative integer", None Python's "int() argument must be a string
+    ... not 'NoneType'" (the seed is written in the report: it must be a number)."""
+    from bioanon import SelectiveMeanAnonymizer, evaluate
+
+    with pytest.raises(BioanonError, match=rf"random_state={seed!r} is out of range; use a "
+                                           r"whole number from 0 to 4294967295 \(a secret "
+                                           r"key\)$"):
+        evaluate(table, "expression", "identity", models=["knn"], n_jobs=1, random_state=seed,
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=4, t=0.5))

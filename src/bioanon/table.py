@@ -264,6 +264,22 @@ def refuse_revealing_roles(labels: pd.DataFrame, useful: Sequence[str],
                 f"'{sensitive}' (or another sensitive column)")
 
 
+def check_column_name(column: Any, role: str, example: str) -> None:
+    """Refuse a role's column that is no column name (a list, None, a number that is a bool)
+    in one line: ``evaluate(t, ['expression'], ...)`` was pandas' "unhashable type: 'list'".
+
+    >>> check_column_name("digit", "interest", "")
+    >>> check_column_name(["digit"], "interest", "e.g. interest='digit'")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: the interest column ['digit'] is not a column name (a list); \
+name one column by its name, e.g. interest='digit'
+    """
+    if not isinstance(column, str | int | np.integer) or isinstance(column, bool):
+        raise BioanonError(f"the {role} column {column!r} is not a column name (a "
+                           f"{type(column).__name__}); name one column by its name, {example}")
+
+
 def refuse_group_role(group: str | None, sensitive: str, useful: Sequence[str]) -> None:
     """Refuse a group column that is also the sensitive or a useful one: the group keeps each
     of its values on one side of the split (a session, an execution), and the people are
