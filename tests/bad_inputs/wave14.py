@@ -10,6 +10,9 @@ nowhere (a loop, or a link to a moved file) was "input file 't.csv' does not exi
 An NPZ whose label arrays were saved big-endian (``>i8``, ``>U12``: another machine's NumPy,
 a MATLAB export) was an internal error given a role (pandas' "Big-endian buffer not supported
 on little-endian compiler"); now it is read as the same values in this machine's order.
+``evaluate --identities 99999999999999999999`` on a table of 8 people was refused as "asked
+for 99999999999999999999 identities but there are only 2147483648" (the count's form was
+checked against a made-up table of 2**31 people); now the table's own 8 are named.
 """
 
 from __future__ import annotations
@@ -63,4 +66,10 @@ def wave14_cases() -> list[Case]:
              says="is a symbolic link to"),
         Case("anonymize-npz-big-endian-labels-valid", _big_endian_npz, "ok",
              ("o.npz", "o.npz.manifest.json")),
+        Case("evaluate-identities-past-two-billion-names-the-tables-count",
+             lambda d: ["evaluate", str(_parquet(d)), *EV, "--method", "noise", "--sigma",
+                        "1", "--selection", "random", "--identities", "99999999999999999999",
+                        "--out", str(d / "rep")],
+             says="asked for 99999999999999999999 identities but there are only 4; lower "
+                  "--identities to at most 4"),
     ]
