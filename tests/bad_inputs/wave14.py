@@ -13,6 +13,10 @@ on little-endian compiler"); now it is read as the same values in this machine's
 ``evaluate --identities 99999999999999999999`` on a table of 8 people was refused as "asked
 for 99999999999999999999 identities but there are only 2147483648" (the count's form was
 checked against a made-up table of 2**31 people); now the table's own 8 are named.
+``extract voice`` of a recording whose every sample is one value other than zero (a 16-bit
+file of -1 throughout, an ADC's offset with the microphone off) described it as a voice;
+silence at zero was skipped already. Now it is skipped as silent (a constant offset), and a
+folder of nothing else is refused.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FAST, ROLES, Case, _table, anon
+from .cases import FAST, ROLES, Case, _table, _wav_folder, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -72,4 +76,13 @@ def wave14_cases() -> list[Case]:
                         "--out", str(d / "rep")],
              says="asked for 99999999999999999999 identities but there are only 4; lower "
                   "--identities to at most 4"),
+        Case("extract-voice-only-recordings-of-a-constant-offset",
+             lambda d: ["extract", "voice", str(_wav_folder(
+                 d, {f"dc{i}.wav": np.full(4000, -1, np.int16) for i in range(2)}, 0)),
+                 "-o", str(d / "v.parquet")],
+             says="is silent (every sample is -1, a constant offset: no sound)"),
+        Case("extract-voice-recording-of-a-constant-offset-skipped-valid",
+             lambda d: ["extract", "voice", str(_wav_folder(
+                 d, {"dc.wav": np.full(4000, 0.25, np.float32)})), "-o",
+                 str(d / "v.parquet")], "ok", ("v.parquet", "v.parquet.skipped.csv")),
     ]
