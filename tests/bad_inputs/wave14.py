@@ -17,6 +17,10 @@ checked against a made-up table of 2**31 people); now the table's own 8 are name
 file of -1 throughout, an ADC's offset with the microphone off) described it as a voice;
 silence at zero was skipped already. Now it is skipped as silent (a constant offset), and a
 folder of nothing else is refused.
+``extract face`` of photos of 1×1 or 2×2 pixels (thumbnails, tracking pixels) centre-cropped
+and enlarged each into a crop of one grey and wrote it as a face's features ("2 records ×
+4096 pixels features"); now they are skipped as too small to hold a face (under 16×16), and
+a folder of nothing else is refused.
 """
 
 from __future__ import annotations
@@ -56,6 +60,19 @@ def _big_endian_npz(d: Path) -> list[str]:
             "ex", *FAST]
 
 
+def _tiny_photos(d: Path, n_good: int) -> list[str]:
+    from PIL import Image
+
+    src = d / "imgs"
+    src.mkdir()
+    for i in range(n_good):
+        Image.fromarray(np.random.default_rng(i).integers(0, 255, (48, 48), np.uint8)).save(
+            src / f"ok{i}.png")
+    Image.new("L", (1, 1), 128).save(src / "pixel.png")
+    Image.new("L", (2, 2), 30).save(src / "thumb.png")
+    return ["extract", "face", str(src), "-o", str(d / "f.parquet")]
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -85,4 +102,9 @@ def wave14_cases() -> list[Case]:
              lambda d: ["extract", "voice", str(_wav_folder(
                  d, {"dc.wav": np.full(4000, 0.25, np.float32)})), "-o",
                  str(d / "v.parquet")], "ok", ("v.parquet", "v.parquet.skipped.csv")),
+        Case("extract-face-only-photos-of-one-or-two-pixels", lambda d: _tiny_photos(d, 0),
+             says="the photo is 1×1 pixels, too small to hold a face (at least 16×16)"),
+        Case("extract-face-photo-of-one-pixel-skipped-valid", lambda d: _tiny_photos(d, 2),
+             "ok", ("f.parquet", "f.parquet.skipped.csv"),
+             says="2 input(s) skipped and 2 centre-cropped"),
     ]
