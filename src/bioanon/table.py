@@ -298,6 +298,18 @@ def refuse_group_role(group: str | None, sensitive: str, useful: Sequence[str]) 
                            "an execution); name such a column, or none", parameter="group")
 
 
+def _without_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its rows of no value at all (``,,,,``: the rows a spreadsheet saves
+    below its data once cells there were touched), as pandas skips blank lines: they were
+    refused as "features contain 64 NaN/inf value(s) ... impute or drop those records".
+
+    >>> _without_empty_rows(pd.DataFrame({"a": [1.0, None], "b": ["x", None]})).shape
+    (1, 2)
+    """
+    empty = df.isna().all(axis=1).to_numpy()
+    return df.loc[~empty].reset_index(drop=True) if empty.any() else df
+
+
 def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
     """Refuse a CSV whose rows end with a separator: its last column has no name and no
     value (pandas calls it ``Unnamed: N``), and would be read as a feature of empty cells."""
@@ -977,7 +989,7 @@ class FeatureTable:
                 # a wide table in one pass: by default pandas parses in row chunks of a fixed
                 # byte size and joins them column by column, which for 100,000 columns costs
                 # seconds per row
-                df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
+                df = _without_empty_rows(pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS))
                 _refuse_trailing_separators(p, header, df)
                 _refuse_repeated_header(p, header, df)
                 _keep_label_text(p, df, label_columns)

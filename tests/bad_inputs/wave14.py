@@ -21,6 +21,10 @@ folder of nothing else is refused.
 and enlarged each into a crop of one grey and wrote it as a face's features ("2 records ×
 4096 pixels features"); now they are skipped as too small to hold a face (under 16×16), and
 a folder of nothing else is refused.
+A CSV saved by a spreadsheet with rows of separators only below its data (``,,,,``: cells
+once touched there) was refused as "features contain 64 NaN/inf value(s) ... (first at
+record 48); impute or drop those records first"; rows without any value are no records, and
+are now skipped as blank lines are.
 """
 
 from __future__ import annotations
@@ -73,6 +77,14 @@ def _tiny_photos(d: Path, n_good: int) -> list[str]:
     return ["extract", "face", str(src), "-o", str(d / "f.parquet")]
 
 
+def _empty_rows_below(d: Path) -> list[str]:
+    frame = _table().to_frame()
+    p = d / "t.csv"
+    p.write_text(frame.to_csv(index=False) + ("," * (frame.shape[1] - 1) + "\n") * 3,
+                 encoding="utf-8")
+    return anon(p, d, *FAST)
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -107,4 +119,6 @@ def wave14_cases() -> list[Case]:
         Case("extract-face-photo-of-one-pixel-skipped-valid", lambda d: _tiny_photos(d, 2),
              "ok", ("f.parquet", "f.parquet.skipped.csv"),
              says="2 input(s) skipped and 2 centre-cropped"),
+        Case("anonymize-csv-with-a-spreadsheets-empty-rows-below-valid", _empty_rows_below,
+             "ok", ("o.parquet", "o.parquet.manifest.json"), says="(48 records)"),
     ]
