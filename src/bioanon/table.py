@@ -1117,7 +1117,8 @@ class FeatureTable:
              for c in feat_cols]))
         typed = parquet_integer_columns(schema)
         if odd:
-            raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)
+            raise (_vector_column(schema, odd)
+                   or _not_numeric(odd, origin, X, names, keep_as_feature, typed))
         if keep_as_feature is not None:
             meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
         frame = (arrow_labels(pf.read(columns=labels)) if labels
@@ -1445,6 +1446,33 @@ def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
 
     kept = check_feature_columns(X, names, keep_as_feature, source, integer_typed)
     return {"kept_as_feature": kept} if kept else {}
+
+
+def _vector_column(schema: Any, columns: Sequence[str]) -> BioanonError | None:
+    """The refusal of the first of ``columns`` (features that are not numeric) holding a list
+    of numbers per record, as Arrow, Spark and Hugging Face write an embedding: it was "not
+    numeric; name them as label columns", advice that drops the features.
+
+    >>> import pyarrow as pa
+    >>> s = pa.schema([("emb", pa.list_(pa.float32(), 4))])
+    >>> print(_vector_column(s, ["emb"]))  # doctest: +ELLIPSIS
+    column 'emb' holds a list of 4 numbers per record (fixed_size_list<item: float>[4]: an \
+embedding?), where bioanon reads one feature a column: expand it into columns first, ...
+    """
+    import pyarrow as pa
+
+    for c in columns:
+        t = schema.field(c).type
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t)
+                or pa.types.is_fixed_size_list(t)) or not arrow_numeric(t.value_type):
+            continue
+        size = f"{t.list_size} " if pa.types.is_fixed_size_list(t) else ""
+        return BioanonError(
+            f"column '{c}' holds a list of {size}numbers per record ({t}: an embedding?), where "
+            "bioanon reads one feature a column: expand it into columns first, e.g. with "
+            f"pandas: df.join(pd.DataFrame(df.pop('{c}').tolist()).add_prefix('{c}_'))"
+            ".to_parquet(new_path, index=False)")
+    return None
 
 
 def arrow_numeric(t: Any) -> bool:

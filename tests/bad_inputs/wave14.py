@@ -25,6 +25,11 @@ A CSV saved by a spreadsheet with rows of separators only below its data (``,,,,
 once touched there) was refused as "features contain 64 NaN/inf value(s) ... (first at
 record 48); impute or drop those records first"; rows without any value are no records, and
 are now skipped as blank lines are.
+A Parquet file whose features are one column of lists of numbers per record (an embedding
+as Arrow, Spark or Hugging Face write it: ``list<double>``, ``large_list``,
+``fixed_size_list<float>[32]``) was refused as "feature column(s) ['emb'] are not numeric;
+name them as label columns": advice that drops the features. Now the column is named as a
+list of numbers with the one line of pandas that expands it into columns.
 """
 
 from __future__ import annotations
@@ -85,6 +90,18 @@ def _empty_rows_below(d: Path) -> list[str]:
     return anon(p, d, *FAST)
 
 
+def _embedding_column(d: Path) -> list[str]:
+    """The small table as Arrow writes it with its features as one large_list column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = _table()
+    table = pa.Table.from_pandas(t.labels, preserve_index=False).append_column(
+        "emb", pa.array(list(t.X.astype(np.float64)), pa.large_list(pa.float64())))
+    pq.write_table(table.replace_schema_metadata(None), d / "t.parquet")
+    return anon(d / "t.parquet", d, *FAST)
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -121,4 +138,8 @@ def wave14_cases() -> list[Case]:
              says="2 input(s) skipped and 2 centre-cropped"),
         Case("anonymize-csv-with-a-spreadsheets-empty-rows-below-valid", _empty_rows_below,
              "ok", ("o.parquet", "o.parquet.manifest.json"), says="(48 records)"),
+        Case("anonymize-parquet-features-as-one-column-of-lists", _embedding_column,
+             says="column 'emb' holds a list of numbers per record (large_list<element: double>: "
+                  "an embedding?), where bioanon reads one feature a column: expand it into "
+                  "columns first"),
     ]
