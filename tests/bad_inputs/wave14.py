@@ -30,6 +30,12 @@ as Arrow, Spark or Hugging Face write it: ``list<double>``, ``large_list``,
 ``fixed_size_list<float>[32]``) was refused as "feature column(s) ['emb'] are not numeric;
 name them as label columns": advice that drops the features. Now the column is named as a
 list of numbers with the one line of pandas that expands it into columns.
+``tune-k --k-max 99999999999999999999`` (past 2**63) was an internal error (Python's
+"Python int too large to convert to C ssize_t", from counting the k values), where a billion
+was already refused by the table's records; now it is refused the same way.
+``train-decoupler -o dec.parquet`` wrote the decoupler's PyTorch weights into a file named as
+a table, exit 0 (read later as a Parquet table, it is a broken file); now a table's name is
+refused before training, asking for a ``.pt`` name.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from .cases import FAST, ROLES, Case, _table, _wav_folder, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
+TK = ["--sensitive", "identity", "--label", "gender", "--label", "environment", "--label",
+      "expression"]
 LOOP = "is a symbolic link that leads back to itself (a loop)"
 
 
@@ -142,4 +150,12 @@ def wave14_cases() -> list[Case]:
              says="column 'emb' holds a list of numbers per record (large_list<element: double>: "
                   "an embedding?), where bioanon reads one feature a column: expand it into "
                   "columns first"),
+        Case("tune-k-k-max-past-two-to-the-63",
+             lambda d: ["tune-k", str(_parquet(d)), *TK, "--k-max", "99999999999999999999",
+                        "--out", str(d / "tk")],
+             says="k=99999999999999999999 exceeds the 48 records"),
+        Case("train-decoupler-output-named-as-a-table",
+             lambda d: ["train-decoupler", str(_parquet(d)), "-o", str(d / "dec.parquet"), *TK,
+                        "--epochs", "1"],
+             says="names a table (.parquet), but train-decoupler writes a PyTorch file"),
     ]
