@@ -36,6 +36,9 @@ was already refused by the table's records; now it is refused the same way.
 ``train-decoupler -o dec.parquet`` wrote the decoupler's PyTorch weights into a file named as
 a table, exit 0 (read later as a Parquet table, it is a broken file); now a table's name is
 refused before training, asking for a ``.pt`` name.
+``extract motion --step 200`` (or any step not below ``--window``) kept one sample of each
+channel a window and wrote it as the window's raw features ("3 records × 2 raw features"),
+exit 0; now it is refused, naming the window.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cases import FAST, ROLES, Case, _table, _wav_folder, anon
+from .cases import FAST, ROLES, Case, _motion, _table, _wav_folder, anon
 
 EV = ["--interest", "expression", "--sensitive", "identity", "--label", "gender", "--label",
       "environment"]
@@ -158,4 +161,9 @@ def wave14_cases() -> list[Case]:
              lambda d: ["train-decoupler", str(_parquet(d)), "-o", str(d / "dec.parquet"), *TK,
                         "--epochs", "1"],
              says="names a table (.parquet), but train-decoupler writes a PyTorch file"),
+        Case("extract-motion-step-as-long-as-the-window",
+             lambda d: [*_motion(d, [("s1.csv", 0, 400, "walk")]), "--window", "100",
+                        "--step", "100"],
+             says="--step 100 keeps every 100-th sample of a window of 100: only its first "
+                  "sample of each channel would be left"),
     ]
