@@ -39,6 +39,9 @@ refused before training, asking for a ``.pt`` name.
 ``extract motion --step 200`` (or any step not below ``--window``) kept one sample of each
 channel a window and wrote it as the window's raw features ("3 records × 2 raw features"),
 exit 0; now it is refused, naming the window.
+``evaluate --additional gender=`` (a weight from an unset shell variable) ran with the default
+weight 1 without a word, as wave 13's empty options did; now the empty weight is refused
+(``tune`` and ``release`` read the weight the same way).
 """
 
 from __future__ import annotations
@@ -166,4 +169,10 @@ def wave14_cases() -> list[Case]:
                         "--step", "100"],
              says="--step 100 keeps every 100-th sample of a window of 100: only its first "
                   "sample of each channel would be left"),
+        Case("evaluate-additional-weight-empty-after-the-equals-sign",
+             lambda d: ["evaluate", str(_parquet(d)), "--interest", "expression", "--sensitive",
+                        "identity", "--additional", "gender=", "--label", "environment",
+                        "--method", "noise", "--sigma", "1", "--out", str(d / "rep")],
+             says="--additional 'gender=' has an empty value after '='; write gender=0.5, or "
+                  "gender alone for the default 1"),
     ]
