@@ -8,6 +8,7 @@ from __future__ import annotations
 import pathlib
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bioanon import BioanonError, FeatureTable, Roles, audit
@@ -328,3 +329,28 @@ def test_evaluate_names_a_seed_out_of_range(table, seed):
                                            r"key\)$"):
         evaluate(table, "expression", "identity", models=["knn"], n_jobs=1, random_state=seed,
                  anonymizer=SelectiveMeanAnonymizer("expression", g=4, t=0.5))
+
+
+def test_a_label_column_named_by_a_tuple_is_written_to_parquet(tmp_path):
+    """A label column named ``('a', 1)`` (a DataFrame's column made by a groupby) was pyarrow's
+    KeyError "Column ('a', 1) does not exist in schema" at ``write``: Arrow names it
+    "('a', '1')". It is written under its name as text, as a CSV header writes it."""
+    t = FeatureTable(np.zeros((2, 2)), pd.DataFrame({("a", 1): ["x", "y"]}))
+    t.write(tmp_path / "t.parquet")
+    back = FeatureTable.read(tmp_path / "t.parquet")
+    assert back.labels.columns.tolist() == ["('a', 1)"]
+    assert back.labels.iloc[:, 0].tolist() == ["x", "y"]
+
+
+def test_label_and_keep_as_feature_take_one_name_as_one_column(tmp_path, table):
+    """``table.label(['identity'])`` was pandas' "unhashable type: 'list'";
+    ``FeatureTable.read(path, keep_as_feature='f0')`` read the letters 'f' and '0' ("keep_as_
+    feature=f names no feature column"), as label_columns once did."""
+    with pytest.raises(BioanonError, match=r"the label column \['identity'\] is not a column "
+                                           r"name \(a list\)"):
+        table.label(["identity"])
+    p = tmp_path / "t.csv"
+    frame = table.to_frame()
+    frame.assign(take=np.arange(len(frame)) % 3).to_csv(p, index=False)
+    read = FeatureTable.read(p, keep_as_feature="take")
+    assert "take" in read.feature_names and list(read.meta["kept_as_feature"]) == ["take"]

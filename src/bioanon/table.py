@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -802,6 +802,8 @@ class FeatureTable:
         """Return one label column, checked to exist and to have at least ``min_classes``;
         ``target``: a column models learn to predict (the interest, an additional attribute),
         whose values must be classes they take (:func:`refuse_untargetable`)."""
+        if not isinstance(column, Hashable):  # a list: pandas' "unhashable type: 'list'"
+            check_column_name(column, "label", "e.g. table.label('speaker')")
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
@@ -929,6 +931,7 @@ class FeatureTable:
         """
         p = path_of(path, "FeatureTable.read('table.parquet')")
         label_columns = names_of(label_columns)
+        keep_as_feature = names_of(keep_as_feature)  # 'f0' is one name, not 'f' and '0'
         from .release_journal import journal_path, settle
 
         named = p if p.name else p.resolve()  # '.' has no name: its journal is its folder's
@@ -1701,10 +1704,12 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    names = [str(c) for c in table.labels.columns]  # Arrow's own name of a column named by
+    # a tuple, ('a', 1), is "('a', '1')": the schema then lacked the name written here
     labels = restore_label_types(
-        pa.Table.from_pandas(written_labels(table).reset_index(drop=True), preserve_index=False),
+        pa.Table.from_pandas(written_labels(table).reset_index(drop=True).set_axis(
+            names, axis=1), preserve_index=False),
         table.meta.get(LABEL_TYPES))
-    names = [str(c) for c in table.labels.columns]
     feats = list(table.feature_names or [])
     meta = {k: v for k, v in table.meta.items() if k != LABEL_TYPES}  # read from the schema
     md = {b"bioanon": json.dumps({"label_columns": names, "meta": meta},
