@@ -1382,11 +1382,14 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
     return BioanonError(msg, parameter="label_columns")
 
 
-#: numbers written with thousands separators (a group never starts with 0), or with a decimal
-#: comma, and pandas' option that reads them
+#: numbers written with thousands separators (a group never starts with 0), with a decimal
+#: comma or as percentages, and how to read them ({c}: the column)
 _WRITTEN_NUMBERS = ((r"[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?", "thousands separators",
-                     "thousands=','"),
-                    (r"[-+]?\d*,\d+", "decimal commas", "decimal=','"))
+                     "read it with pandas.read_csv(path, thousands=',')"),
+                    (r"[-+]?\d*,\d+", "decimal commas",
+                     "read it with pandas.read_csv(path, decimal=',')"),
+                    (r"[-+]?(\d+\.?\d*|\.\d+)\s?%", "percent signs",
+                     "strip them, e.g. df[{c!r}] = df[{c!r}].str.rstrip('%').astype(float) / 100,"))
 
 
 def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
@@ -1405,6 +1408,10 @@ def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
     pandas.read_csv(path, thousands=',') and write it back with to_csv(new_path, index=False)
     column 'c' holds numbers written with decimal commas ('0,5'): read it with
     pandas.read_csv(path, decimal=',') and write it back with to_csv(new_path, index=False)
+    >>> print(_numbers_as_text(pd.DataFrame({"p": ["12.5%", "3%"]}), ["p"])[2:])
+    column 'p' holds numbers written with percent signs ('12.5%'): strip them, e.g.
+    df['p'] = df['p'].str.rstrip('%').astype(float) / 100, and write it back with
+    to_csv(new_path, index=False)
     """
     notes = []
     for c in columns[:3]:
@@ -1418,12 +1425,12 @@ def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
                          f"of text ({text.iloc[at]!r} at record {int(text.index[at])}): "
                          "correct or drop those records")
             continue
-        for pattern, words, option in _WRITTEN_NUMBERS:
+        for pattern, words, fix in _WRITTEN_NUMBERS:
             plain = text[bad]
             if bad.any() and plain.str.fullmatch(pattern).all():
                 notes.append(f"column {str(c)!r} holds numbers written with {words} "
-                             f"({plain.iloc[0]!r}): read it with pandas.read_csv(path, "
-                             f"{option}) and write it back with to_csv(new_path, index=False)")
+                             f"({plain.iloc[0]!r}): {fix.format(c=str(c))} and write it back "
+                             "with to_csv(new_path, index=False)")
                 break
     return "".join(f"; {n}" for n in notes)
 

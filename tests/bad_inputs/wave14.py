@@ -42,6 +42,9 @@ exit 0; now it is refused, naming the window.
 ``evaluate --additional gender=`` (a weight from an unset shell variable) ran with the default
 weight 1 without a word, as wave 13's empty options did; now the empty weight is refused
 (``tune`` and ``release`` read the weight the same way).
+A CSV feature column of percentages (``"12.5%"``, as a spreadsheet formats a share) was only
+"not numeric; name them as label columns": now the note wave 13 gave thousands separators and
+decimal commas names the percent signs and the pandas line that strips them.
 """
 
 from __future__ import annotations
@@ -116,6 +119,13 @@ def _embedding_column(d: Path) -> list[str]:
     return anon(d / "t.parquet", d, *FAST)
 
 
+def _percentages(d: Path) -> list[str]:
+    frame = _table().to_frame()
+    frame["f0"] = frame["f0"].map(lambda v: f"{v * 100:.1f}%")
+    frame.to_csv(d / "t.csv", index=False)
+    return anon(d / "t.csv", d, *FAST)
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -175,4 +185,7 @@ def wave14_cases() -> list[Case]:
                         "--method", "noise", "--sigma", "1", "--out", str(d / "rep")],
              says="--additional 'gender=' has an empty value after '='; write gender=0.5, or "
                   "gender alone for the default 1"),
+        Case("anonymize-csv-feature-of-percentages", _percentages,
+             says="column 'f0' holds numbers written with percent signs ('-67.2%'): strip "
+                  "them, e.g. df['f0'] = df['f0'].str.rstrip('%').astype(float) / 100,"),
     ]
