@@ -45,6 +45,9 @@ weight 1 without a word, as wave 13's empty options did; now the empty weight is
 A CSV feature column of percentages (``"12.5%"``, as a spreadsheet formats a share) was only
 "not numeric; name them as label columns": now the note wave 13 gave thousands separators and
 decimal commas names the percent signs and the pandas line that strips them.
+``extract voice --labels labels.parquet`` (a labels table saved with ``to_parquet``) was
+refused as "'labels.parquet' is a Parquet file, not CSV text as its name says; rename it to
+end in .parquet", the name it had; now a Parquet labels table is read as one.
 """
 
 from __future__ import annotations
@@ -126,6 +129,16 @@ def _percentages(d: Path) -> list[str]:
     return anon(d / "t.csv", d, *FAST)
 
 
+def _parquet_labels(d: Path) -> list[str]:
+    import pandas as pd
+
+    src = _wav_folder(d)
+    pd.DataFrame({"file": [f"ok{i}.wav" for i in range(3)], "who": list("abc")}).to_parquet(
+        d / "labels.parquet")
+    return ["extract", "voice", str(src), "--labels", str(d / "labels.parquet"), "-o",
+            str(d / "v.parquet")]
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -188,4 +201,6 @@ def wave14_cases() -> list[Case]:
         Case("anonymize-csv-feature-of-percentages", _percentages,
              says="column 'f0' holds numbers written with percent signs ('-67.2%'): strip "
                   "them, e.g. df['f0'] = df['f0'].str.rstrip('%').astype(float) / 100,"),
+        Case("extract-voice-labels-saved-as-parquet-valid", _parquet_labels, "ok",
+             ("v.parquet",)),
     ]
