@@ -298,6 +298,24 @@ def refuse_group_role(group: str | None, sensitive: str, useful: Sequence[str]) 
                            "an execution); name such a column, or none", parameter="group")
 
 
+def _long_row(p: Path, error: str) -> str | None:
+    """The refusal of a CSV row of more fields than its header, from pandas' "Error tokenizing
+    data. C error: Expected 36 fields in line 6, saw 38" (a parser's words, without the fix);
+    None for any other error.
+
+    >>> print(_long_row(Path("t.csv"), "C error: Expected 3 fields in line 6, saw 4"))
+    line 6 of 't.csv' holds 4 fields where its header names 3: a value holding a comma without
+    quotes around it (write "1,5" in quotes), or a stray separator; correct that line
+    """
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", error)
+    if m is None:
+        return None
+    want, line, saw = m.groups()
+    return (f"line {line} of '{p.name}' holds {saw} fields where its header names {want}: a "
+            "value holding a comma without quotes around it (write \"1,5\" in quotes), or a "
+            "stray separator; correct that line")
+
+
 def _without_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` without its rows of no value at all (``,,,,``: the rows a spreadsheet saves
     below its data once cells there were touched), as pandas skips blank lines: they were
@@ -1005,7 +1023,8 @@ class FeatureTable:
                 f"{exc.object[exc.start:exc.start + 1]!r}); save it as UTF-8 (in a spreadsheet: "
                 "CSV UTF-8)") from None
         except Exception as exc:  # a broken file is the user's problem: say so in one line
-            raise BioanonError(f"cannot read '{p}' as {fmt}: {exc}".splitlines()[0]) from None
+            raise BioanonError(_long_row(p, str(exc)) or f"cannot read '{p}' as {fmt}: "
+                               f"{exc}".splitlines()[0]) from None
         return cls._from_frame(df, label_columns, {**meta, "source": str(p)},
                                f"'{p.name}' (a CSV file)", keep_as_feature)
 

@@ -48,6 +48,9 @@ decimal commas names the percent signs and the pandas line that strips them.
 ``extract voice --labels labels.parquet`` (a labels table saved with ``to_parquet``) was
 refused as "'labels.parquet' is a Parquet file, not CSV text as its name says; rename it to
 end in .parquet", the name it had; now a Parquet labels table is read as one.
+A CSV row of more fields than its header (a value with a comma and no quotes: ``1,5``) was
+"cannot read 't.csv' as csv: Error tokenizing data. C error: Expected 36 fields in line 6,
+saw 38", a parser's words; now the line, both counts and the likely cause are named.
 """
 
 from __future__ import annotations
@@ -139,6 +142,13 @@ def _parquet_labels(d: Path) -> list[str]:
             str(d / "v.parquet")]
 
 
+def _long_row(d: Path) -> list[str]:
+    lines = _table().to_frame().to_csv(index=False).splitlines()
+    lines[5] += ",9,9"
+    (d / "t.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return anon(d / "t.csv", d, *FAST)
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -203,4 +213,7 @@ def wave14_cases() -> list[Case]:
                   "them, e.g. df['f0'] = df['f0'].str.rstrip('%').astype(float) / 100,"),
         Case("extract-voice-labels-saved-as-parquet-valid", _parquet_labels, "ok",
              ("v.parquet",)),
+        Case("anonymize-csv-row-of-more-fields-than-the-header", _long_row,
+             says="line 6 of 't.csv' holds 38 fields where its header names 36: a value "
+                  "holding a comma without quotes around it"),
     ]
