@@ -328,6 +328,19 @@ def _without_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df.loc[~empty].reset_index(drop=True) if empty.any() else df
 
 
+def without_trailing_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the rows of no value after its last value (a spreadsheet's ``,,,,``
+    below the data), where a row's position counts (a sensor stream's segments name rows):
+    they were read as NaN sensor values, and the stream skipped.
+
+    >>> without_trailing_empty_rows(pd.DataFrame({"a": [1.0, None, 2.0, None]})).shape
+    (3, 1)
+    """
+    filled = df.notna().any(axis=1).to_numpy()
+    end = len(filled) - int(np.argmax(filled[::-1])) if filled.any() else 0
+    return df.iloc[:end] if end < len(df) else df
+
+
 def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
     """Refuse a CSV whose rows end with a separator: its last column has no name and no
     value (pandas calls it ``Unnamed: N``), and would be read as a feature of empty cells."""

@@ -24,7 +24,9 @@ a folder of nothing else is refused.
 A CSV saved by a spreadsheet with rows of separators only below its data (``,,,,``: cells
 once touched there) was refused as "features contain 64 NaN/inf value(s) ... (first at
 record 48); impute or drop those records first"; rows without any value are no records, and
-are now skipped as blank lines are.
+are now skipped as blank lines are; in an ``extract motion`` stream, whose rows the segment
+table counts, the stream was skipped for "4 sensor value(s) that are NaN ... at row 400",
+and its rows of no value after the data are now left out.
 A Parquet file whose features are one column of lists of numbers per record (an embedding
 as Arrow, Spark or Hugging Face write it: ``list<double>``, ``large_list``,
 ``fixed_size_list<float>[32]``) was refused as "feature column(s) ['emb'] are not numeric;
@@ -47,7 +49,8 @@ A CSV feature column of percentages (``"12.5%"``, as a spreadsheet formats a sha
 decimal commas names the percent signs and the pandas line that strips them.
 ``extract voice --labels labels.parquet`` (a labels table saved with ``to_parquet``) was
 refused as "'labels.parquet' is a Parquet file, not CSV text as its name says; rename it to
-end in .parquet", the name it had; now a Parquet labels table is read as one.
+end in .parquet", the name it had; now a Parquet labels table is read as one (``extract
+motion``'s segment table too).
 A CSV row of more fields than its header (a value with a comma and no quotes: ``1,5``) was
 "cannot read 't.csv' as csv: Error tokenizing data. C error: Expected 36 fields in line 6,
 saw 38", a parser's words; now the line, both counts and the likely cause are named.
@@ -149,6 +152,21 @@ def _long_row(d: Path) -> list[str]:
     return anon(d / "t.csv", d, *FAST)
 
 
+def _stream_with_empty_rows(d: Path) -> list[str]:
+    argv = _motion(d, [("s1.csv", 0, 400, "walk")])
+    stream = d / "streams" / "s1.csv"
+    stream.write_text(stream.read_text(encoding="utf-8") + ",,\n,,\n", encoding="utf-8")
+    return argv
+
+
+def _parquet_segments(d: Path) -> list[str]:
+    import pandas as pd
+
+    argv = _motion(d, [("s1.csv", 0, 400, "walk")])
+    pd.read_csv(d / "seg.csv").to_parquet(d / "seg.parquet")
+    return [str(d / "seg.parquet") if a == str(d / "seg.csv") else a for a in argv]
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -216,4 +234,8 @@ def wave14_cases() -> list[Case]:
         Case("anonymize-csv-row-of-more-fields-than-the-header", _long_row,
              says="line 6 of 't.csv' holds 38 fields where its header names 36: a value "
                   "holding a comma without quotes around it"),
+        Case("extract-motion-stream-with-a-spreadsheets-empty-rows-below-valid",
+             _stream_with_empty_rows, "ok", ("m.parquet",)),
+        Case("extract-motion-segments-saved-as-parquet-valid", _parquet_segments, "ok",
+             ("m.parquet",)),
     ]

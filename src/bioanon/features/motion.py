@@ -527,8 +527,10 @@ def _no_channels(df: pd.DataFrame) -> str:
 
 
 def _read_stream(path: str | os.PathLike) -> pd.DataFrame:
+    from ..table import without_trailing_empty_rows
+
     try:
-        df = pd.read_csv(path)
+        df = without_trailing_empty_rows(pd.read_csv(path))
     except FileNotFoundError:
         raise BioanonError(f"stream file '{path}' not found") from None
     except Exception as exc:
