@@ -51,6 +51,10 @@ decimal commas names the percent signs and the pandas line that strips them.
 refused as "'labels.parquet' is a Parquet file, not CSV text as its name says; rename it to
 end in .parquet", the name it had; now a Parquet labels table is read as one (``extract
 motion``'s segment table too).
+``audit --sensitive`` naming a column in accents composed otherwise than INPUT's (a macOS
+name's NFD ``identite\u0301`` for ``identité``) was "INPUT has no column 'identité'; ...
+(it has [..., 'identité'])": the name it listed looked the same; now audit names columns as
+every other command does (wave 13: "looks the same but is written with other characters").
 A CSV row of more fields than its header (a value with a comma and no quotes: ``1,5``) was
 "cannot read 't.csv' as csv: Error tokenizing data. C error: Expected 36 fields in line 6,
 saw 38", a parser's words; now the line, both counts and the likely cause are named.
@@ -167,6 +171,20 @@ def _parquet_segments(d: Path) -> list[str]:
     return [str(d / "seg.parquet") if a == str(d / "seg.csv") else a for a in argv]
 
 
+def _audit_decomposed(d: Path) -> list[str]:
+    from bioanon.table import FeatureTable
+
+    from .audit import _files
+
+    src, rel, ho = _files(d)
+    for p in (src, ho):
+        t = FeatureTable.read(p)
+        FeatureTable(t.X, t.labels.rename(columns={"identity": "identit\u00e9"}),
+                     t.feature_names, t.meta).write(p)
+    return ["audit", str(src), str(rel), "--control", str(ho), "--interest", "expression",
+            "--sensitive", "identite\u0301"]
+
+
 def wave14_cases() -> list[Case]:
     return [
         Case("anonymize-output-a-symlink-loop",
@@ -238,4 +256,8 @@ def wave14_cases() -> list[Case]:
              _stream_with_empty_rows, "ok", ("m.parquet",)),
         Case("extract-motion-segments-saved-as-parquet-valid", _parquet_segments, "ok",
              ("m.parquet",)),
+        Case("audit-sensitive-named-in-decomposed-unicode", _audit_decomposed,
+             says="INPUT's label column 'identite\u0301' not found: the table names it "
+                  "'identit\\xe9', which looks the same but is written with other "
+                  "characters"),
     ]
