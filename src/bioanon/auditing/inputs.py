@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import BioanonError, missing_column
+from ..errors import BioanonError, misnamed_column
 from ..io import not_found
 from ..table import FeatureTable, refuse_revealing_roles
 
@@ -327,7 +327,9 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     for what, t in (("INPUT", members), ("HOLDOUT", holdout)):
         for c in [interest, sensitive, *kept]:
             if c not in t.labels.columns:  # a name padded or written with other characters
-                raise missing_column(c, t.labels.columns, f"{what}'s label column")  # named
+                raise (misnamed_column(c, t.labels.columns, f"{what}'s label column")  # named
+                       or BioanonError(f"{what} has no column '{c}'; name a label column it "
+                                       f"holds (it has {sorted(map(str, t.labels.columns))})"))
     refuse_revealing_roles(members.labels, [interest], sensitive)
     for c in kept:
         if c not in released.labels.columns:
