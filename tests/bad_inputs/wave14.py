@@ -58,6 +58,18 @@ every other command does (wave 13: "looks the same but is written with other cha
 A CSV row of more fields than its header (a value with a comma and no quotes: ``1,5``) was
 "cannot read 't.csv' as csv: Error tokenizing data. C error: Expected 36 fields in line 6,
 saw 38", a parser's words; now the line, both counts and the likely cause are named.
+
+Kept by unit tests rather than cases here (their defect shows in a library call, or in a
+file's values, not in a run's outcome): ``evaluate(t, ['expression'], 'identity')`` was
+pandas' "unhashable type: 'list'", and an evaluation seed of 1.5, -3 or None NumPy's
+"SeedSequence expects int", "expected non-negative integer" or Python's "int() argument must
+be ... not 'NoneType'"; ``table.label(['identity'])`` was the same TypeError,
+``FeatureTable.read(path, keep_as_feature='f0')`` read the letters 'f' and '0', and a label
+column named by a tuple was pyarrow's KeyError at ``write`` (tests/test_library_inputs.py); a
+photo stored sideways with an EXIF orientation tag was read lying down, where the frontal face
+detector finds no face (tests/test_image_read.py); ``preview`` of a pixel table of 0-255 grey
+levels drew every pixel past 1 white, a blank sheet and blank released images, exit 0
+(tests/test_preview.py).
 """
 
 from __future__ import annotations
