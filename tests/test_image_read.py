@@ -41,3 +41,18 @@ def test_a_16_bit_or_float_photo_keeps_its_grey_levels(tmp_path, mode):
     wide.save(path)
     assert Image.open(path).mode.startswith(mode)
     assert np.array_equal(read_gray(path), grey)
+
+
+def test_a_photo_stored_sideways_with_an_exif_orientation_is_read_upright(tmp_path):
+    """A phone stores a portrait photo as landscape pixels with an EXIF orientation tag
+    (6: turn 90° clockwise to view). It was read as stored, lying on its side, where the
+    frontal face detector finds no face; it is read upright, as every viewer shows it."""
+    stored = np.tile(np.arange(64, dtype=np.uint8) * 4, (40, 1))  # 40 rows × 64 columns
+    im = Image.fromarray(stored)
+    exif = im.getexif()
+    exif[0x0112] = 6
+    path = tmp_path / "portrait.jpg"
+    im.save(path, exif=exif, quality=100)
+    upright = read_gray(path)
+    assert upright.shape == (64, 40)
+    assert np.abs(upright.astype(int) - np.rot90(stored, -1).astype(int)).max() <= 8

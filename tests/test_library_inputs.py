@@ -8,6 +8,7 @@ from __future__ import annotations
 import pathlib
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bioanon import BioanonError, FeatureTable, Roles, audit
@@ -298,3 +299,58 @@ def test_a_1d_x_is_refused_in_one_line_without_the_array():
         SelectiveMeanAnonymizer("expression", g=8, t=0.5).fit(t.X[:, 0], t.labels)
     assert "\n" not in str(info.value) and "Reshape your data" in str(info.value)
     assert "(shape (48,))" in str(info.value)
+
+
+@pytest.mark.parametrize("interest, sensitive, says", [
+    (["expression"], "identity", r"the interest column \['expression'\] is not a column name "
+                                 r"\(a list\); name one column by its name"),
+    ("expression", ("identity",), r"the sensitive column \('identity',\) is not a column "
+                                  r"name \(a tuple\)"),
+])
+def test_evaluate_names_a_role_given_a_list(table, interest, sensitive, says):
+    """``evaluate(t, ['expression'], 'identity')`` was pandas' "unhashable type: 'list'"
+    (a TypeError from deep inside the label lookup)."""
+    from bioanon import SelectiveMeanAnonymizer, evaluate
+
+    with pytest.raises(BioanonError, match=says):
+        evaluate(table, interest, sensitive, models=["knn"], n_jobs=1,
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=4, t=0.5))
+
+
+@pytest.mark.parametrize("seed", [1.5, -3, None, 2**40, "7"])
+def test_evaluate_names_a_seed_out_of_range(table, seed):
+    """The evaluation seed 1.5 was NumPy's "SeedSequence expects int or sequence of ints",
+    -3 its "expected non-negative integer", None Python's "int() argument must be a string
+    ... not 'NoneType'" (the seed is written in the report: it must be a number)."""
+    from bioanon import SelectiveMeanAnonymizer, evaluate
+
+    with pytest.raises(BioanonError, match=rf"random_state={seed!r} is out of range; use a "
+                                           r"whole number from 0 to 4294967295 \(a secret "
+                                           r"key\)$"):
+        evaluate(table, "expression", "identity", models=["knn"], n_jobs=1, random_state=seed,
+                 anonymizer=SelectiveMeanAnonymizer("expression", g=4, t=0.5))
+
+
+def test_a_label_column_named_by_a_tuple_is_written_to_parquet(tmp_path):
+    """A label column named ``('a', 1)`` (a DataFrame's column made by a groupby) was pyarrow's
+    KeyError "Column ('a', 1) does not exist in schema" at ``write``: Arrow names it
+    "('a', '1')". It is written under its name as text, as a CSV header writes it."""
+    t = FeatureTable(np.zeros((2, 2)), pd.DataFrame({("a", 1): ["x", "y"]}))
+    t.write(tmp_path / "t.parquet")
+    back = FeatureTable.read(tmp_path / "t.parquet")
+    assert back.labels.columns.tolist() == ["('a', 1)"]
+    assert back.labels.iloc[:, 0].tolist() == ["x", "y"]
+
+
+def test_label_and_keep_as_feature_take_one_name_as_one_column(tmp_path, table):
+    """``table.label(['identity'])`` was pandas' "unhashable type: 'list'";
+    ``FeatureTable.read(path, keep_as_feature='f0')`` read the letters 'f' and '0' ("keep_as_
+    feature=f names no feature column"), as label_columns once did."""
+    with pytest.raises(BioanonError, match=r"the label column \['identity'\] is not a column "
+                                           r"name \(a list\)"):
+        table.label(["identity"])
+    p = tmp_path / "t.csv"
+    frame = table.to_frame()
+    frame.assign(take=np.arange(len(frame)) % 3).to_csv(p, index=False)
+    read = FeatureTable.read(p, keep_as_feature="take")
+    assert "take" in read.feature_names and list(read.meta["kept_as_feature"]) == ["take"]

@@ -129,3 +129,20 @@ def test_hxw_option_reads_both_flags_alike():
 
     assert parse_hxw("64X48", "--image-shape") == parse_hxw("64x48", "--shape") == (64, 48)
     assert parse_hxw(None, "--shape") is None
+
+
+def test_preview_of_grey_levels_0_to_255_is_not_drawn_white(tmp_path):
+    """Pixels stored as 8-bit grey levels (0-255, another tool's pixel table, without
+    ``value_range``) were clipped to [0, 1]: every image white wherever a pixel passed 1, the
+    sheet and the released images blank, exit 0. They are drawn on their own scale."""
+    rng = np.random.default_rng(0)
+    levels = rng.integers(0, 256, (6, 16)).astype(np.float64)
+    who = pd.DataFrame({"who": list("ab" * 3)})
+    for name in ("a.parquet", "b.parquet"):
+        FeatureTable(levels, who, meta={"image_shape": [4, 4]}).write(tmp_path / name)
+    res = runner.invoke(app, ["preview", str(tmp_path / "a.parquet"),
+                              str(tmp_path / "b.parquet"), "-o", str(tmp_path / "s.png"),
+                              "--images", str(tmp_path / "imgs")])
+    assert res.exit_code == 0, res.output
+    drawn = np.asarray(Image.open(tmp_path / "imgs" / "record00000.png")).astype(int)
+    assert np.abs(drawn - levels[0].reshape(4, 4)).max() <= 1

@@ -97,17 +97,14 @@ def _seen(name: str) -> str:
     return unicodedata.normalize("NFKC", name.translate(_INVISIBLE))
 
 
-def missing_column(name: str, available: Iterable[str], what: str = "label column",
-                   numeric: Iterable[str] = ()) -> BioanonError:
-    """Build the error for a column that is not there, suggesting the closest name.
+def misnamed_column(name: str, available: Iterable[str], what: str = "label column"
+                    ) -> BioanonError | None:
+    """The error for a column that is not there under ``name`` but is under a name that
+    reads the same on screen (spaces around it, accents composed otherwise, an invisible
+    character); None when no column does.
 
-    ``numeric``: the columns among ``available`` that hold numbers (features, as a table
-    without metadata reads them); the others are listed first and the numeric ones
-    summed up, so a long run of feature names does not hide the label columns.
-
-    >>> str(missing_column("spekaer", ["f0", "f1", "speaker", "digit"], numeric=["f0", "f1"]))
-    "label column 'spekaer' not found (did you mean 'speaker'?); available: speaker, digit \
-(and 2 numeric columns: f0 ... f1)"
+    >>> print(misnamed_column("a", ["a "]))  # doctest: +ELLIPSIS
+    label column 'a' not found: the table names it 'a ', with spaces around it ...
     """
     available = [str(c) for c in available]
     padded = [c for c in available if c != c.strip() and c.strip() == str(name).strip()]
@@ -123,6 +120,25 @@ def missing_column(name: str, available: Iterable[str], what: str = "label colum
             f"the same but is written with other characters (you typed {ascii(str(name))}: "
             "accents composed otherwise, or an invisible character); copy the name from the "
             "table, or rename its column")
+    return None
+
+
+def missing_column(name: str, available: Iterable[str], what: str = "label column",
+                   numeric: Iterable[str] = ()) -> BioanonError:
+    """Build the error for a column that is not there, suggesting the closest name.
+
+    ``numeric``: the columns among ``available`` that hold numbers (features, as a table
+    without metadata reads them); the others are listed first and the numeric ones
+    summed up, so a long run of feature names does not hide the label columns.
+
+    >>> str(missing_column("spekaer", ["f0", "f1", "speaker", "digit"], numeric=["f0", "f1"]))
+    "label column 'spekaer' not found (did you mean 'speaker'?); available: speaker, digit \
+(and 2 numeric columns: f0 ... f1)"
+    """
+    available = [str(c) for c in available]
+    misnamed = misnamed_column(name, available, what)
+    if misnamed is not None:
+        return misnamed
     nums = set(map(str, numeric))
     first = [c for c in available if c not in nums]
     rest = [c for c in available if c in nums]

@@ -28,11 +28,26 @@ from typing import Any
 from .errors import BioanonError
 
 
+def resolved(path: str | os.PathLike, what: str = "output") -> Path:
+    """``path`` made absolute with its links followed; a symbolic link that leads back to
+    itself (a loop) refused in one line naming ``what``: it was an internal error (Python
+    3.11's "Symlink loop from ...", a RuntimeError; later versions raise OSError).
+
+    >>> resolved("/") == Path("/")
+    True
+    """
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        raise BioanonError(f"{what} '{path}' is a symbolic link that leads back to itself (a "
+                           "loop); remove the link or name another path") from None
+
+
 def check_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
     """Refuse to write ``output`` if it is the same file as any of ``inputs``."""
-    out = Path(output).resolve()
+    out = resolved(output)
     for src in inputs:
-        where = Path(src).resolve()
+        where = resolved(src, "input")
         if where == out:
             raise BioanonError(
                 f"output '{output}' is the input file; choose another output path "
@@ -115,9 +130,9 @@ def check_output_dir(path: str | os.PathLike, inputs: Iterable[str | os.PathLike
     if p.exists() and not p.is_dir():
         raise fault(f"{given} is an existing file; name a folder for {what}")
     for src in inputs:
-        if Path(src).resolve() == p.resolve():
+        if resolved(src, "input") == resolved(p, "output folder"):
             raise fault(f"{given} is the input; name a folder for {what}")
-        if Path(src).is_dir() and Path(src).resolve() in p.resolve().parents:
+        if Path(src).is_dir() and resolved(src, "input") in resolved(p, "output folder").parents:
             raise fault(f"{given} is inside the input folder '{src}'; name a folder "
                         f"elsewhere for {what}")
     for name in files:
@@ -408,6 +423,9 @@ first and pass the file"
     if text == "-":  # the shell's name for standard input: a table is read more than once
         return (f"{what} '-' stands for standard input, which bioanon does not read (it reads a "
                 "table more than once); write it to a file first and pass that file")
+    if os.path.islink(text):  # listed by ls, so "does not exist" read as a wrong message
+        return (f"{what} '{text}' is a symbolic link to '{os.readlink(text)}', which leads "
+                f"nowhere (a missing file, or back to itself); {fix}")
     return f"{what} '{text}' does not exist; {fix}"
 
 

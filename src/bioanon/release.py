@@ -52,7 +52,7 @@ import pandas as pd
 from ._version import __version__
 from .errors import BioanonError, missing_column, refuse_class, suggest
 from .release_unit import manifest_path, verify_release, write_unit
-from .table import FeatureTable, all_finite, format_of, refuse_nested
+from .table import FeatureTable, all_finite, check_column_name, format_of, refuse_nested
 
 #: the roles a label column can have
 ROLES = ("interest", "additional", "sensitive", "identifying", "quasi-identifying", "kept",
@@ -132,10 +132,7 @@ class Roles:
         named += [(c, "other label") for c in self.other]
         out: dict[str, str] = {}
         for col, role in named:
-            if not isinstance(col, str | int) or isinstance(col, bool):
-                raise BioanonError(f"the {role} column {col!r} is not a column name (a "
-                                   f"{type(col).__name__}); name one column by its name, e.g. "
-                                   "Roles(sensitive='speaker', interest='digit')")
+            check_column_name(col, role, "e.g. Roles(sensitive='speaker', interest='digit')")
             if isinstance(col, str) and not col.strip():
                 raise BioanonError(f"empty column name given the role {role}; name a column")
             if col in out and out[col] != role:

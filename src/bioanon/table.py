@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -264,6 +264,22 @@ def refuse_revealing_roles(labels: pd.DataFrame, useful: Sequence[str],
                 f"'{sensitive}' (or another sensitive column)")
 
 
+def check_column_name(column: Any, role: str, example: str) -> None:
+    """Refuse a role's column that is no column name (a list, None, a number that is a bool)
+    in one line: ``evaluate(t, ['expression'], ...)`` was pandas' "unhashable type: 'list'".
+
+    >>> check_column_name("digit", "interest", "")
+    >>> check_column_name(["digit"], "interest", "e.g. interest='digit'")
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: the interest column ['digit'] is not a column name (a list); \
+name one column by its name, e.g. interest='digit'
+    """
+    if not isinstance(column, str | int | np.integer) or isinstance(column, bool):
+        raise BioanonError(f"the {role} column {column!r} is not a column name (a "
+                           f"{type(column).__name__}); name one column by its name, {example}")
+
+
 def refuse_group_role(group: str | None, sensitive: str, useful: Sequence[str]) -> None:
     """Refuse a group column that is also the sensitive or a useful one: the group keeps each
     of its values on one side of the split (a session, an execution), and the people are
@@ -280,6 +296,49 @@ def refuse_group_role(group: str | None, sensitive: str, useful: Sequence[str]) 
         raise BioanonError(f"group '{group}' must differ from the sensitive and useful columns: "
                            "it keeps each of its values on one side of the split (a session, "
                            "an execution); name such a column, or none", parameter="group")
+
+
+def _long_row(p: Path, error: str) -> str | None:
+    """The refusal of a CSV row of more fields than its header, from pandas' "Error tokenizing
+    data. C error: Expected 36 fields in line 6, saw 38" (a parser's words, without the fix);
+    None for any other error.
+
+    >>> print(_long_row(Path("t.csv"), "C error: Expected 3 fields in line 6, saw 4"))
+    line 6 of 't.csv' holds 4 fields where its header names 3: a value holding a comma without
+    quotes around it (write "1,5" in quotes), or a stray separator; correct that line
+    """
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", error)
+    if m is None:
+        return None
+    want, line, saw = m.groups()
+    return (f"line {line} of '{p.name}' holds {saw} fields where its header names {want}: a "
+            "value holding a comma without quotes around it (write \"1,5\" in quotes), or a "
+            "stray separator; correct that line")
+
+
+def _without_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without its rows of no value at all (``,,,,``: the rows a spreadsheet saves
+    below its data once cells there were touched), as pandas skips blank lines: they were
+    refused as "features contain 64 NaN/inf value(s) ... impute or drop those records".
+
+    >>> _without_empty_rows(pd.DataFrame({"a": [1.0, None], "b": ["x", None]})).shape
+    (1, 2)
+    """
+    empty = df.isna().all(axis=1).to_numpy()
+    return df.loc[~empty].reset_index(drop=True) if empty.any() else df
+
+
+def without_trailing_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the rows of no value after its last value (a spreadsheet's ``,,,,``
+    below the data), where a row's position counts (a sensor stream's segments name rows):
+    they were read as NaN sensor values, and the stream skipped.
+
+    >>> without_trailing_empty_rows(pd.DataFrame({"a": [1.0, None, 2.0, None]})).shape
+    (3, 1)
+    """
+    filled = df.notna().any(axis=1).to_numpy()
+    end = len(filled) - int(np.argmax(filled[::-1])) if filled.any() else 0
+    return df.iloc[:end] if end < len(df) else df
 
 
 def _refuse_trailing_separators(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
@@ -774,6 +833,8 @@ class FeatureTable:
         """Return one label column, checked to exist and to have at least ``min_classes``;
         ``target``: a column models learn to predict (the interest, an additional attribute),
         whose values must be classes they take (:func:`refuse_untargetable`)."""
+        if not isinstance(column, Hashable):  # a list: pandas' "unhashable type: 'list'"
+            check_column_name(column, "label", "e.g. table.label('speaker')")
         if column not in self.labels.columns:
             raise missing_column(column, self.labels.columns)
         values = self.labels[column]
@@ -901,6 +962,7 @@ class FeatureTable:
         """
         p = path_of(path, "FeatureTable.read('table.parquet')")
         label_columns = names_of(label_columns)
+        keep_as_feature = names_of(keep_as_feature)  # 'f0' is one name, not 'f' and '0'
         from .release_journal import journal_path, settle
 
         named = p if p.name else p.resolve()  # '.' has no name: its journal is its folder's
@@ -961,7 +1023,7 @@ class FeatureTable:
                 # a wide table in one pass: by default pandas parses in row chunks of a fixed
                 # byte size and joins them column by column, which for 100,000 columns costs
                 # seconds per row
-                df = pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS)
+                df = _without_empty_rows(pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS))
                 _refuse_trailing_separators(p, header, df)
                 _refuse_repeated_header(p, header, df)
                 _keep_label_text(p, df, label_columns)
@@ -974,7 +1036,8 @@ class FeatureTable:
                 f"{exc.object[exc.start:exc.start + 1]!r}); save it as UTF-8 (in a spreadsheet: "
                 "CSV UTF-8)") from None
         except Exception as exc:  # a broken file is the user's problem: say so in one line
-            raise BioanonError(f"cannot read '{p}' as {fmt}: {exc}".splitlines()[0]) from None
+            raise BioanonError(_long_row(p, str(exc)) or f"cannot read '{p}' as {fmt}: "
+                               f"{exc}".splitlines()[0]) from None
         return cls._from_frame(df, label_columns, {**meta, "source": str(p)},
                                f"'{p.name}' (a CSV file)", keep_as_feature)
 
@@ -1089,7 +1152,8 @@ class FeatureTable:
              for c in feat_cols]))
         typed = parquet_integer_columns(schema)
         if odd:
-            raise _not_numeric(odd, origin, X, names, keep_as_feature, typed)
+            raise (_vector_column(schema, odd)
+                   or _not_numeric(odd, origin, X, names, keep_as_feature, typed))
         if keep_as_feature is not None:
             meta = {**meta, **_audit(X, names, keep_as_feature, origin or "the table", typed)}
         frame = (arrow_labels(pf.read(columns=labels)) if labels
@@ -1102,7 +1166,7 @@ class FeatureTable:
     def _read_npz(cls, p: Path, label_columns: Sequence[str] | None) -> FeatureTable:
         try:
             with np.load(p, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+                arrays = {k: _native(z[k]) for k in z.files}
         except ValueError as exc:
             if "allow_pickle" not in str(exc):
                 raise BioanonError(f"cannot read '{p}' as npz: {exc}".splitlines()[0]) from None
@@ -1147,6 +1211,17 @@ class FeatureTable:
                                f"{X.shape[1]} features; save one name per feature")
         return cls(X, labels, None if names is None else [str(n) for n in names],
                    {"source": str(p)})
+
+
+def _native(a: np.ndarray) -> np.ndarray:
+    """``a`` in this machine's byte order: an array saved big-endian (``>i8``, by another
+    machine or MATLAB's exports) given a role was an internal error (pandas' "Big-endian
+    buffer not supported on little-endian compiler").
+
+    >>> _native(np.arange(3, dtype=">i8")).dtype.isnative
+    True
+    """
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
 #: past this many columns a CSV is parsed in one pass (see :meth:`FeatureTable.read`)
@@ -1339,11 +1414,14 @@ def _not_numeric(columns: list[Any], origin: str | None, X: np.ndarray, names: l
     return BioanonError(msg, parameter="label_columns")
 
 
-#: numbers written with thousands separators (a group never starts with 0), or with a decimal
-#: comma, and pandas' option that reads them
+#: numbers written with thousands separators (a group never starts with 0), with a decimal
+#: comma or as percentages, and how to read them ({c}: the column)
 _WRITTEN_NUMBERS = ((r"[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?", "thousands separators",
-                     "thousands=','"),
-                    (r"[-+]?\d*,\d+", "decimal commas", "decimal=','"))
+                     "read it with pandas.read_csv(path, thousands=',')"),
+                    (r"[-+]?\d*,\d+", "decimal commas",
+                     "read it with pandas.read_csv(path, decimal=',')"),
+                    (r"[-+]?(\d+\.?\d*|\.\d+)\s?%", "percent signs",
+                     "strip them, e.g. df[{c!r}] = df[{c!r}].str.rstrip('%').astype(float) / 100,"))
 
 
 def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
@@ -1362,6 +1440,10 @@ def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
     pandas.read_csv(path, thousands=',') and write it back with to_csv(new_path, index=False)
     column 'c' holds numbers written with decimal commas ('0,5'): read it with
     pandas.read_csv(path, decimal=',') and write it back with to_csv(new_path, index=False)
+    >>> print(_numbers_as_text(pd.DataFrame({"p": ["12.5%", "3%"]}), ["p"])[2:])
+    column 'p' holds numbers written with percent signs ('12.5%'): strip them, e.g.
+    df['p'] = df['p'].str.rstrip('%').astype(float) / 100, and write it back with
+    to_csv(new_path, index=False)
     """
     notes = []
     for c in columns[:3]:
@@ -1375,12 +1457,12 @@ def _numbers_as_text(frame: pd.DataFrame, columns: list[Any]) -> str:
                          f"of text ({text.iloc[at]!r} at record {int(text.index[at])}): "
                          "correct or drop those records")
             continue
-        for pattern, words, option in _WRITTEN_NUMBERS:
+        for pattern, words, fix in _WRITTEN_NUMBERS:
             plain = text[bad]
             if bad.any() and plain.str.fullmatch(pattern).all():
                 notes.append(f"column {str(c)!r} holds numbers written with {words} "
-                             f"({plain.iloc[0]!r}): read it with pandas.read_csv(path, "
-                             f"{option}) and write it back with to_csv(new_path, index=False)")
+                             f"({plain.iloc[0]!r}): {fix.format(c=str(c))} and write it back "
+                             "with to_csv(new_path, index=False)")
                 break
     return "".join(f"; {n}" for n in notes)
 
@@ -1406,6 +1488,33 @@ def _audit(X: np.ndarray, names: list[str], keep_as_feature: Sequence[str],
 
     kept = check_feature_columns(X, names, keep_as_feature, source, integer_typed)
     return {"kept_as_feature": kept} if kept else {}
+
+
+def _vector_column(schema: Any, columns: Sequence[str]) -> BioanonError | None:
+    """The refusal of the first of ``columns`` (features that are not numeric) holding a list
+    of numbers per record, as Arrow, Spark and Hugging Face write an embedding: it was "not
+    numeric; name them as label columns", advice that drops the features.
+
+    >>> import pyarrow as pa
+    >>> s = pa.schema([("emb", pa.list_(pa.float32(), 4))])
+    >>> print(_vector_column(s, ["emb"]))  # doctest: +ELLIPSIS
+    column 'emb' holds a list of 4 numbers per record (fixed_size_list<item: float>[4]: an \
+embedding?), where bioanon reads one feature a column: expand it into columns first, ...
+    """
+    import pyarrow as pa
+
+    for c in columns:
+        t = schema.field(c).type
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t)
+                or pa.types.is_fixed_size_list(t)) or not arrow_numeric(t.value_type):
+            continue
+        size = f"{t.list_size} " if pa.types.is_fixed_size_list(t) else ""
+        return BioanonError(
+            f"column '{c}' holds a list of {size}numbers per record ({t}: an embedding?), where "
+            "bioanon reads one feature a column: expand it into columns first, e.g. with "
+            f"pandas: df.join(pd.DataFrame(df.pop('{c}').tolist()).add_prefix('{c}_'))"
+            ".to_parquet(new_path, index=False)")
+    return None
 
 
 def arrow_numeric(t: Any) -> bool:
@@ -1634,10 +1743,12 @@ def write_parquet(table: FeatureTable, path: Any) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    names = [str(c) for c in table.labels.columns]  # Arrow's own name of a column named by
+    # a tuple, ('a', 1), is "('a', '1')": the schema then lacked the name written here
     labels = restore_label_types(
-        pa.Table.from_pandas(written_labels(table).reset_index(drop=True), preserve_index=False),
+        pa.Table.from_pandas(written_labels(table).reset_index(drop=True).set_axis(
+            names, axis=1), preserve_index=False),
         table.meta.get(LABEL_TYPES))
-    names = [str(c) for c in table.labels.columns]
     feats = list(table.feature_names or [])
     meta = {k: v for k, v in table.meta.items() if k != LABEL_TYPES}  # read from the schema
     md = {b"bioanon": json.dumps({"label_columns": names, "meta": meta},

@@ -61,6 +61,32 @@ def parse_strategies(strategies: str | Sequence[str] | None) -> tuple[list[str],
     return [s for s in STRATEGIES if s in items], True
 
 
+def parse_identity_counts(requested: Sequence[int] | str | None) -> Sequence[int] | None:
+    """The identity counts asked for, their form checked (whole numbers, each at least 2);
+    the table's size is :func:`identity_counts`' to check. The form was once checked against
+    a table of 2**31 identities, so a count past it was refused as "there are only
+    2147483648" for a table of 8.
+
+    >>> parse_identity_counts("3,6")
+    [3, 6]
+    """
+    if isinstance(requested, str):
+        typed = requested
+        try:
+            requested = [int(v) for v in requested.split(",") if v.strip()]
+        except ValueError:
+            raise BioanonError(f"identities='{typed}' must be whole numbers, e.g. "
+                               "identities=3,6,12", parameter="identities") from None
+        if not requested:  # ',' or '': the default was taken without a word
+            raise BioanonError(f"identities='{typed}' names no identity count; give whole numbers, "
+                               "e.g. identities=3,6,12 (or leave it out for 50%, 25%, ... of "
+                               "the identities)", parameter="identities")
+    bad = [c for c in requested or () if c < 2]
+    if bad:
+        raise BioanonError(f"identity count {bad[0]} is too small; ask for at least 2")
+    return requested
+
+
 def identity_counts(n_identities: int, requested: Sequence[int] | str | None = None) -> list[int]:
     """Numbers of identities to evaluate: 50%, 25%, 12.5%, ... of them, down to 3.
 
@@ -73,21 +99,8 @@ def identity_counts(n_identities: int, requested: Sequence[int] | str | None = N
     >>> identity_counts(23, "3,6")
     [6, 3]
     """
-    if isinstance(requested, str):
-        typed = requested
-        try:
-            requested = [int(v) for v in requested.split(",") if v.strip()]
-        except ValueError:
-            raise BioanonError(f"identities='{requested}' must be whole numbers, e.g. "
-                               "identities=3,6,12", parameter="identities") from None
-        if not requested:  # ',' or '': the default was taken without a word
-            raise BioanonError(f"identities='{typed}' names no identity count; give whole numbers, "
-                               "e.g. identities=3,6,12 (or leave it out for 50%, 25%, ... of "
-                               "the identities)", parameter="identities")
+    requested = parse_identity_counts(requested)
     if requested:
-        bad = [c for c in requested if c < 2]
-        if bad:
-            raise BioanonError(f"identity count {bad[0]} is too small; ask for at least 2")
         big = [c for c in requested if c > n_identities]
         if big:
             raise BioanonError(f"asked for {max(big)} identities but there are only "

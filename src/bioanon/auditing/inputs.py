@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import BioanonError
+from ..errors import BioanonError, misnamed_column
 from ..io import not_found
 from ..table import FeatureTable, refuse_revealing_roles
 
@@ -326,9 +326,10 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
                            "drop it from the kept labels")
     for what, t in (("INPUT", members), ("HOLDOUT", holdout)):
         for c in [interest, sensitive, *kept]:
-            if c not in t.labels.columns:
-                raise BioanonError(f"{what} has no column '{c}'; name a label column it "
-                                   f"holds (it has {sorted(map(str, t.labels.columns))})")
+            if c not in t.labels.columns:  # a name padded or written with other characters
+                raise (misnamed_column(c, t.labels.columns, f"{what}'s label column")  # named
+                       or BioanonError(f"{what} has no column '{c}'; name a label column it "
+                                       f"holds (it has {sorted(map(str, t.labels.columns))})"))
     refuse_revealing_roles(members.labels, [interest], sensitive)
     for c in kept:
         if c not in released.labels.columns:

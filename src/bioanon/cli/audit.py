@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import BioanonError
-from ..io import check_output_dir
+from ..io import check_output_dir, resolved
 from .common import (
     OUT_FLAGS,
     InputArg,
@@ -59,7 +59,7 @@ AuditOutOpt = Annotated[Path | None, typer.Option(
 def _check_out(out: Path, inputs: list[Path]) -> None:
     """The report's folder, checked before any work: never RELEASED's own folder."""
     released = inputs[1]
-    if out.resolve() == released.resolve().parent:
+    if resolved(out, "output folder") == resolved(released, "input").parent:
         raise BioanonError(f"-o '{out}' is the folder holding RELEASED; write the report "
                            "elsewhere (the audit writes nothing beside the file it judges)")
     check_output_dir(out, inputs, ["report.json", "report.html"])

@@ -352,9 +352,12 @@ def parse_weighted(items: list[str] | None, default: float, what: str) -> dict[s
     """Parse ``COL`` or ``COL=VALUE`` items into a mapping."""
     out: dict[str, float] = {}
     for item in items or []:
-        col, _, val = item.partition("=")
+        col, eq, val = item.partition("=")
         if not col:
             raise BioanonError(f"empty column name in {what} '{item}'; write COL or COL=VALUE")
+        if eq and not val.strip():  # 'gender=$W' with W unset: the default, without a word
+            raise BioanonError(f"{what} '{item}' has an empty value after '='; write "
+                               f"{col}=0.5, or {col} alone for the default {default:g}")
         try:
             weight = float(val) if val else default
         except ValueError:

@@ -14,6 +14,7 @@ from ..io import (
     check_output_dir,
     check_output_file,
     mark_output,
+    resolved,
     write_text_atomic,
 )
 from ..report.preview import (
@@ -23,6 +24,7 @@ from ..report.preview import (
     image_names,
     image_shape,
     pick_columns,
+    white_level,
     write_images,
 )
 from ..table import FeatureTable
@@ -70,7 +72,7 @@ def preview(
         raise BioanonError(f"output '{output}' must end in .png")
     if n < 1:
         raise BioanonError(f"--n {n} must be at least 1 (the number of records shown)")
-    if html is not None and html.resolve() == output.resolve():
+    if html is not None and resolved(html) == resolved(output):
         raise BioanonError(f"--html '{html}' is the contact sheet itself; name another file, "
                            "e.g. sheet.html")
     for out in (output, html):
@@ -88,7 +90,8 @@ def preview(
     hw = image_shape(orig.meta, orig.n_features, parse_hxw(shape, "--shape"))
     cols = pick_columns(orig.labels, min(n, orig.n_records), by)
     captions = class_names(orig.labels[by])[cols] if by else None
-    png = contact_sheet(orig.X[cols], rel.X[cols], hw, captions,
+    white = white_level(orig)  # 0-255 grey levels of another tool: not clipped to white
+    png = contact_sheet(orig.X[cols] / white, rel.X[cols] / white, hw, captions,
                         title=f"{original.name} → {released.name}")
     with atomic_path(output) as tmp:
         tmp.write_bytes(png)
@@ -97,6 +100,6 @@ def preview(
         write_text_atomic(html, contact_sheet_html(png))
         console.print(f"wrote {html}")
     if images is not None:
-        paths = write_images(rel.X, hw, images)
+        paths = write_images(rel.X / white, hw, images)
         mark_output(images)
         console.print(f"wrote {len(paths)} released images to {images}/")

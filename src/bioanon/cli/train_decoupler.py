@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..errors import BioanonError
 from ..io import check_output_file
+from ..table import FORMATS
 from .common import (
     OUT_FLAGS,
     LabelOpt,
@@ -56,6 +58,10 @@ def train_decoupler_cmd(
 
     refuse_unused({"image_shape": (architecture == "conv", "it shapes the images of "
                                                           "--architecture conv")})
+    if output.suffix.lower() in FORMATS:  # a table's name: the decoupler is no table
+        raise BioanonError(f"-o '{output}' names a table ({output.suffix}), but train-decoupler "
+                           "writes a PyTorch file of the decoupler's weights (read back with "
+                           "--decoupler); name it .pt, e.g. decoupler.pt")
     check_output_file(output, [aux])
     table = read_input(aux, [sensitive, *(label or [])])
     y = table.label(sensitive)

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import BioanonError, missing_column
-from ..file_kinds import refuse_other_kind
+from ..file_kinds import file_kind, refuse_other_kind
 from ..table import FeatureTable, check_separator, duplicates
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".pgm", ".webp")
@@ -37,6 +37,8 @@ def read_labels(labels: str | os.PathLike | pd.DataFrame, file_column: str = "fi
         p = Path(labels)
         if not p.is_file():
             raise BioanonError(f"labels file '{p}' not found; check the path")
+        if p.stat().st_size and file_kind(p) == "parquet":  # a labels table saved as
+            return read_labels(_parquet_labels(p), file_column)  # Parquet: read as such
         if p.stat().st_size:  # an Excel workbook, a web page ...: named, as for a table
             refuse_other_kind(p, "csv")
         try:
@@ -57,6 +59,16 @@ def read_labels(labels: str | os.PathLike | pd.DataFrame, file_column: str = "fi
     if df.empty:
         raise BioanonError("the labels table has no rows; list at least one file")
     return df.reset_index(drop=True)
+
+
+def _parquet_labels(p: Path) -> pd.DataFrame:
+    """A labels table written as Parquet (``df.to_parquet('labels.parquet')``): it was refused
+    as "'labels.parquet' is a Parquet file, not CSV text as its name says; rename it to end in
+    .parquet", a name it had."""
+    try:
+        return pd.read_parquet(p)
+    except Exception as exc:
+        raise BioanonError(f"cannot read labels '{p}': {exc}".splitlines()[0]) from None
 
 
 def _not_utf8(p: Path) -> str:

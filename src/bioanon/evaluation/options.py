@@ -43,7 +43,7 @@ from typing import Any
 
 from ..anonymize.params import Param
 from ..attack.recognizers import DEFAULT_MODELS, check_recognizer, parse_models
-from ..attack.selection import identity_counts, parse_strategies
+from ..attack.selection import parse_identity_counts, parse_strategies
 from ..attack.threat import parse_modes
 from ..errors import BioanonError
 from ..levels import Level, resolve_level
@@ -114,7 +114,7 @@ def _identities(value: Any) -> None:
     if not isinstance(value, str | Sequence):
         raise BioanonError(f"identities={value!r} must be identity counts, e.g. [3, 6, 12] "
                            "or '3,6,12'", parameter="identities")
-    identity_counts(2**31, value)  # the form; the table's size is checked by the evaluation
+    parse_identity_counts(value)  # the form; the table's size is checked by the evaluation
 
 
 def _columns(value: Any) -> None:

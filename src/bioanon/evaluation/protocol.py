@@ -52,7 +52,12 @@ from ..metrics.results import (
     VerificationResult,
 )
 from ..progress import Steps, stages
-from ..table import FeatureTable, refuse_group_role, refuse_revealing_roles
+from ..table import (
+    FeatureTable,
+    check_column_name,
+    refuse_group_role,
+    refuse_revealing_roles,
+)
 from .beside import Beside
 from .caps import capped_rows
 from .consumer import apply_pick, consumer_panel
@@ -67,7 +72,7 @@ from .risks import (
     registry,
 )
 from .risks.base import floor_decision, target_at
-from .seeds import derive_seed, reseeded
+from .seeds import check_seed, derive_seed, reseeded
 from .split import group_split, judged_split, person_level_columns, repeats
 from .units import in_units, unit_scale
 from .utility import utility_views
@@ -193,6 +198,8 @@ def check_judge(table: FeatureTable, interest: str, sensitive: str,
     ('expression',)
     """
     additional = additional_weights(additional)
+    check_column_name(interest, "interest", "e.g. evaluate(table, 'digit', 'speaker', ...)")
+    check_column_name(sensitive, "sensitive", "e.g. evaluate(table, 'digit', 'speaker', ...)")
     for col in [interest, sensitive, *additional]:
         table.label(col, target=col != sensitive)
     if sensitive == interest or sensitive in additional:
@@ -300,6 +307,7 @@ class Evaluation:
         self.sensitive = sensitive
         self.additional = additional_weights(additional)
         self.anonymizer = anonymizer
+        check_seed(random_state, optional=False)  # written in the report: a number, not None
         self.random_state = random_state
         self.progress = progress
         self.cache = cache

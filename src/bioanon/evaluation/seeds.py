@@ -17,9 +17,11 @@ from typing import Any
 MAX_SEED = 2**32 - 1
 
 
-def check_seed(value: Any, name: str = "random_state") -> None:
-    """Refuse a seed that is not a whole number in [0, :data:`MAX_SEED`] (None passes), in
-    one line naming ``name``.
+def check_seed(value: Any, name: str = "random_state", optional: bool = True) -> None:
+    """Refuse a seed that is not a whole number in [0, :data:`MAX_SEED`] (None passes when
+    ``optional``), in one line naming ``name``: an evaluation's seed of 1.5, -3 or None was
+    NumPy's "SeedSequence expects int" or "expected non-negative integer", or Python's
+    "int() argument must be ... not 'NoneType'".
 
     >>> check_seed(7), check_seed(None)
     (None, None)
@@ -28,17 +30,23 @@ def check_seed(value: Any, name: str = "random_state") -> None:
     ...
     bioanon.errors.BioanonError: random_state='a' is out of range; use a whole number from 0 \
 to 4294967295 (a secret key) or None
+    >>> check_seed(None, optional=False)
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: random_state=None is out of range; use a whole number from 0 \
+to 4294967295 (a secret key)
     """
     import numpy as np
 
     from ..errors import BioanonError
 
-    if value is None:
+    if value is None and optional:
         return
     if (isinstance(value, bool) or not isinstance(value, int | np.integer)
             or not 0 <= int(value) <= MAX_SEED):
         raise BioanonError(f"{name}={value!r} is out of range; use a whole number from 0 to "
-                           f"{MAX_SEED} (a secret key) or None", parameter=name)
+                           f"{MAX_SEED} (a secret key){' or None' if optional else ''}",
+                           parameter=name)
 
 
 def derive_seed(seed: int, purpose: str) -> int:

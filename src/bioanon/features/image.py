@@ -112,12 +112,15 @@ def read_gray(record: Record) -> np.ndarray:
         return np.ascontiguousarray(as_uint8(img))
     import warnings
 
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
         with warnings.catch_warnings():  # Pillow's warning of a huge image: refused here
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(record) as im:
+            with Image.open(record) as opened:
+                # a phone's photo stored sideways with an EXIF orientation tag: upright, as
+                # any viewer shows it (the frontal face detector found no face lying down)
+                im = ImageOps.exif_transpose(opened)
                 if im.mode.startswith(("I", "F")):  # 16-bit, 32-bit or float grey: Pillow's
                     return as_uint8(np.asarray(im),  # "L" clips every value past 255
                                     65535.0 if im.mode.startswith("I;16") else None)
@@ -129,6 +132,28 @@ def read_gray(record: Record) -> np.ndarray:
             "bomb); downscale it (a face needs far fewer pixels)") from None
     except (UnidentifiedImageError, OSError, ValueError) as exc:
         raise BioanonError(f"cannot read image '{record}': {exc}".splitlines()[0]) from None
+
+
+#: the shortest side of a photo that may hold a face (the smallest aligned crop's)
+MIN_PHOTO_SIDE = 16
+
+
+def refuse_tiny(img: np.ndarray) -> np.ndarray:
+    """``img``, refused when a side is under :data:`MIN_PHOTO_SIDE` pixels: a 1×1 photo (a
+    thumbnail, a tracking pixel) was centre-cropped and enlarged into a crop of one grey, its
+    features written as a face's without a word.
+
+    >>> refuse_tiny(np.zeros((1, 1), np.uint8))
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: the photo is 1×1 pixels, too small to hold a face (at least \
+16×16)
+    """
+    h, w = img.shape[:2]
+    if min(h, w) < MIN_PHOTO_SIDE:
+        raise BioanonError(f"the photo is {w}×{h} pixels, too small to hold a face (at least "
+                           f"{MIN_PHOTO_SIDE}×{MIN_PHOTO_SIDE})")
+    return img
 
 
 def centre_box(shape: tuple[int, ...], share: float = 0.6) -> tuple[int, int, int, int]:
@@ -246,7 +271,7 @@ def extract_faces(records: Sequence[Record], features: str = "pixels", size: int
     for i, rec in enumerate(records):  # dlib works one photo at a time
         name = _name(rec, i)
         try:
-            img = read_gray(rec)
+            img = refuse_tiny(read_gray(rec))
         except BioanonError as exc:
             skipped.append({"file": name, "reason": str(exc)})
             continue

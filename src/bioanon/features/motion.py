@@ -270,6 +270,12 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
             raise BioanonError(f"window={self.window} is out of range; use at most "
                                f"{MAX_WINDOW:,} samples (a window is a few seconds of a "
                                "stream: 200 samples at 50 Hz)", parameter="window")
+        if self.features == "raw" and self.step >= self.window:  # a window of one sample a
+            # channel, written as raw features without a word
+            raise BioanonError(f"step={self.step} keeps every {self.step}-th sample of a window "
+                               f"of {self.window}: only its first sample of each channel "
+                               "would be left; use a step below the window (e.g. 4)",
+                               parameter="step")
         named = list(self.channels or [])
         twice = sorted({c for c in named if named.count(c) > 1})
         if twice:
@@ -521,8 +527,10 @@ def _no_channels(df: pd.DataFrame) -> str:
 
 
 def _read_stream(path: str | os.PathLike) -> pd.DataFrame:
+    from ..table import without_trailing_empty_rows
+
     try:
-        df = pd.read_csv(path)
+        df = without_trailing_empty_rows(pd.read_csv(path))
     except FileNotFoundError:
         raise BioanonError(f"stream file '{path}' not found") from None
     except Exception as exc:

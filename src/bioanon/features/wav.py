@@ -27,6 +27,10 @@ def read_wav(path: str | os.PathLike) -> tuple[np.ndarray, int]:
     if not np.any(data):
         raise BioanonError(f"audio file '{path}' is silent (every sample is zero): no voice "
                            "to describe")
+    if data.min() == data.max():  # a constant offset is as silent as zero: no sound at all
+        raise BioanonError(f"audio file '{path}' is silent (every sample is "
+                           f"{data.flat[0].item()!r}, a constant offset: no sound): no voice to "
+                           "describe")
     refuse_short(len(data), int(sr), f"audio file '{path}'")
     return data, int(sr)
 

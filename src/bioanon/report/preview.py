@@ -58,6 +58,23 @@ def to_images(X: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return (np.clip(arr, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8).reshape(-1, h, w)
 
 
+def white_level(table: FeatureTable) -> float:
+    """The value of white in a pixel table: its meta's ``value_range`` (1 for bioanon's
+    pixels), else read from its values: 1 for values up to 1, 255 for 8-bit grey levels, 65535
+    for 16-bit ones, the brightest value beyond. Divide the rows by it for :func:`to_images`:
+    a table of 0-255 grey levels (another tool's pixels) was drawn white wherever a pixel
+    passed 1, a blank sheet written without a word.
+
+    >>> white_level(FeatureTable(np.array([[0.0, 200.0]]), pd.DataFrame(index=range(1))))
+    255.0
+    """
+    given = table.meta.get("value_range")
+    if given:
+        return float(given)
+    top = float(np.nanmax(table.X)) if table.X.size else 1.0
+    return next((level for level in (1.0, 255.0, 65535.0) if top <= level), top)
+
+
 def image_names(n: int) -> list[str]:
     """The file names :func:`write_images` gives ``n`` records by default.
 
@@ -187,5 +204,7 @@ def preview_html(original: FeatureTable, released: np.ndarray, n: int = 8,
     cols = pick_columns(original.labels, min(n, original.n_records, MAX_COLUMNS), by,
                         random_state)
     captions = class_names(original.labels[by])[cols] if by else None
-    png = contact_sheet(original.X[cols], np.asarray(released)[cols], hw, captions)
+    white = white_level(original)
+    png = contact_sheet(original.X[cols] / white, np.asarray(released)[cols] / white, hw,
+                        captions)
     return contact_sheet_html(png)

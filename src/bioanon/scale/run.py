@@ -217,7 +217,7 @@ def anonymize_bucketed(source: Path, output: Path, anonymizer: Any, method: str,
 
 def _bucketed_columns(source: Path, output: Path, roles: Any) -> tuple[list[str], list[str]]:
     """The input's label columns and all its columns, every path and column checked."""
-    from ..io import check_output_file
+    from ..io import check_output_file, resolved
     from ..release import manifest_path
     from ..release_unit import check_unit_paths
 
@@ -225,7 +225,7 @@ def _bucketed_columns(source: Path, output: Path, roles: Any) -> tuple[list[str]
         raise BioanonError("the dask path stratifies its buckets by the interest; pass "
                            "interest=COL", parameter="interest")
     check_folder_name(output)
-    if output.resolve() == source.resolve():
+    if resolved(output) == resolved(source, "input"):
         raise BioanonError(f"output '{output}' is the input; choose another output path")
     check_output_file(manifest_path(output), [source])  # written last: checked first
     check_unit_paths(output)  # OUTPUT.report, OUTPUT.refused-report, the journal

@@ -106,8 +106,9 @@ class KTuning:
 
 def _k_values(ks: Sequence[int], n: int) -> list[int]:
     """The distinct k values, sorted; a range's bounds are checked before it is listed (a
-    largest k of a billion once built a billion-element set and ran out of memory)."""
-    if isinstance(ks, range) and len(ks) and max(ks[0], ks[-1]) > n:
+    largest k of a billion once built a billion-element set and ran out of memory; one past
+    2**63 was Python's OverflowError from ``len``: a range's truth does not count it)."""
+    if isinstance(ks, range) and ks and max(ks[0], ks[-1]) > n:
         raise BioanonError(f"k={max(ks[0], ks[-1])} exceeds the {n} records; lower the "
                            f"largest k to at most {n}")
     values = sorted({int(k) for k in ks})
