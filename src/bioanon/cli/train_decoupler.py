@@ -58,11 +58,11 @@ def train_decoupler_cmd(
 
     refuse_unused({"image_shape": (architecture == "conv", "it shapes the images of "
                                                           "--architecture conv")})
+    check_output_file(output, [aux])  # the input itself named first: the graver mistake
     if output.suffix.lower() in FORMATS:  # a table's name: the decoupler is no table
         raise BioanonError(f"-o '{output}' names a table ({output.suffix}), but train-decoupler "
                            "writes a PyTorch file of the decoupler's weights (read back with "
                            "--decoupler); name it .pt, e.g. decoupler.pt")
-    check_output_file(output, [aux])
     table = read_input(aux, [sensitive, *(label or [])])
     y = table.label(sensitive)
     config = {"latent_dim": latent_dim, "sensitive_dim": sensitive_dim, "beta": beta,
