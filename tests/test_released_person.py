@@ -135,6 +135,19 @@ def test_the_audit_names_the_released_label_columns_it_does_not_judge(people):
     assert "does not judge" not in " ".join(plain.to_dict()["notes"])
 
 
+def test_the_audit_names_the_released_feature_columns_input_lacks(people):
+    """A numeric column the release adds (a record id) is compared with no clear record: the
+    audit says it does not judge it, before its figures, as it does for label columns."""
+    members, holdout, released = people
+    plain = released.drop(columns=["identity"])
+    res = bioanon.audit(members, plain.assign(record_id=np.arange(len(plain))), holdout, **KW)
+    notes = " ".join(res.to_dict()["notes"])
+    assert "feature column(s) INPUT does not hold (['record_id']): the audit does not judge" \
+        in notes and "may name the people" in notes
+    assert "does not hold" not in " ".join(bioanon.audit(members, plain, holdout,
+                                                          **KW).to_dict()["notes"])
+
+
 def test_a_rescaled_copy_of_input_is_read_as_a_copy(people):
     """A public per-feature transform hides nothing: INPUT's records standardized, then
     scaled and shifted (an export in other units), are read as members once the attacker

@@ -307,6 +307,30 @@ def _unjudged_labels(released: FeatureTable, members: FeatureTable,
             f"name the people; {fix}"]
 
 
+def _unjudged_features(extra: Sequence[str], members: FeatureTable) -> list[str]:
+    """The note naming RELEASED's feature columns that INPUT lacks (none: no note). No
+    attacker reads them (they are compared with no clear record), yet a numeric column a
+    release adds (a record or person id, a count) may name the people; one named as one of
+    INPUT's label columns is most likely that label, released as numbers.
+
+    >>> m = FeatureTable(np.zeros((2, 1)), pd.DataFrame({"take": ["1", "2"]}), ["f0"])
+    >>> print(_unjudged_features(["take"], m)[0])  # doctest: +NORMALIZE_WHITESPACE
+    RELEASED carries 1 feature column(s) INPUT does not hold (['take']): the audit does not
+    judge them (no attacker reads them), and a column of ids or counts may name the people;
+    ['take'] is named as INPUT's label column(s): most likely those labels, released as
+    numbers; drop them from the release, or name them as INPUT's features
+    """
+    if not extra:
+        return []
+    labels = [c for c in extra if c in members.labels.columns]
+    named = (f"; {labels[:3]} is named as INPUT's label column(s): most likely those labels, "
+             "released as numbers") if labels else ""
+    return [f"RELEASED carries {len(extra)} feature column(s) INPUT does not hold "
+            f"({list(extra[:5])}): the audit does not judge them (no attacker reads them), "
+            f"and a column of ids or counts may name the people{named}; drop them from the "
+            "release, or name them as INPUT's features"]
+
+
 def check_tables(members: FeatureTable, released: FeatureTable, holdout: FeatureTable,
                  interest: str, sensitive: str, labels: Sequence[str] = ()) -> AuditTables:
     """Refuse (one line) tables the audit cannot judge; return them on shared features.
@@ -386,10 +410,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     if len(common) < len(f_in):
         notes.append(f"RELEASED carries {len(common)} of INPUT's {len(f_in)} features; "
                      "the audit judges those")
-    extra_f = sorted(rel_names - set(f_in))
-    if extra_f:
-        notes.append(f"RELEASED's {len(extra_f)} feature columns not in INPUT are left "
-                     f"out (e.g. {extra_f[:3]})")
+    notes.extend(_unjudged_features(sorted(rel_names - set(f_in)), members))
     notes.extend(_unjudged_labels(released, members, [*wanted]))
     copied = int(_same_rows(r.X, m.X).sum())
     return AuditTables(m, h, r, interest, sensitive, kept, common, copied,
