@@ -58,6 +58,9 @@ every other command does (wave 13: "looks the same but is written with other cha
 A CSV row of more fields than its header (a value with a comma and no quotes: ``1,5``) was
 "cannot read 't.csv' as csv: Error tokenizing data. C error: Expected 36 fields in line 6,
 saw 38", a parser's words; now the line, both counts and the likely cause are named.
+``extract motion --where activity==walk`` (a comparison as Python or SQL writes it) kept the
+windows whose activity is "=walk", none, and said only that the value matched nothing; now
+the double '=' is refused with the form that works.
 
 Kept by unit tests rather than cases here (their defect shows in a library call, or in a
 file's values, not in a run's outcome): ``evaluate(t, ['expression'], 'identity')`` was
@@ -268,6 +271,11 @@ def wave14_cases() -> list[Case]:
              _stream_with_empty_rows, "ok", ("m.parquet",)),
         Case("extract-motion-segments-saved-as-parquet-valid", _parquet_segments, "ok",
              ("m.parquet",)),
+        Case("extract-motion-where-with-a-double-equals-sign",
+             lambda d: [*_motion(d, [("s1.csv", 0, 400, "walk")]), "--where",
+                        "activity==walk"],
+             says="--where 'activity==walk' compares with '==': write COLUMN=VALUE with one "
+                  "'=', e.g. --where activity=walk"),
         Case("audit-sensitive-named-in-decomposed-unicode", _audit_decomposed,
              says="INPUT's label column 'identite\u0301' not found: the table names it "
                   "'identit\\xe9', which looks the same but is written with other "

@@ -48,6 +48,9 @@ def _parse_where(items: list[str] | None, device: str | None) -> dict[str, str]:
         col, sep, val = item.partition("=")
         if not col or not sep:
             raise BioanonError(f"--where '{item}' must look like COLUMN=VALUE")
+        if val.startswith("="):  # 'activity==walk' (Python's or SQL's test) kept "=walk"
+            raise BioanonError(f"--where '{item}' compares with '==': write COLUMN=VALUE with "
+                               f"one '=', e.g. --where {col}={val.lstrip('=')}")
         out[col] = val
     if device:
         out["device"] = device
