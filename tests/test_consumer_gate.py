@@ -42,7 +42,7 @@ def gated(table: FeatureTable) -> dict[str, Any]:
         seen["result"] = search(
             table, "expression", "identity", methods=["noise"], target_advantage=0.5,
             models=["knn"], attackers="naive,parrot", n_jobs=1, budget_minutes=None,
-            level=0.99, random_state=7, min_utility=0.3,
+            level=0.99, random_state=1, min_utility=0.3,
             accept_risks={"identity-membership": WHY, "identity-inference": WHY})
     finally:
         mp.undo()
@@ -58,7 +58,9 @@ def test_the_gate_reads_the_whole_panel_on_the_tuning_split(gated, table) -> Non
     assert gate["fitted"] == [m for m in CONSUMER_MODELS
                               if m not in judge.for_tuning.consumer_models()]
     ranked = judge.for_tuning  # the search ranked by fewer consumers than the whole panel
-    assert ranked.consumer_panel in ("ranking", "forest-ranking")
+    # (this table's linear consumers fall short of the forest on clear records: a smaller
+    # forest ranks beside them, and the gate fits the consumer's own forest)
+    assert ranked.consumer_panel == "forest-ranking" and "forest" in gate["fitted"]
     # the gate's figures are the whole panel's on the tuning split: an evaluation of the
     # same setting, split and seed under the confirmation's options reads the same CAS
     cand = next(c for c in _candidates(res, row))

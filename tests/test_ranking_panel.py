@@ -39,8 +39,16 @@ def test_the_forest_joins_where_no_linear_consumer_learns_the_interest() -> None
     opts, why = ranking_options(t, "ring", EvaluationOptions.of(), seed=0)
     assert why is not None and why["ranks_by"] == "forest panel"
     assert max(why["linear"].values()) < why["forest"] - TOLERANCE
-    assert opts.consumer_panel == "forest-ranking" and opts.utility_model == "forest"
-    assert opts.consumer_models() == ("forest", "lda", "logreg")
+    # the forest that ranks is a smaller one (a proxy: the confirmation's is the consumer's),
+    # and it is the utility views' model, so that its one fit serves both
+    assert opts.consumer_panel == "forest-ranking" and opts.utility_model == "ranking_forest"
+    assert opts.consumer_models() == ("ranking_forest", "lda", "logreg")
+    from bioanon.attack.recognizers import make_recognizer
+    assert (make_recognizer("ranking_forest", 0).n_estimators
+            == make_recognizer("forest", 0).n_estimators // 2)
+    # a utility model of the user's own is kept
+    mine, _ = ranking_options(t, "ring", EvaluationOptions.of(utility_model="knn"), seed=0)
+    assert mine.consumer_panel == "forest-ranking" and mine.utility_model == "knn"
     # options that ask for no ranking panel are not checked
     for panel in ("always", "off"):
         mine, none = ranking_options(t, "ring", EvaluationOptions.of(consumer_panel=panel), 0)
@@ -129,13 +137,15 @@ def test_under_the_forest_panel_a_release_linear_consumers_learn_better_ranks_by
     ev = Evaluation(t, "side", "person", anonymizer=GaussianNoiseAnonymizer(sigma=0.3),
                     models=["knn"], attackers="naive", n_jobs=1, verification=False,
                     selection="none", consumer_panel="forest-ranking",
-                    utility_model="forest", random_state=0).evaluate(recognition=False)
+                    utility_model="ranking_forest", random_state=0
+                    ).evaluate(recognition=False)
     panel = ev.utility_raw_["side"]["consumer"]
     rows = {m["model"]: m for m in panel["models"]}
-    assert list(rows) == ["forest", "lda", "logreg"] and "forest" not in made
-    assert "forest and the linear consumers" in panel["rule"]
+    assert list(rows) == ["ranking_forest", "lda", "logreg"] and "ranking_forest" not in made
+    assert "forest of half the trees and the linear consumers" in panel["rule"]
     # the linear consumers cross-validate clearly better on this release than the forest
-    assert rows["lda"]["release_cv"]["value"] > rows["forest"]["release_cv"]["ci"][1]
+    forest = rows["ranking_forest"]
+    assert rows["lda"]["release_cv"]["value"] > forest["release_cv"]["ci"][1]
     assert panel["pick"] in ("lda", "logreg")
     assert ev.cas().value == rows[panel["pick"]]["release_to_clear"]["value"]
-    assert ev.cas().value > rows["forest"]["release_to_clear"]["value"]
+    assert ev.cas().value > forest["release_to_clear"]["value"]

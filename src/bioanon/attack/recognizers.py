@@ -30,6 +30,19 @@ def _forest(seed: int | None) -> Any:
     return RandomForestClassifier(n_estimators=100, n_jobs=-1, random_state=seed)
 
 
+#: the trees of the forest a search's tuning split ranks its settings by where the linear
+#: consumers alone fall short (``ranking_forest``; :mod:`bioanon.certification.search.ranking`)
+RANKING_FOREST_TREES = 50
+
+
+def _ranking_forest(seed: int | None) -> Any:
+    """The consumer's forest with half its trees: a ranking proxy, never a headline."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=RANKING_FOREST_TREES, n_jobs=-1,
+                                  random_state=seed)
+
+
 def _calibrated(svm: Any) -> Any:
     from sklearn.calibration import CalibratedClassifierCV
 
@@ -146,6 +159,9 @@ RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
 #: recognizers that apply only to some tables (added to the panel when they apply)
 OPTIONAL_RECOGNIZERS: dict[str, Callable[[int | None], Any]] = {
     "dlib_embedding": _dlib_embedding,
+    # the forest a search's tuning split ranks by where the linear consumers fall short
+    # (half the trees: SP-SW-HAR's search judges 25 releases with it)
+    "ranking_forest": _ranking_forest,
     # one-pass recognizers for many identities (the panel substitutes them above
     # SCALE_CLASSES identities; see bioanon.attack.scalable)
     "lda": _lda,

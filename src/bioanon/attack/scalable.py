@@ -43,6 +43,7 @@ SCALE_CLASSES = 100
 #: recognizer of the zoo → the recognizer that stands in for it above :data:`SCALE_CLASSES`
 SCALED_SUBSTITUTES: dict[str, str] = {
     "forest": "metric_knn",  # non-linear, local → neighbours in a learned metric
+    "ranking_forest": "metric_knn",
     "hgb": "metric_knn",
     "rbf_svm": "metric_knn",
     "pca_svm": "lda",  # whitened projection + margin → linear discriminant

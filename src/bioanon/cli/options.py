@@ -181,10 +181,10 @@ JUDGE_FLAGS: dict[str, JudgeFlag] = {
         "boosting, k-NN; the pick by 3-fold cross-validation on the release alone, against "
         "the clear data's own pick) makes the headline CAS: final (an evaluation, a "
         "release's confirmation; the search's tuning split ranks by the pick between "
-        "LDA and logistic regression, the forest beside them where they fall short on "
-        "clear records), ranking (that pick everywhere), forest-ranking (the pick among the "
-        "forest and the linear consumers), always (the whole panel on the tuning split too) "
-        "or off.", bad=("sometimes",)),
+        "LDA and logistic regression, a forest of half the trees beside them where they fall "
+        "short on clear records), ranking (that pick everywhere), forest-ranking (the pick "
+        "among that forest and the linear consumers), always (the whole panel on the tuning "
+        "split too) or off.", bad=("sometimes",)),
     "test_size": JudgeFlag("test_size", "--test-size", float, 0.25,
                            "Share of each identity's records held out (closed set).",
                            commands=("evaluate",), bad=("1.5",)),

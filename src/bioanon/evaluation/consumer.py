@@ -65,9 +65,9 @@ RANKING_NOTE = ("; on a search's tuning split the panel is the linear consumers 
                 "logistic regression) alone, the whole panel judging the confirmation")
 #: said of a pick the forest and the ranking panel made (a tuning split whose clear records
 #: the linear consumers alone do not learn)
-FOREST_RANKING_NOTE = ("; on a search's tuning split the panel is the forest and the linear "
-                       "consumers (shrunk LDA, logistic regression), the whole panel judging "
-                       "the confirmation")
+FOREST_RANKING_NOTE = ("; on a search's tuning split the panel is a forest of half the "
+                       "trees and the linear consumers (shrunk LDA, logistic regression), the "
+                       "whole panel judging the confirmation")
 
 
 def _fit_task(model: Any, seed: int, X: np.ndarray, y: np.ndarray, probe: np.ndarray,

@@ -174,10 +174,11 @@ class EvaluationOptions:
         clear data's own pick: ``final`` (default) in every single evaluation and a search's
         confirmation, the search's tuning split ranking its settings by the ranking panel
         (:data:`~bioanon.evaluation.panel_modes.RANKING_MODELS`: the pick among the cheap
-        linear consumers); ``ranking`` that ranking panel alone; ``forest-ranking`` the
-        forest and that panel, the pick among them (a search's tuning split where the linear
-        consumers fall short on clear records); ``always`` the whole panel on the tuning
-        split too; ``off`` never (``utility_model``'s CAS).
+        linear consumers); ``ranking`` that ranking panel alone; ``forest-ranking`` a
+        forest of half the trees (``ranking_forest``) and that panel, the pick among them (a
+        search's tuning split where the linear consumers fall short on clear records);
+        ``always`` the whole panel on the tuning split too; ``off`` never
+        (``utility_model``'s CAS).
     test_size : float
         Share of each identity's records held out (closed set).
     top_k : int

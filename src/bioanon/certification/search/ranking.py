@@ -13,8 +13,10 @@ forest by its out-of-bag predictions, LDA then logistic regression by the consum
 the second only when the first falls short): where a linear consumer reaches the forest's
 accuracy less :data:`TOLERANCE`, the ranking panel ranks; otherwise the forest joins it
 (``consumer_panel="forest-ranking"``): the pick among the forest and the linear consumers,
-made on each release as the whole panel makes it, ranks. The forest alone would rank a
-release whose linear consumers cross-validate clearly better on it by a model the
+made on each release as the whole panel makes it, ranks; that forest is the consumer's with
+half its trees (:data:`~bioanon.evaluation.panel_modes.RANKING_FOREST`, a proxy as the linear
+consumers are: the gate and the confirmation judge by the consumer's own). The forest alone
+would rank a release whose linear consumers cross-validate clearly better on it by a model the
 confirmation's consumer does not pick (the 1,040-person demo-like table, seed 3: the forest
 ranked ``dp-basis(dp-lda)`` at 0.94 × clear, the confirmation's pick, logistic regression,
 read 0.69 ×). The confirmation judges by the whole panel either way.
@@ -57,7 +59,7 @@ def ranking_options(table: FeatureTable, interest: str, options: EvaluationOptio
         return tuning, None
     from ...attack.recognizers import make_recognizer, single_threaded
     from ...evaluation.consumer import fold_hits, folds_for, oob_hits, with_oob
-    from ...evaluation.panel_modes import RANKING_MODELS
+    from ...evaluation.panel_modes import RANKING_FOREST, RANKING_MODELS
 
     y = table.labels[interest].to_numpy().astype(str)
     rows = capped_rows(y, SAMPLE, seed, "ranking panel check")
@@ -81,7 +83,9 @@ def ranking_options(table: FeatureTable, interest: str, options: EvaluationOptio
            "ranks_by": "ranking panel" if ok else "forest panel"}
     if ok:
         return tuning, why
-    return replace(options, consumer_panel="forest-ranking"), why
+    # the utility views' model is the panel's forest, so that its one fit serves both
+    view = RANKING_FOREST if options.utility_model == "forest" else options.utility_model
+    return replace(options, consumer_panel="forest-ranking", utility_model=view), why
 
 
 __all__ = ["SAMPLE", "TOLERANCE", "ranking_options"]
