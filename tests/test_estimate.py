@@ -18,7 +18,7 @@ def test_the_estimate_scales_the_model_by_the_machine_factor(monkeypatch):
         2.0 * (base.seconds - est.START_SECONDS))
     assert slow.text() != base.text() and slow.line().startswith("expected time: about ")
     # the model alone is what it was: FSDD's 34 settings on 2 workers
-    assert round(est.expected_seconds(3000, 400, 34, workers=2)) == 94
+    assert round(est.expected_seconds(3000, 400, 34, workers=2)) == 59
 
 
 def test_the_factor_is_bounded_and_not_measured_for_nothing_to_judge(monkeypatch):
