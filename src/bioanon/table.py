@@ -316,6 +316,28 @@ def _long_row(p: Path, error: str) -> str | None:
             "stray separator; correct that line")
 
 
+def _refuse_short_rows(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
+    """Refuse a CSV row of fewer fields than its header (a row cut short, a line broken in
+    two): pandas reads the missing fields as NaN, and the row was refused as "features
+    contain NaN/inf value(s) ... impute or drop those records", which sends the user to
+    impute values the file never held. Only where a row's last field is empty is the file
+    read again, line by line, to tell a short row from one whose last fields are empty."""
+    if df.empty or not bool(df.iloc[:, -1].isna().any()):
+        return
+    import csv
+
+    with p.open(newline="", encoding="utf-8") as fh:
+        rows = csv.reader(fh)
+        next(rows, None)  # the header
+        for fields in rows:
+            if fields and len(fields) < len(header):
+                raise BioanonError(
+                    f"line {rows.line_num} of '{p.name}' holds {len(fields)} fields where its "
+                    f"header names {len(header)}: a row cut short or a line broken in two; "
+                    "correct that line (an empty value is written as nothing between two "
+                    "commas)")
+
+
 def _without_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` without its rows of no value at all (``,,,,``: the rows a spreadsheet saves
     below its data once cells there were touched), as pandas skips blank lines: they were
@@ -1025,6 +1047,7 @@ class FeatureTable:
                 # seconds per row
                 df = _without_empty_rows(pd.read_csv(p, low_memory=len(header) <= _WIDE_COLUMNS))
                 _refuse_trailing_separators(p, header, df)
+                _refuse_short_rows(p, header, df)
                 _refuse_repeated_header(p, header, df)
                 _keep_label_text(p, df, label_columns)
                 meta = {}

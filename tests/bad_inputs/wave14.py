@@ -55,6 +55,11 @@ motion``'s segment table too).
 name's NFD ``identite\u0301`` for ``identité``) was "INPUT has no column 'identité'; ...
 (it has [..., 'identité'])": the name it listed looked the same; now audit names columns as
 every other command does (wave 13: "looks the same but is written with other characters").
+A CSV row of fewer fields than its header (a row cut short, a line broken in two) was read
+with NaN for the fields it lacks and refused as "features contain 31 NaN/inf value(s) ...
+impute or drop those records first", advice to impute values the file never held; now the
+line and both counts are named (a row whose last value is empty, its commas kept, is still
+refused for its NaN value).
 A CSV row of more fields than its header (a value with a comma and no quotes: ``1,5``) was
 "cannot read 't.csv' as csv: Error tokenizing data. C error: Expected 36 fields in line 6,
 saw 38", a parser's words; now the line, both counts and the likely cause are named.
@@ -171,6 +176,15 @@ def _long_row(d: Path) -> list[str]:
     return anon(d / "t.csv", d, *FAST)
 
 
+def _short_row(d: Path, empty_last: bool = False) -> list[str]:
+    lines = _table().to_frame().to_csv(index=False).splitlines()
+    fields = lines[5].split(",")
+    # a row cut after its fifth field, or one whose last value is empty, its comma kept
+    lines[5] = ",".join(fields[:-1] + [""]) if empty_last else ",".join(fields[:5])
+    (d / "t.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return anon(d / "t.csv", d, *FAST)
+
+
 def _stream_with_empty_rows(d: Path) -> list[str]:
     argv = _motion(d, [("s1.csv", 0, 400, "walk")])
     stream = d / "streams" / "s1.csv"
@@ -267,6 +281,12 @@ def wave14_cases() -> list[Case]:
         Case("anonymize-csv-row-of-more-fields-than-the-header", _long_row,
              says="line 6 of 't.csv' holds 38 fields where its header names 36: a value "
                   "holding a comma without quotes around it"),
+        Case("anonymize-csv-row-of-fewer-fields-than-the-header", _short_row,
+             says="line 6 of 't.csv' holds 5 fields where its header names 36: a row cut "
+                  "short or a line broken in two; correct that line"),
+        Case("anonymize-csv-row-whose-last-value-is-empty",
+             lambda d: _short_row(d, empty_last=True),
+             says="features contain 1 NaN/inf value(s) in column 'f31' (first at record 4)"),
         Case("extract-motion-stream-with-a-spreadsheets-empty-rows-below-valid",
              _stream_with_empty_rows, "ok", ("m.parquet",)),
         Case("extract-motion-segments-saved-as-parquet-valid", _parquet_segments, "ok",
