@@ -50,6 +50,10 @@ class Beside:
         self._thread = threading.Thread(target=run, name="bioanon-beside", daemon=True)
         self._thread.start()
 
+    def running(self) -> bool:
+        """Whether the function still runs in its thread."""
+        return self._thread is not None and self._thread.is_alive()
+
     def wait(self, raise_error: bool = True) -> None:
         """Wait for the function; raise its error in this thread (``raise_error`` False:
         drop it, when the caller has an error of its own to raise)."""

@@ -252,6 +252,13 @@ def judged_sample(table: FeatureTable, interest: str, sensitive: str,
     return table.subset(ps.index), ps.describe()
 
 
+def _say_of(tick: Callable[[str], None]) -> Callable[[str], None] | None:
+    """The line-saying half of a :class:`~bioanon.progress.Steps` whose ``tick`` is given
+    (a line of progress that counts no step); None for any other callable."""
+    owner = getattr(tick, "__self__", None)
+    return owner.say if isinstance(owner, Steps) else None
+
+
 class Evaluation:
     """Anonymize a held-out split and measure utility and privacy (call :meth:`evaluate`).
 
@@ -626,6 +633,9 @@ class Evaluation:
         except Exception:
             util.wait(raise_error=False)  # the risks' error is the one to say
             raise
+        say = _say_of(tick)
+        if say is not None and util.running():  # the wait is seconds on large tables
+            say("utility: the consumer's panel, beside the risks, finishing")
         util.wait()
         for text in later:
             tick(text)
@@ -757,9 +767,9 @@ class Evaluation:
                           max_candidates=self.options.max_candidates,
                           screen=getattr(self, "screen_", None),
                           released_sensitive=self.options.sensitive_released,
-                          after_screen=after_screen)
+                          after_screen=after_screen, say=_say_of(tick))
         self._run_risks(ctx, tick, panel=False)
-        ctx.after_screen = None  # it holds this evaluation: nothing keeps it
+        ctx.after_screen = ctx.say = None  # they hold this evaluation: nothing keeps them
         self.screened_ = ctx.screened
         self.floored_ = ctx.floored
         self.verification_ = []

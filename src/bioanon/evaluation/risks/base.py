@@ -202,6 +202,16 @@ class RiskContext:
     #: the released records the attack panel was scored on, in words, when a sample of them
     #: (:func:`~bioanon.attack.panel_sample.sample_words`; '' for all of them)
     panel_sample: str = ""
+    #: says a line of progress within the risk being judged (its games, its folds) without
+    #: counting a step; None: nothing is said
+    say: Callable[[str], None] | None = field(default=None, repr=False)
+
+    def step(self, risk: str, what: str, k: int, n: int) -> None:
+        """Say that game or fold ``k`` (from 0) of ``n`` of ``risk`` begins, when more than
+        one is played (a risk's figures take several seconds each on large tables: the line
+        shows it has not stopped)."""
+        if self.say is not None and n > 1:
+            self.say(f"{risk}: {what} {k + 1} of {n}")
 
     @property
     def level(self) -> str:

@@ -106,7 +106,8 @@ class InferenceRisk:
             return self
         games = ctx.record_games() if ctx.group is None else [None]
         hits_parts, members, people, keys, group_parts = [], [], [], [], []
-        for game in games:
+        for k, game in enumerate(games):
+            ctx.step("inference", "record game", k, len(games))
             g = ctx if game is None else game.ctx
             te, tr = g.candidate_rows()
             mem, non = g.test.subset(te), g.train.subset(tr)
@@ -147,8 +148,11 @@ class InferenceRisk:
             rows = ctx.identity_candidates()  # at most max_candidates, every identity
             truth2 = {c: train.labels[c].astype(str).to_numpy()[rows] for c in cols}
             cache = ctx.attack_cache.setdefault("identity", {})  # same candidates
-            folds = [(_hits(ctx, train.X[rows], truth2, rel.X, rel.labels, rel.ids[rows],
-                            rows, cache, "identity"), rel.member[rows]) for rel in idr]
+            folds = []
+            for k, rel in enumerate(idr):
+                ctx.step("inference", "identity fold", k, len(idr))
+                folds.append((_hits(ctx, train.X[rows], truth2, rel.X, rel.labels,
+                                    rel.ids[rows], rows, cache, "identity"), rel.member[rows]))
             out.append(self._judge_folds(folds, idr[0].ids[rows]))
         self.results_ = out
         return self

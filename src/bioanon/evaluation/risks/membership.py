@@ -215,7 +215,8 @@ class MembershipRisk:
             tr_lab = train.labels[ctx.interest].astype(str).to_numpy()[rows]
             fold_scores, fold_members = [], []
             ref_cache = ctx.attack_cache.setdefault("identity", {})  # same candidates
-            for rel in idr:
+            for k, rel in enumerate(idr):
+                ctx.step("membership", "identity fold", k, len(idr))
                 fold_scores.append(attack_scores(ctx, train.X[rows], tr_lab, rel.X,
                                                  rel.labels, train.X, rows, rel.ids[rows],
                                                  ref_cache, cand_ids=rel.ids[rows],
@@ -315,7 +316,9 @@ class MembershipRisk:
         from scipy.stats import rankdata  # not at import: it costs seconds at start-up
 
         parts, members, keys, people = [], [], [], []
-        for game in self.ctx.record_games():
+        games = self.ctx.record_games()
+        for k, game in enumerate(games):
+            self.ctx.step("membership", "record game", k, len(games))
             g = game.ctx
             te, tr, cand, lab, who, in_ref = record_candidates(g)
             s = attack_scores(g, cand, lab, g.anon_test, g.test.labels, g.train.X, in_ref,
