@@ -102,7 +102,8 @@ def test_a_sweep_ranks_its_points_as_the_search_ranks_its_settings() -> None:
     assert "ranking panel" in gauss.summary("noise")["cas_by"]
     rings = sweep(_rings(), GaussianNoiseAnonymizer(), {"sigma": [0.5]}, "ring", "person", **kw)
     assert rings.ranking is not None and rings.ranking["ranks_by"] == "forest panel"
-    assert rings.to_dict()["cas_by"].startswith("the forest or a linear consumer")
+    assert rings.to_dict()["cas_by"].startswith("a forest or a linear consumer: the "
+                                                "consumer's pick among a forest of half")
     # the forest learns the rings on a lightly noised release, and the pick (made on the
     # release) is the forest: a linear pick would sit near the half a hyperplane gets
     assert rings.rows[0]["cas"] >= 0.7

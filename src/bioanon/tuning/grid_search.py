@@ -61,18 +61,19 @@ class SweepResult:
         'the utility model'
         >>> SweepResult([], [], None, 0.05, None, ranking={"ranks_by": "forest panel"}
         ...             ).ranked_by()  # doctest: +NORMALIZE_WHITESPACE
-        "the forest or a linear consumer: the consumer's pick among the forest, shrunk LDA and
-        logistic regression (3-fold on the release, the forest out of bag; the linear
-        consumers alone fall short on clear records)"
+        "a forest or a linear consumer: the consumer's pick among a forest of half the
+        consumer's trees, shrunk LDA and logistic regression (3-fold on the release, the
+        forest out of bag; the linear consumers alone fall short on clear records)"
         """
         by = (self.ranking or {}).get("ranks_by")
         if by == "ranking panel":
             return ("the consumer's pick between shrunk LDA and logistic regression (3-fold "
                     "on the release; the ranking panel)")
         if by == "forest panel":
-            return ("the forest or a linear consumer: the consumer's pick among the forest, "
-                    "shrunk LDA and logistic regression (3-fold on the release, the forest "
-                    "out of bag; the linear consumers alone fall short on clear records)")
+            return ("a forest or a linear consumer: the consumer's pick among a forest of "
+                    "half the consumer's trees, shrunk LDA and logistic regression (3-fold on "
+                    "the release, the forest out of bag; the linear consumers alone fall "
+                    "short on clear records)")
         return "the utility model"
 
     def summary(self, method: str | None = None) -> dict[str, Any]:
