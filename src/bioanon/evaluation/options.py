@@ -241,8 +241,8 @@ class EvaluationOptions:
         "str", options=PANEL_MODES,
         help="where the consumer's panel makes the headline CAS: final (an evaluation, a "
              "search's confirmation; the tuning split ranks by the linear consumers), "
-             "ranking (the linear consumers only), forest-ranking (the forest and the linear "
-             "consumers), always (the whole panel on the tuning split too) or off"))
+             "ranking (the linear consumers only), forest-ranking (a forest of half the trees "
+             "and the linear consumers), always (the whole panel on the tuning split too) or off"))
     test_size: float = option(0.25, Param(
         "float", low=0, high=1, low_open=True, high_open=True,
         help="share of each identity's records held out"))

@@ -666,7 +666,7 @@ class Evaluation:
 
     def _utility_stage(self) -> str:
         panel = {"off": "", "ranking": ", the linear consumers' pick",
-                 "forest-ranking": ", the pick of the forest and the linear consumers"}.get(
+                 "forest-ranking": ", the pick of a forest and the linear consumers"}.get(
             self.options.consumer_panel, ", the consumer's panel")
         return f"utility (CAS and the other views{panel})"
 
