@@ -321,7 +321,8 @@ def _refuse_short_rows(p: Path, header: Sequence[str], df: pd.DataFrame) -> None
     two): pandas reads the missing fields as NaN, and the row was refused as "features
     contain NaN/inf value(s) ... impute or drop those records", which sends the user to
     impute values the file never held. Only where a row's last field is empty is the file
-    read again, line by line, to tell a short row from one whose last fields are empty."""
+    read again, line by line up to the first such row, to tell a short row from one whose
+    last value is empty (a complete row: the reading stops there)."""
     if df.empty or not bool(df.iloc[:, -1].isna().any()):
         return
     import csv
@@ -330,6 +331,8 @@ def _refuse_short_rows(p: Path, header: Sequence[str], df: pd.DataFrame) -> None
         rows = csv.reader(fh)
         next(rows, None)  # the header
         for fields in rows:
+            if fields and len(fields) >= len(header) and fields[-1] == "":
+                return  # a complete row whose last value is empty: a NaN, said later
             if fields and len(fields) < len(header):
                 raise BioanonError(
                     f"line {rows.line_num} of '{p.name}' holds {len(fields)} fields where its "
