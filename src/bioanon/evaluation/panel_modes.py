@@ -27,7 +27,8 @@ RANKING_MODELS = ("lda", "logreg")
 #: (``bioanon.attack.recognizers.RANKING_FOREST_TREES``). A ranking proxy, as the linear
 #: consumers are: the confirmation's whole panel, and the gate before it, judge by the
 #: consumer's own forest. On SP-SW-HAR, whose search ranks its 25 settings by the forest,
-#: the forest's fits were 34 of stage 1's 61 CPU seconds; with half the trees a row's CAS
+#: the forest's fits (26 forests of 100 trees) took 36 of the release's 80 CPU seconds under
+#: cProfile in one process; with half the trees a row's CAS
 #: reads 0.01 lower on average (0.00 to 0.03; one row whose pick changed, 0.08) and the
 #: order of the most useful settings is kept
 RANKING_FOREST = "ranking_forest"
