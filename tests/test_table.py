@@ -469,3 +469,33 @@ def test_a_label_named_like_an_npz_array_is_not_written_over_it(tmp_path, name):
         t.write(tmp_path / "t.npz")
     assert not (tmp_path / "t.npz").exists()
     t.write(tmp_path / "t.parquet")
+
+
+def test_a_csv_whose_last_label_is_missing_is_read_even_with_a_cell_past_csv_s_limit(
+        tmp_path):
+    """The short-row check reads a CSV again only when its last column holds an empty value;
+    a label missing there is a legitimate table, and a cell longer than Python's csv field
+    limit (131,072 characters; pandas reads it) before it must not turn that reading into a
+    refusal ("field larger than field limit")."""
+    rng = np.random.default_rng(0)
+
+    def frame(huge_at: int) -> pd.DataFrame:
+        df = pd.DataFrame(rng.normal(size=(40, 4)), columns=[f"f{i}" for i in range(4)])
+        notes = ["y"] * 40
+        notes[huge_at] = "x" * 200_000
+        df.insert(0, "note", notes)
+        df["person"] = [f"p{i % 4}" for i in range(40)]
+        df.loc[5, "person"] = None
+        return df
+
+    frame(0).to_csv(tmp_path / "t.csv", index=False)
+    t = FeatureTable.read(tmp_path / "t.csv", label_columns=["note", "person"])
+    assert t.n_records == 40 and t.X.shape == (40, 4)
+    # a row cut short before such a cell is still named, with its line
+    frame(39).to_csv(tmp_path / "short.csv", index=False)
+    lines = (tmp_path / "short.csv").read_text().splitlines()
+    lines[3] = ",".join(lines[3].split(",")[:3])
+    (tmp_path / "short.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(BioanonError, match="line 4 of 'short.csv' holds 3 fields where its "
+                                           "header names 6"):
+        FeatureTable.read(tmp_path / "short.csv", label_columns=["note", "person"])

@@ -329,16 +329,36 @@ def _refuse_short_rows(p: Path, header: Sequence[str], df: pd.DataFrame) -> None
 
     with p.open(newline="", encoding="utf-8") as fh:
         rows = csv.reader(fh)
-        next(rows, None)  # the header
-        for fields in rows:
-            if fields and len(fields) >= len(header) and fields[-1] == "":
-                return  # a complete row whose last value is empty: a NaN, said later
-            if fields and len(fields) < len(header):
-                raise BioanonError(
-                    f"line {rows.line_num} of '{p.name}' holds {len(fields)} fields where its "
-                    f"header names {len(header)}: a row cut short or a line broken in two; "
-                    "correct that line (an empty value is written as nothing between two "
-                    "commas)")
+        try:
+            next(rows, None)  # the header
+            short = _first_short_row(rows, len(header))
+        except csv.Error:  # a cell past csv's field limit: pandas read it, leave it so
+            return
+    if short is not None:
+        line, n = short
+        raise BioanonError(
+            f"line {line} of '{p.name}' holds {n} fields where its header names "
+            f"{len(header)}: a row cut short or a line broken in two; correct that line (an "
+            "empty value is written as nothing between two commas)")
+
+
+def _first_short_row(rows: Any, width: int) -> tuple[int, int] | None:
+    """(line number, fields) of the first row of ``rows`` (a :func:`csv.reader` past the
+    header) holding fewer than ``width`` fields, read up to the first row whose last value
+    is empty; None when that row is complete (its empty value is a NaN, said later).
+
+    >>> import csv, io
+    >>> _first_short_row(csv.reader(io.StringIO("1,2,3\\n4,5\\n")), 3)
+    (2, 2)
+    >>> _first_short_row(csv.reader(io.StringIO("1,2,\\n4,5\\n")), 3) is None
+    True
+    """
+    for fields in rows:
+        if fields and len(fields) < width:
+            return rows.line_num, len(fields)
+        if fields and fields[-1] == "":
+            return None
+    return None
 
 
 def _without_empty_rows(df: pd.DataFrame) -> pd.DataFrame:
