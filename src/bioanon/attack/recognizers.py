@@ -37,10 +37,7 @@ RANKING_FOREST_TREES = 50
 
 def _ranking_forest(seed: int | None) -> Any:
     """The consumer's forest with half its trees: a ranking proxy, never a headline."""
-    from sklearn.ensemble import RandomForestClassifier
-
-    return RandomForestClassifier(n_estimators=RANKING_FOREST_TREES, n_jobs=-1,
-                                  random_state=seed)
+    return _forest(seed).set_params(n_estimators=RANKING_FOREST_TREES)
 
 
 def _calibrated(svm: Any) -> Any:
