@@ -311,9 +311,13 @@ def _long_row(p: Path, error: str) -> str | None:
     if m is None:
         return None
     want, line, saw = m.groups()
-    return (f"line {line} of '{p.name}' holds {saw} fields where its header names {want}: a "
-            "value holding a comma without quotes around it (write \"1,5\" in quotes), or a "
-            "stray separator; correct that line")
+    return _row_width(p, line, saw, want, "a value holding a comma without quotes around it "
+                      "(write \"1,5\" in quotes), or a stray separator; correct that line")
+
+
+def _row_width(p: Path, line: Any, saw: Any, want: Any, why: str) -> str:
+    """A CSV line of another number of fields than its header, in words, with ``why``."""
+    return f"line {line} of '{p.name}' holds {saw} fields where its header names {want}: {why}"
 
 
 def _refuse_short_rows(p: Path, header: Sequence[str], df: pd.DataFrame) -> None:
@@ -335,11 +339,9 @@ def _refuse_short_rows(p: Path, header: Sequence[str], df: pd.DataFrame) -> None
         except csv.Error:  # a cell past csv's field limit: pandas read it, leave it so
             return
     if short is not None:
-        line, n = short
-        raise BioanonError(
-            f"line {line} of '{p.name}' holds {n} fields where its header names "
-            f"{len(header)}: a row cut short or a line broken in two; correct that line (an "
-            "empty value is written as nothing between two commas)")
+        raise BioanonError(_row_width(
+            p, *short, len(header), "a row cut short or a line broken in two; correct that "
+            "line (an empty value is written as nothing between two commas)"))
 
 
 def _first_short_row(rows: Any, width: int) -> tuple[int, int] | None:
