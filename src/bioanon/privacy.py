@@ -46,7 +46,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from .errors import BioanonError, install_hint
 
@@ -335,6 +334,8 @@ def public_bounds(X_public: Any, quantile: float = 0.01, margin: float = 0.1
 def _delta_of(sigma: float, epsilon: float, sensitivity: float) -> float:
     """δ of the Gaussian mechanism with noise ``sigma`` at ``epsilon`` (Balle & Wang, Thm. 8),
     in log space so that a large ε does not overflow."""
+    from scipy.special import log_ndtr  # not at import: every command's start-up reads this
+
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     first = math.exp(float(log_ndtr(a - b)))

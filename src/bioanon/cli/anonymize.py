@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from .._version import __version__
-from ..anonymize.relevance import relevance_sample_size
 from ..errors import BioanonError
 from ..io import check_output_file, sha256_in_background
 from ..layout import parse_layout, refuse_unread_layout, with_layout
@@ -149,6 +148,8 @@ def anonymize(
         err_console.print(f"dropped label columns without a role: {unnamed} (name one with "
                           "--keep to release it)", highlight=False, soft_wrap=True)
     if hasattr(anon, "mask_"):  # feature relevance was fitted (on a bounded sample)
+        from ..anonymize.relevance import relevance_sample_size  # scikit-learn: not at start
+
         result.manifest["relevance_fit"] = {
             "records": relevance_sample_size(table.n_records,
                                              getattr(anon, "relevance_records", None)),

@@ -562,23 +562,21 @@ def _choice(method: str, param: list[str] | None, seed: int | None, rq: list[str
 
 
 def method_names() -> str:
-    """The registered method names, for help texts (``a, b or c``)."""
-    from ..anonymize.registry import methods
+    """The registered method names, for help texts (``a, b or c``), read from
+    :mod:`bioanon.anonymize.catalogue` (no method imported: a command's help starts without
+    scikit-learn)."""
+    from ..anonymize.catalogue import METHOD_NAMES
 
-    names = list(methods())
+    names = list(METHOD_NAMES)
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def param_options(name: str) -> list[str]:
-    """The choices any registered method declares for its parameter ``name`` (or none)."""
-    from ..anonymize.registry import methods
+    """The choices any registered method declares for its text parameter ``name`` (or none),
+    from :mod:`bioanon.anonymize.catalogue`."""
+    from ..anonymize.catalogue import TEXT_CHOICES
 
-    found: dict[str, None] = {}
-    for cls in methods().values():
-        p = getattr(cls, "params", {}).get(name)
-        if p is not None and p.kind == "str":
-            found.update(dict.fromkeys(p.options))
-    return list(found)
+    return list(TEXT_CHOICES.get(name, ()))
 
 
 def _with_options(text: str, name: str) -> str:

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import BioanonError
-from ..evaluation.seeds import derive_seed
 from ..io import check_output_dir
 from .common import (
     OUT_FLAGS,
@@ -52,6 +51,7 @@ def evaluate(
     """Measure utility and privacy of a method against the attack panel on a held-out split."""
     from ..attack.selection import parse_strategies
     from ..evaluation.options import EvaluationOptions
+    from ..evaluation.seeds import derive_seed
     from ..report.build import evaluate as run_evaluation
 
     check_output_dir(out, [input], ["report.json", "report.html"])
