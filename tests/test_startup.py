@@ -66,17 +66,26 @@ def test_a_command_help_imports_no_model_stack(command: str) -> None:
 
 
 def test_the_catalogue_names_every_registered_method_and_choice() -> None:
-    """The help texts' catalogue (read without importing a method) is the registry's."""
-    from bioanon.anonymize.registry import methods
-
-    registered = methods()
-    assert METHOD_NAMES == tuple(registered)
-    found: dict[str, dict[str, None]] = {}
-    for cls in registered.values():
-        for name, p in getattr(cls, "params", {}).items():
-            if p.kind == "str" and p.options:
-                found.setdefault(name, {}).update(dict.fromkeys(p.options))
-    assert TEXT_CHOICES == {name: tuple(opts) for name, opts in found.items()}
+    """The help texts' catalogue (read without importing a method) is the registry's, in the
+    order a fresh command sees it (registration follows import order: in this process other
+    tests may have imported the methods in another)."""
+    code = """
+import json
+from bioanon.anonymize.registry import methods
+found = {}
+for cls in methods().values():
+    for name, p in getattr(cls, "params", {}).items():
+        if p.kind == "str" and p.options:
+            found.setdefault(name, {}).update(dict.fromkeys(p.options))
+print(json.dumps([list(methods()), {k: list(v) for k, v in found.items()}]))
+"""
+    src = Path(__file__).resolve().parents[1] / "src"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(src)}, check=True, timeout=300)
+    names, choices = json.loads(out.stdout.strip().splitlines()[-1])
+    assert list(METHOD_NAMES) == names
+    assert {k: list(v) for k, v in TEXT_CHOICES.items()} == choices
+    assert list(TEXT_CHOICES) == list(choices)
 
 
 @pytest.fixture(scope="module")
