@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,3 +48,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     (``make test``) the longest start at once and the others fill the remaining workers,
     instead of one long test running alone at the end."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_click_group_per_app() -> Iterator[None]:
+    """``CliRunner().invoke(app, ...)`` builds the click group of ``app`` anew for each
+    call (every command's options from their signatures: about 50 ms, and the suite invokes
+    the command line thousands of times). The group of bioanon's app is built once per set
+    of registered commands instead, as a ``bioanon`` process builds it once: its commands
+    are made to be looked up again (``bioanon.cli.logs``' additions are idempotent) and
+    every option's value and callback is read at invocation. Any other app (a test's own)
+    is built anew, as before."""
+    import typer.testing
+
+    from bioanon.cli.app import app as bioanon_app
+
+    real = typer.testing._get_command
+    built: list[tuple[tuple[Any, ...], Any]] = []
+
+    def cached(app: Any) -> Any:
+        if app is not bioanon_app:
+            return real(app)
+        now = (app.registered_callback, *app.registered_commands, *app.registered_groups)
+        for seen, group in built:  # the same objects, not equal ones
+            if len(seen) == len(now) and all(a is b for a, b in zip(seen, now, strict=True)):
+                return group
+        group = real(app)
+        built.append((now, group))
+        return group
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(typer.testing, "_get_command", cached)
+    yield
+    patch.undo()

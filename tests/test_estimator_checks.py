@@ -7,6 +7,7 @@ failing check (a new break) fails the suite. Instances are small and cheap.
 from __future__ import annotations
 
 import importlib.util
+from functools import partial
 from typing import Any
 
 import pytest
@@ -98,10 +99,36 @@ def test_every_registered_method_is_checked() -> None:
     assert {est.method_name for est in instances()} == set(methods())
 
 
+def check_name(check: Any) -> str:
+    """The name of a check function under its partial and wrappers (the key of
+    :func:`expected_failed_checks`)."""
+    while hasattr(check, "__wrapped__"):
+        check = check.__wrapped__
+    return str(check.func.__name__ if isinstance(check, partial) else check.__name__)
+
+
+def _fails(check: Any, estimator: Anonymizer) -> bool:
+    """Whether ``check`` raises on ``estimator``."""
+    try:
+        check(estimator)
+    except Exception:  # noqa: BLE001 - any failure of a declared deviation is its xfail
+        return True
+    return False
+
+
 @pytest.mark.filterwarnings("ignore")
-@parametrize_with_checks(instances(), expected_failed_checks=expected_failed_checks)
+@parametrize_with_checks(instances())
 def test_sklearn_compatible(estimator: Anonymizer, check: Any) -> None:
+    """Every check passes, but for the declared deviations: those are expected to fail
+    (xfail, not strict: one that passes passes). They are marked here, not by
+    ``expected_failed_checks=`` of the decorator, so that an expected failure is reported
+    without its traceback through scikit-learn's checks module, whose source pytest parses
+    for every frame of every such failure (about 0.5 s each, 155 of them)."""
     package = NEEDS_PACKAGE.get(estimator.method_name)
     if package is not None and importlib.util.find_spec(package) is None:
         pytest.skip(f"{estimator.method_name} needs the optional package '{package}'")
-    check(estimator)
+    reason = expected_failed_checks(estimator).get(check_name(check))
+    if reason is None:
+        check(estimator)
+    elif _fails(check, estimator):
+        pytest.xfail(reason)

@@ -69,3 +69,21 @@ def test_a_stale_detail_is_caught(monkeypatch):
 
     monkeypatch.setitem(help_pages.DETAILS, "tune", DETAILS["tune"] | {"--no-such-flag"})
     assert stale_details(GROUP) == {"tune": ["--no-such-flag"]}
+
+
+def test_help_all_leaves_the_command_as_it_was():
+    """The group built once and asked ``--help-all`` then ``--help`` (a library user's
+    group, or the suite's) gives the short page again: the full page is shown, not kept."""
+    import contextlib
+    import io
+
+    group = typer.main.get_command(app)
+
+    def page(*args: str) -> str:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            group.main(["release", *args], prog_name="bioanon", standalone_mode=False)
+        return out.getvalue()
+
+    short = page("--help")
+    assert len(page(HELP_ALL).splitlines()) > len(short.splitlines())
+    assert page("--help") == short

@@ -122,13 +122,19 @@ def short_pages(cmd: Any) -> None:
     def show_all(ctx: Any, _param: Any, value: bool) -> None:
         if not value or ctx.resilient_parsing:
             return
+        short_help, shown = cmd.help, [(p, p.hidden, p.help) for p in hidden]
         cmd.help = full
         for p in hidden:
             p.hidden = False
             late = [LATE_HELP[(cmd.name, o)] for o in p.opts if (cmd.name, o) in LATE_HELP]
             if late:
                 p.help = late[0]()
-        typer.echo(ctx.get_help(), color=ctx.color)
+        try:
+            typer.echo(ctx.get_help(), color=ctx.color)
+        finally:  # the command is as it was: a later --help in this process is short
+            cmd.help = short_help
+            for p, was_hidden, text in shown:
+                p.hidden, p.help = was_hidden, text
         ctx.exit()
 
     cmd.params.append(_help_all_param(show_all))
