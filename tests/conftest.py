@@ -81,3 +81,30 @@ def _one_click_group_per_app() -> Iterator[None]:
     patch.setattr(typer.testing, "_get_command", cached)
     yield
     patch.undo()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _param_names_once() -> Iterator[None]:
+    """scikit-learn reads an estimator's parameter names from its constructor's signature
+    (``BaseEstimator._get_param_names``: :func:`inspect.signature`) at every ``get_params``,
+    ``set_params`` and ``clone``, and a random forest calls them for each of its trees: a
+    few milliseconds a tree, most of a small table's forest. The names are a function of the
+    class and its constructor alone, so they are read once per (class, constructor) here and
+    handed out as a new list, as scikit-learn hands them out; a class whose signature
+    scikit-learn refuses (varargs) is refused at every call, as before. Nothing else
+    changes: every estimator's parameters, fits and predictions are scikit-learn's own."""
+    from sklearn.base import BaseEstimator
+
+    real = BaseEstimator.__dict__["_get_param_names"].__func__
+    names: dict[tuple[Any, Any], list[str]] = {}
+
+    def once(cls: Any) -> list[str]:
+        key = (cls, cls.__init__)
+        if key not in names:
+            names[key] = real(cls)
+        return list(names[key])
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(BaseEstimator, "_get_param_names", classmethod(once))
+    yield
+    patch.undo()
