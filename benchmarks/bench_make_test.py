@@ -84,7 +84,7 @@ def run_make(target: str, clone: Path, env: dict[str, str], load: LoadSampler,
     marks: list[tuple[float, str]] = [(t0, f"make {target} (before its first step)")]
     counts: dict[str, Any] = {}
     said: list[str] = []
-    with log.open("w") as sink, subprocess.Popen(
+    with log.open("w", buffering=1) as sink, subprocess.Popen(
             ["make", target], cwd=clone, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
         assert proc.stdout is not None
@@ -96,6 +96,8 @@ def run_make(target: str, clone: Path, env: dict[str, str], load: LoadSampler,
                 now = time.perf_counter()
                 marks.append((now, step.group(1)))
                 load.samples.append((now, os.getloadavg()[0]))
+                print(f"{time.strftime('%H:%M:%S')} make {target}: {step.group(1)}",
+                      flush=True)
             found = COUNTS.search(text)
             if found:
                 counts = {"line": found.group(1), "seconds": float(found.group(2))}
