@@ -88,7 +88,8 @@ def _param_names_once() -> Iterator[None]:
     """scikit-learn reads an estimator's parameter names from its constructor's signature
     (``BaseEstimator._get_param_names``: :func:`inspect.signature`) at every ``get_params``,
     ``set_params`` and ``clone``, and a random forest calls them for each of its trees: a
-    few milliseconds a tree, most of a small table's forest. The names are a function of the
+    few milliseconds a tree, about half of a small table's forest (a release test's
+    profile: 5.9 s of its forests' 12.9 s). The names are a function of the
     class and its constructor alone, so they are read once per (class, constructor) here and
     handed out as a new list, as scikit-learn hands them out; a class whose signature
     scikit-learn refuses (varargs) is refused at every call, as before. Nothing else
