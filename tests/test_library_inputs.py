@@ -5,6 +5,7 @@ string where a list of columns is asked is one column)."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 
 import numpy as np
@@ -354,3 +355,43 @@ def test_label_and_keep_as_feature_take_one_name_as_one_column(tmp_path, table):
     frame.assign(take=np.arange(len(frame)) % 3).to_csv(p, index=False)
     read = FeatureTable.read(p, keep_as_feature="take")
     assert "take" in read.feature_names and list(read.meta["kept_as_feature"]) == ["take"]
+
+
+def test_a_file_to_write_typed_as_a_folder_is_refused_and_nothing_written(tmp_path, table):
+    """``table.write('t.parquet/')`` and a release's ``write`` wrote ``t.parquet``: a path drops
+    the slash (wave 15). A user's file of that name is left as it was."""
+    from bioanon import SelectiveMeanAnonymizer
+    from bioanon.release import release
+
+    users = tmp_path / "t.parquet"
+    users.write_bytes(b"the user's own file")
+    with pytest.raises(BioanonError, match=r"output '.*t.parquet/' ends with a slash, which "
+                                           r"names a folder; name the file to write \('"):
+        table.write(str(users) + "/")
+    res = release(table, SelectiveMeanAnonymizer("expression", g=4, t=0.5),
+                  Roles(sensitive="identity", interest="expression"))
+    with pytest.raises(BioanonError, match="ends with a slash"):
+        res.write(str(users) + os.sep)
+    assert users.read_bytes() == b"the user's own file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+    table.write(str(tmp_path / "u.parquet"))  # the name without the slash is written
+    assert FeatureTable.read(tmp_path / "u.parquet").n_records == table.n_records
+
+
+def test_the_command_line_takes_a_slash_where_the_output_may_be_a_folder():
+    """The slash is refused only where ``-o`` names a file: ``--dask`` may write a folder of
+    Parquet parts, and a folder output (``evaluate --out``) is one."""
+    import typer
+
+    from bioanon.cli.app import app
+    from bioanon.cli.logs import _file_spelled_as_folder
+
+    group = typer.main.get_command(app)
+    anonymize = group.get_command(None, "anonymize")  # type: ignore[attr-defined]
+    evaluate = group.get_command(None, "evaluate")  # type: ignore[attr-defined]
+    said = _file_spelled_as_folder(anonymize, ["t.csv", "-o", "o.parquet/"])
+    assert said is not None and "give -o 'o.parquet'" in said and "--dask" in said
+    assert _file_spelled_as_folder(anonymize, ["t.csv", "-o", "parts/", "--dask"]) is None
+    assert _file_spelled_as_folder(anonymize, ["t.csv", "-o", "o.parquet"]) is None
+    assert _file_spelled_as_folder(anonymize, ["t.csv", "--", "-o", "x/"]) is None
+    assert _file_spelled_as_folder(evaluate, ["t.csv", "--out", "rep/"]) is None

@@ -71,14 +71,33 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def refuse_folder_name(path: str | os.PathLike) -> None:
+    """Refuse a file to write named as a folder is (``'rel.parquet/'``).
+
+    A path drops the slash (``Path('rel.parquet/')`` is ``rel.parquet``): the file was
+    written, or a file of that name replaced, where the caller meant a folder (``cp``
+    refuses the same). Only a str keeps the slash to be seen.
+
+    >>> refuse_folder_name("rel.parquet/")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bioanon.errors.BioanonError: output 'rel.parquet/' ends with a slash, ... ('rel.parquet')
+    """
+    if isinstance(path, str) and path.endswith(("/", os.sep)):
+        name = path.rstrip("/" + os.sep)
+        raise BioanonError(f"output '{path}' ends with a slash, which names a folder; name "
+                           "the file to write" + (f" ('{name}')" if name else ""))
+
+
 def check_output_file(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()
                       ) -> Path:
     """Check, before any work, that a file can be written at ``path``.
 
     Refuses an output that is an input, a folder, a named pipe, a device or a socket (the
     written file would be renamed over it, removing it), inside a missing or read-only
-    folder.
+    folder, or a name typed as a folder's (:func:`refuse_folder_name`).
     """
+    refuse_folder_name(path)
     p = Path(path)
     check_not_input(p, inputs)
     if p.is_dir():

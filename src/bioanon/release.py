@@ -51,6 +51,7 @@ import pandas as pd
 
 from ._version import __version__
 from .errors import BioanonError, missing_column, refuse_class, suggest
+from .io import refuse_folder_name
 from .release_unit import manifest_path, verify_release, write_unit
 from .table import FeatureTable, all_finite, check_column_name, format_of, refuse_nested
 
@@ -406,6 +407,7 @@ def write_release(table: FeatureTable, manifest: Mapping[str, Any], path: str | 
         Writes the report's files into the folder it is given. Without one, a previous
         unit's report at ``PATH.report/`` is removed (it describes another table).
     """
+    refuse_folder_name(path)
     out = Path(path)
     fmt = format_of(out)
     unit = write_unit(out, table=lambda tmp: table.write_to(tmp, fmt), manifest=manifest,

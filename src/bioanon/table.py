@@ -22,7 +22,7 @@ import pandas as pd
 
 from .errors import BioanonError, missing_column
 from .file_kinds import refuse_other_kind
-from .io import HashingWriter, atomic_path, not_a_regular_file, not_found
+from .io import HashingWriter, atomic_path, not_a_regular_file, not_found, refuse_folder_name
 
 FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".csv": "csv",
            ".npz": "npz"}
@@ -940,8 +940,10 @@ class FeatureTable:
     def write(self, path: str | os.PathLike) -> Path:
         """Write the table atomically; the format follows the extension.
 
-        The output appears only once complete (temporary file, then rename).
+        The output appears only once complete (temporary file, then rename). A name typed
+        as a folder's (``'t.parquet/'``) is refused.
         """
+        refuse_folder_name(path)
         path = path_of(path, "table.write('table.parquet')")
         with atomic_path(path) as tmp:
             self.write_to(tmp, format_of(path))

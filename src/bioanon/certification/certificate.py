@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BioanonError
 from ..evaluation.seeds import derive_seed
-from ..io import atomic_path
+from ..io import atomic_path, refuse_folder_name
 from ..release import write_release
 from ..release_unit import write_unit
 from ..table import FeatureTable
@@ -211,6 +211,7 @@ class CertifiedRelease:
         """
         if self.table is None:
             raise BioanonError(f"this release is written already, at '{self.output}'")
+        refuse_folder_name(path)  # before the report is amended with the name
         out = Path(path)
         outcome = {"certified": True, "written": True, "setting": self.setting,
                    "table": out.name, "manifest": out.name + ".manifest.json",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
@@ -211,11 +212,15 @@ def refuse_repeated_options(cmd: Any) -> None:
     original = cmd.parse_args
 
     def parse_args(ctx: Any, args: list[str]) -> Any:
+        message = None
         repeated = _repeated(cmd, args)
         if repeated is not None:
             flag, first, then = repeated
             message = (f"{flag} is given twice, as {first!r} and as {then!r}; it takes one "
                        "value (the last would be used, the other dropped): give it once")
+        else:
+            message = _file_spelled_as_folder(cmd, args)
+        if message is not None:
             json_error(message, "input", 2)
             raise _fail(message)
         return original(ctx, args)
@@ -223,15 +228,14 @@ def refuse_repeated_options(cmd: Any) -> None:
     cmd.parse_args = parse_args
 
 
-def _repeated(cmd: Any, args: list[str]) -> tuple[str, str, str] | None:
-    """The first option of one value ``args`` give twice with different values: (its
-    longest name, the first value, the other); None when there is none."""
-    takes = {}  # every option name that takes a value -> (its parameter, one value only)
+def _option_values(cmd: Any, args: list[str]) -> Iterator[tuple[Any, str]]:
+    """(parameter, value as typed) of each option of ``cmd`` that takes one value, in the
+    order ``args`` give them (up to ``--``)."""
+    takes = {}  # every option name that takes a value -> its parameter
     for param in cmd.params:
         if param.param_type_name == "option" and not param.is_flag and param.nargs == 1:
             for name in [*param.opts, *param.secondary_opts]:
-                takes[name] = (param, not param.multiple)
-    seen: dict[str, str] = {}
+                takes[name] = param
     i = 0
     while i < len(args):
         token = args[i]
@@ -242,10 +246,39 @@ def _repeated(cmd: Any, args: list[str]) -> tuple[str, str, str] | None:
             if not eq:
                 value = args[i + 1]
                 i += 1
-            param, once = takes[name]
-            if once and seen.setdefault(param.name, value) != value:
-                return max(param.opts, key=len), seen[param.name], value
+            yield takes[name], value
         i += 1
+
+
+def _repeated(cmd: Any, args: list[str]) -> tuple[str, str, str] | None:
+    """The first option of one value ``args`` give twice with different values: (its
+    longest name, the first value, the other); None when there is none."""
+    seen: dict[str, str] = {}
+    for param, value in _option_values(cmd, args):
+        if not param.multiple and seen.setdefault(param.name, value) != value:
+            return max(param.opts, key=len), seen[param.name], value
+    return None
+
+
+def _file_spelled_as_folder(cmd: Any, args: list[str]) -> str | None:
+    """The error for a file output typed as a folder (``-o rel.parquet/``), else None.
+
+    A command's ``output`` names the file it writes (its folder outputs are called ``out``).
+    A path turns ``rel.parquet/`` into ``rel.parquet``: the slash was dropped and the file
+    written, or a file of that name replaced, where the user meant a folder (``cp`` refuses
+    the same). With ``--dask`` the output may be a folder of Parquet parts and the slash
+    says so.
+    """
+    dask = any(p.name == "dask" for p in cmd.params) and "--dask" in args
+    for param, value in _option_values(cmd, args):
+        if param.name == "output" and value.endswith(("/", os.sep)) and not dask:
+            flag = "-o" if "-o" in param.opts else max(param.opts, key=len)
+            name = value.rstrip("/" + os.sep)
+            fix = f"give {flag} '{name}'" if name else "name a file"
+            more = (" (or add --dask to write a folder of Parquet parts)"
+                    if any(p.name == "dask" for p in cmd.params) else "")
+            return (f"{flag} '{value}' ends with a slash, which names a folder; {flag} names "
+                    f"the file to write: {fix}{more}")
     return None
 
 
