@@ -205,7 +205,9 @@ def refuse_repeated_options(cmd: Any) -> None:
     """Make ``cmd`` refuse an option of one value given twice with different values
     (``--sensitive speaker --sensitive identity``): click keeps the last and drops the
     other without a word, so a role, a method or an output the user typed was ignored. The
-    same value twice (a script's default repeated) passes."""
+    same value twice (a script's default repeated) passes. A file to write typed as a folder
+    (``-o rel.parquet/``, :func:`_file_spelled_as_folder`) is refused here too: the path
+    the command receives has lost the slash."""
     if getattr(cmd, "_bioanon_once", False):
         return
     cmd._bioanon_once = True
