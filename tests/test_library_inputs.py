@@ -392,6 +392,8 @@ def test_the_command_line_takes_a_slash_where_the_output_may_be_a_folder():
     said = _file_spelled_as_folder(anonymize, ["t.csv", "-o", "o.parquet/"])
     assert said is not None and "give -o 'o.parquet'" in said and "--dask" in said
     assert _file_spelled_as_folder(anonymize, ["t.csv", "-o", "parts/", "--dask"]) is None
+    # '--dask' as the value of another option is no flag
+    assert _file_spelled_as_folder(anonymize, ["t.csv", "--label", "--dask", "-o", "o/"])
     assert _file_spelled_as_folder(anonymize, ["t.csv", "-o", "o.parquet"]) is None
     assert _file_spelled_as_folder(anonymize, ["t.csv", "--", "-o", "x/"]) is None
     assert _file_spelled_as_folder(evaluate, ["t.csv", "--out", "rep/"]) is None

@@ -232,7 +232,7 @@ def refuse_repeated_options(cmd: Any) -> None:
 
 def _option_values(cmd: Any, args: list[str]) -> Iterator[tuple[Any, str]]:
     """(parameter, value as typed) of each option of ``cmd`` that takes one value, in the
-    order ``args`` give them (up to ``--``)."""
+    order ``args`` give them (up to ``--``); any other token comes as (None, token)."""
     takes = {}  # every option name that takes a value -> its parameter
     for param in cmd.params:
         if param.param_type_name == "option" and not param.is_flag and param.nargs == 1:
@@ -249,6 +249,8 @@ def _option_values(cmd: Any, args: list[str]) -> Iterator[tuple[Any, str]]:
                 value = args[i + 1]
                 i += 1
             yield takes[name], value
+        else:
+            yield None, token
         i += 1
 
 
@@ -257,7 +259,8 @@ def _repeated(cmd: Any, args: list[str]) -> tuple[str, str, str] | None:
     longest name, the first value, the other); None when there is none."""
     seen: dict[str, str] = {}
     for param, value in _option_values(cmd, args):
-        if not param.multiple and seen.setdefault(param.name, value) != value:
+        if param is not None and not param.multiple and \
+                seen.setdefault(param.name, value) != value:
             return max(param.opts, key=len), seen[param.name], value
     return None
 
@@ -271,9 +274,11 @@ def _file_spelled_as_folder(cmd: Any, args: list[str]) -> str | None:
     the same). With ``--dask`` the output may be a folder of Parquet parts and the slash
     says so.
     """
-    dask = any(p.name == "dask" for p in cmd.params) and "--dask" in args
-    for param, value in _option_values(cmd, args):
-        if param.name == "output" and value.endswith(("/", os.sep)) and not dask:
+    given = list(_option_values(cmd, args))
+    dask = any(p.name == "dask" for p in cmd.params) and (None, "--dask") in given
+    for param, value in given:  # (a '--dask' typed as another option's value is no flag)
+        if param is not None and param.name == "output" and value.endswith(("/", os.sep)) \
+                and not dask:
             flag = "-o" if "-o" in param.opts else max(param.opts, key=len)
             name = value.rstrip("/" + os.sep)
             fix = f"give {flag} '{name}'" if name else "name a file"
