@@ -274,16 +274,16 @@ def _file_spelled_as_folder(cmd: Any, args: list[str]) -> str | None:
     the same). With ``--dask`` the output may be a folder of Parquet parts and the slash
     says so.
     """
+    has_dask = any(p.name == "dask" for p in cmd.params)
     given = list(_option_values(cmd, args))
-    dask = any(p.name == "dask" for p in cmd.params) and (None, "--dask") in given
-    for param, value in given:  # (a '--dask' typed as another option's value is no flag)
-        if param is not None and param.name == "output" and value.endswith(("/", os.sep)) \
-                and not dask:
+    if has_dask and (None, "--dask") in given:  # (not a '--dask' typed as another's value)
+        return None
+    for param, value in given:
+        if param is not None and param.name == "output" and value.endswith(("/", os.sep)):
             flag = "-o" if "-o" in param.opts else max(param.opts, key=len)
             name = value.rstrip("/" + os.sep)
             fix = f"give {flag} '{name}'" if name else "name a file"
-            more = (" (or add --dask to write a folder of Parquet parts)"
-                    if any(p.name == "dask" for p in cmd.params) else "")
+            more = " (or add --dask to write a folder of Parquet parts)" if has_dask else ""
             return (f"{flag} '{value}' ends with a slash, which names a folder; {flag} names "
                     f"the file to write: {fix}{more}")
     return None
