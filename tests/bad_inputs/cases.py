@@ -467,11 +467,12 @@ def _all_cases() -> list[Case]:
     from .wave13 import wave13_cases
     from .wave14 import wave14_cases
     from .wave15 import wave15_cases
+    from .wave16 import wave16_cases
 
     return [*_cases(), *option_cases(), *wave5_cases(), *audit_cases(), *wave6_cases(),
             *wave7_cases(), *wave8_cases(), *wave9_cases(), *wave10_cases(),
             *wave11_cases(), *wave12_cases(), *wave13_cases(), *wave14_cases(),
-            *wave15_cases()]
+            *wave15_cases(), *wave16_cases()]
 
 
 CASES: list[Case] = _all_cases()

@@ -355,6 +355,7 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
         files = list(X)
         for i, name in enumerate(files):  # one file per stream; windowing is vectorised
             src = X[name]
+            df: pd.DataFrame | None = None
             try:
                 df = src if isinstance(src, pd.DataFrame) else _read_stream(src)
                 seg = segments[segments["file"] == name]
@@ -363,7 +364,8 @@ class MotionFeatures(TransformerMixin, BaseEstimator):
                 if reason:
                     raise BioanonError(f"stream has {reason}")
             except BioanonError as exc:
-                skipped.append({"file": str(name), "reason": str(exc)})
+                why = short_row(src, df) if isinstance(exc, MissingValues) else None
+                skipped.append({"file": str(name), "reason": why or str(exc)})
                 continue
             done.append((str(name), feats, acts, ch))
             if progress is not None:
@@ -452,6 +454,43 @@ def _refuse_text_cells(values: pd.Series, column: str) -> None:
                            "row")
 
 
+class MissingValues(BioanonError):
+    """A stream refused for a value that is missing (NaN), infinite or out of range: where
+    its file holds a row cut short, :func:`short_row` names that row instead."""
+
+
+def short_row(src: Any, df: pd.DataFrame | None) -> str | None:
+    """Why a stream read from the CSV file ``src`` into ``df`` holds missing values, when a
+    row of the file has fewer fields than its header (a row cut short, a line broken in
+    two): pandas reads the missing fields as NaN, which was refused as a NaN sensor value or
+    time, with the advice to clean values the file never held. The refusal the table
+    reader gives such a row (the line and its fields); None when ``src`` is no file or no
+    row is short.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.csv"
+    >>> _ = p.write_text("x,y,t\\n1,2,0\\n3\\n")
+    >>> print(short_row(p, pd.read_csv(p)))  # doctest: +NORMALIZE_WHITESPACE
+    line 3 of 's.csv' holds 1 fields where its header names 3: a row cut short or a line
+    broken in two; correct that line (an empty value is written as nothing between two commas)
+    """
+    from pathlib import Path
+
+    from ..table import _refuse_short_rows
+
+    if df is None or isinstance(src, pd.DataFrame):
+        return None
+    try:
+        _refuse_short_rows(Path(src), [str(c) for c in df.columns], df)
+    except BioanonError as exc:
+        return str(exc)
+    except (OSError, UnicodeDecodeError):  # read once already: the NaN refusal stands
+        return None
+    return None
+
+
 def sensor_values(df: pd.DataFrame, channels: Sequence[str]) -> np.ndarray:
     """The channels of one stream as float32, refusing NaN, inf and numbers beyond float32's
     range by channel and row, before the cast (whose NumPy warning, ``overflow encountered in
@@ -461,7 +500,7 @@ def sensor_values(df: pd.DataFrame, channels: Sequence[str]) -> np.ndarray:
         bad = ~np.isfinite(raw) | (np.abs(raw) > _FLOAT32_MAX)
     if bad.any():
         row, j = (int(v) for v in np.argwhere(bad)[0])
-        raise BioanonError(
+        raise MissingValues(
             f"the stream has {int(bad.sum())} sensor value(s) that are NaN, inf or beyond "
             f"32-bit floats (±3.4e38), first in channel '{channels[j]}' at row {row} "
             f"({raw[row, j]:g}); clean or drop those rows")
@@ -481,7 +520,7 @@ def stream_times(df: pd.DataFrame, column: str) -> np.ndarray:
     t = col.to_numpy(np.float64)
     bad = ~np.isfinite(t)
     if bad.any():
-        raise BioanonError(f"time column '{column}' has {int(bad.sum())} empty or infinite "
+        raise MissingValues(f"time column '{column}' has {int(bad.sum())} empty or infinite "
                            f"value(s) (first at row {int(np.argmax(bad))}); fill or drop "
                            "those rows")
     back = np.flatnonzero(np.diff(t) < 0)
@@ -527,14 +566,17 @@ def _no_channels(df: pd.DataFrame) -> str:
 
 
 def _read_stream(path: str | os.PathLike) -> pd.DataFrame:
-    from ..table import without_trailing_empty_rows
+    from pathlib import Path
+
+    from ..table import _long_row, without_trailing_empty_rows
 
     try:
         df = without_trailing_empty_rows(pd.read_csv(path))
     except FileNotFoundError:
         raise BioanonError(f"stream file '{path}' not found") from None
-    except Exception as exc:
-        raise BioanonError(f"cannot read stream '{path}': {exc}".splitlines()[0]) from None
+    except Exception as exc:  # a row of more fields than the header: named as the table's
+        raise BioanonError(_long_row(Path(path), str(exc)) or
+                           f"cannot read stream '{path}': {exc}".splitlines()[0]) from None
     if df.empty:
         raise BioanonError(f"stream '{path}' has no rows")
     return df
