@@ -191,6 +191,20 @@ def test_json_is_one_document_and_nothing_is_written_beside_released(files, tmp_
         doc["verdict"]
 
 
+def test_the_utility_line_gives_both_accuracies_their_intervals(files, tmp_path):
+    """The terminal's utility line and the report's headline: CAS and the clear accuracy,
+    each with its 95% interval, as report.json holds them."""
+    res = _cli(files, "-o", str(tmp_path / "report"), "--seed", "0")
+    u = json.loads((tmp_path / "report" / "report.json").read_text())["utility"]
+    cas, clear = (f"{r['value']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]"
+                  for r in (u["cas"], u["clear"]))
+    out = " ".join(res.output.split())
+    assert f"utility: CAS {cas} (trained on RELEASED) against {clear} trained on INPUT" in out
+    page = (tmp_path / "report" / "report.html").read_text()
+    for r in (u["cas"], u["clear"]):
+        assert f"{r['value']:.3f} <span class='ci'>[{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]" in page
+
+
 def _one_line(res: object) -> str:
     out = res.output.strip()  # type: ignore[attr-defined]
     assert res.exit_code == 2, out  # type: ignore[attr-defined]

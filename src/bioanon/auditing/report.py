@@ -17,6 +17,7 @@ from typing import Any
 
 from ..io import mark_output, write_text_atomic
 from ..report.html import plan_section, render_html, risk_details_section, risk_table_section
+from ..report.html_cells import rate_text
 from .run import AuditResult
 
 FILES = ("report.json", "report.html")
@@ -41,8 +42,9 @@ def headline_section(report: Mapping[str, Any]) -> str:
     if f.get("named_note"):
         copied += f"<p class='bad'>Finding: {_e(f['named_note'])}.</p>"
     u = report["utility"]
-    util = (f"<p>Utility: CAS {u['cas']['value']:.3f} (trained on RELEASED, scored on "
-            f"HOLDOUT) against {u['clear']['value']:.3f} trained on INPUT; chance "
+    util = (f"<p>Utility: CAS {rate_text(u['cas']['value'], u['cas'].get('ci'))} (trained "
+            "on RELEASED, scored on HOLDOUT) against "
+            f"{rate_text(u['clear']['value'], u['clear'].get('ci'))} trained on INPUT; chance "
             f"{u['chance']:.3f} ('{_e(u['column'])}').</p>")
     return (f"<div id='headline'{cls}><p class='status'>The release {words} level "
             f"'<b>{_e(lv['name'])}</b>' (record {targets['record']:g}, identity "

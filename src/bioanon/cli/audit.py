@@ -9,6 +9,7 @@ import typer
 
 from ..errors import BioanonError
 from ..io import check_output_dir, resolved
+from ..report.summary import rate_words
 from .common import (
     OUT_FLAGS,
     InputArg,
@@ -133,8 +134,8 @@ def audit(
                 notes.print(f"finding: {f[key]}", highlight=False, markup=False,
                             soft_wrap=True)
         u = doc["utility"]
-        notes.print(f"utility: CAS {u['cas']['value']:.3f} (trained on RELEASED) against "
-                    f"{u['clear']['value']:.3f} trained on INPUT", highlight=False,
+        notes.print(f"utility: CAS {rate_words(u['cas'])} (trained on RELEASED) against "
+                    f"{rate_words(u['clear'])} trained on INPUT", highlight=False,
                     markup=False)
         v = doc["verdict"]
         notes.print(f"verdict at level '{v['level']['name']}': {v['status']}",

@@ -133,6 +133,16 @@ def _rate(value: float, ci: Any) -> str:
     return f"{value:.3f}{_ci(ci)}"
 
 
+def rate_words(rate: Mapping[str, Any]) -> str:
+    """A rate's dict (``value``, ``ci``: :meth:`~bioanon.metrics.results.Rate.to_dict`) as
+    the terminal says it.
+
+    >>> rate_words({"value": 0.8, "ci": [0.49, 0.943], "n": 10})
+    '0.800 [0.490, 0.943]'
+    """
+    return _rate(float(rate["value"]), rate.get("ci"))
+
+
 def of_clear(cas: float, clear: Any) -> str:
     """The headline utility's ratio to clear, as every view says it (terminal, verdict,
     report banner): ``(0.91 × clear 0.963)``; empty without a clear accuracy.
