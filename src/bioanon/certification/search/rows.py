@@ -144,14 +144,16 @@ def row_line(row: Mapping[str, Any]) -> str:
     ...      "risks": [{"name": "record-membership", "statistic": "advantage", "value": 0.36,
     ...                 "ci": [0.25, 0.47], "target": 0.1, "status": "not met"}]}
     >>> row_line(r).split("; ")[1].split(" -> ")[0]
-    'record-membership advantage 0.360 (upper bound 0.470, target 0.1) not met'
+    'record-membership advantage 0.360 [0.250, 0.470] (target 0.1) not met'
+    >>> row_line({**r, "cas_ci": [0.83, 0.87], "clear_ci": [0.84, 0.88]}).split("; ")[0]
+    '  vp-mix(g=8): CAS 0.850 [0.830, 0.870] (clear 0.860 [0.840, 0.880])'
     """
     parts = []
     for r in row.get("risks", []):
         v, target = r["value"], r.get("target")
-        limit = "" if target is None else f", target {target:g}"
-        fig = ("—" if not np.isfinite(v)
-               else f"{v:.3f} (upper bound {r['ci'][1]:.3f}{limit})")
+        limit = "" if target is None else f" (target {target:g})"
+        # the 95% interval, whose upper bound is what the target reads
+        fig = "—" if not np.isfinite(v) else f"{v:.3f}{_interval(r.get('ci'))}{limit}"
         status = "not measured" if _unmeasured(r) else r["status"]
         parts.append(f"{r['name']} {r['statistic']} {fig} {status}")
     if row.get("judged_by") == FLOORED:  # none measured: the floor decided first
@@ -175,10 +177,18 @@ def row_line(row: Mapping[str, Any]) -> str:
         verdict_ = f"{verdict_} [screened at stage 1: the cheap attackers decided it]"
     elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
         verdict_ = f"{verdict_} [judged at stage 1, no recognition panel]"
-    cas = (f"CAS {row['cas']:.3f}" if np.isfinite(float(row["cas"]))
-           else "CAS not measured (screened)")
-    return (f"  {row['setting']}: {cas} (clear {row['clear']:.3f}); "
+    cas = (f"CAS {row['cas']:.3f}{_interval(row.get('cas_ci'))}"
+           if np.isfinite(float(row["cas"])) else "CAS not measured (screened)")
+    return (f"  {row['setting']}: {cas} (clear {row['clear']:.3f}"
+            f"{_interval(row.get('clear_ci'))}); "
             + "; ".join(parts) + f" -> {verdict_}")
+
+
+def _interval(ci: Any) -> str:
+    """`` [lo, hi]``: a 95% interval as a search line says it; empty without one."""
+    if not ci or len(ci) != 2 or not all(np.isfinite(float(x)) for x in ci):
+        return ""
+    return f" [{float(ci[0]):.3f}, {float(ci[1]):.3f}]"
 
 
 def _unmeasured(risk: Mapping[str, Any]) -> bool:
