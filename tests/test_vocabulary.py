@@ -129,6 +129,18 @@ def test_tune_json_prints_the_sweep_summary(tiny_csv, tmp_path):
     assert [s["params"] for s in doc["settings"]] == [{"g": 4}, {"g": 8}]
     assert doc == json.loads((out / "tune.json").read_text())["summary"]
     assert str(tmp_path) not in res.stdout
+    for s in doc["settings"]:  # every rate with its 95% interval
+        for rate in ("cas", "worst_case"):
+            lo, hi = s[f"{rate}_ci"]
+            assert lo <= s[rate] <= hi
+    # the terminal table says the same intervals
+    res = runner.invoke(app, ["tune", str(tiny_csv), *ROLES, "--grid", "g=4,8", "-o",
+                              str(tmp_path / "t2"), "--models", "knn", "--attackers", "naive"],
+                        env={"COLUMNS": "200"})
+    for s in doc["settings"]:
+        for rate in ("cas", "worst_case"):
+            lo, hi = s[f"{rate}_ci"]
+            assert f"{s[rate]:.3f} [{lo:.3f}, {hi:.3f}]" in res.stdout
 
 
 def test_tune_k_json_prints_the_k_summary(tiny_csv, tmp_path):
@@ -137,3 +149,8 @@ def test_tune_k_json_prints_the_k_summary(tiny_csv, tmp_path):
                         "-o", str(tmp_path / "k"), "--k-max", "4", "--json"])
     assert [r["k"] for r in doc["per_k"]] == [2, 3, 4]
     assert doc["recommended_k"] in (2, 3, 4)
+    for r in doc["per_k"]:  # every rate with its 95% interval over the records
+        for rate, ci in (("record_linkage_rate", "record_linkage_ci"),
+                         ("identity_rank1_naive", "identity_rank1_ci")):
+            lo, hi = r[ci]
+            assert lo <= r[rate] <= hi and hi - lo < 1

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from ..io import atomic_path, check_output_dir, mark_output, write_text_atomic
+from ..report.summary import rate_words
 from . import common as opt
 from .common import (
     MethodChoice,
@@ -110,8 +111,10 @@ def tune_command(
         notes.print(f"confirmation on a fresh split and seed: "
                     f"{summary['confirmation']['sentence']}", highlight=False, markup=False)
     if summary["recommended"] is None:
+        swept = ", ".join(points) or "parameters"
         notes.print(f"no setting keeps the worst-case advantage within {target_advantage:g}; "
-                    "try larger g, smaller r_p or a stronger method", highlight=False)
+                    f"try {method}'s {swept} further toward privacy, or another method "
+                    "(bioanon release searches every method)", highlight=False)
     notes.print(f"wrote {json_path.name} and tune.png to {out}")
 
 
@@ -119,15 +122,19 @@ def print_table(summary: dict) -> None:
     """The sweep's summary as a terminal table."""
     tab = Table(title=f"{summary['method']} sweep (chance {summary['chance']:.3f}, baseline "
                       f"{summary['baseline']:.3f})")
-    for col in ("setting", "CAS", "worst case", "attacker", "advantage [95% CI]", ""):
+    for col in ("setting", "CAS", "worst case", "attacker", "advantage", ""):
         tab.add_column(col, justify="left" if col in ("setting", "attacker") else "right",
                        overflow="fold")
     for row in summary["settings"]:
         mark = "recommended" if row["recommended"] else "front" if row["front"] else ""
         tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()),
-                    f"{row['cas']:.3f}", f"{row['worst_case']:.3f}", row["worst_attacker"],
+                    rate_words({"value": row["cas"], "ci": row.get("cas_ci")}),
+                    rate_words({"value": row["worst_case"], "ci": row.get("worst_case_ci")}),
+                    row["worst_attacker"],
                     f"{row['advantage']:+.3f} [{row['advantage_ci'][0]:+.3f}, "
                     f"{row['advantage_ci'][1]:+.3f}]", mark)
+    tab.caption = "each figure with its 95% interval"
     if summary.get("cas_by"):
-        tab.caption = f"CAS: {summary['cas_by']}, trained on the release, scored on clear"
+        tab.caption += (f"; CAS: {summary['cas_by']}, trained on the release, scored on "
+                        "clear")
     console.print(tab)

@@ -81,13 +81,13 @@ class SweepResult:
         ``summary`` (figures and settings only; no seed).
 
         Keys: ``method``, ``chance``, ``baseline``, ``target_advantage``, ``settings`` (one
-        per setting: ``params``, ``cas``, ``worst_case``, ``worst_case_ci``,
+        per setting: ``params``, ``cas``, ``cas_ci``, ``worst_case``, ``worst_case_ci``,
         ``worst_attacker``, ``advantage``, ``advantage_ci``, ``met``, ``front``,
         ``recommended``), ``recommended`` (its params or None), ``skipped``, ``confirmation``
         (``met`` and ``sentence`` of the re-evaluation, or None).
         """
-        keys = ("params", "cas", "worst_case", "worst_case_ci", "worst_attacker", "advantage",
-                "advantage_ci", "met")
+        keys = ("params", "cas", "cas_ci", "worst_case", "worst_case_ci", "worst_attacker",
+                "advantage", "advantage_ci", "met")
         settings = [{**{k: row.get(k) for k in keys}, "front": j in self.front,
                      "recommended": j == self.recommended} for j, row in enumerate(self.rows)]
         c = self.confirmation
@@ -246,7 +246,8 @@ def sweep(table: FeatureTable, anonymizer: Any, grid: Mapping[str, Sequence[Any]
         v = verdict(report, target_advantage)
         rows.append({
             "params": point, "U": u["U"], "U_clear": u["U_clear"],
-            "cas": u["cas"]["value"], "cas_clear": u["interest"]["clear"],
+            "cas": u["cas"]["value"], "cas_ci": u["cas"].get("ci"),
+            "cas_clear": u["interest"]["clear"],
             "interest_anonymized": u["interest"]["anonymized"],
             "worst_case": worst["accuracy"], "worst_case_ci": worst.get("ci"),
             "worst_attacker": f"{worst['mode']} / "

@@ -84,23 +84,41 @@ class KTuning:
         """The headline figures: the terminal table, ``tune-k --json`` and ``tune-k.json``'s
         ``summary``. Keys: ``clusterer``, ``n_records``, ``recommended_k``, ``per_k`` (one
         entry per k: ``k``, ``information_loss``, ``record_linkage_rate``,
-        ``bound_1_over_k``, ``at_risk_rate``, ``identity_rank1_naive``), ``notes``."""
+        ``bound_1_over_k``, ``at_risk_rate``, ``identity_rank1_naive``, and each rate's
+        95% Wilson interval over the records, ``record_linkage_ci``, ``at_risk_ci``,
+        ``identity_rank1_ci``: None where the rate is not measured), ``notes``."""
+        from ..report.intervals import rate_interval
+
+        def ci(rate: float | None) -> list[float] | None:
+            got = rate_interval(rate, self.n_records)
+            return None if got is None else [float(got[0]), float(got[1])]
+
         per_k = [{"k": k, "information_loss": self.information_loss[i],
                   "record_linkage_rate": self.record_linkage[i], "bound_1_over_k": 1.0 / k,
                   "at_risk_rate": self.at_risk[i],
                   "identity_rank1_naive": None if self.identity_rank1 is None
-                  else self.identity_rank1[i]} for i, k in enumerate(self.ks)]
+                  else self.identity_rank1[i],
+                  "record_linkage_ci": ci(self.record_linkage[i]),
+                  "at_risk_ci": ci(self.at_risk[i]),
+                  "identity_rank1_ci": None if self.identity_rank1 is None
+                  else ci(self.identity_rank1[i])} for i, k in enumerate(self.ks)]
         return {"clusterer": self.clusterer, "n_records": self.n_records,
                 "recommended_k": self.recommended_k, "per_k": per_k, "notes": self.notes}
 
     def rows(self) -> list[tuple[str, ...]]:
         """One printable row per k (from :meth:`summary`)."""
+        def rate(value: float | None, ci: Any) -> str:  # a rate and its 95% interval
+            if value is None:
+                return ""
+            return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
         out: list[tuple[str, ...]] = []
         for r in self.summary()["per_k"]:
-            ident = "" if r["identity_rank1_naive"] is None else f"{r['identity_rank1_naive']:.3f}"
             out.append((str(r["k"]), f"{r['information_loss']:.4g}",
-                        f"{r['record_linkage_rate']:.3f}", f"{r['bound_1_over_k']:.3f}",
-                        f"{r['at_risk_rate']:.3f}", ident))
+                        rate(r["record_linkage_rate"], r["record_linkage_ci"]),
+                        f"{r['bound_1_over_k']:.3f}",
+                        rate(r["at_risk_rate"], r["at_risk_ci"]),
+                        rate(r["identity_rank1_naive"], r["identity_rank1_ci"])))
         return out
 
 
