@@ -63,3 +63,18 @@ def test_every_rate_row_of_the_terminal_table_shows_its_interval(evaluated):
 def test_the_consumer_panel_rows_give_the_clear_accuracy_its_interval(evaluated):
     rows = [v for k, v in summary_rows(summary(build_report(evaluated))) if " panel " in k]
     assert rows and all(re.search(r"\(clear \d\.\d{3} \[", v) for v in rows), rows
+
+
+def test_the_verdict_gives_the_headline_cas_its_interval(evaluated):
+    from bioanon.evaluation import verdict
+    from bioanon.report.verdict_points import verdict_points
+
+    u = evaluated.utility()["expression"]
+    v = verdict(evaluated, 0.05)
+    assert v.cas_ci == pytest.approx(u.cas.ci) and v.clear_ci == pytest.approx(u.clear.ci)
+    # read back from the report as written: the same intervals
+    again = verdict(build_report(evaluated).to_dict(), 0.05)
+    assert again.cas_ci == pytest.approx(u.cas.ci) and again.clear_ci == pytest.approx(
+        u.clear.ci)
+    lo, hi = u.cas.ci
+    assert f"CAS {u.cas.value:.3f} [{lo:.3f}, {hi:.3f}]" in verdict_points(v.to_dict())[1][-1]

@@ -120,7 +120,7 @@ def test_evaluate_json_prints_report_summary(tiny_csv, tmp_path):
     assert "wrote" in res.stderr  # notes go to stderr
 
 
-def test_tune_json_prints_the_sweep_summary(tiny_csv, tmp_path):
+def test_tune_json_prints_the_sweep_summary(tiny_csv, tmp_path, monkeypatch):
     out = tmp_path / "t"
     doc, res = _json_run(["tune", str(tiny_csv), *ROLES, "--grid", "g=4,8", "-o", str(out),
                           "--models", "knn", "--attackers", "naive", "--json"])
@@ -134,13 +134,18 @@ def test_tune_json_prints_the_sweep_summary(tiny_csv, tmp_path):
             lo, hi = s[f"{rate}_ci"]
             assert lo <= s[rate] <= hi
     # the terminal table says the same intervals
-    res = runner.invoke(app, ["tune", str(tiny_csv), *ROLES, "--grid", "g=4,8", "-o",
-                              str(tmp_path / "t2"), "--models", "knn", "--attackers", "naive"],
-                        env={"COLUMNS": "200"})
+    from rich.console import Console
+
+    import bioanon.cli.tune as tune_cli
+
+    wide = Console(record=True, width=200)
+    monkeypatch.setattr(tune_cli, "console", wide)
+    tune_cli.print_table(doc)
+    text = wide.export_text()
     for s in doc["settings"]:
         for rate in ("cas", "worst_case"):
             lo, hi = s[f"{rate}_ci"]
-            assert f"{s[rate]:.3f} [{lo:.3f}, {hi:.3f}]" in res.stdout
+            assert f"{s[rate]:.3f} [{lo:.3f}, {hi:.3f}]" in text
 
 
 def test_tune_k_json_prints_the_k_summary(tiny_csv, tmp_path):

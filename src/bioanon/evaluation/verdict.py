@@ -92,6 +92,10 @@ class Verdict:
     risks: tuple[RiskResult, ...] = field(default_factory=tuple)
     level: Any = None
     accepted: dict[str, str] = field(default_factory=dict)
+    #: the 95% intervals of ``cas`` and ``clear`` (None: not known, a report written
+    #: before they were kept)
+    cas_ci: tuple[float, float] | None = None
+    clear_ci: tuple[float, float] | None = None
 
     @property
     def recognition_met(self) -> bool:
@@ -116,7 +120,9 @@ class Verdict:
             "worst_case": {"accuracy": self.accuracy, "ci": list(self.ci),
                            "attacker": self.attacker},
             "chance": self.chance, "control": self.control,
-            "utility": {"cas": self.cas, "clear": self.clear, "column": self.interest},
+            "utility": {"cas": self.cas, "clear": self.clear, "column": self.interest,
+                        "cas_ci": None if self.cas_ci is None else list(self.cas_ci),
+                        "clear_ci": None if self.clear_ci is None else list(self.clear_ci)},
             "advantage": {"value": self.advantage, "ci": list(self.advantage_ci),
                           "over": self.baseline_name}}
         if self.max_accuracy is not None:
@@ -229,6 +235,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
         mx = (w.rate.value, w.rate.ci, w.attacker, w.advantage.value, w.advantage.ci)
         common = (result.chance(), result.control().value, w.baseline_name, result.sensitive,
                   result.interest, u.cas.value, u.clear.value)
+        util_ci = (tuple(u.cas.ci), tuple(u.clear.ci))
         cf = result.worst_case_crossfit()
         accept = {**dict(getattr(result, "accept_risks_", {}) or {}), **accept}
     else:
@@ -238,6 +245,7 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
         mx = (w_["accuracy"], tuple(w_["ci"]), name, adv["value"], tuple(adv["ci"]))
         common = (p["chance"], p["control"]["value"], adv["over"], p["sensitive"],
                   u_["column"], u_.get("cas", u_.get("anonymized_to_clear")), u_["clear"])
+        util_ci = _report_utility_cis(result)
         cf = p.get("worst_case_crossfit")
         accept = {**dict((result.get("verdict") or {}).get("accepted_risks") or {}), **accept}
     if cf:
@@ -263,7 +271,35 @@ def verdict(result: Any, target_advantage: float = DEFAULT_TARGET, *,
     return Verdict(target, met, judged[0], judged[1], judged[2], judged[3],
                    judged[4], *common, judged_by=by, max_accuracy=mx[0], max_ci=mx[1],
                    max_attacker=mx[2], max_advantage=mx[3], max_advantage_ci=mx[4],
-                   risks=tuple(risks), level=lv, accepted=accept)
+                   risks=tuple(risks), level=lv, accepted=accept, cas_ci=util_ci[0],
+                   clear_ci=util_ci[1])
+
+
+def _report_utility_cis(report: Mapping[str, Any]
+                        ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """(CAS, clear) 95% intervals of a report's interest: the ones it carries, else Wilson's
+    on the held-out records it was scored on; None where neither is known."""
+    import math
+
+    from ..metrics.scores import wilson_interval
+
+    u = report["utility"]["interest"]
+    n = u.get("n", (report.get("dataset") or {}).get("n_test"))
+    top = report["utility"].get("cas")
+
+    def interval(value: Any, given: Any) -> tuple[float, float] | None:
+        if given is not None and len(given) == 2:
+            return float(given[0]), float(given[1])
+        try:
+            v, count = float(value), int(n or 0)
+        except (TypeError, ValueError):
+            return None
+        return wilson_interval(int(round(v * count)), count) \
+            if math.isfinite(v) and count > 0 else None
+
+    cas = interval(u.get("cas", u.get("anonymized_to_clear")),
+                   u.get("cas_ci") or (top.get("ci") if isinstance(top, Mapping) else None))
+    return cas, interval(u.get("clear"), u.get("clear_ci"))
 
 
 def judge_risks(risks: Any, target: float, lv: Any, accept: dict[str, str],

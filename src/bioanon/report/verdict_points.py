@@ -15,7 +15,9 @@ Examples
 >>> verdict_points({**v, "met": True, "risks": v["risks"][1:]})[0]
 'target met: 1 risk within its target'
 >>> points[0]
-'record-recognition: not met — advantage 0.500 (upper bound 0.660, target 0.05)'
+'record-recognition: not met — advantage 0.500 [0.200, 0.660] (target 0.05)'
+>>> verdict_points({**v, "utility": {**v["utility"], "cas_ci": [0.2, 0.3]}})[1][-1]
+"headline utility: CAS 0.250 [0.200, 0.300] (0.27 × clear 0.917) for 'expression'"
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ PASSING = ("met", "accepted", "covered by the guarantee")
 
 
 def _figure(r: Mapping[str, Any]) -> str:
+    """A risk's figure with its 95% interval (whose upper bound the target reads)."""
     value, ci, target = r.get("value"), r.get("ci") or [None, None], r.get("target")
     if not isinstance(value, int | float) or value != value:
         return "not measured"
-    upper = "" if ci[1] is None else f"upper bound {ci[1]:.3f}, "
-    return f"{r.get('statistic', '')} {value:.3f} ({upper}target {target:g})".strip()
+    interval = "" if None in ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+    return f"{r.get('statistic', '')} {value:.3f}{interval} (target {target:g})".strip()
 
 
 def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -61,7 +64,9 @@ def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
         from .summary import HEADLINE, of_clear
 
         ratio = of_clear(u["cas"], u.get("clear"))
-        points.append(f"{HEADLINE}: CAS {u['cas']:.3f} {ratio}".rstrip()
+        ci = u.get("cas_ci")
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        points.append(f"{HEADLINE}: CAS {u['cas']:.3f}{interval} {ratio}".rstrip()
                       + f" for '{u.get('column', 'the interest')}'")
     return head, points
 

@@ -143,12 +143,12 @@ class SearchResult:
         if cut is not None:
             if row is None:
                 return cut
-            return (f"{cut}; of the settings judged, the closest: {row['setting']} (CAS "
-                    f"{row['cas']:.3f}, clear {row['clear']:.3f}) fell short on {why}")
+            return (f"{cut}; of the settings judged, the closest: {row['setting']} "
+                    f"({_utility_words(row)}) fell short on {why}")
         if row is None:
             return f"no certified setting: {why}"
-        return (f"no setting meets every target; closest: {row['setting']} (CAS "
-                f"{row['cas']:.3f}, clear {row['clear']:.3f}); fell short on {why}")
+        return (f"no setting meets every target; closest: {row['setting']} "
+                f"({_utility_words(row)}); fell short on {why}")
 
     def tradeoff_table(self) -> list[dict[str, Any]]:
         """The trade-off table from the rows as they stand (:func:`.tradeoff.level_rows`)."""
@@ -211,3 +211,16 @@ class SearchResult:
                 "ranking": self.ranking}
 
 
+def _utility_words(row: Mapping[str, Any]) -> str:
+    """A row's CAS and clear accuracy with their 95% intervals, as a refusal says them.
+
+    >>> _utility_words({"cas": 0.872, "cas_ci": [0.85, 0.89], "clear": 0.953})
+    'CAS 0.872 [0.850, 0.890], clear 0.953'
+    """
+    def rate(value: float, ci: Any) -> str:
+        if ci and len(ci) == 2 and all(math.isfinite(float(x)) for x in ci):
+            return f"{value:.3f} [{float(ci[0]):.3f}, {float(ci[1]):.3f}]"
+        return f"{value:.3f}"
+
+    return (f"CAS {rate(row['cas'], row.get('cas_ci'))}, "
+            f"clear {rate(row['clear'], row.get('clear_ci'))}")
