@@ -9,7 +9,7 @@ import typer
 
 from ..errors import BioanonError
 from ..io import check_output_dir, resolved
-from ..report.summary import rate_words
+from ..metrics.intervals import rate_words
 from .common import (
     OUT_FLAGS,
     InputArg,
@@ -133,10 +133,10 @@ def audit(
             if f.get(key) and (key != "copied_note" or f["copied_rows"]):
                 notes.print(f"finding: {f[key]}", highlight=False, markup=False,
                             soft_wrap=True)
-        u = doc["utility"]
-        notes.print(f"utility: CAS {rate_words(u['cas'])} (trained on RELEASED) against "
-                    f"{rate_words(u['clear'])} trained on INPUT", highlight=False,
-                    markup=False)
+        cas, clear = doc["utility"]["cas"], doc["utility"]["clear"]
+        notes.print(f"utility: CAS {rate_words(cas['value'], cas.get('ci'))} (trained on "
+                    f"RELEASED) against {rate_words(clear['value'], clear.get('ci'))} trained "
+                    "on INPUT", highlight=False, markup=False)
         v = doc["verdict"]
         notes.print(f"verdict at level '{v['level']['name']}': {v['status']}",
                     highlight=False, markup=False)

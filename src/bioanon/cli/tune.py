@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from ..io import atomic_path, check_output_dir, mark_output, write_text_atomic
-from ..report.summary import rate_words
+from ..metrics.intervals import rate_words
 from . import common as opt
 from .common import (
     MethodChoice,
@@ -128,8 +128,8 @@ def print_table(summary: dict) -> None:
     for row in summary["settings"]:
         mark = "recommended" if row["recommended"] else "front" if row["front"] else ""
         tab.add_row(", ".join(f"{k}={v}" for k, v in row["params"].items()),
-                    rate_words({"value": row["cas"], "ci": row.get("cas_ci")}),
-                    rate_words({"value": row["worst_case"], "ci": row.get("worst_case_ci")}),
+                    rate_words(row["cas"], row.get("cas_ci")),
+                    rate_words(row["worst_case"], row.get("worst_case_ci")),
                     row["worst_attacker"],
                     f"{row['advantage']:+.3f} [{row['advantage_ci'][0]:+.3f}, "
                     f"{row['advantage_ci'][1]:+.3f}]", mark)

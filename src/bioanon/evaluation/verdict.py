@@ -279,27 +279,14 @@ def _report_utility_cis(report: Mapping[str, Any]
                         ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """(CAS, clear) 95% intervals of a report's interest: the ones it carries, else Wilson's
     on the held-out records it was scored on; None where neither is known."""
-    import math
-
-    from ..metrics.scores import wilson_interval
+    from ..metrics.intervals import rate_interval
 
     u = report["utility"]["interest"]
     n = u.get("n", (report.get("dataset") or {}).get("n_test"))
     top = report["utility"].get("cas")
-
-    def interval(value: Any, given: Any) -> tuple[float, float] | None:
-        if given is not None and len(given) == 2:
-            return float(given[0]), float(given[1])
-        try:
-            v, count = float(value), int(n or 0)
-        except (TypeError, ValueError):
-            return None
-        return wilson_interval(int(round(v * count)), count) \
-            if math.isfinite(v) and count > 0 else None
-
-    cas = interval(u.get("cas", u.get("anonymized_to_clear")),
-                   u.get("cas_ci") or (top.get("ci") if isinstance(top, Mapping) else None))
-    return cas, interval(u.get("clear"), u.get("clear_ci"))
+    given = u.get("cas_ci") or (top.get("ci") if isinstance(top, Mapping) else None)
+    return (rate_interval(u.get("cas", u.get("anonymized_to_clear")), n, given),
+            rate_interval(u.get("clear"), n, u.get("clear_ci")))
 
 
 def judge_risks(risks: Any, target: float, lv: Any, accept: dict[str, str],

@@ -7,6 +7,10 @@ them (no I/O, no randomness except the seeded bootstrap).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from .normal import ppf
@@ -123,3 +127,59 @@ def bootstrap_eer(scores: np.ndarray, same: np.ndarray, n_boot: int = 200, seed:
     alpha = (1 - confidence) / 2
     lo, hi = np.nanquantile(boots, [alpha, 1 - alpha])
     return (eer, float(lo), float(hi))
+
+
+def rate_interval(rate: float | None, n: int | None,
+                  given: Sequence[float] | None = None) -> tuple[float, float] | None:
+    """``given`` when present, else Wilson's interval for ``rate`` measured on ``n`` records.
+
+    Examples
+    --------
+    >>> [round(v, 3) for v in rate_interval(0.8, 10)]
+    [0.49, 0.943]
+    >>> rate_interval(0.5, None) is None, rate_interval(float("nan"), 10) is None
+    (True, True)
+    """
+    if given is not None and len(given) == 2:
+        try:
+            lo, hi = float(given[0]), float(given[1])
+        except (TypeError, ValueError):  # None, NA: no interval given
+            lo = hi = math.nan
+        if math.isfinite(lo) and math.isfinite(hi):
+            return lo, hi
+    try:  # no rate (None, NaN, not a number) or no count: no interval
+        value, count = float(rate), int(n or 0)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(value) or count <= 0:
+        return None
+    return wilson_interval(int(round(value * count)), count)
+
+
+def interval_words(ci: Any, fmt: str = ".3f") -> str:
+    """`` [lo, hi]``: a 95% interval as the terminal writes it after its figure; empty when
+    there is none (None, NaN).
+
+    >>> interval_words([0.49, 0.943]), interval_words(None), interval_words([-0.02, 0.1], "+.3f")
+    (' [0.490, 0.943]', '', ' [-0.020, +0.100]')
+    """
+    if ci is None or len(ci) != 2:
+        return ""
+    try:
+        lo, hi = float(ci[0]), float(ci[1])
+    except (TypeError, ValueError):
+        return ""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return ""
+    return f" [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def rate_words(value: float | None, ci: Any) -> str:
+    """A rate and its 95% interval as every terminal line says them; empty without a rate.
+
+    >>> rate_words(0.8, [0.49, 0.943]), rate_words(0.8, None), rate_words(None, None)
+    ('0.800 [0.490, 0.943]', '0.800', '')
+    """
+    if value is None:
+        return ""
+    return f"{float(value):.3f}{interval_words(ci)}"

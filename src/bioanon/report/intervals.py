@@ -8,40 +8,12 @@ number of records it was scored on (``n``, else the held-out split's size).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ..metrics.scores import wilson_interval
+from ..metrics.intervals import rate_interval
 
-__all__ = ["rate_interval"]
-
-
-def rate_interval(rate: float | None, n: int | None,
-                  given: Sequence[float] | None = None) -> tuple[float, float] | None:
-    """``given`` when present, else Wilson's interval for ``rate`` measured on ``n`` records.
-
-    Examples
-    --------
-    >>> [round(v, 3) for v in rate_interval(0.8, 10)]
-    [0.49, 0.943]
-    >>> rate_interval(0.5, None) is None, rate_interval(float("nan"), 10) is None
-    (True, True)
-    """
-    if given is not None and len(given) == 2:
-        try:
-            lo, hi = float(given[0]), float(given[1])
-        except (TypeError, ValueError):  # None, NA: no interval given
-            lo = hi = math.nan
-        if math.isfinite(lo) and math.isfinite(hi):
-            return lo, hi
-    try:  # no rate (None, NaN, not a number) or no count: no interval
-        value, count = float(rate), int(n or 0)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    if not math.isfinite(value) or count <= 0:
-        return None
-    return wilson_interval(int(round(value * count)), count)
+__all__ = ["rate_interval", "view_interval"]
 
 
 def view_interval(entry: Mapping[str, Any], view: str, n: int | None

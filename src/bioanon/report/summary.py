@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..metrics.intervals import interval_words, rate_words
 from .intervals import view_interval
 
 SUMMARY_KEYS = ("method", "interest", "sensitive", "cas", "utility", "consumer", "chance",
@@ -124,25 +125,6 @@ def _consumer(panel: Mapping[str, Any] | None) -> dict[str, Any] | None:
                        for m in panel["models"]]}
 
 
-def _ci(ci: Any, fmt: str = ".3f") -> str:
-    return f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci else ""
-
-
-def _rate(value: float, ci: Any) -> str:
-    """A rate with its 95% interval, as every row says it: ``0.973 [0.966, 0.979]``."""
-    return f"{value:.3f}{_ci(ci)}"
-
-
-def rate_words(rate: Mapping[str, Any]) -> str:
-    """A rate's dict (``value``, ``ci``: :meth:`~bioanon.metrics.results.Rate.to_dict`) as
-    the terminal says it.
-
-    >>> rate_words({"value": 0.8, "ci": [0.49, 0.943], "n": 10})
-    '0.800 [0.490, 0.943]'
-    """
-    return _rate(float(rate["value"]), rate.get("ci"))
-
-
 def of_clear(cas: float, clear: Any) -> str:
     """The headline utility's ratio to clear, as every view says it (terminal, verdict,
     report banner): ``(0.91 × clear 0.963)``; empty without a clear accuracy.
@@ -164,7 +146,7 @@ def _selection_rate(pt: Mapping[str, Any]) -> str:
     """
     if pt.get("ci") is None and "min" in pt and "max" in pt:
         return f"{pt['accuracy']:.3f}, draws [{pt['min']:.3f}, {pt['max']:.3f}]"
-    return _rate(pt["accuracy"], pt.get("ci"))
+    return rate_words(pt["accuracy"], pt.get("ci"))
 
 
 #: the label of the one headline utility figure, and of every other utility figure
@@ -182,52 +164,55 @@ def summary_rows(s: Mapping[str, Any]) -> list[tuple[str, str]]:
         c = s.get("consumer")
         by = f", the consumer's pick: {c['pick']}" if c else ""
         rows.append((f"{HEADLINE}: {col} CAS (trained on release, scored on clear{by})",
-                     f"{cas:.3f}{_ci(s['cas']['ci'])} {of_clear(cas, u['clear'])}".rstrip()
+                     f"{rate_words(cas, s['cas']['ci'])} {of_clear(cas, u['clear'])}".rstrip()
                      + (f" (clear's pick: {c['clear_pick']})" if c else "")))
     for m in (s.get("consumer") or {}).get("models", []):
         rc, cc = m["release_to_clear"], m["clear_to_clear"]
         rows.append((f"{SECONDARY}: panel {m['model']}, release → clear (clear → clear)",
-                     f"{_rate(rc['value'], rc['ci'])} (clear {_rate(cc['value'], cc['ci'])})"))
+                     f"{rate_words(rc['value'], rc['ci'])} "
+                     f"(clear {rate_words(cc['value'], cc['ci'])})"))
     ci = u.get("ci") or {}
     rows.append((f"{SECONDARY}: {col}, trained on clear → scored on clear / on release",
-                 f"{_rate(u['clear'], ci.get('clear'))} → "
-                 f"{_rate(u['anonymized'], ci.get('anonymized'))}"))
+                 f"{rate_words(u['clear'], ci.get('clear'))} → "
+                 f"{rate_words(u['anonymized'], ci.get('anonymized'))}"))
     for name, a in u["additional"].items():
         aci = a.get("ci") or {}
         rows.append((f"{SECONDARY}: {name} (alpha {a['alpha']:g}), clear → release",
-                     f"{_rate(a['clear'], aci.get('clear'))} → "
-                     f"{_rate(a['anonymized'], aci.get('anonymized'))}"))
+                     f"{rate_words(a['clear'], aci.get('clear'))} → "
+                     f"{rate_words(a['anonymized'], aci.get('anonymized'))}"))
     rows.append((f"{SECONDARY}: utility U (weighted over the kept attributes)",
                  f"{u['U']:.3f} (clear {u['U_clear']:.3f})"))
     if "anonymized_to_clear" in u:
         rows.append((f"{SECONDARY}: {col}, trained on release → scored on clear / on release",
-                     f"{_rate(u['anonymized_to_clear'], ci.get('anonymized_to_clear'))} / "
-                     f"{_rate(u['anonymized_to_anonymized'], ci.get('anonymized_to_anonymized'))}"))
+                     " / ".join(rate_words(u[view], ci.get(view)) for view in
+                                ("anonymized_to_clear", "anonymized_to_anonymized"))))
     rows.append((f"chance for '{s['sensitive']}'", f"{s['chance']:.3f}"))
     if s["control"] is not None:
-        rows.append(("control (released labels only)", _rate(s["control"], s.get("control_ci"))))
+        rows.append(("control (released labels only)",
+                     rate_words(s["control"], s.get("control_ci"))))
     for att in s["attacks"]:
         rows.append((f"attack {att['mode']} (best: {att['model']})",
-                     f"{att['accuracy']:.3f}{_ci(att.get('ci'))}"))
+                     rate_words(att["accuracy"], att.get("ci"))))
     w = s["worst_case"]
     rows.append(("worst case, plain (chosen on the records it is scored on)",
-                 f"{_rate(w['accuracy'], w.get('ci'))} ({w['mode']} / {w['model']})"))
+                 f"{rate_words(w['accuracy'], w.get('ci'))} ({w['mode']} / {w['model']})"))
     if s["worst_case_crossfit"]:
         c = s["worst_case_crossfit"]
         rows.append(("worst case, cross-fitted (no winner's curse)",
-                     f"{c['accuracy']:.3f}{_ci(c['ci'])}"))
+                     rate_words(c["accuracy"], c["ci"])))
     if s["advantage"]:
         a = s["advantage"]
-        rows.append((f"advantage over {a['over']}", f"{a['value']:+.3f}{_ci(a['ci'], '+.3f')}"))
+        rows.append((f"advantage over {a['over']}",
+                     f"{a['value']:+.3f}{interval_words(a['ci'], '+.3f')}"))
     for m in s["membership"]:
         rows.append((f"membership AUC, plain ({m['level']}, {m['attacker']})",
-                     f"{m['auc']:.3f}{_ci(m['ci'])}"))
+                     rate_words(m["auc"], m["ci"])))
     if s["contributors"]:
         c = s["contributors"]
         rows.append((f"contributor disclosure ({c['attacker']})",
-                     f"{_rate(c['rate'], c.get('ci'))} (base rate {c['base_rate']:.3f})"))
+                     f"{rate_words(c['rate'], c.get('ci'))} (base rate {c['base_rate']:.3f})"))
     for v in s["verification"]:
-        rows.append((f"EER {v['voiceprivacy']} ({v['mode']})", f"{v['eer']:.3f}{_ci(v['ci'])}"))
+        rows.append((f"EER {v['voiceprivacy']} ({v['mode']})", rate_words(v["eer"], v["ci"])))
     for name, pt in s["selection"].items():
         rows.append((f"selection {name}: {pt['n_identities']} identities",
                      f"{_selection_rate(pt)} (chance {pt['chance']:.3f})"))

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..metrics.intervals import interval_words, rate_words
+
 #: statuses that pass the verdict
 PASSING = ("met", "accepted", "covered by the guarantee")
 
@@ -34,8 +36,8 @@ def _figure(r: Mapping[str, Any]) -> str:
     value, ci, target = r.get("value"), r.get("ci") or [None, None], r.get("target")
     if not isinstance(value, int | float) or value != value:
         return "not measured"
-    interval = "" if None in ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]"
-    return f"{r.get('statistic', '')} {value:.3f}{interval} (target {target:g})".strip()
+    return (f"{r.get('statistic', '')} {value:.3f}{interval_words(ci)} "
+            f"(target {target:g})").strip()
 
 
 def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -64,9 +66,7 @@ def verdict_points(verdict: Mapping[str, Any]) -> tuple[str, list[str]]:
         from .summary import HEADLINE, of_clear
 
         ratio = of_clear(u["cas"], u.get("clear"))
-        ci = u.get("cas_ci")
-        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-        points.append(f"{HEADLINE}: CAS {u['cas']:.3f}{interval} {ratio}".rstrip()
+        points.append(f"{HEADLINE}: CAS {rate_words(u['cas'], u.get('cas_ci'))} {ratio}".rstrip()
                       + f" for '{u.get('column', 'the interest')}'")
     return head, points
 

@@ -87,7 +87,7 @@ class KTuning:
         ``bound_1_over_k``, ``at_risk_rate``, ``identity_rank1_naive``, and each rate's
         95% Wilson interval over the records, ``record_linkage_ci``, ``at_risk_ci``,
         ``identity_rank1_ci``: None where the rate is not measured), ``notes``."""
-        from ..report.intervals import rate_interval
+        from ..metrics.intervals import rate_interval
 
         def ci(rate: float | None) -> list[float] | None:
             got = rate_interval(rate, self.n_records)
@@ -107,10 +107,7 @@ class KTuning:
 
     def rows(self) -> list[tuple[str, ...]]:
         """One printable row per k (from :meth:`summary`)."""
-        def rate(value: float | None, ci: Any) -> str:  # a rate and its 95% interval
-            if value is None:
-                return ""
-            return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        from ..metrics.intervals import rate_words as rate
 
         out: list[tuple[str, ...]] = []
         for r in self.summary()["per_k"]:

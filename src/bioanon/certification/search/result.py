@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...metrics.intervals import rate_words
 from ...metrics.results import PASSING
 from ..tradeoff import public as public_table
 from .candidates import Candidate
@@ -217,10 +218,5 @@ def _utility_words(row: Mapping[str, Any]) -> str:
     >>> _utility_words({"cas": 0.872, "cas_ci": [0.85, 0.89], "clear": 0.953})
     'CAS 0.872 [0.850, 0.890], clear 0.953'
     """
-    def rate(value: float, ci: Any) -> str:
-        if ci and len(ci) == 2 and all(math.isfinite(float(x)) for x in ci):
-            return f"{value:.3f} [{float(ci[0]):.3f}, {float(ci[1]):.3f}]"
-        return f"{value:.3f}"
-
-    return (f"CAS {rate(row['cas'], row.get('cas_ci'))}, "
-            f"clear {rate(row['clear'], row.get('clear_ci'))}")
+    return (f"CAS {rate_words(row['cas'], row.get('cas_ci'))}, "
+            f"clear {rate_words(row['clear'], row.get('clear_ci'))}")

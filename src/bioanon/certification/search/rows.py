@@ -13,6 +13,7 @@ from ...evaluation.verdict import (
     RISK_RULE,
     verdict,
 )
+from ...metrics.intervals import interval_words
 from ...metrics.results import INCONCLUSIVE, PASSING
 from ..margin import CONFIRM_PROBABILITY, has_margin, pass_probability, short_of_margin
 from .candidates import Candidate
@@ -153,7 +154,7 @@ def row_line(row: Mapping[str, Any]) -> str:
         v, target = r["value"], r.get("target")
         limit = "" if target is None else f" (target {target:g})"
         # the 95% interval, whose upper bound is what the target reads
-        fig = "—" if not np.isfinite(v) else f"{v:.3f}{_interval(r.get('ci'))}{limit}"
+        fig = "—" if not np.isfinite(v) else f"{v:.3f}{interval_words(r.get('ci'))}{limit}"
         status = "not measured" if _unmeasured(r) else r["status"]
         parts.append(f"{r['name']} {r['statistic']} {fig} {status}")
     if row.get("judged_by") == FLOORED:  # none measured: the floor decided first
@@ -177,18 +178,11 @@ def row_line(row: Mapping[str, Any]) -> str:
         verdict_ = f"{verdict_} [screened at stage 1: the cheap attackers decided it]"
     elif row.get("judged_by", FULL_PANEL) != FULL_PANEL:
         verdict_ = f"{verdict_} [judged at stage 1, no recognition panel]"
-    cas = (f"CAS {row['cas']:.3f}{_interval(row.get('cas_ci'))}"
+    cas = (f"CAS {row['cas']:.3f}{interval_words(row.get('cas_ci'))}"
            if np.isfinite(float(row["cas"])) else "CAS not measured (screened)")
     return (f"  {row['setting']}: {cas} (clear {row['clear']:.3f}"
-            f"{_interval(row.get('clear_ci'))}); "
+            f"{interval_words(row.get('clear_ci'))}); "
             + "; ".join(parts) + f" -> {verdict_}")
-
-
-def _interval(ci: Any) -> str:
-    """`` [lo, hi]``: a 95% interval as a search line says it; empty without one."""
-    if not ci or len(ci) != 2 or not all(np.isfinite(float(x)) for x in ci):
-        return ""
-    return f" [{float(ci[0]):.3f}, {float(ci[1]):.3f}]"
 
 
 def _unmeasured(risk: Mapping[str, Any]) -> bool:
