@@ -19,7 +19,11 @@ the attacker that read each, the verdict and the findings and notes:
   0.05 (a rotation perturbation: every distance between records kept);
 - **reflected copy**: INPUT itself with about half its features' signs flipped about their
   means (each column's marginal keeps its spread);
-- **copy**: INPUT itself without its identity column (the reference case).
+- **copy**: INPUT itself without its identity column (the reference case);
+- **noisy copy**: INPUT's records plus noise 3 times the features' spread (thirty-fourth
+  session), alone and beside codes that link each person's records: **+ pseudonyms** in the
+  identity column, **+ subject codes** in a column no role names, **+ pseudonymous file
+  names** ``s<code>_<k>.wav``, **+ numeric ids** (the code as a feature column INPUT lacks).
 
 Prints a table (with the load average and each audit's seconds) and writes JSON::
 
@@ -85,6 +89,21 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
         "reflected copy": reflected,
         "copy": members.drop(columns=["identity"]),
     }
+    # the noisy copy and its linking codes (their own generator: the rows above are as before)
+    rng2 = np.random.default_rng(1)
+    noisy = members[["expression"]].copy()
+    noisy[feats] = X + rng2.normal(size=X.shape) * 3.0 * members[feats].std().to_numpy()
+    people = np.unique(names.to_numpy())
+    code = dict(zip(people, rng2.permutation(people.size) + 1000, strict=True))
+    codes = names.map(code).to_numpy()
+    releases.update({
+        "noisy copy": noisy,
+        "noisy + pseudonyms": noisy.assign(identity=[f"s{c}" for c in codes]),
+        "noisy + subject codes": noisy.assign(subject=[f"s{c}" for c in codes]),
+        "noisy + file names": noisy.assign(
+            file=[f"s{c}_{k}.wav" for k, c in enumerate(codes)]),
+        "noisy + numeric ids": noisy.assign(pid=codes.astype(np.float64)),
+    })
     return members, holdout, releases
 
 

@@ -121,29 +121,37 @@ def test_a_person_on_one_released_record_is_left_out_of_recognition(people):
     assert rec.extras["released_records_trained"] < len(mixed)
 
 
-def test_the_audit_names_the_released_label_columns_it_does_not_judge(people):
-    """A column no role names (here a file name holding the person) is released all the same
-    and no attacker reads it: the audit says so before its figures, and in its report."""
+def test_the_audit_names_the_released_label_columns_no_role_names_and_reads_them(people):
+    """A column no role names (here a file name holding the person) is released all the same:
+    the audit says so before its figures, and in its report, and the pooled attacker reads
+    the person off the file name's first part (:mod:`bioanon.attack.pooled`)."""
     members, holdout, released = people
     with_file = released.drop(columns=["identity"]).assign(
         file=[f"{p}_{k}.wav" for k, p in enumerate(members["identity"])])
     res = bioanon.audit(members, with_file, holdout, **KW)
     notes = " ".join(res.to_dict()["notes"])
-    assert "1 label column(s) the audit does not judge (['file'])" in notes
+    assert "1 label column(s) no role names (['file'])" in notes
+    assert "the pooled attacker reads each as a link" in notes
     assert "drop them from the release" in notes
+    ident = _by_name(res)["identity-membership"]
+    assert ident.value > 0.9 and ident.met is False
+    assert "'file', part 1 names the person" in ident.attacker
     plain = bioanon.audit(members, released.drop(columns=["identity"]), holdout, **KW)
-    assert "does not judge" not in " ".join(plain.to_dict()["notes"])
+    assert "no role names" not in " ".join(plain.to_dict()["notes"])
+    assert plain.verdict.status != "not met"
 
 
 def test_the_audit_names_the_released_feature_columns_input_lacks(people):
     """A numeric column the release adds (a record id) is compared with no clear record: the
-    audit says it does not judge it, before its figures, as it does for label columns."""
+    audit says so before its figures, as it does for label columns; one id per record links
+    nothing, so the pooled attacker does not play on it."""
     members, holdout, released = people
     plain = released.drop(columns=["identity"])
     res = bioanon.audit(members, plain.assign(record_id=np.arange(len(plain))), holdout, **KW)
     notes = " ".join(res.to_dict()["notes"])
-    assert "feature column(s) INPUT does not hold (['record_id']): the audit does not judge" \
+    assert "feature column(s) INPUT does not hold (['record_id']): the pooled attacker" \
         in notes and "may name the people" in notes
+    assert "record_id" not in " ".join(r.attacker for r in res.risks)
     assert "does not hold" not in " ".join(bioanon.audit(members, plain, holdout,
                                                           **KW).to_dict()["notes"])
 

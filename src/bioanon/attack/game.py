@@ -75,6 +75,9 @@ class Game:
         of it with the method.
     sensitive : str or None
         The identity column of ``reference_table``.
+    linking : tuple of str
+        Released label columns, beside the roles, that may link a person's released records
+        (pseudonyms, a subject or session code): :mod:`bioanon.attack.pooled` pools by them.
     """
 
     candidates: np.ndarray
@@ -97,6 +100,7 @@ class Game:
     targets: tuple[str, ...] = ()
     reference_table: Any = None
     sensitive: str | None = None
+    linking: tuple[str, ...] = ()
 
     def feature_names(self) -> list[str] | None:
         """The feature names (public: the release carries them), from the reference table."""

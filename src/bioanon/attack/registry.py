@@ -18,7 +18,7 @@ Examples
 
 from __future__ import annotations
 
-from . import parametric, released_person, shadow
+from . import parametric, pooled, released_person, shadow
 from .density import density_scores_multi
 from .game import Attacker, Game, Scores, run_attackers
 from .inference_labels import centroid_labels, nearest_labels
@@ -80,6 +80,7 @@ MEMBERSHIP: list[Attacker] = [
              "by its nearest other candidate, Euclidean)", _nearest),
     parametric.MEMBERSHIP,
     released_person.MEMBERSHIP,
+    pooled.MEMBERSHIP,
     shadow.MEMBERSHIP,
 ]
 #: the cheap membership attackers a search's stage 1 screens every setting with first:
@@ -102,6 +103,7 @@ INFERENCE: list[Attacker] = [
              _traced_labels),
     parametric.INFERENCE,
     released_person.INFERENCE,
+    pooled.INFERENCE,
 ]
 
 

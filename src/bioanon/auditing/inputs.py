@@ -260,6 +260,11 @@ class AuditTables:
     copied_rows: int
     released_has_sensitive: bool
     notes: list[str] = field(default_factory=list)
+    #: RELEASED's columns that no role names (label columns, and feature columns INPUT does
+    #: not hold, as text), carried in ``released.labels``: each may link a person's released
+    #: records (a pseudonym, a subject or session code), and the pooled attacker reads them
+    #: (:mod:`bioanon.attack.pooled`)
+    linking: list[str] = field(default_factory=list)
 
 
 def _restrict(table: FeatureTable, names: list[str], labels: list[str]) -> FeatureTable:
@@ -294,31 +299,34 @@ def _check_types(members: FeatureTable, released: FeatureTable,
 def _unjudged_labels(released: FeatureTable, members: FeatureTable,
                     judged: Sequence[str]) -> list[str]:
     """The note naming RELEASED's label columns that no role names (none: no note). The
-    audit judges the interest, the sensitive column and the kept labels only; a column such
-    as a file name or a record id may name people, and is released all the same."""
+    audit judges the interest, the sensitive column and the kept labels as labels; a column
+    such as a file name or a record id may name people, and is released all the same. Such a
+    column is read only as a link between released records (the pooled attacker)."""
     left = [str(c) for c in released.labels.columns if c not in judged]
     if not left:
         return []
     named = [c for c in left if c in members.labels.columns]
     fix = (f"name {named[:3]} as kept labels to judge them, or drop them from the release"
            if named else "drop them from the release")
-    return [f"RELEASED carries {len(left)} label column(s) the audit does not judge "
-            f"({left[:5]}): no attacker reads them, and a column of file names or ids may "
-            f"name the people; {fix}"]
+    return [f"RELEASED carries {len(left)} label column(s) no role names ({left[:5]}): "
+            f"the pooled attacker reads each as a link between a person's released records "
+            f"(pseudonyms, a subject or session code), no attacker reads their values as "
+            f"labels, and a column of file names or ids may name the people; {fix}"]
 
 
 def _unjudged_features(extra: Sequence[str], members: FeatureTable) -> list[str]:
-    """The note naming RELEASED's feature columns that INPUT lacks (none: no note). No
-    attacker reads them (they are compared with no clear record), yet a numeric column a
-    release adds (a record or person id, a count) may name the people; one named as one of
-    INPUT's label columns is most likely that label, released as numbers.
+    """The note naming RELEASED's feature columns that INPUT lacks (none: no note). They are
+    compared with no clear record, so the attackers read them only as links between released
+    records (the pooled attacker: a record or person id, a session code); a numeric column
+    named as one of INPUT's label columns is most likely that label, released as numbers.
 
     >>> m = FeatureTable(np.zeros((2, 1)), pd.DataFrame({"take": ["1", "2"]}), ["f0"])
     >>> print(_unjudged_features(["take"], m)[0])  # doctest: +NORMALIZE_WHITESPACE
-    RELEASED carries 1 feature column(s) INPUT does not hold (['take']): the audit does not
-    judge them (no attacker reads them), and a column of ids or counts may name the people;
-    ['take'] is named as INPUT's label column(s): most likely those labels, released as
-    numbers; drop them from the release, or name them as INPUT's features
+    RELEASED carries 1 feature column(s) INPUT does not hold (['take']): the pooled attacker
+    reads each as a link between a person's released records, no attacker compares their
+    values with a clear record, and a column of ids or counts may name the people; ['take']
+    is named as INPUT's label column(s): most likely those labels, released as numbers; drop
+    them from the release, or name them as INPUT's features
     """
     if not extra:
         return []
@@ -326,9 +334,29 @@ def _unjudged_features(extra: Sequence[str], members: FeatureTable) -> list[str]
     named = (f"; {labels[:3]} is named as INPUT's label column(s): most likely those labels, "
              "released as numbers") if labels else ""
     return [f"RELEASED carries {len(extra)} feature column(s) INPUT does not hold "
-            f"({list(extra[:5])}): the audit does not judge them (no attacker reads them), "
-            f"and a column of ids or counts may name the people{named}; drop them from the "
-            "release, or name them as INPUT's features"]
+            f"({list(extra[:5])}): the pooled attacker reads each as a link between a "
+            f"person's released records, no attacker compares their values with a clear "
+            f"record, and a column of ids or counts may name the people{named}; drop them "
+            "from the release, or name them as INPUT's features"]
+
+
+def _with_links(released: FeatureTable, common: list[str], wanted: list[str],
+                extra: list[str]) -> tuple[FeatureTable, list[str]]:
+    """RELEASED on the shared features, its label frame holding the roles' columns, then
+    every label column no role names and every feature column INPUT lacks (as text): the
+    columns that may link a person's released records (returned in that order)."""
+    r = _restrict(released, common, [*wanted, *map(str, released.labels.columns)])
+    links = [str(c) for c in r.labels.columns if c not in wanted]
+    if extra:
+        pos = {n: j for j, n in enumerate(released.feature_names or [])}
+        values = {c: pd.Series(released.X[:, pos[c]]).astype(str).to_numpy()
+                  for c in extra if c not in r.labels.columns}
+        if values:
+            r = FeatureTable._of_checked(r.X, pd.concat(
+                [r.labels, pd.DataFrame(values)], axis=1), list(r.feature_names or []),
+                dict(r.meta))
+            links += list(values)
+    return r, links
 
 
 def check_tables(members: FeatureTable, released: FeatureTable, holdout: FeatureTable,
@@ -391,7 +419,8 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     wanted = [interest, sensitive, *kept]
     m = _restrict(members, common, wanted)
     h = _restrict(holdout, common, wanted)
-    r = _restrict(released, common, wanted)
+    extra_features = sorted(rel_names - set(f_in))
+    r, linking = _with_links(released, common, wanted, extra_features)
     for c in kept:
         extra = sorted(set(r.labels[c]) - set(m.labels[c]))
         if extra:
@@ -410,11 +439,11 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     if len(common) < len(f_in):
         notes.append(f"RELEASED carries {len(common)} of INPUT's {len(f_in)} features; "
                      "the audit judges those")
-    notes.extend(_unjudged_features(sorted(rel_names - set(f_in)), members))
+    notes.extend(_unjudged_features(extra_features, members))
     notes.extend(_unjudged_labels(released, members, [*wanted]))
     copied = int(_same_rows(r.X, m.X).sum())
     return AuditTables(m, h, r, interest, sensitive, kept, common, copied,
-                       sensitive in released.labels.columns, notes)
+                       sensitive in released.labels.columns, notes, linking)
 
 
 @dataclass(frozen=True)

@@ -287,7 +287,8 @@ class AuditGame:
         self.ctx = RiskContext(self.reference, t.members, t.released.X, self.method,
                                t.interest, s, list(t.kept), None, self.seed,
                                max_candidates=self.max_candidates,
-                               released_sensitive=t.released_has_sensitive)
+                               released_sensitive=t.released_has_sensitive,
+                               linking=tuple(t.linking))
 
     def candidates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(features, member flag, person) of the record-level candidates."""
@@ -508,8 +509,9 @@ def named_people(t: AuditTables) -> dict[str, Any]:
             f"{others.size} other people), so a released record may be read back to its "
             "person without any feature (the membership and inference attackers read that "
             "column)" if named or named_others else
-            f"{head}none of INPUT's or HOLDOUT's people (pseudonyms): the attackers that "
-            "read that column learn nothing from it")
+            f"{head}none of INPUT's or HOLDOUT's people (pseudonyms): no attacker reads a "
+            "person off it, and the pooled attacker reads it as a link between a person's "
+            "released records (their mean compared with the candidates)")
     return {"named_people": named, "named_holdout_people": named_others, "named_note": note}
 
 

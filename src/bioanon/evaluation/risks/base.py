@@ -199,6 +199,11 @@ class RiskContext:
     #: record's person off it (:mod:`bioanon.attack.released_person`). False for bioanon's own
     #: releases, whose label frame the judge holds but never releases
     released_sensitive: bool = False
+    #: the release's label columns beside the roles that may link a person's released records
+    #: to one another (a subject code, a session, a file id; ``bioanon audit`` names every
+    #: column of a release it gives no role): the pooled attacker reads them
+    #: (:mod:`bioanon.attack.pooled`). Empty for bioanon's own releases, which carry none
+    linking: tuple[str, ...] = ()
     #: the released records the attack panel was scored on, in words, when a sample of them
     #: (:func:`~bioanon.attack.panel_sample.sample_words`; '' for all of them)
     panel_sample: str = ""

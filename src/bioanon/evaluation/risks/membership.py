@@ -75,7 +75,7 @@ def game_of(ctx: RiskContext, candidates: np.ndarray, cand_labels: Mapping[str, 
     person = ctx.group or ctx.sensitive  # the identity column (a group split's whole groups)
     cols = [c for c in dict.fromkeys([ctx.interest, *ctx.label_columns])
             if c in train.labels.columns]
-    carried = [*cols, *([person] if ctx.released_sensitive else [])]
+    carried = [*cols, *([person] if ctx.released_sensitive else []), *ctx.linking]
     rel_lab = {c: released_labels[c].astype(str).to_numpy() for c in dict.fromkeys(carried)
                if c in released_labels.columns}
     return Game(candidates, cand_labels, released, rel_lab, train.X,
@@ -85,7 +85,7 @@ def game_of(ctx: RiskContext, candidates: np.ndarray, cand_labels: Mapping[str, 
                 ctx.interest, groups=groups, anonymizer=ctx.anonymizer,
                 n_released=int(len(released)), tops=ctx.tops(), seed=ctx.seed,
                 cache={} if cache is None else cache, level=level, targets=targets,
-                reference_table=train, sensitive=person)
+                reference_table=train, sensitive=person, linking=tuple(ctx.linking))
 
 
 def attack_scores(ctx: RiskContext, candidates: np.ndarray, cand_labels: np.ndarray,
