@@ -25,6 +25,7 @@ from ..levels import Level
 from ..metrics.advantage import Z95, Z_PASS, smallest_showable
 from ..plan import MIN_IDENTITIES, Plan, PlanRow, _fixed, _row, small_classes_line
 from .inputs import AuditTables, HoldoutSplit
+from .linkage import linkage_probes
 
 #: fewest HOLDOUT records (of two sensitive values or more) recognition is measured on
 MIN_PROBES = 10
@@ -89,6 +90,12 @@ def audit_plan(tables: AuditTables, split: HoldoutSplit,
     probes = recognition_probes(tables)
     y = tables.holdout.labels[tables.sensitive].to_numpy(str)[probes]
     counts = np.unique(y, return_counts=True)[1]
+    if probes.size < MIN_PROBES or counts.size < 2:  # codes named by the clear records?
+        linked = linkage_probes(tables, split)
+        y_linked = tables.holdout.labels[tables.sensitive].to_numpy(str)[linked]
+        c_linked = np.unique(y_linked, return_counts=True)[1]
+        if linked.size >= MIN_PROBES and c_linked.size >= 2:
+            probes, y, counts = linked, y_linked, c_linked
     if probes.size >= MIN_PROBES and counts.size >= 2:
         p = float(counts.max() / y.size)
         small = (Z95 + Z_PASS) * math.sqrt(p * (1 - p) / probes.size)

@@ -15,7 +15,8 @@ with its label-only control, and the release's label-join rule. What differs is 
   INPUT (a person's score: the mean over the records the attacker holds);
 - **recognition** trains each recognizer on RELEASED with its sensitive labels and probes
   HOLDOUT's records of the people the release carries (the clear level, the same recognizers
-  trained on INPUT, stands beside it);
+  trained on INPUT, stands beside it); a release of codes instead of names has its codes
+  named by the attacker's clear records first (:mod:`.linkage`);
 - **utility** is CAS as a consumer meets it: trained on RELEASED, scored on HOLDOUT, against
   the same model trained on INPUT.
 """
@@ -47,7 +48,8 @@ from ..table import FeatureTable
 from .inputs import AuditTables, HoldoutSplit
 from .isometry import turned_release
 from .linear_map import linear_release
-from .plan import MIN_PROBES, identity_sides, recognition_probes, recognized_values
+from .linkage import linkage_probes, linkages
+from .plan import MIN_PROBES, identity_sides, recognition_probes
 
 #: candidates per side the membership and inference attackers score at most (stratified by
 #: the sensitive column; the same records for every attacker)
@@ -395,12 +397,26 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
                 ) -> tuple[RiskResult, dict[str, Any]]:
     """Recognition of the sensitive attribute: recognizers trained on RELEASED with its
     sensitive labels, probing HOLDOUT's records; the same trained on INPUT give the clear
-    level beside it. Not measured (said) when the release carries no sensitive column."""
+    level beside it. Where the release carries codes rather than names (pseudonyms, a subject
+    code, a file name) and HOLDOUT holds INPUT's people, its records are labelled with the
+    names the attacker reads into the codes from its clear records (:mod:`.linkage`), and the
+    recognizers probe HOLDOUT's candidate half. Not measured (said) otherwise."""
     t = g.tables
     s = t.sensitive
     probes = recognition_probes(t)
     y_all = t.holdout.labels[s].to_numpy(str)[probes]
-    if probes.size < MIN_PROBES or np.unique(y_all).size < 2:
+    readings: list[tuple[str, np.ndarray]] = []
+    if probes.size >= MIN_PROBES and np.unique(y_all).size >= 2:
+        readings.append(("", t.released.labels[s].to_numpy(str)))
+    else:  # codes the attacker names by its clear records, where the split allows
+        linked = linkage_probes(t, g.split)
+        y_linked = t.holdout.labels[s].to_numpy(str)[linked]
+        if linked.size >= MIN_PROBES and np.unique(y_linked).size >= 2:
+            readings = [(f"{k.key} named by the clear records: ", k.names)
+                        for k in linkages(t, g.split)]
+            if readings:
+                probes, y_all = linked, y_linked
+    if not readings:
         why = (f"RELEASED carries no '{s}' column: no recognizer can be trained on released "
                f"records labelled with it (the risk cannot be measured on this release; "
                f"where the release process judged it, accept it by name on that word)"
@@ -410,17 +426,22 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
         return not_covered("recognition", "record", "advantage", target, why), {}
     P = t.holdout.subset(probes)
     y = P.labels[s].to_numpy(str)
-    y_all_rel = t.released.labels[s].to_numpy(str)
-    trained = np.isin(y_all_rel, recognized_values(t))  # values on 2 or more records
-    released = t.released if trained.all() else t.released.subset(np.flatnonzero(trained))
-    y_rel = y_all_rel[trained]
-    y_in = t.members.labels[s].to_numpy(str)
     preds, clear = {}, {}
-    for prefix, X_rel, view, _ in _views(g):  # as it is; rescaled or sorted where it needs
-        X_fit, probe = (X_rel if trained.all() else X_rel[trained]), view(P.X)
-        for m in models:
-            preds[f"{prefix}trained on RELEASED / {model_name(m)}"] = np.asarray(
-                make_recognizer(m, g.seed).fit(X_fit, y_rel).predict(probe)).astype(str)
+    released, y_rel = t.released, readings[0][1]
+    for n, (reading, y_all_rel) in enumerate(readings):
+        values, counts = np.unique(y_all_rel, return_counts=True)
+        trained = np.isin(y_all_rel, values[counts >= 2])  # values on 2 or more records
+        if n == 0:  # the label-only control reads the first reading's labels
+            released = t.released if trained.all() else t.released.subset(
+                np.flatnonzero(trained))
+            y_rel = y_all_rel[trained]
+        for prefix, X_rel, view, _ in _views(g):  # as it is; rescaled or sorted where it needs
+            X_fit, probe = (X_rel if trained.all() else X_rel[trained]), view(P.X)
+            for m in models:
+                preds[f"{reading}{prefix}trained on RELEASED / {model_name(m)}"] = np.asarray(
+                    make_recognizer(m, g.seed).fit(X_fit, y_all_rel[trained]).predict(probe)
+                ).astype(str)
+    y_in = t.members.labels[s].to_numpy(str)
     for m in models:
         clear[model_name(m)] = float(np.mean(
             np.asarray(make_recognizer(m, g.seed).fit(t.members.X, y_in).predict(P.X))
@@ -431,9 +452,13 @@ def recognition(g: AuditGame, target: float, models: tuple[str, ...] = DEFAULT_M
                       chance=chance_level(y), control=ctrl)
     res = RecognitionRisk(ctx, target).evaluate().results()[0]
     res.extras.update({"clear_accuracy": clear, "n_probes": int(probes.size),
-                       "released_records_trained": int(trained.sum()),
+                       "released_records_trained": int(len(y_rel)),
                        "control": ctrl.to_dict(),
-                       "probes": f"HOLDOUT records whose '{s}' the release carries"})
+                       "probes": f"HOLDOUT records whose '{s}' the release carries"
+                       if readings[0][0] == "" else
+                       f"HOLDOUT's candidate half's records of INPUT's people (the release's "
+                       f"codes named by the reference half's clear records: "
+                       f"{', '.join(r[0].split(' named by')[0] for r in readings)})"})
     return res, {"accuracy": res.extras.get("accuracy"), "clear": clear}
 
 
