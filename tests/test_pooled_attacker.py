@@ -161,6 +161,8 @@ def test_pseudonyms_are_named_by_the_clear_records_and_recognised(closed, column
 def test_codes_are_assigned_one_person_each_where_they_can_be():
     from bioanon.auditing.linkage import _assign
 
-    cost = np.array([[1.0, 0.0, 5.0], [0.2, 0.1, 5.0]])  # both nearest the second person
-    assert _assign(cost).tolist() == [1, 0]
-    assert _assign(cost.T).tolist() == [1, 0, 0]  # more codes than people: each its nearest
+    people = np.array([[0.0, 0.0], [1.0, 0.0], [9.0, 9.0]])
+    codes = np.array([[0.9, 0.0], [0.6, 0.0]])  # both nearest the second person
+    assert _assign(codes, people).tolist() == [1, 0]
+    more = np.array([[0.9, 0.0], [0.6, 0.0], [0.1, 0.0], [8.0, 9.0]])  # more codes than people
+    assert _assign(more, people).tolist() == [1, 1, 0, 2]  # each its nearest

@@ -106,6 +106,23 @@ def link_keys(column: str, values: np.ndarray) -> list[tuple[str, np.ndarray]]:
     return out
 
 
+def nearest_rows(C: np.ndarray, M: np.ndarray, block: int = 1024) -> np.ndarray:
+    """Each row of ``C``'s nearest row of ``M`` (Euclidean), in blocks of ``block`` rows (the
+    memory stays ``block × len(M)``).
+
+    Examples
+    --------
+    >>> nearest_rows(np.array([[0.0, 0], [4, 4]]), np.array([[5.0, 5], [1, 0]])).tolist()
+    [1, 0]
+    """
+    C, M = np.asarray(C, np.float64), np.asarray(M, np.float64)
+    m2 = (M * M).sum(1)[None, :]
+    out = np.empty(C.shape[0], np.int64)
+    for s in range(0, C.shape[0], block):
+        out[s:s + block] = (m2 - 2 * C[s:s + block] @ M.T).argmin(axis=1)
+    return out
+
+
 def _keys(game: Game) -> Iterator[tuple[str, str, np.ndarray]]:
     """(column, key name, keys) for each linking column the release carries (the sensitive
     column first, where it carries it: pseudonyms or names, it links a person's records)."""
@@ -163,8 +180,7 @@ def inference(game: Game) -> Scores:
             continue
         means, codes, (mu, sd) = pooled
         C = (np.asarray(game.candidates, np.float64) - mu) / sd
-        d = (C * C).sum(1)[:, None] - 2 * C @ means.T + (means * means).sum(1)[None, :]
-        nearest = d.argmin(axis=1).astype(str)
+        nearest = nearest_rows(C, means).astype(str)
         for t in targets:
             out[f"pooled by {name}, '{t}'"] = person_labels(
                 nearest, codes.astype(str), game.released_labels[t])
@@ -182,4 +198,4 @@ INFERENCE = Attacker(
     "candidate's label as the commonest among the records of its nearest pooled record",
     inference)
 
-__all__ = ["INFERENCE", "MEMBERSHIP", "TOKENS", "link_keys", "linked_means"]
+__all__ = ["INFERENCE", "MEMBERSHIP", "TOKENS", "link_keys", "linked_means", "nearest_rows"]

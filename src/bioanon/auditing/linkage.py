@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..attack.pooled import link_keys, linked_means
+from ..attack.pooled import link_keys, linked_means, nearest_rows
 from .inputs import AuditTables, HoldoutSplit
 
 #: codes × people above which each code is named by its nearest person alone (the
@@ -64,24 +64,26 @@ def linkage_probes(tables: AuditTables, split: HoldoutSplit) -> np.ndarray:
     return rows[np.isin(ids[rows], members)]
 
 
-def _assign(cost: np.ndarray) -> np.ndarray:
-    """Each row's column: the assignment of least total cost where rows ≤ columns (and the
-    size allows), else each row's cheapest column.
+def _assign(codes: np.ndarray, people: np.ndarray) -> np.ndarray:
+    """Each code's person (rows of ``codes`` and ``people``: mean records): the assignment of
+    least total squared distance where there are no more codes than people (and the size
+    allows, :data:`MAX_ASSIGNED`), else each code's nearest person.
 
-    >>> _assign(np.array([[1.0, 0.0], [0.5, 2.0]])).tolist()  # not each row's cheapest alone
+    >>> people = np.array([[0.0], [1.0], [9.0]])
+    >>> _assign(np.array([[1.0], [0.9]]), people).tolist()  # both nearest the second
     [1, 0]
-    >>> _assign(np.array([[0.0, 1.0], [0.0, 2.0], [3.0, 0.0]])).tolist()
-    [0, 0, 1]
+    >>> _assign(np.array([[1.0], [0.9], [0.2], [8.0]]), people).tolist()  # more codes
+    [1, 1, 0, 2]
     """
     from scipy.optimize import linear_sum_assignment
 
-    n, k = cost.shape
+    n, k = len(codes), len(people)
     if n > k or n * k > MAX_ASSIGNED:
-        return cost.argmin(axis=1)
-    rows, cols = linear_sum_assignment(cost)
-    out = cost.argmin(axis=1)
-    out[rows] = cols
-    return out
+        return nearest_rows(codes, people)
+    cost = ((codes * codes).sum(1)[:, None] - 2 * codes @ people.T
+            + (people * people).sum(1)[None, :])
+    _, cols = linear_sum_assignment(cost)
+    return np.asarray(cols, np.int64)
 
 
 def linkages(tables: AuditTables, split: HoldoutSplit) -> list[Linkage]:
@@ -103,10 +105,7 @@ def linkages(tables: AuditTables, split: HoldoutSplit) -> list[Linkage]:
         Z = (np.asarray(ref.X, np.float64) - mu) / sd
         sums = np.zeros((people.size, Z.shape[1]))
         np.add.at(sums, codes, Z)
-        centres = sums / counts[:, None]
-        cost = ((means * means).sum(1)[:, None] - 2 * means @ centres.T
-                + (centres * centres).sum(1)[None, :])
-        named = people[_assign(cost)]
+        named = people[_assign(means, sums / counts[:, None])]
         out.append(Linkage(key, named[groups]))
     return out
 
