@@ -23,7 +23,9 @@ the attacker that read each, the verdict and the findings and notes:
 - **noisy copy**: INPUT's records plus noise 3 times the features' spread (thirty-fourth
   session), alone and beside codes that link each person's records: **+ pseudonyms** in the
   identity column, **+ subject codes** in a column no role names, **+ pseudonymous file
-  names** ``s<code>_<k>.wav``, **+ numeric ids** (the code as a feature column INPUT lacks).
+  names** ``s<code>_<k>.wav``, **+ numeric ids** (the code as a feature column INPUT lacks);
+- **noise + hashed names**: the noise release, its identity column the SHA-256 digests of
+  INPUT's names (no salt).
 
 Prints a table (with the load average and each audit's seconds) and writes JSON::
 
@@ -33,6 +35,7 @@ Prints a table (with the load average and each audit's seconds) and writes JSON:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import time
@@ -103,6 +106,8 @@ def tables() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame]]:
         "noisy + file names": noisy.assign(
             file=[f"s{c}_{k}.wav" for k, c in enumerate(codes)]),
         "noisy + numeric ids": noisy.assign(pid=codes.astype(np.float64)),
+        "noise + hashed names": noise.assign(identity=[
+            hashlib.sha256(str(p).encode()).hexdigest() for p in names]),
     })
     return members, holdout, releases
 

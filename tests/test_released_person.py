@@ -213,3 +213,34 @@ def test_telling_the_judge_re_rolls_nothing_until_the_column_is_kept():
 
     assert b"sensitive_released" not in judged_inputs(t, {"options": opts})
     assert seed(replace(opts, sensitive_released=True)) != seed(opts)
+
+
+@pytest.mark.parametrize("algo", ["md5", "sha256"])
+def test_names_replaced_by_their_unsalted_digests_are_read_as_names(people, algo):
+    """A digest of the name without a salt is no pseudonym: the attacker holds the names
+    and computes their digests. Hashed names in the sensitive column, or leading a file
+    name, read who is in the release as the names do."""
+    import hashlib
+
+    members, holdout, released = people
+
+    def digest(v: str) -> str:
+        return hashlib.new(algo, v.encode()).hexdigest()
+
+    hashed = released.assign(identity=[digest(str(p)) for p in members["identity"]])
+    res = bioanon.audit(members, hashed, holdout, **KW)
+    ident = _by_name(res)["identity-membership"]
+    words = {"md5": "MD5", "sha256": "SHA-256"}[algo]
+    assert ident.value > 0.9 and ident.met is False
+    assert f"{MEMBERSHIP_NAME} (as the {words} digest)" in ident.attacker
+    doc = res.to_dict()["findings"]
+    assert doc["named_people"] == 40 and f"(as the {words} digest) name 40" in doc["named_note"]
+    files = released.drop(columns=["identity"]).assign(
+        file=[f"{digest(str(p))}_{k}.wav" for k, p in enumerate(members["identity"])])
+    ident = _by_name(bioanon.audit(members, files, holdout, **KW))["identity-membership"]
+    assert ident.value > 0.9 and f"'file', part 1 names the person (as the {words} digest)" \
+        in ident.attacker
+    # a salted digest is a pseudonym: nobody reads the person off it
+    salted = released.assign(identity=[digest("salt" + str(p)) for p in members["identity"]])
+    assert "released names" not in _by_name(bioanon.audit(
+        members, salted, holdout, **KW))["identity-membership"].attacker

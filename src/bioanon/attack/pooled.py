@@ -137,16 +137,18 @@ def membership(game: Game) -> Scores:
     """Per linking column: the nearest pooled record's cosine similarity, calibrated, and
     minus its Euclidean distance, per unit."""
     from .membership import _nearest_both, peer_similarity
-    from .released_person import name_keys, person_counts
+    from .released_person import _form_words, name_forms, name_keys, person_counts
 
     out: Scores = {}
-    ids = name_keys(np.asarray(game.candidate_ids))
+    forms = name_forms(np.asarray(game.candidate_ids))
     for col, name, keys in _keys(game):
         if col != game.sensitive:  # the sensitive column's names: the released person's
-            counts = person_counts(ids, name_keys(keys))
-            if counts.any():
-                out[f"{name} names the person"] = game.per_unit(
-                    np.log1p(counts.astype(np.float64)))
+            released = name_keys(keys)
+            for form, ids in forms.items():
+                counts = person_counts(ids, released)
+                if counts.any():
+                    out[f"{name} names the person{_form_words(form)}"] = game.per_unit(
+                        np.log1p(counts.astype(np.float64)))
         pooled = linked_means(game.released, keys)
         if pooled is None:
             continue
@@ -163,18 +165,20 @@ def membership(game: Game) -> Scores:
 def inference(game: Game) -> Scores:
     """Per linking column and label: the commonest label among the released records of the
     candidate's nearest pooled record (Euclidean, standardized)."""
-    from .released_person import name_keys, person_labels
+    from .released_person import _form_words, name_forms, name_keys, person_labels
 
     out: Scores = {}
-    ids = name_keys(np.asarray(game.candidate_ids))
+    forms = name_forms(np.asarray(game.candidate_ids))
     for col, name, keys in _keys(game):
         targets = [t for t in game.targets if t != col and t in game.released_labels]
         if not targets:
             continue
-        if col != game.sensitive and np.isin(ids, name_keys(keys)).any():
-            for t in targets:
-                out[f"{name} names the person, '{t}'"] = person_labels(
-                    ids, name_keys(keys), game.released_labels[t])
+        released = name_keys(keys)
+        for form, ids in forms.items():
+            if col != game.sensitive and np.isin(ids, released).any():
+                for t in targets:
+                    out[f"{name} names the person{_form_words(form)}, '{t}'"] = person_labels(
+                        ids, released, game.released_labels[t])
         pooled = linked_means(game.released, keys)
         if pooled is None:
             continue

@@ -17,9 +17,14 @@ surrounding spaces and letter case are ignored, and a whole number is the same w
 written ``7``, ``7.0`` or ``007``: a release that writes ``'Alice '`` or ``7.0`` for
 ``alice`` or ``7`` names the same people.
 
-A release whose sensitive values are pseudonyms (none of them a candidate's) gives this
-attacker nothing: every score is 0 and every guess the release's commonest label. A release
-without the column gives no score at all (the attacker does not play).
+A pseudonym that is an unsalted digest of the name (MD5, SHA-1 or SHA-256 of the name as
+written, or as matched) is the name to anyone holding it: the attacker computes each
+candidate's digests and reads them as it reads names (:func:`name_forms`).
+
+A release whose sensitive values are pseudonyms (none of them a candidate's, nor a digest of
+one) gives this attacker nothing: every score is 0 and every guess the release's commonest
+label (the pooled attacker, :mod:`bioanon.attack.pooled`, still reads them as links). A
+release without the column gives no score at all (the attacker does not play).
 """
 
 from __future__ import annotations
@@ -49,6 +54,36 @@ def name_keys(values: np.ndarray) -> np.ndarray:
     out = text.to_numpy(dtype=object, copy=True)
     out[whole] = num[whole].astype(np.int64).astype(str)
     return out.astype(str)
+
+
+#: the unsalted digests a pseudonym may be of a name
+DIGESTS = ("md5", "sha1", "sha256")
+
+
+def name_forms(ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Each candidate's name in every form a release may write it, matched as
+    :func:`name_keys` matches: ``""`` the name itself, then each of :data:`DIGESTS` (hex) of
+    the name as written (``"md5"``) and as matched (``"md5 of the matched name"``, where
+    that differs).
+
+    Examples
+    --------
+    >>> f = name_forms(np.array(["Ann"]))
+    >>> sorted(f)[:3], f["md5"][0][:8], f["md5 of the matched name"][0][:8]
+    (['', 'md5', 'md5 of the matched name'], '82e335f7', '7e0d7f8a')
+    """
+    import hashlib
+
+    written = [str(v) for v in np.asarray(ids).astype(str)]
+    matched = name_keys(np.asarray(ids)).tolist()
+    out = {"": np.asarray(matched, dtype=str)}
+    for algo in DIGESTS:
+        out[algo] = name_keys(np.array(
+            [hashlib.new(algo, v.encode()).hexdigest() for v in written]))
+        if matched != written:
+            out[f"{algo} of the matched name"] = name_keys(np.array(
+                [hashlib.new(algo, v.encode()).hexdigest() for v in matched]))
+    return out
 
 
 def _released_people(game: Game) -> np.ndarray | None:
@@ -108,25 +143,41 @@ def person_labels(people: np.ndarray, released_people: np.ndarray,
     return np.where(carried, mode[pos], overall).astype(str)
 
 
+def _form_words(form: str) -> str:
+    return f" (as the {form.replace('sha', 'SHA-').replace('md5', 'MD5')} digest)" if form \
+        else ""
+
+
 def membership(game: Game) -> Scores:
-    """One score per unit: log(1 + released records naming the candidate's person)."""
+    """One score per unit: log(1 + released records naming the candidate's person), for the
+    name itself and for each of its digests the release holds (:func:`name_forms`)."""
     released = _released_people(game)
     if released is None:
         return {}
-    counts = person_counts(name_keys(np.asarray(game.candidate_ids)), released)
-    return {MEMBERSHIP_NAME: game.per_unit(np.log1p(counts.astype(np.float64)))}
+    out: Scores = {}
+    for form, ids in name_forms(np.asarray(game.candidate_ids)).items():
+        counts = person_counts(ids, released)
+        if form == "" or counts.any():
+            out[MEMBERSHIP_NAME + _form_words(form)] = game.per_unit(
+                np.log1p(counts.astype(np.float64)))
+    return out
 
 
 def inference(game: Game) -> Scores:
     """One guess per candidate of each label the release carries, read off the released
-    records of its person."""
+    records of its person (named, or by a digest of its name the release holds)."""
     released = _released_people(game)
     if released is None:
         return {}
-    ids = name_keys(np.asarray(game.candidate_ids))
-    return {f"released records of the person, '{col}'": person_labels(
-        ids, released, game.released_labels[col])
-        for col in game.targets if col in game.released_labels}
+    out: Scores = {}
+    for form, ids in name_forms(np.asarray(game.candidate_ids)).items():
+        if form and not np.isin(ids, released).any():
+            continue
+        for col in game.targets:
+            if col in game.released_labels:
+                out[f"released records of the person{_form_words(form)}, '{col}'"] = \
+                    person_labels(ids, released, game.released_labels[col])
+    return out
 
 
 MEMBERSHIP = Attacker(
@@ -138,5 +189,5 @@ INFERENCE = Attacker(
     "reads the release's sensitive column where it carries one: guesses a candidate's label "
     "as the commonest among the released records of its person", inference)
 
-__all__ = ["INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "name_keys", "person_counts",
-           "person_labels"]
+__all__ = ["DIGESTS", "INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "name_forms", "name_keys",
+           "person_counts", "person_labels"]

@@ -522,14 +522,21 @@ def named_people(t: AuditTables) -> dict[str, Any]:
     s = t.sensitive
     if not t.released_has_sensitive:
         return {"named_people": 0, "named_note": None}
-    from ..attack.released_person import name_keys
+    from ..attack.released_person import _form_words, name_forms, name_keys
 
-    people = np.unique(name_keys(t.members.labels[s].to_numpy()))
     values = name_keys(t.released.labels[s].to_numpy())
-    named = int(np.isin(people, values).sum())
-    others = np.setdiff1d(np.unique(name_keys(t.holdout.labels[s].to_numpy())), people)
-    named_others = int(np.isin(others, values).sum())
-    head = f"RELEASED carries the sensitive column '{s}': its values name "
+    mem_forms = name_forms(np.unique(t.members.labels[s].to_numpy(str)))
+    people = np.unique(mem_forms[""])
+    hold = np.unique(t.holdout.labels[s].to_numpy(str))
+    hold = hold[~np.isin(name_keys(hold), people)]
+    hold_forms = name_forms(hold)
+    others = np.unique(hold_forms[""])
+    # each person named by its name or by a digest of it (the form naming the most)
+    form = max(mem_forms, key=lambda f: (np.isin(mem_forms[f], values).sum(), f == ""))
+    named = int(np.unique(mem_forms[""][np.isin(mem_forms[form], values)]).size)
+    named_others = int(np.unique(hold_forms[""][np.isin(hold_forms[form], values)]).size)
+    head = (f"RELEASED carries the sensitive column '{s}': its values{_form_words(form)} "
+            "name ")
     note = (f"{head}{named} of INPUT's {people.size} people (and {named_others} of HOLDOUT's "
             f"{others.size} other people), so a released record may be read back to its "
             "person without any feature (the membership and inference attackers read that "
