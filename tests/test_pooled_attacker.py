@@ -28,13 +28,17 @@ def noisy():
     _, codes = np.unique(t.labels["identity"].astype(str), return_inverse=True)
     part = np.random.default_rng(0).permutation(codes.max() + 1)[codes] % 3
     m, h = t.subset(np.flatnonzero(part == 0)), t.subset(np.flatnonzero(part == 1))
+    X, code = _noisy_with_codes(m, 4.0)
+    return m, h, X, np.array([f"s{c}" for c in code]), code.astype(np.float32)
+
+
+def _noisy_with_codes(m: FeatureTable, spread: float) -> tuple[np.ndarray, np.ndarray]:
+    """INPUT's records plus noise ``spread`` times the features' spread, and each record's
+    person code (a number from 1000, drawn per person)."""
     rng = np.random.default_rng(0)
-    X = m.X + rng.standard_normal(m.X.shape).astype(np.float32) * m.X.std(0) * 4
-    ids = m.labels["identity"].to_numpy(str)
-    people = np.unique(ids)
-    code = dict(zip(people, rng.permutation(people.size) + 1000, strict=True))
-    pseudonyms = np.array([f"s{code[i]}" for i in ids])
-    return m, h, X, pseudonyms, np.array([code[i] for i in ids], np.float32)
+    X = m.X + rng.standard_normal(m.X.shape).astype(np.float32) * m.X.std(0) * spread
+    people, codes = np.unique(m.labels["identity"].to_numpy(str), return_inverse=True)
+    return X, (rng.permutation(people.size) + 1000)[codes]
 
 
 def _release(m: FeatureTable, X: np.ndarray, **labels: object) -> FeatureTable:
@@ -126,12 +130,8 @@ def closed():
                        random_state=1)
     part = np.arange(t.n_records) % 3
     m, h = t.subset(np.flatnonzero(part == 0)), t.subset(np.flatnonzero(part == 1))
-    rng = np.random.default_rng(0)
-    X = m.X + rng.standard_normal(m.X.shape).astype(np.float32) * m.X.std(0) * 3
-    ids = m.labels["identity"].to_numpy(str)
-    people = np.unique(ids)
-    code = dict(zip(people, rng.permutation(people.size) + 1000, strict=True))
-    return m, h, X, ids, np.array([f"s{code[i]}" for i in ids])
+    X, code = _noisy_with_codes(m, 3.0)
+    return m, h, X, m.labels["identity"].to_numpy(str), np.array([f"s{c}" for c in code])
 
 
 def _recognition(m, h, X, **labels):
