@@ -81,6 +81,11 @@ def test_codes_that_link_a_person_s_records_are_pooled_and_read(noisy, plain, ho
         assert after.status == "not met" and after.ci[0] > before.value + 0.1, \
             (name, before.value, after.value, after.ci)
     assert res.verdict.status == "not met"
+    assert res.attackers["linking"] == [key]  # said in the report's threat model
+    from bioanon.auditing.report import render
+
+    assert "pooled by the pooled release attackers: " + key.replace("'", "&#x27;") in \
+        render(res.to_dict())
 
 
 def test_codes_that_link_no_person_read_nothing_more(noisy, plain):

@@ -65,6 +65,8 @@ def data_section(report: Mapping[str, Any]) -> str:
             f"<p>Membership attackers: {_e(', '.join(a['membership']))}. Inference "
             f"attackers: {_e(', '.join(a['inference']))}. Recognition: "
             f"{_e(a['recognition'])}.</p>"
+            + (f"<p>Links between a person's released records, pooled by the pooled release "
+               f"attackers: {_e(', '.join(a['linking']))}.</p>" if a.get("linking") else "")
             + (f"<p>{_e(a['reproduce'])}.</p>" if a.get("reproduce") else "")
             + (f"<p>Could not run:</p><ul>{not_run}</ul>" if not_run else "")
             + (f"<p>Notes:</p><ul>{notes}</ul>" if notes else ""))

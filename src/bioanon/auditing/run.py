@@ -37,6 +37,7 @@ from .inputs import (
     split_holdout,
     table_of,
 )
+from .linkage import linking_keys
 from .plan import audit_plan
 from .reproduce import TIMEOUT, ReproducedMethod, check_command
 from .risks import (
@@ -202,7 +203,12 @@ class AuditJob:
                            if shadow or a.name != "shadow model"],
             "inference": [a.name for a in registry.INFERENCE],
             "recognition": "forest, linear SVM and k-NN trained on RELEASED (cross-fitted "
-                           "choice)",
+                           "choice)" + (", its codes named by HOLDOUT's reference half's "
+                                        "clear records" if "named by the clear records"
+                                        in rec.attacker else ""),
+            #: the keys by which RELEASED links a person's records (the pooled attackers'
+            #: columns, and the parts of a file name)
+            "linking": [key for key, _ in linking_keys(t)],
             "not_run": [] if shadow else [
                 "shadow model (needs a way to re-run the release process, reproduce: it "
                 "releases reference records to learn which attackers separate its members)",
