@@ -137,7 +137,7 @@ def membership(game: Game) -> Scores:
     """Per linking column: the nearest pooled record's cosine similarity, calibrated, and
     minus its Euclidean distance, per unit."""
     from .membership import _nearest_both, peer_similarity
-    from .released_person import _form_words, name_forms, name_keys, person_counts
+    from .released_person import form_words, name_forms, name_keys, person_counts
 
     out: Scores = {}
     forms = name_forms(np.asarray(game.candidate_ids))
@@ -147,7 +147,7 @@ def membership(game: Game) -> Scores:
             for form, ids in forms.items():
                 counts = person_counts(ids, released)
                 if counts.any():
-                    out[f"{name} names the person{_form_words(form)}"] = game.per_unit(
+                    out[f"{name} names the person{form_words(form)}"] = game.per_unit(
                         np.log1p(counts.astype(np.float64)))
         pooled = linked_means(game.released, keys)
         if pooled is None:
@@ -165,7 +165,7 @@ def membership(game: Game) -> Scores:
 def inference(game: Game) -> Scores:
     """Per linking column and label: the commonest label among the released records of the
     candidate's nearest pooled record (Euclidean, standardized)."""
-    from .released_person import _form_words, name_forms, name_keys, person_labels
+    from .released_person import form_words, name_forms, name_keys, person_labels
 
     out: Scores = {}
     forms = name_forms(np.asarray(game.candidate_ids))
@@ -177,7 +177,7 @@ def inference(game: Game) -> Scores:
         for form, ids in forms.items():
             if col != game.sensitive and np.isin(ids, released).any():
                 for t in targets:
-                    out[f"{name} names the person{_form_words(form)}, '{t}'"] = person_labels(
+                    out[f"{name} names the person{form_words(form)}, '{t}'"] = person_labels(
                         ids, released, game.released_labels[t])
         pooled = linked_means(game.released, keys)
         if pooled is None:

@@ -143,9 +143,17 @@ def person_labels(people: np.ndarray, released_people: np.ndarray,
     return np.where(carried, mode[pos], overall).astype(str)
 
 
-def _form_words(form: str) -> str:
-    return f" (as the {form.replace('sha', 'SHA-').replace('md5', 'MD5')} digest)" if form \
-        else ""
+def form_words(form: str) -> str:
+    """A form of :func:`name_forms` in the words an attacker's name carries.
+
+    >>> form_words(""), form_words("sha256"), form_words("md5 of the matched name")
+    ('', ' (as the SHA-256 digest)', ' (as the MD5 digest of the matched name)')
+    """
+    if not form:
+        return ""
+    algo, _, rest = form.partition(" of ")
+    name = algo.replace("sha", "SHA-").replace("md5", "MD5")
+    return f" (as the {name} digest{' of ' + rest if rest else ''})"
 
 
 def membership(game: Game) -> Scores:
@@ -158,7 +166,7 @@ def membership(game: Game) -> Scores:
     for form, ids in name_forms(np.asarray(game.candidate_ids)).items():
         counts = person_counts(ids, released)
         if form == "" or counts.any():
-            out[MEMBERSHIP_NAME + _form_words(form)] = game.per_unit(
+            out[MEMBERSHIP_NAME + form_words(form)] = game.per_unit(
                 np.log1p(counts.astype(np.float64)))
     return out
 
@@ -175,7 +183,7 @@ def inference(game: Game) -> Scores:
             continue
         for col in game.targets:
             if col in game.released_labels:
-                out[f"released records of the person{_form_words(form)}, '{col}'"] = \
+                out[f"released records of the person{form_words(form)}, '{col}'"] = \
                     person_labels(ids, released, game.released_labels[col])
     return out
 
@@ -189,5 +197,5 @@ INFERENCE = Attacker(
     "reads the release's sensitive column where it carries one: guesses a candidate's label "
     "as the commonest among the released records of its person", inference)
 
-__all__ = ["DIGESTS", "INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "name_forms", "name_keys",
-           "person_counts", "person_labels"]
+__all__ = ["DIGESTS", "INFERENCE", "MEMBERSHIP", "MEMBERSHIP_NAME", "form_words", "name_forms",
+           "name_keys", "person_counts", "person_labels"]

@@ -522,7 +522,7 @@ def named_people(t: AuditTables) -> dict[str, Any]:
     s = t.sensitive
     if not t.released_has_sensitive:
         return {"named_people": 0, "named_note": None}
-    from ..attack.released_person import _form_words, name_forms, name_keys
+    from ..attack.released_person import form_words, name_forms, name_keys
 
     values = name_keys(t.released.labels[s].to_numpy())
     mem_forms = name_forms(np.unique(t.members.labels[s].to_numpy(str)))
@@ -535,7 +535,7 @@ def named_people(t: AuditTables) -> dict[str, Any]:
     form = max(mem_forms, key=lambda f: (np.isin(mem_forms[f], values).sum(), f == ""))
     named = int(np.unique(mem_forms[""][np.isin(mem_forms[form], values)]).size)
     named_others = int(np.unique(hold_forms[""][np.isin(hold_forms[form], values)]).size)
-    head = (f"RELEASED carries the sensitive column '{s}': its values{_form_words(form)} "
+    head = (f"RELEASED carries the sensitive column '{s}': its values{form_words(form)} "
             "name ")
     note = (f"{head}{named} of INPUT's {people.size} people (and {named_others} of HOLDOUT's "
             f"{others.size} other people), so a released record may be read back to its "
