@@ -18,7 +18,10 @@ the attacker then plays as the nearest-released attacker does against the pooled
 
 - **membership**: the candidate's largest cosine similarity to a pooled record, that less its
   similarity to its nearest other candidate (calibrated), and minus its Euclidean distance to
-  the nearest pooled record; the identity level takes a person's mean over its records;
+  the nearest pooled record; the identity level takes a person's mean of those scores over
+  its records, and also compares the person's mean clear record with the pooled records
+  (cosine, Euclidean): the release's noise averaged on one side, the person's own spread on
+  the other;
 - **inference**: a candidate's label is the commonest value of that label among the released
   records of its nearest pooled record's group.
 
@@ -159,6 +162,14 @@ def membership(game: Game) -> Scores:
         out[head + "nearest"] = game.per_unit(cos)
         out[head + "calibrated"] = game.per_unit(cos - peer_similarity(game.candidates))
         out[head + "euclidean"] = game.per_unit(-dist)
+        units = game.group_codes()
+        if units is not None:  # a person's pooled record against their clear mean record
+            codes, n = units
+            sums = np.zeros((n, C.shape[1]))
+            np.add.at(sums, codes, C)
+            cos, dist = _nearest_both(sums / np.bincount(codes, minlength=n)[:, None], means)
+            out[head + "person's mean, nearest"] = cos
+            out[head + "person's mean, euclidean"] = -dist
     return out
 
 
