@@ -56,9 +56,10 @@ def linked_means(released: np.ndarray, links: np.ndarray
     >>> linked_means(R, np.array(["a", "b", "c", "d"])) is None
     True
     """
-    values, codes = np.unique(np.asarray(links).astype(str), return_inverse=True)
-    if not 2 <= values.size <= len(codes) // 2:
+    keys = np.asarray(links).astype(str)
+    if not _links(keys):
         return None
+    values, codes = np.unique(keys, return_inverse=True)
     R = np.asarray(released, np.float64)
     mu, sd = R.mean(axis=0), R.std(axis=0)
     sd = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
