@@ -144,8 +144,13 @@ def membership(game: Game) -> Scores:
     from .released_person import form_words, name_forms, name_keys, person_counts
 
     out: Scores = {}
-    forms = name_forms(np.asarray(game.candidate_ids))
-    for col, name, keys in _keys(game):
+    links = list(_keys(game))
+    # each candidate's name in every form, only where a column beside the sensitive one
+    # links records (bioanon's own releases carry none: three digests of every candidate in
+    # every game were most of this attacker's time there)
+    forms = (name_forms(np.asarray(game.candidate_ids))
+             if any(col != game.sensitive for col, _, _ in links) else {})
+    for col, name, keys in links:
         if col != game.sensitive:  # the sensitive column's names: the released person's
             released = name_keys(keys)
             for form, ids in forms.items():
@@ -180,8 +185,10 @@ def inference(game: Game) -> Scores:
     from .released_person import form_words, name_forms, name_keys, person_labels
 
     out: Scores = {}
-    forms = name_forms(np.asarray(game.candidate_ids))
-    for col, name, keys in _keys(game):
+    links = list(_keys(game))
+    forms = (name_forms(np.asarray(game.candidate_ids))  # as in :func:`membership`
+             if any(col != game.sensitive for col, _, _ in links) else {})
+    for col, name, keys in links:
         targets = [t for t in game.targets if t != col and t in game.released_labels]
         if not targets:
             continue

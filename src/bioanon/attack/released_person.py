@@ -74,15 +74,18 @@ def name_forms(ids: np.ndarray) -> dict[str, np.ndarray]:
     """
     import hashlib
 
-    written = [str(v) for v in np.asarray(ids).astype(str)]
-    matched = name_keys(np.asarray(ids)).tolist()
-    out = {"": np.asarray(matched, dtype=str)}
+    # each distinct name once (a person's records share it), then back to every candidate
+    names, back = np.unique(np.asarray(ids).astype(str), return_inverse=True)
+    back = back.reshape(-1)
+    written = names.tolist()
+    matched = name_keys(names).tolist()
+    out = {"": np.asarray(matched, dtype=str)[back]}
     for algo in DIGESTS:
         out[algo] = name_keys(np.array(
-            [hashlib.new(algo, v.encode()).hexdigest() for v in written]))
+            [hashlib.new(algo, v.encode()).hexdigest() for v in written]))[back]
         if matched != written:
             out[f"{algo} of the matched name"] = name_keys(np.array(
-                [hashlib.new(algo, v.encode()).hexdigest() for v in matched]))
+                [hashlib.new(algo, v.encode()).hexdigest() for v in matched]))[back]
     return out
 
 
