@@ -115,6 +115,30 @@ def test_a_column_that_links_nothing_is_not_played():
     assert membership(own) == {}
 
 
+def test_names_are_digested_only_where_a_column_beside_the_sensitive_one_links(monkeypatch):
+    """The candidates' names in every form (three digests each) are computed only where a
+    key beside the sensitive column could hold them: bioanon's own releases, and a release
+    whose only link is its sensitive column (the released person reads it), never pay for
+    them (they were most of this attacker's time in every game of a search)."""
+    from bioanon.attack import released_person
+
+    calls = []
+    real = released_person.name_forms
+    monkeypatch.setattr(released_person, "name_forms", lambda ids: calls.append(1) or real(ids))
+    ids = np.repeat(np.array(["a", "b", "c", "d"]), 2)
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    own = Game(X, {"y": ids}, X, {"y": ids}, X, {}, ids, ids, -np.ones(8, np.int64), "y",
+               sensitive="identity", targets=("y",))
+    named = Game(X, {"y": ids}, X, {"y": ids, "identity": ids}, X, {}, ids, ids,
+                 -np.ones(8, np.int64), "y", sensitive="identity", targets=("y",))
+    assert membership(own) == {} and inference(own) == {}
+    assert membership(named) and inference(named)  # its records pooled by the names
+    assert calls == []
+    coded = Game(X, {"y": ids}, X, {"y": ids, "subject": ids}, X, {}, ids, ids,
+                 -np.ones(8, np.int64), "y", linking=("subject",), targets=("y",))
+    assert "'subject' names the person" in membership(coded) and len(calls) == 1
+
+
 def test_a_key_holding_the_candidates_names_reads_the_person():
     """A file name that starts with the person's name names the person: the candidate whose
     name a released key holds is read as a member, without any feature."""
