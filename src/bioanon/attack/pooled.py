@@ -137,19 +137,28 @@ def _keys(game: Game) -> Iterator[tuple[str, str, np.ndarray]]:
                 yield c, name, keys
 
 
+def _name_forms(game: Game, links: list[tuple[str, str, np.ndarray]]
+                ) -> dict[str, np.ndarray]:
+    """Each candidate's name in every form (:func:`~.released_person.name_forms`), only
+    where a column beside the sensitive one links records, else none: bioanon's own releases
+    carry no such column, and three digests of every candidate in every game were most of
+    this attacker's time there."""
+    from .released_person import name_forms
+
+    if not any(col != game.sensitive for col, _, _ in links):
+        return {}
+    return name_forms(np.asarray(game.candidate_ids))
+
+
 def membership(game: Game) -> Scores:
     """Per linking column: the nearest pooled record's cosine similarity, calibrated, and
     minus its Euclidean distance, per unit."""
     from .membership import _nearest_both, peer_similarity
-    from .released_person import form_words, name_forms, name_keys, person_counts
+    from .released_person import form_words, name_keys, person_counts
 
     out: Scores = {}
     links = list(_keys(game))
-    # each candidate's name in every form, only where a column beside the sensitive one
-    # links records (bioanon's own releases carry none: three digests of every candidate in
-    # every game were most of this attacker's time there)
-    forms = (name_forms(np.asarray(game.candidate_ids))
-             if any(col != game.sensitive for col, _, _ in links) else {})
+    forms = _name_forms(game, links)
     for col, name, keys in links:
         if col != game.sensitive:  # the sensitive column's names: the released person's
             released = name_keys(keys)
@@ -182,12 +191,11 @@ def membership(game: Game) -> Scores:
 def inference(game: Game) -> Scores:
     """Per linking column and label: the commonest label among the released records of the
     candidate's nearest pooled record (Euclidean, standardized)."""
-    from .released_person import form_words, name_forms, name_keys, person_labels
+    from .released_person import form_words, name_keys, person_labels
 
     out: Scores = {}
     links = list(_keys(game))
-    forms = (name_forms(np.asarray(game.candidate_ids))  # as in :func:`membership`
-             if any(col != game.sensitive for col, _, _ in links) else {})
+    forms = _name_forms(game, links)
     for col, name, keys in links:
         targets = [t for t in game.targets if t != col and t in game.released_labels]
         if not targets:
