@@ -72,10 +72,10 @@ PARALLEL_EFFICIENCY = 0.8
 #: machine's own speed moves; this wave's tenth session), ÷ 1.5
 WORKLOAD_SECONDS = 0.027
 #: how a release's time grows with the machine factor: ``factor ** MACHINE_EXPONENT`` (fitted
-#: in wave 6's thirty-sixth session on a machine of the same class whose factor read 3.0-3.7
+#: in wave 6's thirty-sixth session on a machine of the same class whose factor read 3.0-3.9
 #: (the workload 3-4 times slower than on the class the constants were fitted on), where the
 #: demo took 106-129 s and FSDD's README release 128.5 s, against 46.5 and 48-57 s at factor
-#: 0.96: 2.3-2.8 and 2.2-2.7 times slower, not 3.0-3.7; linear in the factor, the model said
+#: 0.96: 2.3-2.8 and 2.2-2.7 times slower, not 3.0-3.9; linear in the factor, the model said
 #: "about 3 min" and "about 4 min", at the exponent 2/3 it says 111 and 134 s at factor 3.6;
 #: a run beside two busy processes, whose workload reads about 2 x, took 1.72 x its quiet
 #: time: 2 ** (2/3) = 1.59)
