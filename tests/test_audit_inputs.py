@@ -94,3 +94,43 @@ def test_a_boolean_interest_is_judged_on_its_csv_copy_and_an_empty_label_is_name
                                            r"\(first at record 5\)"):
         bioanon.audit(bioanon.FeatureTable(members.X, empty, members.feature_names),
                       tmp_path / "rel.csv", holdout, **KW)
+
+
+@pytest.mark.parametrize("kind", ["frame", "csv", "parquet"])
+def test_a_numeric_column_input_lacks_is_a_link_even_with_empty_values(frames, tmp_path, kind):
+    """A release made by another tool may carry a numeric column of its own (a quality
+    score, a row id) with empty values: INPUT holds no such feature, so no attacker compares
+    it with a clear record; it is read as a link between released records, as the same
+    column without empty values is, and named in the same note — never refused as a feature
+    with missing values. The same empty value in a feature INPUT holds is still refused."""
+    members, released, holdout = frames
+    with_score = released.copy()
+    with_score["quality"] = np.arange(len(with_score)) % 7 / 7
+    gaps = with_score.copy()
+    gaps.loc[gaps.index[::5], "quality"] = np.nan
+    broken = released.copy()
+    broken.loc[broken.index[3], "f4"] = np.nan
+
+    def source(frame, name):
+        if kind == "frame":
+            return frame
+        path = tmp_path / f"{name}.{kind}"
+        frame.to_csv(path, index=False) if kind == "csv" else frame.to_parquet(path)
+        return path
+
+    kw = {**KW, "random_state": 3}
+    full = bioanon.audit(members, source(with_score, "full"), holdout, **kw)
+    gapped = bioanon.audit(members, source(gaps, "gaps"), holdout, **kw)
+    note = [n for n in gapped.notes if "feature column(s) INPUT does not hold" in n]
+    assert note and "'quality'" in note[0], gapped.notes
+    assert not any("label column(s) no role names" in n and "quality" in n
+                   for n in gapped.notes)
+    assert [n for n in full.notes if "does not hold" in n] == note
+    # judged alike: the same risks, each measured (the link's values differ, and so may the
+    # pooled attacker's figure)
+    assert [r.name for r in gapped.risks] == [r.name for r in full.risks]
+    measured = [[bool(np.isfinite(r.value)) for r in a.risks] for a in (full, gapped)]
+    assert measured[0] == measured[1]
+    assert any(np.isfinite(r.value) for r in gapped.risks if "membership" in r.name)
+    with pytest.raises(BioanonError, match="NaN/inf value.*'f4'"):
+        bioanon.audit(members, source(broken, "broken"), holdout, **kw)

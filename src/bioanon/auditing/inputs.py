@@ -156,9 +156,71 @@ def sample_parquet(path: str, wanted: Sequence[str], strata: Sequence[str], cap:
                           ps.total_identities)
 
 
+def column_names(source: Source) -> tuple[list[str], list[str]] | None:
+    """The columns of a CSV file, a Parquet file or folder, or a DataFrame, and those it
+    records as labels (a bioanon Parquet file's), read from its header or schema alone;
+    None for another source (a FeatureTable, an NPZ file) or one that cannot be read (its
+    full read then says why, in one line).
+
+    >>> column_names(pd.DataFrame({"f0": [1.0], "take": [2]}))
+    (['f0', 'take'], [])
+    """
+    if isinstance(source, pd.DataFrame):
+        return [str(c) for c in source.columns], []
+    if not isinstance(source, str | os.PathLike):
+        return None
+    from pathlib import Path
+
+    from ..table import PARQUET_SUFFIXES
+
+    p = Path(source)
+    try:
+        if p.is_dir() or p.suffix.lower() in PARQUET_SUFFIXES:
+            from ..scale.run import parquet_schema
+
+            names, _, known = parquet_schema(p)
+            return names, known
+        if p.suffix.lower() == ".csv" and p.is_file():
+            return [str(c) for c in pd.read_csv(p, nrows=0).columns], []
+    except Exception:  # noqa: BLE001 - unreadable: FeatureTable.read says why, in one line
+        return None
+    return None
+
+
+def _load(source: Source, wanted: Sequence[str], what: str, max_records: int | None,
+          strata: Sequence[str], seed: int | None, as_labels: Sequence[str] | None
+          ) -> tuple[FeatureTable, Sampled | None]:
+    """``source`` read as a table (``as_labels``: the columns read as labels, None: those
+    the file records or, without a record, its text columns), and what was sampled of it."""
+    if isinstance(source, FeatureTable):
+        return source, None
+    if isinstance(source, pd.DataFrame):  # as a CSV file is read: text columns are labels
+        frame = source
+        if as_labels is not None:  # the names as read_table compares them
+            frame = source.set_axis([str(c) for c in source.columns], axis=1)
+        return FeatureTable.from_frame(frame, as_labels, {"source": "a DataFrame"}), None
+    if not isinstance(source, str | os.PathLike):
+        raise BioanonError(f"{what} must be a bioanon FeatureTable, a pandas DataFrame or a "
+                           f"path, not {type(source).__name__}", parameter="table")
+    path = os.fspath(source)
+    if not os.path.exists(path):
+        raise BioanonError(not_found(path, what))
+    try:
+        n = _parquet_rows(path) if max_records is not None else None
+        if n is not None and max_records is not None and n > max_records:
+            return sample_parquet(path, [*wanted, *(as_labels or [])], strata, max_records,
+                                  seed, what)
+        return FeatureTable.read(path, as_labels), None
+    except BioanonError as exc:  # which of the tables, when the message does not say
+        if path in str(exc):
+            raise
+        raise BioanonError(f"{what} '{path}': {exc}", parameter=exc.parameter) from None
+
+
 def read_table(source: Source, wanted: Sequence[str], what: str,
                max_records: int | None = None, strata: Sequence[str] = ("", ""),
-               seed: int | None = None) -> FeatureTable:
+               seed: int | None = None, features: Sequence[str] | None = None
+               ) -> FeatureTable:
     """``source`` as a table whose ``wanted`` columns (those present) are labels, as text.
 
     A file is read with the label columns it records (a bioanon Parquet file, an NPZ's
@@ -166,47 +228,48 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
     features to the labels. A Parquet file or folder of more than ``max_records`` records
     is read as a seeded stratified sample (:func:`sample_parquet`; the table's
     ``meta["sampled"]`` says so).
+
+    ``features`` (RELEASED: INPUT's feature names): every other column of the file is read
+    as a label, so that a numeric column INPUT does not hold — a quality score, a row id,
+    with or without empty values — is read as a link between released records, as the
+    audit judges it, and never refused as a feature with missing values. Such numeric
+    columns are kept as text (their float32 values, as a feature column would give them)
+    and named in ``meta["numeric_links"]``.
     """
-    sampled: Sampled | None = None
-    if isinstance(source, FeatureTable):
-        table = source
-    elif isinstance(source, pd.DataFrame):  # as a CSV file is read: text columns are labels
-        table = FeatureTable.from_frame(source, None, {"source": "a DataFrame"})
-    elif not isinstance(source, str | os.PathLike):
-        raise BioanonError(f"{what} must be a bioanon FeatureTable, a pandas DataFrame or a "
-                           f"path, not {type(source).__name__}", parameter="table")
-    else:
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise BioanonError(not_found(path, what))
-        try:
-            n = _parquet_rows(path) if max_records is not None else None
-            if n is not None and max_records is not None and n > max_records:
-                table, sampled = sample_parquet(path, wanted, strata, max_records, seed,
-                                                what)
-            else:
-                table = FeatureTable.read(path)
-        except BioanonError as exc:  # which of the tables, when the message does not say
-            if path in str(exc):
-                raise
-            raise BioanonError(f"{what} '{path}': {exc}", parameter=exc.parameter) from None
+    found = column_names(source) if features is not None else None
+    as_labels = (None if found is None or features is None
+                 else [c for c in found[0] if c not in set(features)])
+    recorded = set(found[1]) if found is not None else set()
+    table: FeatureTable | None = None
+    if as_labels:  # a file this read cannot take (text in a feature INPUT holds, no shared
+        try:  # feature) is read as any table is, and refused there or by check_tables
+            table, sampled = _load(source, wanted, what, max_records, strata, seed,
+                                   as_labels)
+        except BioanonError:
+            as_labels = None
+    if table is None:
+        table, sampled = _load(source, wanted, what, max_records, strata, seed, None)
     names = list(table.feature_names or [])
     move = [c for c in dict.fromkeys(wanted) if c in names and c not in table.labels.columns]
     X, labels = table.X, table.labels.copy()
     if move:
         idx = [names.index(c) for c in move]
         for c, j in zip(move, idx, strict=True):
-            v = X[:, j]
-            odd = v[v != np.round(v)]
-            if odd.size:
-                raise BioanonError(f"{what}'s column '{c}' holds numbers that are not whole "
-                                   f"(e.g. {odd[0]:g}): it is a feature, not a label; name "
-                                   "a label column (classes or ids) for the interest, the "
-                                   "sensitive column and the kept labels")
-            labels[c] = pd.Series(v).to_numpy()
+            _refuse_fractions(what, c, X[:, j])
+            labels[c] = pd.Series(X[:, j]).to_numpy()
         keep = [j for j in range(len(names)) if j not in set(idx)]
         X = np.ascontiguousarray(X[:, keep])
         names = [names[j] for j in keep]
+    numeric_links = []
+    for c in as_labels or []:  # the file's own label columns stay as they are
+        if c not in labels.columns or c in recorded or not _numbers(labels[c]):
+            continue
+        if c in wanted:  # a role's numbers, as if read as a feature and moved
+            _refuse_fractions(what, c, labels[c].to_numpy(np.float32, na_value=np.nan))
+        else:
+            labels[c] = pd.Series(labels[c].to_numpy(np.float32, na_value=np.nan),
+                                  index=labels.index).astype(str)
+            numeric_links.append(c)
     for c in wanted:
         if c in labels.columns:
             _refuse_empty(what, c, labels[c])
@@ -215,10 +278,28 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
         raise BioanonError(f"{what} has no feature column; pass a table of numeric features "
                            "with its label columns")
     meta = dict(table.meta)
+    if numeric_links:
+        meta["numeric_links"] = numeric_links
     if sampled is not None:  # plain values: sizes and the sentence
         meta["sampled"] = {**dataclasses.asdict(sampled), "words": sampled.words()}
     return FeatureTable._of_checked(np.asarray(X, np.float32), labels.reset_index(drop=True),
                                     names, meta)
+
+
+def _numbers(values: pd.Series) -> bool:
+    """Whether a column read as a label holds numbers (not text, not True/False)."""
+    return bool(pd.api.types.is_numeric_dtype(values)
+                and not pd.api.types.is_bool_dtype(values))
+
+
+def _refuse_fractions(what: str, column: str, v: np.ndarray) -> None:
+    """Refuse a role's column of numbers that are not whole: a feature, not a label."""
+    odd = v[np.isfinite(v) & (v != np.round(v))]
+    if odd.size:
+        raise BioanonError(f"{what}'s column '{column}' holds numbers that are not whole "
+                           f"(e.g. {odd[0]:g}): it is a feature, not a label; name "
+                           "a label column (classes or ids) for the interest, the "
+                           "sensitive column and the kept labels")
 
 
 def row_hashes(X: np.ndarray) -> np.ndarray:
@@ -346,7 +427,8 @@ def _with_links(released: FeatureTable, common: list[str], wanted: list[str],
     every label column no role names and every feature column INPUT lacks (as text): the
     columns that may link a person's released records (returned in that order)."""
     r = _restrict(released, common, [*wanted, *map(str, released.labels.columns)])
-    links = [str(c) for c in r.labels.columns if c not in wanted]
+    links = [str(c) for c in r.labels.columns if c not in wanted and c not in extra]
+    links += [c for c in extra if c in r.labels.columns]  # read as links (numeric_links)
     if extra:
         pos = {n: j for j, n in enumerate(released.feature_names or [])}
         values = {c: pd.Series(released.X[:, pos[c]]).astype(str).to_numpy()
@@ -419,7 +501,8 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
     wanted = [interest, sensitive, *kept]
     m = _restrict(members, common, wanted)
     h = _restrict(holdout, common, wanted)
-    extra_features = sorted(rel_names - set(f_in))
+    numeric_links = list(released.meta.get("numeric_links") or [])
+    extra_features = sorted((rel_names - set(f_in)) | set(numeric_links))
     r, linking = _with_links(released, common, wanted, extra_features)
     for c in kept:
         extra = sorted(set(r.labels[c]) - set(m.labels[c]))
@@ -440,7 +523,7 @@ def check_tables(members: FeatureTable, released: FeatureTable, holdout: Feature
         notes.append(f"RELEASED carries {len(common)} of INPUT's {len(f_in)} features; "
                      "the audit judges those")
     notes.extend(_unjudged_features(extra_features, members))
-    notes.extend(_unjudged_labels(released, members, [*wanted]))
+    notes.extend(_unjudged_labels(released, members, [*wanted, *numeric_links]))
     copied = int(_same_rows(r.X, m.X).sum())
     return AuditTables(m, h, r, interest, sensitive, kept, common, copied,
                        sensitive in released.labels.columns, notes, linking)

@@ -292,11 +292,13 @@ def prepare_audit(input: Source, released: Source, control: Source, *, interest:
     _check_count("max_candidates", max_candidates, 1, "members and non-members attacked at "
                                                       "most a side")
 
-    def read(source: Source, what: str) -> Any:
+    def read(source: Source, what: str, features: Sequence[str] | None = None) -> Any:
         return read_table(source, wanted, what, max_records, (interest, sensitive),
-                          random_state)
+                          random_state, features)
 
-    tabs = check_tables(read(input, "INPUT"), read(released, "RELEASED"),
+    members = read(input, "INPUT")
+    # RELEASED's columns INPUT does not hold as features are links, never features
+    tabs = check_tables(members, read(released, "RELEASED", list(members.feature_names or [])),
                         read(control, "HOLDOUT"), interest, sensitive, labels)
     sampled = {what: t.meta["sampled"]["words"] for what, t in (
         ("INPUT", tabs.members), ("RELEASED", tabs.released), ("HOLDOUT", tabs.holdout))
