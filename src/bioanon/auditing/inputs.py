@@ -287,9 +287,9 @@ def read_table(source: Source, wanted: Sequence[str], what: str,
 
 
 def _numbers(values: pd.Series) -> bool:
-    """Whether a column read as a label holds numbers (not text, not True/False)."""
-    return bool(pd.api.types.is_numeric_dtype(values)
-                and not pd.api.types.is_bool_dtype(values))
+    """Whether a column read as a label holds numbers, True and False among them (as a
+    feature column would read them: 1 and 0), not text."""
+    return bool(pd.api.types.is_numeric_dtype(values))
 
 
 def _refuse_fractions(what: str, column: str, v: np.ndarray) -> None:
