@@ -19,6 +19,21 @@ as a user would hold them:
 - **dp-cells**: bioanon's ``dp-cells`` at epsilon 1 (the box from the data: DP in name only,
   a PrivacyLeakWarning; the audit judges it empirically either way).
 
+Asked for by name (``--releases``), releases of the same INPUT by the tools that do the same job:
+
+- **synthcity dpgan / adsgan / tvae** (synthcity's plugins, run in synthcity's own environment:
+  ``--synthcity-python``, or ``BIOANON_SYNTHCITY_PYTHON``; it pins torch < 2.3 and numpy < 2,
+  so it cannot share bioanon's): fitted on INPUT's features and interest (the interest the
+  target column), as many rows as INPUT; ``dpgan`` at ``--epsilon`` (δ = 1/n²), ``adsgan``
+  with its identifiability penalty, ``tvae`` plain. ``--synthcity-iterations`` caps their
+  training (the plugins' defaults, 1,000 to 10,000 iterations, take hours on two cores): the
+  cap is written beside each row;
+- **bioanon release**: ``bioanon release INPUT`` as a user runs it (``--seed``), accepting by
+  name only what its plan says this table cannot show (``benchmarks/recertify.py``'s rule);
+  **bioanon release dp**: the same at ``--epsilon`` with the auxiliary part as
+  ``--public-data`` (strict DP at the record level). A refused release has no row to audit:
+  its refusal line is printed instead.
+
 Each release is audited by ``bioanon audit`` (the command line, ``-q --json``, timed wall and
 CPU) and by Anonymeter 1.x (singling out, multivariate; linkability, the features in two
 halves, 10 neighbours; inference of the interest from the features), ``n_attacks`` each, on
@@ -30,7 +45,8 @@ by recording: thirds of each speaker's recordings) and ``synthetic300`` (300 peo
 records × 128 features; cut by person: 45% INPUT, 45% HOLDOUT, 10% auxiliary).
 
     python benchmarks/audit_peers.py [--tables fsdd,synthetic300] [--fsdd /tmp/audit-voice.parquet]
-        [--n-attacks 200] [--seed 0] [--out benchmarks/results/audit_peers.json]
+        [--releases KIND,...] [--synthcity-python PATH] [--synthcity-iterations 300]
+        [--epsilon 4] [--n-attacks 200] [--seed 0] [--out benchmarks/results/audit_peers.json]
 
 SDV and Anonymeter are not bioanon dependencies: run it from a virtual environment that has
 them (see docs/audit.md, "Peers").
@@ -62,6 +78,29 @@ from bioanon.table import FeatureTable
 OUT = Path(__file__).resolve().parent / "results" / "audit_peers.json"
 RELEASES = ("SDV GaussianCopula", "copy of INPUT", "leak-free Gaussian",
             "diagonal Gaussian on INPUT", "dp-cells")
+#: the release kinds asked for by name only (each needs more than this environment, or minutes)
+SYNTHCITY = ("synthcity dpgan", "synthcity adsgan", "synthcity tvae")
+BIOANON = ("bioanon release", "bioanon release dp")
+#: synthcity's side: read INPUT's CSV, fit one plugin, write as many rows as INPUT (run by
+#: synthcity's own interpreter; argv: input, output, interest, plugin, iterations, epsilon,
+#: seed)
+SYNTHCITY_WORKER = """
+import sys, warnings
+warnings.filterwarnings("ignore")
+import pandas as pd
+from synthcity.plugins import Plugins
+from synthcity.plugins.core.dataloader import GenericDataLoader
+src, dst, interest, plugin, iters, eps, seed = sys.argv[1:8]
+frame = pd.read_csv(src)
+frame[interest] = frame[interest].astype(str)
+kw = {"n_iter": int(iters), "random_state": int(seed)}
+if plugin == "dpgan":
+    kw.update(epsilon=float(eps), delta=1.0 / len(frame) ** 2)
+model = Plugins().get(plugin, **kw)
+model.fit(GenericDataLoader(frame, target_column=interest))
+out = model.generate(count=len(frame)).dataframe()
+out[list(frame.columns)].to_csv(dst, index=False)
+"""
 
 
 def have(module: str) -> bool:
@@ -169,6 +208,35 @@ def release(kind: str, m: FeatureTable, aux: FeatureTable, interest: str, sensit
     return frame_of(np.asarray(getattr(X, "X", X)), m, [interest])
 
 
+def synthcity_release(kind: str, m: FeatureTable, interest: str, seed: int, python: str,
+                      iterations: int, epsilon: float, work: Path) -> pd.DataFrame:
+    """One synthcity plugin fitted on INPUT's features and interest, in synthcity's own
+    interpreter (:data:`SYNTHCITY_WORKER`); its rows as a frame."""
+    src, dst = work / "synthcity-input.csv", work / (kind.replace(" ", "-") + ".raw.csv")
+    frame_of(m.X, m, [interest]).to_csv(src, index=False)
+    res = subprocess.run([python, "-c", SYNTHCITY_WORKER, str(src), str(dst), interest,
+                          kind.split()[1], str(iterations), str(epsilon), str(seed)],
+                         capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise RuntimeError((res.stderr.strip().splitlines() or ["no message"])[-1])
+    return pd.read_csv(dst)
+
+
+def bioanon_release(kind: str, name: str, files: dict[str, Path], work: Path, seed: int,
+                    epsilon: float) -> tuple[Path | None, dict[str, Any]]:
+    """``bioanon release`` of INPUT as a user runs it (``benchmarks/recertify.py``): the file
+    it wrote (None when it refused) and recertify's summary of the run."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import recertify
+
+    extra = [] if kind == "bioanon release" else [
+        "--epsilon", f"{epsilon:g}", "--public-data", str(files["auxiliary"])]
+    run = recertify.one(recertify.CASES[name], files["input"], work, seed, extra)
+    run.pop("document", None)
+    out = work / f"{name}{'_dp' if extra else ''}_rel.parquet"
+    return (out if run["outcome"] == "certified" and out.exists() else None), run
+
+
 def bioanon_audit(files: dict[str, Path], interest: str, sensitive: str) -> dict[str, Any]:
     """``bioanon -q audit ... --json`` in a fresh process: its document, wall and CPU."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -250,7 +318,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", default="fsdd,synthetic300")
     ap.add_argument("--fsdd", type=Path, default=Path("/tmp/audit-voice.parquet"))
-    ap.add_argument("--releases", default=",".join(RELEASES))
+    ap.add_argument("--releases", default=",".join(RELEASES),
+                    help="release kinds, comma-separated: " + ", ".join(
+                        RELEASES + SYNTHCITY + BIOANON) + " (default: the first five)")
+    ap.add_argument("--synthcity-python", default=os.environ.get("BIOANON_SYNTHCITY_PYTHON"),
+                    help="interpreter of an environment with synthcity (its pins clash "
+                         "with bioanon's)")
+    ap.add_argument("--synthcity-iterations", type=int, default=300)
+    ap.add_argument("--epsilon", type=float, default=4.0,
+                    help="epsilon of synthcity's dpgan and of 'bioanon release dp'")
     ap.add_argument("--n-attacks", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=OUT)
@@ -260,6 +336,13 @@ def main() -> None:
         print("skipping SDV GaussianCopula: SDV is not installed (pip install sdv)",
               flush=True)
         kinds.remove("SDV GaussianCopula")
+    unknown = sorted(set(kinds) - set(RELEASES + SYNTHCITY + BIOANON))
+    if unknown:
+        ap.error(f"unknown release kind(s) {unknown}")
+    if not args.synthcity_python and any(k in SYNTHCITY for k in kinds):
+        print("skipping synthcity: no --synthcity-python (its environment's interpreter)",
+              flush=True)
+        kinds = [k for k in kinds if k not in SYNTHCITY]
     peer = have("anonymeter")
     if not peer:
         print("skipping Anonymeter: it is not installed (pip install anonymeter)", flush=True)
@@ -275,18 +358,35 @@ def main() -> None:
             d = Path(tmp)
             m.write(d / "input.parquet")
             h.write(d / "holdout.parquet")
+            aux.write(d / "auxiliary.parquet")
+            base = {"input": d / "input.parquet", "holdout": d / "holdout.parquet",
+                    "auxiliary": d / "auxiliary.parquet"}
             for kind in kinds:
+                row: dict[str, Any] = {}
                 t0 = time.perf_counter()
-                frame = release(kind, m, aux, interest, sensitive, args.seed)
-                made = time.perf_counter() - t0
-                rel = d / (kind.replace(" ", "-") + ".csv")
-                frame.to_csv(rel, index=False)
-                files = {"input": d / "input.parquet", "released": rel,
-                         "holdout": d / "holdout.parquet"}
-                row = {"release_seconds": made,
-                       "bioanon": bioanon_audit(files, interest, sensitive),
-                       "anonymeter": anonymeter_audit(files, interest, args.n_attacks,
-                                                      args.seed) if peer else None}
+                if kind in BIOANON:
+                    rel, run = bioanon_release(kind, name, base, d, args.seed, args.epsilon)
+                    row["release"] = run
+                    if rel is None:
+                        print(f"{name:<12} {kind:<27} refused: {run.get('message')}",
+                              flush=True)
+                        result["tables"][name]["releases"][kind] = row
+                        continue
+                else:
+                    if kind in SYNTHCITY:
+                        frame = synthcity_release(kind, m, interest, args.seed,
+                                                  args.synthcity_python,
+                                                  args.synthcity_iterations, args.epsilon, d)
+                        row["iterations"] = args.synthcity_iterations
+                    else:
+                        frame = release(kind, m, aux, interest, sensitive, args.seed)
+                    rel = d / (kind.replace(" ", "-") + ".csv")
+                    frame.to_csv(rel, index=False)
+                row["release_seconds"] = time.perf_counter() - t0
+                files = {**base, "released": rel}
+                row["bioanon"] = bioanon_audit(files, interest, sensitive)
+                row["anonymeter"] = anonymeter_audit(files, interest, args.n_attacks,
+                                                     args.seed) if peer else None
                 result["tables"][name]["releases"][kind] = row
                 b, a = row["bioanon"], row["anonymeter"] or {}
                 r = b["risks"]
@@ -296,7 +396,8 @@ def main() -> None:
                       f"{fmt(r.get('record-inference'))}; recognition "
                       f"{fmt(r.get('record-recognition'))}; CAS {b['cas']:.3f} "
                       f"(clear {b['clear']:.3f}); {b['seconds']:.1f} s "
-                      f"({b['cpu_seconds']:.1f} s CPU, load {b['load']:.1f})"
+                      f"({b['cpu_seconds']:.1f} s CPU, load {b['load']:.1f}); made in "
+                      f"{row['release_seconds']:.0f} s"
                       + ("" if not a else
                          f" | Anonymeter: singling out {fmt(a.get('singling out'), 'risk')};"
                          f" linkability {fmt(a.get('linkability'), 'risk')}; inference "
