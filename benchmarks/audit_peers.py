@@ -216,7 +216,8 @@ def synthcity_release(kind: str, m: FeatureTable, interest: str, seed: int, pyth
     frame_of(m.X, m, [interest]).to_csv(src, index=False)
     res = subprocess.run([python, "-c", SYNTHCITY_WORKER, str(src), str(dst), interest,
                           kind.split()[1], str(iterations), str(epsilon), str(seed)],
-                         capture_output=True, text=True, check=False)
+                         capture_output=True, text=True, check=False,
+                         cwd=work)  # synthcity caches its metrics in ./workspace
     if res.returncode != 0:
         raise RuntimeError((res.stderr.strip().splitlines() or ["no message"])[-1])
     return pd.read_csv(dst)
