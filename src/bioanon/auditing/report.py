@@ -18,6 +18,7 @@ from typing import Any
 from ..io import mark_output, write_text_atomic
 from ..report.html import plan_section, render_html, risk_details_section, risk_table_section
 from ..report.html_cells import rate_text
+from .risks import above_target_words
 from .run import AuditResult
 
 FILES = ("report.json", "report.html")
@@ -41,6 +42,9 @@ def headline_section(report: Mapping[str, Any]) -> str:
               if f.get("copied_rows") else "")
     if f.get("named_note"):
         copied += f"<p class='bad'>Finding: {_e(f['named_note'])}.</p>"
+    above = above_target_words(list(v.get("above_target") or []))
+    if above:
+        copied += f"<p class='bad'>Not showable is not safe: {_e(above)}.</p>"
     u = report["utility"]
     util = (f"<p>Utility: CAS {rate_text(u['cas']['value'], u['cas'].get('ci'))} (trained "
             "on RELEASED, scored on HOLDOUT) against "

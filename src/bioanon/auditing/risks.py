@@ -557,8 +557,45 @@ def verdict_status(r: RiskResult) -> str:
     return "met" if r.passes else "not met"
 
 
+def above_target(risks: list[RiskResult]) -> list[dict[str, Any]]:
+    """The risks this audit cannot show whose estimate is above the target anyway: the
+    verdict says "not showable", and it must not hide that the figure read is already over
+    the line (only the interval is too wide to decide). One ``{name, value, ci, target}``
+    each, in the order given.
+
+    Examples
+    --------
+    >>> r = RiskResult("membership", "identity", "advantage", 0.30, (0.13, 0.47), "nearest",
+    ...                0.0, "no signal", 0.14, INCONCLUSIVE)
+    >>> [x["name"] for x in above_target([r])]
+    ['identity-membership']
+    """
+    return [{"name": r.name, "value": float(r.value), "ci": [float(c) for c in r.ci],
+             "target": float(r.target)}
+            for r in risks if r.status == INCONCLUSIVE and np.isfinite(r.value)
+            and r.value > r.target]
+
+
+def above_target_words(above: list[dict[str, Any]]) -> str:
+    """:func:`above_target` in one clause ("" when there is none).
+
+    >>> above_target_words([{"name": "identity-membership", "value": 0.298,
+    ...                      "ci": [0.128, 0.469], "target": 0.14}]).split(": ")[1]
+    'identity-membership +0.298 [+0.128, +0.469] > 0.14'
+    """
+    if not above:
+        return ""
+    head = ("estimate above its target, the interval too wide to decide" if len(above) == 1
+            else f"{len(above)} estimates above their targets, the intervals too wide to "
+                 "decide")
+    return head + ": " + ", ".join(
+        f"{x['name']} {x['value']:+.3f} [{x['ci'][0]:+.3f}, {x['ci'][1]:+.3f}] > "
+        f"{x['target']:g}" for x in above)
+
+
 __all__ = ["ALIGNED", "ALIGN_TOLERANCE", "MATCHED", "MAX_CANDIDATES", "MAX_MATCHED_FEATURES",
-           "REORDER_MARGIN", "SORTED", "AuditGame", "aligned_release", "matched_columns",
+           "REORDER_MARGIN", "SORTED", "AuditGame", "above_target", "above_target_words",
+           "aligned_release", "matched_columns",
            "reordered_release",
            "identity_inference", "identity_membership", "label_join", "named_people",
            "recognition", "record_inference", "record_membership", "utility",

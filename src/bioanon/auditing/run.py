@@ -43,6 +43,8 @@ from .reproduce import TIMEOUT, ReproducedMethod, check_command
 from .risks import (
     MAX_CANDIDATES,
     AuditGame,
+    above_target,
+    above_target_words,
     identity_inference,
     identity_membership,
     label_join,
@@ -91,14 +93,22 @@ class AuditVerdict:
     level: Level
     status: str
     per_risk: dict[str, str]
+    #: the risks not showable whose estimate is above the target anyway (:func:`above_target`)
+    above_target: tuple[dict[str, Any], ...] = ()
 
     @property
     def met(self) -> bool:
         return self.status == "met"
 
+    def words(self) -> str:
+        """The status, and any estimate a "not showable" hides above its target."""
+        extra = above_target_words(list(self.above_target))
+        return f"{self.status}; {extra}" if extra else self.status
+
     def to_dict(self) -> dict[str, Any]:
         return {"level": self.level.to_dict(), "status": self.status, "met": self.met,
-                "risks": dict(self.per_risk), "rule": RULE}
+                "risks": dict(self.per_risk), "above_target": list(self.above_target),
+                "words": self.words(), "rule": RULE}
 
 
 @dataclass
@@ -235,7 +245,7 @@ class AuditJob:
                 "seed": "given (not written)" if self.seed_given else
                         "derived from the tables (a keyed digest: re-running gives the same "
                         "figures)"}
-        verdict = AuditVerdict(g.level, status, per)
+        verdict = AuditVerdict(g.level, status, per, tuple(above_target(risks)))
         return AuditResult(risks, verdict, self.plan, util, findings, data, attackers,
                            list(t.notes), time.perf_counter() - t0)
 

@@ -138,6 +138,6 @@ def audit(
                     f"RELEASED) against {rate_words(clear['value'], clear.get('ci'))} trained "
                     "on INPUT", highlight=False, markup=False)
         v = doc["verdict"]
-        notes.print(f"verdict at level '{v['level']['name']}': {v['status']}",
-                    highlight=False, markup=False)
+        notes.print(f"verdict at level '{v['level']['name']}': {v['words']}",
+                    highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(0 if result.verdict.met else 1)
