@@ -44,7 +44,8 @@ EXTRA = {"release": ["--models", "knn", "--attackers", "naive,parrot,reverse",
                      "--methods", "selective-mean", "--budget-minutes", "1", "--jobs", "1",
                      "--level", "0.2", "--target-advantage", "0.1",
                      "--consumer-panel", "ranking"],
-         "tune": ["--models", "knn", "--attackers", "naive,parrot,reverse"],
+         "tune": ["--models", "knn", "--attackers", "naive,parrot,reverse",
+                  "--consumer-panel", "ranking"],
          "evaluate": ["--jobs", "1", "--models", "knn", "--attackers", "naive,parrot,reverse",
                       "--consumer-panel", "ranking"]}
 
@@ -75,8 +76,10 @@ def with_extra(args: list[str]) -> list[str]:
     gives takes the faster value in its place (an option given twice is refused), any other
     is added.
 
-    >>> with_extra(["tune", "t.parquet", "--models", "all", "--grid", "g=8"])
-    ['tune', 't.parquet', '--models', 'knn', '--grid', 'g=8', '--attackers', 'naive,parrot,reverse']
+    >>> with_extra(["tune", "t.parquet", "--models", "all", "--grid", "g=8"])[:7]
+    ['tune', 't.parquet', '--models', 'knn', '--grid', 'g=8', '--attackers']
+    >>> with_extra(["tune", "t.parquet", "--grid", "g=8"])[-2:]
+    ['--consumer-panel', 'ranking']
     """
     out = list(args)
     extra = EXTRA.get(args[0], [])

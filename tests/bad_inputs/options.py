@@ -325,6 +325,8 @@ def option_cases() -> list[Case]:
     add("tune-models-empty", lambda d: tu(d, "--grid", "g=8", "--models", ","))
     add("tune-attackers-unknown", lambda d: tu(d, "--grid", "g=8", "--attackers", "magic"))
     add("tune-group-missing-column", lambda d: tu(d, "--grid", "g=8", "--group", "nope"))
+    add("tune-consumer-panel-unknown",
+        lambda d: tu(d, "--grid", "g=8", "--consumer-panel", "sometimes"))
     add("tune-json-bad-input", lambda d: tu(d, "--grid", "nope=1", "--json"))
     add("tune-quiet-bad-input", lambda d: tu(d, "--grid", "g=1", "--quiet"))
     add("tune-verbose-bad-input", lambda d: tu(d, "--grid", "g=8", "-v", "--seed", "-1"))

@@ -230,6 +230,9 @@ def detail_flags(command: str) -> frozenset[str]:
 
 
 TargetOpt = target_flag("target_advantage")
+#: ``--consumer-panel`` where a command takes it without the other judge options (``tune``):
+#: the same declaration as ``evaluate``'s and ``release``'s
+ConsumerPanelOpt = JUDGE_FLAGS["consumer_panel"].declaration()
 LevelOpt = target_flag("level")
 #: removed: refused with the way forward (one line, exit 2)
 TargetMembershipOpt = Annotated[float | None, typer.Option(

@@ -24,7 +24,7 @@ from .common import (
     read_input,
     user_errors,
 )
-from .options import AttackersOpt
+from .options import AttackersOpt, ConsumerPanelOpt
 
 
 @app.command("tune")
@@ -52,11 +52,15 @@ def tune_command(
         help="Keep each value of this column on one side of the split (e.g. an execution "
              "for overlapping windows).")] = None,
     as_json: opt.JsonOpt = False,
+    consumer_panel: ConsumerPanelOpt = "final",
     *,
     choice: MethodChoice,
 ) -> None:
     """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
     from ..errors import BioanonError
+    from ..evaluation.options import check_option
+
+    check_option("consumer_panel", consumer_panel)  # before the table is read
     from ..tuning.grid_search import parse_grid, sweep, sweep_figure
 
     if interest is None:
@@ -89,7 +93,7 @@ def tune_command(
         result = sweep(table, anon, points, interest, sensitive, additional=add,
                        target_advantage=target_advantage, progress=update,
                        models=model_list, attackers=attackers, random_state=eval_seed,
-                       group=group)
+                       group=group, consumer_panel=consumer_panel)
     summary = result.summary(method)
     png = opt.figure_png(sweep_figure(result, sensitive))  # drawn before anything is written
     out.mkdir(parents=True, exist_ok=True)

@@ -70,10 +70,11 @@ class SweepResult:
             return ("the consumer's pick between shrunk LDA and logistic regression (3-fold "
                     "on the release; the ranking panel)")
         if by == "forest panel":
+            why = ("--consumer-panel forest-ranking" if (self.ranking or {}).get("asked")
+                   else "the linear consumers alone fall short on clear records")
             return ("a forest or a linear consumer: the consumer's pick among a forest of "
                     "half the consumer's trees, shrunk LDA and logistic regression (3-fold on "
-                    "the release, the forest out of bag; the linear consumers alone fall "
-                    "short on clear records)")
+                    f"the release, the forest out of bag; {why})")
         return "the utility model"
 
     def summary(self, method: str | None = None) -> dict[str, Any]:
@@ -284,9 +285,25 @@ def _points_options(table: FeatureTable, interest: str, evaluate_kwargs: dict[st
     points rank as a search's tuning split ranks its settings — under ``final`` (the
     default) by the ranking panel where the linear consumers learn the interest on clear
     records, else by the pick among the forest and them
-    (:func:`~bioanon.certification.search.ranking.ranking_options`); ``always`` runs the
-    whole panel on every point, ``off`` none."""
+    (:func:`~bioanon.certification.search.ranking.ranking_options`); ``ranking`` ranks every
+    point by the ranking panel and ``forest-ranking`` by the pick among the forest of half the
+    trees and the linear consumers, with no check (the confirmation then judges by the same
+    panel); ``always`` runs the whole panel on every point, ``off`` none.
+
+    >>> _points_options(None, "y", {"consumer_panel": "ranking"})
+    ({'consumer_panel': 'ranking'}, {'ranks_by': 'ranking panel', 'asked': True})
+    >>> _points_options(None, "y", {"consumer_panel": "forest-ranking"})[0]["utility_model"]
+    'ranking_forest'
+    """
     panel = evaluate_kwargs.get("consumer_panel", "final")
+    if panel == "ranking":  # as asked: the pick between the linear consumers on every point
+        return dict(evaluate_kwargs), {"ranks_by": "ranking panel", "asked": True}
+    if panel == "forest-ranking":  # the forest's one fit serves the utility views too
+        from ..evaluation.panel_modes import RANKING_FOREST
+
+        view = evaluate_kwargs.get("utility_model", "forest")
+        return ({**evaluate_kwargs, "utility_model": RANKING_FOREST if view == "forest"
+                 else view}, {"ranks_by": "forest panel", "asked": True})
     if panel != "final":
         return {**evaluate_kwargs,
                 "consumer_panel": "always" if panel == "always" else "off"}, None
