@@ -44,7 +44,8 @@ def small_table() -> FeatureTable:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked slow run first (otherwise in collection order): under pytest-xdist
+    """Tests marked slow (the longest: the demo, the tours, the searches of a few hundred
+    records run end to end) run first, otherwise in collection order: under pytest-xdist
     (``make test``) the longest start at once and the others fill the remaining workers,
     instead of one long test running alone at the end."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

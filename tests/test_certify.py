@@ -74,6 +74,7 @@ def test_the_package_exposes_the_front_door() -> None:
     assert not issubclass(NotCertified, BioanonError)
 
 
+@pytest.mark.slow
 def test_certify_writes_what_the_cli_writes(table: FeatureTable, src: Path,
                                             tmp_path: Path) -> None:
     roles = Roles(sensitive="identity", interest="expression", additional=["environment"],
@@ -200,6 +201,7 @@ def parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 @needs_dask
 def test_the_judge_evaluates_the_bucketed_rule(parquet: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,6 +249,7 @@ def test_only_unbucketable_methods_is_a_user_error(parquet: Path, tmp_path: Path
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @needs_dask
 def test_release_dask_on_a_local_cluster_writes_every_row(parquet: Path,
                                                          tmp_path: Path) -> None:

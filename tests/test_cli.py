@@ -118,6 +118,7 @@ def test_evaluate_writes_reports(csv_input, tmp_path):
                        "did you mean 'forest'")
 
 
+@pytest.mark.slow
 def test_demo_writes_report(tmp_path):
     res = _run("demo", "--out", tmp_path / "demo")
     report = json.loads((tmp_path / "demo" / "report.json").read_text())

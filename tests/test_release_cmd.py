@@ -305,6 +305,7 @@ def test_a_release_killed_while_it_switches_leaves_the_previous_release(src, tmp
     assert verify_release(out) and out.read_bytes() == b"an older release"  # put back
 
 
+@pytest.mark.slow
 def test_the_same_command_twice_without_a_seed_gives_the_same_verdict(src, tmp_path):
     """No re-roll: the judge's randomness comes from the table and the options, so a second
     run judges the same splits with the same attackers (the release's own draw stays fresh);

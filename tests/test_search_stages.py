@@ -146,6 +146,7 @@ def _screened_rows_fail_in_full(fast: Any, full: Any) -> int:
     return len(screened)
 
 
+@pytest.mark.slow
 def test_the_screen_keeps_the_exhaustive_choice(table: FeatureTable) -> None:
     # level 0.25: one setting (noise, sigma 1) is far above it on the cheap attackers alone,
     # another (dp-cells) meets every target; the screen decides the first without the

@@ -131,6 +131,7 @@ def test_release_dask_epsilon_certifies_dp_basis_and_streams_every_partition(
         assert not [s for s in secrets if s in body], f
 
 
+@pytest.mark.slow
 def test_the_judge_evaluates_the_streamed_rule_and_seeds_reproduce_the_release(
         data: tuple[Path, Path, FeatureTable], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
