@@ -33,7 +33,7 @@ def test_ranking_ranks_every_point_by_the_linear_consumers_pick():
     assert [r["cas"] for r in asked.rows] == [r["cas"] for r in default.rows]
     forest = _sweep(t, "forest-ranking")
     assert forest.ranking == {"ranks_by": "forest panel", "asked": True}
-    assert "--consumer-panel forest-ranking" in forest.ranked_by()
+    assert forest.ranked_by().endswith("the forest out of bag; the panel asked for)")
 
 
 def test_tune_takes_the_consumer_panel_and_says_which_ranked(tmp_path):

@@ -70,7 +70,7 @@ class SweepResult:
             return ("the consumer's pick between shrunk LDA and logistic regression (3-fold "
                     "on the release; the ranking panel)")
         if by == "forest panel":
-            why = ("--consumer-panel forest-ranking" if (self.ranking or {}).get("asked")
+            why = ("the panel asked for" if (self.ranking or {}).get("asked")
                    else "the linear consumers alone fall short on clear records")
             return ("a forest or a linear consumer: the consumer's pick among a forest of "
                     "half the consumer's trees, shrunk LDA and logistic regression (3-fold on "
