@@ -30,7 +30,7 @@ def test_ranking_ranks_every_point_by_the_linear_consumers_pick():
     # where the default's check ranks by the ranking panel too, the points read the same
     default = _sweep(t, "final")
     assert default.ranking is not None and default.ranking["ranks_by"] == "ranking panel"
-    assert [r["cas"] for r in asked.rows] == [r["cas"] for r in default.rows]
+    assert [(r["cas"], r["U"]) for r in asked.rows] == [(r["cas"], r["U"]) for r in default.rows]
     forest = _sweep(t, "forest-ranking")
     assert forest.ranking == {"ranks_by": "forest panel", "asked": True}
     assert forest.ranked_by().endswith("the forest out of bag; the panel asked for)")

@@ -59,9 +59,9 @@ def tune_command(
     """Sweep a method over a grid; judge each setting by its worst-case attack and utility."""
     from ..errors import BioanonError
     from ..evaluation.options import check_option
+    from ..tuning.grid_search import parse_grid, sweep, sweep_figure
 
     check_option("consumer_panel", consumer_panel)  # before the table is read
-    from ..tuning.grid_search import parse_grid, sweep, sweep_figure
 
     if interest is None:
         raise BioanonError("tune needs --interest (the attribute whose utility is measured)")

@@ -290,20 +290,25 @@ def _points_options(table: FeatureTable, interest: str, evaluate_kwargs: dict[st
     trees and the linear consumers, with no check (the confirmation then judges by the same
     panel); ``always`` runs the whole panel on every point, ``off`` none.
 
-    >>> _points_options(None, "y", {"consumer_panel": "ranking"})
-    ({'consumer_panel': 'ranking'}, {'ranks_by': 'ranking panel', 'asked': True})
-    >>> _points_options(None, "y", {"consumer_panel": "forest-ranking"})[0]["utility_model"]
-    'ranking_forest'
+    The other utility views of a point take the model whose fits that panel makes (LDA, or
+    the forest of half the trees), as the tuning split's do, unless one of the user's own
+    was given.
+
+    >>> _points_options(None, "y", {"consumer_panel": "ranking"})[0]["utility_model"]
+    'lda'
+    >>> opts, why = _points_options(None, "y", {"consumer_panel": "forest-ranking"})
+    >>> opts["utility_model"], why
+    ('ranking_forest', {'ranks_by': 'forest panel', 'asked': True})
     """
     panel = evaluate_kwargs.get("consumer_panel", "final")
-    if panel == "ranking":  # as asked: the pick between the linear consumers on every point
-        return dict(evaluate_kwargs), {"ranks_by": "ranking panel", "asked": True}
-    if panel == "forest-ranking":  # the forest's one fit serves the utility views too
-        from ..evaluation.panel_modes import RANKING_FOREST
+    if panel in ("ranking", "forest-ranking"):  # as asked, on every point
+        from ..evaluation.panel_modes import RANKING_FOREST, RANKING_VIEW_MODEL
 
         view = evaluate_kwargs.get("utility_model", "forest")
-        return ({**evaluate_kwargs, "utility_model": RANKING_FOREST if view == "forest"
-                 else view}, {"ranks_by": "forest panel", "asked": True})
+        if view == "forest":
+            view = RANKING_VIEW_MODEL if panel == "ranking" else RANKING_FOREST
+        by = "ranking panel" if panel == "ranking" else "forest panel"
+        return {**evaluate_kwargs, "utility_model": view}, {"ranks_by": by, "asked": True}
     if panel != "final":
         return {**evaluate_kwargs,
                 "consumer_panel": "always" if panel == "always" else "off"}, None
